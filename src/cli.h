@@ -1,0 +1,54 @@
+/* cli.h -- what every `jobq COMMAND` shares: options, config, database. */
+#ifndef JOBQ_CLI_H
+#define JOBQ_CLI_H
+
+#include <getopt.h>
+#include <sysexits.h>
+
+#include "conf.h"
+#include "db.h"
+
+/* Exit statuses (sysexits(3)); anything else that fails exits 1. */
+#define EXIT_FAIL 1
+
+/* Options every command accepts, first in its long-option table. */
+#define CLI_COMMON_LONGOPTS                         \
+	{ "config", required_argument, NULL, 'c' }, \
+	{                                           \
+		"help", no_argument, NULL, 'h'      \
+	}
+#define CLI_COMMON_SHORTOPTS "+c:h"
+
+struct cli_cmd {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *summary;
+};
+
+extern const char *cli_config_path;
+
+int cli_common_opt(int opt, const char *cmd, void (*usage)(void));
+int cli_usage_error(const char *cmd, const char *fmt, ...) PRINTFLIKE(2, 3);
+void cli_error(const char *fmt, ...) PRINTFLIKE(1, 2);
+int cli_conf(int flags, struct conf **out);
+int cli_db(const struct conf *c, struct db **out);
+int cli_connect(const struct conf *c, struct db **db);
+int cli_open(int conf_flags, struct conf **c, struct db **db);
+const char *cli_tz(const struct conf *c);
+int cli_parse_id(const char *s, uint64_t *id);
+int cli_isatty(void);
+
+int show_job(const struct conf *c, struct db *db, uint64_t id, int json, int failed_only);
+
+int cmd_init(int argc, char **argv);
+int cmd_check(int argc, char **argv);
+int cmd_enqueue(int argc, char **argv);
+int cmd_work(int argc, char **argv);
+int cmd_status(int argc, char **argv);
+int cmd_show(int argc, char **argv);
+int cmd_failed(int argc, char **argv);
+int cmd_release_stale(int argc, char **argv);
+int cmd_workers(int argc, char **argv);
+int cmd_prune(int argc, char **argv);
+
+#endif

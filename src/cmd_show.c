@@ -1,0 +1,261 @@
+/* cmd_show.c -- `jobq show ID`: one job, wherever it is, and its runs. */
+#include "config.h"
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backoff.h"
+#include "cli.h"
+#include "duration.h"
+#include "queue.h"
+#include "runs.h"
+
+static void
+usage(void)
+{
+	printf("Usage: jobq show [--json] ID\n"
+	       "Show job ID from the queue or the dead-letter table: its state, payload,\n"
+	       "attempts, times (in [worker] timezone), lease, last error, the backoff its next\n"
+	       "failure would get, and every run so far.\n\n"
+	       "Exit status: 0, 65 when there is no job ID.\n");
+}
+
+/* Attempt limit and the backoff after the next failure, from the
+ * handler; 0 when the type has no handler or no attempts are left. */
+static void
+policy(const struct conf *c, const struct job_view *v, unsigned *max, int64_t *next_ms, unsigned *failing)
+{
+	const struct handler *h = conf_handler(c, v->type);
+
+	*max = v->max_attempts ? v->max_attempts : h ? h->max_attempts : 0;
+	*failing = strcmp(v->state, "reserved") == 0 ? v->attempts : v->attempts + 1;
+	*next_ms = 0;
+	if (h != NULL && strcmp(v->state, "failed") != 0 && *failing < *max)
+		*next_ms = backoff_nominal(&h->backoff, *failing);
+}
+
+static char *
+pretty_payload(const char *payload)
+{
+	cJSON *j = cJSON_Parse(payload);
+	char *s;
+
+	if (j == NULL)
+		return xstrdup(payload);
+	s = cJSON_Print(j);
+	cJSON_Delete(j);
+	return s ? s : xstrdup(payload);
+}
+
+static void
+add_str(cJSON *o, const char *k, const char *v)
+{
+	if (v != NULL)
+		cJSON_AddStringToObject(o, k, v);
+	else
+		cJSON_AddNullToObject(o, k);
+}
+
+static void
+print_json(const struct conf *c, const struct job_view *v, const struct run_row *runs, size_t nruns)
+{
+	cJSON *o = cJSON_CreateObject(), *arr, *payload = cJSON_Parse(v->payload);
+	unsigned max, failing;
+	int64_t next_ms;
+	char *s;
+	size_t i;
+
+	policy(c, v, &max, &next_ms, &failing);
+	cJSON_AddNumberToObject(o, "id", (double)v->id);
+	cJSON_AddStringToObject(o, "state", v->state);
+	cJSON_AddStringToObject(o, "queue", v->queue);
+	cJSON_AddStringToObject(o, "type", v->type);
+	cJSON_AddNumberToObject(o, "priority", v->priority);
+	if (payload != NULL)
+		cJSON_AddItemToObject(o, "payload", payload);
+	else
+		cJSON_AddStringToObject(o, "payload", v->payload);
+	cJSON_AddNumberToObject(o, "attempts", v->attempts);
+	cJSON_AddNumberToObject(o, "max_attempts", max);
+	add_str(o, "created_at", v->created_at);
+	add_str(o, "available_at", v->available_at);
+	if (v->available_at != NULL)
+		cJSON_AddNumberToObject(o, "available_in_seconds", (double)v->available_in_s);
+	add_str(o, "reserved_by", v->reserved_by);
+	add_str(o, "reserved_at", v->reserved_at);
+	add_str(o, "lease_expires_at", v->lease_expires_at);
+	if (v->lease_expires_at != NULL)
+		cJSON_AddNumberToObject(o, "lease_left_seconds", (double)v->lease_left_s);
+	add_str(o, "last_error", v->last_error);
+	if (next_ms > 0)
+		cJSON_AddNumberToObject(o, "next_backoff_seconds", (double)next_ms / 1000.0);
+	else
+		cJSON_AddNullToObject(o, "next_backoff_seconds");
+	add_str(o, "failed_at", v->failed_at);
+	add_str(o, "exit_status", v->exit_status);
+	add_str(o, "reason", v->reason);
+	add_str(o, "error", v->exception);
+	cJSON_AddStringToObject(o, "timezone", c->worker.timezone);
+	arr = cJSON_AddArrayToObject(o, "runs");
+	for (i = 0; i < nruns; i++) {
+		cJSON *r = cJSON_CreateObject();
+
+		cJSON_AddNumberToObject(r, "attempt", runs[i].attempt);
+		add_str(r, "worker", runs[i].worker);
+		add_str(r, "started_at", runs[i].started_at);
+		cJSON_AddNumberToObject(r, "duration_ms", (double)runs[i].duration_ms);
+		add_str(r, "outcome", runs[i].outcome);
+		add_str(r, "exit_status", runs[i].exit_status);
+		add_str(r, "error", runs[i].error);
+		cJSON_AddItemToArray(arr, r);
+	}
+	s = cJSON_Print(o);
+	puts(s);
+	cJSON_free(s);
+	cJSON_Delete(o);
+}
+
+static void
+relative(int64_t s, char *out, size_t outlen)
+{
+	char d[32];
+
+	duration_format((s < 0 ? -s : s) * 1000, d, sizeof d);
+	snprintf(out, outlen, s < 0 ? "%s ago" : s == 0 ? "now" : "in %s", d);
+}
+
+static void
+print_indented(const char *label, const char *text)
+{
+	const char *p = text, *nl;
+
+	printf("%s\n", label);
+	while (*p != '\0') {
+		nl = strchr(p, '\n');
+		printf("  %.*s\n", nl ? (int)(nl - p) : (int)strlen(p), p);
+		if (nl == NULL)
+			break;
+		p = nl + 1;
+	}
+}
+
+static void
+print_text(const struct conf *c, const struct job_view *v, const struct run_row *runs, size_t nruns)
+{
+	unsigned max, failing;
+	int64_t next_ms;
+	char rel[64], d[32];
+	char *pretty = pretty_payload(v->payload);
+	const char *tz = c->worker.timezone;
+	size_t i;
+
+	policy(c, v, &max, &next_ms, &failing);
+	printf("job %llu: %s\n", (unsigned long long)v->id, v->state);
+	printf("  queue        %s\n  type         %s\n  priority     %d\n", v->queue, v->type, v->priority);
+	printf("  attempts     %u of %u\n", v->attempts, max);
+	printf("  created      %s %s\n", v->created_at, tz);
+	if (v->available_at != NULL) {
+		relative(v->available_in_s, rel, sizeof rel);
+		printf("  available    %s %s (%s)\n", v->available_at, tz, rel);
+	}
+	if (v->reserved_by != NULL) {
+		relative(v->lease_left_s, rel, sizeof rel);
+		printf("  reserved by  %s at %s %s\n", v->reserved_by, v->reserved_at, tz);
+		printf("  lease        %s %s until %s %s\n", v->lease_left_s > 0 ? "expires" : "expired", rel,
+		    v->lease_expires_at, tz);
+	}
+	if (next_ms > 0) {
+		duration_format(next_ms, d, sizeof d);
+		printf("  next backoff %s (if attempt %u fails)\n", d, failing);
+	} else if (strcmp(v->state, "failed") != 0 && max > 0)
+		printf("  next backoff none: attempt %u is its last\n", failing);
+	if (v->failed_at != NULL) {
+		printf("  failed       %s %s\n  exit status  %s\n  reason       %s\n", v->failed_at, tz,
+		    v->exit_status, v->reason);
+	}
+	if (v->last_error != NULL && *v->last_error)
+		print_indented("last error:", v->last_error);
+	if (v->exception != NULL && *v->exception)
+		print_indented("error:", v->exception);
+	print_indented("payload:", pretty);
+	free(pretty);
+	if (nruns == 0) {
+		printf("runs: none yet\n");
+		return;
+	}
+	printf("runs:\n  %-7s %-26s %-28s %8s  %-11s %s\n", "ATTEMPT", "STARTED", "WORKER", "MS", "OUTCOME",
+	    "EXIT");
+	for (i = 0; i < nruns; i++)
+		printf("  %-7u %-26s %-28s %8lld  %-11s %s\n", runs[i].attempt, runs[i].started_at,
+		    runs[i].worker, (long long)runs[i].duration_ms, runs[i].outcome, runs[i].exit_status);
+}
+
+/* Prints job id (only from the dead-letter table when failed_only);
+ * returns the exit status. */
+int
+show_job(const struct conf *c, struct db *db, uint64_t id, int json, int failed_only)
+{
+	struct job_view v;
+	struct run_row *runs = NULL;
+	size_t nruns = 0;
+	char err[ERRSZ];
+	int rc = QUEUE_NOT_FOUND;
+
+	if (!failed_only)
+		rc = queue_show(db, id, cli_tz(c), &v, err);
+	if (rc == QUEUE_NOT_FOUND)
+		rc = failed_show(db, id, cli_tz(c), &v, err);
+	if (rc == DB_OK && (rc = runs_for_job(db, id, cli_tz(c), &runs, &nruns, err)) != DB_OK)
+		job_view_free(&v);
+	if (rc == QUEUE_NOT_FOUND) {
+		if (failed_only)
+			cli_error("no failed job %llu", (unsigned long long)id);
+		else
+			cli_error("no job %llu (neither queued nor dead-lettered)", (unsigned long long)id);
+		return EX_DATAERR;
+	}
+	if (rc != DB_OK) {
+		cli_error("show %llu: %s", (unsigned long long)id, err);
+		return rc == DB_EGONE ? EX_UNAVAILABLE : EXIT_FAIL;
+	}
+	if (json)
+		print_json(c, &v, runs, nruns);
+	else
+		print_text(c, &v, runs, nruns);
+	runs_free(runs, nruns);
+	job_view_free(&v);
+	return 0;
+}
+
+int
+cmd_show(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		CLI_COMMON_LONGOPTS,
+		{ "json", no_argument, NULL, 'J' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct conf *c;
+	struct db *db;
+	uint64_t id;
+	int opt, rc, json = 0;
+
+	while ((opt = getopt_long(argc, argv, CLI_COMMON_SHORTOPTS, longopts, NULL)) != -1) {
+		if ((rc = cli_common_opt(opt, "show", usage)) >= 0)
+			return rc;
+		if (opt == 'J')
+			json = 1;
+	}
+	if (argc - optind != 1)
+		return cli_usage_error("show", "expected one job ID");
+	if (cli_parse_id(argv[optind], &id) < 0)
+		return cli_usage_error("show", "'%s' is not a job id", argv[optind]);
+	if ((rc = cli_open(0, &c, &db)) != 0)
+		return rc;
+	rc = show_job(c, db, id, json, 0);
+	db_free(db);
+	conf_free(c);
+	return rc;
+}

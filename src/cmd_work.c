@@ -1,0 +1,141 @@
+/* cmd_work.c -- `jobq work`: options, then the worker loop. */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "duration.h"
+#include "worker.h"
+
+static void
+usage(void)
+{
+	printf("Usage: jobq work [options]\n"
+	       "Reserve jobs and run their handlers until stopped.\n\n"
+	       "  -q, --queue LIST       queues to serve, drained in this order (default: [worker] queues)\n"
+	       "  -j, --concurrency N    run up to N handlers at once (default: [worker] concurrency)\n"
+	       "      --once             take one job (or none), finish it, exit\n"
+	       "      --max N            exit after N jobs\n"
+	       "      --max-time TIME    take no new job after TIME (seconds, or 90s, 5m...), then exit\n"
+	       "      --stop-when-empty  exit as soon as no job is ready now\n"
+	       "      --log-format FMT   text (default) or json: one line per job outcome on stderr\n"
+	       "  -v, --verbose          log debugging detail\n\n"
+	       "SIGTERM or SIGINT: take no new job, let running handlers finish, exit 0.\n"
+	       "A second one: terminate the handlers and give their jobs back.\n"
+	       "For cron (shared hosting): * * * * * jobq work --max-time 55 --stop-when-empty\n");
+}
+
+enum { OPT_ONCE = 256, OPT_MAX, OPT_MAX_TIME, OPT_STOP_WHEN_EMPTY, OPT_LOG_FORMAT };
+
+static int
+check_queues(const struct conf *c, char **queues)
+{
+	size_t i;
+
+	for (i = 0; queues[i] != NULL; i++)
+		if (!conf_has_queue(c, queues[i])) {
+			cli_error("unknown queue '%s' (no [queue %s] section in %s)", queues[i], queues[i],
+			    c->path);
+			return EX_CONFIG;
+		}
+	return 0;
+}
+
+int
+cmd_work(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		CLI_COMMON_LONGOPTS,
+		{ "queue", required_argument, NULL, 'q' },
+		{ "concurrency", required_argument, NULL, 'j' },
+		{ "once", no_argument, NULL, OPT_ONCE },
+		{ "max", required_argument, NULL, OPT_MAX },
+		{ "max-time", required_argument, NULL, OPT_MAX_TIME },
+		{ "stop-when-empty", no_argument, NULL, OPT_STOP_WHEN_EMPTY },
+		{ "log-format", required_argument, NULL, OPT_LOG_FORMAT },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct worker_opts o;
+	const char *queue_arg = NULL, *log_arg = NULL;
+	struct conf *c;
+	struct db *db;
+	char err[ERRSZ];
+	int64_t v;
+	int opt, rc;
+
+	memset(&o, 0, sizeof o);
+	while ((opt = getopt_long(argc, argv, CLI_COMMON_SHORTOPTS "q:j:v", longopts, NULL)) != -1) {
+		if ((rc = cli_common_opt(opt, "work", usage)) >= 0)
+			return rc;
+		if (rc == -2)
+			continue;
+		switch (opt) {
+		case 'q':
+			queue_arg = optarg;
+			break;
+		case 'j':
+			if (str_to_int64(optarg, 1, 1024, &v) < 0)
+				return cli_usage_error(
+				    "work", "--concurrency: expected 1 to 1024, not '%s'", optarg);
+			o.concurrency = (unsigned)v;
+			break;
+		case OPT_ONCE:
+			o.once = 1;
+			break;
+		case OPT_MAX:
+			if (str_to_int64(optarg, 1, INT64_MAX, &v) < 0)
+				return cli_usage_error(
+				    "work", "--max: expected a positive number, not '%s'", optarg);
+			o.max_jobs = (uint64_t)v;
+			break;
+		case OPT_MAX_TIME:
+			if (duration_parse(optarg, &o.max_time_ms, err) < 0 || o.max_time_ms <= 0)
+				return cli_usage_error("work", "--max-time: %s", err);
+			break;
+		case OPT_STOP_WHEN_EMPTY:
+			o.stop_when_empty = 1;
+			break;
+		case OPT_LOG_FORMAT:
+			log_arg = optarg;
+			break;
+		case 'v':
+			log_set_verbose(1);
+			break;
+		}
+	}
+	if (optind < argc)
+		return cli_usage_error("work", "unexpected argument '%s'", argv[optind]);
+	if ((rc = cli_open(CONF_CHECK_EXEC, &c, &db)) != 0)
+		return rc;
+	if (log_arg != NULL) {
+		enum log_format f;
+
+		if (log_format_parse(log_arg, &f) < 0) {
+			rc =
+			    cli_usage_error("work", "--log-format: expected text or json, not '%s'", log_arg);
+			goto out;
+		}
+		log_set_format(f);
+	}
+	if (queue_arg != NULL) {
+		if (split_list(queue_arg, &o.queues) <= 0) {
+			rc = cli_usage_error("work", "--queue: expected a comma-separated list of queues");
+			goto out;
+		}
+	} else
+		o.queues = c->worker.queues;
+	if ((rc = check_queues(c, o.queues)) != 0)
+		goto out;
+	if (o.concurrency == 0)
+		o.concurrency = c->worker.concurrency;
+	rc = worker_run(c, db, &o);
+out:
+	if (o.queues != c->worker.queues)
+		strv_free(o.queues);
+	db_free(db);
+	conf_free(c);
+	return rc;
+}

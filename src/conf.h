@@ -1,0 +1,117 @@
+/* conf.h -- the loaded jobq.ini: one typed, read-only structure. */
+#ifndef JOBQ_CONF_H
+#define JOBQ_CONF_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
+
+#include "backoff.h"
+#include "log.h"
+#include "util.h"
+
+#define NAME_MAX_LEN 64
+
+enum reserve_mode { RESERVE_AUTO, RESERVE_SKIP_LOCKED, RESERVE_UPDATE };
+enum tls_mode { TLS_OFF, TLS_ON, TLS_VERIFY };
+
+/* A set of exit statuses 0..255. */
+struct exit_set {
+	uint8_t bits[32];
+};
+
+/* A [handler TYPE] section merged over the [worker] defaults. */
+struct handler {
+	char *type;
+	int line;
+	char *exec;  /* as written */
+	char **argv; /* argv[0] resolved to an absolute path */
+	char *queue;
+	int64_t timeout_ms; /* 0: none */
+	int64_t kill_grace_ms;
+	unsigned max_attempts;
+	struct backoff backoff;
+	int64_t retry_until_ms; /* 0: no limit */
+	struct exit_set permanent_exit;
+	struct exit_set retry_exit;
+	char *permanent_stderr_src;
+	char *retry_stderr_src;
+	pcre2_code *permanent_stderr;
+	pcre2_code *retry_stderr;
+	char *workdir;
+	char *user;
+	char *group;
+	uid_t uid;
+	gid_t gid;
+	int has_uid, has_gid;
+	char **env; /* NAME=value, NULL-terminated */
+	size_t stdout_limit;
+	size_t stderr_limit;
+};
+
+struct db_conf {
+	char *host;
+	unsigned port;
+	char *socket;
+	char *user;
+	char *password;
+	char *database;
+	enum tls_mode tls;
+	char *tls_ca;
+	char *tls_cert;
+	char *tls_key;
+	int64_t connect_timeout_ms;
+	int64_t read_timeout_ms;
+};
+
+struct worker_conf {
+	char **queues; /* served in this order */
+	unsigned concurrency;
+	int64_t poll_interval_ms;
+	int64_t reserve_ttl_ms;
+	int64_t heartbeat_ms;
+	enum reserve_mode reserve_mode;
+	char *timezone;
+	enum log_format log_format;
+	size_t max_payload;
+};
+
+struct schedule {
+	char *name;
+	int line;
+	char *cron;
+	char *type;
+	char *payload;
+	char *queue;
+	int priority;
+	char *timezone;
+};
+
+struct conf {
+	char *path;
+	struct db_conf db;
+	struct worker_conf worker;
+	char **queues; /* the queue whitelist, in file order */
+	struct handler **handlers;
+	size_t nhandlers;
+	struct schedule **schedules;
+	size_t nschedules;
+};
+
+/* conf_load flags */
+#define CONF_CHECK_EXEC 0x1 /* handler programs must exist and be executable */
+
+const char *conf_default_path(void);
+struct conf *conf_load(const char *path, int flags, struct buf *errors, struct buf *warnings);
+void conf_free(struct conf *c);
+const struct handler *conf_handler(const struct conf *c, const char *type);
+int conf_has_queue(const struct conf *c, const char *name);
+int conf_valid_name(const char *s);
+const char *conf_reserve_mode_name(enum reserve_mode m);
+int exit_set_has(const struct exit_set *s, int code);
+int exit_set_parse(const char *s, struct exit_set *out, char *err);
+
+#endif

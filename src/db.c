@@ -1,0 +1,469 @@
+/* db.c -- one connection to MySQL/MariaDB.
+ *
+ * Everything jobq says to the server goes through db_exec/db_query with a
+ * small printf-like language that quotes values itself, so no caller ever
+ * pastes a string into SQL:
+ *
+ *   %s  SQL text, pasted as is (table names, fragments we wrote)
+ *   %q  a string value, quoted and escaped; NULL pointer -> NULL
+ *   %b  a string value given as (const char *, size_t), may hold any byte
+ *   %d  int          %u  unsigned
+ *   %I  int64_t      %U  uint64_t
+ *   %%  a percent sign
+ *
+ * Errors are classified (enum db_rc) so that callers can tell "reconnect
+ * and try again" from "rerun the transaction" from "this is a bug".  A
+ * lost connection is closed at once; db_connect() opens a new one with the
+ * same session settings (UTC, READ COMMITTED, strict mode). */
+#include "config.h"
+
+#include <errno.h>
+#include <mysql.h>
+#include <mysqld_error.h>
+#include <errmsg.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db.h"
+
+struct db {
+	const struct db_conf *conf;
+	MYSQL *my;
+	unsigned last_errno;
+	char target[300];
+};
+
+struct db_res {
+	MYSQL_RES *res;
+};
+
+struct db *
+db_new(const struct db_conf *conf)
+{
+	struct db *db = xcalloc(1, sizeof *db);
+
+	db->conf = conf;
+	if (conf->socket != NULL || conf->host == NULL)
+		snprintf(
+		    db->target, sizeof db->target, "socket %s", conf->socket ? conf->socket : "(default)");
+	else
+		snprintf(db->target, sizeof db->target, "%s:%u", conf->host, conf->port);
+	return db;
+}
+
+void
+db_free(struct db *db)
+{
+	if (db == NULL)
+		return;
+	db_disconnect(db);
+	free(db);
+}
+
+/* "socket /run/mysqld/mysqld.sock" or "db.example.com:3306": what error
+ * messages say we were talking to. */
+const char *
+db_target(const struct db *db)
+{
+	return db->target;
+}
+
+void
+db_disconnect(struct db *db)
+{
+	if (db->my != NULL)
+		mysql_close(db->my);
+	db->my = NULL;
+}
+
+int
+db_connected(const struct db *db)
+{
+	return db->my != NULL;
+}
+
+unsigned
+db_errno(const struct db *db)
+{
+	return db->last_errno;
+}
+
+static int
+classify(unsigned e)
+{
+	switch (e) {
+	case ER_LOCK_DEADLOCK:
+	case ER_LOCK_WAIT_TIMEOUT:
+		return DB_ERETRY;
+	case CR_CONNECTION_ERROR:
+	case CR_CONN_HOST_ERROR:
+	case CR_UNKNOWN_HOST:
+	case CR_SERVER_GONE_ERROR:
+	case CR_SERVER_LOST:
+	case ER_SERVER_SHUTDOWN:
+	case ER_CON_COUNT_ERROR:
+	case ER_UNKNOWN_COM_ERROR: /* Galera node not ready */
+	case 1927:                 /* ER_CONNECTION_KILLED (MariaDB) */
+	case 2055:                 /* CR_SERVER_LOST_EXTENDED */
+	case 4031:                 /* ER_CLIENT_INTERACTION_TIMEOUT (MySQL) */
+		return DB_EGONE;
+	default:
+		return e >= 2000 && e < 3000 ? DB_EGONE : DB_EFAIL;
+	}
+}
+
+/* Records the server's error, closes a lost connection, and returns the
+ * class. */
+static int
+fail(struct db *db, char *err, const char *what)
+{
+	int rc;
+
+	db->last_errno = mysql_errno(db->my);
+	rc = classify(db->last_errno);
+	errf(err, "%s: %s (error %u)", what, mysql_error(db->my), db->last_errno);
+	if (rc == DB_EGONE)
+		db_disconnect(db);
+	return rc;
+}
+
+int
+db_retryable(int rc)
+{
+	return rc == DB_EGONE || rc == DB_ERETRY;
+}
+
+static void
+set_options(struct db *db)
+{
+	const struct db_conf *c = db->conf;
+	unsigned ct = (unsigned)((c->connect_timeout_ms + 999) / 1000);
+	unsigned rt = (unsigned)((c->read_timeout_ms + 999) / 1000);
+
+	mysql_options(db->my, MYSQL_OPT_CONNECT_TIMEOUT, &ct);
+	mysql_options(db->my, MYSQL_OPT_READ_TIMEOUT, &rt);
+	mysql_options(db->my, MYSQL_OPT_WRITE_TIMEOUT, &rt);
+	mysql_options(db->my, MYSQL_SET_CHARSET_NAME, "utf8mb4");
+	if (c->tls == TLS_OFF)
+		return;
+	mysql_ssl_set(db->my, c->tls_key, c->tls_cert, c->tls_ca, NULL, NULL);
+#if defined(LIBMARIADB) || defined(MARIADB_PACKAGE_VERSION_ID)
+	{
+		my_bool on = 1;
+
+		mysql_optionsv(db->my, MYSQL_OPT_SSL_ENFORCE, &on);
+		if (c->tls == TLS_VERIFY)
+			mysql_optionsv(db->my, MYSQL_OPT_SSL_VERIFY_SERVER_CERT, &on);
+	}
+#else
+	{
+		unsigned mode = c->tls == TLS_VERIFY ? SSL_MODE_VERIFY_IDENTITY : SSL_MODE_REQUIRED;
+
+		mysql_options(db->my, MYSQL_OPT_SSL_MODE, &mode);
+	}
+#endif
+}
+
+/* Session settings every jobq connection relies on: times are UTC, a
+ * reservation transaction sees committed rows only, bad values are
+ * errors rather than warnings. */
+static int
+setup_session(struct db *db, char *err)
+{
+	static const char *const stmts[] = {
+		"SET time_zone = '+00:00', "
+		"SESSION sql_mode = 'STRICT_TRANS_TABLES,NO_ZERO_IN_DATE,NO_ZERO_DATE,"
+		"ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION', "
+		"SESSION innodb_lock_wait_timeout = 10",
+		"SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED",
+	};
+	size_t i;
+
+	for (i = 0; i < ARRAY_LEN(stmts); i++)
+		if (mysql_query(db->my, stmts[i]) != 0)
+			return fail(db, err, "set up session");
+	return DB_OK;
+}
+
+/* Opens the connection (closing any old one).  with_database = 0
+ * connects without selecting the database, for `jobq init` to create it. */
+int
+db_connect(struct db *db, int with_database, char *err)
+{
+	const struct db_conf *c = db->conf;
+
+	db_disconnect(db);
+	if ((db->my = mysql_init(NULL)) == NULL)
+		fatal("mysql_init: out of memory");
+	set_options(db);
+	if (mysql_real_connect(db->my, c->socket != NULL ? NULL : c->host, c->user, c->password,
+	        with_database ? c->database : NULL, c->port, c->socket, CLIENT_FOUND_ROWS) == NULL) {
+		char what[400];
+		int rc;
+
+		snprintf(what, sizeof what, "connect to %s", db->target);
+		rc = fail(db, err, what);
+		db_disconnect(db);
+		/* Refused credentials or an unknown database will not get better
+		 * by retrying, but a server that is down will. */
+		return rc == DB_EGONE ? DB_EGONE : DB_EFAIL;
+	}
+	return setup_session(db, err);
+}
+
+static void
+add_quoted(struct buf *b, const char *s, size_t len)
+{
+	size_t i;
+
+	buf_reserve(b, len + 2);
+	buf_addc(b, '\'');
+	for (i = 0; i < len; i++) {
+		switch (s[i]) {
+		case '\0':
+			buf_adds(b, "\\0");
+			break;
+		case '\n':
+			buf_adds(b, "\\n");
+			break;
+		case '\r':
+			buf_adds(b, "\\r");
+			break;
+		case '\\':
+			buf_adds(b, "\\\\");
+			break;
+		case '\'':
+			buf_adds(b, "\\'");
+			break;
+		case '"':
+			buf_adds(b, "\\\"");
+			break;
+		case '\032':
+			buf_adds(b, "\\Z");
+			break;
+		default:
+			buf_addc(b, s[i]);
+		}
+	}
+	buf_addc(b, '\'');
+}
+
+/* Escaping by hand is exact for utf8mb4 and ASCII (no multi-byte
+ * character contains a quote or a backslash byte) and works on a closed
+ * connection.  The session never sets NO_BACKSLASH_ESCAPES. */
+static void
+vsql(struct buf *b, const char *fmt, va_list ap)
+{
+	const char *p;
+
+	for (p = fmt; *p != '\0'; p++) {
+		const char *s;
+
+		if (*p != '%') {
+			buf_addc(b, *p);
+			continue;
+		}
+		switch (*++p) {
+		case 's':
+			buf_adds(b, va_arg(ap, const char *));
+			break;
+		case 'q':
+			s = va_arg(ap, const char *);
+			if (s == NULL)
+				buf_adds(b, "NULL");
+			else
+				add_quoted(b, s, strlen(s));
+			break;
+		case 'b':
+			s = va_arg(ap, const char *);
+			add_quoted(b, s, va_arg(ap, size_t));
+			break;
+		case 'd':
+			buf_printf(b, "%d", va_arg(ap, int));
+			break;
+		case 'u':
+			buf_printf(b, "%u", va_arg(ap, unsigned));
+			break;
+		case 'I':
+			buf_printf(b, "%lld", (long long)va_arg(ap, int64_t));
+			break;
+		case 'U':
+			buf_printf(b, "%llu", (unsigned long long)va_arg(ap, uint64_t));
+			break;
+		case '%':
+			buf_addc(b, '%');
+			break;
+		default:
+			fatal("db: bad conversion '%%%c' in \"%s\"", *p, fmt);
+		}
+	}
+}
+
+/* Appends formatted SQL to b (see the top of this file). */
+void
+db_sql(struct db *db, struct buf *b, const char *fmt, ...)
+{
+	va_list ap;
+
+	(void)db;
+	va_start(ap, fmt);
+	vsql(b, fmt, ap);
+	va_end(ap);
+}
+
+static int
+run(struct db *db, const char *sql, size_t len, char *err)
+{
+	if (db->my == NULL) {
+		errf(err, "not connected to %s", db->target);
+		db->last_errno = CR_SERVER_GONE_ERROR;
+		return DB_EGONE;
+	}
+	if (mysql_real_query(db->my, sql, (unsigned long)len) != 0) {
+		char what[200];
+		size_t n = len < 60 ? len : 60;
+
+		snprintf(what, sizeof what, "query \"%.*s%s\"", (int)n, sql, len > n ? "..." : "");
+		return fail(db, err, what);
+	}
+	db->last_errno = 0;
+	return DB_OK;
+}
+
+int
+db_exec_buf(struct db *db, const struct buf *sql, char *err)
+{
+	int rc = run(db, sql->data, sql->len, err);
+	MYSQL_RES *res;
+
+	if (rc != DB_OK)
+		return rc;
+	/* A statement that returns rows must have them read. */
+	if ((res = mysql_store_result(db->my)) != NULL)
+		mysql_free_result(res);
+	return DB_OK;
+}
+
+/* Runs a statement that returns no rows. */
+int
+db_exec(struct db *db, char *err, const char *fmt, ...)
+{
+	struct buf b;
+	va_list ap;
+	int rc;
+
+	buf_init(&b);
+	va_start(ap, fmt);
+	vsql(&b, fmt, ap);
+	va_end(ap);
+	rc = db_exec_buf(db, &b, err);
+	buf_free(&b);
+	return rc;
+}
+
+struct db_res *
+db_query_buf(struct db *db, const struct buf *sql, int *rc, char *err)
+{
+	MYSQL_RES *res;
+	struct db_res *r;
+
+	if ((*rc = run(db, sql->data, sql->len, err)) != DB_OK)
+		return NULL;
+	if ((res = mysql_store_result(db->my)) == NULL) {
+		if (mysql_field_count(db->my) == 0) {
+			errf(err, "query returned no result set");
+			*rc = DB_EFAIL;
+		} else
+			*rc = fail(db, err, "read result");
+		return NULL;
+	}
+	r = xcalloc(1, sizeof *r);
+	r->res = res;
+	return r;
+}
+
+/* Runs a query and returns all its rows, or NULL with *rc and err set. */
+struct db_res *
+db_query(struct db *db, int *rc, char *err, const char *fmt, ...)
+{
+	struct buf b;
+	struct db_res *r;
+	va_list ap;
+
+	buf_init(&b);
+	va_start(ap, fmt);
+	vsql(&b, fmt, ap);
+	va_end(ap);
+	r = db_query_buf(db, &b, rc, err);
+	buf_free(&b);
+	return r;
+}
+
+uint64_t
+db_affected(const struct db *db)
+{
+	return db->my != NULL ? (uint64_t)mysql_affected_rows(db->my) : 0;
+}
+
+uint64_t
+db_insert_id(const struct db *db)
+{
+	return db->my != NULL ? (uint64_t)mysql_insert_id(db->my) : 0;
+}
+
+int
+db_begin(struct db *db, char *err)
+{
+	return db_exec(db, err, "START TRANSACTION");
+}
+
+/* A claim or a move counts only once COMMIT has succeeded: on Galera a
+ * deadlock can be reported by the COMMIT itself. */
+int
+db_commit(struct db *db, char *err)
+{
+	if (db->my == NULL)
+		return run(db, "", 0, err);
+	if (mysql_commit(db->my) != 0)
+		return fail(db, err, "commit");
+	return DB_OK;
+}
+
+/* Rolls back, ignoring errors: used on paths that already failed, where
+ * a lost connection rolls back by itself. */
+void
+db_rollback(struct db *db)
+{
+	if (db->my != NULL && mysql_rollback(db->my) != 0 && classify(mysql_errno(db->my)) == DB_EGONE)
+		db_disconnect(db);
+}
+
+size_t
+db_res_rows(const struct db_res *r)
+{
+	return (size_t)mysql_num_rows(r->res);
+}
+
+/* The next row (NULL fields are NULL pointers), or NULL after the last. */
+char **
+db_res_next(struct db_res *r)
+{
+	return mysql_fetch_row(r->res);
+}
+
+const unsigned long *
+db_res_lengths(struct db_res *r)
+{
+	return mysql_fetch_lengths(r->res);
+}
+
+void
+db_res_free(struct db_res *r)
+{
+	if (r == NULL)
+		return;
+	mysql_free_result(r->res);
+	free(r);
+}

@@ -1,0 +1,50 @@
+/* db.h -- one connection to MySQL/MariaDB and the SQL helpers on it. */
+#ifndef JOBQ_DB_H
+#define JOBQ_DB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "conf.h"
+#include "util.h"
+
+/* Results of every db_* call that talks to the server.  Callers branch on
+ * the class, never on the server's error number. */
+enum db_rc {
+	DB_OK = 0,
+	DB_EGONE = -1,  /* connection lost or server unreachable: reconnect, retry */
+	DB_ERETRY = -2, /* deadlock or lock wait timeout: rerun the transaction */
+	DB_EFAIL = -3,  /* anything else: the statement is wrong for this server */
+};
+
+struct db;
+struct db_res;
+
+struct db *db_new(const struct db_conf *conf);
+void db_free(struct db *db);
+int db_connect(struct db *db, int with_database, char *err);
+int db_connected(const struct db *db);
+void db_disconnect(struct db *db);
+const char *db_target(const struct db *db);
+
+int db_exec(struct db *db, char *err, const char *fmt, ...);
+struct db_res *db_query(struct db *db, int *rc, char *err, const char *fmt, ...);
+void db_sql(struct db *db, struct buf *b, const char *fmt, ...);
+int db_exec_buf(struct db *db, const struct buf *sql, char *err);
+struct db_res *db_query_buf(struct db *db, const struct buf *sql, int *rc, char *err);
+uint64_t db_affected(const struct db *db);
+uint64_t db_insert_id(const struct db *db);
+unsigned db_errno(const struct db *db);
+
+int db_begin(struct db *db, char *err);
+int db_commit(struct db *db, char *err);
+void db_rollback(struct db *db);
+
+size_t db_res_rows(const struct db_res *r);
+char **db_res_next(struct db_res *r);
+const unsigned long *db_res_lengths(struct db_res *r);
+void db_res_free(struct db_res *r);
+
+int db_retryable(int rc);
+
+#endif

@@ -1,0 +1,219 @@
+/* failed.c -- read, retry and forget dead-lettered jobs.
+ *
+ * A retry moves the row back to jobs in one transaction: the row is
+ * locked, copied (keeping its id, attempts reset, due now) and deleted,
+ * so a job is never in both tables or in neither, even when two operators
+ * retry it at once (the second finds nothing: QUEUE_NOT_FOUND). */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "failed.h"
+#include "queue.h"
+#include "runs.h"
+
+static void
+filter_sql(struct db *db, struct buf *where, const struct failed_filter *f)
+{
+	buf_adds(where, "1 = 1");
+	if (f->queue != NULL)
+		db_sql(db, where, " AND queue = %q", f->queue);
+	if (f->type != NULL)
+		db_sql(db, where, " AND type = %q", f->type);
+}
+
+static char *
+dup_or_empty(const char *s)
+{
+	return xstrdup(s ? s : "");
+}
+
+/* Dead-lettered jobs, newest first. */
+int
+failed_list(struct db *db, const struct failed_filter *f, const char *tz, struct failed_row **rows, size_t *n,
+    char *err)
+{
+	struct buf where;
+	struct db_res *r;
+	char **row;
+	int rc;
+
+	*rows = NULL;
+	*n = 0;
+	buf_init(&where);
+	filter_sql(db, &where, f);
+	if (f->limit > 0)
+		buf_printf(&where, " ORDER BY failed_at DESC, id DESC LIMIT %u", f->limit);
+	else
+		buf_adds(&where, " ORDER BY failed_at DESC, id DESC");
+	r = db_query(db, &rc, err,
+	    "SELECT id, queue, type, CONVERT_TZ(failed_at, '+00:00', %q), exit_status, reason, exception, "
+	    "attempts"
+	    " FROM failed_jobs WHERE %s",
+	    tz, where.data);
+	buf_free(&where);
+	if (r == NULL)
+		return rc;
+	*rows = xcalloc(db_res_rows(r) + 1, sizeof **rows);
+	while ((row = db_res_next(r)) != NULL) {
+		struct failed_row *x = &(*rows)[(*n)++];
+
+		x->id = strtoull(row[0], NULL, 10);
+		x->queue = dup_or_empty(row[1]);
+		x->type = dup_or_empty(row[2]);
+		x->failed_at = dup_or_empty(row[3]);
+		x->exit_status = dup_or_empty(row[4]);
+		x->reason = dup_or_empty(row[5]);
+		x->exception = dup_or_empty(row[6]);
+		x->attempts = (unsigned)strtoul(row[7], NULL, 10);
+	}
+	db_res_free(r);
+	return DB_OK;
+}
+
+void
+failed_rows_free(struct failed_row *rows, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		free(rows[i].queue);
+		free(rows[i].type);
+		free(rows[i].failed_at);
+		free(rows[i].exit_status);
+		free(rows[i].reason);
+		free(rows[i].exception);
+	}
+	free(rows);
+}
+
+int
+failed_exists(struct db *db, uint64_t id, int *exists, char *err)
+{
+	struct db_res *r;
+	int rc;
+
+	r = db_query(db, &rc, err, "SELECT 1 FROM failed_jobs WHERE id = %U", id);
+	if (r == NULL)
+		return rc;
+	*exists = db_res_rows(r) > 0;
+	db_res_free(r);
+	return DB_OK;
+}
+
+static int
+retry_once(struct db *db, uint64_t id, char *err)
+{
+	struct db_res *r;
+	int rc, found;
+
+	r = db_query(db, &rc, err, "SELECT id FROM failed_jobs WHERE id = %U FOR UPDATE", id);
+	if (r == NULL)
+		return rc;
+	found = db_res_rows(r) > 0;
+	db_res_free(r);
+	if (!found)
+		return QUEUE_NOT_FOUND;
+	rc = db_exec(db, err,
+	    "INSERT INTO jobs (id, queue, type, payload, priority, attempts, max_attempts, available_at, "
+	    "created_at)"
+	    " SELECT id, queue, type, payload, priority, 0, max_attempts, UTC_TIMESTAMP(6), created_at"
+	    " FROM failed_jobs WHERE id = %U",
+	    id);
+	if (rc == DB_OK)
+		rc = db_exec(db, err, "DELETE FROM failed_jobs WHERE id = %U", id);
+	return rc;
+}
+
+/* Moves one job back to its queue, due now, attempts reset.  Returns
+ * DB_OK, QUEUE_NOT_FOUND or a db_rc. */
+int
+failed_retry(struct db *db, uint64_t id, char *err)
+{
+	int rc, attempt;
+
+	for (attempt = 0; attempt < 5; attempt++) {
+		if ((rc = db_begin(db, err)) != DB_OK)
+			return rc;
+		rc = retry_once(db, id, err);
+		if (rc == DB_OK || rc == QUEUE_NOT_FOUND) {
+			int crc = rc == DB_OK ? db_commit(db, err) : (db_rollback(db), DB_OK);
+
+			if (crc == DB_OK)
+				return rc;
+			rc = crc;
+		} else
+			db_rollback(db);
+		if (rc != DB_ERETRY)
+			return rc;
+	}
+	return rc;
+}
+
+/* Retries every dead-lettered job matching f, one transaction each. */
+int
+failed_retry_matching(struct db *db, const struct failed_filter *f, uint64_t *retried, char *err)
+{
+	struct buf where;
+	uint64_t last = 0;
+	int rc = DB_OK;
+
+	*retried = 0;
+	buf_init(&where);
+	filter_sql(db, &where, f);
+	for (;;) {
+		struct db_res *r = db_query(db, &rc, err,
+		    "SELECT id FROM failed_jobs WHERE %s AND id > %U ORDER BY id LIMIT 1000", where.data,
+		    last);
+		char **row;
+		size_t got = 0;
+
+		if (r == NULL)
+			break;
+		while (rc == DB_OK && (row = db_res_next(r)) != NULL) {
+			last = strtoull(row[0], NULL, 10);
+			got++;
+			rc = failed_retry(db, last, err);
+			if (rc == DB_OK)
+				(*retried)++;
+			else if (rc == QUEUE_NOT_FOUND)
+				rc = DB_OK; /* someone else got there first */
+		}
+		db_res_free(r);
+		if (rc != DB_OK || got < 1000)
+			break;
+	}
+	buf_free(&where);
+	return rc;
+}
+
+/* Deletes one dead-lettered job for good. */
+int
+failed_forget(struct db *db, uint64_t id, char *err)
+{
+	int rc = db_exec(db, err, "DELETE FROM failed_jobs WHERE id = %U", id);
+
+	if (rc == DB_OK && db_affected(db) == 0)
+		return QUEUE_NOT_FOUND;
+	return rc;
+}
+
+/* Deletes dead-lettered jobs that failed more than older_than_ms ago
+ * (all of them when older_than_ms < 0), in chunks. */
+int
+failed_clear(struct db *db, int64_t older_than_ms, uint64_t *removed, char *err)
+{
+	struct buf where;
+	int rc;
+
+	buf_init(&where);
+	if (older_than_ms >= 0)
+		db_sql(db, &where, "failed_at < UTC_TIMESTAMP(6) - INTERVAL %I MICROSECOND",
+		    older_than_ms * 1000);
+	else
+		buf_adds(&where, "1 = 1");
+	rc = delete_in_chunks(db, "failed_jobs", where.data, removed, err);
+	buf_free(&where);
+	return rc;
+}

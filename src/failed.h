@@ -1,0 +1,31 @@
+/* failed.h -- the dead-letter table (failed_jobs). */
+#ifndef JOBQ_FAILED_H
+#define JOBQ_FAILED_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "db.h"
+
+struct failed_filter {
+	const char *queue;
+	const char *type;
+	unsigned limit; /* 0: no limit */
+};
+
+struct failed_row {
+	uint64_t id;
+	char *queue, *type, *failed_at, *exit_status, *reason, *exception;
+	unsigned attempts;
+};
+
+int failed_list(struct db *db, const struct failed_filter *f, const char *tz, struct failed_row **rows,
+    size_t *n, char *err);
+void failed_rows_free(struct failed_row *rows, size_t n);
+int failed_exists(struct db *db, uint64_t id, int *exists, char *err);
+int failed_retry(struct db *db, uint64_t id, char *err);
+int failed_retry_matching(struct db *db, const struct failed_filter *f, uint64_t *retried, char *err);
+int failed_forget(struct db *db, uint64_t id, char *err);
+int failed_clear(struct db *db, int64_t older_than_ms, uint64_t *removed, char *err);
+
+#endif

@@ -1,0 +1,106 @@
+/* isotime.c -- turn "2026-12-01T09:30:00+01:00" into a UTC DATETIME.
+ *
+ * Accepted: YYYY-MM-DD, then T or a blank and HH:MM[:SS[.fraction]],
+ * then Z, +HH:MM, -HH:MM, +HHMM or nothing (nothing means UTC, like every
+ * time jobq stores).  A date alone means midnight UTC.  The result is
+ * "YYYY-MM-DD HH:MM:SS.ffffff", ready for a DATETIME(6) column. */
+#include "config.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "isotime.h"
+#include "util.h"
+
+static int
+digits(const char **p, int n, int *out)
+{
+	int v = 0, i;
+
+	for (i = 0; i < n; i++) {
+		if (!isdigit((unsigned char)(*p)[i]))
+			return -1;
+		v = v * 10 + ((*p)[i] - '0');
+	}
+	*p += n;
+	*out = v;
+	return 0;
+}
+
+static int
+parse_offset(const char **p, int *offset_s)
+{
+	int sign, hh, mm = 0;
+
+	if (**p == 'Z' || **p == 'z') {
+		(*p)++;
+		*offset_s = 0;
+		return 0;
+	}
+	if (**p != '+' && **p != '-')
+		return **p == '\0' ? (*offset_s = 0, 0) : -1;
+	sign = **p == '-' ? -1 : 1;
+	(*p)++;
+	if (digits(p, 2, &hh) < 0)
+		return -1;
+	if (**p == ':')
+		(*p)++;
+	if (**p != '\0' && digits(p, 2, &mm) < 0)
+		return -1;
+	if (hh > 23 || mm > 59)
+		return -1;
+	*offset_s = sign * (hh * 3600 + mm * 60);
+	return 0;
+}
+
+int
+isotime_to_utc(const char *s, char *out, size_t outlen, char *err)
+{
+	const char *p = s;
+	struct tm tm;
+	int y, mo, d, h = 0, mi = 0, sec = 0, usec = 0, offset = 0, scale = 100000;
+	time_t t;
+
+	if (digits(&p, 4, &y) < 0 || *p++ != '-' || digits(&p, 2, &mo) < 0 || *p++ != '-' ||
+	    digits(&p, 2, &d) < 0)
+		goto bad;
+	if (*p == 'T' || *p == 't' || *p == ' ') {
+		p++;
+		if (digits(&p, 2, &h) < 0 || *p++ != ':' || digits(&p, 2, &mi) < 0)
+			goto bad;
+		if (*p == ':') {
+			p++;
+			if (digits(&p, 2, &sec) < 0)
+				goto bad;
+			if (*p == '.' || *p == ',') {
+				for (p++; isdigit((unsigned char)*p); p++, scale /= 10)
+					usec += (*p - '0') * scale;
+			}
+		}
+	}
+	if (parse_offset(&p, &offset) < 0 || *p != '\0')
+		goto bad;
+	if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60)
+		goto bad;
+	memset(&tm, 0, sizeof tm);
+	tm.tm_year = y - 1900;
+	tm.tm_mon = mo - 1;
+	tm.tm_mday = d;
+	tm.tm_hour = h;
+	tm.tm_min = mi;
+	tm.tm_sec = sec;
+	t = timegm(&tm);
+	if (tm.tm_mday != d) /* February 30th normalised into March */
+		goto bad;
+	t -= offset;
+	gmtime_r(&t, &tm);
+	snprintf(out, outlen, "%04d-%02d-%02d %02d:%02d:%02d.%06d", tm.tm_year + 1900, tm.tm_mon + 1,
+	    tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, usec);
+	return 0;
+bad:
+	errf(
+	    err, "bad time '%s' (expected ISO 8601, e.g. 2026-12-01T09:30:00Z or 2026-12-01 10:30+01:00)", s);
+	return -1;
+}

@@ -1,0 +1,84 @@
+/* main.c -- `jobq [-c FILE] COMMAND [options]`: find the command, run it. */
+#include "config.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const struct cli_cmd commands[] = {
+	{ "init", cmd_init, "create or upgrade the database schema" },
+	{ "check", cmd_check, "check the configuration and the database" },
+	{ "enqueue", cmd_enqueue, "add a job (or many, with --batch)" },
+	{ "work", cmd_work, "run handlers for jobs until told to stop" },
+	{ "status", cmd_status, "count jobs per queue and state" },
+	{ "show", cmd_show, "show one job and its run history" },
+	{ "failed", cmd_failed, "list, show, retry, forget or clear dead-lettered jobs" },
+	{ "release-stale", cmd_release_stale, "return jobs whose lease expired" },
+	{ "workers", cmd_workers, "list the workers and what they run" },
+	{ "prune", cmd_prune, "trim run history and old dead-letter rows" },
+};
+
+static void
+usage(FILE *fp)
+{
+	size_t i;
+
+	fprintf(fp,
+	    "Usage: jobq [-c FILE] COMMAND [options]\n"
+	    "A job queue that lives in your MySQL/MariaDB database.\n\n"
+	    "Commands:\n");
+	for (i = 0; i < ARRAY_LEN(commands); i++)
+		fprintf(fp, "  %-14s %s\n", commands[i].name, commands[i].summary);
+	fprintf(fp,
+	    "\nOptions:\n"
+	    "  -c, --config FILE  configuration file (default: $JOBQ_CONFIG or %s)\n"
+	    "  -h, --help         show this help\n"
+	    "  -V, --version      show the version\n\n"
+	    "'jobq COMMAND --help' describes a command.  See jobq(1).\n",
+	    conf_default_path());
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	size_t i;
+	int opt;
+
+	while ((opt = getopt_long(argc, argv, "+c:hV", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'c':
+			cli_config_path = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case 'V':
+			printf("jobq %s\n", PACKAGE_VERSION);
+			return 0;
+		default:
+			fprintf(stderr, "Try 'jobq --help'.\n");
+			return EX_USAGE;
+		}
+	}
+	if (optind >= argc) {
+		usage(stderr);
+		return EX_USAGE;
+	}
+	for (i = 0; i < ARRAY_LEN(commands); i++)
+		if (strcmp(argv[optind], commands[i].name) == 0) {
+			argc -= optind;
+			argv += optind;
+			optind = 0; /* 0 resets getopt for the command's own options */
+			return commands[i].run(argc, argv);
+		}
+	fprintf(stderr, "jobq: unknown command '%s'\nTry 'jobq --help'.\n", argv[optind]);
+	return EX_USAGE;
+}

@@ -1,0 +1,769 @@
+/* queue.c -- reserve jobs and write their outcomes.
+ *
+ * The rules every function here keeps (DESIGN.md section 5):
+ *  - every state change of a job is one transaction or one conditional
+ *    statement, so a crash at any point leaves the job in exactly one
+ *    table, in one state;
+ *  - every outcome write and lease extension is conditional on the lease
+ *    token the reservation stamped (fencing): a worker that lost its lease
+ *    changes nothing and is told so (QUEUE_LOST);
+ *  - all times are the database's (UTC_TIMESTAMP(6)); the worker only
+ *    sends durations;
+ *  - deadlocks and lock wait timeouts rerun the whole transaction.
+ *
+ * How reservation stays cheap with a large backlog: due_at is
+ * COALESCE(lease_expires_at, available_at), and the index (queue,
+ * priority, due_at) keeps, within each priority, the due rows ahead of
+ * the delayed, backing-off and reserved ones.  A loose index scan first
+ * finds which (queue, priority) groups have anything due (one index dive
+ * per group); the claim then reads the due rows of those priorities only,
+ * in the order it takes them, and stops after LIMIT rows.  Neither ever
+ * reads a row that is not due, so the cost is O(batch + groups) whatever
+ * the table holds. */
+#include "config.h"
+
+#include <mysqld_error.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "queue.h"
+
+#define TX_ATTEMPTS 5
+#define JOB_COLUMNS                                                                 \
+	"id, queue, type, payload, priority, attempts, COALESCE(max_attempts, 0), " \
+	"TIMESTAMPDIFF(MICROSECOND, created_at, UTC_TIMESTAMP(6)) DIV 1000, created_at, "
+
+/* Sleeps a little before rerunning a transaction that hit a deadlock, so
+ * that the two parties do not collide again in lockstep. */
+static void
+tx_pause(int attempt)
+{
+	struct timespec ts = { 0, (long)(1 + rand() % 10) * attempt * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+/* Runs fn as one transaction, rerunning it on deadlock or lock wait
+ * timeout.  fn returns DB_OK (commit), a db_rc (roll back, fail) or a
+ * positive QUEUE_* code (commit what it did and return the code). */
+static int
+transaction(struct db *db, int (*fn)(struct db *, void *, char *), void *arg, char *err)
+{
+	int attempt, rc = DB_EFAIL;
+
+	for (attempt = 1; attempt <= TX_ATTEMPTS; attempt++) {
+		if ((rc = db_begin(db, err)) != DB_OK)
+			return rc;
+		rc = fn(db, arg, err);
+		if (rc >= 0) {
+			int crc = db_commit(db, err);
+
+			if (crc == DB_OK)
+				return rc;
+			rc = crc;
+		} else
+			db_rollback(db);
+		if (rc != DB_ERETRY)
+			return rc;
+		tx_pause(attempt);
+	}
+	return rc;
+}
+
+/* Finds out, by trying, whether the server knows SKIP LOCKED. */
+int
+queue_probe(struct db *db, enum reserve_mode *mode, char *err)
+{
+	struct db_res *r;
+	int rc;
+
+	if ((rc = db_begin(db, err)) != DB_OK)
+		return rc;
+	r = db_query(db, &rc, err, "SELECT id FROM jobs WHERE id = 0 FOR UPDATE SKIP LOCKED");
+	if (r != NULL) {
+		db_res_free(r);
+		*mode = RESERVE_SKIP_LOCKED;
+	} else if (db_errno(db) == ER_PARSE_ERROR || db_errno(db) == ER_NOT_SUPPORTED_YET) {
+		*mode = RESERVE_UPDATE;
+		rc = DB_OK;
+	}
+	db_rollback(db);
+	return rc;
+}
+
+void
+job_free(struct job *j)
+{
+	if (j == NULL)
+		return;
+	free(j->queue);
+	free(j->type);
+	free(j->payload);
+	free(j);
+}
+
+static struct job *
+job_from_row(char **row, const unsigned long *len, int add_attempt)
+{
+	struct job *j = xcalloc(1, sizeof *j);
+
+	j->id = strtoull(row[0], NULL, 10);
+	j->queue = xstrdup(row[1]);
+	j->type = xstrdup(row[2]);
+	j->payload = xstrndup(row[3], len[3]);
+	j->payload_len = len[3];
+	j->priority = atoi(row[4]);
+	j->attempt = (unsigned)strtoul(row[5], NULL, 10) + (add_attempt ? 1 : 0);
+	j->max_attempts = (unsigned)strtoul(row[6], NULL, 10);
+	j->age_ms = row[7] ? strtoll(row[7], NULL, 10) : 0;
+	snprintf(j->created_at, sizeof j->created_at, "%.10sT%.15sZ", row[8], row[8] + 11);
+	snprintf(j->reserved_at, sizeof j->reserved_at, "%s", row[9]);
+	return j;
+}
+
+/* Appends "p1,p2,..." of the due priorities of queue to list; returns
+ * how many. */
+static int
+due_priorities(char **rows_q, const int *rows_p, size_t nrows, const char *queue, struct buf *list)
+{
+	size_t i;
+	int n = 0;
+
+	buf_reset(list);
+	for (i = 0; i < nrows; i++)
+		if (strcmp(rows_q[i], queue) == 0)
+			buf_printf(list, "%s%d", n++ ? "," : "", rows_p[i]);
+	return n;
+}
+
+struct claim {
+	const struct reserve_req *req;
+	const char *queue;
+	const char *priorities;
+	unsigned limit;
+	char token[LEASE_TOKEN_LEN + 1];
+	struct job **jobs;
+	size_t n;
+};
+
+static void
+claim_drop(struct claim *cl)
+{
+	size_t i;
+
+	for (i = 0; i < cl->n; i++)
+		job_free(cl->jobs[i]);
+	cl->n = 0;
+}
+
+static int
+claim_rows(struct claim *cl, struct db_res *r, int add_attempt)
+{
+	char **row;
+
+	while ((row = db_res_next(r)) != NULL) {
+		struct job *j = job_from_row(row, db_res_lengths(r), add_attempt);
+
+		memcpy(j->token, cl->token, sizeof j->token);
+		cl->jobs[cl->n++] = j;
+	}
+	return DB_OK;
+}
+
+/* SKIP LOCKED: lock the first due rows nobody else has locked, stamp
+ * them, commit.  Runs inside transaction(). */
+static int
+claim_skip_locked(struct db *db, void *arg, char *err)
+{
+	struct claim *cl = arg;
+	struct db_res *r;
+	struct buf sql;
+	size_t i;
+	int rc;
+
+	claim_drop(cl);
+	r = db_query(db, &rc, err,
+	    "SELECT " JOB_COLUMNS "UTC_TIMESTAMP(6) FROM jobs"
+	    " WHERE queue = %q AND priority IN (%s) AND due_at <= UTC_TIMESTAMP(6)"
+	    " ORDER BY priority, due_at, id LIMIT %u FOR UPDATE SKIP LOCKED",
+	    cl->queue, cl->priorities, cl->limit);
+	if (r == NULL)
+		return rc;
+	claim_rows(cl, r, 1);
+	db_res_free(r);
+	if (cl->n == 0)
+		return DB_OK;
+	buf_init(&sql);
+	db_sql(db, &sql,
+	    "UPDATE jobs SET attempts = attempts + 1, reserved_at = UTC_TIMESTAMP(6), reserved_by = %q,"
+	    " lease_token = %q, lease_expires_at = UTC_TIMESTAMP(6) + INTERVAL %I MICROSECOND WHERE id IN (",
+	    cl->req->worker, cl->token, cl->req->ttl_ms * 1000);
+	for (i = 0; i < cl->n; i++)
+		buf_printf(&sql, "%s%llu", i ? "," : "", (unsigned long long)cl->jobs[i]->id);
+	buf_addc(&sql, ')');
+	rc = db_exec_buf(db, &sql, err);
+	buf_free(&sql);
+	return rc;
+}
+
+/* No SKIP LOCKED: one conditional UPDATE claims the rows by stamping a
+ * token nobody else has; then we read back what carries it. */
+static int
+claim_update(struct db *db, struct claim *cl, char *err)
+{
+	struct db_res *r;
+	int rc, attempt;
+
+	claim_drop(cl);
+	for (attempt = 1;; attempt++) {
+		rc = db_exec(db, err,
+		    "UPDATE jobs SET attempts = attempts + 1, reserved_at = UTC_TIMESTAMP(6), reserved_by = "
+		    "%q,"
+		    " lease_token = %q, lease_expires_at = UTC_TIMESTAMP(6) + INTERVAL %I MICROSECOND"
+		    " WHERE queue = %q AND priority IN (%s) AND due_at <= UTC_TIMESTAMP(6)"
+		    " ORDER BY priority, due_at, id LIMIT %u",
+		    cl->req->worker, cl->token, cl->req->ttl_ms * 1000, cl->queue, cl->priorities, cl->limit);
+		if (rc != DB_ERETRY || attempt == TX_ATTEMPTS)
+			break;
+		tx_pause(attempt);
+	}
+	if (rc != DB_OK || db_affected(db) == 0)
+		return rc;
+	/* The claim is committed.  If reading it back fails, the jobs come
+	 * back when their lease expires, one attempt used. */
+	r = db_query(db, &rc, err,
+	    "SELECT " JOB_COLUMNS "reserved_at FROM jobs WHERE lease_token = %q ORDER BY priority, id",
+	    cl->token);
+	if (r == NULL)
+		return rc;
+	claim_rows(cl, r, 0);
+	db_res_free(r);
+	return DB_OK;
+}
+
+struct due {
+	char **queue;
+	int *priority;
+	size_t n;
+};
+
+static void
+due_free(struct due *d)
+{
+	size_t i;
+
+	for (i = 0; i < d->n; i++)
+		free(d->queue[i]);
+	free(d->queue);
+	free(d->priority);
+}
+
+/* Which (queue, priority) groups hold a due job: a loose index scan. */
+static int
+due_groups(struct db *db, struct due *d, char *err)
+{
+	struct db_res *r;
+	char **row;
+	int rc;
+
+	memset(d, 0, sizeof *d);
+	r = db_query(db, &rc, err,
+	    "SELECT queue, priority FROM jobs GROUP BY queue, priority HAVING MIN(due_at) <= "
+	    "UTC_TIMESTAMP(6)");
+	if (r == NULL)
+		return rc;
+	d->queue = xcalloc(db_res_rows(r) + 1, sizeof *d->queue);
+	d->priority = xcalloc(db_res_rows(r) + 1, sizeof *d->priority);
+	while ((row = db_res_next(r)) != NULL) {
+		d->queue[d->n] = xstrdup(row[0]);
+		d->priority[d->n++] = atoi(row[1]);
+	}
+	db_res_free(r);
+	return DB_OK;
+}
+
+/* Whether any of queues holds a job that is due now. */
+int
+queue_any_due(struct db *db, char *const *queues, int *due, char *err)
+{
+	struct due d;
+	struct buf list;
+	size_t i;
+	int rc;
+
+	*due = 0;
+	if ((rc = due_groups(db, &d, err)) != DB_OK)
+		return rc;
+	buf_init(&list);
+	for (i = 0; queues[i] != NULL && !*due; i++)
+		*due = due_priorities(d.queue, d.priority, d.n, queues[i], &list) > 0;
+	buf_free(&list);
+	due_free(&d);
+	return DB_OK;
+}
+
+/* Reserves up to req->limit due jobs, draining req->queues in order,
+ * then by priority (smaller first), then oldest due first.  Each job's
+ * attempt count has grown by one and it carries a fresh lease token.
+ * *jobs is a new array (free each with job_free, then the array). */
+int
+queue_reserve(struct db *db, const struct reserve_req *req, struct job ***jobs, size_t *n, char *err)
+{
+	struct claim cl;
+	struct due d;
+	struct buf prio;
+	size_t qi;
+	int rc;
+
+	*jobs = xcalloc(req->limit + 1, sizeof **jobs);
+	*n = 0;
+	if ((rc = due_groups(db, &d, err)) != DB_OK)
+		return rc;
+	buf_init(&prio);
+	memset(&cl, 0, sizeof cl);
+	cl.req = req;
+	cl.jobs = xcalloc(req->limit + 1, sizeof *cl.jobs);
+	for (qi = 0; req->queues[qi] != NULL && *n < req->limit; qi++) {
+		size_t i;
+
+		if (due_priorities(d.queue, d.priority, d.n, req->queues[qi], &prio) == 0)
+			continue;
+		cl.queue = req->queues[qi];
+		cl.priorities = prio.data;
+		cl.limit = req->limit - (unsigned)*n;
+		random_hex(cl.token, LEASE_TOKEN_LEN / 2);
+		if (req->mode == RESERVE_UPDATE)
+			rc = claim_update(db, &cl, err);
+		else
+			rc = transaction(db, claim_skip_locked, &cl, err);
+		if (rc != DB_OK) {
+			claim_drop(&cl);
+			break;
+		}
+		for (i = 0; i < cl.n; i++)
+			(*jobs)[(*n)++] = cl.jobs[i];
+		cl.n = 0;
+	}
+	free(cl.jobs);
+	buf_free(&prio);
+	due_free(&d);
+	/* Jobs already claimed stay claimed even if a later queue failed:
+	 * the caller runs them and reports the error. */
+	return *n > 0 ? DB_OK : rc;
+}
+
+static void
+run_sql(
+    struct db *db, struct buf *sql, const struct job *j, const struct run_record *run, const char *outcome)
+{
+	db_sql(db, sql,
+	    "INSERT INTO job_runs (job_id, queue, type, attempt, worker, started_at, duration_ms, outcome,"
+	    " exit_status, output, error) VALUES (%U, %q, %q, %u, %q,"
+	    " %q, %I, %q, %q, %q, %q)",
+	    j->id, j->queue, j->type, j->attempt, run->worker, j->reserved_at, run->duration_ms, outcome,
+	    run->exit_status, run->output, run->error);
+}
+
+static int
+insert_run(struct db *db, const struct job *j, const struct run_record *run, const char *outcome, char *err)
+{
+	struct buf sql;
+	int rc;
+
+	if (run == NULL)
+		return DB_OK;
+	buf_init(&sql);
+	run_sql(db, &sql, j, run, outcome);
+	rc = db_exec_buf(db, &sql, err);
+	buf_free(&sql);
+	return rc;
+}
+
+/* One fenced write plus its run-history row. */
+struct outcome_tx {
+	const struct job *job;
+	const struct run_record *run;
+	const char *outcome;
+	struct buf move;   /* the fenced statement(s) */
+	struct buf remove; /* second fenced statement (bury), or empty */
+};
+
+static int
+outcome_fn(struct db *db, void *arg, char *err)
+{
+	struct outcome_tx *tx = arg;
+	int rc, lost;
+
+	if ((rc = db_exec_buf(db, &tx->move, err)) != DB_OK)
+		return rc;
+	lost = db_affected(db) == 0;
+	if (!lost && tx->remove.len > 0 && (rc = db_exec_buf(db, &tx->remove, err)) != DB_OK)
+		return rc;
+	if ((rc = insert_run(db, tx->job, tx->run, lost ? "lost" : tx->outcome, err)) != DB_OK)
+		return rc;
+	return lost ? QUEUE_LOST : DB_OK;
+}
+
+static int
+outcome_run(struct db *db, struct outcome_tx *tx, char *err)
+{
+	int rc = transaction(db, outcome_fn, tx, err);
+
+	buf_free(&tx->move);
+	buf_free(&tx->remove);
+	return rc;
+}
+
+static void
+outcome_init(struct outcome_tx *tx, const struct job *j, const struct run_record *run, const char *outcome)
+{
+	tx->job = j;
+	tx->run = run;
+	tx->outcome = outcome;
+	buf_init(&tx->move);
+	buf_init(&tx->remove);
+}
+
+/* Done: the job leaves the queue (by primary key, fenced). */
+int
+queue_complete(struct db *db, const struct job *j, const struct run_record *run, char *err)
+{
+	struct outcome_tx tx;
+
+	outcome_init(&tx, j, run, "done");
+	db_sql(db, &tx.move, "DELETE FROM jobs WHERE id = %U AND lease_token = %q", j->id, j->token);
+	return outcome_run(db, &tx, err);
+}
+
+/* Retry: back to the queue, due after delay_ms, keeping the error. */
+int
+queue_retry(struct db *db, const struct job *j, int64_t delay_ms, const char *last_error,
+    const struct run_record *run, char *err)
+{
+	struct outcome_tx tx;
+
+	outcome_init(&tx, j, run, "retry");
+	db_sql(db, &tx.move,
+	    "UPDATE jobs SET available_at = UTC_TIMESTAMP(6) + INTERVAL %I MICROSECOND, last_error = %q,"
+	    " reserved_at = NULL, reserved_by = NULL, lease_token = NULL, lease_expires_at = NULL"
+	    " WHERE id = %U AND lease_token = %q",
+	    delay_ms * 1000, last_error, j->id, j->token);
+	return outcome_run(db, &tx, err);
+}
+
+/* Dead-letter: copy to failed_jobs and delete, in one transaction. */
+int
+queue_bury(struct db *db, const struct job *j, const char *exception, const char *exit_status,
+    const char *reason, const struct run_record *run, char *err)
+{
+	struct outcome_tx tx;
+
+	outcome_init(&tx, j, run, "dead");
+	db_sql(db, &tx.move,
+	    "INSERT INTO failed_jobs (id, queue, type, payload, priority, attempts, max_attempts, exception,"
+	    " exit_status, reason, created_at, failed_at)"
+	    " SELECT id, queue, type, payload, priority, attempts, max_attempts, %q, %q, %q, created_at,"
+	    " UTC_TIMESTAMP(6) FROM jobs WHERE id = %U AND lease_token = %q",
+	    exception, exit_status, reason, j->id, j->token);
+	db_sql(db, &tx.remove, "DELETE FROM jobs WHERE id = %U AND lease_token = %q", j->id, j->token);
+	return outcome_run(db, &tx, err);
+}
+
+/* Interrupted by the operator (second SIGTERM): the job goes back, due
+ * now, and the attempt it was charged is refunded. */
+int
+queue_giveback(struct db *db, const struct job *j, const struct run_record *run, char *err)
+{
+	struct outcome_tx tx;
+
+	outcome_init(&tx, j, run, "interrupted");
+	db_sql(db, &tx.move,
+	    "UPDATE jobs SET attempts = IF(attempts > 0, attempts - 1, 0), available_at = UTC_TIMESTAMP(6),"
+	    " reserved_at = NULL, reserved_by = NULL, lease_token = NULL, lease_expires_at = NULL"
+	    " WHERE id = %U AND lease_token = %q",
+	    j->id, j->token);
+	return outcome_run(db, &tx, err);
+}
+
+/* Heartbeat: the lease runs ttl_ms from now, if it is still ours. */
+int
+queue_extend(struct db *db, const struct job *j, int64_t ttl_ms, char *err)
+{
+	int rc = db_exec(db, err,
+	    "UPDATE jobs SET lease_expires_at = UTC_TIMESTAMP(6) + INTERVAL %I MICROSECOND"
+	    " WHERE id = %U AND lease_token = %q",
+	    ttl_ms * 1000, j->id, j->token);
+
+	if (rc != DB_OK)
+		return rc;
+	return db_affected(db) == 1 ? DB_OK : QUEUE_LOST;
+}
+
+/* Inserts items in one multi-row INSERT; the caller wraps chunks in
+ * transactions.  *first_id is the id of the first row. */
+int
+queue_enqueue(struct db *db, const struct enqueue_item *items, size_t n, uint64_t *first_id, char *err)
+{
+	struct buf sql;
+	size_t i;
+	int rc;
+
+	buf_init(&sql);
+	buf_adds(
+	    &sql, "INSERT INTO jobs (queue, type, payload, priority, max_attempts, available_at) VALUES ");
+	for (i = 0; i < n; i++) {
+		const struct enqueue_item *it = &items[i];
+
+		db_sql(db, &sql, "%s(%q, %q, %b, %d, ", i ? ", " : "", it->queue, it->type, it->payload,
+		    it->payload_len, it->priority);
+		if (it->max_attempts > 0)
+			db_sql(db, &sql, "%u, ", it->max_attempts);
+		else
+			buf_adds(&sql, "NULL, ");
+		if (it->at != NULL)
+			db_sql(db, &sql, "%q)", it->at);
+		else if (it->delay_ms > 0)
+			db_sql(db, &sql, "UTC_TIMESTAMP(6) + INTERVAL %I MICROSECOND)", it->delay_ms * 1000);
+		else
+			buf_adds(&sql, "UTC_TIMESTAMP(6))");
+	}
+	rc = db_exec_buf(db, &sql, err);
+	buf_free(&sql);
+	if (rc == DB_OK && first_id != NULL)
+		*first_id = db_insert_id(db);
+	return rc;
+}
+
+static struct queue_counts *
+counts_for(struct queue_counts **q, size_t *n, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < *n; i++)
+		if (strcmp((*q)[i].queue, name) == 0)
+			return &(*q)[i];
+	*q = xrealloc(*q, (*n + 1) * sizeof **q);
+	memset(&(*q)[*n], 0, sizeof **q);
+	(*q)[*n].queue = xstrdup(name);
+	(*q)[*n].oldest_ready_s = -1;
+	return &(*q)[(*n)++];
+}
+
+/* Counts per queue and state (DESIGN.md 5b): every configured queue,
+ * plus any other queue the tables hold jobs for.  only_queue, when not
+ * NULL, limits the answer to that queue. */
+int
+queue_status(struct db *db, const struct conf *c, const char *only_queue, struct queue_counts **out,
+    size_t *n, char *err)
+{
+	struct db_res *r;
+	struct buf where;
+	char **row;
+	size_t i;
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	buf_init(&where);
+	if (only_queue != NULL)
+		db_sql(db, &where, "queue = %q", only_queue);
+	else
+		buf_adds(&where, "1 = 1");
+	for (i = 0; c->queues[i] != NULL; i++)
+		if (only_queue == NULL || strcmp(only_queue, c->queues[i]) == 0)
+			counts_for(out, n, c->queues[i]);
+	r = db_query(db, &rc, err,
+	    "SELECT queue,"
+	    " SUM(lease_token IS NULL AND available_at <= UTC_TIMESTAMP(6)),"
+	    " SUM(lease_token IS NULL AND available_at > UTC_TIMESTAMP(6)),"
+	    " SUM(lease_token IS NOT NULL AND lease_expires_at > UTC_TIMESTAMP(6)),"
+	    " SUM(lease_token IS NOT NULL AND lease_expires_at <= UTC_TIMESTAMP(6)),"
+	    " MAX(IF(lease_token IS NULL AND available_at <= UTC_TIMESTAMP(6),"
+	    "  TIMESTAMPDIFF(SECOND, available_at, UTC_TIMESTAMP(6)), NULL))"
+	    " FROM jobs WHERE %s GROUP BY queue",
+	    where.data);
+	if (r == NULL)
+		goto fail;
+	while ((row = db_res_next(r)) != NULL) {
+		struct queue_counts *q = counts_for(out, n, row[0]);
+
+		q->ready = strtoull(row[1], NULL, 10);
+		q->delayed = strtoull(row[2], NULL, 10);
+		q->reserved = strtoull(row[3], NULL, 10);
+		q->stale = strtoull(row[4], NULL, 10);
+		q->oldest_ready_s = row[5] ? strtoll(row[5], NULL, 10) : -1;
+	}
+	db_res_free(r);
+	r = db_query(
+	    db, &rc, err, "SELECT queue, COUNT(*) FROM failed_jobs WHERE %s GROUP BY queue", where.data);
+	if (r == NULL)
+		goto fail;
+	while ((row = db_res_next(r)) != NULL)
+		counts_for(out, n, row[0])->failed = strtoull(row[1], NULL, 10);
+	db_res_free(r);
+	buf_free(&where);
+	return DB_OK;
+fail:
+	buf_free(&where);
+	queue_counts_free(*out, *n);
+	*out = NULL;
+	*n = 0;
+	return rc;
+}
+
+void
+queue_counts_free(struct queue_counts *q, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		free(q[i].queue);
+	free(q);
+}
+
+/* Makes every job whose lease expired ready again now.  One conditional
+ * statement: a worker that still runs such a job finds its token gone
+ * and drops its outcome. */
+int
+queue_release_stale(struct db *db, uint64_t *released, char *err)
+{
+	int rc = db_exec(db, err,
+	    "UPDATE jobs SET available_at = UTC_TIMESTAMP(6), reserved_at = NULL, reserved_by = NULL,"
+	    " lease_token = NULL, lease_expires_at = NULL"
+	    " WHERE lease_token IS NOT NULL AND lease_expires_at <= UTC_TIMESTAMP(6)");
+
+	*released = rc == DB_OK ? db_affected(db) : 0;
+	return rc;
+}
+
+static char *
+dup_or_null(const char *s)
+{
+	return s != NULL ? xstrdup(s) : NULL;
+}
+
+/* One job from the queue table, times in tz.  QUEUE_NOT_FOUND when the
+ * id is not there. */
+int
+queue_show(struct db *db, uint64_t id, const char *tz, struct job_view *v, char *err)
+{
+	struct db_res *r;
+	char **row;
+	const unsigned long *len;
+	int rc;
+
+	memset(v, 0, sizeof *v);
+	r = db_query(db, &rc, err,
+	    "SELECT id, queue, type, payload, priority, attempts, COALESCE(max_attempts, 0),"
+	    " CONVERT_TZ(created_at, '+00:00', %q), CONVERT_TZ(available_at, '+00:00', %q),"
+	    " TIMESTAMPDIFF(SECOND, UTC_TIMESTAMP(6), available_at), reserved_by,"
+	    " CONVERT_TZ(reserved_at, '+00:00', %q), CONVERT_TZ(lease_expires_at, '+00:00', %q),"
+	    " TIMESTAMPDIFF(SECOND, UTC_TIMESTAMP(6), lease_expires_at), last_error,"
+	    " lease_token IS NOT NULL, lease_expires_at > UTC_TIMESTAMP(6), available_at <= UTC_TIMESTAMP(6)"
+	    " FROM jobs WHERE id = %U",
+	    tz, tz, tz, tz, id);
+	if (r == NULL)
+		return rc;
+	if ((row = db_res_next(r)) == NULL) {
+		db_res_free(r);
+		return QUEUE_NOT_FOUND;
+	}
+	len = db_res_lengths(r);
+	v->id = id;
+	v->queue = xstrdup(row[1]);
+	v->type = xstrdup(row[2]);
+	v->payload = xstrndup(row[3], len[3]);
+	v->priority = atoi(row[4]);
+	v->attempts = (unsigned)strtoul(row[5], NULL, 10);
+	v->max_attempts = (unsigned)strtoul(row[6], NULL, 10);
+	v->created_at = dup_or_null(row[7]);
+	v->available_at = dup_or_null(row[8]);
+	v->available_in_s = row[9] ? strtoll(row[9], NULL, 10) : 0;
+	v->reserved_by = dup_or_null(row[10]);
+	v->reserved_at = dup_or_null(row[11]);
+	v->lease_expires_at = dup_or_null(row[12]);
+	v->lease_left_s = row[13] ? strtoll(row[13], NULL, 10) : 0;
+	v->last_error = dup_or_null(row[14]);
+	if (atoi(row[15]))
+		v->state = row[16] && atoi(row[16]) ? "reserved" : "stale";
+	else
+		v->state = atoi(row[17]) ? "ready" : "delayed";
+	db_res_free(r);
+	if (v->created_at == NULL) {
+		errf(err,
+		    "time zone '%s' is unknown to the database server (load its time zone tables with "
+		    "mariadb-tzinfo-to-sql, or use an offset like +01:00)",
+		    tz);
+		job_view_free(v);
+		return DB_EFAIL;
+	}
+	return DB_OK;
+}
+
+/* One job from the dead-letter table. */
+int
+failed_show(struct db *db, uint64_t id, const char *tz, struct job_view *v, char *err)
+{
+	struct db_res *r;
+	char **row;
+	const unsigned long *len;
+	int rc;
+
+	memset(v, 0, sizeof *v);
+	r = db_query(db, &rc, err,
+	    "SELECT id, queue, type, payload, priority, attempts, COALESCE(max_attempts, 0),"
+	    " CONVERT_TZ(created_at, '+00:00', %q), CONVERT_TZ(failed_at, '+00:00', %q),"
+	    " exception, exit_status, reason FROM failed_jobs WHERE id = %U",
+	    tz, tz, id);
+	if (r == NULL)
+		return rc;
+	if ((row = db_res_next(r)) == NULL) {
+		db_res_free(r);
+		return QUEUE_NOT_FOUND;
+	}
+	len = db_res_lengths(r);
+	v->id = id;
+	v->state = "failed";
+	v->queue = xstrdup(row[1]);
+	v->type = xstrdup(row[2]);
+	v->payload = xstrndup(row[3], len[3]);
+	v->priority = atoi(row[4]);
+	v->attempts = (unsigned)strtoul(row[5], NULL, 10);
+	v->max_attempts = (unsigned)strtoul(row[6], NULL, 10);
+	v->created_at = dup_or_null(row[7]);
+	v->failed_at = dup_or_null(row[8]);
+	v->exception = dup_or_null(row[9]);
+	v->exit_status = dup_or_null(row[10]);
+	v->reason = dup_or_null(row[11]);
+	db_res_free(r);
+	if (v->created_at == NULL) {
+		errf(err,
+		    "time zone '%s' is unknown to the database server (load its time zone tables with "
+		    "mariadb-tzinfo-to-sql, or use an offset like +01:00)",
+		    tz);
+		job_view_free(v);
+		return DB_EFAIL;
+	}
+	return DB_OK;
+}
+
+void
+job_view_free(struct job_view *v)
+{
+	free(v->queue);
+	free(v->type);
+	free(v->payload);
+	free(v->created_at);
+	free(v->available_at);
+	free(v->reserved_by);
+	free(v->reserved_at);
+	free(v->lease_expires_at);
+	free(v->last_error);
+	free(v->failed_at);
+	free(v->exception);
+	free(v->exit_status);
+	free(v->reason);
+	memset(v, 0, sizeof *v);
+}

@@ -1,0 +1,111 @@
+/* queue.h -- every SQL statement that moves a job lives behind these. */
+#ifndef JOBQ_QUEUE_H
+#define JOBQ_QUEUE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "conf.h"
+#include "db.h"
+
+/* Returned (positive, not a db_rc) when a fenced write found that the
+ * job no longer carries our lease token: someone else holds it now, or
+ * an operator released it.  The write changed nothing. */
+#define QUEUE_LOST 1
+/* Returned when the job id does not exist where it was looked for. */
+#define QUEUE_NOT_FOUND 2
+
+#define LEASE_TOKEN_LEN 32
+
+/* A reserved job, as the worker holds it. */
+struct job {
+	uint64_t id;
+	char *queue;
+	char *type;
+	char *payload;
+	size_t payload_len;
+	int priority;
+	unsigned attempt;      /* this attempt, 1-based */
+	unsigned max_attempts; /* the job's own limit; 0: the handler's */
+	int64_t age_ms;        /* since it was enqueued, by the database's clock */
+	char created_at[32];   /* ISO 8601, UTC */
+	char reserved_at[32];  /* the database's time when it was reserved */
+	char token[LEASE_TOKEN_LEN + 1];
+};
+
+struct reserve_req {
+	char *const *queues; /* in the order they are drained */
+	unsigned limit;      /* at most this many jobs */
+	int64_t ttl_ms;      /* lease length */
+	const char *worker;  /* reserved_by */
+	enum reserve_mode mode;
+};
+
+/* One execution of a handler, for the run history. */
+struct run_record {
+	const char *worker;
+	int64_t duration_ms;
+	const char *outcome; /* done, retry, dead, lost, interrupted */
+	const char *exit_status;
+	const char *output;
+	const char *error;
+};
+
+/* One new job. */
+struct enqueue_item {
+	const char *type;
+	const char *queue;
+	const char *payload;
+	size_t payload_len;
+	int priority;
+	int64_t delay_ms;
+	const char *at; /* "YYYY-MM-DD HH:MM:SS[.ffffff]" UTC, or NULL */
+	unsigned max_attempts;
+};
+
+struct queue_counts {
+	char *queue;
+	uint64_t ready, delayed, reserved, stale, failed;
+	int64_t oldest_ready_s; /* -1: nothing ready */
+};
+
+/* One job as `jobq show` prints it, from jobs or failed_jobs.  Times
+ * are strings in the requested time zone; NULL when not applicable. */
+struct job_view {
+	uint64_t id;
+	const char *state; /* ready, delayed, reserved, stale, failed */
+	char *queue, *type, *payload;
+	int priority;
+	unsigned attempts, max_attempts; /* max_attempts 0: the handler's */
+	char *created_at;
+	char *available_at;
+	int64_t available_in_s; /* negative: due since */
+	char *reserved_by, *reserved_at, *lease_expires_at;
+	int64_t lease_left_s;
+	char *last_error;
+	char *failed_at, *exception, *exit_status, *reason;
+};
+
+int queue_probe(struct db *db, enum reserve_mode *mode, char *err);
+int queue_reserve(struct db *db, const struct reserve_req *req, struct job ***jobs, size_t *n, char *err);
+int queue_any_due(struct db *db, char *const *queues, int *due, char *err);
+void job_free(struct job *j);
+
+int queue_complete(struct db *db, const struct job *j, const struct run_record *run, char *err);
+int queue_retry(struct db *db, const struct job *j, int64_t delay_ms, const char *last_error,
+    const struct run_record *run, char *err);
+int queue_bury(struct db *db, const struct job *j, const char *exception, const char *exit_status,
+    const char *reason, const struct run_record *run, char *err);
+int queue_giveback(struct db *db, const struct job *j, const struct run_record *run, char *err);
+int queue_extend(struct db *db, const struct job *j, int64_t ttl_ms, char *err);
+
+int queue_enqueue(struct db *db, const struct enqueue_item *items, size_t n, uint64_t *first_id, char *err);
+int queue_status(struct db *db, const struct conf *c, const char *only_queue, struct queue_counts **out,
+    size_t *n, char *err);
+void queue_counts_free(struct queue_counts *q, size_t n);
+int queue_show(struct db *db, uint64_t id, const char *tz, struct job_view *v, char *err);
+int failed_show(struct db *db, uint64_t id, const char *tz, struct job_view *v, char *err);
+void job_view_free(struct job_view *v);
+int queue_release_stale(struct db *db, uint64_t *released, char *err);
+
+#endif

@@ -1,0 +1,148 @@
+/* registry.c -- each `jobq work` process keeps one row in jobq_workers.
+ *
+ * The row is written at start, refreshed on every heartbeat (with its
+ * counters and the jobs it runs) and deleted on a clean exit, so a row
+ * whose last_seen_at stopped moving belongs to a worker that died.  A dead
+ * worker's jobs need no help from here: their leases expire and they
+ * become due again. */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "registry.h"
+
+#define ALIVE_INTERVALS 3
+
+int
+registry_register(struct db *db, const char *id, const char *host, unsigned pid, const char *queues,
+    unsigned concurrency, int64_t heartbeat_ms, char *err)
+{
+	return db_exec(db, err,
+	    "REPLACE INTO jobq_workers (id, host, pid, queues, concurrency, heartbeat_ms, started_at, "
+	    "last_seen_at,"
+	    " version) VALUES (%q, %q, %u, %q, %u, %I, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6), %q)",
+	    id, host, pid, queues, concurrency, heartbeat_ms, PACKAGE_VERSION);
+}
+
+/* Refreshes the row; QUEUE-style 1 when the row is gone (pruned by
+ * someone), so the caller registers again. */
+int
+registry_heartbeat(
+    struct db *db, const char *id, const struct worker_counts *c, const char *current_jobs, char *err)
+{
+	int rc = db_exec(db, err,
+	    "UPDATE jobq_workers SET last_seen_at = UTC_TIMESTAMP(6), jobs_done = %U, jobs_retried = %U,"
+	    " jobs_dead = %U, current_jobs = %q WHERE id = %q",
+	    c->done, c->retried, c->dead, current_jobs, id);
+
+	if (rc == DB_OK && db_affected(db) == 0)
+		return 1;
+	return rc;
+}
+
+int
+registry_unregister(struct db *db, const char *id, char *err)
+{
+	return db_exec(db, err, "DELETE FROM jobq_workers WHERE id = %q", id);
+}
+
+static char *
+dup_or_empty(const char *s)
+{
+	return xstrdup(s ? s : "");
+}
+
+/* Every registered worker, newest first; alive says whether it
+ * heart-beat within the last three of its own intervals. */
+int
+registry_list(struct db *db, struct worker_row **rows, size_t *n, char *err)
+{
+	struct db_res *r;
+	char **row;
+	int rc;
+
+	*rows = NULL;
+	*n = 0;
+	r = db_query(db, &rc, err,
+	    "SELECT id, host, pid, queues, concurrency, heartbeat_ms, started_at, last_seen_at,"
+	    " jobs_done, jobs_retried, jobs_dead, current_jobs, version,"
+	    " TIMESTAMPDIFF(SECOND, started_at, UTC_TIMESTAMP(6)),"
+	    " TIMESTAMPDIFF(MICROSECOND, last_seen_at, UTC_TIMESTAMP(6)) DIV 1000"
+	    " FROM jobq_workers ORDER BY started_at DESC, id");
+	if (r == NULL)
+		return rc;
+	*rows = xcalloc(db_res_rows(r) + 1, sizeof **rows);
+	while ((row = db_res_next(r)) != NULL) {
+		struct worker_row *w = &(*rows)[(*n)++];
+
+		w->id = dup_or_empty(row[0]);
+		w->host = dup_or_empty(row[1]);
+		w->pid = (unsigned)strtoul(row[2], NULL, 10);
+		w->queues = dup_or_empty(row[3]);
+		w->concurrency = (unsigned)strtoul(row[4], NULL, 10);
+		w->heartbeat_ms = strtoll(row[5], NULL, 10);
+		w->started_at = dup_or_empty(row[6]);
+		w->last_seen_at = dup_or_empty(row[7]);
+		w->done = strtoull(row[8], NULL, 10);
+		w->retried = strtoull(row[9], NULL, 10);
+		w->dead = strtoull(row[10], NULL, 10);
+		w->current_jobs = dup_or_empty(row[11]);
+		w->version = dup_or_empty(row[12]);
+		w->uptime_s = strtoll(row[13], NULL, 10);
+		w->seen_ago_ms = strtoll(row[14], NULL, 10);
+		w->alive = w->seen_ago_ms <= ALIVE_INTERVALS * w->heartbeat_ms + 1000;
+	}
+	db_res_free(r);
+	return DB_OK;
+}
+
+void
+registry_rows_free(struct worker_row *rows, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		free(rows[i].id);
+		free(rows[i].host);
+		free(rows[i].queues);
+		free(rows[i].current_jobs);
+		free(rows[i].version);
+		free(rows[i].started_at);
+		free(rows[i].last_seen_at);
+	}
+	free(rows);
+}
+
+/* Workers that heart-beat recently. */
+int
+registry_count_alive(struct db *db, uint64_t *n, char *err)
+{
+	struct db_res *r;
+	char **row;
+	int rc;
+
+	*n = 0;
+	r = db_query(db, &rc, err,
+	    "SELECT COUNT(*) FROM jobq_workers WHERE last_seen_at >="
+	    " UTC_TIMESTAMP(6) - INTERVAL (%d * heartbeat_ms + 1000) * 1000 MICROSECOND",
+	    ALIVE_INTERVALS);
+	if (r == NULL)
+		return rc;
+	if ((row = db_res_next(r)) != NULL)
+		*n = strtoull(row[0], NULL, 10);
+	db_res_free(r);
+	return DB_OK;
+}
+
+/* Forgets workers not seen for older_than_ms. */
+int
+registry_prune(struct db *db, int64_t older_than_ms, uint64_t *removed, char *err)
+{
+	int rc = db_exec(db, err,
+	    "DELETE FROM jobq_workers WHERE last_seen_at < UTC_TIMESTAMP(6) - INTERVAL %I MICROSECOND",
+	    older_than_ms * 1000);
+
+	*removed = rc == DB_OK ? db_affected(db) : 0;
+	return rc;
+}

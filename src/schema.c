@@ -1,0 +1,129 @@
+/* schema.c -- create and upgrade the jobq tables.
+ *
+ * The migrations are the files sql/NNN-*.sql, compiled into the binary
+ * (schema_sql.c), so an installed jobq needs no data files to set up its
+ * database.  jobq_schema records which versions were applied.  Two `jobq
+ * init` running at once serialise on a named lock; every statement is
+ * also idempotent on its own (CREATE TABLE IF NOT EXISTS ...). */
+#include "config.h"
+
+#include <mysqld_error.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "schema.h"
+
+unsigned
+schema_latest(void)
+{
+	return schema_migrations[schema_nmigrations - 1].version;
+}
+
+/* The applied version: 0 when the schema was never installed. */
+int
+schema_version(struct db *db, unsigned *version, char *err)
+{
+	struct db_res *r;
+	char **row;
+	int rc;
+
+	*version = 0;
+	r = db_query(db, &rc, err, "SELECT COALESCE(MAX(version), 0) FROM jobq_schema");
+	if (r == NULL)
+		return db_errno(db) == ER_NO_SUCH_TABLE ? DB_OK : rc;
+	if ((row = db_res_next(r)) != NULL && row[0] != NULL)
+		*version = (unsigned)strtoul(row[0], NULL, 10);
+	db_res_free(r);
+	return DB_OK;
+}
+
+/* Runs each statement of one migration; statements end with ';' at the
+ * end of a line. */
+static int
+apply(struct db *db, const struct migration *m, char *err)
+{
+	const char *p = m->sql;
+	struct buf stmt;
+	int rc = DB_OK;
+
+	buf_init(&stmt);
+	while (*p != '\0' && rc == DB_OK) {
+		const char *nl = strchr(p, '\n');
+		size_t len = nl ? (size_t)(nl - p) : strlen(p);
+		int last = len > 0 && p[len - 1] == ';';
+
+		buf_add(&stmt, p, len);
+		buf_addc(&stmt, '\n');
+		p += len + (nl != NULL);
+		if (last) {
+			rc = db_exec_buf(db, &stmt, err);
+			buf_reset(&stmt);
+		}
+	}
+	if (rc == DB_OK)
+		rc = db_exec(
+		    db, err, "INSERT INTO jobq_schema (version, name) VALUES (%u, %q)", m->version, m->name);
+	buf_free(&stmt);
+	return rc;
+}
+
+static int
+lock(struct db *db, int take, char *err)
+{
+	struct db_res *r;
+	char **row;
+	int rc, got = 0;
+
+	r = db_query(db, &rc, err,
+	    take ? "SELECT GET_LOCK(CONCAT('jobq.init.', DATABASE()), 60)"
+	         : "SELECT RELEASE_LOCK(CONCAT('jobq.init.', DATABASE()))");
+	if (r == NULL)
+		return rc;
+	if ((row = db_res_next(r)) != NULL && row[0] != NULL)
+		got = strcmp(row[0], "1") == 0;
+	db_res_free(r);
+	if (take && !got) {
+		errf(err, "another 'jobq init' has held the schema lock for 60 s");
+		return DB_EFAIL;
+	}
+	return DB_OK;
+}
+
+/* Brings the schema up to the latest version; *from and *to say what it
+ * did.  A schema newer than this binary is an error. */
+int
+schema_init(struct db *db, const char *database, unsigned *from, unsigned *to, char *err)
+{
+	unsigned i;
+	int rc;
+
+	(void)database;
+	if ((rc = lock(db, 1, err)) != DB_OK)
+		return rc;
+	rc = db_exec(db, err,
+	    "CREATE TABLE IF NOT EXISTS jobq_schema ("
+	    " version INT UNSIGNED NOT NULL PRIMARY KEY,"
+	    " name VARCHAR(255) NOT NULL,"
+	    " applied_at DATETIME(6) NOT NULL DEFAULT (UTC_TIMESTAMP(6))"
+	    ") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4");
+	if (rc == DB_OK)
+		rc = schema_version(db, from, err);
+	*to = *from;
+	if (rc == DB_OK && *from > schema_latest()) {
+		errf(err, "the database has schema version %u, newer than this jobq knows (%u): upgrade jobq",
+		    *from, schema_latest());
+		rc = DB_EFAIL;
+	}
+	for (i = 0; rc == DB_OK && i < schema_nmigrations; i++)
+		if (schema_migrations[i].version > *from) {
+			rc = apply(db, &schema_migrations[i], err);
+			if (rc == DB_OK)
+				*to = schema_migrations[i].version;
+		}
+	if (db_connected(db)) {
+		char ignored[ERRSZ];
+
+		lock(db, 0, ignored);
+	}
+	return rc;
+}

@@ -1,0 +1,12 @@
+/* utf8.h -- make arbitrary bytes into valid UTF-8 text. */
+#ifndef JOBQ_UTF8_H
+#define JOBQ_UTF8_H
+
+#include <stddef.h>
+
+#include "util.h"
+
+void utf8_repair(const char *in, size_t len, struct buf *out);
+size_t utf8_valid_prefix(const char *s, size_t len);
+
+#endif

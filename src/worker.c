@@ -1,0 +1,748 @@
+/* worker.c -- the event loop of `jobq work`.
+ *
+ * One thread, one poll(2).  The loop owns up to `concurrency` slots; a
+ * slot holds one reserved job from reservation until its outcome is
+ * written.  Each turn it:
+ *   1. reads the self-pipe (SIGCHLD, SIGTERM, SIGINT) and reaps children;
+ *   2. reconnects to the database if the connection was lost (capped
+ *      backoff, one log line per change of state);
+ *   3. writes outcomes that are waiting (a handler that finished while
+ *      the database was away keeps its slot, and its lease is extended,
+ *      until the write succeeds or the lease turns out to be lost);
+ *   4. extends the leases of the jobs it holds (heartbeat) and refreshes
+ *      its row in the worker registry;
+ *   5. reserves as many jobs as it has free slots, when polling is due,
+ *      and starts their handlers;
+ *   6. sleeps in poll() until a pipe, a signal or the next deadline.
+ *
+ * Signals only write a byte to the self-pipe.  The first SIGTERM/SIGINT
+ * stops reservations and lets running handlers finish; a second one
+ * terminates them and gives their jobs back without charging an attempt. */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "duration.h"
+#include "log.h"
+#include "outcome.h"
+#include "queue.h"
+#include "registry.h"
+#include "runner.h"
+#include "worker.h"
+
+#define RECONNECT_MIN_MS 100
+#define RECONNECT_MAX_MS 5000
+#define WRITE_RETRY_MS 500
+
+enum slot_state { SLOT_FREE, SLOT_RUNNING, SLOT_WRITING };
+enum write_kind { WRITE_DONE, WRITE_RETRY, WRITE_DEAD, WRITE_GIVEBACK };
+
+struct slot {
+	enum slot_state state;
+	struct job *job;
+	const struct handler *h;
+	unsigned max_attempts;
+	struct runner *run;
+	int has_run;
+	/* the outcome waiting to be written */
+	enum write_kind write;
+	int64_t delay_ms;
+	int64_t duration_ms;
+	char *output;
+	char *error;
+	char words[128];
+	char reason[256];
+	int lease_lost;
+};
+
+struct worker {
+	const struct conf *conf;
+	const struct worker_opts *opts;
+	struct db *db;
+	char id[160];
+	char host[128];
+	enum reserve_mode mode;
+	struct slot *slots;
+	unsigned nslots;
+	struct worker_counts counts;
+	uint64_t started;  /* jobs taken */
+	uint64_t finished; /* outcomes written or dropped */
+	int stopping;      /* 1: finish running jobs; 2: terminate them */
+	int empty;         /* the last reservation found nothing */
+	int reserved_once;
+	int db_up;
+	int64_t down_since, reconnect_at, reconnect_delay;
+	int64_t next_poll, next_heartbeat, next_write, max_time_at;
+	char db_err[ERRSZ];
+};
+
+static int sigpipe_fds[2] = { -1, -1 };
+
+/* Signal handlers only write the signal number to the self-pipe. */
+static void
+on_signal(int sig)
+{
+	int saved = errno;
+	unsigned char b = (unsigned char)sig;
+	ssize_t ignored = write(sigpipe_fds[1], &b, 1);
+
+	(void)ignored;
+	errno = saved;
+}
+
+static int
+setup_signals(char *err)
+{
+	struct sigaction sa;
+
+	if (pipe2(sigpipe_fds, O_CLOEXEC | O_NONBLOCK) < 0) {
+		errf(err, "pipe: %s", strerror(errno));
+		return -1;
+	}
+	memset(&sa, 0, sizeof sa);
+	sigemptyset(&sa.sa_mask);
+	sa.sa_handler = on_signal;
+	sa.sa_flags = SA_RESTART;
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGCHLD, &sa, NULL);
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGPIPE, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	return 0;
+}
+
+static void
+restore_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = SIG_DFL;
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGCHLD, &sa, NULL);
+	close(sigpipe_fds[0]);
+	close(sigpipe_fds[1]);
+	sigpipe_fds[0] = sigpipe_fds[1] = -1;
+}
+
+static unsigned
+busy_slots(const struct worker *w)
+{
+	unsigned i, n = 0;
+
+	for (i = 0; i < w->nslots; i++)
+		n += w->slots[i].state != SLOT_FREE;
+	return n;
+}
+
+static void
+slot_clear(struct slot *s)
+{
+	runner_free(s->run);
+	job_free(s->job);
+	free(s->output);
+	free(s->error);
+	memset(s, 0, sizeof *s);
+}
+
+/* ---- database state ---- */
+
+/* Notes a failed database call: a lost connection starts the reconnect
+ * cycle (logged once), anything else is only logged. */
+static void
+db_failed(struct worker *w, int rc, const char *what, const char *err)
+{
+	if (rc == DB_EGONE || !db_connected(w->db)) {
+		if (w->db_up) {
+			log_warn("database connection lost during %s: %s; reconnecting", what, err);
+			w->db_up = 0;
+			w->down_since = mono_ms();
+			w->reconnect_delay = RECONNECT_MIN_MS;
+			w->reconnect_at = w->down_since + RECONNECT_MIN_MS;
+		}
+		db_disconnect(w->db);
+		return;
+	}
+	log_error("%s: %s", what, err);
+}
+
+static void
+try_reconnect(struct worker *w, int64_t now)
+{
+	char err[ERRSZ];
+
+	if (w->db_up || now < w->reconnect_at)
+		return;
+	if (db_connect(w->db, 1, err) == DB_OK) {
+		char d[32];
+
+		duration_format(now - w->down_since, d, sizeof d);
+		log_info("database connection restored after %s", d);
+		w->db_up = 1;
+		w->next_heartbeat = now; /* renew leases at once */
+		w->next_write = now;
+		w->next_poll = now;
+		w->db_err[0] = '\0';
+		return;
+	}
+	if (strcmp(err, w->db_err) != 0) {
+		log_warn("reconnect: %s", err);
+		snprintf(w->db_err, sizeof w->db_err, "%s", err);
+	}
+	w->reconnect_delay *= 2;
+	if (w->reconnect_delay > RECONNECT_MAX_MS)
+		w->reconnect_delay = RECONNECT_MAX_MS;
+	w->reconnect_at = now + w->reconnect_delay;
+}
+
+/* ---- outcomes ---- */
+
+static void
+log_outcome(struct worker *w, const struct slot *s, const char *outcome)
+{
+	char attempt[32], delay[32];
+	struct log_field f[10];
+	int n = 0;
+
+	snprintf(attempt, sizeof attempt, "%u/%u", s->job->attempt, s->max_attempts);
+	f[n++] = LF_N("job", s->job->id);
+	f[n++] = LF_S("type", s->job->type);
+	f[n++] = LF_S("queue", s->job->queue);
+	f[n++] = LF_S("attempt", attempt);
+	f[n++] = LF_S("outcome", outcome);
+	f[n++] = LF_N("ms", s->duration_ms);
+	f[n++] = LF_S("exit", s->words);
+	if (s->write == WRITE_RETRY && strcmp(outcome, "retry") == 0) {
+		duration_format(s->delay_ms, delay, sizeof delay);
+		f[n++] = LF_S("retry_in", delay);
+	}
+	if (s->write == WRITE_DEAD)
+		f[n++] = LF_S("reason", s->reason);
+	(void)w;
+	log_fields(strcmp(outcome, "done") == 0 ? LOG_INFO : LOG_WARN, "job", f, n);
+}
+
+static const char *
+write_name(enum write_kind k)
+{
+	static const char *const names[] = { "done", "retry", "dead", "interrupted" };
+
+	return names[k];
+}
+
+/* The error text kept with a retry: the exit status, then stderr. */
+static char *
+last_error_text(const struct slot *s)
+{
+	return xasprintf("[%s] %s", s->words, s->error ? s->error : "");
+}
+
+/* Writes the slot's outcome; on success (or a lost lease) frees the
+ * slot.  Returns 0 when the slot is done with, -1 to try again later. */
+static int
+write_outcome(struct worker *w, struct slot *s)
+{
+	struct run_record run = { w->id, s->duration_ms, write_name(s->write), s->words, s->output,
+		s->error };
+	const struct run_record *runp = s->has_run ? &run : NULL;
+	char err[ERRSZ], *text;
+	int rc;
+
+	switch (s->write) {
+	case WRITE_DONE:
+		rc = queue_complete(w->db, s->job, runp, err);
+		break;
+	case WRITE_RETRY:
+		text = last_error_text(s);
+		rc = queue_retry(w->db, s->job, s->delay_ms, text, runp, err);
+		free(text);
+		break;
+	case WRITE_DEAD:
+		rc = queue_bury(w->db, s->job, s->error ? s->error : "", s->words, s->reason, runp, err);
+		break;
+	default:
+		rc = queue_giveback(w->db, s->job, runp, err);
+		break;
+	}
+	if (rc == DB_OK) {
+		log_outcome(w, s, write_name(s->write));
+		if (s->write == WRITE_DONE)
+			w->counts.done++;
+		else if (s->write == WRITE_RETRY)
+			w->counts.retried++;
+		else if (s->write == WRITE_DEAD)
+			w->counts.dead++;
+	} else if (rc == QUEUE_LOST)
+		log_warn(
+		    "job %llu: lease lost (another worker or release-stale took it); outcome '%s' dropped",
+		    (unsigned long long)s->job->id, write_name(s->write));
+	else if (rc == DB_EGONE || rc == DB_ERETRY) {
+		db_failed(w, rc, "writing an outcome", err);
+		return -1;
+	} else
+		log_error("job %llu: writing outcome '%s' failed: %s; the job returns when its lease expires",
+		    (unsigned long long)s->job->id, write_name(s->write), err);
+	slot_clear(s);
+	w->finished++;
+	w->next_poll = mono_ms(); /* a slot is free: look for work at once */
+	return 0;
+}
+
+static void
+write_pending(struct worker *w, int64_t now)
+{
+	unsigned i;
+
+	if (!w->db_up || now < w->next_write)
+		return;
+	for (i = 0; i < w->nslots && w->db_up; i++)
+		if (w->slots[i].state == SLOT_WRITING && write_outcome(w, &w->slots[i]) < 0)
+			w->next_write = now + WRITE_RETRY_MS;
+}
+
+/* Turns a finished handler into the outcome to write. */
+static void
+conclude(struct worker *w, struct slot *s)
+{
+	struct exit_info x;
+	struct decision d;
+
+	runner_result(s->run, &x, &s->output, &s->error, &s->duration_ms);
+	outcome_exit_words(&x, s->words, sizeof s->words);
+	s->has_run = 1;
+	if (runner_interrupted(s->run) && w->stopping >= 2) {
+		s->write = WRITE_GIVEBACK;
+	} else {
+		outcome_decide(s->h, &x, s->error, s->job->attempt, s->max_attempts,
+		    s->job->age_ms + s->duration_ms, &d);
+		s->write = d.kind == OUTCOME_DONE ? WRITE_DONE
+		    : d.kind == OUTCOME_RETRY     ? WRITE_RETRY
+		                                  : WRITE_DEAD;
+		s->delay_ms = d.delay_ms;
+		snprintf(s->reason, sizeof s->reason, "%s", d.reason);
+	}
+	runner_free(s->run);
+	s->run = NULL;
+	s->state = SLOT_WRITING;
+	if (w->db_up)
+		write_outcome(w, s);
+}
+
+/* ---- starting jobs ---- */
+
+/* Buries a job without running it. */
+static void
+bury_unrun(struct worker *w, struct slot *s, const char *words, const char *reason, const char *error)
+{
+	s->write = WRITE_DEAD;
+	snprintf(s->words, sizeof s->words, "%s", words);
+	snprintf(s->reason, sizeof s->reason, "%s", reason);
+	s->error = xstrdup(error);
+	s->state = SLOT_WRITING;
+	write_outcome(w, s);
+}
+
+static void
+start_job(struct worker *w, struct slot *s, struct job *j)
+{
+	char err[ERRSZ], reason[256];
+
+	s->job = j;
+	s->h = conf_handler(w->conf, j->type);
+	s->max_attempts = j->max_attempts ? j->max_attempts : s->h ? s->h->max_attempts : 1;
+	w->started++;
+	if (s->h == NULL) {
+		char *msg = xasprintf(
+		    "unknown job type '%s': no [handler %s] section in %s", j->type, j->type, w->conf->path);
+
+		bury_unrun(w, s, "not run", "unknown job type", msg);
+		free(msg);
+		return;
+	}
+	if (j->attempt > s->max_attempts) {
+		/* The earlier attempts ended with their worker (crash, kill -9):
+		 * a job that keeps killing workers must stop somewhere. */
+		snprintf(reason, sizeof reason, "attempts used up (%u of %u; the last ended with its worker)",
+		    j->attempt - 1, s->max_attempts);
+		bury_unrun(w, s, "not run", reason, reason);
+		return;
+	}
+	s->run = runner_start(s->h, j, s->max_attempts, err);
+	if (s->run == NULL) {
+		/* fork failed: hand the job straight back, attempt refunded. */
+		log_error("job %llu: %s", (unsigned long long)j->id, err);
+		s->write = WRITE_GIVEBACK;
+		snprintf(s->words, sizeof s->words, "not started");
+		s->state = SLOT_WRITING;
+		write_outcome(w, s);
+		return;
+	}
+	s->state = SLOT_RUNNING;
+}
+
+static unsigned
+want_jobs(const struct worker *w)
+{
+	unsigned free_slots = w->nslots - busy_slots(w);
+
+	if (w->opts->max_jobs > 0 && w->opts->max_jobs - w->started < free_slots)
+		free_slots = (unsigned)(w->opts->max_jobs - w->started);
+	return free_slots;
+}
+
+static void
+reserve(struct worker *w, int64_t now)
+{
+	struct reserve_req req;
+	struct job **jobs;
+	size_t n, i, k = 0;
+	char err[ERRSZ];
+	unsigned limit = want_jobs(w);
+	int rc;
+
+	if (w->stopping || !w->db_up || now < w->next_poll || limit == 0)
+		return;
+	if (w->opts->once && w->reserved_once)
+		return;
+	req.queues = w->opts->queues;
+	req.limit = limit;
+	req.ttl_ms = w->conf->worker.reserve_ttl_ms;
+	req.worker = w->id;
+	req.mode = w->mode;
+	rc = queue_reserve(w->db, &req, &jobs, &n, err);
+	w->reserved_once = 1;
+	if (rc != DB_OK)
+		db_failed(w, rc, "reserving jobs", err);
+	w->empty = rc == DB_OK && n == 0;
+	w->next_poll = n == limit ? now : now + w->conf->worker.poll_interval_ms;
+	for (i = 0; i < n; i++) {
+		while (w->slots[k].state != SLOT_FREE)
+			k++;
+		start_job(w, &w->slots[k], jobs[i]);
+	}
+	free(jobs);
+}
+
+/* ---- heartbeat ---- */
+
+static void
+heartbeat(struct worker *w, int64_t now)
+{
+	struct buf current;
+	char err[ERRSZ];
+	unsigned i;
+	int rc = DB_OK;
+
+	if (!w->db_up || now < w->next_heartbeat)
+		return;
+	w->next_heartbeat = now + w->conf->worker.heartbeat_ms;
+	buf_init(&current);
+	buf_adds(&current, "");
+	for (i = 0; i < w->nslots && rc != DB_EGONE; i++) {
+		struct slot *s = &w->slots[i];
+
+		if (s->state == SLOT_FREE || s->lease_lost)
+			continue;
+		buf_printf(&current, "%s%llu:%s", current.len ? "," : "", (unsigned long long)s->job->id,
+		    s->job->type);
+		rc = queue_extend(w->db, s->job, w->conf->worker.reserve_ttl_ms, err);
+		if (rc == QUEUE_LOST) {
+			s->lease_lost = 1;
+			log_warn("job %llu: lease lost (another worker or release-stale took it); its "
+			         "outcome will be dropped",
+			    (unsigned long long)s->job->id);
+			rc = DB_OK;
+		}
+	}
+	if (rc == DB_OK) {
+		rc = registry_heartbeat(w->db, w->id, &w->counts, current.data, err);
+		if (rc == 1) {
+			char *queues = NULL;
+			struct buf q;
+
+			buf_init(&q);
+			for (i = 0; w->opts->queues[i] != NULL; i++)
+				buf_printf(&q, "%s%s", i ? "," : "", w->opts->queues[i]);
+			queues = buf_steal(&q);
+			rc = registry_register(w->db, w->id, w->host, (unsigned)getpid(), queues, w->nslots,
+			    w->conf->worker.heartbeat_ms, err);
+			free(queues);
+		}
+	}
+	if (rc != DB_OK)
+		db_failed(w, rc, "heartbeat", err);
+	buf_free(&current);
+}
+
+/* ---- signals and children ---- */
+
+static void
+reap_children(struct worker *w)
+{
+	for (;;) {
+		siginfo_t si;
+		unsigned i;
+
+		memset(&si, 0, sizeof si);
+		if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) < 0 || si.si_pid == 0)
+			return;
+		for (i = 0; i < w->nslots; i++)
+			if (w->slots[i].state == SLOT_RUNNING && runner_pid(w->slots[i].run) == si.si_pid)
+				break;
+		if (i < w->nslots)
+			runner_reap(w->slots[i].run);
+		else
+			waitpid(si.si_pid, NULL, 0); /* not ours to track */
+	}
+}
+
+static void
+begin_stop(struct worker *w, int level, const char *why)
+{
+	unsigned i, running = 0;
+
+	if (level <= w->stopping)
+		return;
+	w->stopping = level;
+	for (i = 0; i < w->nslots; i++)
+		running += w->slots[i].state == SLOT_RUNNING;
+	if (level == 1) {
+		log_info("%s: taking no new jobs, waiting for %u running", why, running);
+		return;
+	}
+	log_info("%s: terminating %u running handlers, their jobs go back to the queue", why, running);
+	for (i = 0; i < w->nslots; i++)
+		if (w->slots[i].state == SLOT_RUNNING)
+			runner_terminate(w->slots[i].run);
+}
+
+static void
+read_signals(struct worker *w)
+{
+	unsigned char buf[64];
+	ssize_t n, i;
+
+	while ((n = read(sigpipe_fds[0], buf, sizeof buf)) > 0)
+		for (i = 0; i < n; i++) {
+			if (buf[i] == SIGCHLD)
+				continue;
+			begin_stop(w, w->stopping + 1, buf[i] == SIGINT ? "SIGINT" : "SIGTERM");
+		}
+	reap_children(w);
+}
+
+/* ---- the loop ---- */
+
+static int
+should_exit(const struct worker *w)
+{
+	if (busy_slots(w) > 0)
+		return 0;
+	if (w->stopping)
+		return 1;
+	if (w->opts->once && w->reserved_once)
+		return 1;
+	if (w->opts->max_jobs > 0 && w->finished >= w->opts->max_jobs)
+		return 1;
+	return w->opts->stop_when_empty && w->empty;
+}
+
+static int64_t
+min64(int64_t a, int64_t b)
+{
+	return a < b ? a : b;
+}
+
+/* How long poll() may sleep. */
+static int
+poll_timeout(const struct worker *w, int64_t now)
+{
+	int64_t t = now + 1000;
+	unsigned i;
+
+	if (!w->stopping && w->db_up && want_jobs(w) > 0)
+		t = min64(t, w->next_poll);
+	if (w->db_up) {
+		t = min64(t, w->next_heartbeat);
+		if (busy_slots(w) > 0)
+			t = min64(t, w->next_write);
+	} else
+		t = min64(t, w->reconnect_at);
+	if (w->max_time_at > 0 && !w->stopping)
+		t = min64(t, w->max_time_at);
+	for (i = 0; i < w->nslots; i++)
+		if (w->slots[i].state == SLOT_RUNNING)
+			t = min64(t, runner_deadline(w->slots[i].run));
+	return t <= now ? 0 : (int)(t - now);
+}
+
+/* Sleeps in poll() and services every pipe that is ready. */
+static void
+wait_and_io(struct worker *w, int64_t now)
+{
+	struct pollfd *pfd = xcalloc(1 + (size_t)w->nslots * RUNNER_MAX_FDS, sizeof *pfd);
+	int *first = xcalloc(w->nslots + 1, sizeof *first), *count = xcalloc(w->nslots + 1, sizeof *count);
+	int n = 1;
+	unsigned i;
+
+	pfd[0].fd = sigpipe_fds[0];
+	pfd[0].events = POLLIN;
+	for (i = 0; i < w->nslots; i++) {
+		first[i] = n;
+		if (w->slots[i].state == SLOT_RUNNING)
+			n += count[i] = runner_fds(w->slots[i].run, pfd + n);
+	}
+	if (poll(pfd, (nfds_t)n, poll_timeout(w, now)) < 0 && errno != EINTR)
+		fatal("poll: %s", strerror(errno));
+	for (i = 0; i < w->nslots; i++)
+		if (count[i] > 0)
+			runner_io(w->slots[i].run, pfd + first[i], count[i]);
+	free(pfd);
+	free(first);
+	free(count);
+}
+
+static void
+tick_runners(struct worker *w, int64_t now)
+{
+	unsigned i;
+
+	for (i = 0; i < w->nslots; i++) {
+		struct slot *s = &w->slots[i];
+
+		if (s->state != SLOT_RUNNING)
+			continue;
+		runner_tick(s->run, now);
+		if (runner_finished(s->run))
+			conclude(w, s);
+	}
+}
+
+static void
+worker_identity(struct worker *w)
+{
+	char rnd[9];
+
+	if (gethostname(w->host, sizeof w->host) < 0)
+		snprintf(w->host, sizeof w->host, "localhost");
+	w->host[sizeof w->host - 1] = '\0';
+	random_hex(rnd, 4);
+	snprintf(w->id, sizeof w->id, "%.100s:%d:%s", w->host, (int)getpid(), rnd);
+}
+
+static int
+worker_start(struct worker *w, char *err)
+{
+	struct buf q;
+	unsigned i;
+	int rc;
+
+	w->mode = w->conf->worker.reserve_mode;
+	if (w->mode == RESERVE_AUTO && (rc = queue_probe(w->db, &w->mode, err)) != DB_OK)
+		return rc;
+	buf_init(&q);
+	for (i = 0; w->opts->queues[i] != NULL; i++)
+		buf_printf(&q, "%s%s", i ? "," : "", w->opts->queues[i]);
+	rc = registry_register(
+	    w->db, w->id, w->host, (unsigned)getpid(), q.data, w->nslots, w->conf->worker.heartbeat_ms, err);
+	{
+		struct log_field f[] = {
+			LF_S("worker", w->id),
+			LF_S("queues", q.data),
+			LF_N("concurrency", w->nslots),
+			LF_S("reserve_mode", conf_reserve_mode_name(w->mode)),
+		};
+
+		if (rc == DB_OK)
+			log_fields(LOG_INFO, "worker started", f, (int)ARRAY_LEN(f));
+	}
+	buf_free(&q);
+	return rc;
+}
+
+static void
+worker_finish(struct worker *w)
+{
+	char err[ERRSZ];
+	unsigned i, unwritten = 0;
+	struct log_field f[4];
+
+	for (i = 0; i < w->nslots; i++)
+		if (w->slots[i].state != SLOT_FREE) {
+			unwritten++;
+			slot_clear(&w->slots[i]);
+		}
+	if (unwritten > 0)
+		log_warn("%u outcomes could not be written; those jobs return when their leases expire",
+		    unwritten);
+	if (w->db_up && registry_unregister(w->db, w->id, err) != DB_OK)
+		log_warn("unregister: %s", err);
+	f[0] = LF_N("done", w->counts.done);
+	f[1] = LF_N("retried", w->counts.retried);
+	f[2] = LF_N("dead", w->counts.dead);
+	f[3] = LF_S("worker", w->id);
+	log_fields(LOG_INFO, "worker stopped", f, 4);
+}
+
+/* Runs the loop until a stop condition holds; returns the exit status. */
+int
+worker_run(const struct conf *c, struct db *db, const struct worker_opts *o)
+{
+	struct worker w;
+	char err[ERRSZ];
+	int rc;
+
+	memset(&w, 0, sizeof w);
+	w.conf = c;
+	w.opts = o;
+	w.db = db;
+	w.db_up = 1;
+	w.nslots = o->concurrency;
+	w.slots = xcalloc(w.nslots, sizeof *w.slots);
+	worker_identity(&w);
+	if (setup_signals(err) < 0 || (rc = worker_start(&w, err)) != DB_OK) {
+		log_error("cannot start: %s", err);
+		free(w.slots);
+		return 69;
+	}
+	w.next_heartbeat = mono_ms() + c->worker.heartbeat_ms;
+	if (o->max_time_ms > 0)
+		w.max_time_at = mono_ms() + o->max_time_ms;
+	for (;;) {
+		int64_t now = mono_ms();
+
+		read_signals(&w);
+		tick_runners(&w, now);
+		if (w.max_time_at > 0 && now >= w.max_time_at)
+			begin_stop(&w, 1, "--max-time reached");
+		try_reconnect(&w, now);
+		write_pending(&w, now);
+		heartbeat(&w, now);
+		reserve(&w, now);
+		if (should_exit(&w))
+			break;
+		if (w.stopping >= 2 && !w.db_up) {
+			unsigned i, running = 0;
+
+			for (i = 0; i < w.nslots; i++)
+				running += w.slots[i].state == SLOT_RUNNING;
+			if (running == 0)
+				break; /* give up on writes the database cannot take */
+		}
+		wait_and_io(&w, mono_ms());
+	}
+	worker_finish(&w);
+	restore_signals();
+	free(w.slots);
+	return 0;
+}

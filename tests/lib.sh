@@ -1,0 +1,172 @@
+# lib.sh -- shared by the integration tests (bash).  Each test gets its own
+# database on the private MariaDB server (contrib/jobq-testdb) and its own
+# folder; both are removed at exit, as are the workers it started.
+#
+#   . "$top_srcdir/tests/lib.sh"; setup NAME
+#   ok COND_EXIT_STATUS NAME / is GOT WANT NAME / like GOT REGEX NAME
+#   sql "SELECT ..."   run SQL on the test database, tab-separated, no header
+#   jq_ ARGS           run jobq with the test configuration (alias: jobq_)
+#   finish             print the plan and exit
+set -u
+
+: "${top_srcdir:=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}"
+: "${top_builddir:=$top_srcdir}"
+: "${JOBQ:=$top_builddir/src/jobq}"
+: "${JOBQ_TESTDB:=$top_builddir/tests/db}"
+TESTDB_SCRIPT=$top_srcdir/contrib/jobq-testdb
+HANDLERS=$top_srcdir/handlers
+TAP_N=0
+TAP_FAILED=0
+BG_PIDS=()
+
+ok() {
+	local status=$1
+	shift
+	TAP_N=$((TAP_N + 1))
+	if [ "$status" = 0 ]; then
+		echo "ok $TAP_N - $*"
+	else
+		echo "not ok $TAP_N - $*"
+		TAP_FAILED=$((TAP_FAILED + 1))
+	fi
+}
+
+is() {
+	local got=$1 want=$2
+	shift 2
+	if [ "$got" = "$want" ]; then
+		ok 0 "$*"
+	else
+		ok 1 "$*"
+		echo "#   got:  '$got'"
+		echo "#   want: '$want'"
+	fi
+}
+
+like() {
+	local got=$1 re=$2
+	shift 2
+	if [[ $got =~ $re ]]; then
+		ok 0 "$*"
+	else
+		ok 1 "$*"
+		echo "#   got:  '$got'"
+		echo "#   want: /$re/"
+	fi
+}
+
+diag() { echo "# $*"; }
+
+skip_all() {
+	echo "1..0 # SKIP $*"
+	exit 0
+}
+
+finish() {
+	echo "1..$TAP_N"
+	[ "$TAP_FAILED" = 0 ]
+	exit $?
+}
+
+# Starts the shared private server if the suite's first test did not
+# (a test run on its own); the flock keeps parallel tests from racing.
+ensure_server() {
+	mkdir -p "$JOBQ_TESTDB"
+	(
+		flock 9
+		"$TESTDB_SCRIPT" status "$JOBQ_TESTDB" || "$TESTDB_SCRIPT" start "$JOBQ_TESTDB"
+	) 9>"$JOBQ_TESTDB.lock"
+}
+
+sql() {
+	"$TESTDB_SCRIPT" client "$JOBQ_TESTDB" -N -B "$DB" -e "SET time_zone = '+00:00'; $*"
+}
+
+sql_root() {
+	"$TESTDB_SCRIPT" client "$JOBQ_TESTDB" -N -B -e "$*"
+}
+
+jq_() {
+	"$JOBQ" -c "$CONF" "$@"
+}
+
+# Writes the test configuration: the [database] section for this test's
+# database, then whatever the test passes on stdin.
+write_conf() {
+	{
+		cat <<EOC
+[database]
+socket = $SOCKET
+user = root
+database = $DB
+
+EOC
+		cat
+	} >"$CONF"
+}
+
+# Starts `jobq work ARGS` in the background, stderr to $T/worker.N.log;
+# sets WORKER_PID.
+start_worker() {
+	local n=${#BG_PIDS[@]}
+	"$JOBQ" -c "$CONF" work "$@" 2>"$T/worker.$n.log" &
+	WORKER_PID=$!
+	BG_PIDS+=("$WORKER_PID")
+}
+
+# Waits up to $1 seconds for SQL $2 to print $3.
+wait_for_sql() {
+	local secs=$1 query=$2 want=$3 i=0
+	while [ "$(sql "$query")" != "$want" ]; do
+		i=$((i + 1))
+		[ $i -le $((secs * 10)) ] || return 1
+		sleep 0.1
+	done
+}
+
+# Waits up to $1 seconds for process $2 to exit; returns its status, or
+# 124 when it is still running.
+wait_exit() {
+	local secs=$1 pid=$2 i=0
+	while kill -0 "$pid" 2>/dev/null; do
+		i=$((i + 1))
+		[ $i -le $((secs * 10)) ] || return 124
+		sleep 0.1
+	done
+	wait "$pid"
+}
+
+cleanup() {
+	local p
+	for p in "${BG_PIDS[@]}"; do
+		kill -KILL "$p" 2>/dev/null
+		pkill -KILL -P "$p" 2>/dev/null
+	done
+	wait 2>/dev/null
+	sql_root "DROP DATABASE IF EXISTS \`$DB\`" >/dev/null 2>&1
+	[ -n "${KEEP_TMP:-}" ] || rm -rf "$T"
+}
+
+# setup NAME: a database and folder of our own, a default config, schema.
+setup() {
+	local name=$1
+	ensure_server || { echo "Bail out! cannot start the private MariaDB"; exit 99; }
+	SOCKET=$("$TESTDB_SCRIPT" socket "$JOBQ_TESTDB")
+	DB="t_${name//[^a-zA-Z0-9]/_}_$$"
+	T=$top_builddir/tests/tmp/$name.$$
+	rm -rf "$T"
+	mkdir -p "$T"
+	CONF=$T/jobq.ini
+	trap cleanup EXIT
+	sql_root "DROP DATABASE IF EXISTS \`$DB\`" >/dev/null
+	write_conf <<EOC
+[worker]
+poll_interval = 20ms
+
+[queue default]
+
+[handler echo]
+exec = $HANDLERS/echo.sh
+EOC
+	jq_ init >/dev/null || { echo "Bail out! jobq init failed"; exit 99; }
+}
