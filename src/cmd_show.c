@@ -82,12 +82,12 @@ print_json(const struct conf *c, const struct job_view *v, const struct run_row 
 	add_str(o, "created_at", v->created_at);
 	add_str(o, "available_at", v->available_at);
 	if (v->available_at != NULL)
-		cJSON_AddNumberToObject(o, "available_in_seconds", (double)v->available_in_s);
+		cJSON_AddNumberToObject(o, "available_in_seconds", (double)v->available_in_ms / 1000.0);
 	add_str(o, "reserved_by", v->reserved_by);
 	add_str(o, "reserved_at", v->reserved_at);
 	add_str(o, "lease_expires_at", v->lease_expires_at);
 	if (v->lease_expires_at != NULL)
-		cJSON_AddNumberToObject(o, "lease_left_seconds", (double)v->lease_left_s);
+		cJSON_AddNumberToObject(o, "lease_left_seconds", (double)v->lease_left_ms / 1000.0);
 	add_str(o, "last_error", v->last_error);
 	if (next_ms > 0)
 		cJSON_AddNumberToObject(o, "next_backoff_seconds", (double)next_ms / 1000.0);
@@ -117,13 +117,16 @@ print_json(const struct conf *c, const struct job_view *v, const struct run_row 
 	cJSON_Delete(o);
 }
 
+/* "in 5s", "3m20s ago", "in 850ms": milliseconds below ten seconds,
+ * whole seconds above. */
 static void
-relative(int64_t s, char *out, size_t outlen)
+relative(int64_t ms, char *out, size_t outlen)
 {
+	int64_t a = ms < 0 ? -ms : ms;
 	char d[32];
 
-	duration_format((s < 0 ? -s : s) * 1000, d, sizeof d);
-	snprintf(out, outlen, s < 0 ? "%s ago" : s == 0 ? "now" : "in %s", d);
+	duration_format(a >= 10000 ? a / 1000 * 1000 : a, d, sizeof d);
+	snprintf(out, outlen, ms < 0 ? "%s ago" : ms == 0 ? "now" : "in %s", d);
 }
 
 static void
@@ -157,13 +160,13 @@ print_text(const struct conf *c, const struct job_view *v, const struct run_row 
 	printf("  attempts     %u of %u\n", v->attempts, max);
 	printf("  created      %s %s\n", v->created_at, tz);
 	if (v->available_at != NULL) {
-		relative(v->available_in_s, rel, sizeof rel);
+		relative(v->available_in_ms, rel, sizeof rel);
 		printf("  available    %s %s (%s)\n", v->available_at, tz, rel);
 	}
 	if (v->reserved_by != NULL) {
-		relative(v->lease_left_s, rel, sizeof rel);
+		relative(v->lease_left_ms, rel, sizeof rel);
 		printf("  reserved by  %s at %s %s\n", v->reserved_by, v->reserved_at, tz);
-		printf("  lease        %s %s until %s %s\n", v->lease_left_s > 0 ? "expires" : "expired", rel,
+		printf("  lease        %s %s, at %s %s\n", v->lease_left_ms > 0 ? "expires" : "expired", rel,
 		    v->lease_expires_at, tz);
 	}
 	if (next_ms > 0) {

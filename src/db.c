@@ -199,7 +199,8 @@ db_connect(struct db *db, int with_database, char *err)
 		fatal("mysql_init: out of memory");
 	set_options(db);
 	if (mysql_real_connect(db->my, c->socket != NULL ? NULL : c->host, c->user, c->password,
-	        with_database ? c->database : NULL, c->port, c->socket, CLIENT_FOUND_ROWS) == NULL) {
+	        with_database ? c->database : NULL, c->port, c->socket,
+	        CLIENT_FOUND_ROWS | CLIENT_MULTI_STATEMENTS) == NULL) {
 		char what[400];
 		int rc;
 
@@ -332,18 +333,62 @@ run(struct db *db, const char *sql, size_t len, char *err)
 	return DB_OK;
 }
 
+/* Reads every result of the statements sent in one go: *first_set gets
+ * the first result set (when wanted; the caller frees it), affected[i]
+ * the rows statement i changed (up to max).  On an error the remaining
+ * statements were not run; the caller rolls back an open transaction. */
+static int
+collect(struct db *db, MYSQL_RES **first_set, uint64_t *affected, size_t max, char *err)
+{
+	size_t i = 0;
+	int status;
+
+	if (first_set != NULL)
+		*first_set = NULL;
+	do {
+		MYSQL_RES *res = mysql_store_result(db->my);
+
+		if (res == NULL && mysql_field_count(db->my) != 0)
+			return fail(db, err, "read result");
+		if (res != NULL && first_set != NULL && *first_set == NULL)
+			*first_set = res;
+		else if (res != NULL)
+			mysql_free_result(res);
+		if (i < max)
+			affected[i] = (uint64_t)mysql_affected_rows(db->my);
+		i++;
+		if ((status = mysql_next_result(db->my)) > 0) {
+			char what[64];
+
+			if (first_set != NULL && *first_set != NULL)
+				mysql_free_result(*first_set), *first_set = NULL;
+			snprintf(what, sizeof what, "statement %zu of a batch", i + 1);
+			return fail(db, err, what);
+		}
+	} while (status == 0);
+	return DB_OK;
+}
+
 int
 db_exec_buf(struct db *db, const struct buf *sql, char *err)
 {
 	int rc = run(db, sql->data, sql->len, err);
-	MYSQL_RES *res;
 
 	if (rc != DB_OK)
 		return rc;
-	/* A statement that returns rows must have them read. */
-	if ((res = mysql_store_result(db->my)) != NULL)
-		mysql_free_result(res);
-	return DB_OK;
+	return collect(db, NULL, NULL, 0, err);
+}
+
+/* Sends several statements separated by ';' in one round trip;
+ * affected[i] gets the rows statement i changed. */
+int
+db_exec_many(struct db *db, const struct buf *sql, uint64_t *affected, size_t max, char *err)
+{
+	int rc = run(db, sql->data, sql->len, err);
+
+	if (rc != DB_OK)
+		return rc;
+	return collect(db, NULL, affected, max, err);
 }
 
 /* Runs a statement that returns no rows. */
@@ -371,12 +416,11 @@ db_query_buf(struct db *db, const struct buf *sql, int *rc, char *err)
 
 	if ((*rc = run(db, sql->data, sql->len, err)) != DB_OK)
 		return NULL;
-	if ((res = mysql_store_result(db->my)) == NULL) {
-		if (mysql_field_count(db->my) == 0) {
-			errf(err, "query returned no result set");
-			*rc = DB_EFAIL;
-		} else
-			*rc = fail(db, err, "read result");
+	if ((*rc = collect(db, &res, NULL, 0, err)) != DB_OK)
+		return NULL;
+	if (res == NULL) {
+		errf(err, "query returned no result set");
+		*rc = DB_EFAIL;
 		return NULL;
 	}
 	r = xcalloc(1, sizeof *r);
@@ -384,7 +428,9 @@ db_query_buf(struct db *db, const struct buf *sql, int *rc, char *err)
 	return r;
 }
 
-/* Runs a query and returns all its rows, or NULL with *rc and err set. */
+/* Runs a query and returns all its rows, or NULL with *rc and err set.
+ * Several statements may be sent at once: the rows are those of the
+ * first one that returns any. */
 struct db_res *
 db_query(struct db *db, int *rc, char *err, const char *fmt, ...)
 {

@@ -31,6 +31,7 @@ int db_exec(struct db *db, char *err, const char *fmt, ...);
 struct db_res *db_query(struct db *db, int *rc, char *err, const char *fmt, ...);
 void db_sql(struct db *db, struct buf *b, const char *fmt, ...);
 int db_exec_buf(struct db *db, const struct buf *sql, char *err);
+int db_exec_many(struct db *db, const struct buf *sql, uint64_t *affected, size_t max, char *err);
 struct db_res *db_query_buf(struct db *db, const struct buf *sql, int *rc, char *err);
 uint64_t db_affected(const struct db *db);
 uint64_t db_insert_id(const struct db *db);

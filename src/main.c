@@ -1,6 +1,8 @@
 /* main.c -- `jobq [-c FILE] COMMAND [options]`: find the command, run it. */
 #include "config.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -40,6 +42,19 @@ usage(FILE *fp)
 	    conf_default_path());
 }
 
+/* Opens /dev/null on any of descriptors 0-2 that is closed (cron and
+ * some supervisors start programs that way), so that no pipe or socket
+ * we open later lands on them. */
+static void
+ensure_std_fds(void)
+{
+	int fd;
+
+	for (fd = 0; fd < 3; fd++)
+		if (fcntl(fd, F_GETFD) < 0 && open("/dev/null", O_RDWR) < 0)
+			fatal("open /dev/null: %s", strerror(errno));
+}
+
 int
 main(int argc, char **argv)
 {
@@ -52,6 +67,7 @@ main(int argc, char **argv)
 	size_t i;
 	int opt;
 
+	ensure_std_fds();
 	while ((opt = getopt_long(argc, argv, "+c:hV", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'c':

@@ -33,14 +33,15 @@ outcome_name(enum outcome_kind k)
 }
 
 /* "exit 65", "killed by SIGSEGV", "timed out after 30s",
- * "exec failed: Permission denied". */
+ * "exec failed: Permission denied", "chdir failed: No such file...". */
 void
 outcome_exit_words(const struct exit_info *x, char *out, size_t outlen)
 {
 	char d[32];
 
 	if (x->exec_errno != 0)
-		snprintf(out, outlen, "exec failed: %s", strerror(x->exec_errno));
+		snprintf(out, outlen, "%s failed: %s", x->start_what[0] ? x->start_what : "exec",
+		    strerror(x->exec_errno));
 	else if (x->timed_out) {
 		duration_format(x->timeout_ms, d, sizeof d);
 		snprintf(out, outlen, "timed out after %s", d);

@@ -16,7 +16,8 @@ struct exit_info {
 	int signo;     /* killed by this signal (when !exited) */
 	int timed_out; /* the worker killed it at its timeout */
 	int64_t timeout_ms;
-	int exec_errno; /* the program could not be started */
+	int exec_errno;      /* the program could not be started ... */
+	char start_what[16]; /* ... at this step: exec, chdir, setuid... */
 };
 
 struct decision {

@@ -45,33 +45,6 @@ tx_pause(int attempt)
 	nanosleep(&ts, NULL);
 }
 
-/* Runs fn as one transaction, rerunning it on deadlock or lock wait
- * timeout.  fn returns DB_OK (commit), a db_rc (roll back, fail) or a
- * positive QUEUE_* code (commit what it did and return the code). */
-static int
-transaction(struct db *db, int (*fn)(struct db *, void *, char *), void *arg, char *err)
-{
-	int attempt, rc = DB_EFAIL;
-
-	for (attempt = 1; attempt <= TX_ATTEMPTS; attempt++) {
-		if ((rc = db_begin(db, err)) != DB_OK)
-			return rc;
-		rc = fn(db, arg, err);
-		if (rc >= 0) {
-			int crc = db_commit(db, err);
-
-			if (crc == DB_OK)
-				return rc;
-			rc = crc;
-		} else
-			db_rollback(db);
-		if (rc != DB_ERETRY)
-			return rc;
-		tx_pause(attempt);
-	}
-	return rc;
-}
-
 /* Finds out, by trying, whether the server knows SKIP LOCKED. */
 int
 queue_probe(struct db *db, enum reserve_mode *mode, char *err)
@@ -173,11 +146,12 @@ claim_rows(struct claim *cl, struct db_res *r, int add_attempt)
 }
 
 /* SKIP LOCKED: lock the first due rows nobody else has locked, stamp
- * them, commit.  Runs inside transaction(). */
+ * them, commit; two round trips.  The claim counts only once the COMMIT
+ * succeeded (on Galera the COMMIT itself may report a deadlock): any
+ * error rolls back and the caller reruns the whole transaction. */
 static int
-claim_skip_locked(struct db *db, void *arg, char *err)
+claim_skip_locked(struct db *db, struct claim *cl, char *err)
 {
-	struct claim *cl = arg;
 	struct db_res *r;
 	struct buf sql;
 	size_t i;
@@ -185,26 +159,49 @@ claim_skip_locked(struct db *db, void *arg, char *err)
 
 	claim_drop(cl);
 	r = db_query(db, &rc, err,
+	    "START TRANSACTION;"
 	    "SELECT " JOB_COLUMNS "UTC_TIMESTAMP(6) FROM jobs"
 	    " WHERE queue = %q AND priority IN (%s) AND due_at <= UTC_TIMESTAMP(6)"
 	    " ORDER BY priority, due_at, id LIMIT %u FOR UPDATE SKIP LOCKED",
 	    cl->queue, cl->priorities, cl->limit);
-	if (r == NULL)
+	if (r == NULL) {
+		db_rollback(db);
 		return rc;
+	}
 	claim_rows(cl, r, 1);
 	db_res_free(r);
-	if (cl->n == 0)
-		return DB_OK;
 	buf_init(&sql);
-	db_sql(db, &sql,
-	    "UPDATE jobs SET attempts = attempts + 1, reserved_at = UTC_TIMESTAMP(6), reserved_by = %q,"
-	    " lease_token = %q, lease_expires_at = UTC_TIMESTAMP(6) + INTERVAL %I MICROSECOND WHERE id IN (",
-	    cl->req->worker, cl->token, cl->req->ttl_ms * 1000);
-	for (i = 0; i < cl->n; i++)
-		buf_printf(&sql, "%s%llu", i ? "," : "", (unsigned long long)cl->jobs[i]->id);
-	buf_addc(&sql, ')');
+	if (cl->n > 0) {
+		db_sql(db, &sql,
+		    "UPDATE jobs SET attempts = attempts + 1, reserved_at = UTC_TIMESTAMP(6), reserved_by = "
+		    "%q,"
+		    " lease_token = %q, lease_expires_at = UTC_TIMESTAMP(6) + INTERVAL %I MICROSECOND WHERE "
+		    "id IN (",
+		    cl->req->worker, cl->token, cl->req->ttl_ms * 1000);
+		for (i = 0; i < cl->n; i++)
+			buf_printf(&sql, "%s%llu", i ? "," : "", (unsigned long long)cl->jobs[i]->id);
+		buf_adds(&sql, ");");
+	}
+	buf_adds(&sql, "COMMIT");
 	rc = db_exec_buf(db, &sql, err);
 	buf_free(&sql);
+	if (rc != DB_OK) {
+		db_rollback(db);
+		claim_drop(cl);
+	}
+	return rc;
+}
+
+static int
+claim_skip_locked_retry(struct db *db, struct claim *cl, char *err)
+{
+	int attempt, rc = DB_EFAIL;
+
+	for (attempt = 1; attempt <= TX_ATTEMPTS; attempt++) {
+		if ((rc = claim_skip_locked(db, cl, err)) != DB_ERETRY)
+			break;
+		tx_pause(attempt);
+	}
 	return rc;
 }
 
@@ -337,7 +334,7 @@ queue_reserve(struct db *db, const struct reserve_req *req, struct job ***jobs, 
 		if (req->mode == RESERVE_UPDATE)
 			rc = claim_update(db, &cl, err);
 		else
-			rc = transaction(db, claim_skip_locked, &cl, err);
+			rc = claim_skip_locked_retry(db, &cl, err);
 		if (rc != DB_OK) {
 			claim_drop(&cl);
 			break;
@@ -354,151 +351,142 @@ queue_reserve(struct db *db, const struct reserve_req *req, struct job ***jobs, 
 	return *n > 0 ? DB_OK : rc;
 }
 
+/* Appends the run-history row of o; its outcome is the one intended
+ * when the fenced statement just before it changed a row, else "lost"
+ * (ROW_COUNT() is that statement's count). */
 static void
-run_sql(
-    struct db *db, struct buf *sql, const struct job *j, const struct run_record *run, const char *outcome)
+run_sql(struct db *db, struct buf *sql, const struct outcome *o)
 {
+	const struct job *j = o->job;
+	const struct run_record *run = o->run;
+
 	db_sql(db, sql,
 	    "INSERT INTO job_runs (job_id, queue, type, attempt, worker, started_at, duration_ms, outcome,"
-	    " exit_status, output, error) VALUES (%U, %q, %q, %u, %q,"
-	    " %q, %I, %q, %q, %q, %q)",
-	    j->id, j->queue, j->type, j->attempt, run->worker, j->reserved_at, run->duration_ms, outcome,
-	    run->exit_status, run->output, run->error);
+	    " exit_status, output, error) VALUES (%U, %q, %q, %u, %q, %q, %I, IF(ROW_COUNT() > 0, %q, "
+	    "'lost'),"
+	    " %q, %q, %q);",
+	    j->id, j->queue, j->type, j->attempt, run->worker, j->reserved_at, run->duration_ms,
+	    queue_outcome_name(o->kind), run->exit_status, run->output, run->error);
 }
 
+const char *
+queue_outcome_name(enum outcome_write k)
+{
+	static const char *const names[] = { "done", "retry", "dead", "interrupted" };
+
+	return names[k];
+}
+
+/* Appends the fenced statements of one outcome; returns how many there
+ * are before the run row (the last of them decides "lost"). */
 static int
-insert_run(struct db *db, const struct job *j, const struct run_record *run, const char *outcome, char *err)
+outcome_sql(struct db *db, struct buf *sql, const struct outcome *o)
+{
+	const struct job *j = o->job;
+
+	switch (o->kind) {
+	case OUT_DONE:
+		db_sql(db, sql, "DELETE FROM jobs WHERE id = %U AND lease_token = %q;", j->id, j->token);
+		return 1;
+	case OUT_RETRY:
+		db_sql(db, sql,
+		    "UPDATE jobs SET available_at = UTC_TIMESTAMP(6) + INTERVAL %I MICROSECOND, last_error = "
+		    "%q,"
+		    " reserved_at = NULL, reserved_by = NULL, lease_token = NULL, lease_expires_at = NULL"
+		    " WHERE id = %U AND lease_token = %q;",
+		    o->delay_ms * 1000, o->last_error, j->id, j->token);
+		return 1;
+	case OUT_DEAD:
+		/* Copy, then delete under the same fence: both change a row or
+		 * neither does. */
+		db_sql(db, sql,
+		    "INSERT INTO failed_jobs (id, queue, type, payload, priority, attempts, max_attempts, "
+		    "exception,"
+		    " exit_status, reason, created_at, failed_at)"
+		    " SELECT id, queue, type, payload, priority, attempts, max_attempts, %q, %q, %q, "
+		    "created_at,"
+		    " UTC_TIMESTAMP(6) FROM jobs WHERE id = %U AND lease_token = %q;"
+		    "DELETE FROM jobs WHERE id = %U AND lease_token = %q;",
+		    o->exception, o->exit_status, o->reason, j->id, j->token, j->id, j->token);
+		return 2;
+	default:
+		/* Interrupted by the operator (second SIGTERM) or never
+		 * started: back to the queue, due now, attempt refunded. */
+		db_sql(db, sql,
+		    "UPDATE jobs SET attempts = IF(attempts > 0, attempts - 1, 0), available_at = "
+		    "UTC_TIMESTAMP(6),"
+		    " reserved_at = NULL, reserved_by = NULL, lease_token = NULL, lease_expires_at = NULL"
+		    " WHERE id = %U AND lease_token = %q;",
+		    j->id, j->token);
+		return 1;
+	}
+}
+
+/* Writes n outcomes in one transaction, sent in one round trip.  Each
+ * is fenced by its job's lease token: o[i].lost tells which found the
+ * job no longer theirs (those changed nothing but their run row).  The
+ * whole transaction reruns on deadlock; on any error nothing was
+ * written. */
+int
+queue_write(struct db *db, struct outcome *o, size_t n, char *err)
 {
 	struct buf sql;
-	int rc;
+	size_t *fence = xcalloc(n + 1, sizeof *fence), nstmt = 1, i;
+	uint64_t *affected;
+	int rc = DB_EFAIL, attempt;
 
-	if (run == NULL)
-		return DB_OK;
 	buf_init(&sql);
-	run_sql(db, &sql, j, run, outcome);
-	rc = db_exec_buf(db, &sql, err);
+	buf_adds(&sql, "START TRANSACTION;");
+	for (i = 0; i < n; i++) {
+		nstmt += (size_t)outcome_sql(db, &sql, &o[i]);
+		fence[i] = nstmt - 1;
+		if (o[i].run != NULL) {
+			run_sql(db, &sql, &o[i]);
+			nstmt++;
+		}
+	}
+	buf_adds(&sql, "COMMIT");
+	nstmt++;
+	affected = xcalloc(nstmt, sizeof *affected);
+	for (attempt = 1; attempt <= TX_ATTEMPTS; attempt++) {
+		rc = db_exec_many(db, &sql, affected, nstmt, err);
+		if (rc == DB_OK)
+			break;
+		db_rollback(db);
+		if (rc != DB_ERETRY)
+			break;
+		tx_pause(attempt);
+	}
+	for (i = 0; rc == DB_OK && i < n; i++)
+		o[i].lost = affected[fence[i]] == 0;
+	free(affected);
+	free(fence);
 	buf_free(&sql);
 	return rc;
 }
 
-/* One fenced write plus its run-history row. */
-struct outcome_tx {
-	const struct job *job;
-	const struct run_record *run;
-	const char *outcome;
-	struct buf move;   /* the fenced statement(s) */
-	struct buf remove; /* second fenced statement (bury), or empty */
-};
-
-static int
-outcome_fn(struct db *db, void *arg, char *err)
+/* Heartbeat: the leases of jobs[0..n) run ttl_ms from now, those that
+ * are still ours; lost[i] says which are not.  One round trip. */
+int
+queue_extend(struct db *db, struct job *const *jobs, size_t n, int64_t ttl_ms, int *lost, char *err)
 {
-	struct outcome_tx *tx = arg;
-	int rc, lost;
+	struct buf sql;
+	uint64_t *affected = xcalloc(n + 1, sizeof *affected);
+	size_t i;
+	int rc;
 
-	if ((rc = db_exec_buf(db, &tx->move, err)) != DB_OK)
-		return rc;
-	lost = db_affected(db) == 0;
-	if (!lost && tx->remove.len > 0 && (rc = db_exec_buf(db, &tx->remove, err)) != DB_OK)
-		return rc;
-	if ((rc = insert_run(db, tx->job, tx->run, lost ? "lost" : tx->outcome, err)) != DB_OK)
-		return rc;
-	return lost ? QUEUE_LOST : DB_OK;
-}
-
-static int
-outcome_run(struct db *db, struct outcome_tx *tx, char *err)
-{
-	int rc = transaction(db, outcome_fn, tx, err);
-
-	buf_free(&tx->move);
-	buf_free(&tx->remove);
+	buf_init(&sql);
+	for (i = 0; i < n; i++)
+		db_sql(db, &sql,
+		    "%sUPDATE jobs SET lease_expires_at = UTC_TIMESTAMP(6) + INTERVAL %I MICROSECOND"
+		    " WHERE id = %U AND lease_token = %q",
+		    i ? ";" : "", ttl_ms * 1000, jobs[i]->id, jobs[i]->token);
+	rc = n > 0 ? db_exec_many(db, &sql, affected, n, err) : DB_OK;
+	for (i = 0; rc == DB_OK && i < n; i++)
+		lost[i] = affected[i] == 0;
+	free(affected);
+	buf_free(&sql);
 	return rc;
-}
-
-static void
-outcome_init(struct outcome_tx *tx, const struct job *j, const struct run_record *run, const char *outcome)
-{
-	tx->job = j;
-	tx->run = run;
-	tx->outcome = outcome;
-	buf_init(&tx->move);
-	buf_init(&tx->remove);
-}
-
-/* Done: the job leaves the queue (by primary key, fenced). */
-int
-queue_complete(struct db *db, const struct job *j, const struct run_record *run, char *err)
-{
-	struct outcome_tx tx;
-
-	outcome_init(&tx, j, run, "done");
-	db_sql(db, &tx.move, "DELETE FROM jobs WHERE id = %U AND lease_token = %q", j->id, j->token);
-	return outcome_run(db, &tx, err);
-}
-
-/* Retry: back to the queue, due after delay_ms, keeping the error. */
-int
-queue_retry(struct db *db, const struct job *j, int64_t delay_ms, const char *last_error,
-    const struct run_record *run, char *err)
-{
-	struct outcome_tx tx;
-
-	outcome_init(&tx, j, run, "retry");
-	db_sql(db, &tx.move,
-	    "UPDATE jobs SET available_at = UTC_TIMESTAMP(6) + INTERVAL %I MICROSECOND, last_error = %q,"
-	    " reserved_at = NULL, reserved_by = NULL, lease_token = NULL, lease_expires_at = NULL"
-	    " WHERE id = %U AND lease_token = %q",
-	    delay_ms * 1000, last_error, j->id, j->token);
-	return outcome_run(db, &tx, err);
-}
-
-/* Dead-letter: copy to failed_jobs and delete, in one transaction. */
-int
-queue_bury(struct db *db, const struct job *j, const char *exception, const char *exit_status,
-    const char *reason, const struct run_record *run, char *err)
-{
-	struct outcome_tx tx;
-
-	outcome_init(&tx, j, run, "dead");
-	db_sql(db, &tx.move,
-	    "INSERT INTO failed_jobs (id, queue, type, payload, priority, attempts, max_attempts, exception,"
-	    " exit_status, reason, created_at, failed_at)"
-	    " SELECT id, queue, type, payload, priority, attempts, max_attempts, %q, %q, %q, created_at,"
-	    " UTC_TIMESTAMP(6) FROM jobs WHERE id = %U AND lease_token = %q",
-	    exception, exit_status, reason, j->id, j->token);
-	db_sql(db, &tx.remove, "DELETE FROM jobs WHERE id = %U AND lease_token = %q", j->id, j->token);
-	return outcome_run(db, &tx, err);
-}
-
-/* Interrupted by the operator (second SIGTERM): the job goes back, due
- * now, and the attempt it was charged is refunded. */
-int
-queue_giveback(struct db *db, const struct job *j, const struct run_record *run, char *err)
-{
-	struct outcome_tx tx;
-
-	outcome_init(&tx, j, run, "interrupted");
-	db_sql(db, &tx.move,
-	    "UPDATE jobs SET attempts = IF(attempts > 0, attempts - 1, 0), available_at = UTC_TIMESTAMP(6),"
-	    " reserved_at = NULL, reserved_by = NULL, lease_token = NULL, lease_expires_at = NULL"
-	    " WHERE id = %U AND lease_token = %q",
-	    j->id, j->token);
-	return outcome_run(db, &tx, err);
-}
-
-/* Heartbeat: the lease runs ttl_ms from now, if it is still ours. */
-int
-queue_extend(struct db *db, const struct job *j, int64_t ttl_ms, char *err)
-{
-	int rc = db_exec(db, err,
-	    "UPDATE jobs SET lease_expires_at = UTC_TIMESTAMP(6) + INTERVAL %I MICROSECOND"
-	    " WHERE id = %U AND lease_token = %q",
-	    ttl_ms * 1000, j->id, j->token);
-
-	if (rc != DB_OK)
-		return rc;
-	return db_affected(db) == 1 ? DB_OK : QUEUE_LOST;
 }
 
 /* Inserts items in one multi-row INSERT; the caller wraps chunks in
@@ -658,9 +646,9 @@ queue_show(struct db *db, uint64_t id, const char *tz, struct job_view *v, char 
 	r = db_query(db, &rc, err,
 	    "SELECT id, queue, type, payload, priority, attempts, COALESCE(max_attempts, 0),"
 	    " CONVERT_TZ(created_at, '+00:00', %q), CONVERT_TZ(available_at, '+00:00', %q),"
-	    " TIMESTAMPDIFF(SECOND, UTC_TIMESTAMP(6), available_at), reserved_by,"
+	    " TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), available_at) DIV 1000, reserved_by,"
 	    " CONVERT_TZ(reserved_at, '+00:00', %q), CONVERT_TZ(lease_expires_at, '+00:00', %q),"
-	    " TIMESTAMPDIFF(SECOND, UTC_TIMESTAMP(6), lease_expires_at), last_error,"
+	    " TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), lease_expires_at) DIV 1000, last_error,"
 	    " lease_token IS NOT NULL, lease_expires_at > UTC_TIMESTAMP(6), available_at <= UTC_TIMESTAMP(6)"
 	    " FROM jobs WHERE id = %U",
 	    tz, tz, tz, tz, id);
@@ -680,11 +668,11 @@ queue_show(struct db *db, uint64_t id, const char *tz, struct job_view *v, char 
 	v->max_attempts = (unsigned)strtoul(row[6], NULL, 10);
 	v->created_at = dup_or_null(row[7]);
 	v->available_at = dup_or_null(row[8]);
-	v->available_in_s = row[9] ? strtoll(row[9], NULL, 10) : 0;
+	v->available_in_ms = row[9] ? strtoll(row[9], NULL, 10) : 0;
 	v->reserved_by = dup_or_null(row[10]);
 	v->reserved_at = dup_or_null(row[11]);
 	v->lease_expires_at = dup_or_null(row[12]);
-	v->lease_left_s = row[13] ? strtoll(row[13], NULL, 10) : 0;
+	v->lease_left_ms = row[13] ? strtoll(row[13], NULL, 10) : 0;
 	v->last_error = dup_or_null(row[14]);
 	if (atoi(row[15]))
 		v->state = row[16] && atoi(row[16]) ? "reserved" : "stale";

@@ -8,10 +8,6 @@
 #include "conf.h"
 #include "db.h"
 
-/* Returned (positive, not a db_rc) when a fenced write found that the
- * job no longer carries our lease token: someone else holds it now, or
- * an operator released it.  The write changed nothing. */
-#define QUEUE_LOST 1
 /* Returned when the job id does not exist where it was looked for. */
 #define QUEUE_NOT_FOUND 2
 
@@ -45,10 +41,24 @@ struct reserve_req {
 struct run_record {
 	const char *worker;
 	int64_t duration_ms;
-	const char *outcome; /* done, retry, dead, lost, interrupted */
 	const char *exit_status;
 	const char *output;
 	const char *error;
+};
+
+enum outcome_write { OUT_DONE, OUT_RETRY, OUT_DEAD, OUT_GIVEBACK };
+
+/* One outcome to write for a reserved job. */
+struct outcome {
+	const struct job *job;
+	enum outcome_write kind;
+	int64_t delay_ms;             /* retry: due again after this */
+	const char *last_error;       /* retry */
+	const char *exception;        /* dead: the error text */
+	const char *exit_status;      /* dead: "exit 65" */
+	const char *reason;           /* dead: why */
+	const struct run_record *run; /* NULL: the handler never ran */
+	int lost;                     /* out: the lease was no longer ours */
 };
 
 /* One new job. */
@@ -79,9 +89,9 @@ struct job_view {
 	unsigned attempts, max_attempts; /* max_attempts 0: the handler's */
 	char *created_at;
 	char *available_at;
-	int64_t available_in_s; /* negative: due since */
+	int64_t available_in_ms; /* negative: due since */
 	char *reserved_by, *reserved_at, *lease_expires_at;
-	int64_t lease_left_s;
+	int64_t lease_left_ms;
 	char *last_error;
 	char *failed_at, *exception, *exit_status, *reason;
 };
@@ -91,13 +101,9 @@ int queue_reserve(struct db *db, const struct reserve_req *req, struct job ***jo
 int queue_any_due(struct db *db, char *const *queues, int *due, char *err);
 void job_free(struct job *j);
 
-int queue_complete(struct db *db, const struct job *j, const struct run_record *run, char *err);
-int queue_retry(struct db *db, const struct job *j, int64_t delay_ms, const char *last_error,
-    const struct run_record *run, char *err);
-int queue_bury(struct db *db, const struct job *j, const char *exception, const char *exit_status,
-    const char *reason, const struct run_record *run, char *err);
-int queue_giveback(struct db *db, const struct job *j, const struct run_record *run, char *err);
-int queue_extend(struct db *db, const struct job *j, int64_t ttl_ms, char *err);
+int queue_write(struct db *db, struct outcome *o, size_t n, char *err);
+const char *queue_outcome_name(enum outcome_write k);
+int queue_extend(struct db *db, struct job *const *jobs, size_t n, int64_t ttl_ms, int *lost, char *err);
 
 int queue_enqueue(struct db *db, const struct enqueue_item *items, size_t n, uint64_t *first_id, char *err);
 int queue_status(struct db *db, const struct conf *c, const char *only_queue, struct queue_counts **out,

@@ -43,7 +43,6 @@
 #define WRITE_RETRY_MS 500
 
 enum slot_state { SLOT_FREE, SLOT_RUNNING, SLOT_WRITING };
-enum write_kind { WRITE_DONE, WRITE_RETRY, WRITE_DEAD, WRITE_GIVEBACK };
 
 struct slot {
 	enum slot_state state;
@@ -53,7 +52,7 @@ struct slot {
 	struct runner *run;
 	int has_run;
 	/* the outcome waiting to be written */
-	enum write_kind write;
+	enum outcome_write write;
 	int64_t delay_ms;
 	int64_t duration_ms;
 	char *output;
@@ -81,6 +80,7 @@ struct worker {
 	int db_up;
 	int64_t down_since, reconnect_at, reconnect_delay;
 	int64_t next_poll, next_heartbeat, next_write, max_time_at;
+	int write_now; /* an outcome is new: write without waiting */
 	char db_err[ERRSZ];
 };
 
@@ -222,22 +222,14 @@ log_outcome(struct worker *w, const struct slot *s, const char *outcome)
 	f[n++] = LF_S("outcome", outcome);
 	f[n++] = LF_N("ms", s->duration_ms);
 	f[n++] = LF_S("exit", s->words);
-	if (s->write == WRITE_RETRY && strcmp(outcome, "retry") == 0) {
+	if (s->write == OUT_RETRY && strcmp(outcome, "retry") == 0) {
 		duration_format(s->delay_ms, delay, sizeof delay);
 		f[n++] = LF_S("retry_in", delay);
 	}
-	if (s->write == WRITE_DEAD)
+	if (s->write == OUT_DEAD)
 		f[n++] = LF_S("reason", s->reason);
 	(void)w;
 	log_fields(strcmp(outcome, "done") == 0 ? LOG_INFO : LOG_WARN, "job", f, n);
-}
-
-static const char *
-write_name(enum write_kind k)
-{
-	static const char *const names[] = { "done", "retry", "dead", "interrupted" };
-
-	return names[k];
 }
 
 /* The error text kept with a retry: the exit status, then stderr. */
@@ -247,67 +239,80 @@ last_error_text(const struct slot *s)
 	return xasprintf("[%s] %s", s->words, s->error ? s->error : "");
 }
 
-/* Writes the slot's outcome; on success (or a lost lease) frees the
- * slot.  Returns 0 when the slot is done with, -1 to try again later. */
-static int
-write_outcome(struct worker *w, struct slot *s)
+static void
+count_outcome(struct worker *w, struct slot *s, int lost)
 {
-	struct run_record run = { w->id, s->duration_ms, write_name(s->write), s->words, s->output,
-		s->error };
-	const struct run_record *runp = s->has_run ? &run : NULL;
-	char err[ERRSZ], *text;
-	int rc;
-
-	switch (s->write) {
-	case WRITE_DONE:
-		rc = queue_complete(w->db, s->job, runp, err);
-		break;
-	case WRITE_RETRY:
-		text = last_error_text(s);
-		rc = queue_retry(w->db, s->job, s->delay_ms, text, runp, err);
-		free(text);
-		break;
-	case WRITE_DEAD:
-		rc = queue_bury(w->db, s->job, s->error ? s->error : "", s->words, s->reason, runp, err);
-		break;
-	default:
-		rc = queue_giveback(w->db, s->job, runp, err);
-		break;
-	}
-	if (rc == DB_OK) {
-		log_outcome(w, s, write_name(s->write));
-		if (s->write == WRITE_DONE)
-			w->counts.done++;
-		else if (s->write == WRITE_RETRY)
-			w->counts.retried++;
-		else if (s->write == WRITE_DEAD)
-			w->counts.dead++;
-	} else if (rc == QUEUE_LOST)
+	if (lost)
 		log_warn(
 		    "job %llu: lease lost (another worker or release-stale took it); outcome '%s' dropped",
-		    (unsigned long long)s->job->id, write_name(s->write));
-	else if (rc == DB_EGONE || rc == DB_ERETRY) {
-		db_failed(w, rc, "writing an outcome", err);
-		return -1;
-	} else
-		log_error("job %llu: writing outcome '%s' failed: %s; the job returns when its lease expires",
-		    (unsigned long long)s->job->id, write_name(s->write), err);
+		    (unsigned long long)s->job->id, queue_outcome_name(s->write));
+	else {
+		log_outcome(w, s, queue_outcome_name(s->write));
+		if (s->write == OUT_DONE)
+			w->counts.done++;
+		else if (s->write == OUT_RETRY)
+			w->counts.retried++;
+		else if (s->write == OUT_DEAD)
+			w->counts.dead++;
+	}
 	slot_clear(s);
 	w->finished++;
-	w->next_poll = mono_ms(); /* a slot is free: look for work at once */
-	return 0;
 }
 
+/* Writes every outcome that waits, in one transaction.  A slot is freed
+ * once its outcome is written or its lease turned out lost; when the
+ * database is away they all stay and are tried again. */
 static void
 write_pending(struct worker *w, int64_t now)
 {
-	unsigned i;
+	struct outcome *o = xcalloc(w->nslots, sizeof *o);
+	struct run_record *runs = xcalloc(w->nslots, sizeof *runs);
+	struct slot **who = xcalloc(w->nslots, sizeof *who);
+	char **texts = xcalloc(w->nslots, sizeof *texts), err[ERRSZ];
+	unsigned i, n = 0;
+	int rc;
 
-	if (!w->db_up || now < w->next_write)
-		return;
-	for (i = 0; i < w->nslots && w->db_up; i++)
-		if (w->slots[i].state == SLOT_WRITING && write_outcome(w, &w->slots[i]) < 0)
-			w->next_write = now + WRITE_RETRY_MS;
+	if (!w->db_up || (!w->write_now && now < w->next_write))
+		goto out;
+	w->write_now = 0;
+	for (i = 0; i < w->nslots; i++) {
+		struct slot *s = &w->slots[i];
+
+		if (s->state != SLOT_WRITING)
+			continue;
+		runs[n] = (struct run_record){ w->id, s->duration_ms, s->words, s->output, s->error };
+		o[n] = (struct outcome){ s->job, s->write, s->delay_ms, NULL, s->error ? s->error : "",
+			s->words, s->reason, s->has_run ? &runs[n] : NULL, 0 };
+		if (s->write == OUT_RETRY)
+			o[n].last_error = texts[n] = last_error_text(s);
+		who[n++] = s;
+	}
+	if (n == 0)
+		goto out;
+	if ((rc = queue_write(w->db, o, n, err)) == DB_OK) {
+		for (i = 0; i < n; i++)
+			count_outcome(w, who[i], o[i].lost);
+		w->next_poll = now; /* slots are free: look for work at once */
+	} else if (db_retryable(rc)) {
+		db_failed(w, rc, "writing outcomes", err);
+		w->next_write = now + WRITE_RETRY_MS;
+	} else {
+		/* A statement the server refuses will not get better: drop
+		 * the outcomes; the jobs come back when their leases expire. */
+		log_error(
+		    "writing %u outcomes failed: %s; those jobs return when their leases expire", n, err);
+		for (i = 0; i < n; i++) {
+			slot_clear(who[i]);
+			w->finished++;
+		}
+	}
+out:
+	for (i = 0; i < w->nslots; i++)
+		free(texts[i]);
+	free(texts);
+	free(who);
+	free(runs);
+	free(o);
 }
 
 /* Turns a finished handler into the outcome to write. */
@@ -321,21 +326,18 @@ conclude(struct worker *w, struct slot *s)
 	outcome_exit_words(&x, s->words, sizeof s->words);
 	s->has_run = 1;
 	if (runner_interrupted(s->run) && w->stopping >= 2) {
-		s->write = WRITE_GIVEBACK;
+		s->write = OUT_GIVEBACK;
 	} else {
 		outcome_decide(s->h, &x, s->error, s->job->attempt, s->max_attempts,
 		    s->job->age_ms + s->duration_ms, &d);
-		s->write = d.kind == OUTCOME_DONE ? WRITE_DONE
-		    : d.kind == OUTCOME_RETRY     ? WRITE_RETRY
-		                                  : WRITE_DEAD;
+		s->write = d.kind == OUTCOME_DONE ? OUT_DONE : d.kind == OUTCOME_RETRY ? OUT_RETRY : OUT_DEAD;
 		s->delay_ms = d.delay_ms;
 		snprintf(s->reason, sizeof s->reason, "%s", d.reason);
 	}
 	runner_free(s->run);
 	s->run = NULL;
 	s->state = SLOT_WRITING;
-	if (w->db_up)
-		write_outcome(w, s);
+	w->write_now = 1;
 }
 
 /* ---- starting jobs ---- */
@@ -344,12 +346,12 @@ conclude(struct worker *w, struct slot *s)
 static void
 bury_unrun(struct worker *w, struct slot *s, const char *words, const char *reason, const char *error)
 {
-	s->write = WRITE_DEAD;
+	s->write = OUT_DEAD;
 	snprintf(s->words, sizeof s->words, "%s", words);
 	snprintf(s->reason, sizeof s->reason, "%s", reason);
 	s->error = xstrdup(error);
 	s->state = SLOT_WRITING;
-	write_outcome(w, s);
+	w->write_now = 1;
 }
 
 static void
@@ -381,10 +383,10 @@ start_job(struct worker *w, struct slot *s, struct job *j)
 	if (s->run == NULL) {
 		/* fork failed: hand the job straight back, attempt refunded. */
 		log_error("job %llu: %s", (unsigned long long)j->id, err);
-		s->write = WRITE_GIVEBACK;
+		s->write = OUT_GIVEBACK;
 		snprintf(s->words, sizeof s->words, "not started");
 		s->state = SLOT_WRITING;
-		write_outcome(w, s);
+		w->write_now = 1;
 		return;
 	}
 	s->state = SLOT_RUNNING;
@@ -435,50 +437,81 @@ reserve(struct worker *w, int64_t now)
 
 /* ---- heartbeat ---- */
 
+/* Extends the leases of the jobs we hold and refreshes our registry
+ * row.  A lease found lost is logged once; that job's outcome will be
+ * dropped by the fence when it is written. */
+static int
+extend_leases(struct worker *w, struct buf *current, char *err)
+{
+	struct job **jobs = xcalloc(w->nslots, sizeof *jobs);
+	struct slot **who = xcalloc(w->nslots, sizeof *who);
+	int *lost = xcalloc(w->nslots, sizeof *lost), rc;
+	unsigned i, n = 0;
+
+	for (i = 0; i < w->nslots; i++) {
+		struct slot *s = &w->slots[i];
+
+		if (s->state == SLOT_FREE || s->lease_lost)
+			continue;
+		buf_printf(current, "%s%llu:%s", current->len ? "," : "", (unsigned long long)s->job->id,
+		    s->job->type);
+		who[n] = s;
+		jobs[n++] = s->job;
+	}
+	rc = queue_extend(w->db, jobs, n, w->conf->worker.reserve_ttl_ms, lost, err);
+	for (i = 0; rc == DB_OK && i < n; i++)
+		if (lost[i]) {
+			who[i]->lease_lost = 1;
+			log_warn("job %llu: lease lost (another worker or release-stale took it); its "
+			         "outcome will be dropped",
+			    (unsigned long long)who[i]->job->id);
+		}
+	free(jobs);
+	free(who);
+	free(lost);
+	return rc;
+}
+
+/* "critical,default,low" */
+static char *
+queue_list(const struct worker *w)
+{
+	struct buf q;
+	unsigned i;
+
+	buf_init(&q);
+	buf_adds(&q, "");
+	for (i = 0; w->opts->queues[i] != NULL; i++)
+		buf_printf(&q, "%s%s", i ? "," : "", w->opts->queues[i]);
+	return buf_steal(&q);
+}
+
+static int
+register_worker(struct worker *w, char *err)
+{
+	char *queues = queue_list(w);
+	int rc = registry_register(
+	    w->db, w->id, w->host, (unsigned)getpid(), queues, w->nslots, w->conf->worker.heartbeat_ms, err);
+
+	free(queues);
+	return rc;
+}
+
 static void
 heartbeat(struct worker *w, int64_t now)
 {
 	struct buf current;
 	char err[ERRSZ];
-	unsigned i;
-	int rc = DB_OK;
+	int rc;
 
 	if (!w->db_up || now < w->next_heartbeat)
 		return;
 	w->next_heartbeat = now + w->conf->worker.heartbeat_ms;
 	buf_init(&current);
 	buf_adds(&current, "");
-	for (i = 0; i < w->nslots && rc != DB_EGONE; i++) {
-		struct slot *s = &w->slots[i];
-
-		if (s->state == SLOT_FREE || s->lease_lost)
-			continue;
-		buf_printf(&current, "%s%llu:%s", current.len ? "," : "", (unsigned long long)s->job->id,
-		    s->job->type);
-		rc = queue_extend(w->db, s->job, w->conf->worker.reserve_ttl_ms, err);
-		if (rc == QUEUE_LOST) {
-			s->lease_lost = 1;
-			log_warn("job %llu: lease lost (another worker or release-stale took it); its "
-			         "outcome will be dropped",
-			    (unsigned long long)s->job->id);
-			rc = DB_OK;
-		}
-	}
-	if (rc == DB_OK) {
-		rc = registry_heartbeat(w->db, w->id, &w->counts, current.data, err);
-		if (rc == 1) {
-			char *queues = NULL;
-			struct buf q;
-
-			buf_init(&q);
-			for (i = 0; w->opts->queues[i] != NULL; i++)
-				buf_printf(&q, "%s%s", i ? "," : "", w->opts->queues[i]);
-			queues = buf_steal(&q);
-			rc = registry_register(w->db, w->id, w->host, (unsigned)getpid(), queues, w->nslots,
-			    w->conf->worker.heartbeat_ms, err);
-			free(queues);
-		}
-	}
+	rc = extend_leases(w, &current, err);
+	if (rc == DB_OK && (rc = registry_heartbeat(w->db, w->id, &w->counts, current.data, err)) == 1)
+		rc = register_worker(w, err); /* our row was pruned: add it back */
 	if (rc != DB_OK)
 		db_failed(w, rc, "heartbeat", err);
 	buf_free(&current);
@@ -643,31 +676,23 @@ worker_identity(struct worker *w)
 static int
 worker_start(struct worker *w, char *err)
 {
-	struct buf q;
-	unsigned i;
+	struct log_field f[4];
+	char *queues;
 	int rc;
 
 	w->mode = w->conf->worker.reserve_mode;
 	if (w->mode == RESERVE_AUTO && (rc = queue_probe(w->db, &w->mode, err)) != DB_OK)
 		return rc;
-	buf_init(&q);
-	for (i = 0; w->opts->queues[i] != NULL; i++)
-		buf_printf(&q, "%s%s", i ? "," : "", w->opts->queues[i]);
-	rc = registry_register(
-	    w->db, w->id, w->host, (unsigned)getpid(), q.data, w->nslots, w->conf->worker.heartbeat_ms, err);
-	{
-		struct log_field f[] = {
-			LF_S("worker", w->id),
-			LF_S("queues", q.data),
-			LF_N("concurrency", w->nslots),
-			LF_S("reserve_mode", conf_reserve_mode_name(w->mode)),
-		};
-
-		if (rc == DB_OK)
-			log_fields(LOG_INFO, "worker started", f, (int)ARRAY_LEN(f));
-	}
-	buf_free(&q);
-	return rc;
+	if ((rc = register_worker(w, err)) != DB_OK)
+		return rc;
+	queues = queue_list(w);
+	f[0] = LF_S("worker", w->id);
+	f[1] = LF_S("queues", queues);
+	f[2] = LF_N("concurrency", w->nslots);
+	f[3] = LF_S("reserve_mode", conf_reserve_mode_name(w->mode));
+	log_fields(LOG_INFO, "worker started", f, 4);
+	free(queues);
+	return DB_OK;
 }
 
 static void
