@@ -33,6 +33,8 @@ parse_exponential(const char *args, struct backoff *out, char *err)
 	char base[64], cap[64], extra[2];
 	int n = sscanf(args, "%63s %63s %1s", base, cap, extra);
 
+	while (*args == ' ' || *args == '\t')
+		args++;
 	if (n < 1 || n > 2) {
 		errf(err,
 		    "bad backoff 'exponential %s' (expected 'exponential BASE CAP', e.g. 'exponential 10s "

@@ -1,6 +1,7 @@
 /* cmd_check.c -- `jobq check`: is everything in place for a worker? */
 #include "config.h"
 
+#include <cjson/cJSON.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -11,11 +12,15 @@
 static void
 usage(void)
 {
-	printf("Usage: jobq check [-c FILE]\n"
+	printf("Usage: jobq check [-c FILE] [--explain [--batch N] [--json]]\n"
 	       "Load the configuration (every handler program must exist and be executable),\n"
 	       "connect to the database, check the schema version and find out, by trying,\n"
 	       "whether the server supports SELECT ... FOR UPDATE SKIP LOCKED.  Prints the\n"
 	       "reservation mode workers will use.\n\n"
+	       "With --explain, also show how the database serves a worker's reservation\n"
+	       "of N jobs (default 10) from its queues: the plan of each statement (index,\n"
+	       "access type, any filesort) and the rows the server read for it, measured\n"
+	       "on a claim that is rolled back (nothing changes).\n\n"
 	       "Exit status: 0 ready, 78 configuration error, 69 database unavailable or\n"
 	       "schema missing.\n");
 }
@@ -31,9 +36,16 @@ report_db(const struct conf *c, struct db *db)
 		cli_error("%s", err);
 		return EX_UNAVAILABLE;
 	}
-	if (version != schema_latest()) {
-		cli_error("database '%s' has schema version %u, this jobq needs %u: run 'jobq init'",
+	if (version > schema_latest()) {
+		cli_error(
+		    "database '%s' has schema version %u, newer than this jobq knows (%u): upgrade jobq",
 		    c->db.database, version, schema_latest());
+		return EX_UNAVAILABLE;
+	}
+	if (version < schema_latest()) {
+		cli_error("database '%s' has %s (version %u, this jobq needs %u): run 'jobq init'",
+		    c->db.database, version ? "an old jobq schema" : "no jobq schema", version,
+		    schema_latest());
 		return EX_UNAVAILABLE;
 	}
 	printf(
@@ -57,21 +69,130 @@ report_db(const struct conf *c, struct db *db)
 	return 0;
 }
 
+static void
+print_explain_json(const struct explain_report *x, enum reserve_mode mode, unsigned batch)
+{
+	cJSON *o = cJSON_CreateObject(), *steps = cJSON_AddArrayToObject(o, "steps");
+	char *s;
+	size_t i;
+
+	cJSON_AddStringToObject(o, "reserve_mode", conf_reserve_mode_name(mode));
+	cJSON_AddNumberToObject(o, "batch", batch);
+	cJSON_AddNumberToObject(o, "due_groups", (double)x->due_groups);
+	cJSON_AddNumberToObject(o, "due_rows_read", (double)x->due_rows_read);
+	cJSON_AddBoolToObject(o, "nothing_due", x->nothing_due);
+	cJSON_AddStringToObject(o, "queue", x->queue);
+	cJSON_AddStringToObject(o, "priorities", x->priorities);
+	cJSON_AddNumberToObject(o, "claimed", (double)x->claimed);
+	cJSON_AddNumberToObject(o, "claim_rows_read", (double)x->claim_rows_read);
+	for (i = 0; i < x->nsteps; i++) {
+		cJSON *st = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(st, "query", x->steps[i].query);
+		cJSON_AddStringToObject(st, "type", x->steps[i].type);
+		cJSON_AddStringToObject(st, "key", x->steps[i].key);
+		cJSON_AddStringToObject(st, "rows", x->steps[i].rows);
+		cJSON_AddStringToObject(st, "extra", x->steps[i].extra);
+		cJSON_AddItemToArray(steps, st);
+	}
+	s = cJSON_Print(o);
+	puts(s);
+	cJSON_free(s);
+	cJSON_Delete(o);
+}
+
+static void
+print_explain(const struct explain_report *x, enum reserve_mode mode, unsigned batch)
+{
+	size_t i;
+
+	printf("reservation of %u jobs (%s):\n", batch, conf_reserve_mode_name(mode));
+	for (i = 0; i < x->nsteps; i++)
+		printf("  %-10s type=%s key=%s rows~%s extra=\"%s\"\n", x->steps[i].query, x->steps[i].type,
+		    x->steps[i].key, x->steps[i].rows, x->steps[i].extra);
+	printf("  due groups: %llu (queue, priority) groups due, %llu index entries read\n",
+	    (unsigned long long)x->due_groups, (unsigned long long)x->due_rows_read);
+	if (x->nothing_due)
+		printf("  claim: nothing is due in the served queues\n");
+	else
+		printf("  claim from queue %s, priorities %s: %llu jobs for %llu rows read\n", x->queue,
+		    x->priorities, (unsigned long long)x->claimed, (unsigned long long)x->claim_rows_read);
+}
+
+/* --explain: how a reservation is served, measured without changing
+ * anything. */
+static int
+explain(const struct conf *c, struct db *db, unsigned batch, int json)
+{
+	struct explain_report x;
+	struct reserve_req req;
+	char err[ERRSZ];
+
+	memset(&req, 0, sizeof req);
+	req.queues = c->worker.queues;
+	req.limit = batch;
+	req.ttl_ms = c->worker.reserve_ttl_ms;
+	req.worker = "jobq-check-explain";
+	req.mode = c->worker.reserve_mode;
+	if (req.mode == RESERVE_AUTO && queue_probe(db, &req.mode, err) != DB_OK) {
+		cli_error("probe SKIP LOCKED: %s", err);
+		return EX_UNAVAILABLE;
+	}
+	if (queue_explain(db, &req, &x, err) != DB_OK) {
+		cli_error("explain: %s", err);
+		return EX_UNAVAILABLE;
+	}
+	if (json)
+		print_explain_json(&x, req.mode, batch);
+	else
+		print_explain(&x, req.mode, batch);
+	return 0;
+}
+
+enum { OPT_EXPLAIN = 256, OPT_BATCH, OPT_JSON };
+
 int
 cmd_check(int argc, char **argv)
 {
-	static const struct option longopts[] = { CLI_COMMON_LONGOPTS, { NULL, 0, NULL, 0 } };
+	static const struct option longopts[] = {
+		CLI_COMMON_LONGOPTS,
+		{ "explain", no_argument, NULL, OPT_EXPLAIN },
+		{ "batch", required_argument, NULL, OPT_BATCH },
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ NULL, 0, NULL, 0 },
+	};
 	struct conf *c;
 	struct db *db;
-	int opt, rc;
+	int opt, rc, do_explain = 0, json = 0;
+	unsigned batch = 10;
+	int64_t v;
 
-	while ((opt = getopt_long(argc, argv, CLI_COMMON_SHORTOPTS, longopts, NULL)) != -1)
-		if ((rc = cli_common_opt(opt, "check", usage)) != -2)
-			return rc < 0 ? EX_USAGE : rc;
+	while ((opt = getopt_long(argc, argv, CLI_COMMON_SHORTOPTS, longopts, NULL)) != -1) {
+		if ((rc = cli_common_opt(opt, "check", usage)) >= 0)
+			return rc;
+		if (opt == OPT_EXPLAIN)
+			do_explain = 1;
+		else if (opt == OPT_JSON)
+			json = 1;
+		else if (opt == OPT_BATCH) {
+			if (str_to_int64(optarg, 1, 10000, &v) < 0)
+				return cli_usage_error(
+				    "check", "--batch: expected 1 to 10000, not '%s'", optarg);
+			batch = (unsigned)v;
+		}
+	}
 	if (optind < argc)
 		return cli_usage_error("check", "unexpected argument '%s'", argv[optind]);
 	if ((rc = cli_conf(CONF_CHECK_EXEC, &c)) != 0)
 		return rc;
+	if (do_explain) {
+		if ((rc = cli_connect(c, &db)) == 0) {
+			rc = explain(c, db, batch, json);
+			db_free(db);
+		}
+		conf_free(c);
+		return rc;
+	}
 	printf("config: %s: ok (%zu queue%s, %zu handler%s, %zu schedule%s)\n", c->path, strv_len(c->queues),
 	    strv_len(c->queues) == 1 ? "" : "s", c->nhandlers, c->nhandlers == 1 ? "" : "s", c->nschedules,
 	    c->nschedules == 1 ? "" : "s");

@@ -60,7 +60,10 @@ struct loader {
 	int nerrors;
 	int flags;
 	int has_password;
+	char *password_file; /* set when it is readable by others */
 	char *config_dir;
+	int queues_line;    /* of [worker] queues, checked in validate() */
+	int heartbeat_line; /* of [worker] heartbeat */
 };
 
 static void PRINTFLIKE(3, 4) conf_error(struct loader *ld, int line, const char *fmt, ...)
@@ -171,6 +174,13 @@ read_line(char *str, int num, void *stream)
 		;
 	if (*p == '\0' || *p == ';' || *p == '#')
 		ld->continuation = 0;
+	else if (!ld->continuation && (*p == '[' ? strchr(p, ']') == NULL : strpbrk(p, "=:") == NULL)) {
+		/* inih reports only its first error: report each one here
+		 * and hand inih an empty line instead. */
+		conf_error(ld, ld->lineno, "syntax error (expected [section], key = value or a comment)");
+		str[0] = '\0';
+		return str;
+	}
 	see_header(ld, ld->linebuf);
 	memcpy(str, ld->linebuf, (size_t)n + 1);
 	return str;
@@ -603,8 +613,11 @@ read_password_file(struct loader *ld, struct db_conf *db, const struct entry *e)
 		free(path);
 		return;
 	}
-	if (fstat(fileno(fp), &st) == 0 && (st.st_mode & S_IROTH))
+	if (fstat(fileno(fp), &st) == 0 && (st.st_mode & S_IROTH)) {
 		ld->has_password = 2;
+		free(ld->password_file);
+		ld->password_file = xstrdup(path);
+	}
 	n = getline(&line, &cap, fp);
 	fclose(fp);
 	if (n < 0)
@@ -639,6 +652,7 @@ worker_set(struct loader *ld, struct conf *c, const struct entry *e)
 	int64_t v;
 
 	if (strcmp(k, "queues") == 0) {
+		ld->queues_line = e->line;
 		strv_free(w->queues);
 		if (split_list(e->value, &w->queues) <= 0) {
 			conf_error(ld, e->line,
@@ -654,9 +668,10 @@ worker_set(struct loader *ld, struct conf *c, const struct entry *e)
 		return get_duration(ld, e, &w->poll_interval_ms, 10);
 	else if (strcmp(k, "reserve_ttl") == 0)
 		return get_duration(ld, e, &w->reserve_ttl_ms, 1000);
-	else if (strcmp(k, "heartbeat") == 0)
+	else if (strcmp(k, "heartbeat") == 0) {
+		ld->heartbeat_line = e->line;
 		return get_duration(ld, e, &w->heartbeat_ms, 100);
-	else if (strcmp(k, "reserve_mode") == 0) {
+	} else if (strcmp(k, "reserve_mode") == 0) {
 		if (strcmp(e->value, "auto") == 0)
 			w->reserve_mode = RESERVE_AUTO;
 		else if (strcmp(e->value, "skip-locked") == 0)
@@ -1037,7 +1052,10 @@ interpret(struct loader *ld, struct conf *c)
 				load_schedule(ld, c, s, arg);
 		}
 	}
-	strv_free(ok);
+	/* not strv_free(): ok[] has a NULL for each section refused above */
+	for (i = 0; i < ld->nsections; i++)
+		free(ok[i]);
+	free(ok);
 	handler_free_fields(&defaults);
 }
 
@@ -1056,14 +1074,14 @@ validate(struct loader *ld, struct conf *c)
 	}
 	for (i = 0; c->worker.queues[i] != NULL; i++)
 		if (!conf_has_queue(c, c->worker.queues[i]))
-			conf_error(ld, 0, "[worker] queues: unknown queue '%s' (no [queue %s] section)",
+			conf_error(ld, ld->queues_line, "queues: unknown queue '%s' (no [queue %s] section)",
 			    c->worker.queues[i], c->worker.queues[i]);
 	if (c->worker.heartbeat_ms == 0) {
 		c->worker.heartbeat_ms = c->worker.reserve_ttl_ms / 3;
 		if (c->worker.heartbeat_ms > 10000)
 			c->worker.heartbeat_ms = 10000;
 	} else if (c->worker.heartbeat_ms * 2 > c->worker.reserve_ttl_ms)
-		conf_error(ld, 0, "[worker] heartbeat must be at most half of reserve_ttl");
+		conf_error(ld, ld->heartbeat_line, "heartbeat: must be at most half of reserve_ttl");
 }
 
 static void
@@ -1082,6 +1100,7 @@ loader_free(struct loader *ld)
 	free(ld->sections);
 	free(ld->linebuf);
 	free(ld->config_dir);
+	free(ld->password_file);
 }
 
 static char *
@@ -1132,11 +1151,14 @@ conf_load(const char *path, int flags, struct buf *errors, struct buf *warnings)
 	conf_set_defaults(c);
 	interpret(&ld, c);
 	validate(&ld, c);
-	if (ld.has_password && fstat(fileno(ld.fp), &st) == 0 &&
-	    ((st.st_mode & S_IROTH) || ld.has_password == 2))
+	if (ld.has_password == 2)
+		buf_printf(warnings,
+		    "%s: warning: password_file %s is readable by other users (chmod o-r %s)\n", path,
+		    ld.password_file, ld.password_file);
+	else if (ld.has_password && fstat(fileno(ld.fp), &st) == 0 && (st.st_mode & S_IROTH))
 		buf_printf(warnings,
 		    "%s: warning: the database password is readable by other users (chmod o-r %s)\n", path,
-		    ld.has_password == 2 ? "the password_file" : path);
+		    path);
 	fclose(ld.fp);
 	rc = ld.nerrors;
 	loader_free(&ld);

@@ -25,12 +25,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "db.h"
 
 struct db {
 	const struct db_conf *conf;
 	MYSQL *my;
+	uint64_t affected; /* rows changed by the first statement of the last call */
 	unsigned last_errno;
 	char target[300];
 };
@@ -322,6 +324,7 @@ run(struct db *db, const char *sql, size_t len, char *err)
 		db->last_errno = CR_SERVER_GONE_ERROR;
 		return DB_EGONE;
 	}
+	db->affected = 0;
 	if (mysql_real_query(db->my, sql, (unsigned long)len) != 0) {
 		char what[200];
 		size_t n = len < 60 ? len : 60;
@@ -354,6 +357,9 @@ collect(struct db *db, MYSQL_RES **first_set, uint64_t *affected, size_t max, ch
 			*first_set = res;
 		else if (res != NULL)
 			mysql_free_result(res);
+		/* Read before mysql_next_result(), which resets the count. */
+		if (i == 0)
+			db->affected = (uint64_t)mysql_affected_rows(db->my);
 		if (i < max)
 			affected[i] = (uint64_t)mysql_affected_rows(db->my);
 		i++;
@@ -447,10 +453,11 @@ db_query(struct db *db, int *rc, char *err, const char *fmt, ...)
 	return r;
 }
 
+/* Rows changed (with CLIENT_FOUND_ROWS: matched) by the last db_exec. */
 uint64_t
 db_affected(const struct db *db)
 {
-	return db->my != NULL ? (uint64_t)mysql_affected_rows(db->my) : 0;
+	return db->affected;
 }
 
 uint64_t
@@ -497,6 +504,19 @@ char **
 db_res_next(struct db_res *r)
 {
 	return mysql_fetch_row(r->res);
+}
+
+/* Index of the column called name, or -1. */
+int
+db_res_column(struct db_res *r, const char *name)
+{
+	unsigned i, n = mysql_num_fields(r->res);
+	MYSQL_FIELD *f = mysql_fetch_fields(r->res);
+
+	for (i = 0; i < n; i++)
+		if (strcasecmp(f[i].name, name) == 0)
+			return (int)i;
+	return -1;
 }
 
 const unsigned long *

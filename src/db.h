@@ -44,6 +44,7 @@ void db_rollback(struct db *db);
 size_t db_res_rows(const struct db_res *r);
 char **db_res_next(struct db_res *r);
 const unsigned long *db_res_lengths(struct db_res *r);
+int db_res_column(struct db_res *r, const char *name);
 void db_res_free(struct db_res *r);
 
 int db_retryable(int rc);

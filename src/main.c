@@ -39,7 +39,7 @@ usage(FILE *fp)
 	    "  -h, --help         show this help\n"
 	    "  -V, --version      show the version\n\n"
 	    "'jobq COMMAND --help' describes a command.  See jobq(1).\n",
-	    conf_default_path());
+	    SYSCONFDIR "/jobq.ini");
 }
 
 /* Opens /dev/null on any of descriptors 0-2 that is closed (cron and
@@ -68,6 +68,7 @@ main(int argc, char **argv)
 	int opt;
 
 	ensure_std_fds();
+	argv[0] = (char *)"jobq"; /* getopt's messages name the program */
 	while ((opt = getopt_long(argc, argv, "+c:hV", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'c':
@@ -90,8 +91,12 @@ main(int argc, char **argv)
 	}
 	for (i = 0; i < ARRAY_LEN(commands); i++)
 		if (strcmp(argv[optind], commands[i].name) == 0) {
+			static char name[64];
+
 			argc -= optind;
 			argv += optind;
+			snprintf(name, sizeof name, "jobq %s", commands[i].name);
+			argv[0] = name;
 			optind = 0; /* 0 resets getopt for the command's own options */
 			return commands[i].run(argc, argv);
 		}

@@ -145,6 +145,32 @@ claim_rows(struct claim *cl, struct db_res *r, int add_attempt)
 	return DB_OK;
 }
 
+/* The claim statements, built in one place so that `jobq check
+ * --explain` examines exactly what workers run. */
+static void
+claim_select_sql(struct db *db, struct buf *sql, const struct claim *cl)
+{
+	db_sql(db, sql,
+	    "SELECT " JOB_COLUMNS "UTC_TIMESTAMP(6) FROM jobs"
+	    " WHERE queue = %q AND priority IN (%s) AND due_at <= UTC_TIMESTAMP(6)"
+	    " ORDER BY priority, due_at, id LIMIT %u FOR UPDATE SKIP LOCKED",
+	    cl->queue, cl->priorities, cl->limit);
+}
+
+static void
+claim_update_sql(struct db *db, struct buf *sql, const struct claim *cl)
+{
+	db_sql(db, sql,
+	    "UPDATE jobs SET attempts = attempts + 1, reserved_at = UTC_TIMESTAMP(6), reserved_by = %q,"
+	    " lease_token = %q, lease_expires_at = UTC_TIMESTAMP(6) + INTERVAL %I MICROSECOND"
+	    " WHERE queue = %q AND priority IN (%s) AND due_at <= UTC_TIMESTAMP(6)"
+	    " ORDER BY priority, due_at, id LIMIT %u",
+	    cl->req->worker, cl->token, cl->req->ttl_ms * 1000, cl->queue, cl->priorities, cl->limit);
+}
+
+#define DUE_GROUPS_SQL \
+	"SELECT queue, priority FROM jobs GROUP BY queue, priority HAVING MIN(due_at) <= UTC_TIMESTAMP(6)"
+
 /* SKIP LOCKED: lock the first due rows nobody else has locked, stamp
  * them, commit; two round trips.  The claim counts only once the COMMIT
  * succeeded (on Galera the COMMIT itself may report a deadlock): any
@@ -158,19 +184,18 @@ claim_skip_locked(struct db *db, struct claim *cl, char *err)
 	int rc;
 
 	claim_drop(cl);
-	r = db_query(db, &rc, err,
-	    "START TRANSACTION;"
-	    "SELECT " JOB_COLUMNS "UTC_TIMESTAMP(6) FROM jobs"
-	    " WHERE queue = %q AND priority IN (%s) AND due_at <= UTC_TIMESTAMP(6)"
-	    " ORDER BY priority, due_at, id LIMIT %u FOR UPDATE SKIP LOCKED",
-	    cl->queue, cl->priorities, cl->limit);
+	buf_init(&sql);
+	buf_adds(&sql, "START TRANSACTION;");
+	claim_select_sql(db, &sql, cl);
+	r = db_query_buf(db, &sql, &rc, err);
+	buf_reset(&sql);
 	if (r == NULL) {
 		db_rollback(db);
+		buf_free(&sql);
 		return rc;
 	}
 	claim_rows(cl, r, 1);
 	db_res_free(r);
-	buf_init(&sql);
 	if (cl->n > 0) {
 		db_sql(db, &sql,
 		    "UPDATE jobs SET attempts = attempts + 1, reserved_at = UTC_TIMESTAMP(6), reserved_by = "
@@ -211,21 +236,19 @@ static int
 claim_update(struct db *db, struct claim *cl, char *err)
 {
 	struct db_res *r;
+	struct buf sql;
 	int rc, attempt;
 
 	claim_drop(cl);
+	buf_init(&sql);
+	claim_update_sql(db, &sql, cl);
 	for (attempt = 1;; attempt++) {
-		rc = db_exec(db, err,
-		    "UPDATE jobs SET attempts = attempts + 1, reserved_at = UTC_TIMESTAMP(6), reserved_by = "
-		    "%q,"
-		    " lease_token = %q, lease_expires_at = UTC_TIMESTAMP(6) + INTERVAL %I MICROSECOND"
-		    " WHERE queue = %q AND priority IN (%s) AND due_at <= UTC_TIMESTAMP(6)"
-		    " ORDER BY priority, due_at, id LIMIT %u",
-		    cl->req->worker, cl->token, cl->req->ttl_ms * 1000, cl->queue, cl->priorities, cl->limit);
+		rc = db_exec_buf(db, &sql, err);
 		if (rc != DB_ERETRY || attempt == TX_ATTEMPTS)
 			break;
 		tx_pause(attempt);
 	}
+	buf_free(&sql);
 	if (rc != DB_OK || db_affected(db) == 0)
 		return rc;
 	/* The claim is committed.  If reading it back fails, the jobs come
@@ -754,4 +777,154 @@ job_view_free(struct job_view *v)
 	free(v->exit_status);
 	free(v->reason);
 	memset(v, 0, sizeof *v);
+}
+
+/* ---- jobq check --explain ---- */
+
+static const char *const read_counters[] = {
+	"Handler_read_first",
+	"Handler_read_key",
+	"Handler_read_last",
+	"Handler_read_next",
+	"Handler_read_prev",
+	"Handler_read_rnd",
+	"Handler_read_rnd_next",
+};
+
+/* Sum of this session's Handler_read_* counters (SHOW STATUS does not
+ * count itself). */
+static int
+rows_read(struct db *db, uint64_t *sum, char *err)
+{
+	struct db_res *r;
+	char **row;
+	size_t i;
+	int rc;
+
+	*sum = 0;
+	if ((r = db_query(db, &rc, err, "SHOW SESSION STATUS LIKE 'Handler_read%%'")) == NULL)
+		return rc;
+	while ((row = db_res_next(r)) != NULL)
+		for (i = 0; i < ARRAY_LEN(read_counters); i++)
+			if (strcmp(row[0], read_counters[i]) == 0)
+				*sum += strtoull(row[1], NULL, 10);
+	db_res_free(r);
+	return DB_OK;
+}
+
+static int
+explain_one(struct db *db, const char *label, const struct buf *stmt, struct explain_report *x, char *err)
+{
+	struct buf sql;
+	struct db_res *r;
+	char **row;
+	int rc, type, key, rows, extra;
+
+	buf_init(&sql);
+	buf_printf(&sql, "EXPLAIN %s", stmt->data);
+	r = db_query_buf(db, &sql, &rc, err);
+	buf_free(&sql);
+	if (r == NULL)
+		return rc;
+	type = db_res_column(r, "type");
+	key = db_res_column(r, "key");
+	rows = db_res_column(r, "rows");
+	extra = db_res_column(r, "Extra");
+	while ((row = db_res_next(r)) != NULL && x->nsteps < ARRAY_LEN(x->steps)) {
+		struct explain_step *s = &x->steps[x->nsteps++];
+
+		snprintf(s->query, sizeof s->query, "%s", label);
+		snprintf(s->type, sizeof s->type, "%s", type >= 0 && row[type] ? row[type] : "");
+		snprintf(s->key, sizeof s->key, "%s", key >= 0 && row[key] ? row[key] : "");
+		snprintf(s->rows, sizeof s->rows, "%s", rows >= 0 && row[rows] ? row[rows] : "");
+		snprintf(s->extra, sizeof s->extra, "%s", extra >= 0 && row[extra] ? row[extra] : "");
+	}
+	db_res_free(r);
+	return DB_OK;
+}
+
+/* Runs stmt inside a transaction that is rolled back, and counts the
+ * rows the server read for it and how many rows it returned or changed. */
+static int
+measure(struct db *db, const struct buf *stmt, int returns_rows, uint64_t *read, uint64_t *got, char *err)
+{
+	uint64_t before, after;
+	struct db_res *r;
+	int rc;
+
+	if ((rc = db_begin(db, err)) != DB_OK)
+		return rc;
+	if ((rc = rows_read(db, &before, err)) != DB_OK)
+		goto out;
+	if (returns_rows) {
+		if ((r = db_query_buf(db, stmt, &rc, err)) == NULL)
+			goto out;
+		*got = db_res_rows(r);
+		db_res_free(r);
+	} else {
+		if ((rc = db_exec_buf(db, stmt, err)) != DB_OK)
+			goto out;
+		*got = db_affected(db);
+	}
+	if ((rc = rows_read(db, &after, err)) == DB_OK)
+		*read = after - before;
+out:
+	db_rollback(db);
+	return rc;
+}
+
+/* Explains and measures one reservation as a worker would make it for
+ * req, changing nothing: the plan of each statement (key, type, Extra)
+ * and how many rows the server read to claim how many jobs. */
+int
+queue_explain(struct db *db, const struct reserve_req *req, struct explain_report *x, char *err)
+{
+	struct buf stmt, prio;
+	struct claim cl;
+	struct due d;
+	size_t qi;
+	uint64_t read, got;
+	int rc;
+
+	memset(x, 0, sizeof *x);
+	memset(&cl, 0, sizeof cl);
+	buf_init(&stmt);
+	buf_init(&prio);
+	buf_adds(&stmt, DUE_GROUPS_SQL);
+	if ((rc = explain_one(db, "due groups", &stmt, x, err)) != DB_OK ||
+	    (rc = measure(db, &stmt, 1, &x->due_rows_read, &got, err)) != DB_OK)
+		goto out;
+	x->due_groups = got;
+	if ((rc = due_groups(db, &d, err)) != DB_OK)
+		goto out;
+	cl.req = req;
+	cl.limit = req->limit;
+	snprintf(cl.token, sizeof cl.token, "%032d", 0);
+	for (qi = 0; req->queues[qi] != NULL; qi++)
+		if (due_priorities(d.queue, d.priority, d.n, req->queues[qi], &prio) > 0)
+			break;
+	if (req->queues[qi] == NULL) {
+		x->nothing_due = 1;
+		due_free(&d);
+		goto out;
+	}
+	cl.queue = req->queues[qi];
+	cl.priorities = prio.data;
+	snprintf(x->queue, sizeof x->queue, "%s", cl.queue);
+	snprintf(x->priorities, sizeof x->priorities, "%s", prio.data);
+	buf_reset(&stmt);
+	if (req->mode == RESERVE_UPDATE)
+		claim_update_sql(db, &stmt, &cl);
+	else
+		claim_select_sql(db, &stmt, &cl);
+	if ((rc = explain_one(db, "claim", &stmt, x, err)) == DB_OK &&
+	    (rc = measure(db, &stmt, req->mode != RESERVE_UPDATE, &read, &got, err)) == DB_OK) {
+		x->claim_rows_read = read;
+		x->claimed = got;
+	}
+	due_free(&d);
+out:
+	buf_free(&stmt);
+	buf_free(&prio);
+	return rc;
 }

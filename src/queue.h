@@ -96,6 +96,23 @@ struct job_view {
 	char *failed_at, *exception, *exit_status, *reason;
 };
 
+/* What `jobq check --explain` reports about one reservation. */
+struct explain_step {
+	char query[16]; /* "due groups" or "claim" */
+	char type[32], key[64], rows[24], extra[256];
+};
+
+struct explain_report {
+	struct explain_step steps[8];
+	size_t nsteps;
+	uint64_t due_groups, due_rows_read;
+	char queue[NAME_MAX_LEN + 1];
+	char priorities[256];
+	uint64_t claimed, claim_rows_read;
+	int nothing_due;
+};
+
+int queue_explain(struct db *db, const struct reserve_req *req, struct explain_report *x, char *err);
 int queue_probe(struct db *db, enum reserve_mode *mode, char *err);
 int queue_reserve(struct db *db, const struct reserve_req *req, struct job ***jobs, size_t *n, char *err);
 int queue_any_due(struct db *db, char *const *queues, int *due, char *err);

@@ -1,0 +1,384 @@
+#!/bin/bash
+# jobq.ini: every problem is reported as "FILE:LINE: message", one line
+# each, all of them, and the command exits 78; which file is read
+# (-c FILE, then $JOBQ_CONFIG, then the compiled-in default).
+. "$top_srcdir/tests/lib.sh"
+setup config
+
+E=$HANDLERS/echo.sh
+
+# run CMD...: sets RC, OUT, ERR and NERR (the number of stderr lines).
+run() {
+	"$@" >"$T/out" 2>"$T/err"
+	RC=$?
+	OUT=$(cat "$T/out")
+	ERR=$(cat "$T/err")
+	NERR=$(grep -c '' "$T/err")
+}
+
+# The literal string $1 as an extended regular expression.
+re() { printf '%s' "$1" | sed 's/[][\.*^$+?(){}|]/\\&/g'; }
+
+# Writes stdin to $T/NAME.ini, then (unless the content has one) a
+# [database] section for this test, after the content so that the
+# content's line numbers are its own.
+conf_file() {
+	local f=$T/$1.ini
+	cat >"$f"
+	grep -q '^\[database\]' "$f" ||
+		printf '\n[database]\nsocket = %s\nuser = root\ndatabase = %s\n' "$SOCKET" "$DB" >>"$f"
+	chmod 600 "$f"
+	echo "$f"
+}
+
+# bad NAME LINE REGEX <<EOF: the configuration on stdin has exactly one
+# problem, on line LINE; `jobq check` must exit 78 and print exactly one
+# line "FILE:LINE: message" with the message matching REGEX.
+bad() {
+	local name=$1 line=$2 msg=$3 f
+	f=$(conf_file "$name")
+	run "$JOBQ" -c "$f" check
+	is "$RC" "78" "$name: exits 78"
+	is "$NERR" "1" "$name: exactly one line on stderr"
+	like "$ERR" "^$(re "$f"):$line: $msg" "$name: '$f:$line: ' and a message naming the problem"
+	[ -z "$OUT" ]
+	ok $? "$name: nothing on stdout"
+}
+
+# ---- a configuration using every kind of key is accepted ----
+mkdir "$T/bin"
+printf '#!/bin/sh\nexit 0\n' >"$T/bin/ok.sh"
+chmod 755 "$T/bin/ok.sh"
+f=$(conf_file good <<EOC
+; a comment
+# another comment
+[worker]
+queues = default, mail
+concurrency = 4
+poll_interval = 250ms
+reserve_ttl = 2m
+heartbeat = 20s
+reserve_mode = auto
+timezone = UTC
+log_format = json
+max_payload = 64k
+timeout = 90
+backoff = 30,60,120
+
+[queue default]
+[queue mail]
+description = outgoing mail
+
+[handler echo]
+exec = $E --flag "two words"
+queue = mail
+timeout = 1h30m
+kill_grace = 5s
+max_attempts = 3
+backoff = exponential 10s 10m
+backoff_jitter = 20%
+retry_until = 1d
+permanent_exit = 64-78, 100
+retry_exit = 75
+permanent_stderr = ^fatal:
+retry_stderr = (?i)try again
+workdir = /tmp
+env.GREETING = hello world
+env.PATH = /usr/bin:/bin
+stdout_limit = 1M
+stderr_limit = 16k
+
+[handler relative]
+exec = bin/ok.sh
+
+[handler bare]
+exec = sh -c true
+
+[schedule nightly]
+cron = 30 2 * * *
+type = echo
+payload = {"report": "daily"}
+priority = 5
+timezone = UTC
+
+[schedule hourly]
+cron = @hourly
+type = relative
+EOC
+)
+run "$JOBQ" -c "$f" check
+is "$RC" "0" "a configuration using every kind of key passes check"
+like "$OUT" "ok \(2 queues, 3 handlers, 2 schedules\)" "and is counted right"
+is "$ERR" "" "with nothing on stderr"
+
+# ---- one problem each ----
+bad unknown-section 5 "unknown section \[wroker\]" <<EOC
+[worker]
+concurrency = 1
+
+; a typo in a header
+[wroker]
+EOC
+
+bad unknown-key 5 "unknown key 'timout' in \[handler x\]" <<EOC
+[queue default]
+
+[handler x]
+exec = $E
+timout = 5m
+EOC
+
+bad unknown-key-worker 2 "unknown key 'concurency' in \[worker\]" <<EOC
+[worker]
+concurency = 4
+EOC
+
+bad unknown-key-database 3 "unknown key 'hostname' in \[database\]" <<EOC
+[database]
+socket = $SOCKET
+hostname = db.example
+EOC
+
+bad bad-number 3 "concurrency: .*'lots'" <<EOC
+[worker]
+poll_interval = 1s
+concurrency = lots
+EOC
+
+bad bad-duration 3 "timeout: bad duration '5 parsecs'" <<EOC
+[handler x]
+exec = $E
+timeout = 5 parsecs
+EOC
+
+bad bad-duration-worker 2 "poll_interval: bad duration '-1s'" <<EOC
+[worker]
+poll_interval = -1s
+EOC
+
+bad bad-backoff 3 "backoff: .*soon" <<EOC
+[handler x]
+exec = $E
+backoff = exponential soon
+EOC
+
+bad bad-backoff-cap 3 "backoff: .*CAP" <<EOC
+[handler x]
+exec = $E
+backoff = exponential 10m 1m
+EOC
+
+bad bad-backoff-list 2 "backoff: .*'later'" <<EOC
+[worker]
+backoff = 30, 60, later
+EOC
+
+bad bad-regex 4 "permanent_stderr: bad regular expression.*parenthesis" <<EOC
+[handler x]
+exec = $E
+retry_stderr = ok
+permanent_stderr = fatal: (unclosed
+EOC
+
+bad no-exec 2 "\[handler x\] has no exec" <<EOC
+[queue default]
+[handler x]
+timeout = 5m
+EOC
+
+bad exec-missing 2 "exec: $(re "$T/no/such/program"): No such file or directory" <<EOC
+[handler x]
+exec = $T/no/such/program --arg
+EOC
+
+bad exec-not-in-path 3 "exec: 'jobq-no-such-program' not found in PATH" <<EOC
+[handler x]
+timeout = 5m
+exec = jobq-no-such-program
+EOC
+
+printf '#!/bin/sh\nexit 0\n' >"$T/not-executable.sh"
+chmod 644 "$T/not-executable.sh"
+bad exec-not-executable 2 "exec: $(re "$T/not-executable.sh") is not executable" <<EOC
+[handler x]
+exec = $T/not-executable.sh
+EOC
+
+bad exec-relative-missing 2 "exec: $(re "$T/bin/missing.sh"): No such file" <<EOC
+[handler x]
+exec = bin/missing.sh
+EOC
+
+bad handler-unknown-queue 5 "queue: unknown queue 'mail' \(no \[queue mail\] section\)" <<EOC
+[queue default]
+
+[handler x]
+exec = $E
+queue = mail
+EOC
+
+bad worker-unknown-queue 4 ".*queues: unknown queue 'bulk'" <<EOC
+[queue default]
+
+[worker]
+queues = default, bulk
+EOC
+
+bad heartbeat-too-long 3 ".*heartbeat.*reserve_ttl" <<EOC
+[worker]
+reserve_ttl = 10s
+heartbeat = 8s
+EOC
+
+bad duplicate-key 4 "duplicate key 'concurrency' in \[worker\] \(first at line 2\)" <<EOC
+[worker]
+concurrency = 2
+poll_interval = 1s
+concurrency = 3
+EOC
+
+bad duplicate-section 4 "duplicate section \[queue mail\] \(first at line 1\)" <<EOC
+[queue mail]
+[queue default]
+
+[queue mail]
+EOC
+
+bad syntax-error 3 "syntax error" <<EOC
+[worker]
+concurrency = 2
+poll_interval 1s
+EOC
+
+bad key-outside-section 2 "key 'concurrency' outside any section" <<EOC
+; settings
+concurrency = 4
+[worker]
+EOC
+
+bad bad-env-name 3 "env\.MY-VAR: bad environment variable name 'MY-VAR'" <<EOC
+[handler x]
+exec = $E
+env.MY-VAR = 1
+EOC
+
+bad bad-cron 6 "cron: .*'25'" <<EOC
+[handler x]
+exec = $E
+
+[schedule nightly]
+type = x
+cron = 0 25 * * *
+EOC
+
+bad bad-cron-fields 5 "cron: " <<EOC
+[handler x]
+exec = $E
+
+[schedule nightly]
+cron = 0 2 * *
+type = x
+EOC
+
+bad schedule-unknown-type 6 "type: unknown job type 'reprot'" <<EOC
+[handler report]
+exec = $E
+
+[schedule nightly]
+cron = 0 2 * * *
+type = reprot
+EOC
+
+bad schedule-bad-payload 6 "payload: not valid JSON" <<EOC
+[handler x]
+exec = $E
+[schedule nightly]
+cron = 0 2 * * *
+type = x
+payload = {"day": 
+EOC
+
+# ---- several problems: all reported, one line each ----
+f=$(conf_file several <<EOC
+[worker]
+concurrency = lots
+
+[handler x]
+exec = $E
+timout = 5
+timeout = 5 parsecs
+
+[bogus]
+[schedule s]
+cron = * * * * *
+type = nosuch
+EOC
+)
+run "$JOBQ" -c "$f" check
+is "$RC" "78" "several problems: exits 78"
+is "$NERR" "5" "several problems: one line for each of the 5"
+for line in 2 6 7 9 12; do
+	is "$(grep -c "^$(re "$f"):$line: " "$T/err")" "1" "several problems: line $line is reported"
+done
+
+f=$(conf_file two-syntax-errors <<EOC
+[worker]
+junk one
+concurrency = 2
+junk two
+EOC
+)
+run "$JOBQ" -c "$f" check
+is "$RC" "78" "two syntax errors: exits 78"
+is "$(grep -c "^$(re "$f"):2: syntax error" "$T/err")" "1" "two syntax errors: line 2 is reported"
+is "$(grep -c "^$(re "$f"):4: syntax error" "$T/err")" "1" "two syntax errors: line 4 is reported too"
+
+# ---- which file is read ----
+good=$CONF
+missing=$T/missing.ini
+
+run env JOBQ_CONFIG="$missing" "$JOBQ" -c "$good" check
+is "$RC" "0" "-c FILE beats \$JOBQ_CONFIG"
+like "$OUT" "^config: $(re "$good"): ok" "and -c FILE is the file read"
+
+run env JOBQ_CONFIG="$missing" "$JOBQ" check --config="$good"
+is "$RC" "0" "--config=FILE after the command works too"
+
+run env JOBQ_CONFIG="$good" "$JOBQ" -c "$missing" check
+is "$RC" "78" "a missing -c FILE exits 78 (even when \$JOBQ_CONFIG names a good file)"
+is "$NERR" "1" "with one line on stderr"
+like "$ERR" "^$(re "$missing"): cannot open configuration: No such file or directory$" \
+	"saying which file could not be opened"
+is "$OUT" "" "and nothing on stdout"
+
+run env JOBQ_CONFIG="$good" "$JOBQ" check
+is "$RC" "0" "\$JOBQ_CONFIG is read without -c"
+like "$OUT" "^config: $(re "$good"): ok" "and it is the file read"
+
+run env JOBQ_CONFIG="$missing" "$JOBQ" check
+is "$RC" "78" "a missing \$JOBQ_CONFIG exits 78"
+like "$ERR" "^$(re "$missing"): cannot open configuration" "naming \$JOBQ_CONFIG's file"
+
+# The compiled-in default: $(sysconfdir)/jobq.ini, as configure set it.
+prefix=$(sed -n 's/^prefix = //p' "$top_builddir/Makefile")
+sysconfdir=$(sed -n 's/^sysconfdir = //p' "$top_builddir/Makefile")
+eval "sysconfdir=$sysconfdir"
+default=$sysconfdir/jobq.ini
+for how in unset empty; do
+	if [ $how = unset ]; then
+		run env -u JOBQ_CONFIG "$JOBQ" check
+	else
+		run env JOBQ_CONFIG= "$JOBQ" check
+	fi
+	if [ -e "$default" ]; then
+		like "$OUT$ERR" "$(re "$default")" "\$JOBQ_CONFIG $how: the default $default is read"
+	else
+		is "$RC" "78" "\$JOBQ_CONFIG $how: the default $default is missing here: exit 78"
+		like "$ERR" "^$(re "$default"): cannot open configuration" "\$JOBQ_CONFIG $how: the default $default is tried"
+	fi
+done
+
+run env JOBQ_CONFIG="$good" "$JOBQ" --help
+like "$OUT" "default: \\\$JOBQ_CONFIG or $(re "$default")\)" \
+	"--help names the compiled-in default even when \$JOBQ_CONFIG is set"
+finish
