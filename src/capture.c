@@ -84,8 +84,30 @@ capture_total(const struct capture *c)
 	return c->total;
 }
 
+/* Length of s without a last character that was cut short: where the
+ * head may end when what followed it was dropped. */
+static size_t
+trim_partial(const char *s, size_t len)
+{
+	size_t i = len, back;
+
+	for (back = 0; back < 4 && i > 0; back++) {
+		unsigned char ch = (unsigned char)s[--i];
+
+		if ((ch & 0xC0) != 0x80) {
+			size_t need = ch >= 0xF0 ? 4 : ch >= 0xE0 ? 3 : ch >= 0xC0 ? 2 : 1;
+
+			return need > len - i ? i : len;
+		}
+	}
+	return len;
+}
+
 /* The kept text, repaired to UTF-8, with "[... N bytes dropped ...]"
- * between head and tail when the stream was longer than the limit. */
+ * between head and tail when the stream was longer than the limit.  A
+ * stream that fit is repaired in one piece, so a character spanning the
+ * head and the ring survives; around a cut, a character split by it is
+ * counted as dropped rather than shown as U+FFFD. */
 char *
 capture_text(const struct capture *c)
 {
@@ -96,17 +118,18 @@ capture_text(const struct capture *c)
 
 	buf_init(&raw);
 	buf_init(&out);
+	if (dropped == 0)
+		buf_add(&raw, c->head, c->head_len);
 	buf_add(&raw, c->ring + start, first);
 	buf_add(&raw, c->ring, c->ring_len - first);
-	utf8_repair(c->head, c->head_len, &out);
 	if (dropped > 0) {
-		/* The tail may start in the middle of a character; skip its
-		 * continuation bytes rather than print a replacement. */
-		size_t skip = 0;
+		size_t keep = trim_partial(c->head, c->head_len), skip = 0;
 
 		while (skip < raw.len && skip < 3 && ((unsigned char)raw.data[skip] & 0xC0) == 0x80)
 			skip++;
-		buf_printf(&out, "\n[... %llu bytes dropped ...]\n", (unsigned long long)dropped);
+		utf8_repair(c->head, keep, &out);
+		buf_printf(&out, "\n[... %llu bytes dropped ...]\n",
+		    (unsigned long long)(dropped + (c->head_len - keep) + skip));
 		utf8_repair(raw.data + skip, raw.len - skip, &out);
 	} else
 		utf8_repair(raw.data, raw.len, &out);

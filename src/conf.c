@@ -783,13 +783,13 @@ resolve_exec(struct loader *ld, struct handler *h, int line)
 }
 
 static void
-resolve_ids(struct loader *ld, struct handler *h, int line)
+resolve_ids(struct loader *ld, struct handler *h, int user_line, int group_line)
 {
 	if (h->user != NULL) {
 		struct passwd *pw = getpwnam(h->user);
 
 		if (pw == NULL)
-			conf_error(ld, line, "user: no such user '%s'", h->user);
+			conf_error(ld, user_line, "user: no such user '%s'", h->user);
 		else {
 			h->uid = pw->pw_uid, h->has_uid = 1;
 			if (h->group == NULL)
@@ -800,7 +800,7 @@ resolve_ids(struct loader *ld, struct handler *h, int line)
 		struct group *gr = getgrnam(h->group);
 
 		if (gr == NULL)
-			conf_error(ld, line, "group: no such group '%s'", h->group);
+			conf_error(ld, group_line, "group: no such group '%s'", h->group);
 		else
 			h->gid = gr->gr_gid, h->has_gid = 1;
 	}
@@ -811,7 +811,7 @@ load_handler(struct loader *ld, struct conf *c, const struct section *s, const c
     const struct handler *defaults)
 {
 	struct handler *h = xcalloc(1, sizeof *h);
-	int exec_line = s->line, queue_line = s->line;
+	int exec_line = s->line, queue_line = s->line, user_line = s->line, group_line = s->line;
 	size_t i;
 	char err[ERRSZ];
 
@@ -827,6 +827,10 @@ load_handler(struct loader *ld, struct conf *c, const struct section *s, const c
 			set_str(&h->queue, e->value), queue_line = e->line;
 		else if (handler_set(ld, h, e) == 1)
 			unknown_key(ld, s, e);
+		if (strcmp(e->key, "user") == 0)
+			user_line = e->line;
+		else if (strcmp(e->key, "group") == 0)
+			group_line = e->line;
 	}
 	c->handlers = xrealloc(c->handlers, (c->nhandlers + 1) * sizeof *c->handlers);
 	c->handlers[c->nhandlers++] = h;
@@ -844,7 +848,7 @@ load_handler(struct loader *ld, struct conf *c, const struct section *s, const c
 		return;
 	}
 	resolve_exec(ld, h, exec_line);
-	resolve_ids(ld, h, s->line);
+	resolve_ids(ld, h, user_line, group_line);
 }
 
 static void

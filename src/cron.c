@@ -161,7 +161,7 @@ cron_parse(const char *expr, char *err)
 	while (isspace((unsigned char)*line))
 		line++;
 	if (*line == '@') {
-		if ((line = expand_macro(expr)) == NULL) {
+		if ((line = expand_macro(line)) == NULL) {
 			errf(err, "unknown cron macro '%s' (@hourly, @daily, @weekly, @monthly, @yearly)",
 			    expr);
 			return NULL;

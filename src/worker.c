@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -700,7 +701,8 @@ worker_finish(struct worker *w)
 {
 	char err[ERRSZ];
 	unsigned i, unwritten = 0;
-	struct log_field f[4];
+	struct log_field f[5];
+	struct rusage ru;
 
 	for (i = 0; i < w->nslots; i++)
 		if (w->slots[i].state != SLOT_FREE) {
@@ -712,11 +714,13 @@ worker_finish(struct worker *w)
 		    unwritten);
 	if (w->db_up && registry_unregister(w->db, w->id, err) != DB_OK)
 		log_warn("unregister: %s", err);
+	getrusage(RUSAGE_SELF, &ru);
 	f[0] = LF_N("done", w->counts.done);
 	f[1] = LF_N("retried", w->counts.retried);
 	f[2] = LF_N("dead", w->counts.dead);
-	f[3] = LF_S("worker", w->id);
-	log_fields(LOG_INFO, "worker stopped", f, 4);
+	f[3] = LF_N("max_rss_kb", ru.ru_maxrss);
+	f[4] = LF_S("worker", w->id);
+	log_fields(LOG_INFO, "worker stopped", f, 5);
 }
 
 /* Runs the loop until a stop condition holds; returns the exit status. */
