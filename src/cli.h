@@ -17,7 +17,7 @@
 	{                                           \
 		"help", no_argument, NULL, 'h'      \
 	}
-#define CLI_COMMON_SHORTOPTS "+c:h"
+#define CLI_COMMON_SHORTOPTS "c:h"
 
 struct cli_cmd {
 	const char *name;

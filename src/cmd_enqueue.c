@@ -36,8 +36,8 @@ usage(void)
 	       "      --max-attempts N   this job's attempt limit (default: the handler's)\n"
 	       "      --batch            read one job per line on stdin:\n"
 	       "                         {\"type\": ..., \"payload\": ..., \"queue\": ..., \"delay\": ...,\n"
-	       "                          \"priority\": ...}; only type is required, the options\n"
-	       "                         above give the defaults\n"
+	       "                          \"at\": ..., \"priority\": ..., \"max_attempts\": ...};\n"
+	       "                         only type is required, the options above give the defaults\n"
 	       "  -n, --dry-run          with --batch: check and print what would be enqueued\n\n"
 	       "Exit status: 0 enqueued, 65 bad input (nothing written), 69 database\n"
 	       "unavailable, 78 configuration error.\n");
@@ -77,6 +77,26 @@ check_type_queue(const struct conf *c, const char *type, const char **queue, cha
 	return 0;
 }
 
+/* Parses exactly one JSON value filling s[0..len), white space around
+ * it allowed; *end points where parsing stopped (for the message). */
+static cJSON *
+json_parse_exact(const char *s, size_t len, const char **end)
+{
+	cJSON *j = cJSON_ParseWithLengthOpts(s, len, end, 0);
+	const char *p = *end;
+
+	if (j == NULL)
+		return NULL;
+	while (p < s + len && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n'))
+		p++;
+	if (p != s + len) {
+		*end = p;
+		cJSON_Delete(j);
+		return NULL;
+	}
+	return j;
+}
+
 static int
 check_payload(const struct conf *c, const char *payload, size_t len, char *err)
 {
@@ -91,7 +111,7 @@ check_payload(const struct conf *c, const char *payload, size_t len, char *err)
 		errf(err, "payload contains a NUL byte");
 		return -1;
 	}
-	j = cJSON_ParseWithLengthOpts(payload, len, &end, 0);
+	j = json_parse_exact(payload, len, &end);
 	if (j == NULL) {
 		size_t off = end != NULL && end >= payload ? (size_t)(end - payload) : 0;
 
@@ -195,7 +215,8 @@ static int
 parse_line(
     const struct conf *c, const struct defaults *d, const char *line, size_t len, struct item *it, char *err)
 {
-	cJSON *o = cJSON_ParseWithLength(line, len), *v;
+	const char *end = NULL;
+	cJSON *o = json_parse_exact(line, len, &end), *v;
 	const char *queue = d->queue, *at = d->at;
 	int64_t delay = d->delay_ms, n;
 	int rc = -1;
@@ -237,7 +258,13 @@ parse_line(
 	it->e.payload_len = strlen(it->payload);
 	if (check_payload(c, it->payload, it->e.payload_len, err) < 0)
 		goto out;
+	if (cJSON_GetObjectItemCaseSensitive(o, "delay") != NULL &&
+	    cJSON_GetObjectItemCaseSensitive(o, "at") != NULL) {
+		errf(err, "\"delay\" and \"at\" exclude each other");
+		goto out;
+	}
 	if ((v = cJSON_GetObjectItemCaseSensitive(o, "delay")) != NULL) {
+		at = NULL; /* the line's own delay beats a default --at */
 		if (cJSON_IsString(v)) {
 			if (duration_parse(v->valuestring, &delay, err) < 0)
 				goto out;
@@ -368,6 +395,8 @@ single(const struct conf *c, const struct defaults *d, const char *type, const c
 
 	if (payload_arg == NULL || strcmp(payload_arg, "-") == 0) {
 		it->payload = read_all(stdin, &len);
+		while (len > 0 && strchr(" \t\r\n", it->payload[len - 1]) != NULL)
+			it->payload[--len] = '\0'; /* echo's newline is not part of the payload */
 	} else {
 		it->payload = xstrdup(payload_arg);
 		len = strlen(payload_arg);

@@ -145,6 +145,22 @@ print_indented(const char *label, const char *text)
 }
 
 static void
+print_runs(const struct run_row *runs, size_t nruns)
+{
+	size_t i;
+
+	if (nruns == 0) {
+		printf("runs: none yet\n");
+		return;
+	}
+	printf("runs:\n  %-7s %-26s %-28s %8s  %-11s %s\n", "ATTEMPT", "STARTED", "WORKER", "MS", "OUTCOME",
+	    "EXIT");
+	for (i = 0; i < nruns; i++)
+		printf("  %-7u %-26s %-28s %8lld  %-11s %s\n", runs[i].attempt, runs[i].started_at,
+		    runs[i].worker, (long long)runs[i].duration_ms, runs[i].outcome, runs[i].exit_status);
+}
+
+static void
 print_text(const struct conf *c, const struct job_view *v, const struct run_row *runs, size_t nruns)
 {
 	unsigned max, failing;
@@ -157,7 +173,10 @@ print_text(const struct conf *c, const struct job_view *v, const struct run_row 
 	policy(c, v, &max, &next_ms, &failing);
 	printf("job %llu: %s\n", (unsigned long long)v->id, v->state);
 	printf("  queue        %s\n  type         %s\n  priority     %d\n", v->queue, v->type, v->priority);
-	printf("  attempts     %u of %u\n", v->attempts, max);
+	if (max > 0)
+		printf("  attempts     %u of %u\n", v->attempts, max);
+	else
+		printf("  attempts     %u (no [handler %s]: no limit known)\n", v->attempts, v->type);
 	printf("  created      %s %s\n", v->created_at, tz);
 	if (v->available_at != NULL) {
 		relative(v->available_in_ms, rel, sizeof rel);
@@ -195,6 +214,47 @@ print_text(const struct conf *c, const struct job_view *v, const struct run_row 
 		    runs[i].worker, (long long)runs[i].duration_ms, runs[i].outcome, runs[i].exit_status);
 }
 
+/* A job in neither table: done (or forgotten), known only by its runs,
+ * which stay in the history until pruned. */
+static int
+show_done(const struct conf *c, struct db *db, uint64_t id, int json)
+{
+	struct run_row *runs = NULL;
+	size_t nruns = 0, i;
+	struct job_view v;
+	char err[ERRSZ];
+	int done = 0;
+
+	if (runs_for_job(db, id, cli_tz(c), &runs, &nruns, err) != DB_OK) {
+		cli_error("show %llu: %s", (unsigned long long)id, err);
+		return EX_UNAVAILABLE;
+	}
+	if (nruns == 0) {
+		runs_free(runs, nruns);
+		cli_error(
+		    "no job %llu (not queued, not dead-lettered, no runs on record)", (unsigned long long)id);
+		return EX_DATAERR;
+	}
+	for (i = 0; i < nruns; i++)
+		done |= strcmp(runs[i].outcome, "done") == 0;
+	memset(&v, 0, sizeof v);
+	v.id = id;
+	v.state = done ? "done" : "forgotten";
+	v.queue = runs[nruns - 1].queue;
+	v.type = runs[nruns - 1].type;
+	v.attempts = runs[nruns - 1].attempt;
+	if (json)
+		print_json(c, &v, runs, nruns);
+	else {
+		printf("job %llu: %s (no longer queued; its runs are kept until pruned)\n",
+		    (unsigned long long)id, v.state);
+		printf("  queue        %s\n  type         %s\n", v.queue, v.type);
+		print_runs(runs, nruns);
+	}
+	runs_free(runs, nruns);
+	return 0;
+}
+
 /* Prints job id (only from the dead-letter table when failed_only);
  * returns the exit status. */
 int
@@ -212,11 +272,10 @@ show_job(const struct conf *c, struct db *db, uint64_t id, int json, int failed_
 		rc = failed_show(db, id, cli_tz(c), &v, err);
 	if (rc == DB_OK && (rc = runs_for_job(db, id, cli_tz(c), &runs, &nruns, err)) != DB_OK)
 		job_view_free(&v);
+	if (rc == QUEUE_NOT_FOUND && !failed_only)
+		return show_done(c, db, id, json);
 	if (rc == QUEUE_NOT_FOUND) {
-		if (failed_only)
-			cli_error("no failed job %llu", (unsigned long long)id);
-		else
-			cli_error("no job %llu (neither queued nor dead-lettered)", (unsigned long long)id);
+		cli_error("no failed job %llu", (unsigned long long)id);
 		return EX_DATAERR;
 	}
 	if (rc != DB_OK) {

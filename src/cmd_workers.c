@@ -67,17 +67,17 @@ print_text(const struct worker_row *w, size_t n, const struct type_stats *s, siz
 {
 	size_t i;
 
-	printf("%-36s %-6s %-8s %4s %9s %9s %7s %7s %5s  %s\n", "WORKER", "STATE", "QUEUES", "CONC", "UPTIME",
-	    "SEEN", "DONE", "RETRIED", "DEAD", "RUNNING");
+	printf("%-32s %-5s %4s %9s %9s %7s %7s %5s  %-22s %s\n", "WORKER", "STATE", "CONC", "UPTIME", "SEEN",
+	    "DONE", "RETRIED", "DEAD", "QUEUES", "RUNNING");
 	for (i = 0; i < n; i++) {
 		char up[32], seen[32];
 
 		duration_format(w[i].uptime_s * 1000, up, sizeof up);
 		duration_format(w[i].seen_ago_ms / 1000 * 1000, seen, sizeof seen);
-		printf("%-36s %-6s %-8s %4u %9s %5s ago %7llu %7llu %5llu  %s\n", w[i].id,
-		    w[i].alive ? "alive" : "gone", w[i].queues, w[i].concurrency, up, seen,
-		    (unsigned long long)w[i].done, (unsigned long long)w[i].retried,
-		    (unsigned long long)w[i].dead, *w[i].current_jobs ? w[i].current_jobs : "-");
+		printf("%-32s %-5s %4u %9s %5s ago %7llu %7llu %5llu  %-22s %s\n", w[i].id,
+		    w[i].alive ? "alive" : "gone", w[i].concurrency, up, seen, (unsigned long long)w[i].done,
+		    (unsigned long long)w[i].retried, (unsigned long long)w[i].dead, w[i].queues,
+		    *w[i].current_jobs ? w[i].current_jobs : "-");
 	}
 	printf("%zu worker%s\n", n, n == 1 ? "" : "s");
 	if (ns == 0)

@@ -255,6 +255,20 @@ get_size(struct loader *ld, const struct entry *e, size_t *out)
 	return 0;
 }
 
+/* Output kept per stream: 1 KiB to 4 MiB, so that the stored text (at
+ * most three bytes per kept byte after UTF-8 repair) fits MEDIUMTEXT. */
+static int
+get_output_limit(struct loader *ld, const struct entry *e, size_t *out)
+{
+	if (get_size(ld, e, out) < 0)
+		return -1;
+	if (*out < 1024 || *out > 4 * 1024 * 1024) {
+		conf_error(ld, e->line, "%s: '%s' is out of range (1K to 4M)", e->key, e->value);
+		return -1;
+	}
+	return 0;
+}
+
 static int
 get_bool(struct loader *ld, const struct entry *e, int *out)
 {
@@ -536,9 +550,9 @@ handler_set(struct loader *ld, struct handler *h, const struct entry *e)
 	if (strcmp(k, "group") == 0)
 		return set_str(&h->group, e->value), 0;
 	if (strcmp(k, "stdout_limit") == 0)
-		return get_size(ld, e, &h->stdout_limit);
+		return get_output_limit(ld, e, &h->stdout_limit);
 	if (strcmp(k, "stderr_limit") == 0)
-		return get_size(ld, e, &h->stderr_limit);
+		return get_output_limit(ld, e, &h->stderr_limit);
 	return 1;
 }
 

@@ -30,8 +30,7 @@ runs_for_job(struct db *db, uint64_t id, const char *tz, struct run_row **rows, 
 	*n = 0;
 	r = db_query(db, &rc, err,
 	    "SELECT attempt, worker, CONVERT_TZ(started_at, '+00:00', %q), duration_ms, outcome, "
-	    "exit_status, error"
-	    " FROM job_runs WHERE job_id = %U ORDER BY id",
+	    "exit_status, error, queue, type FROM job_runs WHERE job_id = %U ORDER BY id",
 	    tz, id);
 	if (r == NULL)
 		return rc;
@@ -46,6 +45,8 @@ runs_for_job(struct db *db, uint64_t id, const char *tz, struct run_row **rows, 
 		x->outcome = dup_or_null(row[4]);
 		x->exit_status = dup_or_null(row[5]);
 		x->error = dup_or_null(row[6]);
+		x->queue = dup_or_null(row[7]);
+		x->type = dup_or_null(row[8]);
 	}
 	db_res_free(r);
 	return DB_OK;
@@ -57,6 +58,8 @@ runs_free(struct run_row *rows, size_t n)
 	size_t i;
 
 	for (i = 0; i < n; i++) {
+		free(rows[i].queue);
+		free(rows[i].type);
 		free(rows[i].worker);
 		free(rows[i].started_at);
 		free(rows[i].outcome);

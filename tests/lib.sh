@@ -74,7 +74,8 @@ ensure_server() {
 	mkdir -p "$JOBQ_TESTDB"
 	(
 		flock 9
-		"$TESTDB_SCRIPT" status "$JOBQ_TESTDB" || "$TESTDB_SCRIPT" start "$JOBQ_TESTDB"
+		# 9>&-: the server must not inherit (and hold) the lock
+		"$TESTDB_SCRIPT" status "$JOBQ_TESTDB" || "$TESTDB_SCRIPT" start "$JOBQ_TESTDB" 9>&-
 	) 9>"$JOBQ_TESTDB.lock"
 }
 
