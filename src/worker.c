@@ -146,6 +146,16 @@ busy_slots(const struct worker *w)
 	return n;
 }
 
+static unsigned
+writing_slots(const struct worker *w)
+{
+	unsigned i, n = 0;
+
+	for (i = 0; i < w->nslots; i++)
+		n += w->slots[i].state == SLOT_WRITING;
+	return n;
+}
+
 static void
 slot_clear(struct slot *s)
 {
@@ -403,6 +413,15 @@ want_jobs(const struct worker *w)
 	return free_slots;
 }
 
+/* Whether a reservation may be made once polling is due. */
+static int
+can_reserve(const struct worker *w)
+{
+	if (w->stopping || !w->db_up || want_jobs(w) == 0)
+		return 0;
+	return !(w->opts->once && w->reserved_once);
+}
+
 static void
 reserve(struct worker *w, int64_t now)
 {
@@ -413,9 +432,7 @@ reserve(struct worker *w, int64_t now)
 	unsigned limit = want_jobs(w);
 	int rc;
 
-	if (w->stopping || !w->db_up || now < w->next_poll || limit == 0)
-		return;
-	if (w->opts->once && w->reserved_once)
+	if (!can_reserve(w) || now < w->next_poll)
 		return;
 	req.queues = w->opts->queues;
 	req.limit = limit;
@@ -604,12 +621,12 @@ poll_timeout(const struct worker *w, int64_t now)
 	int64_t t = now + 1000;
 	unsigned i;
 
-	if (!w->stopping && w->db_up && want_jobs(w) > 0)
+	if (can_reserve(w))
 		t = min64(t, w->next_poll);
 	if (w->db_up) {
 		t = min64(t, w->next_heartbeat);
-		if (busy_slots(w) > 0)
-			t = min64(t, w->next_write);
+		if (writing_slots(w) > 0)
+			t = min64(t, w->write_now ? now : w->next_write);
 	} else
 		t = min64(t, w->reconnect_at);
 	if (w->max_time_at > 0 && !w->stopping)
