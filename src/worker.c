@@ -410,6 +410,8 @@ want_jobs(const struct worker *w)
 
 	if (w->opts->max_jobs > 0 && w->opts->max_jobs - w->started < free_slots)
 		free_slots = (unsigned)(w->opts->max_jobs - w->started);
+	if (w->opts->once && free_slots > 1)
+		free_slots = 1; /* --once takes one job, whatever the concurrency */
 	return free_slots;
 }
 

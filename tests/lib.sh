@@ -139,6 +139,9 @@ wait_exit() {
 
 cleanup() {
 	local p
+	# A background subshell that has not exec'd yet runs EXIT traps too:
+	# only the test itself cleans up.
+	[ "$BASHPID" = "$$" ] || return 0
 	for p in "${BG_PIDS[@]}"; do
 		kill -KILL "$p" 2>/dev/null
 		pkill -KILL -P "$p" 2>/dev/null
