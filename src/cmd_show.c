@@ -168,7 +168,6 @@ print_text(const struct conf *c, const struct job_view *v, const struct run_row 
 	char rel[64], d[32];
 	char *pretty = pretty_payload(v->payload);
 	const char *tz = c->worker.timezone;
-	size_t i;
 
 	policy(c, v, &max, &next_ms, &failing);
 	printf("job %llu: %s\n", (unsigned long long)v->id, v->state);
@@ -203,15 +202,7 @@ print_text(const struct conf *c, const struct job_view *v, const struct run_row 
 		print_indented("error:", v->exception);
 	print_indented("payload:", pretty);
 	free(pretty);
-	if (nruns == 0) {
-		printf("runs: none yet\n");
-		return;
-	}
-	printf("runs:\n  %-7s %-26s %-28s %8s  %-11s %s\n", "ATTEMPT", "STARTED", "WORKER", "MS", "OUTCOME",
-	    "EXIT");
-	for (i = 0; i < nruns; i++)
-		printf("  %-7u %-26s %-28s %8lld  %-11s %s\n", runs[i].attempt, runs[i].started_at,
-		    runs[i].worker, (long long)runs[i].duration_ms, runs[i].outcome, runs[i].exit_status);
+	print_runs(runs, nruns);
 }
 
 /* A job in neither table: done (or forgotten), known only by its runs,
