@@ -530,8 +530,10 @@ runner_tick(struct runner *r, int64_t now)
 void
 runner_terminate(struct runner *r)
 {
+	if (r->reaped)
+		return; /* it ended by itself: its exit status stands */
 	r->interrupted = 1;
-	if (!r->reaped && r->kill_at == INT64_MAX)
+	if (r->kill_at == INT64_MAX)
 		stop_group(r, mono_ms());
 }
 

@@ -336,7 +336,9 @@ conclude(struct worker *w, struct slot *s)
 	runner_result(s->run, &x, &s->output, &s->error, &s->duration_ms);
 	outcome_exit_words(&x, s->words, sizeof s->words);
 	s->has_run = 1;
-	if (runner_interrupted(s->run) && w->stopping >= 2) {
+	/* A handler we terminated gives its job back, unless it still
+	 * finished its work (exit 0 on SIGTERM): that counts as done. */
+	if (runner_interrupted(s->run) && w->stopping >= 2 && !(x.exited && x.code == 0)) {
 		s->write = OUT_GIVEBACK;
 	} else {
 		outcome_decide(s->h, &x, s->error, s->job->attempt, s->max_attempts,
