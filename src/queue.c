@@ -168,9 +168,6 @@ claim_update_sql(struct db *db, struct buf *sql, const struct claim *cl)
 	    cl->req->worker, cl->token, cl->req->ttl_ms * 1000, cl->queue, cl->priorities, cl->limit);
 }
 
-#define DUE_GROUPS_SQL \
-	"SELECT queue, priority FROM jobs GROUP BY queue, priority HAVING MIN(due_at) <= UTC_TIMESTAMP(6)"
-
 /* SKIP LOCKED: lock the first due rows nobody else has locked, stamp
  * them, commit; two round trips.  The claim counts only once the COMMIT
  * succeeded (on Galera the COMMIT itself may report a deadlock): any
@@ -280,48 +277,122 @@ due_free(struct due *d)
 	free(d->priority);
 }
 
-/* Which (queue, priority) groups hold a due job: a loose index scan. */
-static int
-due_groups(struct db *db, struct due *d, char *err)
-{
-	struct db_res *r;
-	char **row;
-	int rc;
+/* Which (queue, priority) groups of the served queues hold a due job.
+ *
+ * Found with index dives only, whatever the optimizer's statistics say:
+ * MIN() over a prefix of jobs_reserve with constant bounds is answered
+ * from the index ("Select tables optimized away"), and an uncorrelated
+ * scalar subquery is such a constant.  So the k-th smallest priority of a
+ * queue is MIN(priority) above the (k-1)-th, nested, and whether that
+ * group has anything due is MIN(due_at) of it.  One statement asks this
+ * for DIVE_DEPTH priorities of every queue (a correlated subquery or a
+ * GROUP BY would be the natural SQL, but the first scans the queue's rows
+ * and the second becomes a full index scan when the statistics are
+ * stale, as they are after a burst of enqueues); a queue with more
+ * priorities is asked again from its last one. */
+#define DIVE_DEPTH 4
 
-	memset(d, 0, sizeof *d);
-	r = db_query(db, &rc, err,
-	    "SELECT queue, priority FROM jobs GROUP BY queue, priority HAVING MIN(due_at) <= "
-	    "UTC_TIMESTAMP(6)");
-	if (r == NULL)
-		return rc;
-	d->queue = xcalloc(db_res_rows(r) + 1, sizeof *d->queue);
-	d->priority = xcalloc(db_res_rows(r) + 1, sizeof *d->priority);
-	while ((row = db_res_next(r)) != NULL) {
-		d->queue[d->n] = xstrdup(row[0]);
-		d->priority[d->n++] = atoi(row[1]);
-	}
-	db_res_free(r);
-	return DB_OK;
+static void
+min_priority_sql(struct db *db, struct buf *sql, const char *queue, const char *after, int depth)
+{
+	db_sql(db, sql, "(SELECT MIN(priority) FROM jobs WHERE queue = %q", queue);
+	if (depth > 1) {
+		buf_adds(sql, " AND priority > ");
+		min_priority_sql(db, sql, queue, after, depth - 1);
+	} else if (after != NULL)
+		buf_printf(sql, " AND priority > %s", after);
+	buf_addc(sql, ')');
 }
 
-/* Whether any of queues holds a job that is due now. */
-int
-queue_any_due(struct db *db, char *const *queues, int *due, char *err)
+static void
+due_sql(struct db *db, struct buf *sql, char *const *queues, char **after, const int *ask)
 {
-	struct due d;
-	struct buf list;
 	size_t i;
-	int rc;
+	int k, first = 1;
 
-	*due = 0;
-	if ((rc = due_groups(db, &d, err)) != DB_OK)
-		return rc;
-	buf_init(&list);
-	for (i = 0; queues[i] != NULL && !*due; i++)
-		*due = due_priorities(d.queue, d.priority, d.n, queues[i], &list) > 0;
-	buf_free(&list);
-	due_free(&d);
-	return DB_OK;
+	buf_adds(sql, "SELECT ");
+	for (i = 0; queues[i] != NULL; i++) {
+		if (!ask[i])
+			continue;
+		for (k = 1; k <= DIVE_DEPTH; k++) {
+			buf_adds(sql, first ? "" : ", ");
+			first = 0;
+			min_priority_sql(db, sql, queues[i], after[i], k);
+			db_sql(db, sql,
+			    ", (SELECT MIN(due_at) FROM jobs WHERE queue = %q AND priority = ", queues[i]);
+			min_priority_sql(db, sql, queues[i], after[i], k);
+			buf_adds(sql, ") <= UTC_TIMESTAMP(6)");
+		}
+	}
+}
+
+static void
+due_add(struct due *d, const char *queue, int priority)
+{
+	d->queue = xrealloc(d->queue, (d->n + 1) * sizeof *d->queue);
+	d->priority = xrealloc(d->priority, (d->n + 1) * sizeof *d->priority);
+	d->queue[d->n] = xstrdup(queue);
+	d->priority[d->n++] = priority;
+}
+
+/* Reads one answer of due_sql; ask[i] stays set (and after[i] moves on)
+ * for a queue that may have more priorities. */
+static void
+due_read(struct due *d, char **row, char *const *queues, char **after, int *ask)
+{
+	size_t i, col = 0;
+	int k;
+
+	for (i = 0; queues[i] != NULL; i++) {
+		if (!ask[i])
+			continue;
+		ask[i] = 0;
+		for (k = 1; k <= DIVE_DEPTH; k++, col += 2) {
+			if (row[col] == NULL)
+				continue;
+			if (row[col + 1] != NULL && strcmp(row[col + 1], "1") == 0)
+				due_add(d, queues[i], atoi(row[col]));
+			if (k == DIVE_DEPTH) {
+				free(after[i]);
+				after[i] = xstrdup(row[col]);
+				ask[i] = 1;
+			}
+		}
+	}
+}
+
+static int
+due_groups(struct db *db, char *const *queues, struct due *d, char *err)
+{
+	size_t n = strv_len(queues), i;
+	char **after = xcalloc(n + 1, sizeof *after);
+	int *ask = xcalloc(n + 1, sizeof *ask), rc = DB_OK, more = n > 0;
+	struct buf sql;
+
+	memset(d, 0, sizeof *d);
+	buf_init(&sql);
+	for (i = 0; i < n; i++)
+		ask[i] = 1;
+	while (more && rc == DB_OK) {
+		struct db_res *r;
+		char **row;
+
+		buf_reset(&sql);
+		due_sql(db, &sql, queues, after, ask);
+		if ((r = db_query_buf(db, &sql, &rc, err)) == NULL)
+			break;
+		if ((row = db_res_next(r)) != NULL)
+			due_read(d, row, queues, after, ask);
+		db_res_free(r);
+		for (more = 0, i = 0; i < n; i++)
+			more |= ask[i];
+	}
+	buf_free(&sql);
+	strv_free(after);
+	free(ask);
+	if (rc != DB_OK)
+		due_free(d);
+	return rc;
 }
 
 /* Reserves up to req->limit due jobs, draining req->queues in order,
@@ -339,7 +410,7 @@ queue_reserve(struct db *db, const struct reserve_req *req, struct job ***jobs, 
 
 	*jobs = xcalloc(req->limit + 1, sizeof **jobs);
 	*n = 0;
-	if ((rc = due_groups(db, &d, err)) != DB_OK)
+	if ((rc = due_groups(db, req->queues, &d, err)) != DB_OK)
 		return rc;
 	buf_init(&prio);
 	memset(&cl, 0, sizeof cl);
@@ -817,13 +888,28 @@ rows_read(struct db *db, uint64_t *sum, char *err)
 	return DB_OK;
 }
 
-static int
-explain_one(struct db *db, const char *label, const struct buf *stmt, struct explain_report *x, char *err)
+static void
+add_distinct(char *list, size_t size, const char *item)
 {
+	size_t n = strlen(list);
+
+	if (*item == '\0' || strstr(list, item) != NULL)
+		return;
+	snprintf(list + n, size - n, "%s%s", n ? "; " : "", item);
+}
+
+/* EXPLAINs stmt.  With summary, its rows (one per subquery) become one
+ * step: type "dives", rows the number of subqueries, extra the distinct
+ * Extra values; else each row is a step of its own. */
+static int
+explain_one(struct db *db, const char *label, const struct buf *stmt, int summary, struct explain_report *x,
+    char *err)
+{
+	struct explain_step *s = NULL;
 	struct buf sql;
 	struct db_res *r;
 	char **row;
-	int rc, type, key, rows, extra;
+	int rc, type, key, rows, extra, n = 0;
 
 	buf_init(&sql);
 	buf_printf(&sql, "EXPLAIN %s", stmt->data);
@@ -835,10 +921,24 @@ explain_one(struct db *db, const char *label, const struct buf *stmt, struct exp
 	key = db_res_column(r, "key");
 	rows = db_res_column(r, "rows");
 	extra = db_res_column(r, "Extra");
-	while ((row = db_res_next(r)) != NULL && x->nsteps < ARRAY_LEN(x->steps)) {
-		struct explain_step *s = &x->steps[x->nsteps++];
-
-		snprintf(s->query, sizeof s->query, "%s", label);
+	while ((row = db_res_next(r)) != NULL) {
+		if (s == NULL || !summary) {
+			if (x->nsteps == ARRAY_LEN(x->steps))
+				break;
+			s = &x->steps[x->nsteps++];
+			memset(s, 0, sizeof *s);
+			snprintf(s->query, sizeof s->query, "%s", label);
+		}
+		n++;
+		if (summary) {
+			snprintf(s->type, sizeof s->type, "dives");
+			snprintf(s->rows, sizeof s->rows, "%d", n);
+			if (key >= 0 && row[key] != NULL)
+				add_distinct(s->key, sizeof s->key, row[key]);
+			if (extra >= 0 && row[extra] != NULL)
+				add_distinct(s->extra, sizeof s->extra, row[extra]);
+			continue;
+		}
 		snprintf(s->type, sizeof s->type, "%s", type >= 0 && row[type] ? row[type] : "");
 		snprintf(s->key, sizeof s->key, "%s", key >= 0 && row[key] ? row[key] : "");
 		snprintf(s->rows, sizeof s->rows, "%s", rows >= 0 && row[rows] ? row[rows] : "");
@@ -888,20 +988,35 @@ queue_explain(struct db *db, const struct reserve_req *req, struct explain_repor
 	struct claim cl;
 	struct due d;
 	size_t qi;
-	uint64_t read, got;
+	uint64_t read = 0, got = 0;
 	int rc;
 
 	memset(x, 0, sizeof *x);
 	memset(&cl, 0, sizeof cl);
 	buf_init(&stmt);
 	buf_init(&prio);
-	buf_adds(&stmt, DUE_GROUPS_SQL);
-	if ((rc = explain_one(db, "due groups", &stmt, x, err)) != DB_OK ||
-	    (rc = measure(db, &stmt, 1, &x->due_rows_read, &got, err)) != DB_OK)
-		goto out;
-	x->due_groups = got;
-	if ((rc = due_groups(db, &d, err)) != DB_OK)
-		goto out;
+	{
+		size_t n = strv_len(req->queues), i;
+		char **after = xcalloc(n + 1, sizeof *after);
+		int *ask = xcalloc(n + 1, sizeof *ask);
+		uint64_t before, after_reads;
+
+		for (i = 0; i < n; i++)
+			ask[i] = 1;
+		due_sql(db, &stmt, req->queues, after, ask);
+		free(after);
+		free(ask);
+		if ((rc = explain_one(db, "due groups", &stmt, 1, x, err)) != DB_OK ||
+		    (rc = rows_read(db, &before, err)) != DB_OK ||
+		    (rc = due_groups(db, req->queues, &d, err)) != DB_OK)
+			goto out;
+		if ((rc = rows_read(db, &after_reads, err)) != DB_OK) {
+			due_free(&d);
+			goto out;
+		}
+		x->due_rows_read = after_reads - before;
+		x->due_groups = d.n;
+	}
 	cl.req = req;
 	cl.limit = req->limit;
 	snprintf(cl.token, sizeof cl.token, "%032d", 0);
@@ -922,7 +1037,7 @@ queue_explain(struct db *db, const struct reserve_req *req, struct explain_repor
 		claim_update_sql(db, &stmt, &cl);
 	else
 		claim_select_sql(db, &stmt, &cl);
-	if ((rc = explain_one(db, "claim", &stmt, x, err)) == DB_OK &&
+	if ((rc = explain_one(db, "claim", &stmt, 0, x, err)) == DB_OK &&
 	    (rc = measure(db, &stmt, req->mode != RESERVE_UPDATE, &read, &got, err)) == DB_OK) {
 		x->claim_rows_read = read;
 		x->claimed = got;

@@ -115,7 +115,6 @@ struct explain_report {
 int queue_explain(struct db *db, const struct reserve_req *req, struct explain_report *x, char *err);
 int queue_probe(struct db *db, enum reserve_mode *mode, char *err);
 int queue_reserve(struct db *db, const struct reserve_req *req, struct job ***jobs, size_t *n, char *err);
-int queue_any_due(struct db *db, char *const *queues, int *due, char *err);
 void job_free(struct job *j);
 
 int queue_write(struct db *db, struct outcome *o, size_t n, char *err);

@@ -5,6 +5,8 @@
 # reads with no backlog at all.  Measured with `jobq check --explain`,
 # which explains and runs (then rolls back) the very statements a worker
 # sends, counting the server's Handler_read_* counters: no clock involved.
+# No ANALYZE TABLE: right after bulk inserts the statistics are stale, as
+# they are in a real queue, and the plan must not depend on them.
 . "$top_srcdir/tests/lib.sh"
 setup backlog
 
@@ -28,7 +30,6 @@ reserve_mode = $mode
 exec = $HANDLERS/echo.sh
 EOC
 	fill 1000 default 0 "UTC_TIMESTAMP(6) - INTERVAL 1 MINUTE"
-	sql "ANALYZE TABLE jobs" >/dev/null
 	empty=$(jq_ check --explain --json --batch 10)
 	ok $? "$mode: check --explain runs with no backlog"
 	r0=$(echo "$empty" | field "['claim_rows_read']")
@@ -42,7 +43,6 @@ EOC
 	fill 1000 default -5 "UTC_TIMESTAMP(6) - INTERVAL 1 HOUR" ", attempts, lease_token, reserved_by, reserved_at, lease_expires_at" \
 		", 1, 'abcdefabcdefabcdefabcdefabcdef01', 'elsewhere:1:x', UTC_TIMESTAMP(6), UTC_TIMESTAMP(6) + INTERVAL 1 HOUR"
 	fill 5000 other 0 "UTC_TIMESTAMP(6)"
-	sql "ANALYZE TABLE jobs" >/dev/null
 	is "$(sql "SELECT COUNT(*) FROM jobs")" "207000" "$mode: the table holds the backlog"
 
 	full=$(jq_ check --explain --json --batch 10)
@@ -54,13 +54,18 @@ EOC
 		"$mode: rows read for the claim stay at $r1 with the backlog (empty table: $r0)"
 	ok $([ "$r1" -le 30 ] && echo 0 || echo 1) "$mode: rows read ($r1) are bounded by the batch (10), not the backlog"
 	due_read=$(echo "$full" | field "['due_rows_read']")
-	ok $([ "$due_read" -le 12 ] && echo 0 || echo 1) "$mode: finding the due groups reads $due_read index entries"
+	due_read0=$(echo "$empty" | field "['due_rows_read']")
+	ok $([ "$due_read" -le 80 ] && echo 0 || echo 1) \
+		"$mode: finding the due groups reads $due_read index entries (empty table: $due_read0), not the backlog"
 	plans=$(echo "$full" | field "['steps']")
 	case $plans in *filesort*) ok 1 "$mode: no filesort in any step: $plans" ;; *) ok 0 "$mode: no filesort in any step" ;; esac
-	is "$(echo "$full" | python3 -c "import json,sys; print(','.join(s['key'] for s in json.load(sys.stdin)['steps']))")" \
-		"jobs_reserve,jobs_reserve" "$mode: both steps use the jobs_reserve index"
-	like "$(echo "$full" | field "['steps'][0]['extra']")" "Using index for group-by" \
-		"$mode: the due groups come from a loose index scan"
+	is "$(echo "$full" | field "['steps'][0]['type']")" "dives" "$mode: the due groups are found by index dives"
+	extras=$(echo "$full" | field "['steps'][0]['extra']")
+	leftover=$(echo "$extras" | tr ';' '\n' | sed 's/^ *//' |
+		grep -v -x -e 'No tables used' -e 'Select tables optimized away' -e 'no matching row in const table' \
+			-e 'No matching min/max row' | tr '\n' ' ')
+	is "$leftover" "" "$mode: every due-group subquery is answered from the index ($extras)"
+	is "$(echo "$full" | field "['steps'][1]['key']")" "jobs_reserve" "$mode: the claim uses the jobs_reserve index"
 	is "$(echo "$full" | field "['steps'][1]['type']")" "range" "$mode: the claim is a range scan"
 
 	# And the real thing: a worker drains the 1000 due jobs of the queue
