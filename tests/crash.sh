@@ -59,7 +59,7 @@ for w in json.load(sys.stdin)["workers"]:
 }
 
 for mode in skip-locked update; do
-	sql "DELETE FROM jobs; DELETE FROM job_runs; DELETE FROM failed_jobs; DELETE FROM jobq_workers"
+	empty_tables
 	write_conf <<EOC
 [worker]
 poll_interval = 50ms

@@ -12,7 +12,7 @@ CONC=4
 N=10000
 
 for mode in skip-locked update; do
-	sql "DELETE FROM jobs; DELETE FROM job_runs; DELETE FROM failed_jobs; DELETE FROM jobq_workers"
+	empty_tables
 	ran=$T/ran.$mode
 	: >"$ran"
 	write_conf <<EOC

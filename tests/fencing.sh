@@ -11,7 +11,7 @@
 setup fencing
 
 for mode in skip-locked update; do
-	sql "DELETE FROM jobs; DELETE FROM job_runs; DELETE FROM failed_jobs; DELETE FROM jobq_workers"
+	empty_tables
 	runs=$T/runs.$mode
 	: >"$runs"
 	write_conf <<EOC

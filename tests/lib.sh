@@ -5,6 +5,7 @@
 #   . "$top_srcdir/tests/lib.sh"; setup NAME
 #   ok COND_EXIT_STATUS NAME / is GOT WANT NAME / like GOT REGEX NAME
 #   sql "SELECT ..."   run SQL on the test database, tab-separated, no header
+#   empty_tables       empty jobs, failed_jobs, job_runs and jobq_workers
 #   jq_ ARGS           run jobq with the test configuration (alias: jobq_)
 #   finish             print the plan and exit
 set -u
@@ -81,6 +82,12 @@ ensure_server() {
 
 sql() {
 	"$TESTDB_SCRIPT" client "$JOBQ_TESTDB" -N -B "$DB" -e "SET time_zone = '+00:00'; $*"
+}
+
+# Empties the job tables and the worker registry between the parts of
+# a test (each test's database is its own).
+empty_tables() {
+	sql "DELETE FROM jobs; DELETE FROM failed_jobs; DELETE FROM job_runs; DELETE FROM jobq_workers"
 }
 
 sql_root() {

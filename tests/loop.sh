@@ -42,10 +42,6 @@ wait_log() {
 	done
 }
 
-clear_tables() {
-	sql "DELETE FROM jobs; DELETE FROM failed_jobs; DELETE FROM job_runs"
-}
-
 nruns() { sql "SELECT COUNT(*) FROM job_runs"; }
 njobs() { sql "SELECT COUNT(*) FROM jobs"; }
 
@@ -55,7 +51,7 @@ enqueue_n() {
 }
 
 for mode in skip-locked update; do
-	clear_tables
+	empty_tables
 	rm -f "$T"/*.started
 	write_conf <<EOC
 [worker]
@@ -90,7 +86,7 @@ EOC
 	work --once -j 3
 	is "$RC" 0 "[$mode] --once -j 3 exits 0"
 	is "$(nruns) $(njobs)" "2 3" "[$mode] --once -j 3 also runs exactly one job"
-	clear_tables
+	empty_tables
 	work --once
 	is "$RC" 0 "[$mode] --once with an empty queue exits 0"
 	ok $([ "$ELAPSED_MS" -lt 5000 ]; echo $?) "[$mode] ... at once (${ELAPSED_MS}ms)"
@@ -108,7 +104,7 @@ EOC
 		"[$mode] --max left the other jobs untouched"
 
 	# --- --max-time ---
-	clear_tables
+	empty_tables
 	work --max-time 2
 	is "$RC" 0 "[$mode] --max-time 2 with no jobs exits 0"
 	ok $([ "$ELAPSED_MS" -ge 1900 ] && [ "$ELAPSED_MS" -lt 10000 ]; echo $?) "[$mode] ... after ~2s (${ELAPSED_MS}ms)"
@@ -124,7 +120,7 @@ EOC
 	like "$(cat "$T/work.$mode.log")" "--max-time reached" "[$mode] ... and it says why it stopped"
 
 	# --- --stop-when-empty with only delayed and backing-off jobs ---
-	clear_tables
+	empty_tables
 	done_id=$(jq_ enqueue x '{"out":"done"}')
 	fail_id=$(jq_ enqueue fail '{"exit":75,"err":"later"}')
 	delayed_id=$(jq_ enqueue --delay 1h x '{"out":"delayed"}')
@@ -136,7 +132,7 @@ EOC
 		"$fail_id:1:1,$delayed_id:0:1" "[$mode] ... which are both still waiting"
 
 	# --- SIGTERM while a handler runs ---
-	clear_tables
+	empty_tables
 	slow=$(jq_ enqueue slow '{}')
 	other=$(jq_ enqueue x '{"out":"not taken"}')
 	rm -f "$T/slow.started"
@@ -157,7 +153,7 @@ EOC
 	is "$(sql "SELECT COUNT(*) FROM jobq_workers")" 0 "[$mode] SIGTERM: the worker unregistered"
 
 	# --- a second SIGTERM: terminate, give the job back ---
-	clear_tables
+	empty_tables
 	slow=$(jq_ enqueue slow30 '{}')
 	rm -f "$T/slow30.started"
 	start_worker

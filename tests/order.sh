@@ -19,12 +19,8 @@ ins() {
 	sql "INSERT INTO jobs (queue, type, payload, priority, available_at) VALUES ('$1', 'x', '{\"out\":\"$3\"}', $2, $4); SELECT LAST_INSERT_ID()"
 }
 
-clear_tables() {
-	sql "DELETE FROM jobs; DELETE FROM failed_jobs; DELETE FROM job_runs"
-}
-
 for mode in skip-locked update; do
-	clear_tables
+	empty_tables
 	sed -e "s|@T@|$T|g" -e "s|@TH@|$TH|g" -e "s|@MODE@|$mode|g" -e "s|@JOBQ@|$JOBQ|g" -e "s|@CONF@|$CONF|g" <<'EOC' | write_conf
 [worker]
 poll_interval = 20ms
@@ -47,7 +43,7 @@ EOC
 
 	# --- queues: a before b, whatever their priorities and ages ---
 	for order in a,b b,a; do
-		clear_tables
+		empty_tables
 		jq_ enqueue spawn '{}' >/dev/null               # b1: prio 0, oldest
 		jq_ enqueue -q b -p -5 x '{"out":"b2"}' >/dev/null
 		jq_ enqueue -q b x '{"out":"b3"}' >/dev/null
@@ -66,7 +62,7 @@ EOC
 	done
 
 	# --- one queue: priority, then oldest due first, never a delayed job ---
-	clear_tables
+	empty_tables
 	# Ids grow in the opposite order of due times, so only due time can
 	# give the expected order.
 	p0new=$(ins default 0 p0-new "UTC_TIMESTAMP(6) - INTERVAL 1 SECOND")
@@ -87,7 +83,7 @@ EOC
 	is "$(sql "SELECT COUNT(*) FROM job_runs WHERE job_id IN ($later1, $later2)")" 0 "[$mode] ... and never ran"
 
 	# --- a delayed job runs once it is due, not before ---
-	clear_tables
+	empty_tables
 	start_worker --queue default
 	id=$(jq_ enqueue --delay 2s x '{"out":"soon"}')
 	due=$(sql "SELECT available_at FROM jobs WHERE id = $id")

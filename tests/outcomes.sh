@@ -63,7 +63,7 @@ check_dead() {
 }
 
 for mode in skip-locked update; do
-	sql "DELETE FROM jobs; DELETE FROM failed_jobs; DELETE FROM job_runs"
+	empty_tables
 	write_conf <<EOC
 [worker]
 poll_interval = 20ms
@@ -176,7 +176,7 @@ EOC
 
 	# Backoff sequences: after each retry, measure the delay, then make
 	# the job due at once instead of waiting it out.
-	sql "DELETE FROM jobs; DELETE FROM failed_jobs; DELETE FROM job_runs"
+	empty_tables
 	write_conf <<EOC
 [worker]
 poll_interval = 20ms

@@ -72,7 +72,7 @@ wd=$(cd "$T/wd" && pwd -P)
 home=$(getent passwd "$(id -u)" | cut -d: -f6)
 
 for mode in skip-locked update; do
-	sql "DELETE FROM jobs; DELETE FROM failed_jobs; DELETE FROM job_runs"
+	empty_tables
 	rm -f "$T"/*.pid "$T/wd2/pwned"
 	# A quoted heredoc: the exec lines must reach jobq exactly as written.
 	sed -e "s|@T@|$T|g" -e "s|@TH@|$TH|g" -e "s|@MODE@|$mode|g" <<'EOC' | write_conf

@@ -4,9 +4,13 @@
 #ifndef JOBQ_TAP_H
 #define JOBQ_TAP_H
 
+#include <errno.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+
+#include "util.h"
 
 static int tap_n, tap_failed;
 
@@ -40,6 +44,19 @@ is_int(long long got, long long want, const char *name)
 	ok(got == want, "%s", name);
 	if (got != want)
 		printf("#   got:  %lld\n#   want: %lld\n", got, want);
+}
+
+/* A new private folder under $TMPDIR (default /tmp), named after the
+ * test; the caller frees the path. */
+static __attribute__((unused)) char *
+tap_tmpdir(const char *name)
+{
+	const char *base = getenv("TMPDIR");
+	char *path = xasprintf("%s/jobq-unit-%s.XXXXXX", base && *base ? base : "/tmp", name);
+
+	if (mkdtemp(path) == NULL)
+		fatal("mkdtemp %s: %s", path, strerror(errno));
+	return path;
 }
 
 static int

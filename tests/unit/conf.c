@@ -781,10 +781,11 @@ rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 int
 main(void)
 {
-	char tmpl[] = "/tmp/jobq-unit-conf.XXXXXX";
+	char *tmp = tap_tmpdir("conf");
 
-	if (mkdtemp(tmpl) == NULL || realpath(tmpl, dir) == NULL)
-		fatal("mkdtemp %s: %s", tmpl, strerror(errno));
+	if (realpath(tmp, dir) == NULL)
+		fatal("realpath %s: %s", tmp, strerror(errno));
+	free(tmp);
 	make_dir("bin");
 	make_dir("p1");
 	make_dir("p2");

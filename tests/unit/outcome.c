@@ -490,13 +490,14 @@ rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 static void
 load_config(void)
 {
-	char tmpl[] = "/tmp/jobq-unit-outcome.XXXXXX";
+	char *tmp = tap_tmpdir("outcome");
 	char *path;
 	FILE *fp;
 	struct buf errors, warnings;
 
-	if (mkdtemp(tmpl) == NULL || realpath(tmpl, dir) == NULL)
-		fatal("mkdtemp: %s", strerror(errno));
+	if (realpath(tmp, dir) == NULL)
+		fatal("realpath %s: %s", tmp, strerror(errno));
+	free(tmp);
 	path = xasprintf("%s/jobq.ini", dir);
 	if ((fp = fopen(path, "w")) == NULL || fputs(config, fp) == EOF || fclose(fp) != 0)
 		fatal("write %s: %s", path, strerror(errno));
