@@ -149,7 +149,6 @@ insert_items(struct db *db, struct item *items, size_t n, int print_id)
 
 	while (i < n && rc == DB_OK) {
 		size_t k = 0, bytes = 0;
-		int attempt;
 
 		while (i + k < n && k < CHUNK_ROWS &&
 		    (k == 0 || bytes + items[i + k].e.payload_len < CHUNK_BYTES)) {
@@ -157,12 +156,8 @@ insert_items(struct db *db, struct item *items, size_t n, int print_id)
 			bytes += items[i + k].e.payload_len;
 			k++;
 		}
-		/* One multi-row INSERT is one transaction; a deadlock with a
-		 * concurrent writer reruns the whole chunk. */
-		for (attempt = 0; attempt < 5; attempt++)
-			if ((rc = queue_enqueue(db, chunk, k, &id, err)) != DB_ERETRY)
-				break;
-		if (rc == DB_OK) {
+		/* One multi-row INSERT is one transaction. */
+		if ((rc = queue_enqueue(db, chunk, k, &id, err)) == DB_OK) {
 			i += k;
 			total += k;
 		}

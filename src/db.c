@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <strings.h>
 
 #include "db.h"
@@ -128,6 +129,38 @@ fail(struct db *db, char *err, const char *what)
 	errf(err, "%s: %s (error %u)", what, mysql_error(db->my), db->last_errno);
 	if (rc == DB_EGONE)
 		db_disconnect(db);
+	return rc;
+}
+
+/* Whether to rerun a transaction that ended with rc on its attempt-th
+ * try (1-based): only deadlocks and lock wait timeouts are rerun, at most
+ * DB_TX_ATTEMPTS times, after a short random pause so that the two
+ * parties do not collide again in lockstep. */
+int
+db_retry_after(int rc, int attempt)
+{
+	struct timespec ts = { 0, (long)(1 + rand() % 10) * attempt * 1000000L };
+
+	if (rc != DB_ERETRY || attempt >= DB_TX_ATTEMPTS)
+		return 0;
+	nanosleep(&ts, NULL);
+	return 1;
+}
+
+/* Sends sql (one statement, or a whole transaction ending in COMMIT)
+ * and reruns it while it ends in a deadlock or lock wait timeout; a
+ * failure rolls back whatever it left open.  affected[i] as for
+ * db_exec_many. */
+int
+db_exec_retry(struct db *db, const struct buf *sql, uint64_t *affected, size_t max, char *err)
+{
+	int rc, attempt = 0;
+
+	do {
+		if ((rc = db_exec_many(db, sql, affected, max, err)) == DB_OK)
+			return DB_OK;
+		db_rollback(db);
+	} while (db_retry_after(rc, ++attempt));
 	return rc;
 }
 

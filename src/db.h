@@ -47,6 +47,10 @@ const unsigned long *db_res_lengths(struct db_res *r);
 int db_res_column(struct db_res *r, const char *name);
 void db_res_free(struct db_res *r);
 
+#define DB_TX_ATTEMPTS 5
+
 int db_retryable(int rc);
+int db_retry_after(int rc, int attempt);
+int db_exec_retry(struct db *db, const struct buf *sql, uint64_t *affected, size_t max, char *err);
 
 #endif

@@ -23,12 +23,6 @@ filter_sql(struct db *db, struct buf *where, const struct failed_filter *f)
 		db_sql(db, where, " AND type = %q", f->type);
 }
 
-static char *
-dup_or_empty(const char *s)
-{
-	return xstrdup(s ? s : "");
-}
-
 /* Dead-lettered jobs, newest first. */
 int
 failed_list(struct db *db, const struct failed_filter *f, const char *tz, struct failed_row **rows, size_t *n,
@@ -60,12 +54,12 @@ failed_list(struct db *db, const struct failed_filter *f, const char *tz, struct
 		struct failed_row *x = &(*rows)[(*n)++];
 
 		x->id = strtoull(row[0], NULL, 10);
-		x->queue = dup_or_empty(row[1]);
-		x->type = dup_or_empty(row[2]);
-		x->failed_at = dup_or_empty(row[3]);
-		x->exit_status = dup_or_empty(row[4]);
-		x->reason = dup_or_empty(row[5]);
-		x->exception = dup_or_empty(row[6]);
+		x->queue = xstrdup_or_empty(row[1]);
+		x->type = xstrdup_or_empty(row[2]);
+		x->failed_at = xstrdup_or_empty(row[3]);
+		x->exit_status = xstrdup_or_empty(row[4]);
+		x->reason = xstrdup_or_empty(row[5]);
+		x->exception = xstrdup_or_empty(row[6]);
 		x->attempts = (unsigned)strtoul(row[7], NULL, 10);
 	}
 	db_res_free(r);
@@ -131,9 +125,9 @@ retry_once(struct db *db, uint64_t id, char *err)
 int
 failed_retry(struct db *db, uint64_t id, char *err)
 {
-	int rc, attempt;
+	int rc, attempt = 0;
 
-	for (attempt = 0; attempt < 5; attempt++) {
+	do {
 		if ((rc = db_begin(db, err)) != DB_OK)
 			return rc;
 		rc = retry_once(db, id, err);
@@ -145,9 +139,7 @@ failed_retry(struct db *db, uint64_t id, char *err)
 			rc = crc;
 		} else
 			db_rollback(db);
-		if (rc != DB_ERETRY)
-			return rc;
-	}
+	} while (db_retry_after(rc, ++attempt));
 	return rc;
 }
 

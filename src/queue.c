@@ -30,20 +30,9 @@
 
 #include "queue.h"
 
-#define TX_ATTEMPTS 5
 #define JOB_COLUMNS                                                                 \
 	"id, queue, type, payload, priority, attempts, COALESCE(max_attempts, 0), " \
 	"TIMESTAMPDIFF(MICROSECOND, created_at, UTC_TIMESTAMP(6)) DIV 1000, created_at, "
-
-/* Sleeps a little before rerunning a transaction that hit a deadlock, so
- * that the two parties do not collide again in lockstep. */
-static void
-tx_pause(int attempt)
-{
-	struct timespec ts = { 0, (long)(1 + rand() % 10) * attempt * 1000000L };
-
-	nanosleep(&ts, NULL);
-}
 
 /* Finds out, by trying, whether the server knows SKIP LOCKED. */
 int
@@ -217,13 +206,11 @@ claim_skip_locked(struct db *db, struct claim *cl, char *err)
 static int
 claim_skip_locked_retry(struct db *db, struct claim *cl, char *err)
 {
-	int attempt, rc = DB_EFAIL;
+	int attempt = 0, rc;
 
-	for (attempt = 1; attempt <= TX_ATTEMPTS; attempt++) {
-		if ((rc = claim_skip_locked(db, cl, err)) != DB_ERETRY)
-			break;
-		tx_pause(attempt);
-	}
+	do
+		rc = claim_skip_locked(db, cl, err);
+	while (db_retry_after(rc, ++attempt));
 	return rc;
 }
 
@@ -234,17 +221,12 @@ claim_update(struct db *db, struct claim *cl, char *err)
 {
 	struct db_res *r;
 	struct buf sql;
-	int rc, attempt;
+	int rc;
 
 	claim_drop(cl);
 	buf_init(&sql);
 	claim_update_sql(db, &sql, cl);
-	for (attempt = 1;; attempt++) {
-		rc = db_exec_buf(db, &sql, err);
-		if (rc != DB_ERETRY || attempt == TX_ATTEMPTS)
-			break;
-		tx_pause(attempt);
-	}
+	rc = db_exec_retry(db, &sql, NULL, 0, err);
 	buf_free(&sql);
 	if (rc != DB_OK || db_affected(db) == 0)
 		return rc;
@@ -527,7 +509,7 @@ queue_write(struct db *db, struct outcome *o, size_t n, char *err)
 	struct buf sql;
 	size_t *fence = xcalloc(n + 1, sizeof *fence), nstmt = 1, i;
 	uint64_t *affected;
-	int rc = DB_EFAIL, attempt;
+	int rc;
 
 	buf_init(&sql);
 	buf_adds(&sql, "START TRANSACTION;");
@@ -542,15 +524,7 @@ queue_write(struct db *db, struct outcome *o, size_t n, char *err)
 	buf_adds(&sql, "COMMIT");
 	nstmt++;
 	affected = xcalloc(nstmt, sizeof *affected);
-	for (attempt = 1; attempt <= TX_ATTEMPTS; attempt++) {
-		rc = db_exec_many(db, &sql, affected, nstmt, err);
-		if (rc == DB_OK)
-			break;
-		db_rollback(db);
-		if (rc != DB_ERETRY)
-			break;
-		tx_pause(attempt);
-	}
+	rc = db_exec_retry(db, &sql, affected, nstmt, err);
 	for (i = 0; rc == DB_OK && i < n; i++)
 		o[i].lost = affected[fence[i]] == 0;
 	free(affected);
@@ -611,7 +585,7 @@ queue_enqueue(struct db *db, const struct enqueue_item *items, size_t n, uint64_
 		else
 			buf_adds(&sql, "UTC_TIMESTAMP(6))");
 	}
-	rc = db_exec_buf(db, &sql, err);
+	rc = db_exec_retry(db, &sql, NULL, 0, err); /* a deadlock reruns the chunk */
 	buf_free(&sql);
 	if (rc == DB_OK && first_id != NULL)
 		*first_id = db_insert_id(db);
@@ -720,12 +694,6 @@ queue_release_stale(struct db *db, uint64_t *released, char *err)
 	return rc;
 }
 
-static char *
-dup_or_null(const char *s)
-{
-	return s != NULL ? xstrdup(s) : NULL;
-}
-
 #define VIEW_COLUMNS                                                                                       \
 	"id, queue, type, payload, priority, attempts, COALESCE(max_attempts, 0), CONVERT_TZ(created_at, " \
 	"'+00:00', %q)"
@@ -793,13 +761,13 @@ queue_show(struct db *db, uint64_t id, const char *tz, struct job_view *v, char 
 	if (rc != DB_OK)
 		return rc;
 	x = row + VIEW_EXTRA;
-	v->available_at = dup_or_null(x[0]);
+	v->available_at = xstrdup_or_null(x[0]);
 	v->available_in_ms = x[1] ? strtoll(x[1], NULL, 10) : 0;
-	v->reserved_by = dup_or_null(x[2]);
-	v->reserved_at = dup_or_null(x[3]);
-	v->lease_expires_at = dup_or_null(x[4]);
+	v->reserved_by = xstrdup_or_null(x[2]);
+	v->reserved_at = xstrdup_or_null(x[3]);
+	v->lease_expires_at = xstrdup_or_null(x[4]);
 	v->lease_left_ms = x[5] ? strtoll(x[5], NULL, 10) : 0;
-	v->last_error = dup_or_null(x[6]);
+	v->last_error = xstrdup_or_null(x[6]);
 	if (atoi(x[7]))
 		v->state = x[8] && atoi(x[8]) ? "reserved" : "stale";
 	else
@@ -828,10 +796,10 @@ failed_show(struct db *db, uint64_t id, const char *tz, struct job_view *v, char
 		return rc;
 	x = row + VIEW_EXTRA;
 	v->state = "failed";
-	v->failed_at = dup_or_null(x[0]);
-	v->exception = dup_or_null(x[1]);
-	v->exit_status = dup_or_null(x[2]);
-	v->reason = dup_or_null(x[3]);
+	v->failed_at = xstrdup_or_null(x[0]);
+	v->exception = xstrdup_or_null(x[1]);
+	v->exit_status = xstrdup_or_null(x[2]);
+	v->reason = xstrdup_or_null(x[3]);
 	db_res_free(r);
 	return DB_OK;
 }

@@ -47,12 +47,6 @@ registry_unregister(struct db *db, const char *id, char *err)
 	return db_exec(db, err, "DELETE FROM jobq_workers WHERE id = %q", id);
 }
 
-static char *
-dup_or_empty(const char *s)
-{
-	return xstrdup(s ? s : "");
-}
-
 /* Every registered worker, newest first; alive says whether it
  * heart-beat within the last three of its own intervals. */
 int
@@ -76,19 +70,19 @@ registry_list(struct db *db, struct worker_row **rows, size_t *n, char *err)
 	while ((row = db_res_next(r)) != NULL) {
 		struct worker_row *w = &(*rows)[(*n)++];
 
-		w->id = dup_or_empty(row[0]);
-		w->host = dup_or_empty(row[1]);
+		w->id = xstrdup_or_empty(row[0]);
+		w->host = xstrdup_or_empty(row[1]);
 		w->pid = (unsigned)strtoul(row[2], NULL, 10);
-		w->queues = dup_or_empty(row[3]);
+		w->queues = xstrdup_or_empty(row[3]);
 		w->concurrency = (unsigned)strtoul(row[4], NULL, 10);
 		w->heartbeat_ms = strtoll(row[5], NULL, 10);
-		w->started_at = dup_or_empty(row[6]);
-		w->last_seen_at = dup_or_empty(row[7]);
+		w->started_at = xstrdup_or_empty(row[6]);
+		w->last_seen_at = xstrdup_or_empty(row[7]);
 		w->done = strtoull(row[8], NULL, 10);
 		w->retried = strtoull(row[9], NULL, 10);
 		w->dead = strtoull(row[10], NULL, 10);
-		w->current_jobs = dup_or_empty(row[11]);
-		w->version = dup_or_empty(row[12]);
+		w->current_jobs = xstrdup_or_empty(row[11]);
+		w->version = xstrdup_or_empty(row[12]);
 		w->uptime_s = strtoll(row[13], NULL, 10);
 		w->seen_ago_ms = strtoll(row[14], NULL, 10);
 		w->alive = w->seen_ago_ms <= ALIVE_INTERVALS * w->heartbeat_ms + 1000;

@@ -11,12 +11,6 @@
 
 #define CHUNK 1000
 
-static char *
-dup_or_null(const char *s)
-{
-	return s ? xstrdup(s) : NULL;
-}
-
 /* The runs of one job, oldest first, times shown in tz (an offset like
  * '+00:00' or a zone name the server knows). */
 int
@@ -39,14 +33,14 @@ runs_for_job(struct db *db, uint64_t id, const char *tz, struct run_row **rows, 
 		struct run_row *x = &(*rows)[(*n)++];
 
 		x->attempt = (unsigned)strtoul(row[0], NULL, 10);
-		x->worker = dup_or_null(row[1]);
-		x->started_at = dup_or_null(row[2]);
+		x->worker = xstrdup_or_null(row[1]);
+		x->started_at = xstrdup_or_null(row[2]);
 		x->duration_ms = strtoll(row[3], NULL, 10);
-		x->outcome = dup_or_null(row[4]);
-		x->exit_status = dup_or_null(row[5]);
-		x->error = dup_or_null(row[6]);
-		x->queue = dup_or_null(row[7]);
-		x->type = dup_or_null(row[8]);
+		x->outcome = xstrdup_or_null(row[4]);
+		x->exit_status = xstrdup_or_null(row[5]);
+		x->error = xstrdup_or_null(row[6]);
+		x->queue = xstrdup_or_null(row[7]);
+		x->type = xstrdup_or_null(row[8]);
 	}
 	db_res_free(r);
 	return DB_OK;
@@ -116,19 +110,19 @@ type_stats_free(struct type_stats *s, size_t n)
 int
 delete_in_chunks(struct db *db, const char *table, const char *where, uint64_t *removed, char *err)
 {
+	struct buf sql;
 	int rc;
 
 	*removed = 0;
-	for (;;) {
-		rc = db_exec(db, err, "DELETE FROM %s WHERE %s LIMIT %d", table, where, CHUNK);
-		if (rc == DB_ERETRY)
-			continue;
-		if (rc != DB_OK)
-			return rc;
+	buf_init(&sql);
+	db_sql(db, &sql, "DELETE FROM %s WHERE %s LIMIT %d", table, where, CHUNK);
+	do {
+		if ((rc = db_exec_retry(db, &sql, NULL, 0, err)) != DB_OK)
+			break;
 		*removed += db_affected(db);
-		if (db_affected(db) < CHUNK)
-			return DB_OK;
-	}
+	} while (db_affected(db) == CHUNK);
+	buf_free(&sql);
+	return rc;
 }
 
 int

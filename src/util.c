@@ -66,6 +66,20 @@ xstrdup(const char *s)
 	return xstrndup(s, strlen(s));
 }
 
+/* A copy of s, or NULL when s is NULL (a NULL column). */
+char *
+xstrdup_or_null(const char *s)
+{
+	return s != NULL ? xstrdup(s) : NULL;
+}
+
+/* A copy of s, or "" when s is NULL. */
+char *
+xstrdup_or_empty(const char *s)
+{
+	return xstrdup(s != NULL ? s : "");
+}
+
 char *
 xstrndup(const char *s, size_t n)
 {

@@ -34,6 +34,8 @@ void *xcalloc(size_t n, size_t size);
 void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
+char *xstrdup_or_null(const char *s);
+char *xstrdup_or_empty(const char *s);
 char *xasprintf(const char *fmt, ...) PRINTFLIKE(1, 2);
 void errf(char *err, const char *fmt, ...) PRINTFLIKE(2, 3);
 
