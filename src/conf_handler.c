@@ -1,0 +1,394 @@
+/* conf_handler.c -- [handler TYPE] sections, and the handler defaults
+ * that [worker] may set for every handler. */
+#include "config.h"
+
+#include <cjson/cJSON.h>
+#include <ctype.h>
+#include <errno.h>
+#include <grp.h>
+#include <limits.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "conf.h"
+#include "conf_int.h"
+#include "cron.h"
+#include "duration.h"
+#include "words.h"
+
+int
+exit_set_has(const struct exit_set *s, int code)
+{
+	return code >= 0 && code <= 255 && (s->bits[code / 8] & (1u << (code % 8)));
+}
+
+/* Parses "64-78, 100" into a set; "none" or "" is the empty set. */
+int
+exit_set_parse(const char *s, struct exit_set *out, char *err)
+{
+	char **items = NULL;
+	int n, i;
+
+	memset(out, 0, sizeof *out);
+	if (strcmp(s, "none") == 0 || *s == '\0')
+		return 0;
+	if ((n = split_list(s, &items)) < 0)
+		goto bad;
+	for (i = 0; i < n; i++) {
+		int64_t lo, hi;
+		char *dash = strchr(items[i] + 1, '-');
+
+		if (dash != NULL)
+			*dash = '\0';
+		if (str_to_int64(items[i], 1, 255, &lo) < 0)
+			goto bad;
+		hi = lo;
+		if (dash != NULL && (str_to_int64(dash + 1, lo, 255, &hi) < 0))
+			goto bad;
+		for (; lo <= hi; lo++)
+			out->bits[lo / 8] |= (uint8_t)(1u << (lo % 8));
+	}
+	strv_free(items);
+	return 0;
+bad:
+	strv_free(items);
+	errf(err, "bad exit status list '%s' (expected e.g. '64-78, 100' with statuses 1-255, or 'none')", s);
+	return -1;
+}
+
+/* ---- handler keys (also the defaults in [worker]) ---- */
+
+void
+conf_handler_defaults(struct handler *h)
+{
+	char err[ERRSZ];
+
+	memset(h, 0, sizeof *h);
+	h->timeout_ms = 15 * 60 * 1000;
+	h->kill_grace_ms = 10 * 1000;
+	h->max_attempts = 5;
+	backoff_default(&h->backoff);
+	exit_set_parse("64-78", &h->permanent_exit, err);
+	exit_set_parse("75", &h->retry_exit, err);
+	h->stdout_limit = 64 * 1024;
+	h->stderr_limit = 64 * 1024;
+	h->env = xcalloc(1, sizeof *h->env);
+}
+
+void
+conf_handler_free_fields(struct handler *h)
+{
+	free(h->type);
+	free(h->exec);
+	strv_free(h->argv);
+	free(h->queue);
+	backoff_free(&h->backoff);
+	free(h->permanent_stderr_src);
+	free(h->retry_stderr_src);
+	pcre2_code_free(h->permanent_stderr);
+	pcre2_code_free(h->retry_stderr);
+	free(h->workdir);
+	free(h->user);
+	free(h->group);
+	strv_free(h->env);
+}
+
+static void
+handler_copy(struct handler *dst, const struct handler *src)
+{
+	size_t i, n = strv_len(src->env);
+
+	*dst = *src;
+	dst->type = src->type ? xstrdup(src->type) : NULL;
+	dst->exec = src->exec ? xstrdup(src->exec) : NULL;
+	dst->argv = NULL;
+	dst->queue = src->queue ? xstrdup(src->queue) : NULL;
+	backoff_copy(&dst->backoff, &src->backoff);
+	dst->permanent_stderr_src = src->permanent_stderr_src ? xstrdup(src->permanent_stderr_src) : NULL;
+	dst->retry_stderr_src = src->retry_stderr_src ? xstrdup(src->retry_stderr_src) : NULL;
+	dst->permanent_stderr = src->permanent_stderr ? pcre2_code_copy(src->permanent_stderr) : NULL;
+	dst->retry_stderr = src->retry_stderr ? pcre2_code_copy(src->retry_stderr) : NULL;
+	dst->workdir = src->workdir ? xstrdup(src->workdir) : NULL;
+	dst->user = src->user ? xstrdup(src->user) : NULL;
+	dst->group = src->group ? xstrdup(src->group) : NULL;
+	dst->env = xcalloc(n + 1, sizeof *dst->env);
+	for (i = 0; i < n; i++)
+		dst->env[i] = xstrdup(src->env[i]);
+}
+
+static int
+valid_env_name(const char *s)
+{
+	size_t i;
+
+	if (*s == '\0' || isdigit((unsigned char)*s))
+		return 0;
+	for (i = 0; s[i] != '\0'; i++)
+		if (!isalnum((unsigned char)s[i]) && s[i] != '_')
+			return 0;
+	return 1;
+}
+
+/* Sets env.NAME, replacing an earlier value of NAME. */
+static int
+handler_set_env(struct loader *ld, struct handler *h, const struct entry *e)
+{
+	const char *name = e->key + 4;
+	size_t n = strv_len(h->env), i, len = strlen(name);
+
+	if (!valid_env_name(name)) {
+		ld_error(ld, e->line, "%s: bad environment variable name '%s'", e->key, name);
+		return -1;
+	}
+	if (strncmp(name, "JOBQ_", 5) == 0) {
+		ld_error(ld, e->line, "%s: JOBQ_* variables are set by the worker", e->key);
+		return -1;
+	}
+	for (i = 0; i < n; i++)
+		if (strncmp(h->env[i], name, len) == 0 && h->env[i][len] == '=') {
+			free(h->env[i]);
+			h->env[i] = xasprintf("%s=%s", name, e->value);
+			return 0;
+		}
+	h->env = xrealloc(h->env, (n + 2) * sizeof *h->env);
+	h->env[n] = xasprintf("%s=%s", name, e->value);
+	h->env[n + 1] = NULL;
+	return 0;
+}
+
+static int
+set_regex(struct loader *ld, const struct entry *e, char **src, pcre2_code **re)
+{
+	pcre2_code *r = ld_regex(ld, e);
+
+	if (r == NULL)
+		return -1;
+	pcre2_code_free(*re);
+	*re = r;
+	ld_str(src, e->value);
+	return 0;
+}
+
+static int
+set_exit_set(struct loader *ld, const struct entry *e, struct exit_set *set)
+{
+	char err[ERRSZ];
+
+	if (exit_set_parse(e->value, set, err) < 0) {
+		ld_error(ld, e->line, "%s: %s", e->key, err);
+		return -1;
+	}
+	return 0;
+}
+
+static int
+set_jitter(struct loader *ld, const struct entry *e, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(e->value, &end);
+	if (end != e->value && *end == '%')
+		v /= 100, end++;
+	if (errno != 0 || end == e->value || *end != '\0' || v < 0 || v > 1) {
+		ld_error(ld, e->line,
+		    "%s: bad jitter '%s' (expected a fraction 0..1 or a percentage like 10%%)", e->key,
+		    e->value);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+/* Applies one policy key to h.  Returns 0 when applied, 1 when key is
+ * not a policy key, -1 when its value is bad (reported). */
+int
+conf_handler_set(struct loader *ld, struct handler *h, const struct entry *e)
+{
+	const char *k = e->key;
+	int64_t v;
+	char err[ERRSZ];
+
+	if (strncmp(k, "env.", 4) == 0)
+		return handler_set_env(ld, h, e);
+	if (strcmp(k, "timeout") == 0)
+		return ld_duration(ld, e, &h->timeout_ms, 0);
+	if (strcmp(k, "kill_grace") == 0)
+		return ld_duration(ld, e, &h->kill_grace_ms, 0);
+	if (strcmp(k, "max_attempts") == 0) {
+		if (ld_uint(ld, e, 1, 1000000, &v) < 0)
+			return -1;
+		h->max_attempts = (unsigned)v;
+		return 0;
+	}
+	if (strcmp(k, "backoff") == 0) {
+		if (backoff_parse(e->value, &h->backoff, err) < 0) {
+			ld_error(ld, e->line, "%s: %s", k, err);
+			return -1;
+		}
+		return 0;
+	}
+	if (strcmp(k, "backoff_jitter") == 0)
+		return set_jitter(ld, e, &h->backoff.jitter);
+	if (strcmp(k, "retry_until") == 0)
+		return ld_duration(ld, e, &h->retry_until_ms, 0);
+	if (strcmp(k, "permanent_exit") == 0)
+		return set_exit_set(ld, e, &h->permanent_exit);
+	if (strcmp(k, "retry_exit") == 0)
+		return set_exit_set(ld, e, &h->retry_exit);
+	if (strcmp(k, "permanent_stderr") == 0)
+		return set_regex(ld, e, &h->permanent_stderr_src, &h->permanent_stderr);
+	if (strcmp(k, "retry_stderr") == 0)
+		return set_regex(ld, e, &h->retry_stderr_src, &h->retry_stderr);
+	if (strcmp(k, "workdir") == 0) {
+		if (e->value[0] != '/') {
+			ld_error(ld, e->line, "workdir: '%s' is not an absolute path", e->value);
+			return -1;
+		}
+		return ld_str(&h->workdir, e->value), 0;
+	}
+	if (strcmp(k, "user") == 0)
+		return ld_str(&h->user, e->value), 0;
+	if (strcmp(k, "group") == 0)
+		return ld_str(&h->group, e->value), 0;
+	if (strcmp(k, "stdout_limit") == 0)
+		return ld_output_limit(ld, e, &h->stdout_limit);
+	if (strcmp(k, "stderr_limit") == 0)
+		return ld_output_limit(ld, e, &h->stderr_limit);
+	return 1;
+}
+
+/* ---- sections ---- */
+
+/* Looks prog up in the handler's env.PATH, else the worker's PATH. */
+static char *
+search_path(const struct handler *h, const char *prog)
+{
+	const char *path = getenv("PATH");
+	char *copy, *save = NULL, *dir, *found = NULL;
+	struct stat st;
+	size_t i;
+
+	for (i = 0; h->env[i] != NULL; i++)
+		if (strncmp(h->env[i], "PATH=", 5) == 0)
+			path = h->env[i] + 5;
+	copy = xstrdup(path != NULL ? path : "/usr/local/bin:/usr/bin:/bin");
+	for (dir = strtok_r(copy, ":", &save); dir != NULL && found == NULL;
+	     dir = strtok_r(NULL, ":", &save)) {
+		char *cand = xasprintf("%s/%s", dir, prog);
+
+		if (access(cand, X_OK) == 0 && stat(cand, &st) == 0 && S_ISREG(st.st_mode))
+			found = cand;
+		else
+			free(cand);
+	}
+	free(copy);
+	return found;
+}
+
+/* Resolves argv[0]: a bare name through PATH (the handler's env.PATH
+ * when it has one), a relative path against the configuration file's
+ * folder.  With CONF_CHECK_EXEC the program must be an executable file. */
+static void
+resolve_exec(struct loader *ld, struct handler *h, int line)
+{
+	char *prog = h->argv[0], *found = NULL;
+	struct stat st;
+
+	if (prog[0] == '/')
+		found = xstrdup(prog);
+	else if (strchr(prog, '/') != NULL)
+		found = xasprintf("%s/%s", ld->config_dir, prog);
+	else {
+		found = search_path(h, prog);
+		if (found == NULL) {
+			if (ld->flags & CONF_CHECK_EXEC)
+				ld_error(ld, line, "exec: '%s' not found in PATH", prog);
+			return;
+		}
+	}
+	free(h->argv[0]);
+	h->argv[0] = found;
+	if (!(ld->flags & CONF_CHECK_EXEC))
+		return;
+	if (stat(found, &st) < 0)
+		ld_error(ld, line, "exec: %s: %s", found, strerror(errno));
+	else if (!S_ISREG(st.st_mode))
+		ld_error(ld, line, "exec: %s is not a regular file", found);
+	else if (access(found, X_OK) < 0)
+		ld_error(ld, line, "exec: %s is not executable: %s", found, strerror(errno));
+}
+
+static void
+resolve_ids(struct loader *ld, struct handler *h, int user_line, int group_line)
+{
+	if (h->user != NULL) {
+		struct passwd *pw = getpwnam(h->user);
+
+		if (pw == NULL)
+			ld_error(ld, user_line, "user: no such user '%s'", h->user);
+		else {
+			h->uid = pw->pw_uid, h->has_uid = 1;
+			if (h->group == NULL)
+				h->gid = pw->pw_gid, h->has_gid = 1;
+		}
+	}
+	if (h->group != NULL) {
+		struct group *gr = getgrnam(h->group);
+
+		if (gr == NULL)
+			ld_error(ld, group_line, "group: no such group '%s'", h->group);
+		else
+			h->gid = gr->gr_gid, h->has_gid = 1;
+	}
+}
+
+void
+conf_handler_load(struct loader *ld, struct conf *c, const struct section *s, const char *type,
+    const struct handler *defaults)
+{
+	struct handler *h = xcalloc(1, sizeof *h);
+	int exec_line = s->line, queue_line = s->line, user_line = s->line, group_line = s->line;
+	size_t i;
+	char err[ERRSZ];
+
+	handler_copy(h, defaults);
+	h->type = xstrdup(type);
+	h->line = s->line;
+	for (i = 0; i < s->nentries; i++) {
+		const struct entry *e = &s->entries[i];
+
+		if (strcmp(e->key, "exec") == 0)
+			ld_str(&h->exec, e->value), exec_line = e->line;
+		else if (strcmp(e->key, "queue") == 0)
+			ld_str(&h->queue, e->value), queue_line = e->line;
+		else if (conf_handler_set(ld, h, e) == 1)
+			ld_unknown_key(ld, s, e);
+		if (strcmp(e->key, "user") == 0)
+			user_line = e->line;
+		else if (strcmp(e->key, "group") == 0)
+			group_line = e->line;
+	}
+	c->handlers = xrealloc(c->handlers, (c->nhandlers + 1) * sizeof *c->handlers);
+	c->handlers[c->nhandlers++] = h;
+	if (h->queue == NULL)
+		h->queue = xstrdup("default");
+	if (!conf_has_queue(c, h->queue))
+		ld_error(
+		    ld, queue_line, "queue: unknown queue '%s' (no [queue %s] section)", h->queue, h->queue);
+	if (h->exec == NULL) {
+		ld_error(ld, s->line, "[handler %s] has no exec", type);
+		return;
+	}
+	if ((h->argv = words_split(h->exec, err)) == NULL) {
+		ld_error(ld, exec_line, "exec: %s", err);
+		return;
+	}
+	resolve_exec(ld, h, exec_line);
+	resolve_ids(ld, h, user_line, group_line);
+}
