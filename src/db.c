@@ -35,6 +35,7 @@ struct db {
 	MYSQL *my;
 	uint64_t affected; /* rows changed by the first statement of the last call */
 	unsigned last_errno;
+	size_t max_packet; /* the server's max_allowed_packet, read at connect */
 	char target[300];
 };
 
@@ -63,6 +64,14 @@ db_free(struct db *db)
 		return;
 	db_disconnect(db);
 	free(db);
+}
+
+/* The server's max_allowed_packet as read at the last connect (0 before
+ * the first one). */
+size_t
+db_max_packet(const struct db *db)
+{
+	return db->max_packet;
 }
 
 /* "socket /run/mysqld/mysqld.sock" or "db.example.com:3306": what error
@@ -201,6 +210,28 @@ set_options(struct db *db)
 #endif
 }
 
+/* The largest statement the server takes (max_allowed_packet, in this
+ * session's view: it can differ per server and change while we run, so it
+ * is read on every connect).  Every statement jobq builds must stay under
+ * it: past it the server drops the connection and the statement would be
+ * resent forever. */
+static int
+read_max_packet(struct db *db, char *err)
+{
+	MYSQL_RES *res;
+	MYSQL_ROW row;
+
+	if (mysql_query(db->my, "SELECT @@max_allowed_packet") != 0 ||
+	    (res = mysql_store_result(db->my)) == NULL)
+		return fail(db, err, "read max_allowed_packet");
+	row = mysql_fetch_row(res);
+	db->max_packet = row != NULL && row[0] != NULL ? (size_t)strtoull(row[0], NULL, 10) : 0;
+	mysql_free_result(res);
+	if (db->max_packet < 1024) /* unreadable: assume the oldest servers' default */
+		db->max_packet = 1024 * 1024;
+	return DB_OK;
+}
+
 /* Session settings every jobq connection relies on: times are UTC, a
  * reservation transaction sees committed rows only, bad values are
  * errors rather than warnings. */
@@ -219,7 +250,7 @@ setup_session(struct db *db, char *err)
 	for (i = 0; i < ARRAY_LEN(stmts); i++)
 		if (mysql_query(db->my, stmts[i]) != 0)
 			return fail(db, err, "set up session");
-	return DB_OK;
+	return read_max_packet(db, err);
 }
 
 /* Opens the connection (closing any old one).  with_database = 0
