@@ -23,6 +23,10 @@ struct exit_set {
 	uint8_t bits[32];
 };
 
+/* The resource limits a handler may set (limit_as, limit_cpu,
+ * limit_nofile, limit_nproc), applied with setrlimit in the child. */
+enum handler_limit { LIMIT_AS, LIMIT_CPU, LIMIT_NOFILE, LIMIT_NPROC, NLIMITS };
+
 /* A [handler TYPE] section merged over the [worker] defaults. */
 struct handler {
 	char *type;
@@ -50,6 +54,11 @@ struct handler {
 	char **env; /* NAME=value, NULL-terminated */
 	size_t stdout_limit;
 	size_t stderr_limit;
+	int workdir_line;
+	/* limits[LIMIT_AS] in bytes, [LIMIT_CPU] in seconds, the others
+	 * counts; 0: not set, the handler keeps the worker's own limit. */
+	uint64_t limits[NLIMITS];
+	int limit_lines[NLIMITS];
 };
 
 struct db_conf {
@@ -113,5 +122,7 @@ int conf_valid_name(const char *s);
 const char *conf_reserve_mode_name(enum reserve_mode m);
 int exit_set_has(const struct exit_set *s, int code);
 int exit_set_parse(const char *s, struct exit_set *out, char *err);
+const char *conf_limit_key(enum handler_limit l);
+int conf_limit_resource(enum handler_limit l);
 
 #endif
