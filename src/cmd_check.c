@@ -13,9 +13,12 @@ static void
 usage(void)
 {
 	printf("Usage: jobq check [-c FILE] [--explain [--batch N] [--json]]\n"
-	       "Load the configuration (every handler program must exist and be executable),\n"
-	       "connect to the database, check the schema version and find out, by trying,\n"
-	       "whether the server supports SELECT ... FOR UPDATE SKIP LOCKED.  Prints the\n"
+	       "Load the configuration (every handler program must exist and be executable,\n"
+	       "every workdir must be a folder, resource limits must fit under this\n"
+	       "process's own; a warning for a configuration, program or folder that others\n"
+	       "could change), connect to the database, check the schema version and find\n"
+	       "out, by trying, whether the server supports SELECT ... FOR UPDATE SKIP LOCKED.\n"
+	       "Prints the "
 	       "reservation mode workers will use.\n\n"
 	       "With --explain, also show how the database serves a worker's reservation\n"
 	       "of N jobs (default 10) from its queues: the plan of each statement (index,\n"
