@@ -5,8 +5,9 @@
  *   child:  reset the signal dispositions the worker changed and the
  *           mask, make its own process group, put the pipes on 0/1/2,
  *           close every other descriptor, chdir to workdir, set the
- *           resource limits, drop privileges, execve; a failure on the way is recorded for the
- *           parent and the child leaves with _exit(127);
+ *           resource limits, drop privileges, execve; a failure on the
+ *           way is recorded for the parent and the child leaves with
+ *           _exit(127);
  *   parent: (resumed once the child exec'd or exited) restore the mask,
  *           look at the recorded failure.
  * The program never goes through a shell.
@@ -210,10 +211,13 @@ close_from(int lo, int hi)
 	}
 }
 
-/* Everything the child does between vfork and exec.  The limits come
- * after chdir and before the ids change: root may raise a hard limit,
+/* Everything the child does between vfork and exec: system calls
+ * only, on values the parent prepared.  The limits come after chdir and
+ * before the ids change: a privileged worker may raise a hard limit,
  * the run user may not, and a limit_nproc the run user is already over
- * must make the exec fail (the kernel checks it when the uid changes). */
+ * must make the exec fail (the kernel notes it when the uid changes).
+ * setrlimit is one system call (prlimit64) and, as the child is a
+ * process of its own, changes the child's limits only. */
 static void NORETURN
 child(const struct handler *h, const int fd[3], char **envp, const struct child_setup *cs,
     volatile struct start_failure *f)
