@@ -11,12 +11,19 @@ if [ "$(id -u)" != 0 ] || ! getent group nogroup >/dev/null; then
 fi
 gid=$(getent group nogroup | cut -d: -f3)
 mkdir -p "$T/out"
+cat >"$T/ids.sh" <<'EOS'
+#!/bin/sh
+id -u; id -g; id -rg; id -G
+touch "$1/made" && stat -c %g "$1/made"
+echo "$HOME"
+EOS
+chmod 755 "$T/ids.sh"
 write_conf <<EOC
 [worker]
 poll_interval = 20ms
 [queue default]
 [handler grouponly]
-exec = /bin/sh -c 'id -u; id -g; id -rg; id -G; touch $T/out/made; stat -c %g $T/out/made; echo \$HOME'
+exec = $T/ids.sh $T/out
 group = nogroup
 EOC
 
