@@ -113,6 +113,7 @@ like "$out" $'Max cpu time +unlimited' "an unset limit_cpu leaves the worker's (
 id=$(run_job spin)
 is "$(last_run "$id")" "retry|killed by SIGXCPU" "a CPU hog over limit_cpu = 1s is killed by SIGXCPU; the job is retried"
 like "$(sql "SELECT last_error FROM jobs WHERE id = $id")" "killed by SIGXCPU" "last_error says SIGXCPU"
+diag "limit_cpu = 1s: the CPU hog ended after $(column "$id" duration_ms) ms on the clock"
 # A handler that ignores SIGXCPU gets SIGKILL a CPU second later; with
 # max_attempts = 1 the job is dead-lettered.
 id=$(run_job spin_trap)
