@@ -309,8 +309,8 @@ do_clear(struct db *db, const struct opts *o)
 	if (o->older_than_ms >= 0)
 		duration_format(o->older_than_ms, d, sizeof d);
 	if (!o->yes && n > 0 &&
-	    !cli_confirm("delete %llu dead-lettered job%s%s%s for good?", (unsigned long long)n,
-	        n == 1 ? "" : "s", *d ? " that failed more than " : "", *d ? d : "")) {
+	    !cli_confirm("delete %llu dead-lettered job%s%s%s%s for good?", (unsigned long long)n,
+	        n == 1 ? "" : "s", *d ? " that failed more than " : "", *d ? d : "", *d ? " ago" : "")) {
 		cli_error("clear: not confirmed; nothing deleted");
 		return EXIT_FAIL;
 	}
