@@ -64,13 +64,14 @@ is "$RC/$OUT" "0/would retry 1 job" "retry --dry-run ID"
 # ---- progress on a terminal ----
 sql "DELETE FROM jobs; DELETE FROM failed_jobs"
 dead 201 220
-# Another session holds job 210 for two seconds: the run lasts longer
+# Another session holds job 210 for three seconds: the run lasts longer
 # than the one-second progress interval, whatever the machine's speed.
 "$TESTDB_SCRIPT" client "$JOBQ_TESTDB" -N -B "$DB" -e "START TRANSACTION;
-	SELECT id FROM failed_jobs WHERE id = 210 FOR UPDATE; SELECT 'jobq-locker', SLEEP(2); COMMIT" >/dev/null &
+	SELECT id FROM failed_jobs WHERE id = 210 FOR UPDATE; SELECT 'jobq-locker', SLEEP(3); COMMIT" >/dev/null &
 locker=$!
 BG_PIDS+=("$locker")
-wait_for_sql 20 "SELECT COUNT(*) FROM information_schema.processlist WHERE info LIKE 'SELECT \\'jobq-locker\\'%'" 1 ||
+wait_for_sql 20 "SELECT COUNT(*) FROM information_schema.processlist WHERE db = '$DB' AND info LIKE '%jobq-locker%'
+	AND info NOT LIKE '%processlist%' AND state = 'User sleep'" 1 ||
 	diag "the locker did not start"
 on_tty "" failed retry --all
 wait "$locker"
