@@ -98,9 +98,6 @@ cli_db(const struct conf *c, struct db **out)
 	char err[ERRSZ];
 
 	*out = db_new(&c->db);
-	/* A command that gives up on a slow statement also stops it on the
-	 * server, so that nothing of ours keeps running or holding locks. */
-	db_cancel_abandoned(*out, 1);
 	if (db_connect(*out, 1, err) != DB_OK) {
 		cli_error("%s", err);
 		db_free(*out);
@@ -138,6 +135,19 @@ cli_connect(const struct conf *c, struct db **db)
 		db_free(*db);
 		*db = NULL;
 	}
+	return rc;
+}
+
+/* For the operator's commands: a statement they give up on (read
+ * timeout) is also stopped on the server, so that nothing of theirs keeps
+ * running or waiting for locks after they have reported it. */
+int
+cli_open_cancelling(struct conf **c, struct db **db)
+{
+	int rc = cli_open(0, c, db);
+
+	if (rc == 0)
+		db_cancel_abandoned(*db, 1);
 	return rc;
 }
 

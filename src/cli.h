@@ -34,6 +34,7 @@ int cli_conf(int flags, struct conf **out);
 int cli_db(const struct conf *c, struct db **out);
 int cli_connect(const struct conf *c, struct db **db);
 int cli_open(int conf_flags, struct conf **c, struct db **db);
+int cli_open_cancelling(struct conf **c, struct db **db);
 const char *cli_tz(const struct conf *c);
 int cli_parse_id(const char *s, uint64_t *id);
 int cli_isatty(void);

@@ -423,7 +423,7 @@ cmd_failed(int argc, char **argv)
 		return cli_usage_error("failed", "--all goes with retry");
 	if ((rc = check_bulk(sub, &o, nargs)) != 0)
 		return rc;
-	if ((rc = cli_open(0, &c, &db)) != 0)
+	if ((rc = cli_open_cancelling(&c, &db)) != 0)
 		return rc;
 	if (strcmp(sub, "list") == 0)
 		rc = do_list(db, c, &o);

@@ -130,7 +130,7 @@ cmd_prune(int argc, char **argv)
 		return cli_usage_error("prune", "--failed and --keep-failed contradict each other");
 	if ((rc = cli_bulk_check("prune", yes, dry_run)) != 0)
 		return rc;
-	if ((rc = cli_open(0, &c, &db)) != 0)
+	if ((rc = cli_open_cancelling(&c, &db)) != 0)
 		return rc;
 	rc = run(db, older, with_failed, dry_run, yes);
 	db_free(db);

@@ -333,7 +333,7 @@ cmd_show(int argc, char **argv)
 		return cli_usage_error("show", "expected one job ID");
 	if (cli_parse_id(argv[optind], &id) < 0)
 		return cli_usage_error("show", "'%s' is not a job id", argv[optind]);
-	if ((rc = cli_open(0, &c, &db)) != 0)
+	if ((rc = cli_open_cancelling(&c, &db)) != 0)
 		return rc;
 	rc = show_job(c, db, id, json, 0);
 	db_free(db);

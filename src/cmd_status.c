@@ -167,7 +167,7 @@ cmd_status(int argc, char **argv)
 	}
 	if (optind < argc)
 		return cli_usage_error("status", "unexpected argument '%s'", argv[optind]);
-	if ((rc = cli_open(0, &c, &db)) != 0)
+	if ((rc = cli_open_cancelling(&c, &db)) != 0)
 		return rc;
 	if (only != NULL && !conf_has_queue(c, only)) {
 		cli_error("unknown queue '%s' (no [queue %s] section in %s)", only, only, c->path);

@@ -189,7 +189,7 @@ cmd_workers(int argc, char **argv)
 	}
 	if (optind < argc)
 		return cli_usage_error("workers", "unexpected argument '%s'", argv[optind]);
-	if ((rc = cli_open(0, &c, &db)) != 0)
+	if ((rc = cli_open_cancelling(&c, &db)) != 0)
 		return rc;
 	rc = report(db, json);
 	db_free(db);
