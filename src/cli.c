@@ -324,7 +324,8 @@ cli_visible(const char *s, int tty)
 	if (!tty)
 		return xstrdup((const char *)p);
 	buf_init(&b);
-	buf_reserve(&b, strlen((const char *)p) + 1);
+	buf_add(&b, "", 0); /* an empty s gives an empty string */
+	buf_reserve(&b, strlen((const char *)p));
 	for (; *p != '\0'; p++) {
 		if ((*p < 0x20 && *p != '\n' && *p != '\t') || *p == 0x7f)
 			buf_printf(&b, "\\x%02x", *p);

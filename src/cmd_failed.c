@@ -16,7 +16,7 @@ usage(void)
 {
 	printf("Usage: jobq failed [list] [-q QUEUE] [-t TYPE] [--limit N] [--json]\n"
 	       "       jobq failed show [--json] ID\n"
-	       "       jobq failed retry [--dry-run] ID... | --all [-q QUEUE] [-t TYPE]\n"
+	       "       jobq failed retry [--dry-run] (ID... | --all [-q QUEUE] [-t TYPE])\n"
 	       "       jobq failed forget [--dry-run] [--yes] ID...\n"
 	       "       jobq failed clear [--older-than DURATION] [--dry-run] [--yes]\n\n"
 	       "Dead-lettered jobs wait here for a person.  'list' shows the newest first with\n"
@@ -33,7 +33,7 @@ usage(void)
 	       "Exit status: 0; 1 when some jobs could not be retried or forgotten (named on\n"
 	       "stderr), or the question was not answered yes; 64 bad usage, or a bulk delete\n"
 	       "with no terminal and no --yes; 65 when an ID is not in the dead-letter table\n"
-	       "(nothing done); 69 database unavailable.\n");
+	       "(nothing done); 69 database unavailable (only then does a retry run stop early).\n");
 }
 
 struct opts {

@@ -19,7 +19,8 @@ usage(void)
 	printf("Usage: jobq show [--json] ID\n"
 	       "Show job ID from the queue or the dead-letter table: its state, payload,\n"
 	       "attempts, times (in [worker] timezone), lease, last error, the backoff its next\n"
-	       "failure would get, and every run so far.\n\n"
+	       "failure would get, and every run so far.  On a terminal, control characters\n"
+	       "in stored text (a handler's error output, the payload) are shown as \\xHH.\n\n"
 	       "Exit status: 0, 65 when there is no job ID.\n");
 }
 
