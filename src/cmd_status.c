@@ -109,7 +109,7 @@ print_table(const struct report *r)
 	if (r->have_q)
 		print_queues(r->q, r->n);
 	else
-		printf("queue counts: not available (see above)\n");
+		printf("queue counts: not available (the reason is on stderr)\n");
 	if (r->have_workers)
 		snprintf(workers, sizeof workers, "%llu", (unsigned long long)r->workers);
 	printf("\nreserve mode: %s; workers alive: %s\n",
