@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -137,6 +138,19 @@ cli_connect(const struct conf *c, struct db **db)
 	return rc;
 }
 
+/* For the operator's commands: a statement they give up on (read
+ * timeout) is also stopped on the server, so that nothing of theirs keeps
+ * running or waiting for locks after they have reported it. */
+int
+cli_open_cancelling(struct conf **c, struct db **db)
+{
+	int rc = cli_open(0, c, db);
+
+	if (rc == 0)
+		db_cancel_abandoned(*db, 1);
+	return rc;
+}
+
 /* Loads the configuration and connects (see cli_connect). */
 int
 cli_open(int conf_flags, struct conf **c, struct db **db)
@@ -186,4 +200,139 @@ int
 cli_isatty(void)
 {
 	return isatty(STDOUT_FILENO);
+}
+
+/* Opens the connection again after a statement lost it (a read timeout
+ * closes it), so that a command can go on with its other parts. */
+int
+cli_reconnect(struct db *db, char *err)
+{
+	if (db_connected(db))
+		return DB_OK;
+	return db_connect(db, 1, err);
+}
+
+/* For reports made of parts (status, workers): rc is how reading one
+ * part went.  A part that failed is named on stderr as missing, and the
+ * connection is opened again when the failure (a read timeout) closed
+ * it, so that the other parts can still be read and printed.  Returns 1
+ * when the part was read. */
+int
+cli_part(struct db *db, int rc, const char *cmd, const char *what, const char *err)
+{
+	char rerr[ERRSZ];
+
+	if (rc == DB_OK)
+		return 1;
+	fprintf(stderr, "jobq %s: %s missing: %s\n", cmd, what, err);
+	if (cli_reconnect(db, rerr) != DB_OK)
+		fprintf(stderr, "jobq %s: %s\n", cmd, rerr);
+	return 0;
+}
+
+/* A person is there to answer: stdin and stderr are both terminals. */
+int
+cli_can_ask(void)
+{
+	return isatty(STDIN_FILENO) && isatty(STDERR_FILENO);
+}
+
+/* Called before a bulk delete touches anything: it may go ahead when
+ * asked for --dry-run or --yes, or when a person can confirm it on the
+ * terminal.  Otherwise (a script, cron) it refuses with EX_USAGE: a
+ * command that deletes many rows must be told so in writing. */
+int
+cli_bulk_check(const char *cmd, int yes, int dry_run)
+{
+	if (dry_run || yes || cli_can_ask())
+		return 0;
+	fprintf(stderr,
+	    "jobq %s: this deletes rows and there is no terminal to confirm it on: pass --yes"
+	    " (or --dry-run to only count them)\n",
+	    cmd);
+	return EX_USAGE;
+}
+
+/* Asks the question (which states the count) on the terminal; 1 when
+ * the answer is y or yes.  Call only when cli_can_ask(). */
+int
+cli_confirm(const char *fmt, ...)
+{
+	char line[64];
+	va_list ap;
+
+	fputs("jobq: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs(" [y/N] ", stderr);
+	fflush(stderr);
+	if (fgets(line, sizeof line, stdin) == NULL)
+		return 0;
+	line[strcspn(line, "\r\n")] = '\0';
+	return strcasecmp(line, "y") == 0 || strcasecmp(line, "yes") == 0;
+}
+
+/* Progress of a long operation on stderr, when stderr is a terminal:
+ * one line, redrawn at most once a second, erased by cli_progress_end.
+ * Scripts reading stderr get none of it. */
+void
+cli_progress_init(struct cli_progress *p)
+{
+	p->on = isatty(STDERR_FILENO);
+	p->shown = 0;
+	p->next_ms = mono_ms() + 1000;
+}
+
+void
+cli_progress(struct cli_progress *p, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!p->on || mono_ms() < p->next_ms)
+		return;
+	p->next_ms = mono_ms() + 1000;
+	fputs("\r", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs("\033[K", stderr); /* erase the rest of the older, longer line */
+	fflush(stderr);
+	p->shown = 1;
+}
+
+void
+cli_progress_end(struct cli_progress *p)
+{
+	if (p->shown)
+		fputs("\r\033[K", stderr);
+	p->shown = 0;
+}
+
+/* s as it may be printed on a terminal: text written by handlers and
+ * other programs must not drive the operator's terminal (clear it, set
+ * its title, hide lines), so every control character but newline and tab
+ * is shown as \xHH, and the C1 controls (U+0080..U+009F, which some
+ * terminals obey) as \u00HH.  Unchanged when tty is 0 (a file or pipe
+ * gets the stored bytes).  Returns a string to free. */
+char *
+cli_visible(const char *s, int tty)
+{
+	const unsigned char *p = (const unsigned char *)(s ? s : "");
+	struct buf b;
+
+	if (!tty)
+		return xstrdup((const char *)p);
+	buf_init(&b);
+	buf_add(&b, "", 0); /* an empty s gives an empty string */
+	buf_reserve(&b, strlen((const char *)p));
+	for (; *p != '\0'; p++) {
+		if ((*p < 0x20 && *p != '\n' && *p != '\t') || *p == 0x7f)
+			buf_printf(&b, "\\x%02x", *p);
+		else if (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f)
+			buf_printf(&b, "\\u00%02x", *++p);
+		else
+			buf_addc(&b, (char)*p);
+	}
+	return buf_steal(&b);
 }

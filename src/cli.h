@@ -34,9 +34,26 @@ int cli_conf(int flags, struct conf **out);
 int cli_db(const struct conf *c, struct db **out);
 int cli_connect(const struct conf *c, struct db **db);
 int cli_open(int conf_flags, struct conf **c, struct db **db);
+int cli_open_cancelling(struct conf **c, struct db **db);
 const char *cli_tz(const struct conf *c);
 int cli_parse_id(const char *s, uint64_t *id);
 int cli_isatty(void);
+int cli_reconnect(struct db *db, char *err);
+int cli_part(struct db *db, int rc, const char *cmd, const char *what, const char *err);
+
+int cli_can_ask(void);
+int cli_bulk_check(const char *cmd, int yes, int dry_run);
+int cli_confirm(const char *fmt, ...) PRINTFLIKE(1, 2);
+
+struct cli_progress {
+	int on, shown;
+	int64_t next_ms;
+};
+
+void cli_progress_init(struct cli_progress *p);
+void cli_progress(struct cli_progress *p, const char *fmt, ...) PRINTFLIKE(2, 3);
+void cli_progress_end(struct cli_progress *p);
+char *cli_visible(const char *s, int tty);
 
 int show_job(const struct conf *c, struct db *db, uint64_t id, int json, int failed_only);
 

@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <cjson/cJSON.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,7 +19,8 @@ usage(void)
 	printf("Usage: jobq show [--json] ID\n"
 	       "Show job ID from the queue or the dead-letter table: its state, payload,\n"
 	       "attempts, times (in [worker] timezone), lease, last error, the backoff its next\n"
-	       "failure would get, and every run so far.\n\n"
+	       "failure would get, and every run so far.  On a terminal, control characters\n"
+	       "in stored text (a handler's error output, the payload) are shown as \\xHH.\n\n"
 	       "Exit status: 0, 65 when there is no job ID.\n");
 }
 
@@ -129,10 +131,13 @@ relative(int64_t ms, char *out, size_t outlen)
 	snprintf(out, outlen, ms < 0 ? "%s ago" : ms == 0 ? "now" : "in %s", d);
 }
 
+/* Stored text (a handler's stderr, a payload) as it is safe to show:
+ * on a terminal control characters are made visible (cli_visible). */
 static void
-print_indented(const char *label, const char *text)
+print_indented(const char *label, const char *text, int tty)
 {
-	const char *p = text, *nl;
+	char *vis = cli_visible(text, tty);
+	const char *p = vis, *nl;
 
 	printf("%s\n", label);
 	while (*p != '\0') {
@@ -142,11 +147,33 @@ print_indented(const char *label, const char *text)
 			break;
 		p = nl + 1;
 	}
+	free(vis);
+}
+
+/* printf of stored strings made safe for the terminal when tty. */
+static void print_vis(int tty, const char *fmt, ...) PRINTFLIKE(2, 3);
+
+static void
+print_vis(int tty, const char *fmt, ...)
+{
+	struct buf raw;
+	char *vis;
+	va_list ap;
+
+	buf_init(&raw);
+	va_start(ap, fmt);
+	buf_vprintf(&raw, fmt, ap);
+	va_end(ap);
+	vis = cli_visible(raw.data ? raw.data : "", tty);
+	fputs(vis, stdout);
+	free(vis);
+	buf_free(&raw);
 }
 
 static void
 print_runs(const struct run_row *runs, size_t nruns)
 {
+	int tty = cli_isatty();
 	size_t i;
 
 	if (nruns == 0) {
@@ -156,7 +183,7 @@ print_runs(const struct run_row *runs, size_t nruns)
 	printf("runs:\n  %-7s %-26s %-28s %8s  %-11s %s\n", "ATTEMPT", "STARTED", "WORKER", "MS", "OUTCOME",
 	    "EXIT");
 	for (i = 0; i < nruns; i++)
-		printf("  %-7u %-26s %-28s %8lld  %-11s %s\n", runs[i].attempt, runs[i].started_at,
+		print_vis(tty, "  %-7u %-26s %-28s %8lld  %-11s %s\n", runs[i].attempt, runs[i].started_at,
 		    runs[i].worker, (long long)runs[i].duration_ms, runs[i].outcome, runs[i].exit_status);
 }
 
@@ -168,14 +195,16 @@ print_text(const struct conf *c, const struct job_view *v, const struct run_row 
 	char rel[64], d[32];
 	char *pretty = pretty_payload(v->payload);
 	const char *tz = c->worker.timezone;
+	int tty = cli_isatty();
 
 	policy(c, v, &max, &next_ms, &failing);
 	printf("job %llu: %s\n", (unsigned long long)v->id, v->state);
-	printf("  queue        %s\n  type         %s\n  priority     %d\n", v->queue, v->type, v->priority);
+	print_vis(
+	    tty, "  queue        %s\n  type         %s\n  priority     %d\n", v->queue, v->type, v->priority);
 	if (max > 0)
 		printf("  attempts     %u of %u\n", v->attempts, max);
 	else
-		printf("  attempts     %u (no [handler %s]: no limit known)\n", v->attempts, v->type);
+		print_vis(tty, "  attempts     %u (no [handler %s]: no limit known)\n", v->attempts, v->type);
 	printf("  created      %s %s\n", v->created_at, tz);
 	if (v->available_at != NULL) {
 		relative(v->available_in_ms, rel, sizeof rel);
@@ -183,7 +212,7 @@ print_text(const struct conf *c, const struct job_view *v, const struct run_row 
 	}
 	if (v->reserved_by != NULL) {
 		relative(v->lease_left_ms, rel, sizeof rel);
-		printf("  reserved by  %s at %s %s\n", v->reserved_by, v->reserved_at, tz);
+		print_vis(tty, "  reserved by  %s at %s %s\n", v->reserved_by, v->reserved_at, tz);
 		printf("  lease        %s %s, at %s %s\n", v->lease_left_ms > 0 ? "expires" : "expired", rel,
 		    v->lease_expires_at, tz);
 	}
@@ -193,14 +222,14 @@ print_text(const struct conf *c, const struct job_view *v, const struct run_row 
 	} else if (strcmp(v->state, "failed") != 0 && max > 0)
 		printf("  next backoff none: attempt %u is its last\n", failing);
 	if (v->failed_at != NULL) {
-		printf("  failed       %s %s\n  exit status  %s\n  reason       %s\n", v->failed_at, tz,
-		    v->exit_status, v->reason);
+		print_vis(tty, "  failed       %s %s\n  exit status  %s\n  reason       %s\n", v->failed_at,
+		    tz, v->exit_status, v->reason);
 	}
 	if (v->last_error != NULL && *v->last_error)
-		print_indented("last error:", v->last_error);
+		print_indented("last error:", v->last_error, tty);
 	if (v->exception != NULL && *v->exception)
-		print_indented("error:", v->exception);
-	print_indented("payload:", pretty);
+		print_indented("error:", v->exception, tty);
+	print_indented("payload:", pretty, tty);
 	free(pretty);
 	print_runs(runs, nruns);
 }
@@ -239,7 +268,7 @@ show_done(const struct conf *c, struct db *db, uint64_t id, int json)
 	else {
 		printf("job %llu: %s (no longer queued; its runs are kept until pruned)\n",
 		    (unsigned long long)id, v.state);
-		printf("  queue        %s\n  type         %s\n", v.queue, v.type);
+		print_vis(cli_isatty(), "  queue        %s\n  type         %s\n", v.queue, v.type);
 		print_runs(runs, nruns);
 	}
 	runs_free(runs, nruns);
@@ -305,7 +334,7 @@ cmd_show(int argc, char **argv)
 		return cli_usage_error("show", "expected one job ID");
 	if (cli_parse_id(argv[optind], &id) < 0)
 		return cli_usage_error("show", "'%s' is not a job id", argv[optind]);
-	if ((rc = cli_open(0, &c, &db)) != 0)
+	if ((rc = cli_open_cancelling(&c, &db)) != 0)
 		return rc;
 	rc = show_job(c, db, id, json, 0);
 	db_free(db);

@@ -35,7 +35,9 @@ struct db {
 	MYSQL *my;
 	uint64_t affected; /* rows changed by the first statement of the last call */
 	unsigned last_errno;
-	size_t max_packet; /* the server's max_allowed_packet, read at connect */
+	size_t max_packet;       /* the server's max_allowed_packet, read at connect */
+	unsigned long thread_id; /* the server's id of this connection; 0: none */
+	int cancel_abandoned;    /* see db_cancel_abandoned() */
 	char target[300];
 };
 
@@ -88,6 +90,47 @@ db_disconnect(struct db *db)
 	if (db->my != NULL)
 		mysql_close(db->my);
 	db->my = NULL;
+	db->thread_id = 0;
+}
+
+/* With on set, a statement the client gives up on (read_timeout) is also
+ * stopped on the server: see kill_abandoned(). */
+void
+db_cancel_abandoned(struct db *db, int on)
+{
+	db->cancel_abandoned = on;
+}
+
+/* Asks the server, over a second short-lived connection, to stop the
+ * statement that connection `thread` runs (KILL QUERY).  The client's
+ * read timeout only ends the wait on our side: the server would go on
+ * running the query, or waiting for its locks, for a client that has
+ * left.  A user may always kill its own statements, no privilege needed.
+ * Adds what happened to err. */
+static void
+kill_abandoned(struct db *db, unsigned long thread, char *err)
+{
+	struct db_conf conf = *db->conf;
+	char kerr[ERRSZ];
+	size_t len = strlen(err);
+	struct db *k;
+	int rc;
+
+	if (conf.connect_timeout_ms > 5000) /* the server may really be gone */
+		conf.connect_timeout_ms = 5000;
+	if (conf.read_timeout_ms > 5000)
+		conf.read_timeout_ms = 5000;
+	k = db_new(&conf);
+	rc = db_connect(k, 0, kerr);
+	if (rc == DB_OK)
+		rc = db_exec(k, kerr, "KILL QUERY %U", (uint64_t)thread);
+	if (rc != DB_OK && db_errno(k) == ER_NO_SUCH_THREAD)
+		rc = DB_OK; /* it ended by itself */
+	db_free(k);
+	if (rc == DB_OK)
+		snprintf(err + len, ERRSZ - len, "; the statement was cancelled on the server");
+	else
+		snprintf(err + len, ERRSZ - len, "; cancelling it on the server failed: %s", kerr);
 }
 
 int
@@ -136,6 +179,9 @@ fail(struct db *db, char *err, const char *what)
 	db->last_errno = mysql_errno(db->my);
 	rc = classify(db->last_errno);
 	errf(err, "%s: %s (error %u)", what, mysql_error(db->my), db->last_errno);
+	if (rc == DB_EGONE && db->cancel_abandoned && db->thread_id != 0 &&
+	    (db->last_errno == CR_SERVER_LOST || db->last_errno == 2055))
+		kill_abandoned(db, db->thread_id, err);
 	if (rc == DB_EGONE)
 		db_disconnect(db);
 	return rc;
@@ -277,6 +323,7 @@ db_connect(struct db *db, int with_database, char *err)
 		 * by retrying, but a server that is down will. */
 		return rc == DB_EGONE ? DB_EGONE : DB_EFAIL;
 	}
+	db->thread_id = mysql_thread_id(db->my);
 	return setup_session(db, err);
 }
 

@@ -6,12 +6,15 @@
  * retry it at once (the second finds nothing: QUEUE_NOT_FOUND). */
 #include "config.h"
 
+#include <mysqld_error.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "failed.h"
 #include "queue.h"
 #include "runs.h"
+
+#define RETRY_PAGE 1000
 
 static void
 filter_sql(struct db *db, struct buf *where, const struct failed_filter *f)
@@ -115,6 +118,9 @@ retry_once(struct db *db, uint64_t id, char *err)
 	    " SELECT id, queue, type, payload, priority, 0, max_attempts, UTC_TIMESTAMP(6), created_at"
 	    " FROM failed_jobs WHERE id = %U",
 	    id);
+	if (rc == DB_EFAIL && db_errno(db) == ER_DUP_ENTRY)
+		errf(err, "the queue already holds a job with id %llu (jobs.id); it stays dead-lettered",
+		    (unsigned long long)id);
 	if (rc == DB_OK)
 		rc = db_exec(db, err, "DELETE FROM failed_jobs WHERE id = %U", id);
 	return rc;
@@ -143,41 +149,88 @@ failed_retry(struct db *db, uint64_t id, char *err)
 	return rc;
 }
 
-/* Retries every dead-lettered job matching f, one transaction each. */
+/* How many dead-lettered jobs match f (what retry --all would try). */
 int
-failed_retry_matching(struct db *db, const struct failed_filter *f, uint64_t *retried, char *err)
+failed_count(struct db *db, const struct failed_filter *f, uint64_t *n, char *err)
+{
+	struct buf where;
+	int rc;
+
+	buf_init(&where);
+	filter_sql(db, &where, f);
+	rc = count_rows(db, "failed_jobs", where.data, n, err);
+	buf_free(&where);
+	return rc;
+}
+
+/* The next page of matching ids after last; one reconnect when the
+ * connection was lost. */
+static struct db_res *
+next_ids(struct db *db, const char *where, uint64_t last, int *rc, char *err)
+{
+	struct db_res *r;
+	int attempt;
+
+	for (attempt = 0; attempt < 2; attempt++) {
+		r = db_query(db, rc, err,
+		    "SELECT id FROM failed_jobs WHERE %s AND id > %U ORDER BY id LIMIT %d", where, last,
+		    RETRY_PAGE);
+		if (r != NULL || *rc != DB_EGONE || attempt > 0 || db_connect(db, 1, err) != DB_OK)
+			return r;
+	}
+	return NULL;
+}
+
+/* failed_retry, and once more after a reconnect when the connection was
+ * lost (a move is one transaction: a lost COMMIT either happened, and
+ * the second try finds QUEUE_NOT_FOUND, or did not). */
+static int
+retry_reconnecting(struct db *db, uint64_t id, char *err)
+{
+	int rc = failed_retry(db, id, err);
+
+	if (rc == DB_EGONE && db_connect(db, 1, err) == DB_OK)
+		rc = failed_retry(db, id, err);
+	return rc;
+}
+
+/* Retries every dead-lettered job matching f, one transaction each, in
+ * id order.  A job the server refuses to move (its id already in jobs, a
+ * lock it cannot get) is passed to each() with its error and skipped:
+ * one bad job never stops the others.  each() also hears of every job
+ * moved (DB_OK) and every job that left meanwhile (QUEUE_NOT_FOUND).
+ * Returns DB_OK when every matching job was tried, or DB_EGONE when the
+ * database could not be reached even after reconnecting. */
+int
+failed_retry_matching(
+    struct db *db, const struct failed_filter *f, failed_each_fn *each, void *arg, char *err)
 {
 	struct buf where;
 	uint64_t last = 0;
 	int rc = DB_OK;
 
-	*retried = 0;
 	buf_init(&where);
 	filter_sql(db, &where, f);
 	for (;;) {
-		struct db_res *r = db_query(db, &rc, err,
-		    "SELECT id FROM failed_jobs WHERE %s AND id > %U ORDER BY id LIMIT 1000", where.data,
-		    last);
+		struct db_res *r = next_ids(db, where.data, last, &rc, err);
 		char **row;
 		size_t got = 0;
 
 		if (r == NULL)
 			break;
-		while (rc == DB_OK && (row = db_res_next(r)) != NULL) {
+		while ((row = db_res_next(r)) != NULL) {
 			last = strtoull(row[0], NULL, 10);
 			got++;
-			rc = failed_retry(db, last, err);
-			if (rc == DB_OK)
-				(*retried)++;
-			else if (rc == QUEUE_NOT_FOUND)
-				rc = DB_OK; /* someone else got there first */
+			if ((rc = retry_reconnecting(db, last, err)) == DB_EGONE)
+				break;
+			each(arg, last, rc, err);
 		}
 		db_res_free(r);
-		if (rc != DB_OK || got < 1000)
+		if (rc == DB_EGONE || got < RETRY_PAGE)
 			break;
 	}
 	buf_free(&where);
-	return rc;
+	return rc == DB_EGONE ? rc : DB_OK;
 }
 
 /* Deletes one dead-lettered job for good. */
@@ -192,9 +245,10 @@ failed_forget(struct db *db, uint64_t id, char *err)
 }
 
 /* Deletes dead-lettered jobs that failed more than older_than_ms ago
- * (all of them when older_than_ms < 0), in chunks. */
+ * (all of them when older_than_ms < 0), in chunks; with count_only,
+ * counts them. */
 int
-failed_clear(struct db *db, int64_t older_than_ms, uint64_t *removed, char *err)
+failed_clear(struct db *db, int64_t older_than_ms, int count_only, uint64_t *removed, char *err)
 {
 	struct buf where;
 	int rc;
@@ -205,7 +259,7 @@ failed_clear(struct db *db, int64_t older_than_ms, uint64_t *removed, char *err)
 		    older_than_ms * 1000);
 	else
 		buf_adds(&where, "1 = 1");
-	rc = delete_in_chunks(db, "failed_jobs", where.data, removed, err);
+	rc = delete_in_chunks(db, "failed_jobs", where.data, count_only, removed, err);
 	buf_free(&where);
 	return rc;
 }

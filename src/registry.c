@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "registry.h"
+#include "runs.h"
 
 #define ALIVE_INTERVALS 3
 
@@ -129,14 +130,22 @@ registry_count_alive(struct db *db, uint64_t *n, char *err)
 	return DB_OK;
 }
 
-/* Forgets workers not seen for older_than_ms. */
+/* Forgets workers not seen for older_than_ms (or with count_only
+ * counts them).  A worker that is alive by registry_list's rule is never
+ * forgotten, whatever older_than_ms says: `prune --older-than 0` must
+ * not pull the row from under a running worker. */
 int
-registry_prune(struct db *db, int64_t older_than_ms, uint64_t *removed, char *err)
+registry_prune(struct db *db, int64_t older_than_ms, int count_only, uint64_t *removed, char *err)
 {
-	int rc = db_exec(db, err,
-	    "DELETE FROM jobq_workers WHERE last_seen_at < UTC_TIMESTAMP(6) - INTERVAL %I MICROSECOND",
-	    older_than_ms * 1000);
+	struct buf where;
+	int rc;
 
-	*removed = rc == DB_OK ? db_affected(db) : 0;
+	buf_init(&where);
+	db_sql(db, &where,
+	    "last_seen_at < UTC_TIMESTAMP(6) - INTERVAL GREATEST(%I, (%d * heartbeat_ms + 1000) * 1000)"
+	    " MICROSECOND",
+	    older_than_ms * 1000, ALIVE_INTERVALS);
+	rc = delete_in_chunks(db, "jobq_workers", where.data, count_only, removed, err);
+	buf_free(&where);
 	return rc;
 }
