@@ -745,7 +745,7 @@ step_of(uint64_t bits, int lo, int hi)
 {
 	int step = 0, v, first = -1, last = -1;
 
-	if (!((bits >> lo) & 1) || count_bits(bits) < 3)
+	if (!((bits >> lo) & 1) || count_bits(bits) < 2)
 		return 0;
 	for (v = lo + 1; v <= hi; v++)
 		if ((bits >> v) & 1) {
@@ -762,7 +762,11 @@ step_of(uint64_t bits, int lo, int hi)
 		if (want)
 			last = v, first = first < 0 ? v : first;
 	}
-	return last + step > hi ? step : 0;
+	if (last + step <= hi)
+		return 0;
+	/* two values are "every N" only when N divides the field: 0,30 is
+	 * every 30 minutes, 0,45 is not every 45 */
+	return count_bits(bits) > 2 || (hi - lo + 1) % step == 0 ? step : 0;
 }
 
 /* Names one value of a field. */

@@ -236,7 +236,95 @@ like "$OUT" "twice: cannot fire: type: unknown job type 'vanished'" "... naming 
 is "$(njobs)" "$((n + 1))" "... and the other schedules still fire"
 like "$(jq_ schedule --list)" "twice .*PROBLEM: type: unknown job type 'vanished'" "--list shows the problem"
 
+# ---- --list: next and last fire, the outcome of the last job, counts ----
+reset
+base_conf "
+[schedule done-one]
+cron = 0 3 * * *
+type = echo
+timezone = Europe/Berlin
+description = nightly report
+[schedule failed-one]
+cron = 0 3 * * *
+type = echo
+[schedule retry-one]
+cron = 0 3 * * *
+type = echo
+[schedule run-one]
+cron = 0 3 * * *
+type = echo
+[schedule skip-one]
+cron = */30 * * * *
+type = echo
+[schedule miss-one]
+cron = 0 3 * * *
+type = echo
+catch_up = 0
+enabled = no"
+now=$(sql "SELECT DATE_FORMAT(UTC_TIMESTAMP(), '%Y-%m-%dT%H:%i:%sZ')")
+day=$(sql "SELECT DATE_FORMAT(UTC_TIMESTAMP() - INTERVAL 1 DAY, '%Y-%m-%d')")
+at "${day}T01:59:00Z" >/dev/null
+at "${day}T02:00:10Z" >/dev/null # Berlin's 03:00 (done-one)
+at "${day}T03:00:10Z" >/dev/null
+jid() { sql "SELECT job_id FROM jobq_schedule_runs WHERE name = '$1' AND job_id IS NOT NULL ORDER BY fire_at DESC LIMIT 1"; }
+sql "DELETE FROM jobs WHERE id = $(jid done-one)"
+sql "INSERT INTO failed_jobs (id, queue, type, payload, exception) SELECT id, queue, type, payload, 'boom' FROM jobs WHERE id = $(jid failed-one); DELETE FROM jobs WHERE id = $(jid failed-one)"
+sql "UPDATE jobs SET attempts = 1, available_at = UTC_TIMESTAMP(6) + INTERVAL 1 HOUR WHERE id = $(jid retry-one)"
+sql "UPDATE jobs SET attempts = 1, lease_token = REPEAT('b', 32), lease_expires_at = UTC_TIMESTAMP(6) + INTERVAL 1 HOUR WHERE id = $(jid run-one)"
+at "${day}T03:30:10Z" >/dev/null # skip-one's 03:30 is skipped: its 03:00 job is queued
+jq_ schedule enable miss-one >/dev/null
+at "${day}T05:00:10Z" >/dev/null # miss-one: the 03:00 fire... never seen while disabled
+sql "INSERT INTO jobq_schedule_runs (name, fire_at, status) VALUES ('miss-one', '${day} 04:00:00', 'missed')"
+LIST=$(JOBQ_SCHEDULER_NOW=$now jq_ schedule --list)
+echo "$LIST" | sed 's/^/# /'
+row() { echo "$LIST" | grep "^$1 "; }
+like "$(row done-one)" "^done-one +ini +on +0 3 \* \* \* +[0-9-]+T03:00:00\+0[12]:00 +${day}T03:00:00\+01:00 +done +1/0 +nightly report$" \
+	"--list: an INI schedule, next fire and last fire in its zone, outcome done, 1 run, description"
+like "$(row failed-one)" " failed +1/1 +at 03:00$" "--list: a dead-lettered job is failed and counted as a failure"
+like "$(row retry-one)" " retrying +1/0 " "--list: a job waiting out a backoff is retrying"
+like "$(row run-one)" " running +1/0 " "--list: a job under a live lease is running"
+like "$(row skip-one)" " skipped +1/0 +every 30 minutes$" "--list: a skipped last fire is skipped"
+like "$(row miss-one)" "^miss-one +ini +on .* missed +0/0 " "--list: a missed last fire is missed; the switch shows on"
+like "$LIST" "over the last 7d" "--list says the window"
+JSON=$(JOBQ_SCHEDULER_NOW=$now jq_ schedule --list --json)
+is "$(echo "$JSON" | /usr/bin/python3 -c 'import json,sys; d={s["name"]: s for s in json.load(sys.stdin)}; s=d["failed-one"]; print(s["source"], s["enabled"], s["last_outcome"], s["runs"], s["failures"], s["when"])')" \
+	"ini True failed 1 1 at 03:00" "--list --json carries the same facts"
+
+# ---- INI validation of the schedule keys (exit 78, FILE:LINE) ----
+bad_ini() {
+	local line=$1 want=$2 body=$3
+	base_conf "$body"
+	ERR=$(jq_ check 2>&1 >/dev/null)
+	is "$?" 78 "INI: $want exits 78"
+	like "$ERR" "jobq.ini:$line: .*$want" "... with FILE:LINE"
+}
+# base_conf puts the body after line 13
+bad_ini 17 "timezone: unknown time zone 'Europe/Atlantis'" "
+[schedule s]
+cron = 0 3 * * *
+timezone = Europe/Atlantis
+type = echo"
+bad_ini 17 "overlap: expected skip or allow, not 'never'" "
+[schedule s]
+cron = 0 3 * * *
+overlap = never
+type = echo"
+bad_ini 17 "catch_up: " "
+[schedule s]
+cron = 0 3 * * *
+catch_up = soon
+type = echo"
+bad_ini 17 "enabled: expected yes or no" "
+[schedule s]
+cron = 0 3 * * *
+enabled = maybe
+type = echo"
+bad_ini 15 "\\[schedule s\\] has no type" "
+[schedule s]
+cron = 0 3 * * *"
+
 # ---- upgrade: a version-1 database with run rows gets the scheduler's columns ----
+base_conf ""
 sql_root "DROP DATABASE \`$DB\`; CREATE DATABASE \`$DB\`"
 sql "CREATE TABLE jobq_schema (version INT UNSIGNED NOT NULL PRIMARY KEY, name VARCHAR(255) NOT NULL,
 	applied_at DATETIME(6) NOT NULL DEFAULT (UTC_TIMESTAMP(6)))"

@@ -230,7 +230,8 @@ test_descriptions(void)
 	describes("* * * * *", "every minute");
 	describes("0 * * * *", "every hour");
 	describes("5 * * * *", "at minute 5 of every hour");
-	describes("0,30 * * * *", "at minutes 0 and 30 of every hour");
+	describes("0,30 * * * *", "every 30 minutes");
+	describes("0,45 * * * *", "at minutes 0 and 45 of every hour");
 	describes("0 0 * * 0", "at 00:00, on Sunday");
 	describes("@weekly", "at 00:00, on Sunday");
 	describes("0 8 * * 1,3,5", "at 08:00, on Monday, Wednesday and Friday");
