@@ -408,8 +408,24 @@ cron_never(const struct cron *c)
 
 struct cron_zone {
 	char *name;
-	int utc; /* no file needed, no offsets to look up */
+	int utc;     /* a constant offset (UTC, +01:00): no tz database needed */
+	int64_t off; /* that offset, seconds east of UTC */
 };
+
+/* "+01:00", "-0530": a fixed offset, as the [worker] timezone allows. */
+static int
+parse_fixed(const char *name, int64_t *off)
+{
+	int hh, mm, n = 0;
+
+	if ((name[0] != '+' && name[0] != '-') ||
+	    (sscanf(name + 1, "%2d:%2d%n", &hh, &mm, &n) != 2 &&
+	        sscanf(name + 1, "%2d%2d%n", &hh, &mm, &n) != 2) ||
+	    name[1 + n] != '\0' || strlen(name) < 5 || hh > 14 || mm > 59)
+		return -1;
+	*off = (name[0] == '-' ? -1 : 1) * (hh * 3600 + mm * 60);
+	return 0;
+}
 
 static int
 zone_name_ok(const char *name)
@@ -436,11 +452,14 @@ cron_zone_open(const char *name, char *err)
 	FILE *fp;
 	int ok = 0;
 
+	int64_t off = 0;
+
 	if (strcasecmp(name, "UTC") == 0 || strcmp(name, "Etc/UTC") == 0 || strcmp(name, "Z") == 0 ||
-	    strcasecmp(name, "GMT") == 0) {
+	    strcasecmp(name, "GMT") == 0 || parse_fixed(name, &off) == 0) {
 		z = xcalloc(1, sizeof *z);
-		z->name = xstrdup("UTC");
+		z->name = xstrdup(off == 0 && name[0] != '+' && name[0] != '-' ? "UTC" : name);
 		z->utc = 1;
+		z->off = off;
 		return z;
 	}
 	if (!zone_name_ok(name)) {
@@ -517,7 +536,9 @@ offset_at(const struct cron_zone *z, int64_t t)
 	time_t tt = (time_t)t;
 	struct tm tm;
 
-	if (z->utc || localtime_r(&tt, &tm) == NULL)
+	if (z->utc)
+		return z->off;
+	if (localtime_r(&tt, &tm) == NULL)
 		return 0;
 	return tm.tm_gmtoff;
 }
@@ -533,7 +554,7 @@ wall_instants(const struct cron_zone *z, int64_t wall, int64_t u[2], int64_t *ga
 	int i, j, n = 0;
 
 	if (z->utc) {
-		u[0] = wall;
+		u[0] = wall - z->off;
 		return 1;
 	}
 	cand[0] = offset_at(z, wall - 18 * 3600);

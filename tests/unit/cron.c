@@ -216,6 +216,11 @@ test_dst(void)
 	fires_are("0 * * * *", "Australia/Sydney", "2025-10-05T01:30:00+10:00", 2,
 	    "2025-10-05T03:00:00+11:00 2025-10-05T04:00:00+11:00",
 	    "Sydney spring: hourly skips the missing 02:00");
+	fires_are("0 9 * * *", "+05:30", "2025-03-30T00:00:00Z", 2,
+	    "2025-03-30T09:00:00+05:30 2025-03-31T09:00:00+05:30",
+	    "a fixed offset (as [worker] timezone allows) is a zone");
+	fires_are("0 9 * * *", "-03:00", "2025-03-30T12:30:00Z", 1, "2025-03-31T09:00:00-03:00",
+	    "a negative fixed offset");
 	fires_are("30 2 * * *", "Europe/Berlin", "2025-03-30 02:30", 1, "2025-03-31T02:30:00+02:00",
 	    "a local --from inside the gap means the end of the gap");
 }
