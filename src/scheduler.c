@@ -241,7 +241,7 @@ due_fires(const struct cron *cr, const struct cron_zone *z, int64_t from, int64_
 
 static void
 report_fire(const struct scheduler_opts *o, const struct schedule *s, enum fire_result res, uint64_t job,
-    const char *when, const char *late_at, int missed, int64_t late_s, struct scheduler_counts *n)
+    const char *when, const char *late_at, int64_t late_s, struct scheduler_counts *n)
 {
 	switch (res) {
 	case FIRE_TAKEN:
@@ -270,7 +270,6 @@ report_fire(const struct scheduler_opts *o, const struct schedule *s, enum fire_
 			    (unsigned long long)job, s->type, s->queue);
 		break;
 	}
-	(void)missed;
 }
 
 /* One schedule's part of a tick. */
@@ -313,7 +312,7 @@ tick_one(struct db *db, const struct schedule *s, const struct cron *cr, const s
 		if ((rc = fire(db, s, at, missed, 0, &res, &job, err)) != DB_OK)
 			return rc;
 	}
-	report_fire(o, s, res, job, when, late_s >= ON_TIME_S ? now_at : NULL, missed, late_s, n);
+	report_fire(o, s, res, job, when, late_s >= ON_TIME_S ? now_at : NULL, late_s, n);
 	return schedules_checked(db, s->name, now_utc, err);
 }
 
