@@ -21,7 +21,11 @@ usage(void)
 	       "  -n, --count N        how many fire times (default 5, at most 1000)\n"
 	       "      --timezone ZONE  IANA time zone (default UTC), e.g. Europe/Berlin\n\n"
 	       "EXPR is five fields, MIN HOUR DAY-OF-MONTH MONTH DAY-OF-WEEK, or @hourly,\n"
-	       "@daily, @weekly, @monthly, @yearly.  Exit status 65 when EXPR is invalid.\n");
+	       "@daily, @weekly, @monthly, @yearly.  Exit status 65 when EXPR is invalid.\n\n"
+	       "Clock changes (as Vixie cron and cronie): a job at a fixed time that the\n"
+	       "clocks skip runs once at the end of the gap; one in a repeated hour runs\n"
+	       "once, the first time; a job whose minute or hour starts with '*' follows\n"
+	       "the wall clock (hourly stays 60 real minutes apart).\n");
 }
 
 enum { OPT_FROM = 256, OPT_TZ };
