@@ -73,6 +73,19 @@ is "$(nruns every5)" 1 "two ticking workers: one run row"
 is "$(sql "SELECT COUNT(*) FROM job_runs")" 1 "... and the fire's job ran once"
 is "$(njobs)" 0 "... and is done"
 
+# ---- a worker ticks at most once a minute (by the database's clock) ----
+reset
+while [ "$(sql "SELECT SECOND(UTC_TIMESTAMP())")" -gt 45 ]; do sleep 1; done
+start_worker --schedule
+wait_for_sql 30 "SELECT COUNT(*) FROM jobq_schedule_state WHERE name = 'every5'" 1
+ok $? "a worker with --schedule ticks when it starts"
+first=$(sql "SELECT checked_until FROM jobq_schedule_state WHERE name = 'every5'")
+sleep 3
+is "$(sql "SELECT checked_until FROM jobq_schedule_state WHERE name = 'every5'")" "$first" \
+	"... and not again within the same minute"
+kill -TERM "$WORKER_PID"
+wait_exit 30 "$WORKER_PID" >/dev/null
+
 # ---- downtime: the missed fire once, reported; catch_up ----
 base_conf "
 [schedule hourly]
