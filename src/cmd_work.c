@@ -20,6 +20,7 @@ usage(void)
 	       "      --max N            exit after N jobs\n"
 	       "      --max-time TIME    take no new job after TIME (seconds, or 90s, 5m...), then exit\n"
 	       "      --stop-when-empty  exit as soon as no job is ready now\n"
+	       "      --schedule         also enqueue due scheduled jobs (at most one tick a minute)\n"
 	       "      --log-format FMT   text (default) or json: one line per job outcome on stderr\n"
 	       "  -v, --verbose          log debugging detail\n\n"
 	       "SIGTERM or SIGINT: take no new job, let running handlers finish, exit 0.\n"
@@ -27,7 +28,7 @@ usage(void)
 	       "For cron (shared hosting): * * * * * jobq work --max-time 55 --stop-when-empty\n");
 }
 
-enum { OPT_ONCE = 256, OPT_MAX, OPT_MAX_TIME, OPT_STOP_WHEN_EMPTY, OPT_LOG_FORMAT };
+enum { OPT_ONCE = 256, OPT_MAX, OPT_MAX_TIME, OPT_STOP_WHEN_EMPTY, OPT_LOG_FORMAT, OPT_SCHEDULE };
 
 static int
 check_queues(const struct conf *c, char **queues)
@@ -55,6 +56,7 @@ cmd_work(int argc, char **argv)
 		{ "max-time", required_argument, NULL, OPT_MAX_TIME },
 		{ "stop-when-empty", no_argument, NULL, OPT_STOP_WHEN_EMPTY },
 		{ "log-format", required_argument, NULL, OPT_LOG_FORMAT },
+		{ "schedule", no_argument, NULL, OPT_SCHEDULE },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -97,6 +99,9 @@ cmd_work(int argc, char **argv)
 			break;
 		case OPT_STOP_WHEN_EMPTY:
 			o.stop_when_empty = 1;
+			break;
+		case OPT_SCHEDULE:
+			o.schedule = 1;
 			break;
 		case OPT_LOG_FORMAT:
 			log_arg = optarg;
