@@ -32,15 +32,17 @@ runs_for_job(struct db *db, uint64_t id, const char *tz, struct run_row **rows, 
 	while ((row = db_res_next(r)) != NULL) {
 		struct run_row *x = &(*rows)[(*n)++];
 
-		x->attempt = (unsigned)strtoul(row[0], NULL, 10);
-		x->worker = xstrdup_or_null(row[1]);
-		x->started_at = xstrdup_or_null(row[2]);
-		x->duration_ms = strtoll(row[3], NULL, 10);
-		x->outcome = xstrdup_or_null(row[4]);
-		x->exit_status = xstrdup_or_null(row[5]);
+		/* Only error may be NULL for the printers; started_at is NULL
+		 * when CONVERT_TZ cannot convert a stored zero date. */
+		x->attempt = (unsigned)db_col_u64(row[0], 0);
+		x->worker = xstrdup_or_empty(row[1]);
+		x->started_at = xstrdup(row[2] ? row[2] : "-");
+		x->duration_ms = db_col_i64(row[3], 0);
+		x->outcome = xstrdup_or_empty(row[4]);
+		x->exit_status = xstrdup_or_empty(row[5]);
 		x->error = xstrdup_or_null(row[6]);
-		x->queue = xstrdup_or_null(row[7]);
-		x->type = xstrdup_or_null(row[8]);
+		x->queue = xstrdup_or_empty(row[7]);
+		x->type = xstrdup_or_empty(row[8]);
 	}
 	db_res_free(r);
 	return DB_OK;
@@ -84,11 +86,11 @@ runs_stats(struct db *db, int64_t window_ms, struct type_stats **out, size_t *n,
 	while ((row = db_res_next(r)) != NULL) {
 		struct type_stats *s = &(*out)[(*n)++];
 
-		s->type = xstrdup(row[0]);
-		s->runs = strtoull(row[1], NULL, 10);
-		s->failures = strtoull(row[2], NULL, 10);
-		s->avg_ms = strtod(row[3], NULL);
-		s->max_ms = strtoll(row[4], NULL, 10);
+		s->type = xstrdup_or_empty(row[0]);
+		s->runs = db_col_u64(row[1], 0);
+		s->failures = db_col_u64(row[2], 0);
+		s->avg_ms = row[3] ? strtod(row[3], NULL) : 0;
+		s->max_ms = db_col_i64(row[4], 0);
 	}
 	db_res_free(r);
 	return DB_OK;
