@@ -181,8 +181,8 @@ print_text(const struct conf *c, const struct job_view *v, const struct run_row 
 		relative(v->available_in_ms, rel, sizeof rel);
 		printf("  available    %s %s (%s)\n", v->available_at, tz, rel);
 	}
-	if (v->reserved_by != NULL || v->lease_expires_at != NULL) {
-		/* Either may be NULL in a row another program wrote. */
+	if (strcmp(v->state, "reserved") == 0 || strcmp(v->state, "stale") == 0) {
+		/* Any of these may be NULL in a row another program wrote. */
 		relative(v->lease_left_ms, rel, sizeof rel);
 		printf("  reserved by  %s at %s %s\n", v->reserved_by ? v->reserved_by : "-",
 		    v->reserved_at ? v->reserved_at : "-", tz);
