@@ -334,6 +334,8 @@ due_sort(struct due *d)
 {
 	size_t i, k = 0;
 
+	if (d->n < 2)
+		return; /* qsort wants an array, and there is nothing to sort */
 	qsort(d->prio, d->n, sizeof *d->prio, int_cmp);
 	for (i = 0; i < d->n; i++)
 		if (k == 0 || d->prio[k - 1] != d->prio[i])
