@@ -12,14 +12,22 @@
  *  - deadlocks and lock wait timeouts rerun the whole transaction.
  *
  * How reservation stays cheap with a large backlog: due_at is
- * COALESCE(lease_expires_at, available_at), and the index (queue,
- * priority, due_at) keeps, within each priority, the due rows ahead of
- * the delayed, backing-off and reserved ones.  A loose index scan first
- * finds which (queue, priority) groups have anything due (one index dive
- * per group); the claim then reads the due rows of those priorities only,
- * in the order it takes them, and stops after LIMIT rows.  Neither ever
- * reads a row that is not due, so the cost is O(batch + groups) whatever
- * the table holds. */
+ * COALESCE(lease_expires_at, available_at), so a delayed, backing-off or
+ * reserved row is simply one whose due_at lies ahead.  Two indexes keep
+ * the due rows apart from the rest: jobs_due (queue, due_at, priority)
+ * tells which priorities of a queue have due rows (see "which
+ * priorities have due jobs" below), and jobs_reserve (queue, priority,
+ * due_at) serves the claim, which reads the due rows of those priorities
+ * only, in the order it takes them, and stops after LIMIT rows.  No row
+ * that is not due is ever read (a backlog costs at most one index dive
+ * per priority group), so a claim costs O(batch) rows whatever the table
+ * holds, and an idle poll one index dive per queue whatever the number
+ * of priorities.
+ *
+ * Rows written by other programs (plain INSERTs are a documented way to
+ * enqueue) may hold any value the schema allows: the claim's arithmetic
+ * saturates, every column is read NULL-safe, and job_defect() names what
+ * makes a job unfit to run so the worker dead-letters it. */
 #include "config.h"
 
 #include <mysqld_error.h>
