@@ -87,15 +87,18 @@ queue_status(struct db *db, const struct conf *c, const char *only_queue, struct
 	/* Every row falls in exactly one state, whatever another program
 	 * wrote: a lease token without an expiry is no live lease, so such
 	 * a row counts as stale (the reservation takes it again, by
-	 * available_at).  Each SUM is over booleans that are never NULL. */
+	 * available_at); a row nobody holds is ready or delayed by due_at,
+	 * when the reservation will take it (available_at, unless another
+	 * program left an expiry without a token).  Each SUM is over
+	 * booleans that are never NULL. */
 	r = db_query(db, &rc, err,
 	    "SELECT queue,"
-	    " SUM(lease_token IS NULL AND available_at <= UTC_TIMESTAMP(6)),"
-	    " SUM(lease_token IS NULL AND available_at > UTC_TIMESTAMP(6)),"
+	    " SUM(lease_token IS NULL AND due_at <= UTC_TIMESTAMP(6)),"
+	    " SUM(lease_token IS NULL AND due_at > UTC_TIMESTAMP(6)),"
 	    " SUM(lease_token IS NOT NULL AND COALESCE(lease_expires_at > UTC_TIMESTAMP(6), 0)),"
 	    " SUM(lease_token IS NOT NULL AND COALESCE(lease_expires_at <= UTC_TIMESTAMP(6), 1)),"
-	    " MAX(IF(lease_token IS NULL AND available_at <= UTC_TIMESTAMP(6),"
-	    "  TIMESTAMPDIFF(SECOND, available_at, UTC_TIMESTAMP(6)), NULL))"
+	    " MAX(IF(lease_token IS NULL AND due_at <= UTC_TIMESTAMP(6),"
+	    "  TIMESTAMPDIFF(SECOND, due_at, UTC_TIMESTAMP(6)), NULL))"
 	    " FROM jobs WHERE %s GROUP BY queue",
 	    where.data);
 	if (r == NULL)

@@ -72,7 +72,7 @@ queue_show(struct db *db, uint64_t id, const char *tz, struct job_view *v, char 
 	    " TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), available_at) DIV 1000, reserved_by,"
 	    " CONVERT_TZ(reserved_at, '+00:00', %q), CONVERT_TZ(lease_expires_at, '+00:00', %q),"
 	    " TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), lease_expires_at) DIV 1000, last_error,"
-	    " lease_token IS NOT NULL, lease_expires_at > UTC_TIMESTAMP(6), available_at <= UTC_TIMESTAMP(6)"
+	    " lease_token IS NOT NULL, lease_expires_at > UTC_TIMESTAMP(6), due_at <= UTC_TIMESTAMP(6)"
 	    " FROM jobs WHERE id = %U",
 	    tz, tz, tz, tz, tz, id);
 	rc = view_fetch(db, &sql, tz, v, &r, &row, err);

@@ -83,6 +83,9 @@ fill() {
 	ins done ", lease_token, reserved_by, reserved_at" "'echo', '{}', $NOW, $TOKEN, '$LONG', '0000-00-00'"
 	ins done ", lease_token, lease_expires_at, reserved_by" "'echo', '{}', $NOW - INTERVAL 1 HOUR, 'short', '1970-01-01 00:00:01', '$LONG'"
 	ins done ", reserved_by" "'echo', '{}', $NOW, '$LONG'"
+	# a lease expiry with no token: taken when that time comes
+	ins done ", lease_expires_at" "'echo', '{}', $NOW, $NOW - INTERVAL 1 MINUTE"
+	ins delayed ", lease_expires_at" "'echo', '{}', $NOW, $NOW + INTERVAL 1 DAY"
 	good $((i++))
 	# priority at the column's extremes, and past them (clamped)
 	ins done ", priority" "'echo', '{}', $NOW, -32768"
@@ -163,10 +166,11 @@ EOC
 	# What stays behind must still be readable by every command.
 	run_out=$(jq_ status --json 2>&1)
 	ok $? "$mode: status after the run"
-	like "$run_out" '"delayed":[[:space:]]*2' "$mode: the two far-future rows are counted as delayed"
+	like "$run_out" '"delayed":[[:space:]]*3' "$mode: the three rows due later are counted as delayed"
 	for id in $(sql "SELECT id FROM jobs"); do
 		jq_ show "$id" >/dev/null 2>"$T/show.err"
-		ok $? "$mode: show $id (delayed to 9999) works: $(cat "$T/show.err")"
+		ok $? "$mode: show $id (still delayed) works $(cat "$T/show.err")"
+		like "$(jq_ show "$id")" "job $id: delayed" "$mode: show says job $id is delayed"
 	done
 	jq_ failed list >/dev/null
 	ok $? "$mode: failed list reads the dead-lettered rows"
