@@ -6,7 +6,8 @@
 # it sends about what it sends with one, and a job that falls due is
 # still taken.  Counted per user (MariaDB's userstat), so other tests
 # running on the same server do not disturb the numbers; no clock is
-# compared, only counts over a few seconds of two runs side by side.
+# compared, only counts over a few seconds of two runs side by side (with
+# room for a machine busier in one run than in the other).
 . "$top_srcdir/tests/lib.sh"
 setup idle_poll
 
@@ -67,9 +68,9 @@ read -r one_s one_r <<<"$(measure 3)"
 diag "idle worker, 2000 priorities: $many_s statements/s, $many_r rows read/s"
 diag "idle worker, one priority:    $one_s statements/s, $one_r rows read/s"
 ok $([ "$one_s" -gt 0 ] && echo 0 || echo 1) "the counters see the worker ($one_s statements/s)"
-ok $([ "$many_s" -le $((2 * one_s + 20)) ] && echo 0 || echo 1) \
+ok $([ "$many_s" -le $((3 * one_s + 30)) ] && echo 0 || echo 1) \
 	"2000 priorities: $many_s statements/s, about what one priority costs ($one_s)"
-ok $([ "$many_r" -le $((2 * one_r + 200)) ] && echo 0 || echo 1) \
+ok $([ "$many_r" -le $((3 * one_r + 300)) ] && echo 0 || echo 1) \
 	"2000 priorities: $many_r rows read/s, about what one priority costs ($one_r)"
 
 # A job that falls due among the 2000 delayed priorities is taken.
