@@ -296,11 +296,14 @@ claim_update(struct db *db, struct claim *cl, char *err)
  *    one index dive per queue, however many priorities the delayed jobs
  *    use.  A queue with fewer due rows than that is answered completely
  *    by their priorities.
- *  - when the scan was cut short (a backlog), its highest priority P is
- *    still a bound: the groups up to P hold at least that many due rows,
- *    enough for the claim, so only the priority groups up to P are
- *    walked in jobs_reserve (queue, priority, due_at), one index dive
- *    per group; none when P is the queue's lowest priority. */
+ *  - when the scan was cut short (a backlog), it still gives a bound: if
+ *    P is the limit-th smallest priority among the rows it read, the
+ *    groups up to P hold at least limit due rows, enough for the claim,
+ *    so only the priority groups up to P are walked in jobs_reserve
+ *    (queue, priority, due_at), one index dive per group; none when P
+ *    is the queue's lowest priority.  (Many delayed priorities below a
+ *    backlog still cost a dive each per claim: finding the smallest due
+ *    priority needs either that or reading the whole due backlog.) */
 #define DUE_SLACK 16
 
 /* The due priorities of one queue, ascending. */
@@ -309,6 +312,7 @@ struct due {
 	size_t n;
 	unsigned rows; /* due index entries the scan returned */
 	int lowest;    /* the queue's smallest priority, due or not */
+	int bound;     /* the groups up to this one hold enough due rows */
 };
 
 static void
@@ -336,15 +340,19 @@ int_cmp(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* Sorts and de-duplicates d's priorities. */
+/* Sorts d's priorities (one per due row the scan read), sets d->bound
+ * to the limit-th smallest of them (the priority groups up to it hold at
+ * least limit due rows), and de-duplicates them. */
 static void
-due_sort(struct due *d)
+due_sort(struct due *d, unsigned limit)
 {
 	size_t i, k = 0;
 
-	if (d->n < 2)
-		return; /* qsort wants an array, and there is nothing to sort */
-	qsort(d->prio, d->n, sizeof *d->prio, int_cmp);
+	if (d->n == 0)
+		return;
+	if (d->n > 1) /* qsort wants an array */
+		qsort(d->prio, d->n, sizeof *d->prio, int_cmp);
+	d->bound = d->prio[(limit > 0 && limit < d->n ? limit : d->n) - 1];
 	for (i = 0; i < d->n; i++)
 		if (k == 0 || d->prio[k - 1] != d->prio[i])
 			d->prio[k++] = d->prio[i];
@@ -379,10 +387,12 @@ due_scan_sql(struct db *db, struct buf *sql, char *const *queues, unsigned scan)
 		    i ? " UNION ALL " : "", (unsigned)i, queues[i], queues[i], scan);
 }
 
-/* Runs the scan; *due is a new array, one entry per queue. */
+/* Runs the scan for a claim of limit jobs; *due is a new array, one
+ * entry per queue. */
 static int
-due_scan(struct db *db, char *const *queues, unsigned scan, struct due **due, char *err)
+due_scan(struct db *db, char *const *queues, unsigned limit, struct due **due, char *err)
 {
+	unsigned scan = limit + DUE_SLACK;
 	size_t nq = strv_len(queues);
 	struct db_res *r;
 	struct buf sql;
@@ -412,7 +422,7 @@ due_scan(struct db *db, char *const *queues, unsigned scan, struct due **due, ch
 	}
 	db_res_free(r);
 	for (size_t i = 0; i < nq; i++)
-		due_sort(&(*due)[i]);
+		due_sort(&(*due)[i], limit);
 	return DB_OK;
 }
 
@@ -500,15 +510,24 @@ walk_groups(struct db *db, const char *queue, int bound, struct due *d, char *er
 static int
 due_needs_walk(const struct due *d, unsigned scan)
 {
-	return d->rows >= scan && d->n > 0 && d->prio[d->n - 1] != d->lowest;
+	return d->rows >= scan && d->n > 0 && d->bound != d->lowest;
 }
 
 static int
 due_complete(struct db *db, const char *queue, unsigned scan, struct due *d, char *err)
 {
-	if (!due_needs_walk(d, scan))
-		return DB_OK;
-	return walk_groups(db, queue, d->prio[d->n - 1], d, err);
+	size_t i, k = 0;
+
+	if (d->rows < scan)
+		return DB_OK; /* the scan saw every due row */
+	if (d->bound != d->lowest)
+		return walk_groups(db, queue, d->bound, d, err);
+	/* Nothing lies below the bound: the groups up to it are known. */
+	for (i = 0; i < d->n; i++)
+		if (d->prio[i] <= d->bound)
+			d->prio[k++] = d->prio[i];
+	d->n = k;
+	return DB_OK;
 }
 
 /* Reserves up to req->limit due jobs, draining req->queues in order,
@@ -528,7 +547,7 @@ queue_reserve(struct db *db, const struct reserve_req *req, struct job ***jobs, 
 
 	*jobs = xcalloc(req->limit + 1, sizeof **jobs);
 	*n = 0;
-	if ((rc = due_scan(db, req->queues, scan, &due, err)) != DB_OK)
+	if ((rc = due_scan(db, req->queues, req->limit, &due, err)) != DB_OK)
 		return rc;
 	buf_init(&prio);
 	memset(&cl, 0, sizeof cl);
@@ -720,7 +739,7 @@ explain_due(struct db *db, const struct reserve_req *req, struct due **due, size
 	if (req->queues[0] != NULL && (rc = explain_one(db, "due scan", &stmt, STEP_MERGED, x, err)) != DB_OK)
 		goto out;
 	if ((rc = rows_read(db, &before, err)) != DB_OK ||
-	    (rc = due_scan(db, req->queues, scan, due, err)) != DB_OK)
+	    (rc = due_scan(db, req->queues, req->limit, due, err)) != DB_OK)
 		goto out;
 	for (*qi = 0; req->queues[*qi] != NULL && (*due)[*qi].n == 0; (*qi)++)
 		;
