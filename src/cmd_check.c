@@ -84,6 +84,7 @@ print_explain_json(const struct explain_report *x, enum reserve_mode mode, unsig
 	cJSON_AddNumberToObject(o, "due_groups", (double)x->due_groups);
 	cJSON_AddNumberToObject(o, "due_rows_read", (double)x->due_rows_read);
 	cJSON_AddBoolToObject(o, "nothing_due", x->nothing_due);
+	cJSON_AddBoolToObject(o, "walked", x->walked);
 	cJSON_AddStringToObject(o, "queue", x->queue);
 	cJSON_AddStringToObject(o, "priorities", x->priorities);
 	cJSON_AddNumberToObject(o, "claimed", (double)x->claimed);
@@ -113,8 +114,9 @@ print_explain(const struct explain_report *x, enum reserve_mode mode, unsigned b
 	for (i = 0; i < x->nsteps; i++)
 		printf("  %-10s type=%s key=%s rows~%s extra=\"%s\"\n", x->steps[i].query, x->steps[i].type,
 		    x->steps[i].key, x->steps[i].rows, x->steps[i].extra);
-	printf("  due groups: %llu (queue, priority) groups due, %llu index entries read\n",
-	    (unsigned long long)x->due_groups, (unsigned long long)x->due_rows_read);
+	printf("  due groups: %llu priorities due, %llu index entries read%s\n",
+	    (unsigned long long)x->due_groups, (unsigned long long)x->due_rows_read,
+	    x->walked ? " (backlog: priority groups walked)" : "");
 	if (x->nothing_due)
 		printf("  claim: nothing is due in the served queues\n");
 	else

@@ -210,11 +210,16 @@ print_text(const struct conf *c, const struct job_view *v, const struct run_row 
 		relative(v->available_in_ms, rel, sizeof rel);
 		printf("  available    %s %s (%s)\n", v->available_at, tz, rel);
 	}
-	if (v->reserved_by != NULL) {
+	if (strcmp(v->state, "reserved") == 0 || strcmp(v->state, "stale") == 0) {
+		/* Any of these may be NULL in a row another program wrote. */
 		relative(v->lease_left_ms, rel, sizeof rel);
-		print_vis(tty, "  reserved by  %s at %s %s\n", v->reserved_by, v->reserved_at, tz);
-		printf("  lease        %s %s, at %s %s\n", v->lease_left_ms > 0 ? "expires" : "expired", rel,
-		    v->lease_expires_at, tz);
+		print_vis(tty, "  reserved by  %s at %s %s\n", v->reserved_by ? v->reserved_by : "-",
+		    v->reserved_at ? v->reserved_at : "-", tz);
+		if (v->lease_expires_at != NULL)
+			printf("  lease        %s %s, at %s %s\n",
+			    v->lease_left_ms > 0 ? "expires" : "expired", rel, v->lease_expires_at, tz);
+		else
+			printf("  lease        none (no expiry: it can be taken again)\n");
 	}
 	if (next_ms > 0) {
 		duration_format(next_ms, d, sizeof d);
@@ -223,7 +228,7 @@ print_text(const struct conf *c, const struct job_view *v, const struct run_row 
 		printf("  next backoff none: attempt %u is its last\n", failing);
 	if (v->failed_at != NULL) {
 		print_vis(tty, "  failed       %s %s\n  exit status  %s\n  reason       %s\n", v->failed_at,
-		    tz, v->exit_status, v->reason);
+		    tz, v->exit_status ? v->exit_status : "", v->reason ? v->reason : "");
 	}
 	if (v->last_error != NULL && *v->last_error)
 		print_indented("last error:", v->last_error, tty);

@@ -636,6 +636,37 @@ db_res_lengths(struct db_res *r)
 	return mysql_fetch_lengths(r->res);
 }
 
+/* One column of a result row read as a number.  SQL NULL, or text that
+ * is not a whole number, gives dflt: a column may be NULL wherever the
+ * schema does not forbid it, and a computed one (SUM over no rows,
+ * TIMESTAMPDIFF of a zero date) even where it does, so readers never
+ * hand a column to strtoull unchecked. */
+uint64_t
+db_col_u64(const char *v, uint64_t dflt)
+{
+	char *end;
+	uint64_t x;
+
+	if (v == NULL || *v == '\0' || *v == '-')
+		return dflt;
+	errno = 0;
+	x = strtoull(v, &end, 10);
+	return errno != 0 || (*end != '\0' && *end != '.') ? dflt : x;
+}
+
+int64_t
+db_col_i64(const char *v, int64_t dflt)
+{
+	char *end;
+	int64_t x;
+
+	if (v == NULL || *v == '\0')
+		return dflt;
+	errno = 0;
+	x = strtoll(v, &end, 10);
+	return errno != 0 || (*end != '\0' && *end != '.') ? dflt : x;
+}
+
 void
 db_res_free(struct db_res *r)
 {

@@ -47,6 +47,8 @@ size_t db_res_rows(const struct db_res *r);
 char **db_res_next(struct db_res *r);
 const unsigned long *db_res_lengths(struct db_res *r);
 int db_res_column(struct db_res *r, const char *name);
+uint64_t db_col_u64(const char *v, uint64_t dflt);
+int64_t db_col_i64(const char *v, int64_t dflt);
 void db_res_free(struct db_res *r);
 
 #define DB_TX_ATTEMPTS 5

@@ -56,14 +56,14 @@ failed_list(struct db *db, const struct failed_filter *f, const char *tz, struct
 	while ((row = db_res_next(r)) != NULL) {
 		struct failed_row *x = &(*rows)[(*n)++];
 
-		x->id = strtoull(row[0], NULL, 10);
+		x->id = db_col_u64(row[0], 0);
 		x->queue = xstrdup_or_empty(row[1]);
 		x->type = xstrdup_or_empty(row[2]);
 		x->failed_at = xstrdup_or_empty(row[3]);
 		x->exit_status = xstrdup_or_empty(row[4]);
 		x->reason = xstrdup_or_empty(row[5]);
 		x->exception = xstrdup_or_empty(row[6]);
-		x->attempts = (unsigned)strtoul(row[7], NULL, 10);
+		x->attempts = (unsigned)db_col_u64(row[7], 0);
 	}
 	db_res_free(r);
 	return DB_OK;
@@ -219,7 +219,7 @@ failed_retry_matching(
 		if (r == NULL)
 			break;
 		while ((row = db_res_next(r)) != NULL) {
-			last = strtoull(row[0], NULL, 10);
+			last = db_col_u64(row[0], last);
 			got++;
 			if ((rc = retry_reconnecting(db, last, err)) == DB_EGONE)
 				break;

@@ -98,7 +98,7 @@ struct job_view {
 
 /* What `jobq check --explain` reports about one reservation. */
 struct explain_step {
-	char query[16]; /* "due groups" or "claim" */
+	char query[16]; /* "due scan", "due groups" or "claim" */
 	char type[32], key[64], rows[24], extra[256];
 };
 
@@ -110,12 +110,14 @@ struct explain_report {
 	char priorities[256];
 	uint64_t claimed, claim_rows_read;
 	int nothing_due;
+	int walked; /* the scan was cut short: priority groups were walked */
 };
 
 int queue_explain(struct db *db, const struct reserve_req *req, struct explain_report *x, char *err);
 int queue_probe(struct db *db, enum reserve_mode *mode, char *err);
 int queue_reserve(struct db *db, const struct reserve_req *req, struct job ***jobs, size_t *n, char *err);
 void job_free(struct job *j);
+const char *job_defect(const struct job *j, char *why, size_t whylen);
 
 int queue_write(struct db *db, struct outcome *o, size_t n, char *err);
 const char *queue_outcome_name(enum outcome_write k);

@@ -73,19 +73,19 @@ registry_list(struct db *db, struct worker_row **rows, size_t *n, char *err)
 
 		w->id = xstrdup_or_empty(row[0]);
 		w->host = xstrdup_or_empty(row[1]);
-		w->pid = (unsigned)strtoul(row[2], NULL, 10);
+		w->pid = (unsigned)db_col_u64(row[2], 0);
 		w->queues = xstrdup_or_empty(row[3]);
-		w->concurrency = (unsigned)strtoul(row[4], NULL, 10);
-		w->heartbeat_ms = strtoll(row[5], NULL, 10);
+		w->concurrency = (unsigned)db_col_u64(row[4], 0);
+		w->heartbeat_ms = db_col_i64(row[5], 0);
 		w->started_at = xstrdup_or_empty(row[6]);
 		w->last_seen_at = xstrdup_or_empty(row[7]);
-		w->done = strtoull(row[8], NULL, 10);
-		w->retried = strtoull(row[9], NULL, 10);
-		w->dead = strtoull(row[10], NULL, 10);
+		w->done = db_col_u64(row[8], 0);
+		w->retried = db_col_u64(row[9], 0);
+		w->dead = db_col_u64(row[10], 0);
 		w->current_jobs = xstrdup_or_empty(row[11]);
 		w->version = xstrdup_or_empty(row[12]);
-		w->uptime_s = strtoll(row[13], NULL, 10);
-		w->seen_ago_ms = strtoll(row[14], NULL, 10);
+		w->uptime_s = db_col_i64(row[13], 0);
+		w->seen_ago_ms = db_col_i64(row[14], INT64_MAX / 2); /* NULL: never seen */
 		w->alive = w->seen_ago_ms <= ALIVE_INTERVALS * w->heartbeat_ms + 1000;
 	}
 	db_res_free(r);
@@ -125,7 +125,7 @@ registry_count_alive(struct db *db, uint64_t *n, char *err)
 	if (r == NULL)
 		return rc;
 	if ((row = db_res_next(r)) != NULL)
-		*n = strtoull(row[0], NULL, 10);
+		*n = db_col_u64(row[0], 0);
 	db_res_free(r);
 	return DB_OK;
 }

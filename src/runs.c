@@ -32,15 +32,17 @@ runs_for_job(struct db *db, uint64_t id, const char *tz, struct run_row **rows, 
 	while ((row = db_res_next(r)) != NULL) {
 		struct run_row *x = &(*rows)[(*n)++];
 
-		x->attempt = (unsigned)strtoul(row[0], NULL, 10);
-		x->worker = xstrdup_or_null(row[1]);
-		x->started_at = xstrdup_or_null(row[2]);
-		x->duration_ms = strtoll(row[3], NULL, 10);
-		x->outcome = xstrdup_or_null(row[4]);
-		x->exit_status = xstrdup_or_null(row[5]);
+		/* Only error may be NULL for the printers; started_at is NULL
+		 * when CONVERT_TZ cannot convert a stored zero date. */
+		x->attempt = (unsigned)db_col_u64(row[0], 0);
+		x->worker = xstrdup_or_empty(row[1]);
+		x->started_at = xstrdup(row[2] ? row[2] : "-");
+		x->duration_ms = db_col_i64(row[3], 0);
+		x->outcome = xstrdup_or_empty(row[4]);
+		x->exit_status = xstrdup_or_empty(row[5]);
 		x->error = xstrdup_or_null(row[6]);
-		x->queue = xstrdup_or_null(row[7]);
-		x->type = xstrdup_or_null(row[8]);
+		x->queue = xstrdup_or_empty(row[7]);
+		x->type = xstrdup_or_empty(row[8]);
 	}
 	db_res_free(r);
 	return DB_OK;
@@ -133,8 +135,8 @@ count_rows(struct db *db, const char *table, const char *where, uint64_t *n, cha
 	*n = 0;
 	if ((r = db_query(db, &rc, err, "SELECT COUNT(*) FROM %s WHERE %s", table, where)) == NULL)
 		return rc;
-	if ((row = db_res_next(r)) != NULL && row[0] != NULL)
-		*n = strtoull(row[0], NULL, 10);
+	if ((row = db_res_next(r)) != NULL)
+		*n = db_col_u64(row[0], 0);
 	db_res_free(r);
 	return DB_OK;
 }

@@ -386,6 +386,11 @@ start_job(struct worker *w, struct slot *s, struct job *j)
 		free(msg);
 		return;
 	}
+	if (job_defect(j, reason, sizeof reason) != NULL) {
+		/* A row another program wrote that no handler should get. */
+		bury_unrun(w, s, "not run", reason, reason);
+		return;
+	}
 	if (j->attempt > s->max_attempts) {
 		/* The earlier attempts ended with their worker (crash, kill -9):
 		 * a job that keeps killing workers must stop somewhere. */

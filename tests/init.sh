@@ -39,6 +39,8 @@ is "$(sql "SELECT CONCAT(priority, ' ', attempts, ' ', created_at IS NOT NULL, '
 # The reservation index exists as designed.
 is "$(sql "SELECT GROUP_CONCAT(column_name ORDER BY seq_in_index) FROM information_schema.statistics WHERE table_schema = DATABASE() AND table_name = 'jobs' AND index_name = 'jobs_reserve'")" \
 	"queue,priority,due_at" "jobs_reserve index is (queue, priority, due_at)"
+is "$(sql "SELECT GROUP_CONCAT(column_name ORDER BY seq_in_index) FROM information_schema.statistics WHERE table_schema = DATABASE() AND table_name = 'jobs' AND index_name = 'jobs_due'")" \
+	"queue,due_at,priority" "jobs_due index is (queue, due_at, priority)"
 
 # A database the configured user cannot reach: exit 69.
 write_conf <<EOC
