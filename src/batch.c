@@ -52,23 +52,18 @@ batch_line_max(const struct batch_ctx *ctx)
 	return p > (SIZE_MAX - 65536) / 6 ? SIZE_MAX : p * 6 + 65536;
 }
 
-/* Bytes s[0..n) takes inside quotes once escaped (db.c's add_quoted). */
+/* Bytes s[0..n) takes inside quotes once escaped (db.c's add_quoted
+ * adds a backslash before NUL, LF, CR, backslash, both quotes and ^Z). */
 static size_t
 escaped_len(const char *s, size_t n)
 {
+	static const unsigned char extra[256] = {
+		[0] = 1, ['\n'] = 1, ['\r'] = 1, ['\\'] = 1, ['\''] = 1, ['"'] = 1, ['\032'] = 1
+	};
 	size_t i, len = n;
 
 	for (i = 0; i < n; i++)
-		switch (s[i]) {
-		case '\0':
-		case '\n':
-		case '\r':
-		case '\\':
-		case '\'':
-		case '"':
-		case '\032':
-			len++;
-		}
+		len += extra[(unsigned char)s[i]];
 	return len;
 }
 
@@ -111,7 +106,9 @@ check_payload(const struct batch_ctx *ctx, const char *p, size_t len, int is_jso
 		    (size_t)((const char *)memchr(p, '\0', len) - p));
 		return -1;
 	}
-	if ((ok = utf8_valid_prefix(p, len)) != len) {
+	for (ok = 0; ok < len && (unsigned char)p[ok] < 0x80; ok++) /* the common case, fast */
+		;
+	if (ok < len && (ok += utf8_valid_prefix(p + ok, len - ok)) != len) {
 		errf(err, "payload is not valid UTF-8 (at byte %zu)", ok);
 		return -1;
 	}

@@ -90,6 +90,23 @@ run_in "$T/other.jsonl" enqueue --batch --batch-key k1
 is "$RC/$(count jobs)" "65/$N" "the key with other input: exit 65, nothing written"
 like "$ERR" "batch key 'k1' was used with other input" "and the message says so"
 
+# ---- SIGTERM: stops after the chunk in flight and says what is in ----
+empty_tables
+"$JOBQ" -c "$CONF" enqueue --batch --batch-key k2 <"$T/kill.jsonl" >"$T/k2.out" 2>"$T/k2.err" &
+pid=$!
+BG_PIDS+=("$pid")
+wait_for_sql 120 "SELECT lines_done > 0 FROM jobq_batches WHERE batch_key = 'k2'" 1
+kill -TERM "$pid"
+wait_exit 60 "$pid"
+rc=$?
+err=$(cat "$T/k2.err")
+is "$rc" 1 "SIGTERM: exit 1"
+like "$err" "stopped by SIGTERM" "SIGTERM: the message says so"
+printed=$(echo "$err" | grep -o "[0-9]* of $N jobs are committed" | cut -d' ' -f1)
+is "$printed" "$(count jobs)" "SIGTERM: the count it prints ($printed) is the count in the table"
+run_in "$T/kill.jsonl" enqueue --batch --batch-key k2
+is "$RC/$(count jobs)/$(distinct)" "0/$N/$N" "SIGTERM: running again with the key completes the batch, each job once"
+
 # ---- killed at whatever moment the kill lands; resumed from a pipe ----
 empty_tables
 jq_ enqueue --batch <"$T/kill.jsonl" >"$T/r.out" 2>"$T/r.err" &
