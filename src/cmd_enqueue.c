@@ -230,6 +230,22 @@ struct batch_run {
 	uint64_t added;      /* jobs this run committed (or, dry, printed) */
 };
 
+/* Mixes the command line's defaults into the input's hash: resuming a
+ * batch with other --queue, --priority... would give its second half
+ * other jobs than its first. */
+static uint64_t
+defaults_hash(uint64_t h, const struct batch_ctx *ctx)
+{
+	char *d = xasprintf("%s|%lld|%s|%d|%u", ctx->queue ? ctx->queue : "", (long long)ctx->delay_ms,
+	    ctx->at ? ctx->at : "", ctx->priority, ctx->max_attempts);
+	const char *p;
+
+	for (p = d; *p != '\0'; p++)
+		h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+	free(d);
+	return h;
+}
+
 /* Pass 1: checks every line, reporting the bad ones; counts lines and
  * jobs and hashes the input into *p.  Returns the number of bad lines. */
 static uint64_t
@@ -256,7 +272,8 @@ check_all(struct reader *r, const struct batch_ctx *ctx, struct batch_progress *
 			fprintf(stderr, "jobq: line %llu: %s\n", (unsigned long long)r->lineno, err);
 	}
 	p->lines_total = r->lineno;
-	snprintf(p->input_hash, sizeof p->input_hash, "%016llx", (unsigned long long)r->hash);
+	snprintf(
+	    p->input_hash, sizeof p->input_hash, "%016llx", (unsigned long long)defaults_hash(r->hash, ctx));
 	if (bad > MAX_REPORTED)
 		cli_error("... and %llu more bad lines", (unsigned long long)(bad - MAX_REPORTED));
 	return bad;
@@ -408,9 +425,8 @@ open_batch(struct batch_run *b)
 		return rc == DB_EGONE ? EX_UNAVAILABLE : EXIT_FAIL;
 	}
 	if (!same) {
-		cli_error(
-		    "batch key '%s' was used with other input (%llu lines, %llu jobs then); nothing was "
-		    "written",
+		cli_error("batch key '%s' was used with other input or options (%llu lines, %llu jobs then); "
+		          "nothing was written",
 		    b->key, (unsigned long long)old.lines_total, (unsigned long long)old.jobs_total);
 		return EX_DATAERR;
 	}

@@ -5,7 +5,8 @@
 # killed mid-way -- between two chunks, or at whatever moment the kill
 # lands -- the count printed is the count in the table, and running again
 # with the batch key the message names adds exactly the missing jobs
-# (then nothing; other input under that key is refused).
+# (then nothing; other input or options under that key are refused).
+# SIGTERM stops after the chunk in flight, with the same exact report.
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/operator/common.sh"
 setup enqueue_stream
@@ -89,6 +90,8 @@ head -10 "$T/kill.jsonl" >"$T/other.jsonl"
 run_in "$T/other.jsonl" enqueue --batch --batch-key k1
 is "$RC/$(count jobs)" "65/$N" "the key with other input: exit 65, nothing written"
 like "$ERR" "batch key 'k1' was used with other input" "and the message says so"
+run_in "$T/kill.jsonl" enqueue --batch --batch-key k1 --priority 3
+is "$RC/$(count jobs)" "65/$N" "the key with the same input but other defaults (--priority): exit 65, nothing written"
 
 # ---- SIGTERM: stops after the chunk in flight and says what is in ----
 empty_tables
