@@ -61,8 +61,8 @@ queue_batch_open(struct db *db, const char *key, struct batch_progress *p, int *
 	    " AND updated_at < UTC_TIMESTAMP(6) - INTERVAL 30 DAY LIMIT 100");
 	if (rc == DB_OK)
 		rc = db_exec(db, err,
-		    "INSERT IGNORE INTO jobq_batches (batch_key, input_hash, lines_total, jobs_total)"
-		    " VALUES (%q, %q, %U, %U)",
+		    "INSERT INTO jobq_batches (batch_key, input_hash, lines_total, jobs_total)"
+		    " VALUES (%q, %q, %U, %U) ON DUPLICATE KEY UPDATE batch_key = batch_key",
 		    key, p->input_hash, p->lines_total, p->jobs_total);
 	if (rc == DB_OK)
 		rc = queue_batch_get(db, key, &old, &found, err);
