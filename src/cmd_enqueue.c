@@ -506,7 +506,7 @@ static int
 rewind_input(FILE *spool, off_t start, FILE **in)
 {
 	*in = spool != NULL ? spool : stdin;
-	if (fflush(*in) != 0 || fseeko(*in, spool != NULL ? 0 : start, SEEK_SET) != 0) {
+	if ((spool != NULL && fflush(spool) != 0) || fseeko(*in, spool != NULL ? 0 : start, SEEK_SET) != 0) {
 		cli_error("enqueue: rewind the input: %s", strerror(errno));
 		return EXIT_FAIL;
 	}
@@ -534,7 +534,8 @@ batch(const struct batch_ctx *ctx, struct db *db, const char *key, int dry_run)
 	reader_init(&r, stdin, spool, batch_line_max(ctx));
 	bad = check_all(&r, ctx, &b.p);
 	if (r.error) {
-		cli_error("enqueue: reading the input: %s (nothing was written)", strerror(r.error));
+		cli_error("enqueue: reading the input%s: %s (nothing was written)",
+		    spool ? " or spooling it" : "", strerror(r.error));
 		rc = EXIT_FAIL;
 	} else if (bad > 0) {
 		cli_error(
