@@ -11,8 +11,11 @@
 
 #include "queue.h"
 
-/* Inserts items in one multi-row INSERT; the caller wraps chunks in
- * transactions.  *first_id is the id of the first row. */
+/* Inserts items in one multi-row INSERT (the caller keeps it under the
+ * server's max_allowed_packet: see batch.h); *first_id is the id of the
+ * first row.  It is not rerun here: on its own the statement is its own
+ * transaction, and inside the caller's transaction a deadlock has rolled
+ * back the whole transaction, which only the caller can rerun. */
 int
 queue_enqueue(struct db *db, const struct enqueue_item *items, size_t n, uint64_t *first_id, char *err)
 {
@@ -39,7 +42,7 @@ queue_enqueue(struct db *db, const struct enqueue_item *items, size_t n, uint64_
 		else
 			buf_adds(&sql, "UTC_TIMESTAMP(6))");
 	}
-	rc = db_exec_retry(db, &sql, NULL, 0, err); /* a deadlock reruns the chunk */
+	rc = db_exec_buf(db, &sql, err);
 	buf_free(&sql);
 	if (rc == DB_OK && first_id != NULL)
 		*first_id = db_insert_id(db);

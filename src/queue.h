@@ -73,6 +73,13 @@ struct enqueue_item {
 	unsigned max_attempts;
 };
 
+/* One `enqueue --batch` run as jobq_batches records it (queue_batch.c). */
+struct batch_progress {
+	char input_hash[17]; /* 64-bit hash of the input, in hex */
+	uint64_t lines_total, jobs_total;
+	uint64_t lines_done, jobs_done; /* committed: input lines 1..lines_done */
+};
+
 struct queue_counts {
 	char *queue;
 	uint64_t ready, delayed, reserved, stale, failed;
@@ -124,6 +131,10 @@ const char *queue_outcome_name(enum outcome_write k);
 int queue_extend(struct db *db, struct job *const *jobs, size_t n, int64_t ttl_ms, int *lost, char *err);
 
 int queue_enqueue(struct db *db, const struct enqueue_item *items, size_t n, uint64_t *first_id, char *err);
+int queue_batch_get(struct db *db, const char *key, struct batch_progress *p, int *found, char *err);
+int queue_batch_open(struct db *db, const char *key, struct batch_progress *p, int *same, char *err);
+int queue_batch_add(struct db *db, const char *key, struct batch_progress *p, uint64_t to_line,
+    const struct enqueue_item *items, size_t n, char *err);
 int queue_status(struct db *db, const struct conf *c, const char *only_queue, struct queue_counts **out,
     size_t *n, char *err);
 void queue_counts_free(struct queue_counts *q, size_t n);

@@ -1,4 +1,4 @@
--- jobq schema, version 6: an index that serves `jobq workers` statistics.
+-- jobq schema, version 5: an index that serves `jobq workers` statistics.
 --
 -- The per-type statistics read (type, outcome, duration_ms) of the newest
 -- runs.  job_runs_recent holds those columns in started_at order, so the

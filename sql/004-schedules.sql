@@ -1,4 +1,4 @@
--- jobq schema, version 5: the scheduler.
+-- jobq schema, version 4: the scheduler.
 --
 -- jobq_schedule_runs gets one row per fire time of a schedule, whatever
 -- became of it: 'enqueued' (job_id names the job), 'skipped' (the last job
