@@ -1,0 +1,66 @@
+#!/bin/bash
+# Issue 8, defect 10: the registry row lists every job a worker runs, at
+# any concurrency.  A worker at concurrency 64 runs 64 jobs whose type
+# name has 64 characters (the longest allowed): about 5,500 characters of
+# "id:type" that once overflowed jobq_workers.current_jobs, so that every
+# heartbeat failed with error 1406 and `jobq workers` showed the worker
+# as gone.  Now the heartbeats go through and the row lists all 64 jobs.
+. "$top_srcdir/tests/lib.sh"
+setup registry_wide
+
+TYPE=$(printf 'wide%.0s' $(seq 16)) # 64 characters
+N=64
+write_conf <<EOC
+[worker]
+poll_interval = 50ms
+heartbeat = 300ms
+reserve_ttl = 10s
+
+[queue default]
+
+[handler $TYPE]
+exec = $top_srcdir/tests/handlers/sleeper.sh 60
+EOC
+is "${#TYPE}" 64 "the type name has 64 characters"
+for _ in $(seq $N); do
+	echo "{\"type\": \"$TYPE\", \"payload\": {}}"
+done >"$T/batch"
+jq_ enqueue --batch <"$T/batch" >/dev/null
+is "$(sql "SELECT COUNT(*) FROM jobs")" $N "$N jobs of that type are queued"
+
+start_worker --concurrency $N
+w=$WORKER_PID
+wait_for_sql 60 "SELECT COUNT(*) FROM jobs WHERE reserved_by LIKE '%:$w:%'" $N
+ok $? "the worker took all $N"
+
+# Heartbeats every 300 ms: a worker not seen for 3 of them and 1 s is
+# gone.  Past that, it is alive, and its row lists all 64 jobs.
+sleep 2.5
+out=$(jq_ workers)
+like "$out" ":$w:[0-9a-f]+ +alive +$N " "jobq workers shows it alive at concurrency $N"
+is "$(jq_ workers --json | grep -c "\"state\":[[:space:]]*\"alive\"")" 1 "and so does jobq workers --json"
+want=$(sql "SELECT GROUP_CONCAT(id ORDER BY id) FROM jobs")
+listed() {
+	sql "SELECT current_jobs FROM jobq_workers WHERE pid = $w" | tr ',' '\n' | cut -d: -f1 | sort -n |
+		paste -sd, -
+}
+i=0
+while [ "$(listed)" != "$want" ] && [ $i -lt 100 ]; do
+	i=$((i + 1))
+	sleep 0.1
+done
+is "$(listed)" "$want" "the registry row lists all $N job ids"
+like "$(sql "SELECT current_jobs FROM jobq_workers WHERE pid = $w")" "^[0-9]+:$TYPE(,[0-9]+:$TYPE){$((N - 1))}\$" \
+	"each as id:type"
+is "$(grep -c -e 'heartbeat' -e '1406' "$T/worker.0.log")" 0 "no heartbeat failed"
+
+# Two SIGTERMs: the handlers are terminated and the jobs given back.
+kill -TERM $w
+sleep 0.2
+kill -TERM $w
+wait_exit 60 $w
+is "$?" 0 "the worker stops on a second SIGTERM with status 0"
+is "$(sql "SELECT COUNT(*) FROM jobs WHERE lease_token IS NULL AND attempts = 0")" $N "all $N jobs were given back"
+is "$(grep -l -e 'Sanitizer' -e 'runtime error:' "$T"/worker.*.log | wc -l)" 0 \
+	"no worker log holds a sanitizer report"
+finish
