@@ -263,6 +263,18 @@ client_timeouts(const struct db *db, unsigned *connect_s, unsigned *read_s)
 	}
 }
 
+/* The longest one call on this connection may block: the client's read
+ * timeout, which under a wait limit is just above it (a server that does
+ * answer ends its own waits at the limit). */
+int64_t
+db_call_bound(const struct db *db)
+{
+	unsigned connect_s, read_s;
+
+	client_timeouts(db, &connect_s, &read_s);
+	return (int64_t)(read_s > connect_s ? read_s : connect_s) * 1000;
+}
+
 static void
 set_options(struct db *db)
 {

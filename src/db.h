@@ -31,6 +31,7 @@ const char *db_target(const struct db *db);
 size_t db_max_packet(const struct db *db);
 void db_set_wait_limit(struct db *db, int64_t ms);
 int64_t db_wait_limit(const struct db *db);
+int64_t db_call_bound(const struct db *db);
 const char *db_statement_timeout(const struct db *db);
 
 int db_exec(struct db *db, char *err, const char *fmt, ...);

@@ -783,12 +783,15 @@ should_exit(const struct worker *w)
 /* ---- leases ---- */
 
 /* How long before the end of a lease (as we reckon it) its handler must
- * be gone: one database wait, since the loop may be inside one at that
- * moment, and a little slack; at most a fifth of the lease. */
+ * be gone: the longest one database call may block, since the loop may
+ * be inside one at that moment, and a little slack; but at most a fifth
+ * of the lease.  A server that answers ends its waits at the wait limit,
+ * well inside that; only a connection that stalls altogether can take
+ * the client's whole read timeout. */
 static int64_t
 lease_margin(const struct worker *w)
 {
-	return min64(w->wait_ms + 250, w->conf->worker.reserve_ttl_ms / 5);
+	return min64(db_call_bound(w->db) + 250, w->conf->worker.reserve_ttl_ms / 5);
 }
 
 /* SIGTERM to SIGKILL for a handler stopped for its lease: its kill_grace,
