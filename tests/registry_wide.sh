@@ -8,6 +8,14 @@
 . "$top_srcdir/tests/lib.sh"
 setup registry_wide
 
+# A database at schema version 1 (current_jobs VARCHAR(4096)) is upgraded.
+sql "ALTER TABLE jobq_workers MODIFY current_jobs VARCHAR(4096) NOT NULL DEFAULT '';
+	DELETE FROM jobq_schema WHERE version >= 2"
+like "$(jq_ init)" "schema upgraded from version 1 to [0-9]+" "jobq init upgrades a version 1 schema"
+is "$(sql "SELECT DATA_TYPE FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE()
+	AND TABLE_NAME = 'jobq_workers' AND COLUMN_NAME = 'current_jobs'")" mediumtext \
+	"jobq_workers.current_jobs is MEDIUMTEXT"
+
 TYPE=$(printf 'wide%.0s' $(seq 16)) # 64 characters
 N=64
 write_conf <<EOC
