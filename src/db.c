@@ -329,30 +329,33 @@ read_max_packet(struct db *db, char *err)
 	return DB_OK;
 }
 
-/* Bounds this session's statements to the wait limit, on whichever of
- * the two servers' variables exists.  A server with neither still has
- * the lock wait timeouts and the client's socket timeouts. */
+/* Bounds this session's statements to the wait limit, with whichever of
+ * the servers' variables exists: MariaDB's max_statement_time (every
+ * statement), else MySQL's max_execution_time (SELECT only).  A server
+ * (or proxy) that refuses both still has the lock wait timeouts and the
+ * client's socket timeouts: only a lost connection is an error here. */
 static int
 set_statement_timeout(struct db *db, char *err)
 {
+	static const char *const vars[] = { "max_statement_time", "max_execution_time" };
 	char sql[96];
+	size_t i;
 
 	db->stmt_timeout = NULL;
-	snprintf(sql, sizeof sql, "SET SESSION max_statement_time = %lld.%03lld",
-	    (long long)(db->wait_limit_ms / 1000), (long long)(db->wait_limit_ms % 1000));
-	if (mysql_query(db->my, sql) == 0) {
-		db->stmt_timeout = "max_statement_time";
-		return DB_OK;
+	for (i = 0; i < ARRAY_LEN(vars); i++) {
+		if (i == 0)
+			snprintf(sql, sizeof sql, "SET SESSION %s = %lld.%03lld", vars[i],
+			    (long long)(db->wait_limit_ms / 1000), (long long)(db->wait_limit_ms % 1000));
+		else
+			snprintf(
+			    sql, sizeof sql, "SET SESSION %s = %lld", vars[i], (long long)db->wait_limit_ms);
+		if (mysql_query(db->my, sql) == 0) {
+			db->stmt_timeout = vars[i];
+			return DB_OK;
+		}
+		if (classify(db, mysql_errno(db->my)) == DB_EGONE)
+			return fail(db, err, "set up session (statement timeout)");
 	}
-	if (mysql_errno(db->my) != ER_UNKNOWN_SYSTEM_VARIABLE)
-		return fail(db, err, "set up session (max_statement_time)");
-	snprintf(sql, sizeof sql, "SET SESSION max_execution_time = %lld", (long long)db->wait_limit_ms);
-	if (mysql_query(db->my, sql) == 0) {
-		db->stmt_timeout = "max_execution_time";
-		return DB_OK;
-	}
-	if (mysql_errno(db->my) != ER_UNKNOWN_SYSTEM_VARIABLE)
-		return fail(db, err, "set up session (max_execution_time)");
 	return DB_OK;
 }
 

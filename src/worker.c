@@ -15,9 +15,20 @@
  *      and starts their handlers;
  *   6. sleeps in poll() until a pipe, a signal or the next deadline.
  *
+ * The loop has one thread, so a database call that waits holds up
+ * everything else.  No call may wait long: the connection has a wait
+ * limit (a third of the heartbeat, 1..10 s) that bounds lock waits,
+ * statements and the client's timeouts (db_set_wait_limit).  Between any
+ * two calls keep_time() does what cannot wait: it stops the handler of a
+ * job whose lease could not be extended before that lease ends (past it,
+ * another worker may start the same job), applies handler timeouts and
+ * notices --max-time.
+ *
  * Signals only write a byte to the self-pipe.  The first SIGTERM/SIGINT
  * stops reservations and lets running handlers finish; a second one
- * terminates them and gives their jobs back without charging an attempt. */
+ * terminates them and gives their jobs back without charging an attempt.
+ * A stopping worker whose outcomes cannot be written gives up on them
+ * after reserve_ttl (those jobs come back when their leases expire). */
 #include "config.h"
 
 #include <errno.h>
