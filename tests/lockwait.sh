@@ -12,7 +12,8 @@
 # runs once, to its end, and is done); A stops J3's handler before J3's
 # lease ends (A cannot extend it), so B, which takes J3 once the lock is
 # gone, never runs it alongside A; A's registry row stays fresh; and
-# --max-time fires within a few seconds of its time.
+# --max-time fires within a few seconds of its time.  Then the same with
+# a table lock (metadata lock waits).
 . "$top_srcdir/tests/lib.sh"
 setup lockwait
 
@@ -127,6 +128,70 @@ EOC
 	is "$(grep -c "job $j2: lease lost" "$alog")" 0 "[$mode] A never lost the lease of $j2"
 	is "$(sql "SELECT COUNT(*) FROM jobs WHERE id = $j2")" 0 "[$mode] $j2 left the queue"
 done
+
+# ---- a table lock: metadata lock waits are bounded too ----
+# Another session holds LOCK TABLES jobs WRITE for 20 s (an ALTER TABLE
+# would look alike): every statement on jobs waits for a metadata lock,
+# by default for up to a year.  The worker (--max-time 8) stops its 30 s
+# handler before the lease ends, and --max-time fires within a few
+# seconds of its time.
+empty_tables
+runs=$T/runs.mdl
+locks=$T/locks.mdl
+: >"$runs"
+mkdir -p "$locks"
+write_conf <<EOC
+[worker]
+poll_interval = 100ms
+reserve_ttl = 10s
+
+[queue default]
+
+[handler excl]
+exec = $TH/exclusive.sh 30 $runs $locks
+EOC
+id=$(jq_ enqueue excl '{}')
+log=$T/worker.${#BG_PIDS[@]}.log
+start_worker --max-time 8
+w=$WORKER_PID
+i=0
+while ! grep -q "^start $id " "$runs" && [ $i -lt 300 ]; do
+	i=$((i + 1))
+	sleep 0.1
+done
+# Lock right after a heartbeat, so that the expiry read here is the last.
+first=$(sql "SELECT ROUND(UNIX_TIMESTAMP(lease_expires_at) * 1000) FROM jobs WHERE id = $id")
+expires=$first
+i=0
+while [ "$expires" = "$first" ] && [ $i -lt 300 ]; do
+	i=$((i + 1))
+	sleep 0.05
+	expires=$(sql "SELECT ROUND(UNIX_TIMESTAMP(lease_expires_at) * 1000) FROM jobs WHERE id = $id")
+done
+sql "LOCK TABLES jobs WRITE; DO SLEEP($HOLD); UNLOCK TABLES" >/dev/null 2>&1 &
+locker=$!
+BG_PIDS+=("$locker")
+ok $((expires > first ? 0 : 1)) "[table lock] jobs is locked $((expires - $(now_ms))) ms before the lease of $id ends"
+i=0
+while ! flock -n "$locks/$id.lock" true && [ $i -lt 600 ]; do
+	i=$((i + 1))
+	sleep 0.05
+done
+gone=$(now_ms)
+ok $((gone < expires ? 0 : 1)) "[table lock] the handler is gone before its lease ends ($((expires - gone)) ms to spare)"
+i=0
+while ! grep -q -e '--max-time reached' "$log" && [ $i -lt 600 ]; do
+	i=$((i + 1))
+	sleep 0.1
+done
+started=$(grep -m1 'worker started' "$log" | cut -d' ' -f1)
+reached=$(grep -m1 -e '--max-time reached' "$log" | cut -d' ' -f1)
+fired=$((($(date -d "${reached:-2000-01-01}" +%s%N) - $(date -d "${started:-2100-01-01}" +%s%N)) / 1000000))
+ok $((fired >= 0 && fired <= 12000 ? 0 : 1)) "[table lock] --max-time 8 fired after $fired ms"
+wait "$locker"
+wait_exit 60 $w
+is "$?" 0 "[table lock] the worker exits 0"
+is "$(sql "SELECT COUNT(*) FROM jobs WHERE id = $id")" 1 "[table lock] job $id is still queued"
 is "$(grep -l -e 'Sanitizer' -e 'runtime error:' "$T"/worker.*.log | wc -l)" 0 \
 	"no worker log holds a sanitizer report"
 finish
