@@ -244,8 +244,8 @@ ceil_s(int64_t ms)
 
 /* The client's socket timeouts in seconds.  Under a wait limit they
  * only catch a server (or network) that stopped answering: the server
- * ends its own waits at the limit, so one second more than that, plus
- * one for the answer to arrive, means nobody is answering. */
+ * ends its own waits at the limit, so no answer a second after it (in
+ * whole seconds, their unit) means nobody is answering. */
 static void
 client_timeouts(const struct db *db, unsigned *connect_s, unsigned *read_s)
 {
@@ -372,20 +372,21 @@ set_statement_timeout(struct db *db, char *err)
 static int
 setup_session(struct db *db, char *err)
 {
-	char sql[400];
-	unsigned lock_s = db->wait_limit_ms > 0 ? (unsigned)(db->wait_limit_ms / 1000) : 10;
+	char sql[400], waits[96];
+	unsigned lock_s = (unsigned)(db->wait_limit_ms / 1000);
 	int rc;
 
-	if (lock_s < 1)
-		lock_s = 1;
+	if (db->wait_limit_ms == 0)
+		snprintf(waits, sizeof waits, "SESSION innodb_lock_wait_timeout = 10");
+	else
+		snprintf(waits, sizeof waits,
+		    "SESSION innodb_lock_wait_timeout = %u, SESSION lock_wait_timeout = %u",
+		    lock_s > 0 ? lock_s : 1, lock_s > 0 ? lock_s : 1);
 	snprintf(sql, sizeof sql,
 	    "SET time_zone = '+00:00', "
 	    "SESSION sql_mode = 'STRICT_TRANS_TABLES,NO_ZERO_IN_DATE,NO_ZERO_DATE,"
-	    "ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION', "
-	    "SESSION innodb_lock_wait_timeout = %u%s",
-	    lock_s, db->wait_limit_ms > 0 ? ", SESSION lock_wait_timeout = " : "");
-	if (db->wait_limit_ms > 0)
-		snprintf(sql + strlen(sql), sizeof sql - strlen(sql), "%u", lock_s);
+	    "ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION', %s",
+	    waits);
 	if (mysql_query(db->my, sql) != 0 ||
 	    mysql_query(db->my, "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED") != 0)
 		return fail(db, err, "set up session");
