@@ -4,7 +4,8 @@
 # name has 64 characters (the longest allowed): about 5,500 characters of
 # "id:type" that once overflowed jobq_workers.current_jobs, so that every
 # heartbeat failed with error 1406 and `jobq workers` showed the worker
-# as gone.  Now the heartbeats go through and the row lists all 64 jobs.
+# as gone.  Now the heartbeats go through and the row lists all 64 jobs;
+# on a server whose packet limit is too small for the list, it is cut.
 . "$top_srcdir/tests/lib.sh"
 setup registry_wide
 
@@ -69,6 +70,53 @@ kill -TERM $w
 wait_exit 60 $w
 is "$?" 0 "the worker stops on a second SIGTERM with status 0"
 is "$(sql "SELECT COUNT(*) FROM jobs WHERE lease_token IS NULL AND attempts = 0")" $N "all $N jobs were given back"
+# ---- a server with a small max_allowed_packet: the list is cut ----
+# The list must never make the heartbeat fail: past a quarter of the
+# server's packet limit it is cut after a whole entry, with "+N more".
+# A private server (16 KiB packets) keeps the shared one as it is.
+DB2=$T/db2
+trap '"$TESTDB_SCRIPT" stop "$DB2" >/dev/null 2>&1; cleanup' EXIT
+JOBQ_TESTDB_OPTS="--innodb-buffer-pool-size=64M --innodb-log-file-size=48M --max-allowed-packet=16384" \
+	"$TESTDB_SCRIPT" start "$DB2" || { echo "Bail out! cannot start a second MariaDB in $DB2"; exit 99; }
+SOCKET=$("$TESTDB_SCRIPT" socket "$DB2")
+sql2() { "$TESTDB_SCRIPT" client "$DB2" -N -B "$DB" -e "$*"; }
+write_conf <<EOC
+[worker]
+poll_interval = 50ms
+heartbeat = 300ms
+reserve_ttl = 10s
+
+[queue default]
+
+[handler $TYPE]
+exec = $top_srcdir/tests/handlers/sleeper.sh 60
+EOC
+jq_ init >/dev/null
+is "$(sql2 "SELECT @@max_allowed_packet")" 16384 "a private server with 16 KiB packets"
+jq_ enqueue --batch <"$T/batch" >/dev/null
+log=$T/worker.${#BG_PIDS[@]}.log
+start_worker --concurrency $N
+w=$WORKER_PID
+i=0
+while [ "$(sql2 "SELECT current_jobs LIKE '% more' FROM jobq_workers WHERE pid = $w")" != 1 ] && [ $i -lt 300 ]; do
+	i=$((i + 1))
+	sleep 0.1
+done
+current=$(sql2 "SELECT current_jobs FROM jobq_workers WHERE pid = $w")
+like "$current" "^[0-9]+:$TYPE(,[0-9]+:$TYPE)* \+[0-9]+ more\$" "the list is cut after a whole entry, with +N more"
+shown=$(echo "${current% +*}" | tr ',' '\n' | grep -c .)
+more=$(echo "$current" | sed -n 's/.* +\([0-9]*\) more$/\1/p')
+is "$((shown + more))" $N "the entries shown and the count left out make $N ($shown + $more)"
+ok $((${#current} <= 4096 ? 0 : 1)) "and it fits in a quarter of the packet (${#current} characters)"
+sleep 2.5
+like "$(jq_ workers)" ":$w:[0-9a-f]+ +alive +$N " "jobq workers shows the worker alive"
+is "$(grep -c -e 'heartbeat' -e 'error' "$log")" 0 "no heartbeat failed"
+kill -TERM $w
+sleep 0.2
+kill -TERM $w
+wait_exit 60 $w
+is "$?" 0 "the worker stops on a second SIGTERM with status 0"
+
 is "$(grep -l -e 'Sanitizer' -e 'runtime error:' "$T"/worker.*.log | wc -l)" 0 \
 	"no worker log holds a sanitizer report"
 finish
