@@ -1,4 +1,4 @@
--- jobq schema, version 2: the worker registry's list of running jobs fits
+-- jobq schema, version 6: the worker registry's list of running jobs fits
 -- at any concurrency.
 --
 -- jobq_workers.current_jobs lists "id:type" for each job a worker holds.
