@@ -94,8 +94,13 @@ cmd_work(int argc, char **argv)
 			o.max_jobs = (uint64_t)v;
 			break;
 		case OPT_MAX_TIME:
-			if (duration_parse(optarg, &o.max_time_ms, err) < 0 || o.max_time_ms <= 0)
+			/* duration_parse fills err only when it fails. */
+			if (duration_parse(optarg, &o.max_time_ms, err) < 0)
 				return cli_usage_error("work", "--max-time: %s", err);
+			if (o.max_time_ms <= 0)
+				return cli_usage_error("work",
+				    "--max-time: expected a time above 0 (e.g. 55, 90s, 5m), not '%s'",
+				    optarg);
 			break;
 		case OPT_STOP_WHEN_EMPTY:
 			o.stop_when_empty = 1;

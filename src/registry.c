@@ -26,17 +26,49 @@ registry_register(struct db *db, const char *id, const char *host, unsigned pid,
 	    id, host, pid, queues, concurrency, heartbeat_ms, PACKAGE_VERSION);
 }
 
+/* The longest current_jobs a heartbeat sends: a quarter of the server's
+ * packet limit (escaping may double a string), so that the list can never
+ * make the heartbeat fail.  The column (MEDIUMTEXT, schema version 2)
+ * holds a full list at any concurrency jobq allows. */
+static size_t
+current_jobs_max(const struct db *db)
+{
+	size_t packet = db_max_packet(db);
+
+	return packet >= 16384 ? packet / 4 : 4096;
+}
+
+/* "1:a,2:b,3:c" cut after its last whole entry that fits in max
+ * characters, with " +N more" for the entries left out. */
+static char *
+fit_current_jobs(const char *list, size_t max)
+{
+	size_t len = strlen(list), keep, more = 1;
+	const char *p;
+
+	if (len <= max)
+		return xstrdup(list);
+	max -= 32; /* room for the suffix */
+	for (keep = max; keep > 0 && list[keep] != ','; keep--)
+		;
+	for (p = list + keep + 1; (p = strchr(p, ',')) != NULL; p++)
+		more++;
+	return xasprintf("%.*s%s+%zu more", (int)keep, list, keep > 0 ? " " : "", more);
+}
+
 /* Refreshes the row; QUEUE-style 1 when the row is gone (pruned by
  * someone), so the caller registers again. */
 int
 registry_heartbeat(
     struct db *db, const char *id, const struct worker_counts *c, const char *current_jobs, char *err)
 {
+	char *current = fit_current_jobs(current_jobs, current_jobs_max(db));
 	int rc = db_exec(db, err,
 	    "UPDATE jobq_workers SET last_seen_at = UTC_TIMESTAMP(6), jobs_done = %U, jobs_retried = %U,"
 	    " jobs_dead = %U, current_jobs = %q WHERE id = %q",
-	    c->done, c->retried, c->dead, current_jobs, id);
+	    c->done, c->retried, c->dead, current, id);
 
+	free(current);
 	if (rc == DB_OK && db_affected(db) == 0)
 		return 1;
 	return rc;

@@ -590,6 +590,19 @@ runner_terminate(struct runner *r)
 		stop_group(r, mono_ms());
 }
 
+/* As runner_terminate, but the SIGKILL comes at kill_by (monotonic ms)
+ * at the latest, whatever kill_grace says: the worker must see the
+ * handler gone before its job's lease ends. */
+void
+runner_terminate_by(struct runner *r, int64_t kill_by)
+{
+	if (r->reaped)
+		return;
+	runner_terminate(r);
+	if (kill_by < r->kill_at)
+		r->kill_at = kill_by;
+}
+
 int
 runner_finished(const struct runner *r)
 {
