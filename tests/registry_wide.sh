@@ -10,8 +10,7 @@
 setup registry_wide
 
 # A database at schema version 1 (current_jobs VARCHAR(4096)) is upgraded.
-sql "ALTER TABLE jobq_workers MODIFY current_jobs VARCHAR(4096) NOT NULL DEFAULT '';
-	DELETE FROM jobq_schema WHERE version >= 2"
+schema_v1
 like "$(jq_ init)" "schema upgraded from version 1 to [0-9]+" "jobq init upgrades a version 1 schema"
 is "$(sql "SELECT DATA_TYPE FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE()
 	AND TABLE_NAME = 'jobq_workers' AND COLUMN_NAME = 'current_jobs'")" mediumtext \

@@ -338,12 +338,8 @@ cron = 0 3 * * *"
 
 # ---- upgrade: a version-1 database with run rows gets the scheduler's columns ----
 base_conf ""
-sql_root "DROP DATABASE \`$DB\`; CREATE DATABASE \`$DB\`"
-sql "CREATE TABLE jobq_schema (version INT UNSIGNED NOT NULL PRIMARY KEY, name VARCHAR(255) NOT NULL,
-	applied_at DATETIME(6) NOT NULL DEFAULT (UTC_TIMESTAMP(6)))"
-"$TESTDB_SCRIPT" client "$JOBQ_TESTDB" "$DB" <"$top_srcdir/sql/001-schema.sql"
-sql "INSERT INTO jobq_schema (version, name) VALUES (1, '001-schema.sql');
-	INSERT INTO jobq_schedule_runs (name, fire_at, job_id) VALUES ('old', '2025-01-01 03:00:00', 7)"
+schema_v1
+sql "INSERT INTO jobq_schedule_runs (name, fire_at, job_id) VALUES ('old', '2025-01-01 03:00:00', 7)"
 jq_ init >/dev/null
 is "$?" 0 "jobq init upgrades a version-1 database"
 is "$(sql "SELECT CONCAT_WS('|', name, fire_at, job_id, status, manual) FROM jobq_schedule_runs")" \
