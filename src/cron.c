@@ -802,9 +802,10 @@ add_value(struct buf *b, int field, int v)
 		buf_printf(b, "%d", v);
 }
 
-/* "1, 3 through 5 and 9": runs of three or more become ranges. */
+/* "1, 3 through 5 and 9": runs of three or more become ranges; last
+ * joins the last two parts (" and ", " or "). */
 static void
-add_set(struct buf *b, int field, uint64_t bits, int lo, int hi)
+add_set_joined(struct buf *b, int field, uint64_t bits, int lo, int hi, const char *last)
 {
 	struct buf part[64];
 	int v = lo, n = 0, i;
@@ -831,10 +832,16 @@ add_set(struct buf *b, int field, uint64_t bits, int lo, int hi)
 	}
 	for (i = 0; i < n; i++) {
 		if (i > 0)
-			buf_adds(b, i + 1 == n ? " and " : ", ");
+			buf_adds(b, i + 1 == n ? last : ", ");
 		buf_adds(b, part[i].data);
 		buf_free(&part[i]);
 	}
+}
+
+static void
+add_set(struct buf *b, int field, uint64_t bits, int lo, int hi)
+{
+	add_set_joined(b, field, bits, lo, hi, " and ");
 }
 
 /* "at 09:30, 11:30 and 13:30" */
@@ -925,9 +932,12 @@ add_mdays(struct buf *b, uint64_t bits)
 	}
 }
 
-/* "Monday through Friday" or "on Monday and Friday". */
+/* "Monday through Friday", else prefix and the days joined by last:
+ * "on Monday and Friday" (every such day), "on Monday or Friday" (the
+ * day-of-month/day-of-week "either" rule), "a Monday or Friday" (after
+ * "if it is"). */
 static void
-add_wdays(struct buf *b, uint64_t bits)
+add_wdays(struct buf *b, uint64_t bits, const char *prefix, const char *last)
 {
 	int lo = 0, hi = 6;
 
@@ -939,8 +949,8 @@ add_wdays(struct buf *b, uint64_t bits)
 		add_set(b, F_WDAY, bits, 0, 6);
 		return;
 	}
-	buf_adds(b, "on ");
-	add_set(b, F_WDAY, bits, 0, 6);
+	buf_adds(b, prefix);
+	add_set_joined(b, F_WDAY, bits, 0, 6, last);
 }
 
 static void
@@ -959,13 +969,13 @@ add_day_part(struct buf *b, const struct cron *c)
 		add_months(b, mon);
 		if (!all_dow) {
 			buf_adds(b, either ? ", or " : ", if it is ");
-			add_wdays(b, dow);
+			add_wdays(b, dow, either ? "on " : "a ", " or ");
 		}
 		return;
 	}
 	if (!all_dow) {
 		buf_adds(b, ", ");
-		add_wdays(b, dow);
+		add_wdays(b, dow, "on ", " and ");
 	}
 	if (mon != range_bits(1, 12)) {
 		buf_adds(b, all_dow ? " in " : ", in ");
