@@ -35,6 +35,13 @@ bad_add() {
 	is "$(snapshot)" "$before" "... and changes nothing"
 }
 
+# ---- --help needs no configuration, wherever it stands ----
+for args in "add x --cron @daily --help" "edit x --help" "remove -h" "add --help"; do
+	OUT=$("$JOBQ" -c "$T/none.ini" schedule $args 2>&1)
+	is "$?" 0 "schedule $args exits 0 without a configuration"
+	like "$OUT" "^Usage: jobq schedule" "... and prints the usage"
+done
+
 # ---- payloads: what the worker would dead-letter at every fire ----
 bad_add "payload: not valid JSON \\(at byte 9\\)" add p1 --cron '0 0 * * *' --type echo --payload '{"a": 1} trailing'
 bad_add "payload: not a JSON object" add p2 --cron '0 0 * * *' --type echo --payload '[1, 2]'
