@@ -495,9 +495,15 @@ cron_zone_name(const struct cron_zone *z)
 	return z->name;
 }
 
-/* The C library knows one zone at a time, through TZ.  jobq is one
- * thread; each public function that needs a zone sets TZ on entry and
- * puts the caller's TZ back on exit, so nothing else sees the change. */
+/* The C library knows one zone at a time, through TZ.  Each public
+ * function that needs a zone sets TZ on entry and puts the caller's TZ
+ * (or its absence) back on exit, so the rest of a one-thread process
+ * never sees the change.  That is safe only while one thread runs:
+ * setenv() races with getenv(), localtime_r() and tzset() in any other
+ * thread.  Every caller today (jobq cron, jobq schedule, the worker's
+ * tick) is single-threaded; a threaded caller (a dashboard serving
+ * --list from request threads) must call the cron_* zone functions from
+ * one thread only, or this module must read the TZif data itself. */
 struct tz_saved {
 	char *value;
 	int was_set;
