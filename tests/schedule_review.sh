@@ -114,6 +114,31 @@ at 2026-01-05T10:02:30Z >/dev/null 2>&1
 is "$(sql "SELECT COUNT(*) FROM jobq_schedule_runs r JOIN jobs j ON j.id = r.job_id")" 3 "... and the next tick enqueues that fire"
 cp "$T/good.ini" "$CONF"
 
+# ---- the DST policy through the scheduler itself (Europe/Berlin) ----
+# Ticks every 15 minutes through both 2025 change nights; the run rows
+# (UTC) must show: the skipped 02:30 once at 03:00+02:00 (01:00Z), the
+# repeated 02:30 once (the first, 00:30Z), hourly every 60 real minutes,
+# and */15 of hour 2 not at all in spring and in both passes in autumn.
+cp "$T/good.ini" "$CONF"
+for s in "fixed|30 2 * * *" "hourly|0 * * * *" "quarter|*/15 2 * * *"; do
+	printf '[schedule %s]\ncron = %s\ntype = echo\ntimezone = Europe/Berlin\noverlap = allow\n' "${s%%|*}" "${s#*|}" >>"$CONF"
+done
+fires() { sql "SELECT COALESCE(GROUP_CONCAT(DATE_FORMAT(fire_at, '%H:%i') ORDER BY fire_at SEPARATOR ' '), '-')
+	FROM jobq_schedule_runs WHERE name = '$1' AND status = 'enqueued' AND fire_at BETWEEN '$2' AND '$2' + INTERVAL 4 HOUR"; }
+for night in 2025-03-29 2025-10-25; do
+	for m in $(seq 0 15 195); do
+		at "$(date -u -d "$night 23:00:30 UTC + $m minutes" +%Y-%m-%dT%H:%M:%SZ)" --quiet >/dev/null
+	done
+done
+is "$(fires fixed '2025-03-29 23:00')" "01:00" "spring: the skipped 02:30 runs once, at 03:00+02:00"
+is "$(fires hourly '2025-03-29 23:00')" "23:00 00:00 01:00 02:00" "spring: hourly stays 60 real minutes apart"
+is "$(fires quarter '2025-03-29 23:00')" "-" "spring: */15 2 * * * has no 02:xx run"
+is "$(fires fixed '2025-10-25 23:00')" "00:30" "autumn: the repeated 02:30 runs once, the first time"
+is "$(fires hourly '2025-10-25 23:00')" "23:00 00:00 01:00 02:00" "autumn: hourly stays 60 real minutes apart"
+is "$(fires quarter '2025-10-25 23:00')" "00:00 00:15 00:30 00:45 01:00 01:15 01:30 01:45" \
+	"autumn: */15 2 * * * follows the wall clock through both passes"
+cp "$T/good.ini" "$CONF"
+
 # ---- backup.py keeps the newest 5, also with same-second names ----
 sql "DELETE FROM jobs"
 mkdir -p "$T/src" "$T/bk"
