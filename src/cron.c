@@ -57,6 +57,17 @@ static const struct field fields[NFIELDS] = {
 
 /* ---- parsing ---- */
 
+/* "unexpected '?'", or the byte in hex when it is not printable ASCII:
+ * half of a UTF-8 character must not reach a terminal or a JSON string. */
+static void
+unexpected(const struct field *f, char ch, int col, char *err)
+{
+	if (isprint((unsigned char)ch) && (unsigned char)ch < 0x80)
+		errf(err, "%s: unexpected '%c' (column %d)", f->name, ch, col);
+	else
+		errf(err, "%s: unexpected byte 0x%02X (column %d)", f->name, (unsigned char)ch, col);
+}
+
 /* Reads a number or a name at *p; col is the column of *p. */
 static int
 parse_value(const struct field *f, const char **p, int col, int *out, char *err)
@@ -92,7 +103,7 @@ parse_value(const struct field *f, const char **p, int col, int *out, char *err)
 		if (*s == '\0')
 			errf(err, "%s: a value is missing (column %d)", f->name, col);
 		else
-			errf(err, "%s: unexpected '%c' (column %d)", f->name, *s, col);
+			unexpected(f, *s, col, err);
 		return -1;
 	}
 	if (v < f->lo || v > f->hi) {
@@ -165,7 +176,7 @@ parse_item(const struct field *f, const char *s, int col, uint64_t *bits, char *
 			hi = f->hi; /* "5/15" means 5-59/15 */
 	}
 	if (*p != '\0') {
-		errf(err, "%s: unexpected '%c' (column %d)", f->name, *p, col + (int)(p - s));
+		unexpected(f, *p, col + (int)(p - s), err);
 		return -1;
 	}
 	for (v = lo; v <= hi; v += step)

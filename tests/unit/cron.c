@@ -116,6 +116,8 @@ test_matching(void)
 static void
 test_errors(void)
 {
+	refused("\xc3\xa9 * * * *", "minute: unexpected byte 0xC3 (column 1)");
+	refused("0 0 1\x7f * *", "day of month: unexpected byte 0x7F (column 6)");
 	refused("30 12 32 * *", "day of month: 32 is out of range 1-31 (column 7)");
 	refused("0 24 * * *", "hour: 24 is out of range 0-23 (column 3)");
 	refused("60 * * * *", "minute: 60 is out of range 0-59 (column 1)");
