@@ -35,7 +35,10 @@ usage(void)
 	       "add/edit options (checked against the INI: exit 65 and nothing changed if bad):\n"
 	       "  --cron EXPR  --type TYPE  --payload JSON  --queue Q  --priority N\n"
 	       "  --timezone ZONE  --overlap skip|allow  --catch-up D  --description TEXT\n"
-	       "enable/disable work on INI schedules too: the switch lives in the database.\n");
+	       "enable/disable work on INI schedules too: the switch lives in the database.\n\n"
+	       "Exit status: 0; 1 a schedule could not fire (its type or queue left the INI);\n"
+	       "64 bad usage; 65 bad add/edit input or no such schedule; 69 database\n"
+	       "unavailable; 78 configuration error (a name both in the INI and the database).\n");
 }
 
 /* ---- the tick ---- */

@@ -41,6 +41,7 @@ for args in "add x --cron @daily --help" "edit x --help" "remove -h" "add --help
 	is "$?" 0 "schedule $args exits 0 without a configuration"
 	like "$OUT" "^Usage: jobq schedule" "... and prints the usage"
 done
+like "$OUT" "Exit status: 0; 1 a schedule could not fire.*65 bad add/edit input" "the usage states the exit statuses"
 
 # ---- payloads: what the worker would dead-letter at every fire ----
 bad_add "payload: not valid JSON \\(at byte 9\\)" add p1 --cron '0 0 * * *' --type echo --payload '{"a": 1} trailing'
