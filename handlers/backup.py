@@ -56,10 +56,39 @@ def tar_directory(fd, folder):
 
 
 def keep_newest(dest, name, ext, keep):
-    pattern = re.compile(re.escape(name) + r"-\d{8}T\d{6}Z(-\d+)?" + re.escape(ext) + "$")
-    files = sorted(f for f in os.listdir(dest) if pattern.match(f))
-    for old in files[:-keep]:
+    # Order by (stamp, sequence): a plain name sort puts NAME-STAMP-1.EXT
+    # before NAME-STAMP.EXT ('-' < '.'), which would delete the newer one.
+    pattern = re.compile(re.escape(name) + r"-(\d{8}T\d{6}Z)(?:-(\d+))?" + re.escape(ext) + "$")
+    found = []
+    for f in os.listdir(dest):
+        m = pattern.match(f)
+        if m:
+            found.append((m.group(1), int(m.group(2) or 0), f))
+    for _, _, old in sorted(found)[:-keep]:
         os.unlink(os.path.join(dest, old))
+
+
+def publish(tmp, dest, name, ext):
+    """Gives the finished temporary file its final name without ever
+    replacing another backup (two runs in one second, on two workers):
+    link() fails where rename() would overwrite."""
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    n = 0
+    while True:
+        final = os.path.join(dest, f"{name}-{stamp}{'-%d' % n if n else ''}{ext}")
+        try:
+            os.link(tmp, final)
+        except FileExistsError:
+            n += 1
+            continue
+        except OSError:  # a file system without hard links: rename, checked first
+            if os.path.exists(final):
+                n += 1
+                continue
+            os.rename(tmp, final)
+            return final
+        os.unlink(tmp)
+        return final
 
 
 def main():
@@ -88,13 +117,7 @@ def main():
             tar_directory(fd, job["dir"])
         os.fsync(fd)
         os.close(fd)
-        stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-        final = os.path.join(dest, f"{name}-{stamp}{ext}")
-        n = 1
-        while os.path.exists(final):  # two runs in one second
-            final = os.path.join(dest, f"{name}-{stamp}-{n}{ext}")
-            n += 1
-        os.rename(tmp, final)
+        final = publish(tmp, dest, name, ext)
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)

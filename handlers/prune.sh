@@ -21,9 +21,12 @@ case $older in
 	exit 65
 	;;
 esac
-set -- prune --older-than "$older"
+# A handler has no terminal: jobq prune deletes nothing without --yes.
+# Dead letters are kept by jobq prune unless --failed is given; this
+# schedule trims them too unless the payload says keep_failed: true.
+set -- prune --older-than "$older" --yes
 [ -n "${CONFIG:-}" ] && set -- -c "$CONFIG" "$@"
-if printf '%s' "$payload" | grep -q '"keep_failed"[[:space:]]*:[[:space:]]*true'; then
-	set -- "$@" --keep-failed
+if ! printf '%s' "$payload" | grep -q '"keep_failed"[[:space:]]*:[[:space:]]*true'; then
+	set -- "$@" --failed
 fi
 exec "${PROGRAM:-jobq}" "$@"

@@ -35,7 +35,10 @@ usage(void)
 	       "add/edit options (checked against the INI: exit 65 and nothing changed if bad):\n"
 	       "  --cron EXPR  --type TYPE  --payload JSON  --queue Q  --priority N\n"
 	       "  --timezone ZONE  --overlap skip|allow  --catch-up D  --description TEXT\n"
-	       "enable/disable work on INI schedules too: the switch lives in the database.\n");
+	       "enable/disable work on INI schedules too: the switch lives in the database.\n\n"
+	       "Exit status: 0; 1 a schedule could not fire (its type or queue left the INI);\n"
+	       "64 bad usage; 65 bad add/edit input or no such schedule; 69 database\n"
+	       "unavailable; 78 configuration error (a name both in the INI and the database).\n");
 }
 
 /* ---- the tick ---- */
@@ -398,6 +401,19 @@ remove_or_switch(const struct conf *c, struct db *db, const char *cmd, const cha
 	return rc;
 }
 
+/* Whether -h or --help is among the arguments: help needs neither the
+ * configuration nor the database, wherever the option stands. */
+static int
+wants_help(int argc, char **argv)
+{
+	int i;
+
+	for (i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+		if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)
+			return 1;
+	return 0;
+}
+
 static int
 manage(const char *cmd, int argc, char **argv)
 {
@@ -406,11 +422,10 @@ manage(const char *cmd, int argc, char **argv)
 	const char *name;
 	int rc;
 
-	if (argc < 2 || argv[1][0] == '-') {
-		if (argc >= 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0))
-			return usage(), 0;
+	if (wants_help(argc, argv))
+		return usage(), 0;
+	if (argc < 2 || argv[1][0] == '-')
 		return cli_usage_error("schedule", "%s: a schedule NAME is required", cmd);
-	}
 	name = argv[1];
 	if (!conf_valid_name(name)) {
 		cli_error("schedule %s: bad name '%s' (1-64 of A-Z a-z 0-9 _ . -)", cmd, name);

@@ -15,6 +15,7 @@
 #include "conf_int.h"
 #include "cron.h"
 #include "duration.h"
+#include "utf8.h"
 
 void
 schedule_free(struct schedule *s)
@@ -61,15 +62,62 @@ set_bool(const char *value, int *out)
 	return -1;
 }
 
+/* A schedule's payload must be what the worker will run: one JSON object
+ * and nothing after it (cJSON_Parse alone stops at the end of the first
+ * value, so '{} x' would pass here and be dead-lettered by the worker as
+ * "not valid JSON" at every fire), within [worker] max_payload. */
+static int
+check_payload(const struct conf *c, const char *value, char *err)
+{
+	const char *end = NULL;
+	size_t len = strlen(value);
+	cJSON *j;
+
+	if (len > c->worker.max_payload)
+		return errf(err, "payload: %zu bytes, more than max_payload (%zu)", len,
+		           c->worker.max_payload),
+		       -1;
+	if ((j = cJSON_ParseWithOpts(value, &end, 1)) == NULL)
+		return errf(err, "payload: not valid JSON (at byte %zu): %s",
+		           end != NULL && end >= value ? (size_t)(end - value) : (size_t)0, value),
+		       -1;
+	if (!cJSON_IsObject(j)) {
+		cJSON_Delete(j);
+		return errf(err, "payload: not a JSON object: %s", value), -1;
+	}
+	cJSON_Delete(j);
+	return 0;
+}
+
+/* Text the database and `--list --json` keep as it is: valid UTF-8 with
+ * no control characters, at most max bytes. */
+static int
+check_text(const char *key, const char *value, size_t max, char *err)
+{
+	size_t len = strlen(value);
+	const char *p;
+
+	if (len > max)
+		return errf(err, "%s: longer than %zu bytes", key, max), -1;
+	if (utf8_valid_prefix(value, len) != len)
+		return errf(err, "%s: not valid UTF-8 (at byte %zu)", key, utf8_valid_prefix(value, len)), -1;
+	for (p = value; *p != '\0'; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			return errf(err, "%s: control character at byte %zu", key, (size_t)(p - value)), -1;
+	return 0;
+}
+
 static int
 set_checked(const struct conf *c, struct schedule *s, const char *key, const char *value, char *err)
 {
 	char e2[ERRSZ];
 
 	if (strcmp(key, "cron") == 0) {
-		struct cron *cr = cron_parse(value, e2);
+		struct cron *cr;
 
-		if (cr == NULL)
+		if (check_text("cron", value, 255, err) < 0)
+			return -1;
+		if ((cr = cron_parse(value, e2)) == NULL)
 			return errf(err, "cron: %s", e2), -1;
 		cron_free(cr);
 		return free(s->cron), s->cron = xstrdup(value), 0;
@@ -88,11 +136,8 @@ set_checked(const struct conf *c, struct schedule *s, const char *key, const cha
 		return free(s->queue), s->queue = xstrdup(value), 0;
 	}
 	if (strcmp(key, "payload") == 0) {
-		cJSON *j = cJSON_Parse(value);
-
-		if (j == NULL)
-			return errf(err, "payload: not valid JSON: %s", value), -1;
-		cJSON_Delete(j);
+		if (check_payload(c, value, err) < 0)
+			return -1;
 		return free(s->payload), s->payload = xstrdup(value), 0;
 	}
 	if (strcmp(key, "timezone") == 0) {
@@ -142,8 +187,8 @@ schedule_set(const struct conf *c, struct schedule *s, const char *key, const ch
 		return 0;
 	}
 	if (strcmp(key, "description") == 0) {
-		if (strlen(value) > 255)
-			return errf(err, "description: longer than 255 bytes"), -1;
+		if (check_text("description", value, 255, err) < 0)
+			return -1;
 		return free(s->description), s->description = xstrdup(value), 0;
 	}
 	return -2;

@@ -57,6 +57,17 @@ static const struct field fields[NFIELDS] = {
 
 /* ---- parsing ---- */
 
+/* "unexpected '?'", or the byte in hex when it is not printable ASCII:
+ * half of a UTF-8 character must not reach a terminal or a JSON string. */
+static void
+unexpected(const struct field *f, char ch, int col, char *err)
+{
+	if (isprint((unsigned char)ch) && (unsigned char)ch < 0x80)
+		errf(err, "%s: unexpected '%c' (column %d)", f->name, ch, col);
+	else
+		errf(err, "%s: unexpected byte 0x%02X (column %d)", f->name, (unsigned char)ch, col);
+}
+
 /* Reads a number or a name at *p; col is the column of *p. */
 static int
 parse_value(const struct field *f, const char **p, int col, int *out, char *err)
@@ -92,7 +103,7 @@ parse_value(const struct field *f, const char **p, int col, int *out, char *err)
 		if (*s == '\0')
 			errf(err, "%s: a value is missing (column %d)", f->name, col);
 		else
-			errf(err, "%s: unexpected '%c' (column %d)", f->name, *s, col);
+			unexpected(f, *s, col, err);
 		return -1;
 	}
 	if (v < f->lo || v > f->hi) {
@@ -165,7 +176,7 @@ parse_item(const struct field *f, const char *s, int col, uint64_t *bits, char *
 			hi = f->hi; /* "5/15" means 5-59/15 */
 	}
 	if (*p != '\0') {
-		errf(err, "%s: unexpected '%c' (column %d)", f->name, *p, col + (int)(p - s));
+		unexpected(f, *p, col + (int)(p - s), err);
 		return -1;
 	}
 	for (v = lo; v <= hi; v += step)
@@ -495,9 +506,15 @@ cron_zone_name(const struct cron_zone *z)
 	return z->name;
 }
 
-/* The C library knows one zone at a time, through TZ.  jobq is one
- * thread; each public function that needs a zone sets TZ on entry and
- * puts the caller's TZ back on exit, so nothing else sees the change. */
+/* The C library knows one zone at a time, through TZ.  Each public
+ * function that needs a zone sets TZ on entry and puts the caller's TZ
+ * (or its absence) back on exit, so the rest of a one-thread process
+ * never sees the change.  That is safe only while one thread runs:
+ * setenv() races with getenv(), localtime_r() and tzset() in any other
+ * thread.  Every caller today (jobq cron, jobq schedule, the worker's
+ * tick) is single-threaded; a threaded caller (a dashboard serving
+ * --list from request threads) must call the cron_* zone functions from
+ * one thread only, or this module must read the TZif data itself. */
 struct tz_saved {
 	char *value;
 	int was_set;
@@ -802,9 +819,10 @@ add_value(struct buf *b, int field, int v)
 		buf_printf(b, "%d", v);
 }
 
-/* "1, 3 through 5 and 9": runs of three or more become ranges. */
+/* "1, 3 through 5 and 9": runs of three or more become ranges; last
+ * joins the last two parts (" and ", " or "). */
 static void
-add_set(struct buf *b, int field, uint64_t bits, int lo, int hi)
+add_set_joined(struct buf *b, int field, uint64_t bits, int lo, int hi, const char *last)
 {
 	struct buf part[64];
 	int v = lo, n = 0, i;
@@ -831,10 +849,16 @@ add_set(struct buf *b, int field, uint64_t bits, int lo, int hi)
 	}
 	for (i = 0; i < n; i++) {
 		if (i > 0)
-			buf_adds(b, i + 1 == n ? " and " : ", ");
+			buf_adds(b, i + 1 == n ? last : ", ");
 		buf_adds(b, part[i].data);
 		buf_free(&part[i]);
 	}
+}
+
+static void
+add_set(struct buf *b, int field, uint64_t bits, int lo, int hi)
+{
+	add_set_joined(b, field, bits, lo, hi, " and ");
 }
 
 /* "at 09:30, 11:30 and 13:30" */
@@ -925,9 +949,12 @@ add_mdays(struct buf *b, uint64_t bits)
 	}
 }
 
-/* "Monday through Friday" or "on Monday and Friday". */
+/* "Monday through Friday", else prefix and the days joined by last:
+ * "on Monday and Friday" (every such day), "on Monday or Friday" (the
+ * day-of-month/day-of-week "either" rule), "a Monday or Friday" (after
+ * "if it is"). */
 static void
-add_wdays(struct buf *b, uint64_t bits)
+add_wdays(struct buf *b, uint64_t bits, const char *prefix, const char *last)
 {
 	int lo = 0, hi = 6;
 
@@ -939,8 +966,8 @@ add_wdays(struct buf *b, uint64_t bits)
 		add_set(b, F_WDAY, bits, 0, 6);
 		return;
 	}
-	buf_adds(b, "on ");
-	add_set(b, F_WDAY, bits, 0, 6);
+	buf_adds(b, prefix);
+	add_set_joined(b, F_WDAY, bits, 0, 6, last);
 }
 
 static void
@@ -959,13 +986,13 @@ add_day_part(struct buf *b, const struct cron *c)
 		add_months(b, mon);
 		if (!all_dow) {
 			buf_adds(b, either ? ", or " : ", if it is ");
-			add_wdays(b, dow);
+			add_wdays(b, dow, either ? "on " : "a ", " or ");
 		}
 		return;
 	}
 	if (!all_dow) {
 		buf_adds(b, ", ");
-		add_wdays(b, dow);
+		add_wdays(b, dow, "on ", " and ");
 	}
 	if (mon != range_bits(1, 12)) {
 		buf_adds(b, all_dow ? " in " : ", in ");

@@ -116,6 +116,8 @@ test_matching(void)
 static void
 test_errors(void)
 {
+	refused("\xc3\xa9 * * * *", "minute: unexpected byte 0xC3 (column 1)");
+	refused("0 0 1\x7f * *", "day of month: unexpected byte 0x7F (column 6)");
 	refused("30 12 32 * *", "day of month: 32 is out of range 1-31 (column 7)");
 	refused("0 24 * * *", "hour: 24 is out of range 0-23 (column 3)");
 	refused("60 * * * *", "minute: 60 is out of range 0-59 (column 1)");
@@ -246,7 +248,10 @@ test_descriptions(void)
 	describes("*/10 9-17 * * *", "every 10 minutes during hours 9 through 17");
 	describes("5 */2 * * *", "at minute 5 of every 2nd hour");
 	describes("0 0 1 * 1", "at 00:00 on day 1 of the month, or on Monday");
-	describes("0 0 */2 * 1", "at 00:00 on every 2nd day of the month, if it is on Monday");
+	describes("0 0 */2 * 1", "at 00:00 on every 2nd day of the month, if it is a Monday");
+	describes("0 0 */2 * 1,5", "at 00:00 on every 2nd day of the month, if it is a Monday or Friday");
+	describes("0 0 1,15 * 1,5", "at 00:00 on days 1 and 15 of the month, or on Monday or Friday");
+	describes("0 0 */2 * 1-5", "at 00:00 on every 2nd day of the month, if it is Monday through Friday");
 	describes("0 0 1-31 * 1", "at 00:00");
 	describes("0 0 30 2 *", "never (no such day)");
 	describes("0 22 * * 1-5", "at 22:00, Monday through Friday");
