@@ -20,6 +20,7 @@
 #include "schema.h"
 
 const char *cli_config_path;
+int cli_log_level = -1;
 
 void
 cli_error(const char *fmt, ...)
@@ -88,6 +89,8 @@ cli_conf(int flags, struct conf **out)
 	if (*out == NULL)
 		return EX_CONFIG;
 	log_set_format((*out)->worker.log_format);
+	/* --quiet or -v on the command line beat log_level = in the file */
+	log_set_level(cli_log_level >= 0 ? (enum log_level)cli_log_level : (*out)->worker.log_level);
 	return 0;
 }
 

@@ -26,6 +26,7 @@ struct cli_cmd {
 };
 
 extern const char *cli_config_path;
+extern int cli_log_level; /* from --quiet or -v, or -1: the config's log_level */
 
 int cli_common_opt(int opt, const char *cmd, void (*usage)(void));
 int cli_usage_error(const char *cmd, const char *fmt, ...) PRINTFLIKE(2, 3);

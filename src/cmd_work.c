@@ -21,13 +21,14 @@ usage(void)
 	       "      --max-time TIME    take no new job after TIME (seconds, or 90s, 5m...), then exit\n"
 	       "      --stop-when-empty  exit as soon as no job is ready now\n"
 	       "      --log-format FMT   text (default) or json: one line per job outcome on stderr\n"
-	       "  -v, --verbose          log debugging detail\n\n"
+	       "      --quiet            log only warnings and errors (default: [worker] log_level)\n"
+	       "  -v, --verbose          log debugging detail as well, such as each job's start\n\n"
 	       "SIGTERM or SIGINT: take no new job, let running handlers finish, exit 0.\n"
 	       "A second one: terminate the handlers and give their jobs back.\n"
-	       "For cron (shared hosting): * * * * * jobq work --max-time 55 --stop-when-empty\n");
+	       "For cron (shared hosting): * * * * * jobq work --max-time 55 --stop-when-empty --quiet\n");
 }
 
-enum { OPT_ONCE = 256, OPT_MAX, OPT_MAX_TIME, OPT_STOP_WHEN_EMPTY, OPT_LOG_FORMAT };
+enum { OPT_ONCE = 256, OPT_MAX, OPT_MAX_TIME, OPT_STOP_WHEN_EMPTY, OPT_LOG_FORMAT, OPT_QUIET };
 
 static int
 check_queues(const struct conf *c, char **queues)
@@ -56,6 +57,7 @@ cmd_work(int argc, char **argv)
 		{ "stop-when-empty", no_argument, NULL, OPT_STOP_WHEN_EMPTY },
 		{ "log-format", required_argument, NULL, OPT_LOG_FORMAT },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "quiet", no_argument, NULL, OPT_QUIET },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct worker_opts o;
@@ -102,7 +104,10 @@ cmd_work(int argc, char **argv)
 			log_arg = optarg;
 			break;
 		case 'v':
-			log_set_verbose(1);
+			cli_log_level = LOG_DEBUG;
+			break;
+		case OPT_QUIET:
+			cli_log_level = LOG_WARN;
 			break;
 		}
 	}

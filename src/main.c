@@ -36,6 +36,8 @@ usage(FILE *fp)
 	fprintf(fp,
 	    "\nOptions:\n"
 	    "  -c, --config FILE  configuration file (default: $JOBQ_CONFIG or %s)\n"
+	    "      --quiet        log only warnings and errors (for cron)\n"
+	    "  -v, --verbose      log debugging detail as well\n"
 	    "  -h, --help         show this help\n"
 	    "  -V, --version      show the version\n\n"
 	    "'jobq COMMAND --help' describes a command.  See jobq(1).\n",
@@ -62,6 +64,8 @@ main(int argc, char **argv)
 		{ "config", required_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
+		{ "quiet", no_argument, NULL, 'Q' },
+		{ "verbose", no_argument, NULL, 'v' },
 		{ NULL, 0, NULL, 0 },
 	};
 	size_t i;
@@ -69,7 +73,7 @@ main(int argc, char **argv)
 
 	ensure_std_fds();
 	argv[0] = (char *)"jobq"; /* getopt's messages name the program */
-	while ((opt = getopt_long(argc, argv, "+c:hV", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+c:hVv", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'c':
 			cli_config_path = optarg;
@@ -80,6 +84,12 @@ main(int argc, char **argv)
 		case 'V':
 			printf("jobq %s\n", PACKAGE_VERSION);
 			return 0;
+		case 'Q':
+			cli_log_level = LOG_WARN;
+			break;
+		case 'v':
+			cli_log_level = LOG_DEBUG;
+			break;
 		default:
 			fprintf(stderr, "Try 'jobq --help'.\n");
 			return EX_USAGE;
