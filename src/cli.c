@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <mysqld_error.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -94,18 +95,49 @@ cli_conf(int flags, struct conf **out)
 	return 0;
 }
 
-/* Connects; prints the reason and returns EX_UNAVAILABLE on failure. */
+/* Reports a failed connection (err from db_connect) with what to do
+ * about it, and returns the exit status: refused credentials or rights
+ * are a configuration problem (EX_CONFIG) that retrying cannot fix; an
+ * unknown database is one `jobq init` creates; anything else is the
+ * server being unavailable (EX_UNAVAILABLE). */
+int
+cli_connect_error(const struct conf *c, const struct db *db, const char *err)
+{
+	switch (db_errno(db)) {
+	case ER_ACCESS_DENIED_ERROR:
+		cli_error("%s: check user and password in [database] of %s; 'jobq init --print-grants'"
+		          " prints the statements that create the user",
+		    err, c->path);
+		return EX_CONFIG;
+	case ER_DBACCESS_DENIED_ERROR:
+		cli_error("%s: the user has no rights on database '%s'; 'jobq init --print-grants'"
+		          " prints the GRANT statements",
+		    err, c->db.database);
+		return EX_CONFIG;
+	case ER_BAD_DB_ERROR:
+		cli_error("%s: run 'jobq init' to create it (or check database = in [database] of %s)", err,
+		    c->path);
+		return EX_UNAVAILABLE;
+	default:
+		cli_error("%s", err);
+		return EX_UNAVAILABLE;
+	}
+}
+
+/* Connects; prints the reason and returns its exit status on failure
+ * (see cli_connect_error). */
 int
 cli_db(const struct conf *c, struct db **out)
 {
 	char err[ERRSZ];
+	int rc;
 
 	*out = db_new(&c->db);
 	if (db_connect(*out, 1, err) != DB_OK) {
-		cli_error("%s", err);
+		rc = cli_connect_error(c, *out, err);
 		db_free(*out);
 		*out = NULL;
-		return EX_UNAVAILABLE;
+		return rc;
 	}
 	return 0;
 }
