@@ -17,6 +17,21 @@ ok $? "configure --prefix=\$HOME/.local && make && make install, as a user" ||
 ini=$prefix/etc/jobq.ini
 ok "$([ -x "$prefix/bin/jobq" ] && [ -f "$ini" ]; echo $?)" "installed bin/jobq and etc/jobq.ini under the prefix"
 
+# What goes where: production handlers, the demo apart, the docs.
+for f in libexec/jobq/echo.sh libexec/jobq/send_email.py libexec/jobq/generate_report.py \
+	libexec/jobq/log_event.php libexec/jobq/word_count.pl share/jobq/demo/demo.sql \
+	share/jobq/demo/flaky.sh share/doc/jobq/README.md share/doc/jobq/handlers.md; do
+	ok "$([ -f "$prefix/$f" ]; echo $?)" "installs $f"
+done
+ok "$([ ! -e "$prefix/libexec/jobq/flaky.sh" ] && [ ! -e "$prefix/share/jobq/demo.sql" ]; echo $?)" \
+	"the demo's handler and data are not installed beside production's"
+is "$(grep -c '^\[handler' "$ini")" "1" "the sample config enables one handler (echo); the examples are commented"
+ok "$(grep -q '^\[handler flaky\]' "$ini"; [ $? = 1 ]; echo $?)" "the test-only flaky handler is not in it"
+for h in send_email generate_report log_event word_count; do
+	grep -q "^;\[handler $h\]" "$ini"
+	ok $? "the sample shows [handler $h], commented"
+done
+
 # "the credentials the host gives": here the test server's socket and a
 # user; the sample names the installed example handlers.
 sed -i -e "s|^socket = .*|socket = $SOCKET|" -e "s|^user = .*|user = root|" \

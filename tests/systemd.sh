@@ -49,7 +49,7 @@ for want in '^Restart=always$' '^KillSignal=SIGTERM$' '^KillMode=mixed$' '^NoNew
 done
 # TimeoutStopSec must outlast the longest handler timeout of the sample.
 stop=$(sed -n 's/^TimeoutStopSec=\([0-9]*\)min$/\1/p' "$unit")
-longest=$(sed -n 's/^timeout = \([0-9]*\)m$/\1/p' "$top_srcdir/etc/jobq.ini.in" | sort -n | tail -1)
+longest=$(sed -n 's/^;*timeout = \([0-9]*\)m$/\1/p' "$top_srcdir/etc/jobq.ini.in" | sort -n | tail -1)
 ok "$([ -n "$stop" ] && [ -n "$longest" ] && [ "$stop" -gt "$longest" ]; echo $?)" \
 	"TimeoutStopSec (${stop}min) outlasts the sample's longest handler timeout (${longest}m)"
 grep -q '^ExecStart=.* schedule --quiet$' "$T/units/jobq-schedule.service"
@@ -83,9 +83,11 @@ uid=$(awk -F: '$1 == "jobq" { print $3 }' "$root/etc/passwd")
 for d in lib/jobq lib/jobq/reports spool/jobq-mail; do
 	is "$(stat -c '%u %a' "$root$T/var/$d" 2>&1)" "$uid 750" "$d is created, owned by jobq, mode 750"
 done
-# Every directory the sample config names is covered.
-for d in $(sed -n 's|^env\.[A-Z_]* = @localstatedir@/||p' "$top_srcdir/etc/jobq.ini.in"); do
-	ok "$([ -d "$root$T/var/$d" ]; echo $?)" "tmpfiles creates $d, named in the sample config"
+# Every directory the sample config names is covered (a file's folder).
+for kv in $(sed -n 's|^;*env\.\([A-Z_]*\) = @localstatedir@/|\1=|p' "$top_srcdir/etc/jobq.ini.in"); do
+	d=${kv#*=}
+	case ${kv%%=*} in *_DIR | *_SPOOL) ;; *) d=$(dirname "$d") ;; esac
+	ok "$([ -d "$root$T/var/$d" ]; echo $?)" "tmpfiles creates $d, named in the sample config (${kv%%=*})"
 done
 
 # make install: the units where configure put them.
