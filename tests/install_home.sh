@@ -20,7 +20,8 @@ ok "$([ -x "$prefix/bin/jobq" ] && [ -f "$ini" ]; echo $?)" "installed bin/jobq 
 # What goes where: production handlers, the demo apart, the docs.
 for f in libexec/jobq/echo.sh libexec/jobq/send_email.py libexec/jobq/generate_report.py \
 	libexec/jobq/log_event.php libexec/jobq/word_count.pl share/jobq/demo/demo.sql \
-	share/jobq/demo/flaky.sh share/doc/jobq/README.md share/doc/jobq/handlers.md; do
+	share/jobq/demo/flaky.sh share/doc/jobq/README.md share/doc/jobq/handlers.md \
+	share/bash-completion/completions/jobq; do
 	ok "$([ -f "$prefix/$f" ]; echo $?)" "installs $f"
 done
 ok "$([ ! -e "$prefix/libexec/jobq/flaky.sh" ] && [ ! -e "$prefix/share/jobq/demo.sql" ]; echo $?)" \
