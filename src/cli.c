@@ -214,6 +214,32 @@ cli_tz(const struct conf *c)
 	return tz;
 }
 
+/* The time zone a command's times are read in: UTC for --json (whose
+ * times are ISO 8601 with Z, for programs), else the configured one. */
+const char *
+cli_time_tz(const struct conf *c, int json)
+{
+	return json ? "+00:00" : cli_tz(c);
+}
+
+/* A UTC time as the database prints it ("2026-11-30 18:43:00.611279")
+ * in ISO 8601 ("2026-11-30T18:43:00.611279Z"), for --json; NULL stays
+ * NULL.  Returns a string to free. */
+char *
+cli_iso_time(const char *dbtime)
+{
+	struct buf b;
+
+	if (dbtime == NULL)
+		return NULL;
+	buf_init(&b);
+	buf_adds(&b, dbtime);
+	if (b.len > 10 && b.data[10] == ' ')
+		b.data[10] = 'T';
+	buf_addc(&b, 'Z');
+	return buf_steal(&b);
+}
+
 /* A job id: a positive decimal number. */
 int
 cli_parse_id(const char *s, uint64_t *id)

@@ -38,6 +38,8 @@ int cli_connect(const struct conf *c, struct db **db);
 int cli_open(int conf_flags, struct conf **c, struct db **db);
 int cli_open_cancelling(struct conf **c, struct db **db);
 const char *cli_tz(const struct conf *c);
+const char *cli_time_tz(const struct conf *c, int json);
+char *cli_iso_time(const char *dbtime);
 int cli_parse_id(const char *s, uint64_t *id);
 int cli_isatty(void);
 int cli_reconnect(struct db *db, char *err);

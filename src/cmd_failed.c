@@ -75,7 +75,7 @@ static void
 print_list_json(const struct failed_row *rows, size_t n)
 {
 	cJSON *arr = cJSON_CreateArray();
-	char *s;
+	char *s, *iso;
 	size_t i;
 
 	for (i = 0; i < n; i++) {
@@ -85,7 +85,9 @@ print_list_json(const struct failed_row *rows, size_t n)
 		cJSON_AddStringToObject(r, "queue", rows[i].queue);
 		cJSON_AddStringToObject(r, "type", rows[i].type);
 		cJSON_AddNumberToObject(r, "attempts", rows[i].attempts);
-		cJSON_AddStringToObject(r, "failed_at", rows[i].failed_at);
+		iso = cli_iso_time(rows[i].failed_at);
+		cJSON_AddStringToObject(r, "failed_at", iso);
+		free(iso);
 		cJSON_AddStringToObject(r, "exit_status", rows[i].exit_status);
 		cJSON_AddStringToObject(r, "reason", rows[i].reason);
 		cJSON_AddStringToObject(r, "error", rows[i].exception);
@@ -105,7 +107,7 @@ do_list(struct db *db, const struct conf *c, const struct opts *o)
 	size_t n, i;
 	int tty = cli_isatty();
 
-	if (failed_list(db, &o->f, cli_tz(c), &rows, &n, err) != DB_OK) {
+	if (failed_list(db, &o->f, cli_time_tz(c, o->json), &rows, &n, err) != DB_OK) {
 		cli_error("failed list: %s", err);
 		return EX_UNAVAILABLE;
 	}

@@ -60,6 +60,16 @@ add_str(cJSON *o, const char *k, const char *v)
 		cJSON_AddNullToObject(o, k);
 }
 
+/* A time, as ISO 8601 UTC (the JSON output reads times in UTC). */
+static void
+add_time(cJSON *o, const char *k, const char *v)
+{
+	char *iso = cli_iso_time(v);
+
+	add_str(o, k, iso);
+	free(iso);
+}
+
 static void
 print_json(const struct conf *c, const struct job_view *v, const struct run_row *runs, size_t nruns)
 {
@@ -81,13 +91,13 @@ print_json(const struct conf *c, const struct job_view *v, const struct run_row 
 		cJSON_AddStringToObject(o, "payload", v->payload);
 	cJSON_AddNumberToObject(o, "attempts", v->attempts);
 	cJSON_AddNumberToObject(o, "max_attempts", max);
-	add_str(o, "created_at", v->created_at);
-	add_str(o, "available_at", v->available_at);
+	add_time(o, "created_at", v->created_at);
+	add_time(o, "available_at", v->available_at);
 	if (v->available_at != NULL)
 		cJSON_AddNumberToObject(o, "available_in_seconds", (double)v->available_in_ms / 1000.0);
 	add_str(o, "reserved_by", v->reserved_by);
-	add_str(o, "reserved_at", v->reserved_at);
-	add_str(o, "lease_expires_at", v->lease_expires_at);
+	add_time(o, "reserved_at", v->reserved_at);
+	add_time(o, "lease_expires_at", v->lease_expires_at);
 	if (v->lease_expires_at != NULL)
 		cJSON_AddNumberToObject(o, "lease_left_seconds", (double)v->lease_left_ms / 1000.0);
 	add_str(o, "last_error", v->last_error);
@@ -95,18 +105,18 @@ print_json(const struct conf *c, const struct job_view *v, const struct run_row 
 		cJSON_AddNumberToObject(o, "next_backoff_seconds", (double)next_ms / 1000.0);
 	else
 		cJSON_AddNullToObject(o, "next_backoff_seconds");
-	add_str(o, "failed_at", v->failed_at);
+	add_time(o, "failed_at", v->failed_at);
 	add_str(o, "exit_status", v->exit_status);
 	add_str(o, "reason", v->reason);
 	add_str(o, "error", v->exception);
-	cJSON_AddStringToObject(o, "timezone", c->worker.timezone);
+	cJSON_AddStringToObject(o, "timezone", "UTC"); /* of every time above */
 	arr = cJSON_AddArrayToObject(o, "runs");
 	for (i = 0; i < nruns; i++) {
 		cJSON *r = cJSON_CreateObject();
 
 		cJSON_AddNumberToObject(r, "attempt", runs[i].attempt);
 		add_str(r, "worker", runs[i].worker);
-		add_str(r, "started_at", runs[i].started_at);
+		add_time(r, "started_at", runs[i].started_at);
 		cJSON_AddNumberToObject(r, "duration_ms", (double)runs[i].duration_ms);
 		add_str(r, "outcome", runs[i].outcome);
 		add_str(r, "exit_status", runs[i].exit_status);
@@ -245,7 +255,7 @@ show_done(const struct conf *c, struct db *db, uint64_t id, int json)
 	char err[ERRSZ];
 	int done = 0;
 
-	if (runs_for_job(db, id, cli_tz(c), &runs, &nruns, err) != DB_OK) {
+	if (runs_for_job(db, id, cli_time_tz(c, json), &runs, &nruns, err) != DB_OK) {
 		cli_error("show %llu: %s", (unsigned long long)id, err);
 		return EX_UNAVAILABLE;
 	}
@@ -287,10 +297,10 @@ show_job(const struct conf *c, struct db *db, uint64_t id, int json, int failed_
 	int rc = QUEUE_NOT_FOUND;
 
 	if (!failed_only)
-		rc = queue_show(db, id, cli_tz(c), &v, err);
+		rc = queue_show(db, id, cli_time_tz(c, json), &v, err);
 	if (rc == QUEUE_NOT_FOUND)
-		rc = failed_show(db, id, cli_tz(c), &v, err);
-	if (rc == DB_OK && (rc = runs_for_job(db, id, cli_tz(c), &runs, &nruns, err)) != DB_OK)
+		rc = failed_show(db, id, cli_time_tz(c, json), &v, err);
+	if (rc == DB_OK && (rc = runs_for_job(db, id, cli_time_tz(c, json), &runs, &nruns, err)) != DB_OK)
 		job_view_free(&v);
 	if (rc == QUEUE_NOT_FOUND && !failed_only)
 		return show_done(c, db, id, json);
