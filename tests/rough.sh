@@ -1,0 +1,75 @@
+#!/bin/bash
+# Rough edges of the CLI: `jobq help`, failed list paging (--limit,
+# keyset --after/--before, the footer), ISO 8601 Z times in --json.
+. "$top_srcdir/tests/lib.sh"
+setup rough
+
+# ---- jobq help ----
+out=$("$JOBQ" help)
+ok $? "jobq help exits 0"
+like "$out" "Commands:.*failed.*help" "and lists the commands, help among them"
+is "$("$JOBQ" help init)" "$("$JOBQ" init --help)" "jobq help init is init --help"
+out=$("$JOBQ" help nosuch 2>&1)
+is "$?" "64" "jobq help nosuch exits 64"
+like "$out" "unknown command 'nosuch'" "naming it"
+
+# ---- failed list: pages of 50, newest first ----
+# 120 dead-lettered jobs, one a second apart: job 1 is the oldest.
+sql "INSERT INTO failed_jobs (id, queue, type, payload, exception, failed_at)
+     SELECT n, 'default', 'echo', '{}', CONCAT('boom ', n, '\nsecond line'),
+            UTC_TIMESTAMP(6) - INTERVAL (1000 - n) SECOND
+     FROM (SELECT a.i * 10 + b.i + 1 AS n FROM
+           (SELECT 0 i UNION SELECT 1 UNION SELECT 2 UNION SELECT 3 UNION SELECT 4 UNION SELECT 5
+            UNION SELECT 6 UNION SELECT 7 UNION SELECT 8 UNION SELECT 9 UNION SELECT 10 UNION SELECT 11) a,
+           (SELECT 0 i UNION SELECT 1 UNION SELECT 2 UNION SELECT 3 UNION SELECT 4 UNION SELECT 5
+            UNION SELECT 6 UNION SELECT 7 UNION SELECT 8 UNION SELECT 9) b) t"
+is "$(sql "SELECT COUNT(*) FROM failed_jobs")" "120" "120 dead-lettered jobs"
+ids() { awk '$1 ~ /^[0-9]+$/ && $2 != "failed" { print $1 }' | tr '\n' ' ' | sed 's/ $//'; }
+out=$(jq_ failed)
+ok $? "failed exits 0"
+is "$(printf '%s\n' "$out" | ids)" "$(seq -s ' ' 120 -1 71)" "the first page: the 50 newest"
+is "$(printf '%s\n' "$out" | tail -1)" "50 failed jobs shown; 70 older: jobq failed --after 71" \
+	"the footer says how many more and how to see them"
+out=$(jq_ failed --after 71)
+is "$(printf '%s\n' "$out" | ids)" "$(seq -s ' ' 70 -1 21)" "--after 71: the next 50"
+is "$(printf '%s\n' "$out" | tail -1)" \
+	"50 failed jobs shown; 50 newer: jobq failed --before 70; 20 older: jobq failed --after 21" \
+	"a middle page points both ways"
+out=$(jq_ failed --after 21)
+is "$(printf '%s\n' "$out" | ids)" "$(seq -s ' ' 20 -1 1)" "--after 21: the last 20"
+is "$(printf '%s\n' "$out" | tail -1)" "20 failed jobs shown; 100 newer: jobq failed --before 20" \
+	"the last page points back only"
+out=$(jq_ failed --before 70)
+is "$(printf '%s\n' "$out" | ids)" "$(seq -s ' ' 120 -1 71)" "--before 70: the first page again, newest first"
+out=$(jq_ failed --limit 7 --before 100)
+is "$(printf '%s\n' "$out" | ids)" "107 106 105 104 103 102 101" "--limit 7 --before 100: the 7 just newer"
+out=$(jq_ failed --limit 0)
+is "$(printf '%s\n' "$out" | ids | wc -w)" "120" "--limit 0: all of them"
+is "$(printf '%s\n' "$out" | tail -1)" "120 failed jobs" "and the plain total"
+out=$(jq_ failed -t nosuch)
+is "$out" "0 failed jobs" "a filter that matches nothing"
+out=$(jq_ failed --after 999 2>&1)
+is "$?" "65" "--after an unknown job exits 65"
+like "$out" "no failed job 999" "naming it"
+out=$(jq_ failed --after 5 --before 9 2>&1)
+is "$?" "64" "--after with --before is a usage error"
+out=$(jq_ failed retry --after 5 2>&1)
+is "$?" "64" "--after goes with list only"
+like "$(jq_ failed --limit 3 | sed -n 2p)" "^120 .* boom 120 *$" "the list shows the first line of the error only"
+
+# ---- --json: the same page; times are ISO 8601 UTC with Z ----
+jq_ failed --json >"$T/out.json" 2>"$T/err"
+is "$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))))' "$T/out.json")" "50" \
+	"--json: a page of 50"
+is "$(cat "$T/err")" "jobq failed: 70 more: --after 71 for the next page, --limit 0 for all" \
+	"and stderr says there is more"
+got=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[0]["failed_at"])' "$T/out.json")
+is "$got" "$(sql "SELECT DATE_FORMAT(failed_at, '%Y-%m-%dT%H:%i:%s.%fZ') FROM failed_jobs WHERE id = 120")" \
+	"--json failed_at is ISO 8601 with Z"
+jq_ show --json 120 >"$T/show.json"
+like "$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["failed_at"], d["created_at"], d["timezone"])' "$T/show.json")" \
+	"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+Z [0-9-]+T[0-9:.]+Z UTC$" "show --json: times with Z, timezone UTC"
+out=$(jq_ status --json)
+is "$(printf '%s' "$out" | python3 -c 'import json,sys; print(json.load(sys.stdin)["queues"]["default"]["oldest_ready_seconds"])')" \
+	"None" "status --json: oldest_ready_seconds is null when nothing is ready"
+finish
