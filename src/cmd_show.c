@@ -16,11 +16,14 @@
 static void
 usage(void)
 {
-	printf("Usage: jobq show [--json] ID\n"
+	printf("Usage: jobq show [--json] [--runs N | --all-runs] ID\n"
 	       "Show job ID from the queue or the dead-letter table: its state, payload,\n"
 	       "attempts, times (in [worker] timezone), lease, last error, the backoff its next\n"
-	       "failure would get, and every run so far.  On a terminal, control characters\n"
+	       "failure would get, and its last 20 runs.  On a terminal, control characters\n"
 	       "in stored text (a handler's error output, the payload) are shown as \\xHH.\n\n"
+	       "      --runs N     show the last N runs (default 20)\n"
+	       "      --all-runs   show every run\n"
+	       "      --json       print JSON (times in UTC, ISO 8601); runs_total counts all runs\n\n"
 	       "Exit status: 0, 65 when there is no job ID.\n");
 }
 
@@ -71,7 +74,8 @@ add_time(cJSON *o, const char *k, const char *v)
 }
 
 static void
-print_json(const struct conf *c, const struct job_view *v, const struct run_row *runs, size_t nruns)
+print_json(
+    const struct conf *c, const struct job_view *v, const struct run_row *runs, size_t nruns, uint64_t total)
 {
 	cJSON *o = cJSON_CreateObject(), *arr, *payload = cJSON_Parse(v->payload);
 	unsigned max, failing;
@@ -110,6 +114,7 @@ print_json(const struct conf *c, const struct job_view *v, const struct run_row 
 	add_str(o, "reason", v->reason);
 	add_str(o, "error", v->exception);
 	cJSON_AddStringToObject(o, "timezone", "UTC"); /* of every time above */
+	cJSON_AddNumberToObject(o, "runs_total", (double)total);
 	arr = cJSON_AddArrayToObject(o, "runs");
 	for (i = 0; i < nruns; i++) {
 		cJSON *r = cJSON_CreateObject();
@@ -180,8 +185,11 @@ print_vis(int tty, const char *fmt, ...)
 	buf_free(&raw);
 }
 
+/* The runs, oldest first; total is how many the job has (more than
+ * nruns when only the last ones were read).  Attempts start again at 1
+ * after `jobq failed retry`: that is said where it happened. */
 static void
-print_runs(const struct run_row *runs, size_t nruns)
+print_runs(const struct run_row *runs, size_t nruns, uint64_t total)
 {
 	int tty = cli_isatty();
 	size_t i;
@@ -190,15 +198,24 @@ print_runs(const struct run_row *runs, size_t nruns)
 		printf("runs: none yet\n");
 		return;
 	}
-	printf("runs:\n  %-7s %-26s %-28s %8s  %-11s %s\n", "ATTEMPT", "STARTED", "WORKER", "MS", "OUTCOME",
-	    "EXIT");
-	for (i = 0; i < nruns; i++)
+	if (total > nruns)
+		printf("runs (the last %zu of %llu; --runs N or --all-runs for more):\n", nruns,
+		    (unsigned long long)total);
+	else
+		printf("runs:\n");
+	printf("  %-7s %-26s %-28s %8s  %-11s %s\n", "ATTEMPT", "STARTED", "WORKER", "MS", "OUTCOME", "EXIT");
+	for (i = 0; i < nruns; i++) {
+		if (i > 0 && runs[i].attempt <= runs[i - 1].attempt)
+			printf(
+			    "  -- retried by hand (jobq failed retry): attempts counted from 1 again --\n");
 		print_vis(tty, "  %-7u %-26s %-28s %8lld  %-11s %s\n", runs[i].attempt, runs[i].started_at,
 		    runs[i].worker, (long long)runs[i].duration_ms, runs[i].outcome, runs[i].exit_status);
+	}
 }
 
 static void
-print_text(const struct conf *c, const struct job_view *v, const struct run_row *runs, size_t nruns)
+print_text(
+    const struct conf *c, const struct job_view *v, const struct run_row *runs, size_t nruns, uint64_t total)
 {
 	unsigned max, failing;
 	int64_t next_ms;
@@ -241,21 +258,22 @@ print_text(const struct conf *c, const struct job_view *v, const struct run_row 
 		print_indented("error:", v->exception, tty);
 	print_indented("payload:", pretty, tty);
 	free(pretty);
-	print_runs(runs, nruns);
+	print_runs(runs, nruns, total);
 }
 
 /* A job in neither table: done (or forgotten), known only by its runs,
  * which stay in the history until pruned. */
 static int
-show_done(const struct conf *c, struct db *db, uint64_t id, int json)
+show_done(const struct conf *c, struct db *db, uint64_t id, int json, unsigned last)
 {
 	struct run_row *runs = NULL;
+	uint64_t total = 0;
 	size_t nruns = 0, i;
 	struct job_view v;
 	char err[ERRSZ];
 	int done = 0;
 
-	if (runs_for_job(db, id, cli_time_tz(c, json), &runs, &nruns, err) != DB_OK) {
+	if (runs_for_job_last(db, id, cli_time_tz(c, json), last, &runs, &nruns, &total, err) != DB_OK) {
 		cli_error("show %llu: %s", (unsigned long long)id, err);
 		return EX_UNAVAILABLE;
 	}
@@ -274,24 +292,25 @@ show_done(const struct conf *c, struct db *db, uint64_t id, int json)
 	v.type = runs[nruns - 1].type;
 	v.attempts = runs[nruns - 1].attempt;
 	if (json)
-		print_json(c, &v, runs, nruns);
+		print_json(c, &v, runs, nruns, total);
 	else {
 		printf("job %llu: %s (no longer queued; its runs are kept until pruned)\n",
 		    (unsigned long long)id, v.state);
 		print_vis(cli_isatty(), "  queue        %s\n  type         %s\n", v.queue, v.type);
-		print_runs(runs, nruns);
+		print_runs(runs, nruns, total);
 	}
 	runs_free(runs, nruns);
 	return 0;
 }
 
-/* Prints job id (only from the dead-letter table when failed_only);
- * returns the exit status. */
-int
-show_job(const struct conf *c, struct db *db, uint64_t id, int json, int failed_only)
+/* Prints job id (only from the dead-letter table when failed_only) with
+ * its last `last` runs (all when 0); returns the exit status. */
+static int
+show_job_runs(const struct conf *c, struct db *db, uint64_t id, int json, int failed_only, unsigned last)
 {
 	struct job_view v;
 	struct run_row *runs = NULL;
+	uint64_t total = 0;
 	size_t nruns = 0;
 	char err[ERRSZ];
 	int rc = QUEUE_NOT_FOUND;
@@ -300,10 +319,11 @@ show_job(const struct conf *c, struct db *db, uint64_t id, int json, int failed_
 		rc = queue_show(db, id, cli_time_tz(c, json), &v, err);
 	if (rc == QUEUE_NOT_FOUND)
 		rc = failed_show(db, id, cli_time_tz(c, json), &v, err);
-	if (rc == DB_OK && (rc = runs_for_job(db, id, cli_time_tz(c, json), &runs, &nruns, err)) != DB_OK)
+	if (rc == DB_OK &&
+	    (rc = runs_for_job_last(db, id, cli_time_tz(c, json), last, &runs, &nruns, &total, err)) != DB_OK)
 		job_view_free(&v);
 	if (rc == QUEUE_NOT_FOUND && !failed_only)
-		return show_done(c, db, id, json);
+		return show_done(c, db, id, json, last);
 	if (rc == QUEUE_NOT_FOUND) {
 		cli_error("no failed job %llu", (unsigned long long)id);
 		return EX_DATAERR;
@@ -313,12 +333,21 @@ show_job(const struct conf *c, struct db *db, uint64_t id, int json, int failed_
 		return rc == DB_EGONE ? EX_UNAVAILABLE : EXIT_FAIL;
 	}
 	if (json)
-		print_json(c, &v, runs, nruns);
+		print_json(c, &v, runs, nruns, total);
 	else
-		print_text(c, &v, runs, nruns);
+		print_text(c, &v, runs, nruns, total);
 	runs_free(runs, nruns);
 	job_view_free(&v);
 	return 0;
+}
+
+#define SHOW_RUNS 20
+
+/* Prints job id with its last 20 runs (see show_job_runs). */
+int
+show_job(const struct conf *c, struct db *db, uint64_t id, int json, int failed_only)
+{
+	return show_job_runs(c, db, id, json, failed_only, SHOW_RUNS);
 }
 
 int
@@ -327,11 +356,15 @@ cmd_show(int argc, char **argv)
 	static const struct option longopts[] = {
 		CLI_COMMON_LONGOPTS,
 		{ "json", no_argument, NULL, 'J' },
+		{ "runs", required_argument, NULL, 'R' },
+		{ "all-runs", no_argument, NULL, 'A' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct conf *c;
 	struct db *db;
 	uint64_t id;
+	unsigned last = SHOW_RUNS;
+	int64_t v;
 	int opt, rc, json = 0;
 
 	while ((opt = getopt_long(argc, argv, CLI_COMMON_SHORTOPTS, longopts, NULL)) != -1) {
@@ -339,6 +372,14 @@ cmd_show(int argc, char **argv)
 			return rc;
 		if (opt == 'J')
 			json = 1;
+		else if (opt == 'A')
+			last = 0;
+		else if (opt == 'R') {
+			if (str_to_int64(optarg, 1, 1000000000, &v) < 0)
+				return cli_usage_error(
+				    "show", "--runs: expected a positive number, not '%s'", optarg);
+			last = (unsigned)v;
+		}
 	}
 	if (argc - optind != 1)
 		return cli_usage_error("show", "expected one job ID");
@@ -346,7 +387,7 @@ cmd_show(int argc, char **argv)
 		return cli_usage_error("show", "'%s' is not a job id", argv[optind]);
 	if ((rc = cli_open_cancelling(&c, &db)) != 0)
 		return rc;
-	rc = show_job(c, db, id, json, 0);
+	rc = show_job_runs(c, db, id, json, 0, last);
 	db_free(db);
 	conf_free(c);
 	return rc;

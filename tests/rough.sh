@@ -72,4 +72,29 @@ like "$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["fa
 out=$(jq_ status --json)
 is "$(printf '%s' "$out" | python3 -c 'import json,sys; print(json.load(sys.stdin)["queues"]["default"]["oldest_ready_seconds"])')" \
 	"None" "status --json: oldest_ready_seconds is null when nothing is ready"
+
+# ---- show: the last 20 runs, --runs N, --all-runs; a hand retry said ----
+# Job 120 (dead-lettered above) ran 30 times: attempts 1..25, then, after
+# a `failed retry`, 1..5 again.
+sql "INSERT INTO job_runs (job_id, queue, type, attempt, worker, started_at, duration_ms, outcome, exit_status)
+     SELECT 120, 'default', 'echo', IF(n <= 25, n, n - 25), 'h:1:x', UTC_TIMESTAMP(6) - INTERVAL (100 - n) SECOND,
+            n, 'retry', 'exit 1'
+     FROM (SELECT a.i * 10 + b.i + 1 AS n FROM
+           (SELECT 0 i UNION SELECT 1 UNION SELECT 2) a,
+           (SELECT 0 i UNION SELECT 1 UNION SELECT 2 UNION SELECT 3 UNION SELECT 4 UNION SELECT 5
+            UNION SELECT 6 UNION SELECT 7 UNION SELECT 8 UNION SELECT 9) b) t ORDER BY n"
+runs_ms() { awk '/^  [0-9]+ / { print $(NF-3) }' | tr '\n' ' ' | sed 's/ $//'; }
+out=$(jq_ show 120)
+is "$(printf '%s\n' "$out" | runs_ms)" "$(seq -s ' ' 11 30)" "show: the last 20 runs, oldest first"
+like "$out" "runs \(the last 20 of 30; --runs N or --all-runs for more\):" "and says there are more"
+is "$(printf '%s\n' "$out" | grep -c 'retried by hand')" "1" "the restart of attempts at 1 is marked once"
+like "$out" $'  25 [^\n]*\n  -- retried by hand \(jobq failed retry\)[^\n]*\n  1 ' "between attempt 25 and attempt 1"
+is "$(jq_ show --runs 3 120 | runs_ms)" "28 29 30" "--runs 3: the last three"
+is "$(jq_ show --all-runs 120 | runs_ms | wc -w)" "30" "--all-runs: all 30"
+like "$(jq_ show --all-runs 120)" $'\nruns:\n' "and no 'last N of' note"
+jq_ show --json --runs 4 120 >"$T/show.json"
+is "$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["runs_total"], [r["duration_ms"] for r in d["runs"]])' "$T/show.json")" \
+	"30 [27, 28, 29, 30]" "--json: the last runs and runs_total"
+out=$(jq_ show --runs 0 120 2>&1)
+is "$?" "64" "--runs 0 is a usage error"
 finish
