@@ -17,8 +17,8 @@ usage(void)
 	printf(
 	    "Usage: jobq failed [list] [-q QUEUE] [-t TYPE] [--limit N] [--after ID | --before ID] [--json]\n"
 	    "       jobq failed show [--json] ID\n"
-	    "       jobq failed retry [--dry-run] (ID... | --all [-q QUEUE] [-t TYPE])\n"
-	    "       jobq failed forget [--dry-run] [--yes] ID...\n"
+	    "       jobq failed retry [--dry-run] (ID... | - | --all [-q QUEUE] [-t TYPE])\n"
+	    "       jobq failed forget [--dry-run] [--yes] (ID... | - | --all [-q QUEUE] [-t TYPE])\n"
 	    "       jobq failed clear [--older-than DURATION] [--dry-run] [--yes]\n\n"
 	    "Dead-lettered jobs wait here for a person.  'list' shows the newest first with\n"
 	    "the first line of each error, a page of --limit jobs (50; 0 for all) at a time:\n"
@@ -28,7 +28,8 @@ usage(void)
 	    "back to their queue, due now, with their attempts reset (one transaction per\n"
 	    "job); 'forget' deletes them; 'clear' deletes all of them, or those that failed\n"
 	    "more than DURATION ago, in chunks.  Each command says how many jobs it touched.\n"
-	    "On a terminal, control characters in stored text are shown as \\xHH.\n\n"
+	    "On a terminal, control characters in stored text are shown as \\xHH.\n"
+	    "'-' in place of IDs reads them from stdin (blank-separated, any number of them).\n\n"
 	    "A job that cannot be retried (say, its id is in the queue again) is named on\n"
 	    "stderr and the others still are; 'retry --all' shows its progress on a\n"
 	    "terminal.  --dry-run says how many jobs would be touched and changes nothing.\n\n"
@@ -297,6 +298,39 @@ tally_end(struct tally *t, int rc, const char *err)
 	return t->failed > 0 ? EXIT_FAIL : 0;
 }
 
+/* The job ids on stdin, separated by blanks or newlines, as a
+ * NULL-terminated list to free with strv_free. */
+static char **
+read_stdin_ids(int *n)
+{
+	size_t cap = 64;
+	char **v = xcalloc(cap + 1, sizeof *v);
+	char tok[32];
+	int c;
+	size_t len = 0;
+
+	*n = 0;
+	do {
+		c = getchar();
+		if (c == EOF || c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+			if (len == 0)
+				continue;
+			tok[len] = '\0';
+			len = 0;
+			if ((size_t)*n == cap) {
+				v = xrealloc(v, (cap * 2 + 1) * sizeof *v);
+				cap *= 2;
+			}
+			v[(*n)++] = xstrdup(tok);
+			v[*n] = NULL;
+		} else if (len < sizeof tok - 1)
+			tok[len++] = (char)c;
+		else
+			tok[len - 1] = 'x'; /* too long for an id: refused as one */
+	} while (c != EOF);
+	return v;
+}
+
 /* retry ID... / forget ID...: every id checked first (a typo changes
  * nothing), then one transaction per job; a job that fails is named and
  * the others still go. */
@@ -310,6 +344,14 @@ do_each(struct db *db, const struct opts *o, int argc, char **argv, int retry)
 
 	if (argc == 0)
 		return cli_usage_error("failed", "%s needs job IDs", retry ? "retry" : "forget");
+	if (argc == 1 && strcmp(argv[0], "-") == 0) {
+		int n;
+		char **v = read_stdin_ids(&n);
+
+		rc = n == 0 ? cli_usage_error("failed", "no job IDs on stdin") : do_each(db, o, n, v, retry);
+		strv_free(v);
+		return rc;
+	}
 	if ((rc = collect_ids(db, argc, argv, &ids)) != 0)
 		return rc;
 	if (o->dry_run ||
@@ -335,24 +377,48 @@ do_each(struct db *db, const struct opts *o, int argc, char **argv, int retry)
 	return rc == 0 && t.gone > 0 ? EX_DATAERR : rc;
 }
 
-static int
-do_retry_all(struct db *db, const struct opts *o)
+/* A filter naming a type or queue the configuration does not have may
+ * be a typo: "retried 0 jobs" alone would hide it. */
+static void
+note_unknown_filter(const struct conf *c, const struct opts *o)
 {
+	if (o->f.type != NULL && conf_handler(c, o->f.type) == NULL)
+		cli_error("note: no [handler %s] in %s (a type only old jobs may have, or a typo?)",
+		    o->f.type, c->path);
+	if (o->f.queue != NULL && !conf_has_queue(c, o->f.queue))
+		cli_error("note: no [queue %s] in %s (a queue only old jobs may have, or a typo?)",
+		    o->f.queue, c->path);
+}
+
+/* retry --all / forget --all: every job matching the filters, one at a
+ * time; forget asks first on a terminal (cli_bulk_check ran before). */
+static int
+do_all(struct db *db, const struct conf *c, const struct opts *o, int retry)
+{
+	const char *verb = retry ? "retry" : "forget";
 	struct tally t;
 	uint64_t total;
 	char err[ERRSZ] = "";
 	int rc;
 
+	note_unknown_filter(c, o);
 	if (failed_count(db, &o->f, &total, err) != DB_OK) {
-		cli_error("retry: %s", err);
+		cli_error("%s: %s", verb, err);
 		return EX_UNAVAILABLE;
 	}
 	if (o->dry_run) {
-		printf("would retry %llu job%s\n", (unsigned long long)total, total == 1 ? "" : "s");
+		printf("would %s %llu job%s\n", verb, (unsigned long long)total, total == 1 ? "" : "s");
 		return 0;
 	}
-	tally_init(&t, "retried", total);
-	rc = failed_retry_matching(db, &o->f, tally_add, &t, err);
+	if (!retry && !o->yes && total > 0 &&
+	    !cli_confirm("forget %llu dead-lettered job%s for good?", (unsigned long long)total,
+	        total == 1 ? "" : "s")) {
+		cli_error("forget: not confirmed; nothing deleted");
+		return EXIT_FAIL;
+	}
+	tally_init(&t, retry ? "retried" : "forgot", total);
+	rc = retry ? failed_retry_matching(db, &o->f, tally_add, &t, err)
+	           : failed_forget_matching(db, &o->f, tally_add, &t, err);
 	return tally_end(&t, rc, err);
 }
 
@@ -464,7 +530,7 @@ parse_opts(int argc, char **argv, struct opts *o)
 static int
 check_bulk(const char *sub, const struct opts *o, int nargs)
 {
-	int deletes = strcmp(sub, "clear") == 0 || (strcmp(sub, "forget") == 0 && nargs > 1);
+	int deletes = strcmp(sub, "clear") == 0 || (strcmp(sub, "forget") == 0 && (nargs > 1 || o->all));
 
 	if (o->dry_run && strcmp(sub, "retry") && strcmp(sub, "forget") && strcmp(sub, "clear"))
 		return cli_usage_error("failed", "--dry-run goes with retry, forget and clear");
@@ -495,13 +561,16 @@ cmd_failed(int argc, char **argv)
 		    "failed", "unknown subcommand '%s' (list, show, retry, forget, clear)", sub);
 	if ((strcmp(sub, "list") == 0 || strcmp(sub, "clear") == 0 || o.all) && nargs > 0)
 		return cli_usage_error("failed", "%s takes no job IDs", o.all ? "retry --all" : sub);
-	if (o.all && strcmp(sub, "retry") != 0)
-		return cli_usage_error("failed", "--all goes with retry");
+	if (o.all && strcmp(sub, "retry") != 0 && strcmp(sub, "forget") != 0)
+		return cli_usage_error("failed", "--all goes with retry and forget");
+	if (!o.all && (o.f.queue || o.f.type) && strcmp(sub, "list") != 0)
+		return cli_usage_error(
+		    "failed", "--queue and --type go with list, retry --all and forget --all");
 	if ((o.f.after || o.f.before || o.limit_set) && strcmp(sub, "list") != 0)
 		return cli_usage_error("failed", "--limit, --after and --before go with list");
 	if (o.f.after && o.f.before)
 		return cli_usage_error("failed", "--after and --before: one page at a time, give one");
-	if ((rc = check_bulk(sub, &o, nargs)) != 0)
+	if ((rc = check_bulk(sub, &o, nargs == 1 && strcmp(args[0], "-") == 0 ? 2 : nargs)) != 0)
 		return rc;
 	if ((rc = cli_open_cancelling(&c, &db)) != 0)
 		return rc;
@@ -510,9 +579,9 @@ cmd_failed(int argc, char **argv)
 	else if (strcmp(sub, "show") == 0)
 		rc = do_show(db, c, &o, nargs, args);
 	else if (strcmp(sub, "retry") == 0)
-		rc = o.all ? do_retry_all(db, &o) : do_each(db, &o, nargs, args, 1);
+		rc = o.all ? do_all(db, c, &o, 1) : do_each(db, &o, nargs, args, 1);
 	else if (strcmp(sub, "forget") == 0)
-		rc = do_each(db, &o, nargs, args, 0);
+		rc = o.all ? do_all(db, c, &o, 0) : do_each(db, &o, nargs, args, 0);
 	else
 		rc = do_clear(db, &o);
 	db_free(db);

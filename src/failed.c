@@ -253,18 +253,24 @@ next_ids(struct db *db, const char *where, uint64_t last, int *rc, char *err)
 	return NULL;
 }
 
-/* failed_retry, and once more after a reconnect when the connection was
- * lost (a move is one transaction: a lost COMMIT either happened, and
- * the second try finds QUEUE_NOT_FOUND, or did not). */
+typedef int failed_act_fn(struct db *db, uint64_t id, char *err);
+
+/* act (failed_retry or failed_forget), and once more after a reconnect
+ * when the connection was lost (each is one transaction or statement: a
+ * lost COMMIT either happened, and the second try finds QUEUE_NOT_FOUND,
+ * or did not). */
 static int
-retry_reconnecting(struct db *db, uint64_t id, char *err)
+act_reconnecting(struct db *db, failed_act_fn *act, uint64_t id, char *err)
 {
-	int rc = failed_retry(db, id, err);
+	int rc = act(db, id, err);
 
 	if (rc == DB_EGONE && db_connect(db, 1, err) == DB_OK)
-		rc = failed_retry(db, id, err);
+		rc = act(db, id, err);
 	return rc;
 }
+
+static int each_matching(struct db *db, const struct failed_filter *f, failed_act_fn *act,
+    failed_each_fn *each, void *arg, char *err);
 
 /* Retries every dead-lettered job matching f, one transaction each, in
  * id order.  A job the server refuses to move (its id already in jobs, a
@@ -276,6 +282,23 @@ retry_reconnecting(struct db *db, uint64_t id, char *err)
 int
 failed_retry_matching(
     struct db *db, const struct failed_filter *f, failed_each_fn *each, void *arg, char *err)
+{
+	return each_matching(db, f, failed_retry, each, arg, err);
+}
+
+/* Forgets every dead-lettered job matching f, one statement each, in id
+ * order, telling each() as failed_retry_matching does. */
+int
+failed_forget_matching(
+    struct db *db, const struct failed_filter *f, failed_each_fn *each, void *arg, char *err)
+{
+	return each_matching(db, f, failed_forget, each, arg, err);
+}
+
+/* Applies act to every job matching f, a page of ids at a time. */
+static int
+each_matching(struct db *db, const struct failed_filter *f, failed_act_fn *act, failed_each_fn *each,
+    void *arg, char *err)
 {
 	struct buf where;
 	uint64_t last = 0;
@@ -293,7 +316,7 @@ failed_retry_matching(
 		while ((row = db_res_next(r)) != NULL) {
 			last = strtoull(row[0], NULL, 10);
 			got++;
-			if ((rc = retry_reconnecting(db, last, err)) == DB_EGONE)
+			if ((rc = act_reconnecting(db, act, last, err)) == DB_EGONE)
 				break;
 			each(arg, last, rc, err);
 		}

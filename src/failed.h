@@ -37,6 +37,8 @@ int failed_count(struct db *db, const struct failed_filter *f, uint64_t *n, char
 int failed_retry_matching(
     struct db *db, const struct failed_filter *f, failed_each_fn *each, void *arg, char *err);
 int failed_forget(struct db *db, uint64_t id, char *err);
+int failed_forget_matching(
+    struct db *db, const struct failed_filter *f, failed_each_fn *each, void *arg, char *err);
 int failed_clear(struct db *db, int64_t older_than_ms, int count_only, uint64_t *removed, char *err);
 
 #endif

@@ -97,4 +97,33 @@ is "$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["runs
 	"30 [27, 28, 29, 30]" "--json: the last runs and runs_total"
 out=$(jq_ show --runs 0 120 2>&1)
 is "$?" "64" "--runs 0 is a usage error"
+
+# ---- failed forget: ids on stdin, --all with filters ----
+sql "UPDATE failed_jobs SET type = 'other' WHERE id BETWEEN 101 AND 110"
+seq 1 40 >"$T/ids"
+out=$(jq_ failed forget - <"$T/ids" 2>&1)
+is "$?" "64" "forget - without --yes (no terminal) is refused"
+is "$(sql "SELECT COUNT(*) FROM failed_jobs")" "120" "and nothing is deleted"
+out=$(jq_ failed forget --yes - <"$T/ids" 2>&1)
+ok $? "forget --yes - reads the ids from stdin"
+is "$out" "forgot 40 jobs" "and says how many"
+is "$(sql "SELECT MIN(id), COUNT(*) FROM failed_jobs")" "41	80" "those 40 are gone"
+printf '41 42\n43\n\n999\n' | jq_ failed forget --yes - >/dev/null 2>"$T/err"
+is "$?" "65" "an unknown id among them: exit 65"
+is "$(sql "SELECT COUNT(*) FROM failed_jobs WHERE id IN (41, 42, 43)")" "3" "and nothing is deleted"
+out=$(printf 'x1\n' | jq_ failed forget --yes - 2>&1)
+is "$?" "64" "a token that is no id: exit 64"
+out=$(jq_ failed forget --all --type other --dry-run)
+is "$out" "would forget 10 jobs" "forget --all --type --dry-run counts"
+out=$(jq_ failed forget --all --type other 2>&1)
+is "$?" "64" "forget --all without --yes (no terminal) is refused"
+out=$(jq_ failed forget --all --type other --yes 2>&1)
+is "$out" $'jobq: note: no [handler other] in '"$CONF"$' (a type only old jobs may have, or a typo?)\nforgot 10 jobs' \
+	"forget --all --type other --yes: forgot 10, with a note that the type is not configured"
+is "$(sql "SELECT COUNT(*) FROM failed_jobs WHERE type = 'other'")/$(sql "SELECT COUNT(*) FROM failed_jobs")" "0/70" \
+	"only those 10"
+out=$(jq_ failed retry --all --type nosuch 2>&1)
+like "$out" "note: no \[handler nosuch\].*"$'\n'"retried 0 jobs" "retry --all --type nosuch notes the unknown type"
+out=$(jq_ failed retry --type echo 5 2>&1)
+is "$?" "64" "--type without --all is a usage error for retry"
 finish
