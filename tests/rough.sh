@@ -126,4 +126,14 @@ out=$(jq_ failed retry --all --type nosuch 2>&1)
 like "$out" "note: no \[handler nosuch\].*"$'\n'"retried 0 jobs" "retry --all --type nosuch notes the unknown type"
 out=$(jq_ failed retry --type echo 5 2>&1)
 is "$?" "64" "--type without --all is a usage error for retry"
+
+# ---- workers: columns never run together ----
+sql "INSERT INTO jobq_workers (id, host, pid, queues, concurrency, heartbeat_ms, started_at, last_seen_at)
+     VALUES ('oldhost:777:dead', 'oldhost', 777, 'mail', 2, 10000,
+             UTC_TIMESTAMP(6) - INTERVAL 30000 SECOND, UTC_TIMESTAMP(6) - INTERVAL 10900 SECOND)"
+out=$(jq_ workers)
+line=$(printf '%s\n' "$out" | grep '^oldhost:777:dead')
+like "$line" "^oldhost:777:dead +gone +2  8h20m[0-9]*s? +3h1m[0-9]+s ago +0 +0 +0  mail " \
+	"a gone worker's line: uptime and 'seen ... ago' in columns of their own"
+is "$(printf '%s\n' "$out" | head -1 | awk '{ print $4, $5 }')" "UPTIME SEEN" "the header names them"
 finish
