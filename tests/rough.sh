@@ -136,4 +136,12 @@ line=$(printf '%s\n' "$out" | grep '^oldhost:777:dead')
 like "$line" "^oldhost:777:dead +gone +2  8h20m[0-9]*s? +3h1m[0-9]+s ago +0 +0 +0  mail " \
 	"a gone worker's line: uptime and 'seen ... ago' in columns of their own"
 is "$(printf '%s\n' "$out" | head -1 | awk '{ print $4, $5 }')" "UPTIME SEEN" "the header names them"
+
+# ---- the demo shows commands as they can be pasted ----
+# shellcheck source=/dev/null
+. <(sed -n '/^shquote()/,/^}/p' "$top_srcdir/contrib/demo")
+args=(enqueue echo '{"event": "signup", "n": 1}' "it's" '$HOME' 'a\b' --delay 5s '' 'x*')
+eval "got=($(shquote "${args[@]}"))"
+is "$(printf '[%s]' "${got[@]}")" "$(printf '[%s]' "${args[@]}")" "demo: a shown command, pasted into a shell, gives the same words"
+is "$(shquote enqueue echo --delay 5s)" "enqueue echo --delay 5s" "plain words stay unquoted"
 finish
