@@ -71,5 +71,7 @@ int cmd_failed(int argc, char **argv);
 int cmd_release_stale(int argc, char **argv);
 int cmd_workers(int argc, char **argv);
 int cmd_prune(int argc, char **argv);
+int cmd_cron(int argc, char **argv);
+int cmd_schedule(int argc, char **argv);
 
 #endif

@@ -20,6 +20,7 @@ usage(void)
 	       "      --max N            exit after N jobs\n"
 	       "      --max-time TIME    take no new job after TIME (seconds, or 90s, 5m...), then exit\n"
 	       "      --stop-when-empty  exit as soon as no job is ready now\n"
+	       "      --schedule         also enqueue due scheduled jobs (at most one tick a minute)\n"
 	       "      --log-format FMT   text (default) or json: one line per job outcome on stderr\n"
 	       "      --quiet            log only warnings and errors (default: [worker] log_level)\n"
 	       "  -v, --verbose          log debugging detail as well, such as each job's start\n\n"
@@ -28,7 +29,7 @@ usage(void)
 	       "For cron (shared hosting): * * * * * jobq work --max-time 55 --stop-when-empty --quiet\n");
 }
 
-enum { OPT_ONCE = 256, OPT_MAX, OPT_MAX_TIME, OPT_STOP_WHEN_EMPTY, OPT_LOG_FORMAT, OPT_QUIET };
+enum { OPT_ONCE = 256, OPT_MAX, OPT_MAX_TIME, OPT_STOP_WHEN_EMPTY, OPT_LOG_FORMAT, OPT_SCHEDULE, OPT_QUIET };
 
 static int
 check_queues(const struct conf *c, char **queues)
@@ -56,6 +57,7 @@ cmd_work(int argc, char **argv)
 		{ "max-time", required_argument, NULL, OPT_MAX_TIME },
 		{ "stop-when-empty", no_argument, NULL, OPT_STOP_WHEN_EMPTY },
 		{ "log-format", required_argument, NULL, OPT_LOG_FORMAT },
+		{ "schedule", no_argument, NULL, OPT_SCHEDULE },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "quiet", no_argument, NULL, OPT_QUIET },
 		{ NULL, 0, NULL, 0 },
@@ -99,6 +101,9 @@ cmd_work(int argc, char **argv)
 			break;
 		case OPT_STOP_WHEN_EMPTY:
 			o.stop_when_empty = 1;
+			break;
+		case OPT_SCHEDULE:
+			o.schedule = 1;
 			break;
 		case OPT_LOG_FORMAT:
 			log_arg = optarg;

@@ -780,17 +780,8 @@ conf_free(struct conf *c)
 		free(c->handlers[i]);
 	}
 	free(c->handlers);
-	for (i = 0; i < c->nschedules; i++) {
-		struct schedule *s = c->schedules[i];
-
-		free(s->name);
-		free(s->cron);
-		free(s->type);
-		free(s->payload);
-		free(s->queue);
-		free(s->timezone);
-		free(s);
-	}
+	for (i = 0; i < c->nschedules; i++)
+		schedule_free(c->schedules[i]);
 	free(c->schedules);
 	free(c);
 }

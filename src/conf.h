@@ -89,15 +89,27 @@ struct worker_conf {
 	size_t max_payload;
 };
 
+enum schedule_source { SCHEDULE_INI, SCHEDULE_DB };
+
+#define SCHEDULE_CATCH_UP_MS (3600 * 1000LL) /* catch_up default: 1h */
+
+/* A [schedule NAME] section, or a row of jobq_schedules (see
+ * schedules.h): when to enqueue which job. */
 struct schedule {
 	char *name;
-	int line;
+	int line; /* 0 for a database schedule */
+	enum schedule_source source;
 	char *cron;
 	char *type;
-	char *payload;
+	char *payload; /* JSON */
 	char *queue;
 	int priority;
-	char *timezone;
+	char *timezone;      /* IANA name; the [worker] timezone when not given */
+	int enabled;         /* as written; the database may switch it (schedules.c) */
+	int overlap_allow;   /* 0: skip a fire while the last job is queued or running */
+	int64_t catch_up_ms; /* a fire later than this is recorded as missed; 0: never late */
+	char *description;
+	char *problem; /* a database schedule the INI no longer allows: why */
 };
 
 struct conf {
@@ -125,5 +137,9 @@ int exit_set_has(const struct exit_set *s, int code);
 int exit_set_parse(const char *s, struct exit_set *out, char *err);
 const char *conf_limit_key(enum handler_limit l);
 int conf_limit_resource(enum handler_limit l);
+struct schedule *schedule_new(const char *name, enum schedule_source source);
+int schedule_set(const struct conf *c, struct schedule *s, const char *key, const char *value, char *err);
+int schedule_finish(const struct conf *c, struct schedule *s, char *err);
+void schedule_free(struct schedule *s);
 
 #endif

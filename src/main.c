@@ -20,6 +20,8 @@ static const struct cli_cmd commands[] = {
 	{ "release-stale", cmd_release_stale, "return jobs whose lease expired" },
 	{ "workers", cmd_workers, "list the workers and what they run" },
 	{ "prune", cmd_prune, "trim run history and old dead-letter rows" },
+	{ "schedule", cmd_schedule, "enqueue due scheduled jobs; list, run, add, edit schedules" },
+	{ "cron", cmd_cron, "check a cron expression: description and next fire times" },
 };
 
 static void

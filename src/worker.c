@@ -37,6 +37,7 @@
 #include "queue.h"
 #include "registry.h"
 #include "runner.h"
+#include "scheduler.h"
 #include "worker.h"
 
 #define RECONNECT_MIN_MS 100
@@ -81,7 +82,8 @@ struct worker {
 	int db_up;
 	int64_t down_since, reconnect_at, reconnect_delay;
 	int64_t next_poll, next_heartbeat, next_write, max_time_at;
-	int write_now; /* an outcome is new: write without waiting */
+	int64_t next_schedule; /* --schedule: when to tick next */
+	int write_now;         /* an outcome is new: write without waiting */
 	char db_err[ERRSZ];
 };
 
@@ -778,6 +780,8 @@ worker_run(const struct conf *c, struct db *db, const struct worker_opts *o)
 		try_reconnect(&w, now);
 		write_pending(&w, now);
 		heartbeat(&w, now);
+		if (o->schedule && w.db_up && !w.stopping && now >= w.next_schedule)
+			w.next_schedule = mono_ms() + scheduler_worker_tick(c, w.db);
 		reserve(&w, now);
 		if (should_exit(&w))
 			break;
