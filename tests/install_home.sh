@@ -21,7 +21,8 @@ ok "$([ -x "$prefix/bin/jobq" ] && [ -f "$ini" ]; echo $?)" "installed bin/jobq 
 for f in libexec/jobq/echo.sh libexec/jobq/send_email.py libexec/jobq/generate_report.py \
 	libexec/jobq/log_event.php libexec/jobq/word_count.pl share/jobq/demo/demo.sql \
 	share/jobq/demo/flaky.sh share/doc/jobq/README.md share/doc/jobq/handlers.md \
-	share/bash-completion/completions/jobq; do
+	share/bash-completion/completions/jobq share/man/man1/jobq.1 share/man/man5/jobq.ini.5 \
+	share/man/man7/jobq-handler.7; do
 	ok "$([ -f "$prefix/$f" ]; echo $?)" "installs $f"
 done
 ok "$([ ! -e "$prefix/libexec/jobq/flaky.sh" ] && [ ! -e "$prefix/share/jobq/demo.sql" ]; echo $?)" \
