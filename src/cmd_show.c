@@ -41,6 +41,30 @@ policy(const struct conf *c, const struct job_view *v, unsigned *max, int64_t *n
 		*next_ms = backoff_nominal(&h->backoff, *failing);
 }
 
+/* cJSON's pretty form with its tabs (a tab inside a string is printed
+ * as \t, so every raw tab is layout) turned into two blanks for each
+ * level of indent and one blank after a colon: a terminal shows tabs 8
+ * wide, and a pasted tab is not what was shown.  Frees s. */
+static char *
+untab(char *s)
+{
+	struct buf b;
+	const char *p;
+	int line_start = 1;
+
+	buf_init(&b);
+	for (p = s; *p != '\0'; p++) {
+		if (*p == '\t')
+			buf_adds(&b, line_start ? "  " : " ");
+		else {
+			buf_addc(&b, *p);
+			line_start = *p == '\n';
+		}
+	}
+	cJSON_free(s);
+	return buf_steal(&b);
+}
+
 static char *
 pretty_payload(const char *payload)
 {
@@ -51,7 +75,9 @@ pretty_payload(const char *payload)
 		return xstrdup(payload);
 	s = cJSON_Print(j);
 	cJSON_Delete(j);
-	return s ? s : xstrdup(payload);
+	if (s == NULL)
+		return xstrdup(payload);
+	return untab(s);
 }
 
 static void
@@ -134,15 +160,19 @@ print_json(
 	cJSON_Delete(o);
 }
 
-/* "in 5s", "3m20s ago", "in 850ms": milliseconds below ten seconds,
- * whole seconds above. */
+/* "in 4.0s", "3m20s ago", "in 0.9s": tenths of a second below ten
+ * seconds (not "3s993ms"), whole seconds above. */
 static void
 relative(int64_t ms, char *out, size_t outlen)
 {
 	int64_t a = ms < 0 ? -ms : ms;
 	char d[32];
 
-	duration_format(a >= 10000 ? a / 1000 * 1000 : a, d, sizeof d);
+	if (a < 10000)
+		snprintf(d, sizeof d, "%lld.%llds", (long long)((a + 50) / 1000),
+		    (long long)((a + 50) % 1000 / 100));
+	else
+		duration_format(a / 1000 * 1000, d, sizeof d);
 	snprintf(out, outlen, ms < 0 ? "%s ago" : ms == 0 ? "now" : "in %s", d);
 }
 

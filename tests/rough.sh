@@ -137,6 +137,13 @@ like "$line" "^oldhost:777:dead +gone +2  8h20m[0-9]*s? +3h1m[0-9]+s ago +0 +0 +
 	"a gone worker's line: uptime and 'seen ... ago' in columns of their own"
 is "$(printf '%s\n' "$out" | head -1 | awk '{ print $4, $5 }')" "UPTIME SEEN" "the header names them"
 
+# ---- show: payloads without tabs, short durations in tenths ----
+id=$(jq_ enqueue --delay 5s echo '{"a": {"b": "x\ty"}}')
+out=$(jq_ show "$id")
+is "$(printf '%s' "$out" | tr -cd '\t' | wc -c)" "0" "show prints no tab characters"
+like "$out" $'\n  +"a": \\{\n  +"b": "x\\\\ty"' "the payload is indented with blanks, a tab in a string stays \\t"
+like "$out" "available .*in [0-9]\.[0-9]s\)?" "a delay under 10s reads like 4.9s, not 4s993ms"
+
 # ---- the demo shows commands as they can be pasted ----
 # shellcheck source=/dev/null
 . <(sed -n '/^shquote()/,/^}/p' "$top_srcdir/contrib/demo")
