@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <mysqld_error.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -20,6 +21,7 @@
 #include "schema.h"
 
 const char *cli_config_path;
+int cli_log_level = -1;
 
 void
 cli_error(const char *fmt, ...)
@@ -88,21 +90,54 @@ cli_conf(int flags, struct conf **out)
 	if (*out == NULL)
 		return EX_CONFIG;
 	log_set_format((*out)->worker.log_format);
+	/* --quiet or -v on the command line beat log_level = in the file */
+	log_set_level(cli_log_level >= 0 ? (enum log_level)cli_log_level : (*out)->worker.log_level);
 	return 0;
 }
 
-/* Connects; prints the reason and returns EX_UNAVAILABLE on failure. */
+/* Reports a failed connection (err from db_connect) with what to do
+ * about it, and returns the exit status: refused credentials or rights
+ * are a configuration problem (EX_CONFIG) that retrying cannot fix; an
+ * unknown database is one `jobq init` creates; anything else is the
+ * server being unavailable (EX_UNAVAILABLE). */
+int
+cli_connect_error(const struct conf *c, const struct db *db, const char *err)
+{
+	switch (db_errno(db)) {
+	case ER_ACCESS_DENIED_ERROR:
+		cli_error("%s: check user and password in [database] of %s; 'jobq init --print-grants'"
+		          " prints the statements that create the user",
+		    err, c->path);
+		return EX_CONFIG;
+	case ER_DBACCESS_DENIED_ERROR:
+		cli_error("%s: the user has no rights on database '%s'; 'jobq init --print-grants'"
+		          " prints the GRANT statements",
+		    err, c->db.database);
+		return EX_CONFIG;
+	case ER_BAD_DB_ERROR:
+		cli_error("%s: run 'jobq init' to create it (or check database = in [database] of %s)", err,
+		    c->path);
+		return EX_UNAVAILABLE;
+	default:
+		cli_error("%s", err);
+		return EX_UNAVAILABLE;
+	}
+}
+
+/* Connects; prints the reason and returns its exit status on failure
+ * (see cli_connect_error). */
 int
 cli_db(const struct conf *c, struct db **out)
 {
 	char err[ERRSZ];
+	int rc;
 
 	*out = db_new(&c->db);
 	if (db_connect(*out, 1, err) != DB_OK) {
-		cli_error("%s", err);
+		rc = cli_connect_error(c, *out, err);
 		db_free(*out);
 		*out = NULL;
-		return EX_UNAVAILABLE;
+		return rc;
 	}
 	return 0;
 }
@@ -177,6 +212,32 @@ cli_tz(const struct conf *c)
 	if (strcasecmp(tz, "UTC") == 0 || strcmp(tz, "Z") == 0 || strcasecmp(tz, "GMT") == 0)
 		return "+00:00";
 	return tz;
+}
+
+/* The time zone a command's times are read in: UTC for --json (whose
+ * times are ISO 8601 with Z, for programs), else the configured one. */
+const char *
+cli_time_tz(const struct conf *c, int json)
+{
+	return json ? "+00:00" : cli_tz(c);
+}
+
+/* A UTC time as the database prints it ("2026-11-30 18:43:00.611279")
+ * in ISO 8601 ("2026-11-30T18:43:00.611279Z"), for --json; NULL stays
+ * NULL.  Returns a string to free. */
+char *
+cli_iso_time(const char *dbtime)
+{
+	struct buf b;
+
+	if (dbtime == NULL)
+		return NULL;
+	buf_init(&b);
+	buf_adds(&b, dbtime);
+	if (b.len > 10 && b.data[10] == ' ')
+		b.data[10] = 'T';
+	buf_addc(&b, 'Z');
+	return buf_steal(&b);
 }
 
 /* A job id: a positive decimal number. */

@@ -26,16 +26,20 @@ struct cli_cmd {
 };
 
 extern const char *cli_config_path;
+extern int cli_log_level; /* from --quiet or -v, or -1: the config's log_level */
 
 int cli_common_opt(int opt, const char *cmd, void (*usage)(void));
 int cli_usage_error(const char *cmd, const char *fmt, ...) PRINTFLIKE(2, 3);
 void cli_error(const char *fmt, ...) PRINTFLIKE(1, 2);
 int cli_conf(int flags, struct conf **out);
+int cli_connect_error(const struct conf *c, const struct db *db, const char *err);
 int cli_db(const struct conf *c, struct db **out);
 int cli_connect(const struct conf *c, struct db **db);
 int cli_open(int conf_flags, struct conf **c, struct db **db);
 int cli_open_cancelling(struct conf **c, struct db **db);
 const char *cli_tz(const struct conf *c);
+const char *cli_time_tz(const struct conf *c, int json);
+char *cli_iso_time(const char *dbtime);
 int cli_parse_id(const char *s, uint64_t *id);
 int cli_isatty(void);
 int cli_reconnect(struct db *db, char *err);

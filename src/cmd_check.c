@@ -24,7 +24,8 @@ usage(void)
 	       "of N jobs (default 10) from its queues: the plan of each statement (index,\n"
 	       "access type, any filesort) and the rows the server read for it, measured\n"
 	       "on a claim that is rolled back (nothing changes).\n\n"
-	       "Exit status: 0 ready, 78 configuration error, 69 database unavailable or\n"
+	       "Exit status: 0 ready, 78 configuration error (also a refused user or password),\n"
+	       "69 database unavailable or "
 	       "schema missing.\n");
 }
 

@@ -16,11 +16,14 @@
 static void
 usage(void)
 {
-	printf("Usage: jobq show [--json] ID\n"
+	printf("Usage: jobq show [--json] [--runs N | --all-runs] ID\n"
 	       "Show job ID from the queue or the dead-letter table: its state, payload,\n"
 	       "attempts, times (in [worker] timezone), lease, last error, the backoff its next\n"
-	       "failure would get, and every run so far.  On a terminal, control characters\n"
+	       "failure would get, and its last 20 runs.  On a terminal, control characters\n"
 	       "in stored text (a handler's error output, the payload) are shown as \\xHH.\n\n"
+	       "      --runs N     show the last N runs (default 20)\n"
+	       "      --all-runs   show every run\n"
+	       "      --json       print JSON (times in UTC, ISO 8601); runs_total counts all runs\n\n"
 	       "Exit status: 0, 65 when there is no job ID.\n");
 }
 
@@ -38,6 +41,30 @@ policy(const struct conf *c, const struct job_view *v, unsigned *max, int64_t *n
 		*next_ms = backoff_nominal(&h->backoff, *failing);
 }
 
+/* cJSON's pretty form with its tabs (a tab inside a string is printed
+ * as \t, so every raw tab is layout) turned into two blanks for each
+ * level of indent and one blank after a colon: a terminal shows tabs 8
+ * wide, and a pasted tab is not what was shown.  Frees s. */
+static char *
+untab(char *s)
+{
+	struct buf b;
+	const char *p;
+	int line_start = 1;
+
+	buf_init(&b);
+	for (p = s; *p != '\0'; p++) {
+		if (*p == '\t')
+			buf_adds(&b, line_start ? "  " : " ");
+		else {
+			buf_addc(&b, *p);
+			line_start = *p == '\n';
+		}
+	}
+	cJSON_free(s);
+	return buf_steal(&b);
+}
+
 static char *
 pretty_payload(const char *payload)
 {
@@ -48,7 +75,9 @@ pretty_payload(const char *payload)
 		return xstrdup(payload);
 	s = cJSON_Print(j);
 	cJSON_Delete(j);
-	return s ? s : xstrdup(payload);
+	if (s == NULL)
+		return xstrdup(payload);
+	return untab(s);
 }
 
 static void
@@ -60,8 +89,19 @@ add_str(cJSON *o, const char *k, const char *v)
 		cJSON_AddNullToObject(o, k);
 }
 
+/* A time, as ISO 8601 UTC (the JSON output reads times in UTC). */
 static void
-print_json(const struct conf *c, const struct job_view *v, const struct run_row *runs, size_t nruns)
+add_time(cJSON *o, const char *k, const char *v)
+{
+	char *iso = cli_iso_time(v);
+
+	add_str(o, k, iso);
+	free(iso);
+}
+
+static void
+print_json(
+    const struct conf *c, const struct job_view *v, const struct run_row *runs, size_t nruns, uint64_t total)
 {
 	cJSON *o = cJSON_CreateObject(), *arr, *payload = cJSON_Parse(v->payload);
 	unsigned max, failing;
@@ -81,13 +121,13 @@ print_json(const struct conf *c, const struct job_view *v, const struct run_row 
 		cJSON_AddStringToObject(o, "payload", v->payload);
 	cJSON_AddNumberToObject(o, "attempts", v->attempts);
 	cJSON_AddNumberToObject(o, "max_attempts", max);
-	add_str(o, "created_at", v->created_at);
-	add_str(o, "available_at", v->available_at);
+	add_time(o, "created_at", v->created_at);
+	add_time(o, "available_at", v->available_at);
 	if (v->available_at != NULL)
 		cJSON_AddNumberToObject(o, "available_in_seconds", (double)v->available_in_ms / 1000.0);
 	add_str(o, "reserved_by", v->reserved_by);
-	add_str(o, "reserved_at", v->reserved_at);
-	add_str(o, "lease_expires_at", v->lease_expires_at);
+	add_time(o, "reserved_at", v->reserved_at);
+	add_time(o, "lease_expires_at", v->lease_expires_at);
 	if (v->lease_expires_at != NULL)
 		cJSON_AddNumberToObject(o, "lease_left_seconds", (double)v->lease_left_ms / 1000.0);
 	add_str(o, "last_error", v->last_error);
@@ -95,18 +135,19 @@ print_json(const struct conf *c, const struct job_view *v, const struct run_row 
 		cJSON_AddNumberToObject(o, "next_backoff_seconds", (double)next_ms / 1000.0);
 	else
 		cJSON_AddNullToObject(o, "next_backoff_seconds");
-	add_str(o, "failed_at", v->failed_at);
+	add_time(o, "failed_at", v->failed_at);
 	add_str(o, "exit_status", v->exit_status);
 	add_str(o, "reason", v->reason);
 	add_str(o, "error", v->exception);
-	cJSON_AddStringToObject(o, "timezone", c->worker.timezone);
+	cJSON_AddStringToObject(o, "timezone", "UTC"); /* of every time above */
+	cJSON_AddNumberToObject(o, "runs_total", (double)total);
 	arr = cJSON_AddArrayToObject(o, "runs");
 	for (i = 0; i < nruns; i++) {
 		cJSON *r = cJSON_CreateObject();
 
 		cJSON_AddNumberToObject(r, "attempt", runs[i].attempt);
 		add_str(r, "worker", runs[i].worker);
-		add_str(r, "started_at", runs[i].started_at);
+		add_time(r, "started_at", runs[i].started_at);
 		cJSON_AddNumberToObject(r, "duration_ms", (double)runs[i].duration_ms);
 		add_str(r, "outcome", runs[i].outcome);
 		add_str(r, "exit_status", runs[i].exit_status);
@@ -119,15 +160,19 @@ print_json(const struct conf *c, const struct job_view *v, const struct run_row 
 	cJSON_Delete(o);
 }
 
-/* "in 5s", "3m20s ago", "in 850ms": milliseconds below ten seconds,
- * whole seconds above. */
+/* "in 4.0s", "3m20s ago", "in 0.9s": tenths of a second below ten
+ * seconds (not "3s993ms"), whole seconds above. */
 static void
 relative(int64_t ms, char *out, size_t outlen)
 {
 	int64_t a = ms < 0 ? -ms : ms;
 	char d[32];
 
-	duration_format(a >= 10000 ? a / 1000 * 1000 : a, d, sizeof d);
+	if (a < 10000)
+		snprintf(d, sizeof d, "%lld.%llds", (long long)((a + 50) / 1000),
+		    (long long)((a + 50) % 1000 / 100));
+	else
+		duration_format(a / 1000 * 1000, d, sizeof d);
 	snprintf(out, outlen, ms < 0 ? "%s ago" : ms == 0 ? "now" : "in %s", d);
 }
 
@@ -170,8 +215,11 @@ print_vis(int tty, const char *fmt, ...)
 	buf_free(&raw);
 }
 
+/* The runs, oldest first; total is how many the job has (more than
+ * nruns when only the last ones were read).  Attempts start again at 1
+ * after `jobq failed retry`: that is said where it happened. */
 static void
-print_runs(const struct run_row *runs, size_t nruns)
+print_runs(const struct run_row *runs, size_t nruns, uint64_t total)
 {
 	int tty = cli_isatty();
 	size_t i;
@@ -180,15 +228,24 @@ print_runs(const struct run_row *runs, size_t nruns)
 		printf("runs: none yet\n");
 		return;
 	}
-	printf("runs:\n  %-7s %-26s %-28s %8s  %-11s %s\n", "ATTEMPT", "STARTED", "WORKER", "MS", "OUTCOME",
-	    "EXIT");
-	for (i = 0; i < nruns; i++)
+	if (total > nruns)
+		printf("runs (the last %zu of %llu; --runs N or --all-runs for more):\n", nruns,
+		    (unsigned long long)total);
+	else
+		printf("runs:\n");
+	printf("  %-7s %-26s %-28s %8s  %-11s %s\n", "ATTEMPT", "STARTED", "WORKER", "MS", "OUTCOME", "EXIT");
+	for (i = 0; i < nruns; i++) {
+		if (i > 0 && runs[i].attempt <= runs[i - 1].attempt)
+			printf(
+			    "  -- retried by hand (jobq failed retry): attempts counted from 1 again --\n");
 		print_vis(tty, "  %-7u %-26s %-28s %8lld  %-11s %s\n", runs[i].attempt, runs[i].started_at,
 		    runs[i].worker, (long long)runs[i].duration_ms, runs[i].outcome, runs[i].exit_status);
+	}
 }
 
 static void
-print_text(const struct conf *c, const struct job_view *v, const struct run_row *runs, size_t nruns)
+print_text(
+    const struct conf *c, const struct job_view *v, const struct run_row *runs, size_t nruns, uint64_t total)
 {
 	unsigned max, failing;
 	int64_t next_ms;
@@ -236,21 +293,22 @@ print_text(const struct conf *c, const struct job_view *v, const struct run_row 
 		print_indented("error:", v->exception, tty);
 	print_indented("payload:", pretty, tty);
 	free(pretty);
-	print_runs(runs, nruns);
+	print_runs(runs, nruns, total);
 }
 
 /* A job in neither table: done (or forgotten), known only by its runs,
  * which stay in the history until pruned. */
 static int
-show_done(const struct conf *c, struct db *db, uint64_t id, int json)
+show_done(const struct conf *c, struct db *db, uint64_t id, int json, unsigned last)
 {
 	struct run_row *runs = NULL;
+	uint64_t total = 0;
 	size_t nruns = 0, i;
 	struct job_view v;
 	char err[ERRSZ];
 	int done = 0;
 
-	if (runs_for_job(db, id, cli_tz(c), &runs, &nruns, err) != DB_OK) {
+	if (runs_for_job_last(db, id, cli_time_tz(c, json), last, &runs, &nruns, &total, err) != DB_OK) {
 		cli_error("show %llu: %s", (unsigned long long)id, err);
 		return EX_UNAVAILABLE;
 	}
@@ -269,36 +327,38 @@ show_done(const struct conf *c, struct db *db, uint64_t id, int json)
 	v.type = runs[nruns - 1].type;
 	v.attempts = runs[nruns - 1].attempt;
 	if (json)
-		print_json(c, &v, runs, nruns);
+		print_json(c, &v, runs, nruns, total);
 	else {
 		printf("job %llu: %s (no longer queued; its runs are kept until pruned)\n",
 		    (unsigned long long)id, v.state);
 		print_vis(cli_isatty(), "  queue        %s\n  type         %s\n", v.queue, v.type);
-		print_runs(runs, nruns);
+		print_runs(runs, nruns, total);
 	}
 	runs_free(runs, nruns);
 	return 0;
 }
 
-/* Prints job id (only from the dead-letter table when failed_only);
- * returns the exit status. */
-int
-show_job(const struct conf *c, struct db *db, uint64_t id, int json, int failed_only)
+/* Prints job id (only from the dead-letter table when failed_only) with
+ * its last `last` runs (all when 0); returns the exit status. */
+static int
+show_job_runs(const struct conf *c, struct db *db, uint64_t id, int json, int failed_only, unsigned last)
 {
 	struct job_view v;
 	struct run_row *runs = NULL;
+	uint64_t total = 0;
 	size_t nruns = 0;
 	char err[ERRSZ];
 	int rc = QUEUE_NOT_FOUND;
 
 	if (!failed_only)
-		rc = queue_show(db, id, cli_tz(c), &v, err);
+		rc = queue_show(db, id, cli_time_tz(c, json), &v, err);
 	if (rc == QUEUE_NOT_FOUND)
-		rc = failed_show(db, id, cli_tz(c), &v, err);
-	if (rc == DB_OK && (rc = runs_for_job(db, id, cli_tz(c), &runs, &nruns, err)) != DB_OK)
+		rc = failed_show(db, id, cli_time_tz(c, json), &v, err);
+	if (rc == DB_OK &&
+	    (rc = runs_for_job_last(db, id, cli_time_tz(c, json), last, &runs, &nruns, &total, err)) != DB_OK)
 		job_view_free(&v);
 	if (rc == QUEUE_NOT_FOUND && !failed_only)
-		return show_done(c, db, id, json);
+		return show_done(c, db, id, json, last);
 	if (rc == QUEUE_NOT_FOUND) {
 		cli_error("no failed job %llu", (unsigned long long)id);
 		return EX_DATAERR;
@@ -308,12 +368,21 @@ show_job(const struct conf *c, struct db *db, uint64_t id, int json, int failed_
 		return rc == DB_EGONE ? EX_UNAVAILABLE : EXIT_FAIL;
 	}
 	if (json)
-		print_json(c, &v, runs, nruns);
+		print_json(c, &v, runs, nruns, total);
 	else
-		print_text(c, &v, runs, nruns);
+		print_text(c, &v, runs, nruns, total);
 	runs_free(runs, nruns);
 	job_view_free(&v);
 	return 0;
+}
+
+#define SHOW_RUNS 20
+
+/* Prints job id with its last 20 runs (see show_job_runs). */
+int
+show_job(const struct conf *c, struct db *db, uint64_t id, int json, int failed_only)
+{
+	return show_job_runs(c, db, id, json, failed_only, SHOW_RUNS);
 }
 
 int
@@ -322,11 +391,15 @@ cmd_show(int argc, char **argv)
 	static const struct option longopts[] = {
 		CLI_COMMON_LONGOPTS,
 		{ "json", no_argument, NULL, 'J' },
+		{ "runs", required_argument, NULL, 'R' },
+		{ "all-runs", no_argument, NULL, 'A' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct conf *c;
 	struct db *db;
 	uint64_t id;
+	unsigned last = SHOW_RUNS;
+	int64_t v;
 	int opt, rc, json = 0;
 
 	while ((opt = getopt_long(argc, argv, CLI_COMMON_SHORTOPTS, longopts, NULL)) != -1) {
@@ -334,6 +407,14 @@ cmd_show(int argc, char **argv)
 			return rc;
 		if (opt == 'J')
 			json = 1;
+		else if (opt == 'A')
+			last = 0;
+		else if (opt == 'R') {
+			if (str_to_int64(optarg, 1, 1000000000, &v) < 0)
+				return cli_usage_error(
+				    "show", "--runs: expected a positive number, not '%s'", optarg);
+			last = (unsigned)v;
+		}
 	}
 	if (argc - optind != 1)
 		return cli_usage_error("show", "expected one job ID");
@@ -341,7 +422,7 @@ cmd_show(int argc, char **argv)
 		return cli_usage_error("show", "'%s' is not a job id", argv[optind]);
 	if ((rc = cli_open_cancelling(&c, &db)) != 0)
 		return rc;
-	rc = show_job(c, db, id, json, 0);
+	rc = show_job_runs(c, db, id, json, 0, last);
 	db_free(db);
 	conf_free(c);
 	return rc;

@@ -53,8 +53,10 @@ print_json(const struct report *r)
 			cJSON_AddNumberToObject(o, "reserved", (double)q->reserved);
 			cJSON_AddNumberToObject(o, "stale", (double)q->stale);
 			cJSON_AddNumberToObject(o, "failed", (double)q->failed);
-			cJSON_AddNumberToObject(o, "oldest_ready_seconds",
-			    q->oldest_ready_s >= 0 ? (double)q->oldest_ready_s : 0.0);
+			if (q->oldest_ready_s >= 0) /* null: nothing is ready */
+				cJSON_AddNumberToObject(o, "oldest_ready_seconds", (double)q->oldest_ready_s);
+			else
+				cJSON_AddNullToObject(o, "oldest_ready_seconds");
 		}
 	} else {
 		cJSON_AddNullToObject(root, "queues");

@@ -22,13 +22,14 @@ usage(void)
 	       "      --stop-when-empty  exit as soon as no job is ready now\n"
 	       "      --schedule         also enqueue due scheduled jobs (at most one tick a minute)\n"
 	       "      --log-format FMT   text (default) or json: one line per job outcome on stderr\n"
-	       "  -v, --verbose          log debugging detail\n\n"
+	       "      --quiet            log only warnings and errors (default: [worker] log_level)\n"
+	       "  -v, --verbose          log debugging detail as well, such as each job's start\n\n"
 	       "SIGTERM or SIGINT: take no new job, let running handlers finish, exit 0.\n"
 	       "A second one: terminate the handlers and give their jobs back.\n"
-	       "For cron (shared hosting): * * * * * jobq work --max-time 55 --stop-when-empty\n");
+	       "For cron (shared hosting): * * * * * jobq work --max-time 55 --stop-when-empty --quiet\n");
 }
 
-enum { OPT_ONCE = 256, OPT_MAX, OPT_MAX_TIME, OPT_STOP_WHEN_EMPTY, OPT_LOG_FORMAT, OPT_SCHEDULE };
+enum { OPT_ONCE = 256, OPT_MAX, OPT_MAX_TIME, OPT_STOP_WHEN_EMPTY, OPT_LOG_FORMAT, OPT_SCHEDULE, OPT_QUIET };
 
 static int
 check_queues(const struct conf *c, char **queues)
@@ -58,6 +59,7 @@ cmd_work(int argc, char **argv)
 		{ "log-format", required_argument, NULL, OPT_LOG_FORMAT },
 		{ "schedule", no_argument, NULL, OPT_SCHEDULE },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "quiet", no_argument, NULL, OPT_QUIET },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct worker_opts o;
@@ -112,7 +114,10 @@ cmd_work(int argc, char **argv)
 			log_arg = optarg;
 			break;
 		case 'v':
-			log_set_verbose(1);
+			cli_log_level = LOG_DEBUG;
+			break;
+		case OPT_QUIET:
+			cli_log_level = LOG_WARN;
 			break;
 		}
 	}

@@ -101,15 +101,19 @@ print_workers(const struct worker_row *w, size_t n)
 	int tty = cli_isatty();
 	size_t i;
 
-	printf("%-32s %-5s %4s %9s %9s %7s %7s %5s  %-22s %s\n", "WORKER", "STATE", "CONC", "UPTIME", "SEEN",
-	    "DONE", "RETRIED", "DEAD", "QUEUES", "RUNNING");
+	/* Two blanks between columns, and room for the longest usual value
+	 * ("23h59m59s", "1d 3h ago"): a wider one pushes the rest along
+	 * but never runs into its neighbour. */
+	printf("%-32s  %-5s  %4s  %-10s  %-14s  %7s  %7s  %5s  %-22s  %s\n", "WORKER", "STATE", "CONC",
+	    "UPTIME", "SEEN", "DONE", "RETRIED", "DEAD", "QUEUES", "RUNNING");
 	for (i = 0; i < n; i++) {
-		char up[32], seen[32];
+		char up[32], d[32], seen[48];
 		char *id = cli_visible(w[i].id, tty), *running = cli_visible(w[i].current_jobs, tty);
 
 		duration_format(w[i].uptime_s * 1000, up, sizeof up);
-		duration_format(w[i].seen_ago_ms / 1000 * 1000, seen, sizeof seen);
-		printf("%-32s %-5s %4u %9s %5s ago %7llu %7llu %5llu  %-22s %s\n", id,
+		duration_format(w[i].seen_ago_ms / 1000 * 1000, d, sizeof d);
+		snprintf(seen, sizeof seen, "%s ago", d);
+		printf("%-32s  %-5s  %4u  %-10s  %-14s  %7llu  %7llu  %5llu  %-22s  %s\n", id,
 		    w[i].alive ? "alive" : "gone", w[i].concurrency, up, seen, (unsigned long long)w[i].done,
 		    (unsigned long long)w[i].retried, (unsigned long long)w[i].dead, w[i].queues,
 		    *running ? running : "-");

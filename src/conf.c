@@ -450,6 +450,12 @@ worker_set(struct loader *ld, struct conf *c, const struct entry *e)
 			ld_error(ld, e->line, "log_format: expected text or json, not '%s'", e->value);
 			return -1;
 		}
+	} else if (strcmp(k, "log_level") == 0) {
+		if (log_level_parse(e->value, &w->log_level) < 0) {
+			ld_error(ld, e->line, "log_level: expected debug, info, warn or error, not '%s'",
+			    e->value);
+			return -1;
+		}
 	} else if (strcmp(k, "max_payload") == 0)
 		return ld_size(ld, e, &w->max_payload);
 	else
@@ -581,6 +587,7 @@ conf_set_defaults(struct conf *c)
 	c->worker.reserve_mode = RESERVE_AUTO;
 	c->worker.timezone = xstrdup("UTC");
 	c->worker.log_format = LOG_TEXT;
+	c->worker.log_level = LOG_INFO;
 	c->worker.max_payload = 1024 * 1024;
 	c->queues = xcalloc(1, sizeof *c->queues);
 }

@@ -85,6 +85,7 @@ struct worker_conf {
 	enum reserve_mode reserve_mode;
 	char *timezone;
 	enum log_format log_format;
+	enum log_level log_level;
 	size_t max_payload;
 };
 

@@ -21,6 +21,8 @@ struct type_stats {
 };
 
 int runs_for_job(struct db *db, uint64_t id, const char *tz, struct run_row **rows, size_t *n, char *err);
+int runs_for_job_last(struct db *db, uint64_t id, const char *tz, unsigned last, struct run_row **rows,
+    size_t *n, uint64_t *total, char *err);
 void runs_free(struct run_row *rows, size_t n);
 struct runs_stats {
 	struct type_stats *types;

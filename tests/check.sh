@@ -114,7 +114,7 @@ password = wrong-$PW
 database = $DB
 EOC
 run jq_ check
-is "$RC" "69" "check with a wrong password exits 69"
+is "$RC" "78" "check with a wrong password exits 78 (a configuration problem)"
 is "$NERR" "1" "with one line on stderr"
 like "$ERR" "^jobq: connect to socket $(re "$SOCKET"): Access denied for user '$U'@'localhost'" \
 	"saying access was denied to whom"
@@ -152,7 +152,7 @@ is "$ERR" "" "a readable configuration without a password and a private password
 
 printf 'wrong-%s\n' "$PW" >"$T/db.pw"
 run jq_ check
-is "$RC" "69" "a password_file with the wrong password exits 69 (the file is what is used)"
+is "$RC" "78" "a password_file with the wrong password exits 78 (the file is what is used)"
 like "$ERR" "Access denied for user '$U'" "and says access was denied"
 
 printf '%s\n' "$PW" >"$T/db.pw"

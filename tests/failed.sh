@@ -52,7 +52,8 @@ run failed
 is "$RC" 0 "failed (list) exits 0"
 is "$(printf '%s\n' "$OUT" | ids)" "$a2 $b1 $a1 $b2 $a3 " "newest first"
 is "$(printf '%s\n' "$OUT" | tail -1)" "5 failed jobs" "then the total"
-is "$(lines "$OUT")" 6 "one line per job"
+is "$(lines "$OUT")" 7 "a header, one line per job, the total"
+like "$(printf '%s\n' "$OUT" | head -1)" "^ID +FAILED \(UTC\) +QUEUE +TYPE +TRY +EXIT +ERROR" "the header names the columns"
 line_a1=$(printf '%s\n' "$OUT" | awk -v id="$a1" '$1 == id')
 like "$line_a1" "default +dead .*dead: cannot parse payload$" "a line shows queue, type and the first line of the error"
 like "$line_a1" "exit 65" "and the exit status"
@@ -72,7 +73,7 @@ is "$RC" 0 "list --json exits 0"
 is "$(printf '%s' "$OUT" | jget '[r["id"] for r in d]')" "[$a2, $b1, $a1, $b2, $a3]" "--json: newest first"
 is "$(printf '%s' "$OUT" | jget "[(r['queue'], r['type'], r['attempts'], r['exit_status']) for r in d if r['id'] == $b1]")" \
 	'[["mail", "dead2", 1, "exit 67"]]' "--json: queue, type, attempts, exit status"
-like "$(printf '%s' "$OUT" | jget "[r['error'] for r in d if r['id'] == $b1][0]")" $'^dead2: no such user\ndetail' "--json: the whole error"
+is "$(printf '%s' "$OUT" | jget "[r['error'] for r in d if r['id'] == $b1][0]")" 'dead2: no such user' "--json: the first line of the error (failed show has it whole)"
 
 # ---- show ----
 run failed show "$a1"
