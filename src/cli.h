@@ -50,5 +50,6 @@ int cmd_failed(int argc, char **argv);
 int cmd_release_stale(int argc, char **argv);
 int cmd_workers(int argc, char **argv);
 int cmd_prune(int argc, char **argv);
+int cmd_passwd(int argc, char **argv);
 
 #endif
