@@ -51,5 +51,6 @@ int cmd_release_stale(int argc, char **argv);
 int cmd_workers(int argc, char **argv);
 int cmd_prune(int argc, char **argv);
 int cmd_passwd(int argc, char **argv);
+int cmd_serve(int argc, char **argv);
 
 #endif

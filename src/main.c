@@ -20,6 +20,7 @@ static const struct cli_cmd commands[] = {
 	{ "release-stale", cmd_release_stale, "return jobs whose lease expired" },
 	{ "workers", cmd_workers, "list the workers and what they run" },
 	{ "prune", cmd_prune, "trim run history and old dead-letter rows" },
+	{ "serve", cmd_serve, "serve the web dashboard and /metrics" },
 	{ "passwd", cmd_passwd, "hash a password for the dashboard's [user NAME]" },
 };
 

@@ -24,7 +24,7 @@ runs_for_job(struct db *db, uint64_t id, const char *tz, struct run_row **rows, 
 	*n = 0;
 	r = db_query(db, &rc, err,
 	    "SELECT attempt, worker, CONVERT_TZ(started_at, '+00:00', %q), duration_ms, outcome, "
-	    "exit_status, error, queue, type FROM job_runs WHERE job_id = %U ORDER BY id",
+	    "exit_status, error, queue, type, output FROM job_runs WHERE job_id = %U ORDER BY id",
 	    tz, id);
 	if (r == NULL)
 		return rc;
@@ -41,6 +41,7 @@ runs_for_job(struct db *db, uint64_t id, const char *tz, struct run_row **rows, 
 		x->error = xstrdup_or_null(row[6]);
 		x->queue = xstrdup_or_null(row[7]);
 		x->type = xstrdup_or_null(row[8]);
+		x->output = xstrdup_or_null(row[9]);
 	}
 	db_res_free(r);
 	return DB_OK;
@@ -59,6 +60,7 @@ runs_free(struct run_row *rows, size_t n)
 		free(rows[i].outcome);
 		free(rows[i].exit_status);
 		free(rows[i].error);
+		free(rows[i].output);
 	}
 	free(rows);
 }
