@@ -50,7 +50,7 @@ static const struct route routes[] = {
 	{ "GET", "/static/*", ANYONE, serve_static },
 	{ "POST", "/api/login", ANYONE, api_login },
 	{ "POST", "/api/logout", VIEWER, api_logout },
-	{ "GET", "/api/me", VIEWER, api_me },
+	{ "GET", "/api/me", ANYONE, api_me },
 	{ "GET", "/api/overview", VIEWER, api_overview },
 	{ "GET", "/api/jobs", VIEWER, api_jobs },
 	{ "GET", "/api/jobs/#", VIEWER, api_job },

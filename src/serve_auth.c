@@ -262,9 +262,19 @@ api_logout(struct req *r)
 }
 
 /* GET /api/me: who is logged in, the role and the CSRF token the page
- * sends with every POST. */
+ * sends with every POST; {"user": null} without a session (a question
+ * with an answer, not an error: the page then shows the login form). */
 MHD_RESULT
 api_me(struct req *r)
 {
-	return serve_json(r, 200, me_doc(r));
+	cJSON *doc;
+	int rc = serve_session(r);
+
+	if (rc == 500)
+		return serve_error(r, 500, "internal error (the server log has the detail)");
+	if (rc == 0)
+		return serve_json(r, 200, me_doc(r));
+	doc = cJSON_CreateObject();
+	cJSON_AddNullToObject(doc, "user");
+	return serve_json(r, 200, doc);
 }

@@ -186,16 +186,18 @@ is "$CODE" 200 "and the next request works"
 serve_stop
 is "$?" 0 "SIGTERM: jobq serve exits 0"
 serve_start
-hit GET /api/me "$T/a.jar"
+hit GET /api/overview "$T/a.jar"
 is "$CODE" 200 "a restart logs nobody out"
 sql "UPDATE jobq_sessions SET expires_at = UTC_TIMESTAMP(6) - INTERVAL 1 SECOND WHERE username = 'bob'"
-hit GET /api/me "$T/b.jar"
+hit GET /api/overview "$T/b.jar"
 is "$CODE" 401 "an expired session: 401"
+hit GET /api/me "$T/b.jar"
+is "$CODE/$BODY" '200/{"user":null}' "/api/me answers that nobody is logged in"
 token=$(awk '$6 == "jobq_session" { print $7 }' "$T/a.jar")
 post /api/logout "$T/a.jar" '{}'
 is "$CODE" 200 "logout: 200"
 like "$(header set-cookie)" 'Max-Age=0' "and the cookie is cleared"
-curl -s -o /dev/null -w '%{http_code}' -H "Cookie: jobq_session=$token" "$URL/api/me" >"$T/code"
+curl -s -o /dev/null -w '%{http_code}' -H "Cookie: jobq_session=$token" "$URL/api/overview" >"$T/code"
 is "$(cat "$T/code")" 401 "the old token no longer opens the session"
 
 # ---- login rate limit: 3 failures per user and per address a minute ----
