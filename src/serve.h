@@ -97,6 +97,9 @@ MHD_RESULT api_workers(struct req *r);
 MHD_RESULT api_enqueue_form(struct req *r);
 MHD_RESULT api_enqueue(struct req *r);
 
+/* serve_metrics.c */
+MHD_RESULT serve_metrics(struct req *r);
+
 /* serve.c */
 int serve_run(const struct conf *c, const char *listen, char *err);
 
