@@ -136,8 +136,9 @@ api_overview(struct req *r)
 /* ---- jobs ---- */
 
 static cJSON *
-job_row_json(const struct job_row *j)
+job_row_json(struct req *r, const struct job_row *j)
 {
+	const struct handler *h = conf_handler(r->srv->conf, j->type);
 	cJSON *o = cJSON_CreateObject();
 
 	ADD_NUM(o, "id", j->id);
@@ -146,7 +147,8 @@ job_row_json(const struct job_row *j)
 	cJSON_AddStringToObject(o, "state", j->state);
 	ADD_NUM(o, "priority", j->priority);
 	ADD_NUM(o, "attempts", j->attempts);
-	ADD_NUM(o, "max_attempts", j->max_attempts);
+	/* 0 in the table: the handler's limit applies */
+	ADD_NUM(o, "max_attempts", j->max_attempts ? j->max_attempts : h ? h->max_attempts : 0);
 	ADD_NUM(o, "due_in_ms", j->due_in_ms);
 	cJSON_AddBoolToObject(o, "last_failed", j->last_failed);
 	add_str_or_null(o, "reserved_by", j->reserved_by);
@@ -180,7 +182,7 @@ api_jobs(struct req *r)
 	doc = cJSON_CreateObject();
 	a = cJSON_AddArrayToObject(doc, "jobs");
 	for (i = 0; i < n; i++)
-		cJSON_AddItemToArray(a, job_row_json(&rows[i]));
+		cJSON_AddItemToArray(a, job_row_json(r, &rows[i]));
 	if (n == f.limit)
 		ADD_NUM(doc, "next_after", rows[n - 1].id);
 	else
