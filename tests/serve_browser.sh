@@ -34,6 +34,10 @@ max_attempts = 5
 [user admin]
 password_hash = $PWHASH
 role = admin
+
+[user viewer]
+password_hash = $PWHASH
+role = viewer
 EOC
 
 # One job in each state, a dead one, a run history for the chart and a

@@ -69,6 +69,12 @@ h PUT /api/overview
 is "$CODE/$(header allow)" "405/GET, HEAD" "PUT on a GET endpoint: 405 with Allow"
 h GET /api/failed/retry
 is "$CODE/$(header allow)" "405/POST" "GET on a POST endpoint: 405 with Allow: POST"
+h GET /jobs/42abc
+is "$CODE" 404 "a job address with junk after the id: 404"
+h GET /jobs/99999999999999999999
+is "$CODE" 404 "a job id too long for 64 bits: 404"
+h GET /api/jobs/42/run-now
+is "$CODE/$(header allow)" "405/POST" "GET on a job action: 405"
 h GET /api/overview
 is "$CODE" 401 "the API without a session: 401"
 
@@ -147,6 +153,10 @@ is "$(sql "SELECT CONCAT(username, ' ', action, ' ', job_id) FROM jobq_audit")" 
 h GET /api/jobs/500 "$T/b.jar"
 is "$(printf '%s' "$BODY" | jget '[(a["user"], a["action"]) for a in d["audit"]]')" '[["alice", "retry"]]' "and shown on the job (to a viewer too)"
 
+head -c $((5 * 1024 * 1024)) /dev/zero | tr '\0' ' ' >"$T/big"
+hit POST /api/enqueue "$T/a.jar" "" -H "X-CSRF-Token: $CSRF" -H 'Content-Type: application/json' --data-binary @"$T/big"
+is "$CODE" 413 "a body over 4 MiB: 413"
+
 # ---- 422 and 409 ----
 post /api/enqueue "$T/a.jar" '{"type": "nosuch", "payload": "{}"}'
 is "$CODE" 422 "enqueue of an unknown type: 422"
@@ -181,6 +191,14 @@ like "$(cat "$T/serve.log")" "jobq_workers" "the log gets the detail"
 sql "RENAME TABLE jobq_workers_away TO jobq_workers"
 h GET /api/workers "$T/a.jar"
 is "$CODE" 200 "and the next request works"
+
+# ---- where to listen ----
+jq_ serve --listen nonsense 2>"$T/err"
+is "$?" 78 "--listen without a port: exit 78"
+like "$(cat "$T/err")" "listen: expected ADDR:PORT, not 'nonsense'" "and says what it wanted"
+jq_ serve --listen "127.0.0.1:${URL##*:}" 2>"$T/err"
+is "$?" 1 "a port in use: exit 1"
+like "$(cat "$T/err")" "listen on 127.0.0.1:[0-9]+: Address already in use" "and says so"
 
 # ---- sessions: shared through the database ----
 serve_stop

@@ -196,6 +196,22 @@ try {
   await page.waitForSelector("#login-form", WAIT);
   ok(true, "logging out shows the login form");
 
+  // ---- a viewer sees no admin controls ----
+  await page.type("#login-user", "viewer");
+  await page.type("#login-password", PASSWORD);
+  await page.click("#login-submit");
+  await page.waitForSelector("#totals", WAIT);
+  ok(await page.$eval('#nav a[href="/enqueue"]', (a) => a.hidden), "a viewer's menu has no Enqueue");
+  await page.goto(`${BASE}/failed`, { waitUntil: "networkidle0" });
+  await page.waitForSelector("#failed-table", WAIT);
+  is(await page.$$eval("#failed-table button, #failed-table input, #retry-all, #clear-all", (es) => es.length), 0,
+    "a viewer's dead letter has no retry, forget or clear controls");
+  await page.goto(`${BASE}/jobs/${staleId}`, { waitUntil: "networkidle0" });
+  await page.waitForSelector("#payload", WAIT);
+  is(await page.$$eval("main button", (es) => es.length), 0, "a viewer's job detail has no action buttons");
+  await page.click("#logout");
+  await page.waitForSelector("#login-form", WAIT);
+
   is(cspViolations.join("\n"), "", "zero CSP violations on every page");
   is(errors.join("\n"), "", "zero console errors on every page");
 } catch (e) {
