@@ -26,7 +26,7 @@ typedef enum MHD_Result MHD_RESULT;
 struct serve {
 	const struct conf *conf;
 	struct db *db;
-	const char *tz;
+	const char *tz; /* of every time the API sends: UTC */
 	int tls;
 	char dummy_hash[160]; /* verified for unknown users: same timing */
 };

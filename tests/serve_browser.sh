@@ -19,6 +19,7 @@ setup serve_browser
 write_conf <<EOC
 [worker]
 poll_interval = 20ms
+timezone = Asia/Kolkata
 
 [queue default]
 [queue mail]

@@ -64,12 +64,28 @@ function dueIn(ms) {
   return ms > 0 ? "in " + fmtDur(ms) : fmtDur(ms) + " ago";
 }
 
-/* A time from the API (in the configured zone), to the second; the full
- * value and the zone on hover. */
+/* Formats times in the configured zone ([worker] timezone) as
+ * "2026-11-30 21:26:01"; UTC when the browser does not know the zone. */
+let zoneFmt = null;
+function zoneFormat() {
+  if (zoneFmt) return zoneFmt;
+  const opts = { year: "numeric", month: "2-digit", day: "2-digit", hour: "2-digit", minute: "2-digit",
+    second: "2-digit", hourCycle: "h23" };
+  let tz = app.me && app.me.timezone ? app.me.timezone : "UTC";
+  try { new Intl.DateTimeFormat("sv-SE", { ...opts, timeZone: tz }); } catch (e) { tz = "UTC"; }
+  zoneFmt = { tz: tz, fmt: new Intl.DateTimeFormat("sv-SE", { ...opts, timeZone: tz }) };
+  return zoneFmt;
+}
+
+/* A time from the API (UTC, "2026-11-30 20:26:01.123456") in the
+ * configured zone, UTC on hover. */
 function when(t) {
   if (!t) return el("span", { class: "muted" }, "—");
-  const tz = app.me && app.me.timezone ? app.me.timezone : "UTC";
-  return el("time", { title: t + " (" + tz + ")" }, t.replace(/\.\d+$/, ""));
+  const utc = t.replace(/\.\d+$/, "");
+  const d = new Date(utc.replace(" ", "T") + "Z");
+  if (isNaN(d)) return el("span", {}, t);
+  const z = zoneFormat();
+  return el("time", { datetime: utc.replace(" ", "T") + "Z", title: utc + " UTC" }, z.fmt.format(d));
 }
 
 function firstLine(s) {
@@ -508,6 +524,7 @@ function showLogin() {
     try {
       app.me = await api("/api/login", { user: user.value, password: pw.value, remember: rem.checked });
       enqueueCache = null;
+      zoneFmt = null;
       if (location.pathname === "/login") history.replaceState(null, "", "/");
       start();
     } catch (e) {

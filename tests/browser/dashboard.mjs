@@ -111,6 +111,12 @@ try {
   await page.waitForFunction((id) => document.querySelector("h1")?.textContent.startsWith(`Job #${id}`), WAIT, staleId);
   is(new URL(page.url()).pathname, `/jobs/${staleId}`, "clicking a job opens its shareable address");
   ok((await text("h1")).includes("stale"), "the detail shows the job's state");
+  // Times: in the configured zone (Asia/Kolkata, UTC+05:30), UTC on hover.
+  const [shown, hover] = await page.$eval("dl.kv time", (t) => [t.textContent, t.title]);
+  const created = sql(`SELECT DATE_FORMAT(created_at, '%Y-%m-%d %H:%i:%s') FROM jobs WHERE id = ${staleId}`);
+  const local = sql(`SELECT DATE_FORMAT(created_at + INTERVAL 330 MINUTE, '%Y-%m-%d %H:%i:%s') FROM jobs WHERE id = ${staleId}`);
+  is(hover, `${created} UTC`, "a time shows UTC on hover");
+  is(shown, local, "and the configured time zone on the page");
   await shot("job");
   await collectCsp("jobs");
 
