@@ -59,6 +59,10 @@ h GET /jobs/42
 is "$CODE" 200 "a job's shareable address serves the page"
 h GET /static/app.js
 is "$CODE/$(header content-type)" "200/text/javascript; charset=utf-8" "the script is served from the binary"
+for f in index.html app.js app.css icon.svg; do
+	curl -s "$URL/static/$f" | cmp -s - "$top_srcdir/src/www/$f"
+	ok $? "/static/$f is src/www/$f byte for byte"
+done
 h GET /static/nope.js
 is "$CODE" 404 "an unknown file: 404"
 h GET /nowhere
