@@ -196,6 +196,16 @@ sql "RENAME TABLE jobq_workers_away TO jobq_workers"
 h GET /api/workers "$T/a.jar"
 is "$CODE" 200 "and the next request works"
 
+# ---- the database connection is killed: one 500 at most, then back ----
+for cid in $(sql "SELECT id FROM information_schema.processlist WHERE db = '$DB' AND id <> CONNECTION_ID()"); do
+	sql "KILL CONNECTION $cid" 2>/dev/null
+done
+hit GET /api/workers "$T/a.jar"
+first=$CODE
+hit GET /api/workers "$T/a.jar"
+ok "$([ "$first" = 200 ] || [ "$first" = 500 ]; echo $?)" "the request after the kill: 200 or 500 (got $first)"
+is "$CODE" 200 "the next one reconnects: 200"
+
 # ---- where to listen ----
 jq_ serve --listen nonsense 2>"$T/err"
 is "$?" 78 "--listen without a port: exit 78"
