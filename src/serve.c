@@ -1,11 +1,12 @@
 /* serve.c -- the dashboard's daemon: the route table, the router and the
  * libmicrohttpd daemon with its clean shutdown.
  *
- * libmicrohttpd runs one internal polling thread; every request is
- * answered on it, one at a time, with the one database connection.  The
- * main thread only waits for SIGTERM or SIGINT (blocked everywhere, read
- * with sigwait: no handler runs at all) and then stops the daemon, which
- * finishes the request in hand. */
+ * libmicrohttpd runs a small pool of threads; each answers its requests
+ * one at a time with a database connection of its own (thread-local,
+ * opened on first use, closed when the thread ends), so a slow page does
+ * not hold up the others.  The main thread only waits for SIGTERM or
+ * SIGINT (blocked everywhere, read with sigwait: no handler runs at all)
+ * and then stops the daemon, which finishes the requests in hand. */
 #include "config.h"
 
 #include <arpa/inet.h>
@@ -170,19 +171,37 @@ client_address(struct req *r)
 		    r->addr, sizeof r->addr, NULL, 0, NI_NUMERICHOST);
 }
 
-/* Makes sure the database connection is up before a request uses it. */
-static int
-db_ready(struct serve *s)
+#define SERVE_THREADS 4
+
+static pthread_key_t db_key;
+
+static void
+db_key_free(void *db)
 {
+	db_free(db);
+}
+
+/* This thread's database connection, connected and answering; NULL
+ * (logged) when the server cannot be reached.  A connection that died
+ * while idle (server restart, wait_timeout, KILL) is found by a no-op
+ * round trip and opened again, so it costs no request a 500. */
+static struct db *
+thread_db(struct serve *s)
+{
+	struct db *db = pthread_getspecific(db_key);
 	char err[ERRSZ];
 
-	if (db_connected(s->db))
-		return 0;
-	if (db_connect(s->db, 1, err) != DB_OK) {
-		log_error("serve: %s", err);
-		return -1;
+	if (db == NULL) {
+		db = db_new(&s->conf->db);
+		pthread_setspecific(db_key, db);
 	}
-	return 0;
+	if (db_connected(db) && db_exec(db, err, "DO 1") != DB_OK)
+		db_disconnect(db);
+	if (!db_connected(db) && db_connect(db, 1, err) != DB_OK) {
+		log_error("serve: %s", err);
+		return NULL;
+	}
+	return db;
 }
 
 /* libmicrohttpd's access handler: called once with the headers, then
@@ -214,7 +233,7 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *
 		*upload_size = 0;
 		return MHD_YES;
 	}
-	if (db_ready(r->srv) < 0)
+	if ((r->db = thread_db(r->srv)) == NULL)
 		return serve_error(r, 500, "internal error (the server log has the detail)");
 	return dispatch(r);
 }
@@ -320,13 +339,13 @@ start_daemon(struct serve *s, int fd, char **cert, char **key, char *err)
 			return NULL;
 		flags |= MHD_USE_TLS;
 		return MHD_start_daemon(flags, 0, NULL, NULL, on_request, s, MHD_OPTION_LISTEN_SOCKET, fd,
-		    MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_CONNECTION_TIMEOUT, 30u,
-		    MHD_OPTION_CONNECTION_LIMIT, 128u, MHD_OPTION_HTTPS_MEM_CERT, *cert,
-		    MHD_OPTION_HTTPS_MEM_KEY, *key, MHD_OPTION_END);
+		    MHD_OPTION_THREAD_POOL_SIZE, (unsigned)SERVE_THREADS, MHD_OPTION_NOTIFY_COMPLETED,
+		    on_completed, s, MHD_OPTION_CONNECTION_TIMEOUT, 30u, MHD_OPTION_CONNECTION_LIMIT, 128u,
+		    MHD_OPTION_HTTPS_MEM_CERT, *cert, MHD_OPTION_HTTPS_MEM_KEY, *key, MHD_OPTION_END);
 	}
 	return MHD_start_daemon(flags, 0, NULL, NULL, on_request, s, MHD_OPTION_LISTEN_SOCKET, fd,
-	    MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_CONNECTION_TIMEOUT, 30u,
-	    MHD_OPTION_CONNECTION_LIMIT, 128u, MHD_OPTION_END);
+	    MHD_OPTION_THREAD_POOL_SIZE, (unsigned)SERVE_THREADS, MHD_OPTION_NOTIFY_COMPLETED, on_completed,
+	    s, MHD_OPTION_CONNECTION_TIMEOUT, 30u, MHD_OPTION_CONNECTION_LIMIT, 128u, MHD_OPTION_END);
 }
 
 /* Serves until SIGTERM or SIGINT.  Returns 0, or -1 with err set when
@@ -336,6 +355,7 @@ serve_run(const struct conf *c, const char *listen_at, char *err)
 {
 	struct serve s = { 0 };
 	struct MHD_Daemon *d;
+	struct db *probe;
 	char bound[128], *cert = NULL, *key = NULL;
 	sigset_t set;
 	int fd, sig = 0, rc = -1;
@@ -347,14 +367,21 @@ serve_run(const struct conf *c, const char *listen_at, char *err)
 	s.tls = c->serve.tls_cert != NULL;
 	if (serve_auth_init(&s) < 0)
 		return errf(err, "libsodium failed to initialise"), -1;
-	s.db = db_new(&c->db);
-	if (db_connect(s.db, 1, err) != DB_OK)
-		goto out;
+	/* Connect once here so a wrong password fails the start, not the
+	 * first page. */
+	probe = db_new(&c->db);
+	rc = db_connect(probe, 1, err) == DB_OK ? 0 : -1;
+	db_free(probe);
+	if (rc < 0)
+		return -1;
+	rc = -1;
+	if (pthread_key_create(&db_key, db_key_free) != 0)
+		return errf(err, "pthread_key_create: out of resources"), -1;
 	sigemptyset(&set);
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGHUP); /* no reload yet: a HUP from a closing terminal is ignored */
-	/* Blocked before the daemon's thread starts, so it inherits the mask
+	/* Blocked before the daemon's threads start, so they inherit the mask
 	 * and the signals reach sigwait() below. */
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
@@ -377,6 +404,6 @@ serve_run(const struct conf *c, const char *listen_at, char *err)
 out:
 	free(cert);
 	free(key);
-	db_free(s.db);
+	pthread_key_delete(db_key);
 	return rc;
 }

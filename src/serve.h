@@ -21,11 +21,11 @@ typedef enum MHD_Result MHD_RESULT;
 #define SERVE_BODY_MAX (4 * 1024 * 1024)
 #define SERVE_COOKIE "jobq_session"
 
-/* The server: configuration, the one database connection (used only by
- * libmicrohttpd's single polling thread) and the daemon. */
+/* The server: what every thread of libmicrohttpd's pool shares, all of
+ * it read only while it serves.  Each thread has its own database
+ * connection (serve.c). */
 struct serve {
 	const struct conf *conf;
-	struct db *db;
 	const char *tz; /* of every time the API sends: UTC */
 	int tls;
 	char dummy_hash[160]; /* verified for unknown users: same timing */
@@ -34,6 +34,7 @@ struct serve {
 /* One request, from its first byte to its response. */
 struct req {
 	struct serve *srv;
+	struct db *db; /* this thread's connection */
 	struct MHD_Connection *conn;
 	const char *method, *url;
 	struct buf body;

@@ -47,7 +47,7 @@ audit(struct req *r, const char *action, uint64_t job_id, const char *detail)
 {
 	char err[ERRSZ];
 
-	if (audit_add(r->srv->db, r->user->name, r->addr, action, job_id, detail, err) != DB_OK)
+	if (audit_add(r->db, r->user->name, r->addr, action, job_id, detail, err) != DB_OK)
 		log_error("serve: audit %s by %s: %s", action, r->user->name, err);
 }
 
@@ -113,10 +113,10 @@ api_overview(struct req *r)
 	char err[ERRSZ];
 	cJSON *doc, *chart;
 
-	if (queue_status(r->srv->db, r->srv->conf, NULL, &q, &nq, err) != DB_OK ||
-	    runs_recent_counts(r->srv->db, "queue", &c, &nc, err) != DB_OK ||
-	    runs_recent_minutes(r->srv->db, &m, err) != DB_OK ||
-	    registry_count_alive(r->srv->db, &alive, err) != DB_OK) {
+	if (queue_status(r->db, r->srv->conf, NULL, &q, &nq, err) != DB_OK ||
+	    runs_recent_counts(r->db, "queue", &c, &nc, err) != DB_OK ||
+	    runs_recent_minutes(r->db, &m, err) != DB_OK ||
+	    registry_count_alive(r->db, &alive, err) != DB_OK) {
 		queue_counts_free(q, nq);
 		runs_counts_free(c, nc);
 		return serve_db_error(r, "overview", err);
@@ -177,7 +177,7 @@ api_jobs(struct req *r)
 		return serve_error(r, 400, "after and limit must be whole numbers (limit 1-500)");
 	f.after_id = (uint64_t)after;
 	f.limit = (unsigned)limit;
-	if (queue_list(r->srv->db, &f, &rows, &n, err) != DB_OK)
+	if (queue_list(r->db, &f, &rows, &n, err) != DB_OK)
 		return serve_db_error(r, "list jobs", err);
 	doc = cJSON_CreateObject();
 	a = cJSON_AddArrayToObject(doc, "jobs");
@@ -291,7 +291,7 @@ audit_json(const struct audit_row *a, size_t n)
 MHD_RESULT
 api_job(struct req *r)
 {
-	struct db *db = r->srv->db;
+	struct db *db = r->db;
 	struct job_view v;
 	struct run_row *runs = NULL;
 	struct audit_row *au = NULL;
@@ -347,7 +347,7 @@ api_job_run_now(struct req *r)
 {
 	char err[ERRSZ];
 
-	return job_action(r, "run-now", queue_make_due(r->srv->db, r->id, err),
+	return job_action(r, "run-now", queue_make_due(r->db, r->id, err),
 	    "a worker holds this job; it cannot be made due", err);
 }
 
@@ -357,7 +357,7 @@ api_job_release(struct req *r)
 {
 	char err[ERRSZ];
 
-	return job_action(r, "release", queue_release_one(r->srv->db, r->id, err),
+	return job_action(r, "release", queue_release_one(r->db, r->id, err),
 	    "only a stale job (its lease expired) can be released", err);
 }
 
@@ -367,7 +367,7 @@ api_job_delete(struct req *r)
 {
 	char err[ERRSZ];
 
-	return job_action(r, "delete", queue_delete(r->srv->db, r->id, err),
+	return job_action(r, "delete", queue_delete(r->db, r->id, err),
 	    "a worker is running this job; it cannot be deleted now", err);
 }
 
@@ -396,7 +396,7 @@ failed_total(struct req *r, uint64_t *total, char *err)
 {
 	struct queue_counts *q;
 	size_t n, i;
-	int rc = queue_status(r->srv->db, r->srv->conf, NULL, &q, &n, err);
+	int rc = queue_status(r->db, r->srv->conf, NULL, &q, &n, err);
 
 	*total = 0;
 	for (i = 0; rc == DB_OK && i < n; i++)
@@ -425,7 +425,7 @@ api_failed(struct req *r)
 		return serve_error(r, 400, "limit must be a whole number from 1 to 1000");
 	f.limit = (unsigned)limit;
 	if (failed_total(r, &total, err) != DB_OK ||
-	    failed_list(r->srv->db, &f, r->srv->tz, &rows, &n, err) != DB_OK)
+	    failed_list(r->db, &f, r->srv->tz, &rows, &n, err) != DB_OK)
 		return serve_db_error(r, "list failed jobs", err);
 	doc = cJSON_CreateObject();
 	a = cJSON_AddArrayToObject(doc, "failed");
@@ -477,7 +477,7 @@ each_failed(struct req *r, const char *action, int (*fn)(struct db *, uint64_t, 
 	doc = cJSON_CreateObject();
 	missing = cJSON_AddArrayToObject(doc, "missing");
 	for (i = 0; i < n && (rc == DB_OK || rc == QUEUE_NOT_FOUND); i++) {
-		rc = fn(r->srv->db, ids[i], err);
+		rc = fn(r->db, ids[i], err);
 		if (rc == DB_OK)
 			audit(r, action, ids[i], ""), okn++;
 		else if (rc == QUEUE_NOT_FOUND)
@@ -512,7 +512,7 @@ api_failed_retry(struct req *r)
 		f.queue = NULL;
 	if (f.type != NULL && *f.type == '\0')
 		f.type = NULL;
-	if (failed_retry_matching(r->srv->db, &f, &n, err) != DB_OK) {
+	if (failed_retry_matching(r->db, &f, &n, err) != DB_OK) {
 		cJSON_Delete(in);
 		return serve_db_error(r, "retry matching", err);
 	}
@@ -556,7 +556,7 @@ api_failed_clear(struct req *r)
 		ADD_NUM(doc, "count", total);
 		return serve_json(r, 409, doc);
 	}
-	if (failed_clear(r->srv->db, -1, &removed, err) != DB_OK)
+	if (failed_clear(r->db, -1, &removed, err) != DB_OK)
 		return serve_db_error(r, "clear failed jobs", err);
 	snprintf(detail, sizeof detail, "%llu jobs", (unsigned long long)removed);
 	audit(r, "clear", 0, detail);
@@ -576,7 +576,7 @@ api_workers(struct req *r)
 	char err[ERRSZ];
 	cJSON *doc, *a;
 
-	if (registry_list(r->srv->db, &w, &n, err) != DB_OK)
+	if (registry_list(r->db, &w, &n, err) != DB_OK)
 		return serve_db_error(r, "list workers", err);
 	doc = cJSON_CreateObject();
 	a = cJSON_AddArrayToObject(doc, "workers");
@@ -698,7 +698,7 @@ api_enqueue(struct req *r)
 		items[i].payload_len = strlen(e.payload);
 		items[i].delay_ms = (int64_t)(e.delay_s * 1000);
 	}
-	if (queue_enqueue(r->srv->db, items, (size_t)e.count, &first, err) != DB_OK)
+	if (queue_enqueue(r->db, items, (size_t)e.count, &first, err) != DB_OK)
 		ret = serve_db_error(r, "enqueue", err);
 	else {
 		snprintf(

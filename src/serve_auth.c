@@ -83,7 +83,7 @@ serve_session(struct req *r)
 	if (!is_token(cookie))
 		return 401;
 	token_hash(cookie, hash);
-	res = db_query(r->srv->db, &rc, err,
+	res = db_query(r->db, &rc, err,
 	    "SELECT username, csrf_token FROM jobq_sessions WHERE token_hash = %q"
 	    " AND expires_at > UTC_TIMESTAMP(6)",
 	    hash);
@@ -123,7 +123,7 @@ rate_limited(struct req *r, const char *user, int64_t *retry_s, char *err)
 	int rc;
 
 	*retry_s = 0;
-	res = db_query(r->srv->db, &rc, err,
+	res = db_query(r->db, &rc, err,
 	    "SELECT COUNT(*), TIMESTAMPDIFF(SECOND, UTC_TIMESTAMP(6), MIN(at) + INTERVAL %I MICROSECOND)"
 	    " FROM jobq_login_failures WHERE username = %q AND at > UTC_TIMESTAMP(6) - INTERVAL %I "
 	    "MICROSECOND"
@@ -170,11 +170,11 @@ open_session(struct req *r, const struct serve_user *u, int remember, char *cook
 	new_token(r->csrf);
 	token_hash(token, hash);
 	/* Expired sessions and old failures go a few at a time. */
-	db_exec(r->srv->db, err, "DELETE FROM jobq_sessions WHERE expires_at < UTC_TIMESTAMP(6) LIMIT 100");
-	db_exec(r->srv->db, err,
+	db_exec(r->db, err, "DELETE FROM jobq_sessions WHERE expires_at < UTC_TIMESTAMP(6) LIMIT 100");
+	db_exec(r->db, err,
 	    "DELETE FROM jobq_login_failures WHERE at < UTC_TIMESTAMP(6) - INTERVAL 1 DAY"
 	    " LIMIT 100");
-	rc = db_exec(r->srv->db, err,
+	rc = db_exec(r->db, err,
 	    "INSERT INTO jobq_sessions (token_hash, username, csrf_token, remember, address, expires_at)"
 	    " VALUES (%q, %q, %q, %d, %q, UTC_TIMESTAMP(6) + INTERVAL %I MICROSECOND)",
 	    hash, u->name, r->csrf, remember, r->addr, ttl * 1000);
@@ -226,9 +226,8 @@ api_login(struct req *r)
 		ret = serve_respond(r, 429, "application/json; charset=utf-8", body, strlen(body), &x);
 	} else if ((r->user = verify(r, name, pw)) == NULL) {
 		log_warn("serve: failed login of '%s' from %s", name, r->addr);
-		if (db_exec(r->srv->db, err,
-		        "INSERT INTO jobq_login_failures (username, address) VALUES (%q, %q)", name,
-		        r->addr) != DB_OK)
+		if (db_exec(r->db, err, "INSERT INTO jobq_login_failures (username, address) VALUES (%q, %q)",
+		        name, r->addr) != DB_OK)
 			ret = serve_db_error(r, "record a failed login", err);
 		else
 			ret = serve_error(r, 401, "wrong user name or password");
@@ -253,7 +252,7 @@ api_logout(struct req *r)
 	struct resp_extra x = { 0 };
 
 	token_hash(cookie, hash); /* the router checked the session */
-	if (db_exec(r->srv->db, err, "DELETE FROM jobq_sessions WHERE token_hash = %q", hash) != DB_OK)
+	if (db_exec(r->db, err, "DELETE FROM jobq_sessions WHERE token_hash = %q", hash) != DB_OK)
 		return serve_db_error(r, "close a session", err);
 	snprintf(clear, sizeof clear, "%s=; Path=/; HttpOnly; SameSite=Strict%s; Max-Age=0", SERVE_COOKIE,
 	    r->srv->tls ? "; Secure" : "");

@@ -128,9 +128,9 @@ serve_metrics(struct req *r)
 
 	if (!authorized(r))
 		return serve_error(r, 401, "/metrics needs Authorization: Bearer <metrics_token>");
-	if (queue_status(r->srv->db, r->srv->conf, NULL, &q, &nq, err) != DB_OK ||
-	    registry_list(r->srv->db, &w, &nw, err) != DB_OK ||
-	    runs_recent_counts(r->srv->db, "type", &c, &nc, err) != DB_OK) {
+	if (queue_status(r->db, r->srv->conf, NULL, &q, &nq, err) != DB_OK ||
+	    registry_list(r->db, &w, &nw, err) != DB_OK ||
+	    runs_recent_counts(r->db, "type", &c, &nc, err) != DB_OK) {
 		queue_counts_free(q, nq);
 		registry_rows_free(w, nw);
 		return serve_db_error(r, "metrics", err);
