@@ -8,6 +8,7 @@
  * removing a [user] or demoting it takes effect at once. */
 #include "config.h"
 
+#include <pthread.h>
 #include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -145,14 +146,21 @@ rate_limited(struct req *r, const char *user, int64_t *retry_s, char *err)
 	return DB_OK;
 }
 
+/* One argon2id verification at a time: each takes 64 MiB, and a burst
+ * of logins must not multiply that by the threads. */
+static pthread_mutex_t verify_lock = PTHREAD_MUTEX_INITIALIZER;
+
 /* Checks the password; an unknown user costs the same work. */
 static const struct serve_user *
 verify(struct req *r, const char *name, const char *password)
 {
 	const struct serve_user *u = conf_serve_user(r->srv->conf, name);
 	const char *hash = u != NULL ? u->password_hash : r->srv->dummy_hash;
-	int good = crypto_pwhash_str_verify(hash, password, strlen(password)) == 0;
+	int good;
 
+	pthread_mutex_lock(&verify_lock);
+	good = crypto_pwhash_str_verify(hash, password, strlen(password)) == 0;
+	pthread_mutex_unlock(&verify_lock);
 	return good && u != NULL ? u : NULL;
 }
 
