@@ -57,6 +57,10 @@ sql "INSERT INTO jobs (queue, type, payload) VALUES ('default', 'echo', '{\"n\":
        FROM (SELECT a.n * 10 + b.n AS seq FROM
              (SELECT 0 n UNION SELECT 1 UNION SELECT 2 UNION SELECT 3 UNION SELECT 4 UNION SELECT 5 UNION SELECT 6 UNION SELECT 7 UNION SELECT 8 UNION SELECT 9) a,
              (SELECT 0 n UNION SELECT 1 UNION SELECT 2 UNION SELECT 3 UNION SELECT 4 UNION SELECT 5 UNION SELECT 6 UNION SELECT 7 UNION SELECT 8 UNION SELECT 9) b) s;
+     INSERT INTO job_runs (job_id, queue, type, attempt, worker, started_at, duration_ms, outcome, exit_status, output, error)
+       SELECT id, 'default', 'echo', 1, 'host2:99', UTC_TIMESTAMP(6) - INTERVAL 3 HOUR, 30000, 'retry', 'killed by SIGKILL (timeout)',
+              'connecting to smtp.example.com\nsending 3 messages', 'timeout after 30s'
+       FROM jobs WHERE lease_token = REPEAT('c', 32);
      INSERT INTO jobq_workers (id, host, pid, queues, concurrency, heartbeat_ms, started_at, last_seen_at, jobs_done, jobs_retried, jobs_dead, current_jobs)
        VALUES ('host1:4242', 'host1', 4242, 'default,mail', 4, 3600000, UTC_TIMESTAMP(6) - INTERVAL 3 HOUR, UTC_TIMESTAMP(6), 120, 7, 2, '4');"
 

@@ -361,7 +361,7 @@ async function pageJob(id) {
         el("th", { class: "num" }, "Took"), el("th", {}, "Outcome"), el("th", { class: "wide" }, "Exit"), el("th", {}, "Output"))),
       el("tbody", {}, d.runs.map((r) => el("tr", {},
         el("td", {}, String(r.attempt)), el("td", {}, when(r.started_at)),
-        el("td", { class: "num" }, r.duration_ms + " ms"), el("td", {}, badge(r.outcome)),
+        el("td", { class: "num" }, r.duration_ms < 1000 ? r.duration_ms + " ms" : fmtDur(r.duration_ms)), el("td", {}, badge(r.outcome)),
         el("td", { class: "wide" }, r.exit_status || ""),
         el("td", {}, r.error ? el("details", {}, el("summary", {}, "stderr: " + firstLine(r.error)), el("pre", {}, r.error)) : null,
           r.output ? el("details", {}, el("summary", {}, "stdout"), el("pre", {}, r.output)) : null))))),
