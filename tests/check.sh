@@ -40,7 +40,8 @@ run jq_ check
 is "$RC" "0" "check on a ready database exits 0"
 like "$OUT" "reservation mode: skip-locked \(probed: the server supports SKIP LOCKED\)" \
 	"it reports the probed reservation mode skip-locked"
-like "$OUT" "database '$DB', schema version 1: ok" "it reports the database and schema version"
+LATEST=$(ls "$top_srcdir/sql" | sed -n 's/^0*\([0-9][0-9]*\)-.*\.sql$/\1/p' | sort -n | tail -1)
+like "$OUT" "database '$DB', schema version $LATEST: ok" "it reports the database and schema version"
 like "$OUT" "config: $(re "$CONF"): ok \(1 queue, 1 handler, 0 schedules\)" "it summarises the configuration"
 is "$ERR" "" "nothing on stderr when all is well"
 
