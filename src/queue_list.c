@@ -9,14 +9,23 @@
 #include "queue.h"
 #include "queue_list.h"
 
-/* The SQL condition of each state of docs/DESIGN 5b, for table jobs. */
+/* The SQL condition of each state (DESIGN 5b), the same as
+ * queue_status counts them, so the list and the counters agree on every
+ * row, whatever another program wrote: a token without an expiry is no
+ * live lease (stale); a row nobody holds is ready or delayed by due_at,
+ * when the reservation takes it.  Each is never NULL. */
+#define IS_READY "lease_token IS NULL AND due_at <= UTC_TIMESTAMP(6)"
+#define IS_DELAYED "lease_token IS NULL AND due_at > UTC_TIMESTAMP(6)"
+#define IS_RESERVED "lease_token IS NOT NULL AND COALESCE(lease_expires_at > UTC_TIMESTAMP(6), 0)"
+#define IS_STALE "lease_token IS NOT NULL AND COALESCE(lease_expires_at <= UTC_TIMESTAMP(6), 1)"
+
 static const struct {
 	const char *name, *where;
 } states[] = {
-	{ "ready", "lease_token IS NULL AND available_at <= UTC_TIMESTAMP(6)" },
-	{ "delayed", "lease_token IS NULL AND available_at > UTC_TIMESTAMP(6)" },
-	{ "reserved", "lease_token IS NOT NULL AND lease_expires_at > UTC_TIMESTAMP(6)" },
-	{ "stale", "lease_token IS NOT NULL AND lease_expires_at <= UTC_TIMESTAMP(6)" },
+	{ "ready", IS_READY },
+	{ "delayed", IS_DELAYED },
+	{ "reserved", IS_RESERVED },
+	{ "stale", IS_STALE },
 };
 
 int
@@ -42,7 +51,7 @@ where_sql(struct db *db, struct buf *w, const struct job_filter *f)
 		db_sql(db, w, " AND type = %q", f->type);
 	for (i = 0; f->state != NULL && i < ARRAY_LEN(states); i++)
 		if (strcmp(states[i].name, f->state) == 0)
-			db_sql(db, w, " AND %s", states[i].where);
+			db_sql(db, w, " AND (%s)", states[i].where);
 }
 
 /* Up to f->limit jobs with ids above f->after_id, lowest id first. */
@@ -60,9 +69,9 @@ queue_list(struct db *db, const struct job_filter *f, struct job_row **rows, siz
 	where_sql(db, &w, f);
 	r = db_query(db, &rc, err,
 	    "SELECT id, queue, type, priority, attempts, COALESCE(max_attempts, 0), reserved_by,"
-	    " TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), available_at) DIV 1000, last_error IS NOT NULL,"
-	    " CASE WHEN lease_token IS NULL THEN IF(available_at <= UTC_TIMESTAMP(6), 'ready', 'delayed')"
-	    " WHEN lease_expires_at > UTC_TIMESTAMP(6) THEN 'reserved' ELSE 'stale' END"
+	    " TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), due_at) DIV 1000, last_error IS NOT NULL,"
+	    " CASE WHEN " IS_READY " THEN 'ready' WHEN " IS_DELAYED " THEN 'delayed'"
+	    " WHEN " IS_RESERVED " THEN 'reserved' ELSE 'stale' END"
 	    " FROM jobs WHERE %s ORDER BY id LIMIT %u",
 	    w.data, f->limit);
 	buf_free(&w);
@@ -125,13 +134,17 @@ one_row(struct db *db, uint64_t id, int rc, char *err)
 }
 
 /* Makes a waiting (ready or delayed) job due now.  One conditional
- * statement: a job a worker holds is left alone (QUEUE_CONFLICT). */
+ * statement: a job a worker holds is left alone (QUEUE_CONFLICT).  An
+ * expiry without a token is no lease; clearing it makes due_at the new
+ * available_at. */
 int
 queue_make_due(struct db *db, uint64_t id, char *err)
 {
 	return one_row(db, id,
 	    db_exec(db, err,
-	        "UPDATE jobs SET available_at = UTC_TIMESTAMP(6) WHERE id = %U AND lease_token IS NULL", id),
+	        "UPDATE jobs SET available_at = UTC_TIMESTAMP(6), lease_expires_at = NULL"
+	        " WHERE id = %U AND lease_token IS NULL",
+	        id),
 	    err);
 }
 
@@ -145,8 +158,7 @@ queue_release_one(struct db *db, uint64_t id, char *err)
 	return one_row(db, id,
 	    db_exec(db, err,
 	        "UPDATE jobs SET available_at = UTC_TIMESTAMP(6), reserved_at = NULL, reserved_by = NULL,"
-	        " lease_token = NULL, lease_expires_at = NULL"
-	        " WHERE id = %U AND lease_token IS NOT NULL AND lease_expires_at <= UTC_TIMESTAMP(6)",
+	        " lease_token = NULL, lease_expires_at = NULL WHERE id = %U AND " IS_STALE,
 	        id),
 	    err);
 }
@@ -156,10 +168,6 @@ queue_release_one(struct db *db, uint64_t id, char *err)
 int
 queue_delete(struct db *db, uint64_t id, char *err)
 {
-	return one_row(db, id,
-	    db_exec(db, err,
-	        "DELETE FROM jobs WHERE id = %U AND (lease_token IS NULL OR lease_expires_at <= "
-	        "UTC_TIMESTAMP(6))",
-	        id),
-	    err);
+	return one_row(
+	    db, id, db_exec(db, err, "DELETE FROM jobs WHERE id = %U AND NOT (" IS_RESERVED ")", id), err);
 }
