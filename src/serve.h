@@ -83,7 +83,14 @@ extern const size_t www_nfiles;
 MHD_RESULT serve_static(struct req *r);
 MHD_RESULT serve_page(struct req *r);
 
-/* serve_api.c: the JSON endpoints. */
+/* serve_api.c: what the endpoints share. */
+#define ADD_NUM(o, k, v) cJSON_AddNumberToObject((o), (k), (double)(v))
+void serve_add_str_or_null(cJSON *o, const char *k, const char *v);
+int serve_query_uint(struct req *r, const char *key, int64_t min, int64_t max, int64_t def, int64_t *out);
+void serve_audit(struct req *r, const char *action, uint64_t job_id, const char *detail);
+
+/* The JSON endpoints: serve_overview.c, serve_jobs.c, serve_failed.c,
+ * serve_workers.c, serve_enqueue.c. */
 MHD_RESULT api_overview(struct req *r);
 MHD_RESULT api_jobs(struct req *r);
 MHD_RESULT api_job(struct req *r);
