@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "failed.h"
+#include "failed_count.h"
 #include "queue.h"
 #include "serve.h"
 
@@ -24,23 +25,6 @@ failed_row_json(const struct failed_row *x)
 	cJSON_AddStringToObject(o, "exception", x->exception);
 	ADD_NUM(o, "attempts", x->attempts);
 	return o;
-}
-
-/* Dead-lettered jobs in every queue (queue_status counts them by the
- * failed_jobs index). */
-static int
-failed_total(struct req *r, uint64_t *total, char *err)
-{
-	struct queue_counts *q;
-	size_t n, i;
-	int rc = queue_status(r->db, r->srv->conf, NULL, &q, &n, err);
-
-	*total = 0;
-	for (i = 0; rc == DB_OK && i < n; i++)
-		*total += q[i].failed;
-	if (rc == DB_OK)
-		queue_counts_free(q, n);
-	return rc;
 }
 
 /* GET /api/failed?queue=&type=&limit=: newest first, and the total in
@@ -61,7 +45,7 @@ api_failed(struct req *r)
 	if (serve_query_uint(r, "limit", 1, 1000, 100, &limit) < 0)
 		return serve_error(r, 400, "limit must be a whole number from 1 to 1000");
 	f.limit = (unsigned)limit;
-	if (failed_total(r, &total, err) != DB_OK ||
+	if (failed_count(r->db, &total, err) != DB_OK ||
 	    failed_list(r->db, &f, r->srv->tz, &rows, &n, err) != DB_OK)
 		return serve_db_error(r, "list failed jobs", err);
 	doc = cJSON_CreateObject();
@@ -185,7 +169,7 @@ api_failed_clear(struct req *r)
 	cJSON_Delete(in);
 	if (!ok)
 		return serve_error(r, 400, "expected {\"count\": the number of failed jobs confirmed}");
-	if (failed_total(r, &total, err) != DB_OK)
+	if (failed_count(r->db, &total, err) != DB_OK)
 		return serve_db_error(r, "count failed jobs", err);
 	if ((double)total != expect) {
 		doc = cJSON_CreateObject();
