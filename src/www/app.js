@@ -317,7 +317,10 @@ function jobActions(j) {
   if (j.state !== "reserved")
     b.push(el("button", { class: "danger", on: { click: () => {
       if (confirm("Delete job " + id + " (" + j.type + ")? It will not run."))
-        act("/api/jobs/" + id + "/delete", {}, () => "Job " + id + " deleted");
+        api("/api/jobs/" + id + "/delete", {}).then(() => {
+          toast("Job " + id + " deleted");
+          navigate("/jobs"); /* its own page would only say it is gone */
+        }, (e) => { if (e.status !== 401) toast(e.message, true); });
     } } }, "Delete"));
   return el("div", { class: "row" }, b);
 }

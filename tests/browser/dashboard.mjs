@@ -137,7 +137,28 @@ try {
   ok(true, "retried, job 9001 leaves the dead-letter list");
   is(sql("SELECT CONCAT((SELECT COUNT(*) FROM failed_jobs WHERE id = 9001), '/', (SELECT COUNT(*) FROM jobs WHERE id = 9001))"), "0/1", "and is back in the queue");
   is(sql("SELECT CONCAT(username, ' ', action) FROM jobq_audit WHERE job_id = 9001"), `${USER_NAME} retry`, "the retry is audited");
+  // retry selected: tick the box of 9002, press the button
+  await page.click('#failed-table tr[data-id="9002"] input[type="checkbox"]');
+  await page.click("#retry-selected");
+  await page.waitForFunction(() => !document.querySelector('#failed-table tr[data-id="9002"]'), WAIT);
+  is(sql("SELECT CONCAT((SELECT COUNT(*) FROM failed_jobs), '/', (SELECT COUNT(*) FROM jobs WHERE id = 9002))"), "0/1", "retry selected: 9002 left the dead letter for the queue");
+  sql("INSERT INTO failed_jobs (id, queue, type, payload, attempts, exception, exit_status, reason) VALUES (9005, 'mail', 'send_email', '{}', 5, 'smtp: 554 rejected', 'exit 65', 'permanent exit status')");
   await collectCsp("failed");
+
+  // ---- run now and delete (with its confirmation) on a job's page ----
+  const laterId = sql("SELECT id FROM jobs WHERE available_at > UTC_TIMESTAMP(6) + INTERVAL 10 MINUTE");
+  await page.goto(`${BASE}/jobs/${laterId}`, { waitUntil: "networkidle0" });
+  await page.waitForSelector("#act-run", WAIT);
+  await page.click("#act-run");
+  await page.waitForFunction(() => document.querySelector("h1 .badge")?.textContent === "ready", WAIT);
+  is(sql(`SELECT available_at <= UTC_TIMESTAMP(6) FROM jobs WHERE id = ${laterId}`), "1", "run now: the delayed job is due, and the page says ready");
+  let asked = "";
+  page.once("dialog", (d) => { asked = d.message(); d.accept(); });
+  await page.click("main button.danger");
+  await page.waitForFunction(() => location.pathname === "/jobs" && document.querySelector("#jobs-table"), WAIT);
+  ok(asked.startsWith(`Delete job ${laterId}`), `delete asks first ("${asked}"), then shows the jobs list`);
+  is(sql(`SELECT COUNT(*) FROM jobs WHERE id = ${laterId}`), "0", "and the job is gone");
+  is(sql(`SELECT GROUP_CONCAT(action ORDER BY id) FROM jobq_audit WHERE job_id = ${laterId}`), "run-now,delete", "both actions are audited");
 
   // ---- enqueue from the form ----
   await page.goto(`${BASE}/enqueue`, { waitUntil: "networkidle0" });
