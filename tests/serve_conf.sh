@@ -90,4 +90,13 @@ bad "jobq.ini:[0-9]+: \[serve\] takes no name" "[serve NAME]" <<EOC
 [serve main]
 EOC
 
+# jobq serve itself: nobody to log in, or a stray argument.
+printf '%s\n' "$base" >"$CONF"
+timeout 20 "$JOBQ" -c "$CONF" serve --listen 127.0.0.1:0 >/dev/null 2>"$T/err"
+is "$?" 78 "jobq serve without any [user NAME]: exit 78"
+like "$(cat "$T/err")" "has no \[user NAME\] section: nobody could log in" "and says why"
+jq_ serve extra >/dev/null 2>"$T/err"
+is "$?" 64 "jobq serve with a stray argument: exit 64"
+jq_ serve --help >"$T/out"
+like "$(head -1 "$T/out")" "^Usage: jobq serve \[--listen ADDR:PORT\]" "jobq serve --help"
 finish
