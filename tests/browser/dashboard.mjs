@@ -86,6 +86,21 @@ try {
   is(await text("#workers-alive"), "1 worker alive", "workers alive");
   await shot("overview");
 
+  // ---- keyboard ----
+  await page.goto(BASE + "/", { waitUntil: "networkidle0" });
+  await page.waitForSelector("#totals", WAIT);
+  await page.keyboard.press("Tab");
+  is(await page.evaluate(() => document.activeElement.textContent), "Skip to content", "the first Tab reaches 'Skip to content'");
+  await page.keyboard.press("Tab");
+  await page.keyboard.press("Tab");
+  is(await page.evaluate(() => document.activeElement.getAttribute("href")), "/", "then the menu, one link per Tab");
+  await page.keyboard.press("Tab");
+  await page.keyboard.press("Enter");
+  await page.waitForSelector("#jobs-table", WAIT);
+  is(new URL(page.url()).pathname, "/jobs", "Enter on a menu link opens its page");
+  await page.goto(BASE + "/", { waitUntil: "networkidle0" });
+  await page.waitForSelector("#totals", WAIT);
+
   // ---- live refresh, and pausing it ----
   sql("INSERT INTO failed_jobs (id, queue, type, payload, exception) VALUES (9003, 'default', 'echo', '{}', 'late')");
   await page.waitForFunction(() => document.querySelector("#totals .counter.s-failed b").textContent === "3", WAIT);
