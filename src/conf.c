@@ -543,7 +543,8 @@ check_duplicate_keys(struct loader *ld, const struct section *s)
 static const char *
 classify(struct loader *ld, size_t i, char *kind, size_t kindlen, const char **arg)
 {
-	static const char *const kinds[] = { "database", "worker", "queue", "handler", "schedule" };
+	static const char *const kinds[] = { "database", "worker", "serve", "queue", "handler", "schedule",
+		"user" };
 	const struct section *s = &ld->sections[i];
 	size_t k;
 
@@ -554,11 +555,11 @@ classify(struct loader *ld, size_t i, char *kind, size_t kindlen, const char **a
 			break;
 	if (k == ARRAY_LEN(kinds))
 		goto unknown;
-	if (k < 2 && *arg != NULL) {
+	if (k < 3 && *arg != NULL) {
 		ld_error(ld, s->line, "[%s] takes no name", kind);
 		return NULL;
 	}
-	if (k >= 2 && (*arg == NULL || !conf_valid_name(*arg))) {
+	if (k >= 3 && (*arg == NULL || !conf_valid_name(*arg))) {
 		ld_error(ld, s->line, "[%s] needs a name of 1-%d letters, digits, '_', '.' or '-': [%s NAME]",
 		    kind, NAME_MAX_LEN, kind);
 		return NULL;
@@ -569,7 +570,8 @@ classify(struct loader *ld, size_t i, char *kind, size_t kindlen, const char **a
 	return kind;
 unknown:
 	ld_error(ld, s->line,
-	    "unknown section [%s] (expected database, worker, queue NAME, handler TYPE or schedule NAME)",
+	    "unknown section [%s] (expected database, worker, serve, queue NAME, handler TYPE, schedule "
+	    "NAME or user NAME)",
 	    s->name);
 	return NULL;
 }
@@ -590,6 +592,7 @@ conf_set_defaults(struct conf *c)
 	c->worker.log_level = LOG_INFO;
 	c->worker.max_payload = 1024 * 1024;
 	c->queues = xcalloc(1, sizeof *c->queues);
+	conf_serve_defaults(c);
 }
 
 /* Interprets the sections in the order that makes defaults work. */
@@ -626,6 +629,10 @@ interpret(struct loader *ld, struct conf *c)
 				conf_db_load(ld, c, s);
 			else if (pass == 0 && strcmp(kind, "worker") == 0)
 				load_worker(ld, c, s, &defaults);
+			else if (pass == 0 && strcmp(kind, "serve") == 0)
+				conf_serve_load(ld, c, s);
+			else if (pass == 0 && strcmp(kind, "user") == 0)
+				conf_user_load(ld, c, s, arg);
 			else if (pass == 0 && strcmp(kind, "queue") == 0)
 				load_queue(ld, c, s, arg);
 			else if (pass == 1 && strcmp(kind, "handler") == 0)
@@ -783,6 +790,7 @@ conf_free(struct conf *c)
 	for (i = 0; i < c->nschedules; i++)
 		schedule_free(c->schedules[i]);
 	free(c->schedules);
+	conf_serve_free(c);
 	free(c);
 }
 

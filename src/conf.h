@@ -112,6 +112,26 @@ struct schedule {
 	char *problem; /* a database schedule the INI no longer allows: why */
 };
 
+/* A dashboard user ([user NAME]). */
+struct serve_user {
+	char *name;
+	char *password_hash; /* argon2id, as `jobq passwd` prints it */
+	int admin;           /* role = admin; else viewer (read only) */
+};
+
+/* The [serve] section: `jobq serve`, the dashboard. */
+struct serve_conf {
+	char *listen; /* ADDR:PORT */
+	char *tls_cert, *tls_key;
+	int64_t session_ttl_ms;
+	int64_t remember_ttl_ms;
+	unsigned login_rate_max; /* failed logins allowed per window ... */
+	int64_t login_rate_window_ms;
+	char *metrics_token; /* NULL: /metrics needs no token */
+	struct serve_user **users;
+	size_t nusers;
+};
+
 struct conf {
 	char *path;
 	struct db_conf db;
@@ -121,6 +141,7 @@ struct conf {
 	size_t nhandlers;
 	struct schedule **schedules;
 	size_t nschedules;
+	struct serve_conf serve;
 };
 
 /* conf_load flags */
@@ -131,6 +152,7 @@ struct conf *conf_load(const char *path, int flags, struct buf *errors, struct b
 void conf_free(struct conf *c);
 const struct handler *conf_handler(const struct conf *c, const char *type);
 int conf_has_queue(const struct conf *c, const char *name);
+const struct serve_user *conf_serve_user(const struct conf *c, const char *name);
 int conf_valid_name(const char *s);
 const char *conf_reserve_mode_name(enum reserve_mode m);
 int exit_set_has(const struct exit_set *s, int code);

@@ -65,4 +65,10 @@ void conf_handler_load(struct loader *ld, struct conf *c, const struct section *
 /* [schedule NAME] (conf_schedule.c) */
 void conf_schedule_load(struct loader *ld, struct conf *c, const struct section *s, const char *name);
 
+/* [serve] and [user NAME] (conf_serve.c) */
+void conf_serve_defaults(struct conf *c);
+void conf_serve_load(struct loader *ld, struct conf *c, const struct section *s);
+void conf_user_load(struct loader *ld, struct conf *c, const struct section *s, const char *name);
+void conf_serve_free(struct conf *c);
+
 #endif

@@ -22,6 +22,8 @@ static const struct cli_cmd commands[] = {
 	{ "prune", cmd_prune, "trim run history and old dead-letter rows" },
 	{ "schedule", cmd_schedule, "enqueue due scheduled jobs; list, run, add, edit schedules" },
 	{ "cron", cmd_cron, "check a cron expression: description and next fire times" },
+	{ "serve", cmd_serve, "serve the web dashboard and /metrics" },
+	{ "passwd", cmd_passwd, "hash a password for the dashboard's [user NAME]" },
 };
 
 static void

@@ -31,7 +31,8 @@ runs_for_job_last(struct db *db, uint64_t id, const char *tz, unsigned last, str
 		snprintf(limit, sizeof limit, " LIMIT %u", last);
 	r = db_query(db, &rc, err,
 	    "SELECT * FROM (SELECT id, attempt, worker, CONVERT_TZ(started_at, '+00:00', %q), duration_ms,"
-	    " outcome, exit_status, error, queue, type FROM job_runs WHERE job_id = %U ORDER BY id DESC%s) r"
+	    " outcome, exit_status, error, queue, type, output FROM job_runs WHERE job_id = %U ORDER BY id "
+	    "DESC%s) r"
 	    " ORDER BY id",
 	    tz, id, limit);
 	if (r == NULL)
@@ -51,6 +52,7 @@ runs_for_job_last(struct db *db, uint64_t id, const char *tz, unsigned last, str
 		x->error = xstrdup_or_null(row[7]);
 		x->queue = xstrdup_or_empty(row[8]);
 		x->type = xstrdup_or_empty(row[9]);
+		x->output = xstrdup_or_null(row[10]);
 	}
 	db_res_free(r);
 	*total = *n;
@@ -90,6 +92,7 @@ runs_free(struct run_row *rows, size_t n)
 		free(rows[i].outcome);
 		free(rows[i].exit_status);
 		free(rows[i].error);
+		free(rows[i].output);
 	}
 	free(rows);
 }

@@ -9,7 +9,7 @@
 
 struct run_row {
 	unsigned attempt;
-	char *queue, *type, *worker, *started_at, *outcome, *exit_status, *error;
+	char *queue, *type, *worker, *started_at, *outcome, *exit_status, *error, *output;
 	int64_t duration_ms;
 };
 

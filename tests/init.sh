@@ -8,9 +8,12 @@ LATEST=$(ls "$top_srcdir"/sql/[0-9][0-9][0-9]-*.sql | sed 's|.*/0*\([0-9]*\)-.*|
 NMIG=$(ls "$top_srcdir"/sql/[0-9][0-9][0-9]-*.sql | wc -l)
 
 is "$(sql "SELECT MAX(version) FROM jobq_schema")" "$LATEST" "schema version $LATEST recorded"
-tables=$(sql "SELECT GROUP_CONCAT(table_name ORDER BY BINARY table_name) FROM information_schema.tables WHERE table_schema = DATABASE()
-	AND table_name IN ('failed_jobs', 'job_runs', 'jobq_schedule_runs', 'jobq_schema', 'jobq_workers', 'jobs')")
-is "$tables" "failed_jobs,job_runs,jobq_schedule_runs,jobq_schema,jobq_workers,jobs" "all tables exist"
+tables=$(sql "SELECT GROUP_CONCAT(table_name ORDER BY BINARY table_name) FROM information_schema.tables WHERE table_schema = DATABASE()")
+missing=
+for t in failed_jobs job_runs jobq_audit jobq_login_failures jobq_schedule_runs jobq_schema jobq_sessions jobq_workers jobs; do
+	[[ ",$tables," == *",$t,"* ]] || missing+="$t "
+done
+is "$missing" "" "all tables exist"
 
 out=$(jq_ init)
 ok $? "second init succeeds"

@@ -1,0 +1,409 @@
+/* serve.c -- the dashboard's daemon: the route table, the router and the
+ * libmicrohttpd daemon with its clean shutdown.
+ *
+ * libmicrohttpd runs a small pool of threads; each answers its requests
+ * one at a time with a database connection of its own (thread-local,
+ * opened on first use, closed when the thread ends), so a slow page does
+ * not hold up the others.  The main thread only waits for SIGTERM or
+ * SIGINT (blocked everywhere, read with sigwait: no handler runs at all)
+ * and then stops the daemon, which finishes the requests in hand. */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netdb.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "serve.h"
+
+enum need {
+	ANYONE,  /* pages, static files, the login itself */
+	VIEWER,  /* a session of any role */
+	ADMIN,   /* a session with role = admin */
+	METRICS, /* open, or the metrics_token when one is set */
+};
+
+struct route {
+	const char *method;
+	const char *path; /* '#': a job id; a trailing '*': the rest */
+	enum need need;
+	MHD_RESULT (*handler)(struct req *r);
+};
+
+/* Every endpoint of the dashboard, its method and who may use it.  Every
+ * POST needs the session's CSRF token (but /api/login, which opens the
+ * session) and a JSON body. */
+static const struct route routes[] = {
+	{ "GET", "/", ANYONE, serve_page },
+	{ "GET", "/login", ANYONE, serve_page },
+	{ "GET", "/jobs", ANYONE, serve_page },
+	{ "GET", "/jobs/#", ANYONE, serve_page },
+	{ "GET", "/failed", ANYONE, serve_page },
+	{ "GET", "/workers", ANYONE, serve_page },
+	{ "GET", "/enqueue", ANYONE, serve_page },
+	{ "GET", "/static/*", ANYONE, serve_static },
+	{ "GET", "/metrics", METRICS, serve_metrics },
+	{ "POST", "/api/login", ANYONE, api_login },
+	{ "POST", "/api/logout", VIEWER, api_logout },
+	{ "GET", "/api/me", ANYONE, api_me },
+	{ "GET", "/api/overview", VIEWER, api_overview },
+	{ "GET", "/api/jobs", VIEWER, api_jobs },
+	{ "GET", "/api/jobs/#", VIEWER, api_job },
+	{ "POST", "/api/jobs/#/run-now", ADMIN, api_job_run_now },
+	{ "POST", "/api/jobs/#/release", ADMIN, api_job_release },
+	{ "POST", "/api/jobs/#/delete", ADMIN, api_job_delete },
+	{ "GET", "/api/failed", VIEWER, api_failed },
+	{ "POST", "/api/failed/retry", ADMIN, api_failed_retry },
+	{ "POST", "/api/failed/forget", ADMIN, api_failed_forget },
+	{ "POST", "/api/failed/clear", ADMIN, api_failed_clear },
+	{ "GET", "/api/workers", VIEWER, api_workers },
+	{ "GET", "/api/enqueue", VIEWER, api_enqueue_form },
+	{ "POST", "/api/enqueue", ADMIN, api_enqueue },
+};
+
+/* Matches url against a route's path; fills r->id and r->rest. */
+static int
+path_match(const char *pat, const char *url, struct req *r)
+{
+	while (*pat != '\0') {
+		if (*pat == '*') {
+			r->rest = url;
+			return 1;
+		}
+		if (*pat == '#') {
+			const char *start = url;
+
+			r->id = 0;
+			while (*url >= '0' && *url <= '9' && url - start < 19)
+				r->id = r->id * 10 + (uint64_t)(*url++ - '0');
+			if (url == start || (*url >= '0' && *url <= '9') || r->id == 0)
+				return 0;
+			pat++;
+			continue;
+		}
+		if (*pat++ != *url++)
+			return 0;
+	}
+	return *url == '\0';
+}
+
+static int
+is_json(struct req *r)
+{
+	const char *ct = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Content-Type");
+
+	return ct != NULL && strncasecmp(ct, "application/json", 16) == 0;
+}
+
+/* Checks who asks before the handler runs: session (401), CSRF token on
+ * a POST (403), role (403), a JSON body on a POST (400, 413).  A POST
+ * from another site can send neither our cookie (SameSite=Strict) nor a
+ * JSON content type without a preflight we never grant. */
+static MHD_RESULT
+guard(struct req *r, const struct route *rt)
+{
+	int post = strcmp(rt->method, "POST") == 0, rc;
+
+	if (rt->need == VIEWER || rt->need == ADMIN) {
+		if ((rc = serve_session(r)) == 500)
+			return serve_error(r, 500, "internal error (the server log has the detail)");
+		if (rc != 0)
+			return serve_error(r, 401, "not logged in");
+		if (post && !serve_csrf_ok(r))
+			return serve_error(r, 403, "missing or wrong CSRF token");
+		if (rt->need == ADMIN && !r->user->admin)
+			return serve_error(r, 403, "this needs the admin role");
+	}
+	if (post && r->too_large)
+		return serve_error(r, 413, "request body too large");
+	if (post && !is_json(r))
+		return serve_error(r, 400, "expected a JSON body (Content-Type: application/json)");
+	return rt->handler(r);
+}
+
+/* Finds the route: 404 for an unknown path, 405 (with Allow) for a
+ * known path asked with another method. */
+static MHD_RESULT
+dispatch(struct req *r)
+{
+	const char *method = strcmp(r->method, "HEAD") == 0 ? "GET" : r->method;
+	char allow[64] = "";
+	size_t i;
+
+	for (i = 0; i < ARRAY_LEN(routes); i++) {
+		if (!path_match(routes[i].path, r->url, r))
+			continue;
+		if (strcmp(routes[i].method, method) == 0)
+			return guard(r, &routes[i]);
+		if (strstr(allow, routes[i].method) == NULL)
+			snprintf(allow + strlen(allow), sizeof allow - strlen(allow), "%s%s",
+			    *allow ? ", " : "",
+			    strcmp(routes[i].method, "GET") == 0 ? "GET, HEAD" : routes[i].method);
+	}
+	if (*allow != '\0') {
+		struct resp_extra x = { 0 };
+		static const char body[] = "{\"error\":\"method not allowed\"}";
+
+		x.allow = allow;
+		return serve_respond(r, 405, "application/json; charset=utf-8", body, strlen(body), &x);
+	}
+	return serve_error(r, 404, "no such page");
+}
+
+static void
+client_address(struct req *r)
+{
+	const union MHD_ConnectionInfo *ci =
+	    MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+
+	snprintf(r->addr, sizeof r->addr, "?");
+	if (ci != NULL && ci->client_addr != NULL)
+		getnameinfo(ci->client_addr,
+		    ci->client_addr->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+		                                           : sizeof(struct sockaddr_in),
+		    r->addr, sizeof r->addr, NULL, 0, NI_NUMERICHOST);
+}
+
+#define SERVE_THREADS 4
+
+static pthread_key_t db_key;
+
+static void
+db_key_free(void *db)
+{
+	db_free(db);
+}
+
+/* This thread's database connection, connected and answering; NULL
+ * (logged) when the server cannot be reached.  A connection that died
+ * while idle (server restart, wait_timeout, KILL) is found by a no-op
+ * round trip and opened again, so it costs no request a 500. */
+static struct db *
+thread_db(struct serve *s)
+{
+	struct db *db = pthread_getspecific(db_key);
+	char err[ERRSZ];
+
+	if (db == NULL) {
+		db = db_new(&s->conf->db);
+		pthread_setspecific(db_key, db);
+	}
+	if (db_connected(db) && db_exec(db, err, "DO 1") != DB_OK)
+		db_disconnect(db);
+	if (!db_connected(db) && db_connect(db, 1, err) != DB_OK) {
+		log_error("serve: %s", err);
+		return NULL;
+	}
+	return db;
+}
+
+/* libmicrohttpd's access handler: called once with the headers, then
+ * with each piece of the body, then once more with none; the request is
+ * answered on that last call. */
+static MHD_RESULT
+on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *method, const char *version,
+    const char *upload, size_t *upload_size, void **con_cls)
+{
+	struct req *r = *con_cls;
+
+	(void)version;
+	if (r == NULL) {
+		r = xcalloc(1, sizeof *r);
+		r->srv = cls;
+		r->conn = conn;
+		r->url = url;
+		r->method = method;
+		buf_init(&r->body);
+		client_address(r);
+		*con_cls = r;
+		return MHD_YES;
+	}
+	if (*upload_size > 0) {
+		if (r->body.len + *upload_size > SERVE_BODY_MAX)
+			r->too_large = 1;
+		else
+			buf_add(&r->body, upload, *upload_size);
+		*upload_size = 0;
+		return MHD_YES;
+	}
+	if ((r->db = thread_db(r->srv)) == NULL)
+		return serve_error(r, 500, "internal error (the server log has the detail)");
+	return dispatch(r);
+}
+
+static void
+on_completed(void *cls, struct MHD_Connection *conn, void **con_cls, enum MHD_RequestTerminationCode toe)
+{
+	struct req *r = *con_cls;
+
+	(void)cls, (void)conn, (void)toe;
+	if (r == NULL)
+		return;
+	buf_free(&r->body);
+	free(r);
+	*con_cls = NULL;
+}
+
+/* Splits "ADDR:PORT" ("[::1]:8377", ":8377" for every address). */
+static int
+split_listen(const char *listen, char *host, size_t hostlen, char *port, size_t portlen)
+{
+	const char *colon = strrchr(listen, ':');
+	const char *h = listen;
+	size_t n;
+
+	if (colon == NULL || colon[1] == '\0' || strlen(colon + 1) >= portlen)
+		return -1;
+	n = (size_t)(colon - listen);
+	if (n >= 2 && h[0] == '[' && h[n - 1] == ']')
+		h++, n -= 2;
+	if (n >= hostlen)
+		return -1;
+	memcpy(host, h, n);
+	host[n] = '\0';
+	strcpy(port, colon + 1);
+	return 0;
+}
+
+/* Opens the listening socket; its address (with the port the kernel
+ * chose for port 0) goes to bound. */
+static int
+open_listener(const char *listen_at, char *bound, size_t boundlen, char *err)
+{
+	struct addrinfo hints = { 0 }, *ai;
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof ss;
+	char host[256], port[16], h[64], p[16];
+	int fd, one = 1, e;
+
+	if (split_listen(listen_at, host, sizeof host, port, sizeof port) < 0)
+		return errf(err, "listen: expected ADDR:PORT, not '%s'", listen_at), -1;
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+	if ((e = getaddrinfo(*host ? host : NULL, port, &hints, &ai)) != 0)
+		return errf(err, "listen %s: %s", listen_at, gai_strerror(e)), -1;
+	fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
+	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0 ||
+	    bind(fd, ai->ai_addr, ai->ai_addrlen) < 0 || listen(fd, 64) < 0) {
+		errf(err, "listen on %s: %s", listen_at, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		freeaddrinfo(ai);
+		return -1;
+	}
+	freeaddrinfo(ai);
+	getsockname(fd, (struct sockaddr *)&ss, &sl);
+	getnameinfo((struct sockaddr *)&ss, sl, h, sizeof h, p, sizeof p, NI_NUMERICHOST | NI_NUMERICSERV);
+	snprintf(bound, boundlen, ss.ss_family == AF_INET6 ? "[%s]:%s" : "%s:%s", h, p);
+	return fd;
+}
+
+static char *
+slurp(const char *path, char *err)
+{
+	FILE *fp = fopen(path, "r");
+	struct buf b;
+	char chunk[4096];
+	size_t n;
+
+	if (fp == NULL)
+		return errf(err, "open %s: %s", path, strerror(errno)), NULL;
+	buf_init(&b);
+	while ((n = fread(chunk, 1, sizeof chunk, fp)) > 0)
+		buf_add(&b, chunk, n);
+	fclose(fp);
+	return buf_steal(&b);
+}
+
+static struct MHD_Daemon *
+start_daemon(struct serve *s, int fd, char **cert, char **key, char *err)
+{
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
+
+	if (s->tls) {
+		if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES)
+			return errf(err,
+			           "tls_cert/tls_key: this libmicrohttpd was built without TLS; "
+			           "put jobq serve behind a reverse proxy for HTTPS"),
+			       NULL;
+		if ((*cert = slurp(s->conf->serve.tls_cert, err)) == NULL ||
+		    (*key = slurp(s->conf->serve.tls_key, err)) == NULL)
+			return NULL;
+		flags |= MHD_USE_TLS;
+		return MHD_start_daemon(flags, 0, NULL, NULL, on_request, s, MHD_OPTION_LISTEN_SOCKET, fd,
+		    MHD_OPTION_THREAD_POOL_SIZE, (unsigned)SERVE_THREADS, MHD_OPTION_NOTIFY_COMPLETED,
+		    on_completed, s, MHD_OPTION_CONNECTION_TIMEOUT, 30u, MHD_OPTION_CONNECTION_LIMIT, 128u,
+		    MHD_OPTION_HTTPS_MEM_CERT, *cert, MHD_OPTION_HTTPS_MEM_KEY, *key, MHD_OPTION_END);
+	}
+	return MHD_start_daemon(flags, 0, NULL, NULL, on_request, s, MHD_OPTION_LISTEN_SOCKET, fd,
+	    MHD_OPTION_THREAD_POOL_SIZE, (unsigned)SERVE_THREADS, MHD_OPTION_NOTIFY_COMPLETED, on_completed,
+	    s, MHD_OPTION_CONNECTION_TIMEOUT, 30u, MHD_OPTION_CONNECTION_LIMIT, 128u, MHD_OPTION_END);
+}
+
+/* Serves until SIGTERM or SIGINT.  Returns 0, or -1 with err set when
+ * the server could not start. */
+int
+serve_run(const struct conf *c, const char *listen_at, char *err)
+{
+	struct serve s = { 0 };
+	struct MHD_Daemon *d;
+	struct db *probe;
+	char bound[128], *cert = NULL, *key = NULL;
+	sigset_t set;
+	int fd, sig = 0, rc = -1;
+
+	s.conf = c;
+	/* The API speaks UTC; the page shows the configured zone (and UTC
+	 * on hover), so the server needs no time zone tables. */
+	s.tz = "+00:00";
+	s.tls = c->serve.tls_cert != NULL;
+	if (serve_auth_init(&s) < 0)
+		return errf(err, "libsodium failed to initialise"), -1;
+	/* Connect once here so a wrong password fails the start, not the
+	 * first page. */
+	probe = db_new(&c->db);
+	rc = db_connect(probe, 1, err) == DB_OK ? 0 : -1;
+	db_free(probe);
+	if (rc < 0)
+		return -1;
+	rc = -1;
+	if (pthread_key_create(&db_key, db_key_free) != 0)
+		return errf(err, "pthread_key_create: out of resources"), -1;
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP); /* no reload yet: a HUP from a closing terminal is ignored */
+	/* Blocked before the daemon's threads start, so they inherit the mask
+	 * and the signals reach sigwait() below. */
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	if ((fd = open_listener(listen_at, bound, sizeof bound, err)) < 0)
+		goto out;
+	if ((d = start_daemon(&s, fd, &cert, &key, err)) == NULL) {
+		if (*err == '\0')
+			errf(err, "cannot start the HTTP server on %s", bound);
+		close(fd);
+		goto out;
+	}
+	log_info("jobq serve: listening on %s://%s", s.tls ? "https" : "http", bound);
+	while (sig != SIGTERM && sig != SIGINT)
+		if (sigwait(&set, &sig) != 0)
+			break;
+	log_info("jobq serve: %s: stopping", signal_name(sig));
+	MHD_stop_daemon(d);
+	close(fd);
+	rc = 0;
+out:
+	free(cert);
+	free(key);
+	pthread_key_delete(db_key);
+	return rc;
+}

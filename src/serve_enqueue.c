@@ -1,0 +1,120 @@
+/* serve_enqueue.c -- the enqueue form: the INI whitelists, and POST
+ * /api/enqueue through queue_enqueue. */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "queue.h"
+#include "serve.h"
+
+/* GET /api/enqueue: the whitelists the form offers. */
+MHD_RESULT
+api_enqueue_form(struct req *r)
+{
+	const struct conf *c = r->srv->conf;
+	cJSON *doc = cJSON_CreateObject(), *types, *queues;
+	size_t i;
+
+	types = cJSON_AddArrayToObject(doc, "types");
+	for (i = 0; i < c->nhandlers; i++) {
+		cJSON *o = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(o, "type", c->handlers[i]->type);
+		cJSON_AddStringToObject(o, "queue", c->handlers[i]->queue);
+		cJSON_AddItemToArray(types, o);
+	}
+	queues = cJSON_AddArrayToObject(doc, "queues");
+	for (i = 0; c->queues[i] != NULL; i++)
+		cJSON_AddItemToArray(queues, cJSON_CreateString(c->queues[i]));
+	return serve_json(r, 200, doc);
+}
+
+struct enq_req {
+	const char *type, *queue, *payload;
+	double delay_s, count;
+};
+
+/* Checks an enqueue request: 0, or the status with msg set. */
+static unsigned
+enq_check(struct req *r, cJSON *in, struct enq_req *e, const char **msg)
+{
+	const struct conf *c = r->srv->conf;
+	const struct handler *h;
+	cJSON *p, *d, *n, *parsed;
+
+	e->type = cJSON_GetStringValue(cJSON_GetObjectItem(in, "type"));
+	e->queue = cJSON_GetStringValue(cJSON_GetObjectItem(in, "queue"));
+	p = cJSON_GetObjectItem(in, "payload");
+	d = cJSON_GetObjectItem(in, "delay");
+	n = cJSON_GetObjectItem(in, "count");
+	e->payload = cJSON_IsString(p) ? p->valuestring : NULL;
+	e->delay_s = cJSON_IsNumber(d) ? d->valuedouble : d == NULL ? 0 : -1;
+	e->count = cJSON_IsNumber(n) ? n->valuedouble : n == NULL ? 1 : -1;
+	if (e->type == NULL || e->payload == NULL)
+		return *msg = "expected {\"type\", \"payload\" (JSON text), \"queue\", \"delay\", \"count\"}",
+		       400;
+	if ((h = conf_handler(c, e->type)) == NULL)
+		return *msg = "unknown job type (no [handler TYPE] section)", 422;
+	if (e->queue == NULL || *e->queue == '\0')
+		e->queue = h->queue;
+	if (!conf_has_queue(c, e->queue))
+		return *msg = "unknown queue (no [queue NAME] section)", 422;
+	if (!(e->delay_s >= 0 && e->delay_s <= 366 * 86400.0))
+		return *msg = "delay: seconds from 0 to 366 days", 400;
+	if (!(e->count >= 1 && e->count <= 1000) || e->count != (double)(int)e->count)
+		return *msg = "count: a whole number from 1 to 1000", 400;
+	if (strlen(e->payload) > c->worker.max_payload)
+		return *msg = "payload larger than max_payload", 400;
+	if (strlen(e->payload) * (size_t)e->count > 16 * 1024 * 1024)
+		return *msg = "payload times count is more than 16 MiB", 400;
+	if ((parsed = cJSON_Parse(e->payload)) == NULL)
+		return *msg = "payload is not valid JSON", 400;
+	cJSON_Delete(parsed);
+	return 0;
+}
+
+/* POST /api/enqueue {"type", "queue", "payload", "delay", "count"}:
+ * type and queue from the INI whitelists only (422 otherwise). */
+MHD_RESULT
+api_enqueue(struct req *r)
+{
+	cJSON *in = serve_body_json(r), *doc;
+	struct enqueue_item *items;
+	struct enq_req e;
+	const char *msg = NULL;
+	uint64_t first = 0;
+	unsigned status, i;
+	char err[ERRSZ], detail[256];
+	MHD_RESULT ret;
+
+	if (in == NULL)
+		return serve_error(r, 400, "the body is not a JSON object");
+	if ((status = enq_check(r, in, &e, &msg)) != 0) {
+		cJSON_Delete(in);
+		return serve_error(r, status, msg);
+	}
+	items = xcalloc((size_t)e.count, sizeof *items);
+	for (i = 0; i < (unsigned)e.count; i++) {
+		items[i].type = e.type;
+		items[i].queue = e.queue;
+		items[i].payload = e.payload;
+		items[i].payload_len = strlen(e.payload);
+		items[i].delay_ms = (int64_t)(e.delay_s * 1000);
+	}
+	if (queue_enqueue(r->db, items, (size_t)e.count, &first, err) != DB_OK)
+		ret = serve_db_error(r, "enqueue", err);
+	else {
+		snprintf(
+		    detail, sizeof detail, "type=%s queue=%s count=%u", e.type, e.queue, (unsigned)e.count);
+		serve_audit(r, "enqueue", first, detail);
+		doc = cJSON_CreateObject();
+		ADD_NUM(doc, "first_id", first);
+		ADD_NUM(doc, "count", e.count);
+		ret = serve_json(r, 200, doc);
+	}
+	free(items);
+	cJSON_Delete(in);
+	return ret;
+}

@@ -1,0 +1,187 @@
+/* serve_failed.c -- the dead letter: list, retry (some or all matching),
+ * forget, clear; the same failed_* functions `jobq failed` calls. */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "failed.h"
+#include "failed_count.h"
+#include "queue.h"
+#include "serve.h"
+
+static cJSON *
+failed_row_json(const struct failed_row *x)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	ADD_NUM(o, "id", x->id);
+	cJSON_AddStringToObject(o, "queue", x->queue);
+	cJSON_AddStringToObject(o, "type", x->type);
+	cJSON_AddStringToObject(o, "failed_at", x->failed_at);
+	cJSON_AddStringToObject(o, "exit_status", x->exit_status);
+	cJSON_AddStringToObject(o, "reason", x->reason);
+	cJSON_AddStringToObject(o, "exception", x->exception);
+	ADD_NUM(o, "attempts", x->attempts);
+	return o;
+}
+
+/* GET /api/failed?queue=&type=&limit=: newest first, and the total in
+ * every queue (what "clear" would remove). */
+MHD_RESULT
+api_failed(struct req *r)
+{
+	struct failed_filter f = { 0 };
+	struct failed_row *rows;
+	size_t n, i;
+	uint64_t total;
+	int64_t limit;
+	char err[ERRSZ];
+	cJSON *doc, *a;
+
+	f.queue = serve_query(r, "queue");
+	f.type = serve_query(r, "type");
+	if (serve_query_uint(r, "limit", 1, 1000, 100, &limit) < 0)
+		return serve_error(r, 400, "limit must be a whole number from 1 to 1000");
+	f.limit = (unsigned)limit;
+	if (failed_count(r->db, &total, err) != DB_OK ||
+	    failed_list(r->db, &f, r->srv->tz, &rows, &n, err) != DB_OK)
+		return serve_db_error(r, "list failed jobs", err);
+	doc = cJSON_CreateObject();
+	a = cJSON_AddArrayToObject(doc, "failed");
+	for (i = 0; i < n; i++)
+		cJSON_AddItemToArray(a, failed_row_json(&rows[i]));
+	ADD_NUM(doc, "total", total);
+	failed_rows_free(rows, n);
+	return serve_json(r, 200, doc);
+}
+
+/* {"ids": [1, 2]}: 1-1000 job ids; NULL (and *bad set) otherwise. */
+static uint64_t *
+body_ids(cJSON *in, size_t *n)
+{
+	cJSON *ids = cJSON_GetObjectItem(in, "ids"), *it;
+	uint64_t *out;
+	size_t i = 0;
+
+	*n = (size_t)cJSON_GetArraySize(ids);
+	if (!cJSON_IsArray(ids) || *n == 0 || *n > 1000)
+		return NULL;
+	out = xcalloc(*n, sizeof *out);
+	cJSON_ArrayForEach(it, ids)
+	{
+		if (!cJSON_IsNumber(it) || it->valuedouble < 1 || it->valuedouble > 9e15 ||
+		    it->valuedouble != (double)(uint64_t)it->valuedouble) {
+			free(out);
+			return NULL;
+		}
+		out[i++] = (uint64_t)it->valuedouble;
+	}
+	return out;
+}
+
+/* Applies fn (failed_retry or failed_forget) to each id; ids that are
+ * not dead-lettered (any more) are listed as missing. */
+static MHD_RESULT
+each_failed(struct req *r, const char *action, int (*fn)(struct db *, uint64_t, char *))
+{
+	cJSON *in = serve_body_json(r), *doc, *missing;
+	size_t n, i, okn = 0;
+	uint64_t *ids = body_ids(in, &n);
+	char err[ERRSZ];
+	int rc = DB_OK;
+
+	cJSON_Delete(in);
+	if (ids == NULL)
+		return serve_error(r, 400, "expected {\"ids\": [1 to 1000 job ids]}");
+	doc = cJSON_CreateObject();
+	missing = cJSON_AddArrayToObject(doc, "missing");
+	for (i = 0; i < n && (rc == DB_OK || rc == QUEUE_NOT_FOUND); i++) {
+		rc = fn(r->db, ids[i], err);
+		if (rc == DB_OK)
+			serve_audit(r, action, ids[i], ""), okn++;
+		else if (rc == QUEUE_NOT_FOUND)
+			cJSON_AddItemToArray(missing, cJSON_CreateNumber((double)ids[i]));
+	}
+	free(ids);
+	if (rc != DB_OK && rc != QUEUE_NOT_FOUND) {
+		cJSON_Delete(doc);
+		return serve_db_error(r, action, err);
+	}
+	ADD_NUM(doc, strcmp(action, "retry") == 0 ? "retried" : "forgotten", okn);
+	return serve_json(r, 200, doc);
+}
+
+/* POST /api/failed/retry {"ids": [...]} or {"all": true, "queue",
+ * "type"}: back to the queue, attempts reset, as `jobq failed retry`. */
+MHD_RESULT
+api_failed_retry(struct req *r)
+{
+	cJSON *in = serve_body_json(r), *doc;
+	struct failed_filter f = { 0 };
+	uint64_t n = 0;
+	char err[ERRSZ], detail[256];
+
+	if (!cJSON_IsTrue(cJSON_GetObjectItem(in, "all"))) {
+		cJSON_Delete(in);
+		return each_failed(r, "retry", failed_retry);
+	}
+	f.queue = cJSON_GetStringValue(cJSON_GetObjectItem(in, "queue"));
+	f.type = cJSON_GetStringValue(cJSON_GetObjectItem(in, "type"));
+	if (f.queue != NULL && *f.queue == '\0')
+		f.queue = NULL;
+	if (f.type != NULL && *f.type == '\0')
+		f.type = NULL;
+	if (failed_retry_matching(r->db, &f, &n, err) != DB_OK) {
+		cJSON_Delete(in);
+		return serve_db_error(r, "retry matching", err);
+	}
+	snprintf(detail, sizeof detail, "all matching queue=%s type=%s: %llu jobs", f.queue ? f.queue : "*",
+	    f.type ? f.type : "*", (unsigned long long)n);
+	serve_audit(r, "retry-all", 0, detail);
+	cJSON_Delete(in);
+	doc = cJSON_CreateObject();
+	ADD_NUM(doc, "retried", n);
+	return serve_json(r, 200, doc);
+}
+
+/* POST /api/failed/forget {"ids": [...]}: deleted for good. */
+MHD_RESULT
+api_failed_forget(struct req *r)
+{
+	return each_failed(r, "forget", failed_forget);
+}
+
+/* POST /api/failed/clear {"count": N}: empties the dead-letter table,
+ * but only when it still holds the N jobs the person confirmed (409 and
+ * the new count otherwise). */
+MHD_RESULT
+api_failed_clear(struct req *r)
+{
+	cJSON *in = serve_body_json(r), *doc;
+	cJSON *want = cJSON_GetObjectItem(in, "count");
+	uint64_t total, removed;
+	char err[ERRSZ], detail[64];
+	int ok = cJSON_IsNumber(want) && want->valuedouble >= 0;
+	double expect = ok ? want->valuedouble : 0;
+
+	cJSON_Delete(in);
+	if (!ok)
+		return serve_error(r, 400, "expected {\"count\": the number of failed jobs confirmed}");
+	if (failed_count(r->db, &total, err) != DB_OK)
+		return serve_db_error(r, "count failed jobs", err);
+	if ((double)total != expect) {
+		doc = cJSON_CreateObject();
+		cJSON_AddStringToObject(doc, "error", "the number of failed jobs changed; confirm again");
+		ADD_NUM(doc, "count", total);
+		return serve_json(r, 409, doc);
+	}
+	if (failed_clear(r->db, -1, &removed, err) != DB_OK)
+		return serve_db_error(r, "clear failed jobs", err);
+	snprintf(detail, sizeof detail, "%llu jobs", (unsigned long long)removed);
+	serve_audit(r, "clear", 0, detail);
+	doc = cJSON_CreateObject();
+	ADD_NUM(doc, "removed", removed);
+	return serve_json(r, 200, doc);
+}

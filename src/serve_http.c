@@ -1,0 +1,134 @@
+/* serve_http.c -- the one function that sends every response of `jobq
+ * serve`, so no route can forget a security header, and the small
+ * helpers around it (JSON out, JSON in, query strings). */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "serve.h"
+
+/* Sends status with body (copied) and the headers every response
+ * carries: a CSP that allows only our own files (no inline script or
+ * style), no framing, no MIME sniffing, no referrer, no caching of
+ * data.  x adds a cookie, an Allow list or a Retry-After. */
+MHD_RESULT
+serve_respond(struct req *r, unsigned status, const char *ctype, const void *body, size_t len,
+    const struct resp_extra *x)
+{
+	struct MHD_Response *resp;
+	MHD_RESULT ret;
+
+	resp = MHD_create_response_from_buffer(len, (void *)body, MHD_RESPMEM_MUST_COPY);
+	if (resp == NULL)
+		fatal("serve: out of memory building a response");
+	MHD_add_response_header(resp, "Content-Type", ctype);
+	MHD_add_response_header(resp, "Content-Security-Policy",
+	    "default-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'");
+	MHD_add_response_header(resp, "X-Frame-Options", "DENY");
+	MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+	MHD_add_response_header(resp, "Referrer-Policy", "no-referrer");
+	MHD_add_response_header(resp, "Cache-Control", "no-store");
+	if (r->srv->tls)
+		MHD_add_response_header(resp, "Strict-Transport-Security", "max-age=31536000");
+	if (x != NULL && x->set_cookie != NULL)
+		MHD_add_response_header(resp, "Set-Cookie", x->set_cookie);
+	if (x != NULL && x->allow != NULL)
+		MHD_add_response_header(resp, "Allow", x->allow);
+	if (x != NULL && x->retry_after_s > 0) {
+		char v[32];
+
+		snprintf(v, sizeof v, "%lld", (long long)x->retry_after_s);
+		MHD_add_response_header(resp, "Retry-After", v);
+	}
+	ret = MHD_queue_response(r->conn, status, resp);
+	MHD_destroy_response(resp);
+	log_debug("serve: %s %s %s %u", r->addr, r->method, r->url, status);
+	return ret;
+}
+
+/* The JSON text with '<', '>' and '&' written as \u escapes (they can
+ * stand only inside strings): even a browser that took the answer for
+ * HTML would find no markup in it. */
+static void
+json_safe(struct buf *out, const char *text)
+{
+	for (; *text != '\0'; text++)
+		if (*text == '<')
+			buf_adds(out, "\\u003c");
+		else if (*text == '>')
+			buf_adds(out, "\\u003e");
+		else if (*text == '&')
+			buf_adds(out, "\\u0026");
+		else
+			buf_addc(out, *text);
+}
+
+/* Sends doc (and frees it). */
+MHD_RESULT
+serve_json(struct req *r, unsigned status, cJSON *doc)
+{
+	return serve_json_x(r, status, doc, NULL);
+}
+
+/* Sends doc (and frees it) with the extras of x. */
+MHD_RESULT
+serve_json_x(struct req *r, unsigned status, cJSON *doc, const struct resp_extra *x)
+{
+	char *text = cJSON_PrintUnformatted(doc);
+	struct buf b;
+	MHD_RESULT ret;
+
+	cJSON_Delete(doc);
+	if (text == NULL)
+		fatal("serve: out of memory printing JSON");
+	buf_init(&b);
+	json_safe(&b, text);
+	free(text);
+	ret = serve_respond(r, status, "application/json; charset=utf-8", b.data, b.len, x);
+	buf_free(&b);
+	return ret;
+}
+
+/* {"error": msg} with status: a short sentence for the person. */
+MHD_RESULT
+serve_error(struct req *r, unsigned status, const char *msg)
+{
+	cJSON *doc = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(doc, "error", msg);
+	return serve_json(r, status, doc);
+}
+
+/* A database failure: the detail goes to the log, the client learns
+ * only that it failed. */
+MHD_RESULT
+serve_db_error(struct req *r, const char *what, const char *err)
+{
+	log_error("serve: %s %s: %s: %s", r->method, r->url, what, err);
+	return serve_error(r, 500, "internal error (the server log has the detail)");
+}
+
+/* The request body as a JSON object, or NULL when it is not one. */
+cJSON *
+serve_body_json(struct req *r)
+{
+	cJSON *doc = cJSON_ParseWithLength(r->body.data ? r->body.data : "", r->body.len);
+
+	if (doc != NULL && !cJSON_IsObject(doc)) {
+		cJSON_Delete(doc);
+		doc = NULL;
+	}
+	return doc;
+}
+
+/* A query-string argument; NULL when absent or empty. */
+const char *
+serve_query(struct req *r, const char *key)
+{
+	const char *v = MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, key);
+
+	return v != NULL && *v != '\0' ? v : NULL;
+}

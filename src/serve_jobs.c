@@ -1,0 +1,249 @@
+/* serve_jobs.c -- the jobs list (keyset pages), one job with its runs and
+ * audit, and the actions on one job: run now, release, delete. */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "audit.h"
+#include "queue.h"
+#include "queue_list.h"
+#include "runs.h"
+#include "serve.h"
+
+static cJSON *
+job_row_json(struct req *r, const struct job_row *j)
+{
+	const struct handler *h = conf_handler(r->srv->conf, j->type);
+	cJSON *o = cJSON_CreateObject();
+
+	ADD_NUM(o, "id", j->id);
+	cJSON_AddStringToObject(o, "queue", j->queue);
+	cJSON_AddStringToObject(o, "type", j->type);
+	cJSON_AddStringToObject(o, "state", j->state);
+	ADD_NUM(o, "priority", j->priority);
+	ADD_NUM(o, "attempts", j->attempts);
+	/* 0 in the table: the handler's limit applies */
+	ADD_NUM(o, "max_attempts", j->max_attempts ? j->max_attempts : h ? h->max_attempts : 0);
+	ADD_NUM(o, "due_in_ms", j->due_in_ms);
+	cJSON_AddBoolToObject(o, "last_failed", j->last_failed);
+	serve_add_str_or_null(o, "reserved_by", j->reserved_by);
+	return o;
+}
+
+/* GET /api/jobs?queue=&type=&state=&after=&limit=: one page, lowest id
+ * first; next_after is the cursor of the next page (null: last page). */
+MHD_RESULT
+api_jobs(struct req *r)
+{
+	struct job_filter f = { 0 };
+	struct job_row *rows;
+	size_t n, i;
+	int64_t after, limit;
+	char err[ERRSZ];
+	cJSON *doc, *a;
+
+	f.queue = serve_query(r, "queue");
+	f.type = serve_query(r, "type");
+	f.state = serve_query(r, "state");
+	if (f.state != NULL && !queue_list_state_valid(f.state))
+		return serve_error(r, 400, "state: expected ready, delayed, reserved or stale");
+	if (serve_query_uint(r, "after", 0, INT64_MAX, 0, &after) < 0 ||
+	    serve_query_uint(r, "limit", 1, 500, 50, &limit) < 0)
+		return serve_error(r, 400, "after and limit must be whole numbers (limit 1-500)");
+	f.after_id = (uint64_t)after;
+	f.limit = (unsigned)limit;
+	if (queue_list(r->db, &f, &rows, &n, err) != DB_OK)
+		return serve_db_error(r, "list jobs", err);
+	doc = cJSON_CreateObject();
+	a = cJSON_AddArrayToObject(doc, "jobs");
+	for (i = 0; i < n; i++)
+		cJSON_AddItemToArray(a, job_row_json(r, &rows[i]));
+	if (n == f.limit)
+		ADD_NUM(doc, "next_after", rows[n - 1].id);
+	else
+		cJSON_AddNullToObject(doc, "next_after");
+	job_rows_free(rows, n);
+	return serve_json(r, 200, doc);
+}
+
+static cJSON *
+view_json(struct req *r, const struct job_view *v)
+{
+	const struct handler *h = conf_handler(r->srv->conf, v->type);
+	cJSON *o = cJSON_CreateObject();
+	unsigned max = v->max_attempts ? v->max_attempts : h ? h->max_attempts : 0;
+
+	ADD_NUM(o, "id", v->id);
+	cJSON_AddStringToObject(o, "state", v->state);
+	cJSON_AddStringToObject(o, "queue", v->queue);
+	cJSON_AddStringToObject(o, "type", v->type);
+	cJSON_AddStringToObject(o, "payload", v->payload);
+	ADD_NUM(o, "priority", v->priority);
+	ADD_NUM(o, "attempts", v->attempts);
+	ADD_NUM(o, "max_attempts", max);
+	serve_add_str_or_null(o, "created_at", v->created_at);
+	serve_add_str_or_null(o, "available_at", v->available_at);
+	if (v->available_at != NULL)
+		ADD_NUM(o, "available_in_ms", v->available_in_ms);
+	serve_add_str_or_null(o, "reserved_by", v->reserved_by);
+	serve_add_str_or_null(o, "reserved_at", v->reserved_at);
+	serve_add_str_or_null(o, "lease_expires_at", v->lease_expires_at);
+	serve_add_str_or_null(o, "last_error", v->last_error);
+	serve_add_str_or_null(o, "failed_at", v->failed_at);
+	serve_add_str_or_null(o, "exception", v->exception);
+	serve_add_str_or_null(o, "exit_status", v->exit_status);
+	serve_add_str_or_null(o, "reason", v->reason);
+	/* The wait after a failure of this attempt, before jitter. */
+	if (h != NULL && strcmp(v->state, "failed") != 0)
+		ADD_NUM(o, "next_backoff_ms", backoff_nominal(&h->backoff, v->attempts + 1));
+	return o;
+}
+
+/* At most the first 4 KiB of a run's stderr or stdout, cut at a UTF-8
+ * character boundary. */
+static void
+add_excerpt(cJSON *o, const char *k, const char *v)
+{
+	size_t n;
+	char *cut;
+
+	if (v == NULL || (n = strlen(v)) <= 4096) {
+		serve_add_str_or_null(o, k, v);
+		return;
+	}
+	n = 4096;
+	while (n > 0 && ((unsigned char)v[n] & 0xC0) == 0x80)
+		n--;
+	cut = xasprintf("%.*s\n[... %zu more bytes]", (int)n, v, strlen(v) - n);
+	cJSON_AddStringToObject(o, k, cut);
+	free(cut);
+}
+
+static cJSON *
+runs_json(const struct run_row *runs, size_t n)
+{
+	cJSON *a = cJSON_CreateArray();
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		cJSON *o = cJSON_CreateObject();
+
+		ADD_NUM(o, "attempt", runs[i].attempt);
+		serve_add_str_or_null(o, "worker", runs[i].worker);
+		serve_add_str_or_null(o, "started_at", runs[i].started_at);
+		ADD_NUM(o, "duration_ms", runs[i].duration_ms);
+		serve_add_str_or_null(o, "outcome", runs[i].outcome);
+		serve_add_str_or_null(o, "exit_status", runs[i].exit_status);
+		add_excerpt(o, "error", runs[i].error);
+		add_excerpt(o, "output", runs[i].output);
+		cJSON_AddItemToArray(a, o);
+	}
+	return a;
+}
+
+static cJSON *
+audit_json(const struct audit_row *a, size_t n)
+{
+	cJSON *arr = cJSON_CreateArray();
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		cJSON *o = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(o, "at", a[i].at);
+		cJSON_AddStringToObject(o, "user", a[i].user);
+		cJSON_AddStringToObject(o, "address", a[i].address);
+		cJSON_AddStringToObject(o, "action", a[i].action);
+		cJSON_AddStringToObject(o, "detail", a[i].detail);
+		cJSON_AddItemToArray(arr, o);
+	}
+	return arr;
+}
+
+/* GET /api/jobs/ID: the job from the queue or the dead-letter table,
+ * its runs and the admin actions taken on it; 404 when it is in
+ * neither (done and gone, or never there). */
+MHD_RESULT
+api_job(struct req *r)
+{
+	struct db *db = r->db;
+	struct job_view v;
+	struct run_row *runs = NULL;
+	struct audit_row *au = NULL;
+	size_t nruns = 0, nau = 0;
+	char err[ERRSZ];
+	cJSON *doc;
+	int rc = queue_show(db, r->id, r->srv->tz, &v, err);
+
+	if (rc == QUEUE_NOT_FOUND)
+		rc = failed_show(db, r->id, r->srv->tz, &v, err);
+	if (rc == QUEUE_NOT_FOUND)
+		return serve_error(r, 404, "no such job (finished jobs leave the queue)");
+	if (rc != DB_OK)
+		return serve_db_error(r, "show a job", err);
+	if (runs_for_job(db, r->id, r->srv->tz, &runs, &nruns, err) != DB_OK ||
+	    audit_for_job(db, r->id, r->srv->tz, &au, &nau, err) != DB_OK) {
+		job_view_free(&v);
+		runs_free(runs, nruns);
+		return serve_db_error(r, "job history", err);
+	}
+	doc = cJSON_CreateObject();
+	cJSON_AddItemToObject(doc, "job", view_json(r, &v));
+	cJSON_AddItemToObject(doc, "runs", runs_json(runs, nruns));
+	cJSON_AddItemToObject(doc, "audit", audit_json(au, nau));
+	job_view_free(&v);
+	runs_free(runs, nruns);
+	audit_rows_free(au, nau);
+	return serve_json(r, 200, doc);
+}
+
+/* The answer to a one-job action: 200, 404 or 409 (busy). */
+static MHD_RESULT
+job_action(struct req *r, const char *action, int rc, const char *conflict, const char *err)
+{
+	cJSON *doc;
+
+	if (rc == QUEUE_NOT_FOUND)
+		return serve_error(r, 404, "no such job in the queue");
+	if (rc == QUEUE_CONFLICT)
+		return serve_error(r, 409, conflict);
+	if (rc != DB_OK)
+		return serve_db_error(r, action, err);
+	serve_audit(r, action, r->id, "");
+	doc = cJSON_CreateObject();
+	ADD_NUM(doc, "id", r->id);
+	cJSON_AddStringToObject(doc, "done", action);
+	return serve_json(r, 200, doc);
+}
+
+/* POST /api/jobs/ID/run-now: a waiting job becomes due now. */
+MHD_RESULT
+api_job_run_now(struct req *r)
+{
+	char err[ERRSZ];
+
+	return job_action(r, "run-now", queue_make_due(r->db, r->id, err),
+	    "a worker holds this job; it cannot be made due", err);
+}
+
+/* POST /api/jobs/ID/release: a stale job is ready again. */
+MHD_RESULT
+api_job_release(struct req *r)
+{
+	char err[ERRSZ];
+
+	return job_action(r, "release", queue_release_one(r->db, r->id, err),
+	    "only a stale job (its lease expired) can be released", err);
+}
+
+/* POST /api/jobs/ID/delete: a job nobody runs leaves the queue. */
+MHD_RESULT
+api_job_delete(struct req *r)
+{
+	char err[ERRSZ];
+
+	return job_action(r, "delete", queue_delete(r->db, r->id, err),
+	    "a worker is running this job; it cannot be deleted now", err);
+}

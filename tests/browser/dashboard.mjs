@@ -1,0 +1,264 @@
+// dashboard.mjs -- drives Chromium through the dashboard and prints TAP.
+// Environment: URL, USER_NAME, PASSWORD, SQL_SH (runs one SQL statement
+// on the test database), SHOTS (screenshot folder), CHROMIUM, PROFILE.
+import { execFileSync } from "node:child_process";
+import { mkdirSync } from "node:fs";
+import puppeteer from "puppeteer-core";
+
+const { URL: BASE, USER_NAME, PASSWORD, SQL_SH, SHOTS, CHROMIUM, PROFILE } = process.env;
+const WAIT = { timeout: 20000 };
+let n = 0, failed = 0;
+
+function ok(cond, name, detail) {
+  n++;
+  console.log(`${cond ? "ok" : "not ok"} ${n} - ${name}`);
+  if (!cond) {
+    failed++;
+    if (detail !== undefined) console.log(`#   ${String(detail).split("\n").join("\n#   ")}`);
+  }
+}
+function is(got, want, name) {
+  ok(got === want, name, `got:  ${JSON.stringify(got)}\nwant: ${JSON.stringify(want)}`);
+}
+const sql = (q) => execFileSync(SQL_SH, [q], { encoding: "utf8" }).trim();
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+mkdirSync(PROFILE, { recursive: true });
+const browser = await puppeteer.launch({
+  executablePath: CHROMIUM,
+  headless: true,
+  args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    `--user-data-dir=${PROFILE}`],
+});
+const errors = [];
+const page = await browser.newPage();
+page.on("console", (m) => { if (m.type() === "error") errors.push(`console: ${m.text()}`); });
+page.on("pageerror", (e) => errors.push(`page error: ${e.message}`));
+page.on("requestfailed", (r) => errors.push(`request failed: ${r.url()} ${r.failure()?.errorText}`));
+// Every CSP violation is recorded by the page itself.
+await page.evaluateOnNewDocument(() => {
+  window.__csp = [];
+  document.addEventListener("securitypolicyviolation", (e) => window.__csp.push(`${e.violatedDirective} ${e.blockedURI}`));
+});
+const cspViolations = [];
+async function collectCsp(where) {
+  const v = await page.evaluate(() => window.__csp || []);
+  for (const x of v) cspViolations.push(`${where}: ${x}`);
+}
+const shot = (name) => page.screenshot({ path: `${SHOTS}/${name}.png`, fullPage: true });
+const text = (sel) => page.$eval(sel, (e) => e.textContent);
+const noHScroll = () => page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth);
+
+try {
+  await page.setViewport({ width: 1280, height: 900 });
+  await page.emulateMediaFeatures([{ name: "prefers-color-scheme", value: "light" }]);
+
+  // ---- log in ----
+  await page.goto(BASE + "/", { waitUntil: "networkidle0" });
+  await page.waitForSelector("#login-form", WAIT);
+  ok(true, "the login form is shown to a visitor");
+  await shot("login");
+  await page.type("#login-user", USER_NAME);
+  await page.type("#login-password", PASSWORD);
+  await page.click("#login-submit");
+  await page.waitForSelector("#totals", WAIT);
+  ok(true, "logging in shows the overview");
+  await collectCsp("login");
+
+  // ---- counters equal the database's ----
+  const counts = await page.$$eval("#totals .counter", (cs) => cs.map((c) => [c.querySelector("span").textContent, c.querySelector("b").textContent]));
+  const db = {
+    ready: sql("SELECT COUNT(*) FROM jobs WHERE lease_token IS NULL AND available_at <= UTC_TIMESTAMP(6)"),
+    delayed: sql("SELECT COUNT(*) FROM jobs WHERE lease_token IS NULL AND available_at > UTC_TIMESTAMP(6)"),
+    reserved: sql("SELECT COUNT(*) FROM jobs WHERE lease_token IS NOT NULL AND lease_expires_at > UTC_TIMESTAMP(6)"),
+    stale: sql("SELECT COUNT(*) FROM jobs WHERE lease_token IS NOT NULL AND lease_expires_at <= UTC_TIMESTAMP(6)"),
+    failed: sql("SELECT COUNT(*) FROM failed_jobs"),
+  };
+  is(JSON.stringify(counts), JSON.stringify(Object.entries(db)), "the five counters equal the database's");
+  const mail = await page.$$eval('.queue[data-queue="mail"] .counter b', (bs) => bs.map((b) => b.textContent).join(","));
+  is(mail, [
+    sql("SELECT COUNT(*) FROM jobs WHERE queue = 'mail' AND lease_token IS NULL AND available_at <= UTC_TIMESTAMP(6)"),
+    sql("SELECT COUNT(*) FROM jobs WHERE queue = 'mail' AND lease_token IS NULL AND available_at > UTC_TIMESTAMP(6)"),
+    "0", "0", sql("SELECT COUNT(*) FROM failed_jobs WHERE queue = 'mail'")].join(","), "the mail queue's counters too");
+  const bars = await page.$$eval("svg.chart rect", (rs) => rs.length);
+  ok(bars > 0, `the runs-per-minute chart draws bars from job_runs (${bars})`);
+  is(await text("#workers-alive"), "1 worker alive", "workers alive");
+  await shot("overview");
+
+  // ---- keyboard ----
+  await page.goto(BASE + "/", { waitUntil: "networkidle0" });
+  await page.waitForSelector("#totals", WAIT);
+  await page.keyboard.press("Tab");
+  is(await page.evaluate(() => document.activeElement.textContent), "Skip to content", "the first Tab reaches 'Skip to content'");
+  await page.keyboard.press("Tab");
+  await page.keyboard.press("Tab");
+  is(await page.evaluate(() => document.activeElement.getAttribute("href")), "/", "then the menu, one link per Tab");
+  await page.keyboard.press("Tab");
+  await page.keyboard.press("Enter");
+  await page.waitForSelector("#jobs-table", WAIT);
+  is(new URL(page.url()).pathname, "/jobs", "Enter on a menu link opens its page");
+  await page.goto(BASE + "/", { waitUntil: "networkidle0" });
+  await page.waitForSelector("#totals", WAIT);
+
+  // ---- live refresh, and pausing it ----
+  sql("INSERT INTO failed_jobs (id, queue, type, payload, exception) VALUES (9003, 'default', 'echo', '{}', 'late')");
+  await page.waitForFunction(() => document.querySelector("#totals .counter.s-failed b").textContent === "3", WAIT);
+  ok(true, "a new dead job appears in the counters without a reload");
+  await page.click("#live");
+  is(await page.$eval("#live", (b) => b.getAttribute("aria-pressed")), "false", "the Live button pauses");
+  sql("INSERT INTO failed_jobs (id, queue, type, payload, exception) VALUES (9004, 'default', 'echo', '{}', 'later')");
+  await sleep(4500);
+  is(await text("#totals .counter.s-failed b"), "3", "paused: the counters stay as they were");
+  await page.click("#live");
+  await page.waitForFunction(() => document.querySelector("#totals .counter.s-failed b").textContent === "4", WAIT);
+  ok(true, "resumed: they catch up");
+  sql("DELETE FROM failed_jobs WHERE id IN (9003, 9004)");
+
+  // ---- a job from the list ----
+  await page.click('#nav a[href="/jobs"]');
+  await page.waitForSelector("#jobs-table", WAIT);
+  const listed = await page.$$eval("#jobs-table tbody tr", (rs) => rs.map((r) => r.dataset.id).join(","));
+  is(listed, sql("SELECT GROUP_CONCAT(id ORDER BY id) FROM jobs"), "the jobs list shows every job, by id");
+  await shot("jobs");
+  const staleId = sql("SELECT id FROM jobs WHERE lease_token = REPEAT('c', 32)");
+  await page.click(`#jobs-table tr[data-id="${staleId}"] a`);
+  await page.waitForFunction((id) => document.querySelector("h1")?.textContent.startsWith(`Job #${id}`), WAIT, staleId);
+  is(new URL(page.url()).pathname, `/jobs/${staleId}`, "clicking a job opens its shareable address");
+  ok((await text("h1")).includes("stale"), "the detail shows the job's state");
+  // Times: in the configured zone (Asia/Kolkata, UTC+05:30), UTC on hover.
+  const [shown, hover] = await page.$eval("dl.kv time", (t) => [t.textContent, t.title]);
+  const created = sql(`SELECT DATE_FORMAT(created_at, '%Y-%m-%d %H:%i:%s') FROM jobs WHERE id = ${staleId}`);
+  const local = sql(`SELECT DATE_FORMAT(created_at + INTERVAL 330 MINUTE, '%Y-%m-%d %H:%i:%s') FROM jobs WHERE id = ${staleId}`);
+  is(hover, `${created} UTC`, "a time shows UTC on hover");
+  is(shown, local, "and the configured time zone on the page");
+  await shot("job");
+  await collectCsp("jobs");
+
+  // ---- a job through its address ----
+  const readyId = sql("SELECT id FROM jobs WHERE type = 'send_email' AND available_at <= UTC_TIMESTAMP(6)");
+  await page.goto(`${BASE}/jobs/${readyId}`, { waitUntil: "networkidle0" });
+  await page.waitForSelector("#payload", WAIT);
+  is(await text("#payload"), JSON.stringify({ to: "a@example.com" }, null, 2), "the address /jobs/ID shows the job's payload, pretty-printed");
+
+  // ---- retry a dead job ----
+  await page.goto(`${BASE}/failed`, { waitUntil: "networkidle0" });
+  await page.waitForSelector('#failed-table tr[data-id="9001"]', WAIT);
+  ok(true, "the dead letter lists job 9001");
+  is(await page.$eval('#failed-table tr[data-id="9001"] .first-line', (e) => e.textContent), "smtp: 550 no such user", "with the first line of its exception");
+  await shot("failed");
+  await page.click('#failed-table tr[data-id="9001"] .retry-one');
+  await page.waitForFunction(() => !document.querySelector('#failed-table tr[data-id="9001"]'), WAIT);
+  ok(true, "retried, job 9001 leaves the dead-letter list");
+  is(sql("SELECT CONCAT((SELECT COUNT(*) FROM failed_jobs WHERE id = 9001), '/', (SELECT COUNT(*) FROM jobs WHERE id = 9001))"), "0/1", "and is back in the queue");
+  is(sql("SELECT CONCAT(username, ' ', action) FROM jobq_audit WHERE job_id = 9001"), `${USER_NAME} retry`, "the retry is audited");
+  // retry selected: tick the box of 9002, press the button
+  await page.click('#failed-table tr[data-id="9002"] input[type="checkbox"]');
+  await page.click("#retry-selected");
+  await page.waitForFunction(() => !document.querySelector('#failed-table tr[data-id="9002"]'), WAIT);
+  is(sql("SELECT CONCAT((SELECT COUNT(*) FROM failed_jobs), '/', (SELECT COUNT(*) FROM jobs WHERE id = 9002))"), "0/1", "retry selected: 9002 left the dead letter for the queue");
+  sql("INSERT INTO failed_jobs (id, queue, type, payload, attempts, exception, exit_status, reason) VALUES (9005, 'mail', 'send_email', '{}', 5, 'smtp: 554 rejected', 'exit 65', 'permanent exit status')");
+  await collectCsp("failed");
+
+  // ---- run now and delete (with its confirmation) on a job's page ----
+  const laterId = sql("SELECT id FROM jobs WHERE available_at > UTC_TIMESTAMP(6) + INTERVAL 10 MINUTE");
+  await page.goto(`${BASE}/jobs/${laterId}`, { waitUntil: "networkidle0" });
+  await page.waitForSelector("#act-run", WAIT);
+  await page.click("#act-run");
+  await page.waitForFunction(() => document.querySelector("h1 .badge")?.textContent === "ready", WAIT);
+  is(sql(`SELECT available_at <= UTC_TIMESTAMP(6) FROM jobs WHERE id = ${laterId}`), "1", "run now: the delayed job is due, and the page says ready");
+  let asked = "";
+  page.once("dialog", (d) => { asked = d.message(); d.accept(); });
+  await page.click("main button.danger");
+  await page.waitForFunction(() => location.pathname === "/jobs" && document.querySelector("#jobs-table"), WAIT);
+  ok(asked.startsWith(`Delete job ${laterId}`), `delete asks first ("${asked}"), then shows the jobs list`);
+  is(sql(`SELECT COUNT(*) FROM jobs WHERE id = ${laterId}`), "0", "and the job is gone");
+  is(sql(`SELECT GROUP_CONCAT(action ORDER BY id) FROM jobq_audit WHERE job_id = ${laterId}`), "run-now,delete", "both actions are audited");
+
+  // ---- enqueue from the form ----
+  await page.goto(`${BASE}/enqueue`, { waitUntil: "networkidle0" });
+  await page.waitForSelector("#enqueue-form", WAIT);
+  await page.select("#enq-type", "send_email");
+  is(await page.$eval("#enq-queue", (s) => s.value), "mail", "choosing a type picks its queue");
+  await page.$eval("#enq-payload", (t) => { t.value = ""; });
+  await page.type("#enq-payload", '{"to": "browser');
+  ok(await page.$eval("#enq-submit", (b) => b.disabled), "a payload that is not JSON disables the button");
+  ok((await text("#enq-payload-error")).startsWith("Not valid JSON"), "and says why");
+  await page.type("#enq-payload", '@example.com"}');
+  ok(!(await page.$eval("#enq-submit", (b) => b.disabled)), "valid JSON enables it");
+  await shot("enqueue");
+  await page.click("#enq-submit");
+  await page.waitForSelector("#enq-result a", WAIT);
+  const newId = (await text("#enq-result a")).replace(/\D/g, "");
+  is(sql(`SELECT CONCAT(type, ' ', queue, ' ', payload) FROM jobs WHERE id = ${newId}`), 'send_email mail {"to": "browser@example.com"}', "the job is in the database as typed");
+
+  // ---- workers ----
+  await page.goto(`${BASE}/workers`, { waitUntil: "networkidle0" });
+  await page.waitForSelector("#workers-table", WAIT);
+  ok((await text("#workers-table tbody")).includes("host1 / 4242"), "the workers page lists the registered worker");
+  await shot("workers");
+  await collectCsp("workers");
+
+  // ---- 375 px wide ----
+  await page.setViewport({ width: 375, height: 800, isMobile: true, hasTouch: true });
+  for (const [path, sel] of [["/", "#totals"], ["/jobs", "#jobs-table"], [`/jobs/${staleId}`, "#payload"],
+    ["/failed", "#failed-table"], ["/workers", "#workers-table"], ["/enqueue", "#enqueue-form"]]) {
+    await page.goto(BASE + path, { waitUntil: "networkidle0" });
+    await page.waitForSelector(sel, WAIT);
+    ok(await noHScroll(), `no horizontal scroll at 375 px on ${path}`);
+    if (path === "/" || path === "/failed" || path.startsWith("/jobs/")) await shot("mobile-" + (path === "/" ? "overview" : path.split("/")[1]));
+    await collectCsp(path);
+  }
+  const small = await page.$$eval("button, nav a, input, select", (es) => es.filter((e) => {
+    const r = e.getBoundingClientRect();
+    return r.width > 0 && (r.height < 32 || r.width < 20);
+  }).map((e) => e.id || e.textContent || e.name));
+  is(small.join(","), "", "touch targets are at least 32 px high on the enqueue page");
+  await page.setViewport({ width: 1280, height: 900 });
+
+  // ---- theme ----
+  await page.goto(BASE + "/", { waitUntil: "networkidle0" });
+  await page.waitForSelector("#totals", WAIT);
+  const bgLight = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+  await page.click("#theme");
+  is(await page.evaluate(() => document.documentElement.dataset.theme), "dark", "the toggle switches to dark");
+  await page.reload({ waitUntil: "networkidle0" });
+  await page.waitForSelector("#totals", WAIT);
+  is(await page.evaluate(() => document.documentElement.dataset.theme), "dark", "the theme survives a reload");
+  const bgDark = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+  ok(bgDark !== bgLight, `and the page is drawn dark (${bgLight} -> ${bgDark})`);
+  await shot("overview-dark");
+  await page.goto(`${BASE}/jobs/${staleId}`, { waitUntil: "networkidle0" });
+  await page.waitForSelector("#payload", WAIT);
+  await shot("job-dark");
+  await collectCsp("dark");
+
+  // ---- log out ----
+  await page.click("#logout");
+  await page.waitForSelector("#login-form", WAIT);
+  ok(true, "logging out shows the login form");
+
+  // ---- a viewer sees no admin controls ----
+  await page.type("#login-user", "viewer");
+  await page.type("#login-password", PASSWORD);
+  await page.click("#login-submit");
+  await page.waitForSelector("#totals", WAIT);
+  ok(await page.$eval('#nav a[href="/enqueue"]', (a) => a.hidden), "a viewer's menu has no Enqueue");
+  await page.goto(`${BASE}/failed`, { waitUntil: "networkidle0" });
+  await page.waitForSelector("#failed-table", WAIT);
+  is(await page.$$eval("#failed-table button, #failed-table input, #retry-all, #clear-all", (es) => es.length), 0,
+    "a viewer's dead letter has no retry, forget or clear controls");
+  await page.goto(`${BASE}/jobs/${staleId}`, { waitUntil: "networkidle0" });
+  await page.waitForSelector("#payload", WAIT);
+  is(await page.$$eval("main button", (es) => es.length), 0, "a viewer's job detail has no action buttons");
+  await page.click("#logout");
+  await page.waitForSelector("#login-form", WAIT);
+
+  is(cspViolations.join("\n"), "", "zero CSP violations on every page");
+  is(errors.join("\n"), "", "zero console errors on every page");
+} catch (e) {
+  ok(false, "the browser run finished", e.stack);
+}
+await browser.close();
+console.log(`1..${n}`);
+process.exit(failed ? 1 : 0);

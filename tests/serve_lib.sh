@@ -1,0 +1,64 @@
+# serve_lib.sh -- helpers for the dashboard tests (sourced after lib.sh
+# and operator/common.sh).
+
+# A password hash for the test users (one argon2id hash, reused).
+PW=correct-horse
+PWHASH=$(printf '%s\n' "$PW" | "$JOBQ" passwd --stdin | sed 's/^password_hash = //')
+
+# serve_start [ARGS]: starts `jobq serve` on a free port (stderr to
+# $T/serve.log); sets SERVE_PID and URL once it listens.
+serve_start() {
+	: >"$T/serve.log"
+	"$JOBQ" -c "$CONF" serve --listen "${SERVE_LISTEN:-127.0.0.1:0}" "$@" 2>>"$T/serve.log" &
+	SERVE_PID=$!
+	BG_PIDS+=("$SERVE_PID")
+	local i=0 line
+	while :; do
+		line=$(grep -o 'listening on [a-z]*://[^ ]*' "$T/serve.log" | tail -1)
+		[ -n "$line" ] && break
+		i=$((i + 1))
+		if [ $i -gt 300 ] || ! kill -0 "$SERVE_PID" 2>/dev/null; then
+			echo "Bail out! jobq serve did not start: $(cat "$T/serve.log")"
+			exit 99
+		fi
+		sleep 0.1
+	done
+	URL=${line#listening on }
+	URL=${URL/0.0.0.0/127.0.0.1}
+}
+
+serve_stop() {
+	kill -TERM "$SERVE_PID" 2>/dev/null
+	wait_exit 20 "$SERVE_PID"
+}
+
+# hit METHOD PATH [JAR] [BODY] [curl args...]: one request; sets CODE,
+# BODY (the response body) and HDRS (the headers, lower-cased names).
+hit() {
+	local method=$1 path=$2 jar=${3:-} body=${4:-}
+	shift 4 2>/dev/null || shift $#
+	local args=(-s -k -X "$method" -D "$T/hdrs" -o "$T/body" -w '%{http_code}')
+	[ -n "$jar" ] && args+=(-b "$jar" -c "$jar")
+	[ -n "$body" ] && args+=(-H 'Content-Type: application/json' --data-binary "$body")
+	CODE=$(curl "${args[@]}" "$@" "$URL$path")
+	BODY=$(cat "$T/body")
+	HDRS=$(tr -d '\r' <"$T/hdrs" | sed 's/^\([^:]*\):/\L\1:/')
+}
+
+# header NAME: the value of a response header of the last hit.
+header() {
+	printf '%s\n' "$HDRS" | sed -n "s/^$1: //p" | head -1
+}
+
+# login USER JAR [remember]: logs in; sets CSRF.
+login() {
+	local remember=false
+	[ -n "${3:-}" ] && remember=true
+	hit POST /api/login "$2" "{\"user\": \"$1\", \"password\": \"$PW\", \"remember\": $remember}"
+	CSRF=$(printf '%s' "$BODY" | jget 'd["csrf"]' 2>/dev/null)
+}
+
+# post PATH JAR BODY [TOKEN]: a POST with the CSRF token (default $CSRF).
+post() {
+	hit POST "$1" "$2" "$3" -H "X-CSRF-Token: ${4-$CSRF}"
+}

@@ -1,0 +1,94 @@
+#!/bin/bash
+# GET /metrics: Prometheus text format that the official Python parser
+# (Debian's python3-prometheus-client) reads, with the values the
+# database holds; metrics_token guards it when set.
+. "$top_srcdir/tests/lib.sh"
+PY=/usr/bin/python3
+$PY -c 'import prometheus_client' 2>/dev/null ||
+	skip_all "no Prometheus parser (apt-get install python3-prometheus-client)"
+. "$top_srcdir/tests/operator/common.sh"
+. "$top_srcdir/tests/serve_lib.sh"
+setup serve_metrics
+
+write_conf <<EOC
+[worker]
+poll_interval = 20ms
+
+[queue default]
+[queue "odd"]
+[queue mail]
+
+[handler echo]
+exec = $HANDLERS/echo.sh
+
+[user admin]
+password_hash = $PWHASH
+role = admin
+EOC
+# A queue name cannot hold a quote: the whitelist refuses it.
+jq_ check >/dev/null 2>&1
+is "$?" 78 'a queue named "odd" with quotes is refused'
+sed -i '/^\[queue "odd"\]$/d' "$CONF"
+
+sql "INSERT INTO jobs (queue, type, payload) VALUES ('default', 'echo', '{}'), ('default', 'echo', '{}'), ('mail', 'echo', '{}');
+     UPDATE jobs SET available_at = UTC_TIMESTAMP(6) - INTERVAL 90 SECOND WHERE queue = 'mail';
+     INSERT INTO jobs (queue, type, payload, available_at) VALUES ('mail', 'echo', '{}', UTC_TIMESTAMP(6) + INTERVAL 1 HOUR);
+     INSERT INTO failed_jobs (id, queue, type, payload, exception) VALUES (77, 'mail', 'echo', '{}', 'x');
+     INSERT INTO job_runs (job_id, queue, type, attempt, worker, started_at, duration_ms, outcome, exit_status)
+       VALUES (1, 'default', 'echo', 1, 'w', UTC_TIMESTAMP(6), 1, 'done', 'exit 0'),
+              (2, 'default', 'echo', 1, 'w', UTC_TIMESTAMP(6), 1, 'done', 'exit 0'),
+              (3, 'default', 'echo', 1, 'w', UTC_TIMESTAMP(6), 1, 'retry', 'exit 1'),
+              (4, 'default', 'echo', 1, 'w', UTC_TIMESTAMP(6) - INTERVAL 2 HOUR, 1, 'done', 'exit 0');
+     INSERT INTO jobq_workers (id, host, pid, queues, concurrency, heartbeat_ms, started_at, last_seen_at, jobs_done, jobs_retried, jobs_dead)
+       VALUES ('h1:1', 'h1', 1, 'default', 1, 60000, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6), 10, 2, 1),
+              ('h2:2', 'h2', 2, 'default', 1, 1000, UTC_TIMESTAMP(6) - INTERVAL 1 DAY, UTC_TIMESTAMP(6) - INTERVAL 1 HOUR, 5, 0, 0)"
+serve_start
+
+hit GET /metrics
+is "$CODE" 200 "GET /metrics without a session: 200 (no metrics_token set)"
+like "$(header content-type)" '^text/plain; version=0.0.4' "in the text format's content type"
+is "$(header x-content-type-options)" nosniff "with the security headers"
+
+# sample NAME LABELS...: the value the parser reads for one sample.
+cat >"$T/parse.py" <<'EOP'
+import sys
+from prometheus_client.parser import text_string_to_metric_families
+fams = {f.name: f for f in text_string_to_metric_families(open(sys.argv[1]).read())}
+if sys.argv[2] == "--families":
+    print(" ".join(sorted("%s:%s" % (n, f.type) for n, f in fams.items())))
+    sys.exit(0)
+want = dict(kv.split("=", 1) for kv in sys.argv[3:])
+name = sys.argv[2]
+for f in fams.values():
+    for s in f.samples:
+        if s.name == name and s.labels == want:
+            print(int(s.value))
+            sys.exit(0)
+print("<none>")
+EOP
+printf '%s\n' "$BODY" >"$T/metrics.txt"
+sample() { $PY "$T/parse.py" "$T/metrics.txt" "$@" 2>&1; }
+is "$(sample --families)" "jobq_failed_jobs:gauge jobq_jobs:gauge jobq_oldest_ready_seconds:gauge jobq_runs_last_hour:gauge jobq_worker_jobs:counter jobq_workers:gauge" \
+	"the parser reads every family with its type"
+is "$(sample jobq_jobs queue=default state=ready)" 2 "jobq_jobs{default,ready} = 2"
+is "$(sample jobq_jobs queue=mail state=ready)/$(sample jobq_jobs queue=mail state=delayed)" "1/1" "mail: 1 ready, 1 delayed"
+is "$(sample jobq_jobs queue=mail state=reserved)" 0 "zero states are listed too"
+is "$(sample jobq_failed_jobs queue=mail)/$(sample jobq_failed_jobs queue=default)" "1/0" "jobq_failed_jobs per queue"
+s=$(sample jobq_oldest_ready_seconds queue=mail)
+ok "$([ "$s" -ge 90 ] && [ "$s" -lt 200 ]; echo $?)" "jobq_oldest_ready_seconds{mail} is the 90 s wait (got $s)"
+is "$(sample jobq_workers)" 1 "jobq_workers counts only the live worker"
+is "$(sample jobq_worker_jobs_total worker=h1:1 outcome=done)/$(sample jobq_worker_jobs_total worker=h1:1 outcome=dead)" "10/1" "per-worker counters by outcome"
+is "$(sample jobq_runs_last_hour type=echo outcome=done)/$(sample jobq_runs_last_hour type=echo outcome=retry)" "2/1" "runs of the last hour by type and outcome (the older run left out)"
+
+# With a token: 401 without it, 200 with it.
+serve_stop
+printf '\n[serve]\nmetrics_token = s3cret-s3cret-s3cret\n' >>"$CONF"
+serve_start
+hit GET /metrics
+is "$CODE" 401 "metrics_token set: no token, 401"
+hit GET /metrics "" "" -H 'Authorization: Bearer s3cret-s3cret-s3creX'
+is "$CODE" 401 "a wrong token: 401"
+hit GET /metrics "" "" -H 'Authorization: Bearer s3cret-s3cret-s3cret'
+is "$CODE" 200 "the right token: 200"
+serve_stop
+finish
