@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "failed.h"
-#include "failed_count.h"
 #include "queue.h"
 #include "serve.h"
 
@@ -45,7 +44,7 @@ api_failed(struct req *r)
 	if (serve_query_uint(r, "limit", 1, 1000, 100, &limit) < 0)
 		return serve_error(r, 400, "limit must be a whole number from 1 to 1000");
 	f.limit = (unsigned)limit;
-	if (failed_count(r->db, &total, err) != DB_OK ||
+	if (failed_count(r->db, &(struct failed_filter){ 0 }, &total, err) != DB_OK ||
 	    failed_list(r->db, &f, r->srv->tz, &rows, &n, err) != DB_OK)
 		return serve_db_error(r, "list failed jobs", err);
 	doc = cJSON_CreateObject();
@@ -113,6 +112,25 @@ each_failed(struct req *r, const char *action, int (*fn)(struct db *, uint64_t, 
 	return serve_json(r, 200, doc);
 }
 
+/* What one "retry all matching" did: jobs moved back to the queue, and
+ * jobs the server refused (each is logged; the run goes on). */
+struct retry_tally {
+	uint64_t moved, refused;
+};
+
+static void
+tally_retry(void *arg, uint64_t id, int rc, const char *err)
+{
+	struct retry_tally *t = arg;
+
+	if (rc == DB_OK)
+		t->moved++;
+	else if (rc != QUEUE_NOT_FOUND) {
+		t->refused++;
+		log_warn("retry failed job %llu: %s", (unsigned long long)id, err);
+	}
+}
+
 /* POST /api/failed/retry {"ids": [...]} or {"all": true, "queue",
  * "type"}: back to the queue, attempts reset, as `jobq failed retry`. */
 MHD_RESULT
@@ -120,6 +138,7 @@ api_failed_retry(struct req *r)
 {
 	cJSON *in = serve_body_json(r), *doc;
 	struct failed_filter f = { 0 };
+	struct retry_tally t = { 0, 0 };
 	uint64_t n = 0;
 	char err[ERRSZ], detail[256];
 
@@ -133,16 +152,19 @@ api_failed_retry(struct req *r)
 		f.queue = NULL;
 	if (f.type != NULL && *f.type == '\0')
 		f.type = NULL;
-	if (failed_retry_matching(r->db, &f, &n, err) != DB_OK) {
+	if (failed_retry_matching(r->db, &f, tally_retry, &t, err) != DB_OK) {
 		cJSON_Delete(in);
 		return serve_db_error(r, "retry matching", err);
 	}
-	snprintf(detail, sizeof detail, "all matching queue=%s type=%s: %llu jobs", f.queue ? f.queue : "*",
-	    f.type ? f.type : "*", (unsigned long long)n);
+	n = t.moved;
+	snprintf(detail, sizeof detail, "all matching queue=%s type=%s: %llu jobs, %llu refused",
+	    f.queue ? f.queue : "*", f.type ? f.type : "*", (unsigned long long)n,
+	    (unsigned long long)t.refused);
 	serve_audit(r, "retry-all", 0, detail);
 	cJSON_Delete(in);
 	doc = cJSON_CreateObject();
 	ADD_NUM(doc, "retried", n);
+	ADD_NUM(doc, "refused", t.refused);
 	return serve_json(r, 200, doc);
 }
 
@@ -169,7 +191,7 @@ api_failed_clear(struct req *r)
 	cJSON_Delete(in);
 	if (!ok)
 		return serve_error(r, 400, "expected {\"count\": the number of failed jobs confirmed}");
-	if (failed_count(r->db, &total, err) != DB_OK)
+	if (failed_count(r->db, &(struct failed_filter){ 0 }, &total, err) != DB_OK)
 		return serve_db_error(r, "count failed jobs", err);
 	if ((double)total != expect) {
 		doc = cJSON_CreateObject();
@@ -177,7 +199,7 @@ api_failed_clear(struct req *r)
 		ADD_NUM(doc, "count", total);
 		return serve_json(r, 409, doc);
 	}
-	if (failed_clear(r->db, -1, &removed, err) != DB_OK)
+	if (failed_clear(r->db, -1, 0, &removed, err) != DB_OK)
 		return serve_db_error(r, "clear failed jobs", err);
 	snprintf(detail, sizeof detail, "%llu jobs", (unsigned long long)removed);
 	serve_audit(r, "clear", 0, detail);
