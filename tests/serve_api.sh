@@ -123,7 +123,7 @@ is "$(printf '%s' "$BODY" | jget '(sorted(f["id"] for f in d["failed"]), d["tota
 post /api/failed/retry "$T/jar" '{"all": true, "queue": "mail"}'
 is "$CODE/$(printf '%s' "$BODY" | jget 'd["retried"]')" "200/2" "retry all matching queue=mail: 2"
 is "$(sql "SELECT GROUP_CONCAT(id ORDER BY id) FROM jobs")/$(sql "SELECT GROUP_CONCAT(id ORDER BY id) FROM failed_jobs")" "1002,1003/1001,1004" "exactly those moved"
-is "$(sql "SELECT CONCAT(action, ': ', detail) FROM jobq_audit WHERE action = 'retry-all'")" "retry-all: all matching queue=mail type=*: 2 jobs" "audited with the filter and the count"
+is "$(sql "SELECT CONCAT(action, ': ', detail) FROM jobq_audit WHERE action = 'retry-all'")" "retry-all: all matching queue=mail type=*: 2 jobs, 0 refused" "audited with the filter and the count"
 post /api/failed/forget "$T/jar" '{"ids": [1001, 4242]}'
 is "$CODE/$(printf '%s' "$BODY" | jget '(d["forgotten"], d["missing"])')" '200/[1, [4242]]' "forget: one forgotten, the unknown id reported missing"
 post /api/failed/forget "$T/jar" '{"ids": []}'
