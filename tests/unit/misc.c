@@ -56,8 +56,8 @@ test_cron_parse(void)
 	cron_ok("  0\t12   *  *  *  ");
 	cron_ok("0-59/20,7 */6 1-31/2 JAN,Jul,dec 1-5");
 	cron_ok("  @daily");
-	cron_bad("* * * *", "fewer than 5");
-	cron_bad("", "fewer than 5");
+	cron_bad("* * * *", "4 fields where 5 are needed");
+	cron_bad("", "0 fields where 5 are needed");
 	cron_bad("* * * * * *", "more than 5");
 	cron_bad("60 * * * *", "minute");
 	cron_bad("* 24 * * *", "hour");
@@ -76,7 +76,7 @@ test_cron_parse(void)
 	cron_bad("* * * * mon-", "day of week");
 	cron_bad("-5 * * * *", "minute");
 	cron_bad("@never", "@never");
-	cron_bad("@daily 5", "@daily 5");
+	cron_bad("@daily 5", "2 fields where 5 are needed");
 }
 
 /* Parses expr (must succeed) for the matching checks below. */
