@@ -49,13 +49,28 @@ queue_enqueue(struct db *db, const struct enqueue_item *items, size_t n, uint64_
 	return rc;
 }
 
+/* Whether two queue names are one queue to the database: the column's
+ * collation ignores trailing spaces, so 'mail ' (written by another
+ * program) is served by the workers of 'mail' and counted with it. */
+static int
+same_queue(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+
+	while (la > 0 && a[la - 1] == ' ')
+		la--;
+	while (lb > 0 && b[lb - 1] == ' ')
+		lb--;
+	return la == lb && memcmp(a, b, la) == 0;
+}
+
 static struct queue_counts *
 counts_for(struct queue_counts **q, size_t *n, const char *name)
 {
 	size_t i;
 
 	for (i = 0; i < *n; i++)
-		if (strcmp((*q)[i].queue, name) == 0)
+		if (same_queue((*q)[i].queue, name))
 			return &(*q)[i];
 	*q = xrealloc(*q, (*n + 1) * sizeof **q);
 	memset(&(*q)[*n], 0, sizeof **q);
@@ -64,9 +79,126 @@ counts_for(struct queue_counts **q, size_t *n, const char *name)
 	return &(*q)[(*n)++];
 }
 
+/* Adds to *out (once each) every queue the jobs table holds, by a loose
+ * index scan: one index dive per queue, however many jobs. */
+static int
+status_queues(struct db *db, const char *where, struct queue_counts **out, size_t *n, char *err)
+{
+	struct db_res *r;
+	char **row;
+	int rc;
+
+	r = db_query(db, &rc, err, "SELECT DISTINCT queue FROM jobs WHERE %s", where);
+	if (r == NULL)
+		return rc;
+	while ((row = db_res_next(r)) != NULL)
+		counts_for(out, n, row[0] ? row[0] : "");
+	db_res_free(r);
+	return DB_OK;
+}
+
+/* Builds the one statement that counts the listed queues.  Per queue, two
+ * range counts on jobs_due split its rows at now (due_at <= now: ready or
+ * stale; due_at > now: delayed or reserved), and an ordered walk finds
+ * the oldest due row nobody holds.  The last part reads only the held
+ * rows (jobs_lease): how many are reserved, and how many of them sort
+ * into each side of now, which status_read subtracts.  One statement, so
+ * every part reads one snapshot at one UTC_TIMESTAMP(6).  Each row names
+ * its queue by its 1-based place in q: FIELD compares as the column does
+ * (trailing spaces ignored), so a held row finds its queue whatever
+ * spelling another program stored. */
+static void
+status_sql(struct db *db, const struct queue_counts *q, size_t n, struct buf *sql)
+{
+	const char *due = "FROM jobs FORCE INDEX (jobs_due) WHERE queue = %q AND due_at";
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		db_sql(db, sql, "SELECT %U, (SELECT COUNT(*) ", (uint64_t)i + 1);
+		db_sql(db, sql, due, q[i].queue);
+		buf_adds(sql, " <= UTC_TIMESTAMP(6)), (SELECT COUNT(*) ");
+		db_sql(db, sql, due, q[i].queue);
+		buf_adds(
+		    sql, " > UTC_TIMESTAMP(6)), (SELECT TIMESTAMPDIFF(SECOND, due_at, UTC_TIMESTAMP(6)) ");
+		db_sql(db, sql, due, q[i].queue);
+		buf_adds(sql,
+		    " <= UTC_TIMESTAMP(6) AND lease_token IS NULL ORDER BY due_at LIMIT 1),"
+		    " 0, 0, 0 UNION ALL ");
+	}
+	/* A lease token without an expiry is no live lease: such a row is
+	 * stale, and sorts by available_at (its due_at) on either side. */
+	buf_adds(sql, "SELECT FIELD(queue");
+	for (i = 0; i < n; i++)
+		db_sql(db, sql, ", %q", q[i].queue);
+	buf_adds(sql,
+	    ") AS k, 0, 0, NULL, SUM(due_at <= UTC_TIMESTAMP(6)),"
+	    " SUM(COALESCE(lease_expires_at > UTC_TIMESTAMP(6), 0)), COUNT(*)"
+	    " FROM jobs FORCE INDEX (jobs_lease) WHERE lease_token IS NOT NULL"
+	    " GROUP BY k HAVING k > 0");
+}
+
+/* Runs status_sql and turns its parts into the five states. */
+static int
+status_read(struct db *db, struct queue_counts *q, size_t n, char *err)
+{
+	uint64_t *held_due, *held, k;
+	struct db_res *r;
+	struct buf sql;
+	char **row;
+	size_t i;
+	int rc;
+
+	if (n == 0)
+		return DB_OK;
+	buf_init(&sql);
+	status_sql(db, q, n, &sql);
+	r = db_query_buf(db, &sql, &rc, err);
+	buf_free(&sql);
+	if (r == NULL)
+		return rc;
+	held_due = xcalloc(n, sizeof *held_due);
+	held = xcalloc(n, sizeof *held);
+	while ((row = db_res_next(r)) != NULL) {
+		if ((k = db_col_u64(row[0], 0)) < 1 || k > n)
+			fatal("queue_status: a count for queue number '%s' of %zu", row[0], n);
+		k--;
+		q[k].ready += db_col_u64(row[1], 0);
+		q[k].delayed += db_col_u64(row[2], 0);
+		if (row[3] != NULL)
+			q[k].oldest_ready_s = db_col_i64(row[3], -1);
+		held_due[k] += db_col_u64(row[4], 0);
+		q[k].reserved += db_col_u64(row[5], 0);
+		held[k] += db_col_u64(row[6], 0);
+	}
+	db_res_free(r);
+	/* Every held row was counted in one of the two ranges: the same
+	 * statement read both, so the subtractions cannot go below zero. */
+	for (i = 0; i < n; i++) {
+		q[i].stale = held[i] - q[i].reserved;
+		q[i].ready -= held_due[i];
+		q[i].delayed -= held[i] - held_due[i];
+	}
+	free(held_due);
+	free(held);
+	return DB_OK;
+}
+
 /* Counts per queue and state (DESIGN.md 5b): every configured queue,
  * plus any other queue the tables hold jobs for.  only_queue, when not
- * NULL, limits the answer to that queue. */
+ * NULL, limits the answer to that queue.
+ *
+ * The counts are served by indexes, not kept in a counts table.  The
+ * states depend on the clock (a delayed job becomes ready, a lease runs
+ * out) without any write, so no counter kept by writes can answer them
+ * alone; counters would also have to see applications' plain INSERTs
+ * (DESIGN 5), which only triggers could, and every claim would update
+ * the same counter row, serialising the workers on it.  Index counting
+ * costs nothing on the write path: it reads the covering index jobs_due
+ * once (one range each side of now per queue, never the rows and their
+ * payloads) plus the few held rows through jobs_lease.  It is still
+ * linear in the jobs held: InnoDB keeps no counts in its trees (about
+ * 0.2 s of server CPU at 1,000,000 jobs on the 2-core development VM,
+ * against 1.3 s for reading every row). */
 int
 queue_status(struct db *db, const struct conf *c, const char *only_queue, struct queue_counts **out,
     size_t *n, char *err)
@@ -87,35 +219,10 @@ queue_status(struct db *db, const struct conf *c, const char *only_queue, struct
 	for (i = 0; c->queues[i] != NULL; i++)
 		if (only_queue == NULL || strcmp(only_queue, c->queues[i]) == 0)
 			counts_for(out, n, c->queues[i]);
-	/* Every row falls in exactly one state, whatever another program
-	 * wrote: a lease token without an expiry is no live lease, so such
-	 * a row counts as stale (the reservation takes it again, by
-	 * available_at); a row nobody holds is ready or delayed by due_at,
-	 * when the reservation will take it (available_at, unless another
-	 * program left an expiry without a token).  Each SUM is over
-	 * booleans that are never NULL. */
-	r = db_query(db, &rc, err,
-	    "SELECT queue,"
-	    " SUM(lease_token IS NULL AND due_at <= UTC_TIMESTAMP(6)),"
-	    " SUM(lease_token IS NULL AND due_at > UTC_TIMESTAMP(6)),"
-	    " SUM(lease_token IS NOT NULL AND COALESCE(lease_expires_at > UTC_TIMESTAMP(6), 0)),"
-	    " SUM(lease_token IS NOT NULL AND COALESCE(lease_expires_at <= UTC_TIMESTAMP(6), 1)),"
-	    " MAX(IF(lease_token IS NULL AND due_at <= UTC_TIMESTAMP(6),"
-	    "  TIMESTAMPDIFF(SECOND, due_at, UTC_TIMESTAMP(6)), NULL))"
-	    " FROM jobs WHERE %s GROUP BY queue",
-	    where.data);
-	if (r == NULL)
+	if ((rc = status_queues(db, where.data, out, n, err)) != DB_OK)
 		goto fail;
-	while ((row = db_res_next(r)) != NULL) {
-		struct queue_counts *q = counts_for(out, n, row[0] ? row[0] : "");
-
-		q->ready = db_col_u64(row[1], 0);
-		q->delayed = db_col_u64(row[2], 0);
-		q->reserved = db_col_u64(row[3], 0);
-		q->stale = db_col_u64(row[4], 0);
-		q->oldest_ready_s = db_col_i64(row[5], -1);
-	}
-	db_res_free(r);
+	if ((rc = status_read(db, *out, *n, err)) != DB_OK)
+		goto fail;
 	r = db_query(
 	    db, &rc, err, "SELECT queue, COUNT(*) FROM failed_jobs WHERE %s GROUP BY queue", where.data);
 	if (r == NULL)
