@@ -36,6 +36,7 @@
 #include "batch.h"
 #include "cli.h"
 #include "duration.h"
+#include "isotime.h"
 #include "queue.h"
 
 #define CHUNK_ROWS 2000
@@ -678,9 +679,18 @@ parse_opt(int opt, struct opts *o)
 		if (duration_parse(optarg, &o->ctx.delay_ms, err) < 0)
 			return cli_usage_error("enqueue", "--delay: %s", err);
 		break;
-	case OPT_AT:
+	case OPT_AT: {
+		char utc[64];
+
+		/* One rule for every option: a value that does not parse is a
+		 * usage error (64), like --delay 5x; one that parses but the
+		 * job may not have (a year past 9999 in UTC) is bad data (65),
+		 * found by the same check a batch line gets. */
+		if (isotime_to_utc(optarg, utc, sizeof utc, err) == -1)
+			return cli_usage_error("enqueue", "--at: %s", err);
 		o->ctx.at = optarg;
 		break;
+	}
 	case 'p':
 		if (str_to_int64(optarg, -32768, 32767, &v) < 0)
 			return cli_usage_error(

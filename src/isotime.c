@@ -103,7 +103,7 @@ isotime_to_utc(const char *s, char *out, size_t outlen, char *err)
 	t += sec - offset; /* after the date check: a leap second 60 is the next minute's 0 */
 	if ((long long)t < UTC_MIN || (long long)t > UTC_MAX) {
 		errf(err, "time '%s' is outside years 0001-9999 once converted to UTC", s);
-		return -1;
+		return ISOTIME_RANGE;
 	}
 	gmtime_r(&t, &tm);
 	snprintf(out, outlen, "%04d-%02d-%02d %02d:%02d:%02d.%06d", tm.tm_year + 1900, tm.tm_mon + 1,

@@ -4,6 +4,12 @@
 
 #include <stddef.h>
 
+/* isotime_to_utc fails with -1 when s is not an ISO 8601 time, and with
+ * ISOTIME_RANGE when it is one but falls outside years 0001-9999 in UTC
+ * (what the database can store): the first is a usage error on the
+ * command line, the second bad data. */
+#define ISOTIME_RANGE (-2)
+
 int isotime_to_utc(const char *s, char *out, size_t outlen, char *err);
 
 #endif

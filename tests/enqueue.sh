@@ -104,11 +104,6 @@ like "$LAST_ERR" "unknown queue 'nosuchqueue'" "unknown queue: the message names
 big=$(head -c 1100 /dev/zero | tr '\0' 'x')
 bad "payload over max_payload (1K)" enqueue echo "\"$big\""
 like "$LAST_ERR" "max_payload" "oversize: the message names max_payload"
-bad "bad --at (month 13)" enqueue --at 2031-13-01T00:00:00 echo '{}'
-like "$LAST_ERR" "bad time '2031-13-01T00:00:00'" "bad --at: the message quotes the time"
-bad "bad --at (February 30th)" enqueue --at 2031-02-30 echo '{}'
-bad "bad --at (not a time)" enqueue --at tomorrow echo '{}'
-bad "bad --at (bad offset)" enqueue --at 2031-06-01T12:00:00+25:00 echo '{}'
 : >"$T/empty"
 before=$(count jobs)
 run_in "$T/empty" enqueue echo
@@ -136,6 +131,12 @@ usage "--priority out of range" enqueue --priority 40000 echo '{}'
 usage "--priority not a number" enqueue --priority high echo '{}'
 usage "--max-attempts 0" enqueue --max-attempts 0 echo '{}'
 usage "bad --delay" enqueue --delay soon echo '{}'
+# A malformed option value is a usage error, whichever the option.
+usage "bad --at (month 13)" enqueue --at 2031-13-01T00:00:00 echo '{}'
+like "$ERR" "--at: bad time '2031-13-01T00:00:00'" "bad --at: the message names the option and quotes the time"
+usage "bad --at (February 30th)" enqueue --at 2031-02-30 echo '{}'
+usage "bad --at (not a time)" enqueue --at tomorrow echo '{}'
+usage "bad --at (bad offset)" enqueue --at 2031-06-01T12:00:00+25:00 echo '{}'
 usage "--at with --delay" enqueue --at 2031-01-01 --delay 5m echo '{}'
 usage "--dry-run without --batch" enqueue --dry-run echo '{}'
 usage "--batch with arguments" enqueue --batch echo
