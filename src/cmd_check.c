@@ -50,6 +50,12 @@ report_db(const struct conf *c, struct db *db)
 	}
 	printf(
 	    "database: %s, database '%s', schema version %u: ok\n", db_target(db), c->db.database, version);
+	if (queue_check_limits(c, db_max_packet(db), err) < 0) {
+		cli_error("%s", err);
+		return EX_CONFIG;
+	}
+	printf("output limits: every handler's outcome fits max_allowed_packet (%zu bytes): ok\n",
+	    db_max_packet(db));
 	if (queue_probe(db, &probed, err) != DB_OK) {
 		cli_error("probe SKIP LOCKED: %s", err);
 		return EX_UNAVAILABLE;

@@ -27,6 +27,7 @@ int db_connected(const struct db *db);
 void db_disconnect(struct db *db);
 const char *db_target(const struct db *db);
 size_t db_max_packet(const struct db *db);
+size_t db_quoted_len(const char *s, size_t len);
 
 int db_exec(struct db *db, char *err, const char *fmt, ...);
 struct db_res *db_query(struct db *db, int *rc, char *err, const char *fmt, ...);

@@ -42,6 +42,13 @@
 #define RECONNECT_MIN_MS 100
 #define RECONNECT_MAX_MS 5000
 #define WRITE_RETRY_MS 500
+/* An outcome whose write lost the connection this many times is written
+ * in a transaction of its own, then without the handler's texts, then
+ * given up (its job returns when its lease expires): a statement that
+ * makes the server drop the connection must not be resent forever. */
+#define WRITE_TRIES_ALONE 1
+#define WRITE_TRIES_MINIMAL 3
+#define WRITE_TRIES_MAX 5
 
 enum slot_state { SLOT_FREE, SLOT_RUNNING, SLOT_WRITING };
 
@@ -61,6 +68,7 @@ struct slot {
 	char words[128];
 	char reason[256];
 	int lease_lost;
+	unsigned write_tries; /* writes of this outcome that lost the connection */
 };
 
 struct worker {
@@ -81,7 +89,8 @@ struct worker {
 	int db_up;
 	int64_t down_since, reconnect_at, reconnect_delay;
 	int64_t next_poll, next_heartbeat, next_write, max_time_at;
-	int write_now; /* an outcome is new: write without waiting */
+	int64_t stop_at; /* when stopping began */
+	int write_now;   /* an outcome is new: write without waiting */
 	char db_err[ERRSZ];
 };
 
@@ -270,9 +279,48 @@ count_outcome(struct worker *w, struct slot *s, int lost)
 	w->finished++;
 }
 
-/* Writes every outcome that waits, in one transaction.  A slot is freed
- * once its outcome is written or its lease turned out lost; when the
- * database is away they all stay and are tried again. */
+/* Acts on what queue_write did with the outcome of slot s: a written
+ * or lost outcome frees the slot, a refused one too (logged: its job
+ * returns when its lease expires); one whose write failed stays for the
+ * next try, unless the connection was lost under it too often. */
+static void
+settle(struct worker *w, struct slot *s, const struct outcome *o, int rc)
+{
+	unsigned long long id = (unsigned long long)s->job->id;
+
+	switch (o->state) {
+	case OUTS_WRITTEN:
+	case OUTS_LOST:
+		if (o->cut)
+			log_warn(
+			    "job %llu: handler output cut to fit the server's max_allowed_packet (%zu bytes)",
+			    id, db_max_packet(w->db));
+		if (o->note[0] != '\0')
+			log_warn("job %llu: %s", id, o->note);
+		count_outcome(w, s, o->state == OUTS_LOST);
+		return;
+	case OUTS_REFUSED:
+		log_error("job %llu: outcome '%s' not written: %s; the job returns when its lease expires",
+		    id, queue_outcome_name(s->write), o->note);
+		break;
+	case OUTS_FAILED:
+		if (rc != DB_EGONE || ++s->write_tries < WRITE_TRIES_MAX)
+			return;
+		log_error("job %llu: the connection was lost %u times while writing its outcome '%s'; giving "
+		          "it up: the job returns when its lease expires",
+		    id, s->write_tries, queue_outcome_name(s->write));
+		break;
+	default:
+		return;
+	}
+	slot_clear(s);
+	w->finished++;
+}
+
+/* Writes every outcome that waits, in as few transactions as fit (see
+ * queue_write).  A slot is freed once its outcome is written, its lease
+ * turned out lost, or the server refused it; when the database is away
+ * they all stay and are tried again. */
 static void
 write_pending(struct worker *w, int64_t now)
 {
@@ -292,30 +340,24 @@ write_pending(struct worker *w, int64_t now)
 		if (s->state != SLOT_WRITING)
 			continue;
 		runs[n] = (struct run_record){ w->id, s->duration_ms, s->words, s->output, s->error };
-		o[n] = (struct outcome){ s->job, s->write, s->delay_ms, NULL, s->error ? s->error : "",
-			s->words, s->reason, s->has_run ? &runs[n] : NULL, 0 };
+		o[n] =
+		    (struct outcome){ s->job, s->write, s->delay_ms, NULL, s->error ? s->error : "", s->words,
+			    s->reason, s->has_run ? &runs[n] : NULL, s->write_tries >= WRITE_TRIES_ALONE,
+			    s->write_tries >= WRITE_TRIES_MINIMAL, OUTS_PENDING, 0, "" };
 		if (s->write == OUT_RETRY)
 			o[n].last_error = texts[n] = last_error_text(s);
 		who[n++] = s;
 	}
 	if (n == 0)
 		goto out;
-	if ((rc = queue_write(w->db, o, n, err)) == DB_OK) {
-		for (i = 0; i < n; i++)
-			count_outcome(w, who[i], o[i].lost);
+	rc = queue_write(w->db, o, n, err);
+	for (i = 0; i < n; i++)
+		settle(w, who[i], &o[i], rc);
+	if (rc == DB_OK)
 		w->next_poll = now; /* slots are free: look for work at once */
-	} else if (db_retryable(rc)) {
+	else {
 		db_failed(w, rc, "writing outcomes", err);
 		w->next_write = now + WRITE_RETRY_MS;
-	} else {
-		/* A statement the server refuses will not get better: drop
-		 * the outcomes; the jobs come back when their leases expire. */
-		log_error(
-		    "writing %u outcomes failed: %s; those jobs return when their leases expire", n, err);
-		for (i = 0; i < n; i++) {
-			slot_clear(who[i]);
-			w->finished++;
-		}
 	}
 out:
 	for (i = 0; i < w->nslots; i++)
@@ -324,6 +366,24 @@ out:
 	free(who);
 	free(runs);
 	free(o);
+}
+
+/* Whether to stop waiting for outcomes the database will not take: once
+ * stopping, with no handler left running, a worker waits at most one
+ * lease length for them -- by then their jobs are free for any worker to
+ * take again -- so that --max-time and SIGTERM end it whatever the
+ * database does.  */
+static int
+give_up_writes(const struct worker *w, int64_t now)
+{
+	unsigned i;
+
+	if (!w->stopping || now < w->stop_at + w->conf->worker.reserve_ttl_ms)
+		return 0;
+	for (i = 0; i < w->nslots; i++)
+		if (w->slots[i].state == SLOT_RUNNING)
+			return 0;
+	return 1;
 }
 
 /* Turns a finished handler into the outcome to write. */
@@ -568,6 +628,8 @@ begin_stop(struct worker *w, int level, const char *why)
 
 	if (level <= w->stopping)
 		return;
+	if (w->stopping == 0)
+		w->stop_at = mono_ms();
 	w->stopping = level;
 	for (i = 0; i < w->nslots; i++)
 		running += w->slots[i].state == SLOT_RUNNING;
@@ -779,7 +841,7 @@ worker_run(const struct conf *c, struct db *db, const struct worker_opts *o)
 		write_pending(&w, now);
 		heartbeat(&w, now);
 		reserve(&w, now);
-		if (should_exit(&w))
+		if (should_exit(&w) || give_up_writes(&w, now))
 			break;
 		if (w.stopping >= 2 && !w.db_up) {
 			unsigned i, running = 0;
