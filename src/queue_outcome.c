@@ -285,7 +285,8 @@ fit(struct db *db, const struct outcome *o, struct values *v, int clash, size_t 
 	struct values bare = *v;
 	struct buf probe;
 	struct member m;
-	size_t cost[NTEXTS], cap[NTEXTS], idx[NTEXTS], n = 0, i, fixed;
+	size_t cost[NTEXTS], cap[NTEXTS], idx[NTEXTS], n = 0, i, fixed, total;
+	int columns_ok;
 
 	for (i = 0; i < NTEXTS; i++)
 		if (v->text[i] != NULL) {
@@ -293,6 +294,13 @@ fit(struct db *db, const struct outcome *o, struct values *v, int clash, size_t 
 			cost[n] = db_quoted_len(v->text[i], strlen(v->text[i]));
 			idx[n++] = i;
 		}
+	/* The common case, far from every limit, needs no measuring. */
+	for (i = 0, total = OUTCOME_FIXED_MAX, columns_ok = 1; i < n; i++) {
+		total += cost[i];
+		columns_ok &= cost[i] <= MEDIUMTEXT_MAX;
+	}
+	if (columns_ok && total <= budget)
+		return;
 	buf_init(&probe);
 	piece_sql(db, &probe, o, &bare, clash, 0, &m);
 	fixed = probe.len;
