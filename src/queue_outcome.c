@@ -225,7 +225,8 @@ clip(const char *s, size_t max, char **owned)
 	return *owned;
 }
 
-/* The values of o in form f; note replaces the texts in the plain forms. */
+/* The values of o in form f; note (or, when NULL, a note for a minimal
+ * outcome) replaces the texts in the plain forms. */
 static void
 values_of(const struct outcome *o, enum form f, const char *note, struct values *v)
 {
@@ -242,6 +243,9 @@ values_of(const struct outcome *o, enum form f, const char *note, struct values 
 	v->run_exit = o->run != NULL ? o->run->exit_status : NULL;
 	if (f == FORM_FULL || f == FORM_NORUN)
 		return;
+	if (note == NULL)
+		note =
+		    "(not stored: writing this outcome with the handler's output kept losing the connection)";
 	for (i = 0; i < NTEXTS; i++)
 		if (v->text[i] != NULL)
 			v->text[i] = i == T_OUTPUT ? NULL : note;
@@ -512,7 +516,8 @@ write_refused(struct db *db, struct outcome *o, enum form failed, const char *wh
 	buf_free(&fixed);
 	rc = DB_EFAIL;
 	for (f = clash ? failed : failed + 1; f <= FORM_BARE && rc == DB_EFAIL; f++)
-		if ((rc = write_alone(db, o, f, clash, note, when, err)) == DB_OK && f != FORM_FULL &&
+		if ((!o->minimal || f == FORM_PLAIN || f == FORM_BARE) &&
+		    (rc = write_alone(db, o, f, clash, note, when, err)) == DB_OK && f != FORM_FULL &&
 		    o->state == OUTS_WRITTEN)
 			note_add(o, "written without %s, which the server refused: %s", form_lacks[f], first);
 	free(note);

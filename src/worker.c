@@ -297,6 +297,10 @@ settle(struct worker *w, struct slot *s, const struct outcome *o, int rc)
 			    id, db_max_packet(w->db));
 		if (o->note[0] != '\0')
 			log_warn("job %llu: %s", id, o->note);
+		if (o->minimal && o->state == OUTS_WRITTEN)
+			log_warn("job %llu: written without the handler's output: writing it with the output "
+			         "lost the connection %u times",
+			    id, s->write_tries);
 		count_outcome(w, s, o->state == OUTS_LOST);
 		return;
 	case OUTS_REFUSED:

@@ -17,6 +17,10 @@
 #      is written one by one, the refused outcome without what the server
 #      objects to -- without the handler's output, or without its run
 #      row -- and the worker says so.
+#   3. A write that loses the connection every time (a trigger stalls it,
+#      a watcher kills the connection): it is written alone, so the
+#      others get theirs, and after three losses without the handler's
+#      output; it is never resent as it was forever.
 # The outcomes are lined up by stopping the worker (SIGSTOP) while the
 # handlers finish, so that it finds all three at once (one batch).  Both
 # reservation modes.
@@ -48,18 +52,19 @@ wait_children_done() {
 	done
 }
 
-# Runs the three queued jobs at concurrency 3 so that their outcomes are
+# Runs the ${1:-3} queued jobs at once so that their outcomes are
 # written as one batch: the worker is stopped while the handlers finish.
 run_three_together() {
+	local n=${1:-3}
 	rm -f "$G"/*
 	log=$T/worker.${#BG_PIDS[@]}.log
-	start_worker --concurrency 3 --stop-when-empty
-	wait_files 60 3 "$G/started.*"
-	ok $? "[$mode] three handlers are running"
+	start_worker --concurrency "$n" --stop-when-empty
+	wait_files 60 "$n" "$G/started.*"
+	ok $? "[$mode] $n handlers are running"
 	kill -STOP "$WORKER_PID"
 	touch "$G/go"
 	wait_children_done 60 "$WORKER_PID"
-	ok $? "[$mode] all three finished while the worker was stopped"
+	ok $? "[$mode] all $n finished while the worker was stopped"
 	kill -CONT "$WORKER_PID"
 	wait_exit 60 "$WORKER_PID"
 	is "$?" 0 "[$mode] the worker empties the queue and exits 0"
@@ -166,6 +171,53 @@ EOS
 	like "$(cat "$log")" "job $x: written on its own: the transaction it shared with 2 other outcomes was refused" \
 		"[$mode] the three outcomes were one batch"
 	is "$(sql "SELECT COUNT(*) FROM jobs WHERE lease_token IS NOT NULL")" 0 "[$mode] no job is left reserved"
+
+	# ---- 3. a write that keeps losing the connection ----
+	# A trigger holds the run row of y (with output) in a long sleep and
+	# a watcher kills the connection that sleeps (the process list shows
+	# the trigger's statement): to the worker, the server went away under
+	# that write, every time.
+	empty_tables
+	x=$(jq_ enqueue ok '{}')
+	y=$(jq_ enqueue soft '{}')
+	maxrun=$(sql "SELECT COALESCE(MAX(id), 0) FROM job_runs")
+	"$TESTDB_SCRIPT" client "$JOBQ_TESTDB" "$DB" <<EOS
+DELIMITER //
+CREATE TRIGGER stall_runs BEFORE INSERT ON job_runs FOR EACH ROW
+BEGIN
+	IF NEW.job_id = $y AND NEW.output IS NOT NULL THEN
+		DO SLEEP(60);
+	END IF;
+END //
+DELIMITER ;
+EOS
+	rm -f "$T/stop-watch" "$T/kills"
+	(
+		while [ ! -e "$T/stop-watch" ]; do
+			for c in $(sql_root "SELECT id FROM information_schema.processlist WHERE db = '$DB'
+				AND state = 'User sleep' AND info LIKE 'DO SLEEP(60)%'"); do
+				sql_root "KILL CONNECTION $c" 2>/dev/null && echo "$c" >>"$T/kills"
+			done
+			sleep 0.1
+		done
+	) &
+	watcher=$!
+	BG_PIDS+=("$watcher")
+	run_three_together 2
+	touch "$T/stop-watch"
+	wait "$watcher"
+	sql "DROP TRIGGER stall_runs"
+	kills=$(cat "$T/kills" 2>/dev/null | wc -l)
+	ok $([ "$kills" -ge 3 ]; echo $?) "[$mode] the write of y's outcome lost the connection $kills times"
+	is "$(runs_of "$maxrun" "$x")" "done|exit 0" "[$mode] the other job of the batch is done, with its run"
+	is "$(sql "SELECT CONCAT_WS('|', attempts, lease_token IS NULL, last_error) FROM jobs WHERE id = $y")" \
+		"1|1|(not stored: writing this outcome with the handler's output kept losing the connection)" \
+		"[$mode] y is retried; its last_error says why its text is missing"
+	is "$(sql "SELECT CONCAT_WS('|', outcome, exit_status, output IS NULL) FROM job_runs WHERE id > $maxrun AND job_id = $y")" \
+		"retry|exit 1|1" "[$mode] and it has a run record, without the output"
+	like "$(cat "$log")" "job $y: written without the handler's output: writing it with the output lost the connection 3 times" \
+		"[$mode] the worker says so"
+	is "$(sort -n "$G/ran" | tr '\n' ' ')" "$x $y " "[$mode] each handler ran once"
 done
 is "$(grep -l -e 'Sanitizer' -e 'runtime error:' "$T"/worker.*.log | wc -l)" 0 \
 	"no worker log holds a sanitizer report"
