@@ -89,8 +89,9 @@ struct worker {
 	int db_up;
 	int64_t down_since, reconnect_at, reconnect_delay;
 	int64_t next_poll, next_heartbeat, next_write, max_time_at;
-	int64_t stop_at; /* when stopping began */
-	int write_now;   /* an outcome is new: write without waiting */
+	int64_t stop_at;  /* when stopping began */
+	int64_t last_end; /* when the last handler ended */
+	int write_now;    /* an outcome is new: write without waiting */
 	char db_err[ERRSZ];
 };
 
@@ -374,15 +375,16 @@ out:
 
 /* Whether to stop waiting for outcomes the database will not take: once
  * stopping, with no handler left running, a worker waits at most one
- * lease length for them -- by then their jobs are free for any worker to
- * take again -- so that --max-time and SIGTERM end it whatever the
- * database does.  */
+ * lease length (from the stop or the last handler's end, the later) for
+ * them -- by then their jobs are free for any worker to take again -- so
+ * that --max-time and SIGTERM end it whatever the database does. */
 static int
 give_up_writes(const struct worker *w, int64_t now)
 {
+	int64_t since = w->stop_at > w->last_end ? w->stop_at : w->last_end;
 	unsigned i;
 
-	if (!w->stopping || now < w->stop_at + w->conf->worker.reserve_ttl_ms)
+	if (!w->stopping || now < since + w->conf->worker.reserve_ttl_ms)
 		return 0;
 	for (i = 0; i < w->nslots; i++)
 		if (w->slots[i].state == SLOT_RUNNING)
@@ -415,6 +417,7 @@ conclude(struct worker *w, struct slot *s)
 	s->run = NULL;
 	s->state = SLOT_WRITING;
 	w->write_now = 1;
+	w->last_end = mono_ms();
 }
 
 /* ---- starting jobs ---- */

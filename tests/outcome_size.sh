@@ -14,6 +14,8 @@
 #      worker (the server comes back with 4M), the texts are cut to fit,
 #      with a marker, every job gets its outcome, and --max-time ends the
 #      worker.
+#   4. --max-time ends the worker even when the server never comes back
+#      to take an outcome (one lease length after it).
 # Parts 2 and 3 stop and start a private server of their own ($T/db2),
 # as tests/restart.sh does, in both reservation modes.
 . "$top_srcdir/tests/lib.sh"
@@ -185,6 +187,37 @@ EOC
 	start_db2 32M
 	ok $? "[$mode] server back with a 32 MiB packet"
 done
+
+# ---- 4. --max-time ends a worker whose outcome cannot be written ----
+# The server goes away for good while a handler finishes: one lease
+# length after --max-time the worker stops waiting for it and exits; the
+# job is left to come back when its lease expires.
+write_conf <<EOC
+[worker]
+poll_interval = 20ms
+reserve_ttl = 4s
+
+[queue default]
+
+[handler flood]
+exec = $TH/gate.sh $G 0
+EOC
+rm -f "$G"/*
+sql2 "DELETE FROM jobs; DELETE FROM job_runs; DELETE FROM failed_jobs; DELETE FROM jobq_workers"
+id=$(jq_ enqueue flood '{}')
+log=$T/worker.${#BG_PIDS[@]}.log
+start_worker --max-time 3
+wait_files 60 1 "$G/started.*"
+ok $? "the handler is running"
+"$TESTDB_SCRIPT" stop "$DB2"
+touch "$G/go"
+wait_exit 90 "$WORKER_PID"
+is "$?" 0 "with the server gone, --max-time still ends the worker"
+like "$(cat "$log")" "1 outcomes could not be written; those jobs return when their leases expire" \
+	"it says the outcome was not written"
+start_db2 32M
+is "$(sql2 "SELECT COUNT(*) FROM jobs WHERE id = $id AND lease_token IS NOT NULL")" 1 \
+	"the job is still there, to come back when its lease expires"
 is "$(grep -l -e 'Sanitizer' -e 'runtime error:' "$T"/worker.*.log | wc -l)" 0 \
 	"no worker log holds a sanitizer report"
 finish
