@@ -506,7 +506,8 @@ write_refused(struct db *db, struct outcome *o, enum form failed, const char *wh
 	enum form f;
 
 	snprintf(first, sizeof first, "%s", why);
-	if ((rc = id_clash(db, o, &clash, when, sizeof when, err)) != DB_OK)
+	/* A lookup the server refuses too only means: no clash to resolve. */
+	if ((rc = id_clash(db, o, &clash, when, sizeof when, err)) != DB_OK && rc != DB_EFAIL)
 		return rc;
 	/* The note is stored: server messages quote our SQL, maybe cut inside
 	 * a character. */
