@@ -14,9 +14,10 @@ usage(void)
 {
 	printf("Usage: jobq check [-c FILE] [--explain [--batch N] [--json]]\n"
 	       "Load the configuration (every handler program must exist and be executable),\n"
-	       "connect to the database, check the schema version and find out, by trying,\n"
-	       "whether the server supports SELECT ... FOR UPDATE SKIP LOCKED.  Prints the\n"
-	       "reservation mode workers will use.\n\n"
+	       "connect to the database, check the schema version, check that an outcome of\n"
+	       "every handler fits the server's max_allowed_packet (see stdout_limit and\n"
+	       "stderr_limit), and find out, by trying, whether the server supports\n"
+	       "SELECT ... FOR UPDATE SKIP LOCKED.  Prints the reservation mode workers will use.\n\n"
 	       "With --explain, also show how the database serves a worker's reservation\n"
 	       "of N jobs (default 10) from its queues: the plan of each statement (index,\n"
 	       "access type, any filesort) and the rows the server read for it, measured\n"
