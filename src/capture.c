@@ -77,6 +77,16 @@ capture_add(struct capture *c, const char *data, size_t len)
 	}
 }
 
+/* The most bytes the text of a capture of limit bytes can take once
+ * stored as an escaped SQL string: each kept byte becomes at most three
+ * (an invalid byte turns into U+FFFD, three bytes that need no escaping;
+ * a byte that needs escaping takes two), plus the dropped-bytes line. */
+size_t
+capture_stored_max(size_t limit)
+{
+	return 3 * (limit < 64 ? 64 : limit) + 64;
+}
+
 /* Bytes seen in all, kept or not. */
 uint64_t
 capture_total(const struct capture *c)

@@ -14,5 +14,6 @@ void capture_free(struct capture *c);
 void capture_add(struct capture *c, const char *data, size_t len);
 uint64_t capture_total(const struct capture *c);
 char *capture_text(const struct capture *c);
+size_t capture_stored_max(size_t limit);
 
 #endif

@@ -16,10 +16,11 @@ usage(void)
 	       "Load the configuration (every handler program must exist and be executable,\n"
 	       "every workdir must be a folder, resource limits must fit under this\n"
 	       "process's own; a warning for a configuration, program or folder that others\n"
-	       "could change), connect to the database, check the schema version and find\n"
-	       "out, by trying, whether the server supports SELECT ... FOR UPDATE SKIP LOCKED.\n"
-	       "Prints the "
-	       "reservation mode workers will use.\n\n"
+	       "could change), connect to the database, check the schema version, check that\n"
+	       "an outcome of every handler fits the server's max_allowed_packet (see\n"
+	       "stdout_limit and stderr_limit), and find out, by trying, whether the server\n"
+	       "supports SELECT ... FOR UPDATE SKIP LOCKED.  Prints the reservation mode\n"
+	       "workers will use.\n\n"
 	       "With --explain, also show how the database serves a worker's reservation\n"
 	       "of N jobs (default 10) from its queues: the plan of each statement (index,\n"
 	       "access type, any filesort) and the rows the server read for it, measured\n"
@@ -54,6 +55,12 @@ report_db(const struct conf *c, struct db *db)
 	}
 	printf(
 	    "database: %s, database '%s', schema version %u: ok\n", db_target(db), c->db.database, version);
+	if (queue_check_limits(c, db_max_packet(db), err) < 0) {
+		cli_error("%s", err);
+		return EX_CONFIG;
+	}
+	printf("output limits: every handler's outcome fits max_allowed_packet (%zu bytes): ok\n",
+	    db_max_packet(db));
 	if (queue_probe(db, &probed, err) != DB_OK) {
 		cli_error("probe SKIP LOCKED: %s", err);
 		return EX_UNAVAILABLE;

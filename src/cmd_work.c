@@ -7,6 +7,7 @@
 
 #include "cli.h"
 #include "duration.h"
+#include "queue.h"
 #include "worker.h"
 
 static void
@@ -146,6 +147,17 @@ cmd_work(int argc, char **argv)
 		goto out;
 	if (o.concurrency == 0)
 		o.concurrency = c->worker.concurrency;
+	/* Output limits the server cannot store are a configuration error,
+	 * refused here like in `jobq check`, rather than clamped with a
+	 * warning: the operator asked for that much output to be kept, and a
+	 * warning in a log nobody reads would silently keep less.  (If the
+	 * server's limit shrinks while the worker runs, queue_write cuts the
+	 * texts to fit and says so for each job.) */
+	if (queue_check_limits(c, db_max_packet(db), err) < 0) {
+		cli_error("%s", err);
+		rc = EX_CONFIG;
+		goto out;
+	}
 	rc = worker_run(c, db, &o);
 out:
 	if (o.queues != c->worker.queues)

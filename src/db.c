@@ -506,6 +506,27 @@ add_quoted(struct buf *b, const char *s, size_t len)
 	buf_addc(b, '\'');
 }
 
+/* Bytes that s[0..len) takes inside the quotes of a %q or %b value:
+ * what a statement that carries it grows by. */
+size_t
+db_quoted_len(const char *s, size_t len)
+{
+	size_t i, n = len;
+
+	for (i = 0; i < len; i++)
+		switch (s[i]) { /* the bytes add_quoted escapes */
+		case '\0':
+		case '\n':
+		case '\r':
+		case '\\':
+		case '\'':
+		case '"':
+		case '\032':
+			n++;
+		}
+	return n;
+}
+
 /* Escaping by hand is exact for utf8mb4 and ASCII (no multi-byte
  * character contains a quote or a backslash byte) and works on a closed
  * connection.  The session never sets NO_BACKSLASH_ESCAPES. */

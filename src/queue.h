@@ -48,6 +48,15 @@ struct run_record {
 
 enum outcome_write { OUT_DONE, OUT_RETRY, OUT_DEAD, OUT_GIVEBACK };
 
+/* What became of one outcome in queue_write. */
+enum outcome_state {
+	OUTS_PENDING, /* not tried: an earlier transaction failed first */
+	OUTS_FAILED,  /* its transaction failed (rc says how): try again */
+	OUTS_WRITTEN, /* written */
+	OUTS_LOST,    /* the lease was no longer ours: only its run row was written */
+	OUTS_REFUSED, /* the server refused every form of it: nothing was written */
+};
+
 /* One outcome to write for a reserved job. */
 struct outcome {
 	const struct job *job;
@@ -58,7 +67,11 @@ struct outcome {
 	const char *exit_status;      /* dead: "exit 65" */
 	const char *reason;           /* dead: why */
 	const struct run_record *run; /* NULL: the handler never ran */
-	int lost;                     /* out: the lease was no longer ours */
+	int alone;                    /* in: in a transaction of its own */
+	int minimal;                  /* in: without the handler's texts */
+	enum outcome_state state;     /* out */
+	int cut;                      /* out: texts were cut to fit max_allowed_packet */
+	char note[400];               /* out: what else happened to it, for the log */
 };
 
 /* One new job. */
@@ -127,6 +140,8 @@ void job_free(struct job *j);
 const char *job_defect(const struct job *j, char *why, size_t whylen);
 
 int queue_write(struct db *db, struct outcome *o, size_t n, char *err);
+size_t queue_outcome_worst(size_t stdout_limit, size_t stderr_limit);
+int queue_check_limits(const struct conf *c, size_t max_packet, char *err);
 const char *queue_outcome_name(enum outcome_write k);
 int queue_extend(struct db *db, struct job *const *jobs, size_t n, int64_t ttl_ms, int *lost, char *err);
 

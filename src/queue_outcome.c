@@ -1,22 +1,94 @@
 /* queue_outcome.c -- write what became of reserved jobs, and extend
  * their leases.  Every statement here is fenced by the lease token the
  * reservation stamped (see queue_reserve.c for the rules): a worker that
- * lost its lease changes nothing and is told so. */
+ * lost its lease changes nothing and is told so.
+ *
+ * Sizes.  Every statement sent from here fits the server's
+ * max_allowed_packet as read at connect (db_max_packet): past it the
+ * server drops the connection, and a worker that resent it would loop
+ * forever.  The handler's texts of an outcome are cut to fit (with a
+ * marker saying how much), and outcomes are grouped into as few
+ * transactions as fit, one round trip each.
+ *
+ * Refusals.  When the server refuses a group for good (DB_EFAIL), its
+ * outcomes are written again one by one, so one bad outcome costs no
+ * other its write.  The one it still refuses is written in plainer forms
+ * until one is taken -- without the handler's texts, then without its
+ * run row -- so that its job still reaches the state the handler earned.
+ * A dead-letter whose id failed_jobs already holds (ids restarted after
+ * a TRUNCATE jobs) first moves the older row to a new id (clash_sql). */
 #include "config.h"
 
 #include <mysqld_error.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "capture.h"
 #include "queue.h"
+#include "utf8.h"
+
+/* The most bytes a MEDIUMTEXT column holds. */
+#define MEDIUMTEXT_MAX 16777215u
+/* Kept free under max_allowed_packet: the command byte and slack. */
+#define PACKET_SLACK 1024
+#define TX_BEGIN "START TRANSACTION;"
+#define TX_END "COMMIT"
+/* The most one outcome's statements take besides the handler's texts:
+ * the SQL, the moving-aside of an older dead-letter, the names, token,
+ * worker id, exit words, reason and run times, each escaped. */
+#define OUTCOME_FIXED_MAX 16384
+
+/* How much of an outcome is written: all of it; without the handler's
+ * texts (a note in their place); without the run row; without either. */
+enum form { FORM_FULL, FORM_PLAIN, FORM_NORUN, FORM_BARE };
+
+enum { T_LAST_ERROR, T_EXCEPTION, T_OUTPUT, T_ERROR, NTEXTS };
+
+/* The values one outcome writes in one form. */
+struct values {
+	const char *text[NTEXTS]; /* NULL: that column gets NULL / is not written */
+	char *owned[NTEXTS];      /* cut copies of texts, freed with the values */
+	const char *exit_status, *reason, *run_exit;
+	char *clipped[3]; /* clipped copies of those three */
+	int with_run;
+	int cut;
+};
+
+/* Where, among the statements of a group, one outcome's results are. */
+struct member {
+	size_t out;      /* index in the caller's array */
+	size_t fence;    /* the statement whose count says "still ours" */
+	size_t renumber; /* the statement that moved an older dead-letter, or 0: none */
+};
+
+/* Outcomes sent as one transaction in one round trip. */
+struct group {
+	struct buf sql;
+	size_t nstmt;
+	struct member *m;
+	size_t n;
+	int alone;
+	uint64_t *affected; /* after group_run */
+};
+
+const char *
+queue_outcome_name(enum outcome_write k)
+{
+	static const char *const names[] = { "done", "retry", "dead", "interrupted" };
+
+	return names[k];
+}
+
+/* ---- statements ---- */
 
 /* Appends the run-history row of o; its outcome is the one intended
  * when the fenced statement just before it changed a row, else "lost"
  * (ROW_COUNT() is that statement's count). */
 static void
-run_sql(struct db *db, struct buf *sql, const struct outcome *o)
+run_sql(struct db *db, struct buf *sql, const struct outcome *o, const struct values *v)
 {
 	const struct job *j = o->job;
 	const struct run_record *run = o->run;
@@ -27,21 +99,13 @@ run_sql(struct db *db, struct buf *sql, const struct outcome *o)
 	    "'lost'),"
 	    " %q, %q, %q);",
 	    j->id, j->queue, j->type, j->attempt, run->worker, j->reserved_at, run->duration_ms,
-	    queue_outcome_name(o->kind), run->exit_status, run->output, run->error);
-}
-
-const char *
-queue_outcome_name(enum outcome_write k)
-{
-	static const char *const names[] = { "done", "retry", "dead", "interrupted" };
-
-	return names[k];
+	    queue_outcome_name(o->kind), v->run_exit, v->text[T_OUTPUT], v->text[T_ERROR]);
 }
 
 /* Appends the fenced statements of one outcome; returns how many there
- * are before the run row (the last of them decides "lost"). */
-static int
-outcome_sql(struct db *db, struct buf *sql, const struct outcome *o)
+ * are (the last of them decides "lost"). */
+static size_t
+outcome_sql(struct db *db, struct buf *sql, const struct outcome *o, const struct values *v)
 {
 	const struct job *j = o->job;
 
@@ -55,7 +119,7 @@ outcome_sql(struct db *db, struct buf *sql, const struct outcome *o)
 		    "%q,"
 		    " reserved_at = NULL, reserved_by = NULL, lease_token = NULL, lease_expires_at = NULL"
 		    " WHERE id = %U AND lease_token = %q;",
-		    o->delay_ms * 1000, o->last_error, j->id, j->token);
+		    o->delay_ms * 1000, v->text[T_LAST_ERROR], j->id, j->token);
 		return 1;
 	case OUT_DEAD:
 		/* Copy, then delete under the same fence: both change a row or
@@ -68,7 +132,7 @@ outcome_sql(struct db *db, struct buf *sql, const struct outcome *o)
 		    "created_at,"
 		    " UTC_TIMESTAMP(6) FROM jobs WHERE id = %U AND lease_token = %q;"
 		    "DELETE FROM jobs WHERE id = %U AND lease_token = %q;",
-		    o->exception, o->exit_status, o->reason, j->id, j->token, j->id, j->token);
+		    v->text[T_EXCEPTION], v->exit_status, v->reason, j->id, j->token, j->id, j->token);
 		return 2;
 	default:
 		/* Interrupted by the operator (second SIGTERM) or never
@@ -83,39 +147,525 @@ outcome_sql(struct db *db, struct buf *sql, const struct outcome *o)
 	}
 }
 
-/* Writes n outcomes in one transaction, sent in one round trip.  Each
- * is fenced by its job's lease token: o[i].lost tells which found the
- * job no longer theirs (those changed nothing but their run row).  The
- * whole transaction reruns on deadlock; on any error nothing was
- * written. */
+/* Moves the dead-letter row that holds job j's id aside, so that j can
+ * be dead-lettered under its own id; returns the number of statements,
+ * the last being the move.
+ *
+ * The clash comes from job ids that started again (TRUNCATE jobs, a
+ * restored dump): the older row is evidence a person has not dealt with
+ * yet, so it is neither overwritten nor dropped.  It gets an id no job
+ * will ever get, taken from the jobs table's own counter -- first pushed
+ * past every dead-letter id (a placeholder row with the id after the
+ * largest one bumps it), then drawn with a placeholder insert -- and its
+ * reason says what it was.  The placeholders sit in queue '' (no worker
+ * serves it) and are deleted in the same transaction, so nobody ever
+ * sees them; pushing the counter also ends the clashes for the jobs that
+ * follow.  The move only happens while j is still ours. */
+static size_t
+clash_sql(struct db *db, struct buf *sql, const struct job *j)
+{
+	db_sql(db, sql,
+	    "SET @jobq_past = (SELECT COALESCE(MAX(id), 0) + 1 FROM failed_jobs);"
+	    "INSERT INTO jobs (id, queue, type, payload) SELECT @jobq_past, '', '', '' FROM DUAL"
+	    " WHERE NOT EXISTS (SELECT 1 FROM jobs WHERE id = @jobq_past);"
+	    "DELETE FROM jobs WHERE id = @jobq_past AND queue = '' AND type = '' AND payload = '';"
+	    "INSERT INTO jobs (queue, type, payload) VALUES ('', '', '');"
+	    "SET @jobq_moved = LAST_INSERT_ID();"
+	    "DELETE FROM jobs WHERE id = @jobq_moved;"
+	    "UPDATE failed_jobs SET id = @jobq_moved, reason = LEFT(CONCAT('was dead job %U until its id was"
+	    " reused by a newer job; ', reason), 255)"
+	    " WHERE id = %U AND EXISTS (SELECT 1 FROM jobs WHERE id = %U AND lease_token = %q);",
+	    j->id, j->id, j->id, j->token);
+	return 7;
+}
+
+/* Appends every statement of one outcome; *m gets where its results
+ * will be, counted from base. */
+static size_t
+piece_sql(struct db *db, struct buf *sql, const struct outcome *o, const struct values *v, int clash,
+    size_t base, struct member *m)
+{
+	size_t n = 0;
+
+	m->renumber = 0;
+	if (clash) {
+		n = clash_sql(db, sql, o->job);
+		m->renumber = base + n - 1;
+	}
+	n += outcome_sql(db, sql, o, v);
+	m->fence = base + n - 1;
+	if (v->with_run) {
+		run_sql(db, sql, o, v);
+		n++;
+	}
+	return n;
+}
+
+/* ---- fitting ---- */
+
+static void
+values_free(struct values *v)
+{
+	size_t i;
+
+	for (i = 0; i < NTEXTS; i++)
+		free(v->owned[i]);
+	for (i = 0; i < ARRAY_LEN(v->clipped); i++)
+		free(v->clipped[i]);
+}
+
+/* s cut to at most max bytes, on a character boundary (for VARCHAR
+ * columns, whose limit counts characters: bytes are never fewer). */
+static const char *
+clip(const char *s, size_t max, char **owned)
+{
+	if (s == NULL || strlen(s) <= max)
+		return s;
+	*owned = xstrndup(s, utf8_valid_prefix(s, max));
+	return *owned;
+}
+
+/* The values of o in form f; note (or, when NULL, a note for a minimal
+ * outcome) replaces the texts in the plain forms. */
+static void
+values_of(const struct outcome *o, enum form f, const char *note, struct values *v)
+{
+	size_t i;
+
+	memset(v, 0, sizeof *v);
+	v->text[T_LAST_ERROR] = o->kind == OUT_RETRY ? o->last_error : NULL;
+	v->text[T_EXCEPTION] = o->kind == OUT_DEAD ? o->exception : NULL;
+	v->with_run = o->run != NULL && f != FORM_NORUN && f != FORM_BARE;
+	v->text[T_OUTPUT] = v->with_run ? o->run->output : NULL;
+	v->text[T_ERROR] = v->with_run ? o->run->error : NULL;
+	v->exit_status = o->exit_status;
+	v->reason = o->reason;
+	v->run_exit = o->run != NULL ? o->run->exit_status : NULL;
+	if (f == FORM_FULL || f == FORM_NORUN)
+		return;
+	if (note == NULL)
+		note =
+		    "(not stored: writing this outcome with the handler's output kept losing the connection)";
+	for (i = 0; i < NTEXTS; i++)
+		if (v->text[i] != NULL)
+			v->text[i] = i == T_OUTPUT ? NULL : note;
+	/* The short columns too may be what the server objects to. */
+	v->exit_status = clip(v->exit_status, 64, &v->clipped[0]);
+	v->reason = clip(v->reason, 255, &v->clipped[1]);
+	v->run_exit = clip(v->run_exit, 64, &v->clipped[2]);
+}
+
+/* Caps for n texts that cost cost[] and share avail bytes: a text that
+ * costs no more than an equal share keeps all of it; the others split
+ * what is left equally. */
+static void
+share(const size_t *cost, size_t n, size_t avail, size_t *cap)
+{
+	int capped[NTEXTS] = { 0 }, changed = 1;
+	size_t i, left = n;
+
+	while (changed && left > 0) {
+		changed = 0;
+		for (i = 0; i < n; i++)
+			if (!capped[i] && cost[i] <= avail / left) {
+				cap[i] = cost[i];
+				avail -= cost[i];
+				capped[i] = 1;
+				left--;
+				changed = 1;
+				break;
+			}
+	}
+	for (i = 0; i < n; i++)
+		if (!capped[i])
+			cap[i] = avail / left;
+}
+
+/* Cuts the texts of v so that the statements of o fit in budget bytes
+ * and each text fits its MEDIUMTEXT column. */
+static void
+fit(struct db *db, const struct outcome *o, struct values *v, int clash, size_t budget)
+{
+	struct values bare = *v;
+	struct buf probe;
+	struct member m;
+	size_t cost[NTEXTS], cap[NTEXTS], idx[NTEXTS], n = 0, i, fixed, total;
+	int columns_ok;
+
+	for (i = 0; i < NTEXTS; i++)
+		if (v->text[i] != NULL) {
+			bare.text[i] = "";
+			cost[n] = db_quoted_len(v->text[i], strlen(v->text[i]));
+			idx[n++] = i;
+		}
+	/* The common case, far from every limit, needs no measuring. */
+	for (i = 0, total = OUTCOME_FIXED_MAX, columns_ok = 1; i < n; i++) {
+		total += cost[i];
+		columns_ok &= cost[i] <= MEDIUMTEXT_MAX;
+	}
+	if (columns_ok && total <= budget)
+		return;
+	buf_init(&probe);
+	piece_sql(db, &probe, o, &bare, clash, 0, &m);
+	fixed = probe.len;
+	buf_free(&probe);
+	share(cost, n, budget > fixed ? budget - fixed : 0, cap);
+	for (i = 0; i < n; i++) {
+		const char *t = v->text[idx[i]];
+		const char *why = "to fit max_allowed_packet";
+
+		if (cap[i] > MEDIUMTEXT_MAX)
+			cap[i] = MEDIUMTEXT_MAX, why = "to fit the column";
+		if (cost[i] <= cap[i])
+			continue;
+		free(v->owned[idx[i]]);
+		v->owned[idx[i]] = utf8_shorten(t, strlen(t), cap[i], db_quoted_len, why);
+		v->text[idx[i]] = v->owned[idx[i]];
+		v->cut = 1;
+	}
+}
+
+/* The most bytes the outcomes of one transaction may take: what the
+ * server takes, less the transaction's own statements and slack. */
+static size_t
+budget_of(const struct db *db)
+{
+	size_t max = db_max_packet(db), over = PACKET_SLACK + strlen(TX_BEGIN) + strlen(TX_END);
+
+	if (max == 0)
+		max = 1024 * 1024; /* never connected: the statement will not be sent anyway */
+	return max > over ? max - over : 0;
+}
+
+/* ---- groups ---- */
+
+static void
+group_init(struct group *g)
+{
+	memset(g, 0, sizeof *g);
+	buf_init(&g->sql);
+	buf_adds(&g->sql, TX_BEGIN);
+	g->nstmt = 1;
+}
+
+static void
+group_free(struct group *g)
+{
+	buf_free(&g->sql);
+	free(g->m);
+	free(g->affected);
+	memset(g, 0, sizeof *g);
+}
+
+/* One outcome's statements, built before its group is chosen. */
+struct piece {
+	struct buf sql;
+	size_t nstmt;
+	struct member m; /* counted from the piece's first statement */
+};
+
+/* Builds the statements of o[k] in form f, fitted to budget; note
+ * stands in for the texts of the plain forms. */
+static void
+piece_build(struct db *db, struct outcome *o, size_t k, enum form f, int clash, const char *note,
+    size_t budget, struct piece *p)
+{
+	struct values v;
+
+	values_of(&o[k], f, note, &v);
+	fit(db, &o[k], &v, clash, budget);
+	o[k].cut = v.cut;
+	buf_init(&p->sql);
+	p->m.out = k;
+	p->nstmt = piece_sql(db, &p->sql, &o[k], &v, clash, 0, &p->m);
+	values_free(&v);
+}
+
+/* Moves p into g. */
+static void
+group_add(struct group *g, struct piece *p, int alone)
+{
+	g->m = xrealloc(g->m, (g->n + 1) * sizeof *g->m);
+	g->m[g->n] = p->m;
+	g->m[g->n].fence += g->nstmt;
+	if (p->m.renumber > 0) /* 0 is "none": the move is never a piece's first statement */
+		g->m[g->n].renumber += g->nstmt;
+	buf_add(&g->sql, p->sql.data, p->sql.len);
+	g->nstmt += p->nstmt;
+	g->n++;
+	g->alone |= alone;
+	buf_free(&p->sql);
+}
+
+/* Sends g as one transaction (rerun on deadlock).  On success each
+ * member's state says whether its lease still held; on a retryable
+ * error each is OUTS_FAILED; on DB_EFAIL nothing is marked. */
+static int
+group_run(struct db *db, struct group *g, struct outcome *o, char *err)
+{
+	size_t i;
+	int rc;
+
+	buf_adds(&g->sql, TX_END);
+	g->nstmt++;
+	g->affected = xcalloc(g->nstmt, sizeof *g->affected);
+	rc = db_exec_retry(db, &g->sql, g->affected, g->nstmt, err);
+	for (i = 0; i < g->n; i++) {
+		struct outcome *x = &o[g->m[i].out];
+
+		if (rc == DB_OK)
+			x->state = g->affected[g->m[i].fence] > 0 ? OUTS_WRITTEN : OUTS_LOST;
+		else if (rc != DB_EFAIL)
+			x->state = OUTS_FAILED;
+	}
+	return rc;
+}
+
+/* ---- refusals ---- */
+
+/* What each form leaves out. */
+static const char *const form_lacks[] = { "", "the handler's output", "its run record",
+	"the handler's output and its run record" };
+
+/* Appends to o's note. */
+static void PRINTFLIKE(2, 3) note_add(struct outcome *o, const char *fmt, ...)
+{
+	size_t len = strlen(o->note);
+	va_list ap;
+
+	if (len > 0 && len + 2 < sizeof o->note)
+		len += (size_t)snprintf(o->note + len, sizeof o->note - len, "; ");
+	va_start(ap, fmt);
+	vsnprintf(o->note + len, sizeof o->note - len, fmt, ap);
+	va_end(ap);
+}
+
+/* Whether failed_jobs already holds o's job id; *when gets its failed_at. */
+static int
+id_clash(struct db *db, const struct outcome *o, int *clash, char *when, size_t whenlen, char *err)
+{
+	struct db_res *r;
+	char **row;
+	int rc;
+
+	*clash = 0;
+	if (o->kind != OUT_DEAD)
+		return DB_OK;
+	r = db_query(db, &rc, err, "SELECT failed_at FROM failed_jobs WHERE id = %U", o->job->id);
+	if (r == NULL)
+		return rc;
+	if ((row = db_res_next(r)) != NULL) {
+		*clash = 1;
+		snprintf(when, whenlen, "%s", row[0] != NULL ? row[0] : "?");
+	}
+	db_res_free(r);
+	return DB_OK;
+}
+
+/* Writes o alone in form f; DB_OK, DB_EFAIL (refused) or a retryable
+ * rc.  Fills the note when an older dead-letter was moved aside. */
+static int
+write_alone(
+    struct db *db, struct outcome *o, enum form f, int clash, const char *note, const char *when, char *err)
+{
+	struct group g;
+	struct piece p;
+	int rc;
+
+	group_init(&g);
+	piece_build(db, o, 0, f, clash, note, budget_of(db), &p);
+	group_add(&g, &p, 1);
+	rc = group_run(db, &g, o, err);
+	if (rc == DB_OK && clash && g.affected[g.m[0].renumber] > 0) {
+		struct db_res *r = db_query(db, &rc, err, "SELECT @jobq_moved");
+		char **row = r != NULL ? db_res_next(r) : NULL;
+
+		note_add(o,
+		    "failed_jobs already held an older dead job %llu (failed at %s UTC, before the id was "
+		    "reused); it is kept as dead job %s",
+		    (unsigned long long)o->job->id, when, row != NULL && row[0] != NULL ? row[0] : "?");
+		db_res_free(r);
+		rc = DB_OK; /* the move is committed whatever the read said */
+	}
+	group_free(&g);
+	return rc;
+}
+
+/* o, alone, was refused for good in form `failed`: writes it in the
+ * first form the server takes.  A dead-letter id clash is resolved first;
+ * otherwise what the server objects to is looked for in the handler's
+ * texts, then in the run row, then in both.  When every form is refused o is
+ * OUTS_REFUSED and its note says why; the job returns when its lease
+ * expires.  Returns DB_OK or a retryable rc. */
+static int
+write_refused(struct db *db, struct outcome *o, enum form failed, const char *why, char *err)
+{
+	char first[ERRSZ], when[64] = "", *note;
+	struct buf fixed;
+	int clash, rc;
+	enum form f;
+
+	snprintf(first, sizeof first, "%s", why);
+	/* A lookup the server refuses too only means: no clash to resolve. */
+	if ((rc = id_clash(db, o, &clash, when, sizeof when, err)) != DB_OK && rc != DB_EFAIL)
+		return rc;
+	/* The note is stored: server messages quote our SQL, maybe cut inside
+	 * a character. */
+	buf_init(&fixed);
+	utf8_repair(first, strlen(first), &fixed);
+	note = xasprintf("(not stored: the server refused this outcome with its texts: %s)", fixed.data);
+	buf_free(&fixed);
+	rc = DB_EFAIL;
+	for (f = clash ? failed : failed + 1; f <= FORM_BARE && rc == DB_EFAIL; f++)
+		if ((!o->minimal || f == FORM_PLAIN || f == FORM_BARE) &&
+		    (rc = write_alone(db, o, f, clash, note, when, err)) == DB_OK && f != FORM_FULL &&
+		    o->state == OUTS_WRITTEN)
+			note_add(o, "written without %s, which the server refused: %s", form_lacks[f], first);
+	free(note);
+	if (rc == DB_EFAIL) {
+		o->state = OUTS_REFUSED;
+		note_add(o, "the server refused every form of this outcome: %s", first);
+		return DB_OK;
+	}
+	return rc;
+}
+
+/* g was refused for good: its outcomes are written one at a time, so
+ * that the one the server objects to costs no other its write. */
+static int
+group_refused(struct db *db, struct group *g, struct outcome *o, const char *why, char *err)
+{
+	size_t i;
+	int rc = DB_OK;
+
+	for (i = 0; i < g->n && rc == DB_OK; i++) {
+		struct outcome *x = &o[g->m[i].out];
+		enum form f = x->minimal ? FORM_PLAIN : FORM_FULL;
+
+		if (g->n == 1 || (rc = write_alone(db, x, f, 0, NULL, "", err)) == DB_EFAIL)
+			rc = write_refused(db, x, f, g->n == 1 ? why : err, err);
+		else if (rc == DB_OK)
+			note_add(x,
+			    "written on its own: the transaction it shared with %zu other outcomes was "
+			    "refused: %s",
+			    g->n - 1, why);
+	}
+	for (; i < g->n; i++)
+		o[g->m[i].out].state = OUTS_PENDING;
+	return rc;
+}
+
+/* Sends g and deals with a refusal; returns DB_OK or a retryable rc. */
+static int
+group_flush(struct db *db, struct group *g, struct outcome *o, char *err)
+{
+	int rc = group_run(db, g, o, err);
+
+	if (rc == DB_EFAIL) {
+		char why[ERRSZ];
+
+		snprintf(why, sizeof why, "%s", err);
+		rc = group_refused(db, g, o, why, err);
+	}
+	group_free(g);
+	group_init(g);
+	return rc;
+}
+
+/* Writes n outcomes, each fenced by its job's lease token, in as few
+ * transactions as fit the server's max_allowed_packet (an outcome with
+ * `alone` set gets one of its own; one with `minimal` set is written
+ * without the handler's texts), cutting texts that would not fit.
+ * o[i].state tells what became of each, o[i].note anything the caller
+ * should log.  Returns DB_OK when none is left to try again, else the
+ * retryable rc (err set) that stopped it: the outcomes before it are
+ * written, those of its transaction are OUTS_FAILED, the rest
+ * OUTS_PENDING.  A permanent error never stops it (see group_refused). */
 int
 queue_write(struct db *db, struct outcome *o, size_t n, char *err)
 {
-	struct buf sql;
-	size_t *fence = xcalloc(n + 1, sizeof *fence), nstmt = 1, i;
-	uint64_t *affected;
-	int rc;
+	size_t budget = budget_of(db), i;
+	struct group g;
+	int rc = DB_OK;
 
-	buf_init(&sql);
-	buf_adds(&sql, "START TRANSACTION;");
 	for (i = 0; i < n; i++) {
-		nstmt += (size_t)outcome_sql(db, &sql, &o[i]);
-		fence[i] = nstmt - 1;
-		if (o[i].run != NULL) {
-			run_sql(db, &sql, &o[i]);
-			nstmt++;
-		}
+		o[i].state = OUTS_PENDING;
+		o[i].cut = 0;
+		o[i].note[0] = '\0';
 	}
-	buf_adds(&sql, "COMMIT");
-	nstmt++;
-	affected = xcalloc(nstmt, sizeof *affected);
-	rc = db_exec_retry(db, &sql, affected, nstmt, err);
-	for (i = 0; rc == DB_OK && i < n; i++)
-		o[i].lost = affected[fence[i]] == 0;
-	free(affected);
-	free(fence);
-	buf_free(&sql);
+	group_init(&g);
+	for (i = 0; i < n && rc == DB_OK; i++) {
+		struct piece p;
+
+		piece_build(db, o, i, o[i].minimal ? FORM_PLAIN : FORM_FULL, 0, NULL, budget, &p);
+		/* Send what is gathered first when o[i] must be alone, follows
+		 * one that must, or does not fit beside them. */
+		if (g.n > 0 && (g.alone || o[i].alone || g.sql.len - strlen(TX_BEGIN) + p.sql.len > budget) &&
+		    (rc = group_flush(db, &g, o, err)) != DB_OK) {
+			buf_free(&p.sql);
+			break;
+		}
+		group_add(&g, &p, o[i].alone);
+	}
+	if (rc == DB_OK && g.n > 0)
+		rc = group_flush(db, &g, o, err);
+	group_free(&g);
 	return rc;
+}
+
+/* ---- limits ---- */
+
+/* "16.0 MiB", "640 KiB" */
+static const char *
+size_words(size_t n, char *out, size_t outlen)
+{
+	if (n >= 1024 * 1024)
+		snprintf(out, outlen, "%.1f MiB", (double)n / (1024 * 1024));
+	else
+		snprintf(out, outlen, "%zu KiB", n / 1024);
+	return out;
+}
+
+/* The longest statement one outcome of a handler with these output
+ * limits can need before anything is cut: stderr is stored twice
+ * (last_error or the dead-letter's exception, and the run's error),
+ * stdout once, each at up to three bytes per byte kept. */
+size_t
+queue_outcome_worst(size_t stdout_limit, size_t stderr_limit)
+{
+	return OUTCOME_FIXED_MAX + capture_stored_max(stdout_limit) + 2 * capture_stored_max(stderr_limit);
+}
+
+/* Whether every handler's outcome fits, uncut, in one transaction of at
+ * most max_packet bytes (the server's max_allowed_packet).  If one does
+ * not, err says which handler, what it needs and what to change, and -1
+ * is returned.  queue_write would still cut the texts to fit; this check
+ * exists so that limits the server cannot honour are refused at start
+ * instead of silently kept short. */
+int
+queue_check_limits(const struct conf *c, size_t max_packet, char *err)
+{
+	size_t room = max_packet > PACKET_SLACK + 64 ? max_packet - PACKET_SLACK - 64 : 0, i;
+	char a[32], b[32], d[32], e[32], f[32];
+
+	for (i = 0; i < c->nhandlers; i++) {
+		const struct handler *h = c->handlers[i];
+		size_t need = queue_outcome_worst(h->stdout_limit, h->stderr_limit), most;
+
+		if (need <= room)
+			continue;
+		most = room > queue_outcome_worst(0, 0) ? (room - queue_outcome_worst(0, 0)) / 3 : 0;
+		errf(err,
+		    "%s:%d: [handler %s]: stdout_limit %s + 2 x stderr_limit %s can take %s once stored"
+		    " (invalid UTF-8 triples, stderr is kept twice), more than the server's"
+		    " max_allowed_packet of %s: keep stdout_limit + 2 x stderr_limit under %s, or raise"
+		    " max_allowed_packet",
+		    c->path, h->line, h->type, size_words(h->stdout_limit, a, sizeof a),
+		    size_words(h->stderr_limit, b, sizeof b), size_words(need, d, sizeof d),
+		    size_words(max_packet, e, sizeof e), size_words(most, f, sizeof f));
+		return -1;
+	}
+	return 0;
 }
 
 /* Heartbeat: the leases of jobs[0..n) run ttl_ms from now, those that

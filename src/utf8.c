@@ -7,6 +7,9 @@
  * and many clients cannot carry. */
 #include "config.h"
 
+#include <stdio.h>
+#include <string.h>
+
 #include "utf8.h"
 
 static const char REPLACEMENT[] = "\xEF\xBF\xBD";
@@ -82,4 +85,68 @@ utf8_valid_prefix(const char *s, size_t len)
 		i += n;
 	}
 	return i;
+}
+
+/* Bytes in the character that starts at s[0] (1 for a stray byte, so
+ * that a walk over text that is not valid UTF-8 still ends). */
+static size_t
+char_len(const unsigned char *s, size_t avail)
+{
+	size_t n = s[0] >= 0xF0 ? 4 : s[0] >= 0xE0 ? 3 : s[0] >= 0xC0 ? 2 : 1;
+
+	return n <= avail ? n : 1;
+}
+
+/* Where a cut may end s[0..len) without splitting a character: the start
+ * of the character that holds byte pos. */
+static size_t
+char_start(const char *s, size_t pos)
+{
+	while (pos > 0 && ((unsigned char)s[pos] & 0xC0) == 0x80)
+		pos--;
+	return pos;
+}
+
+/* A copy of the text s[0..len) whose cost, as cost() counts it, is at
+ * most max.  A text within max is copied whole.  A longer one keeps its
+ * first characters (a sixteenth of max, at most 4 KiB: where a program
+ * says what it was doing) and its last ones (where it says why it
+ * stopped) around the line "[... N bytes cut WHY ...]", cut on character
+ * boundaries, so valid UTF-8 stays valid.  When max cannot even hold that
+ * line the copy is empty.  cost(p, n) is what n bytes at p take once
+ * stored (for SQL: escaped); it must be additive over characters. */
+char *
+utf8_shorten(const char *s, size_t len, size_t max, size_t (*cost)(const char *, size_t), const char *why)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	char widest[160];
+	size_t avail, head_max, used = 0, head = 0, tail = len, c;
+	struct buf out;
+
+	if (cost(s, len) <= max)
+		return xstrndup(s, len);
+	/* The marker costs at most this, whatever the count in it. */
+	snprintf(
+	    widest, sizeof widest, "\n[... %llu bytes cut %s ...]\n", (unsigned long long)UINT64_MAX, why);
+	if (cost(widest, strlen(widest)) >= max)
+		return xstrdup("");
+	avail = max - cost(widest, strlen(widest));
+	head_max = avail / 16 < 4096 ? avail / 16 : 4096;
+	while (head < len && used + (c = cost(s + head, char_len(u + head, len - head))) <= head_max) {
+		used += c;
+		head += char_len(u + head, len - head);
+	}
+	while (tail > head) {
+		size_t start = char_start(s, tail - 1);
+
+		if (start < head || used + (c = cost(s + start, tail - start)) > avail)
+			break;
+		used += c;
+		tail = start;
+	}
+	buf_init(&out);
+	buf_add(&out, s, head);
+	buf_printf(&out, "\n[... %llu bytes cut %s ...]\n", (unsigned long long)(tail - head), why);
+	buf_add(&out, s + tail, len - tail);
+	return buf_steal(&out);
 }

@@ -8,5 +8,7 @@
 
 void utf8_repair(const char *in, size_t len, struct buf *out);
 size_t utf8_valid_prefix(const char *s, size_t len);
+char *utf8_shorten(
+    const char *s, size_t len, size_t max, size_t (*cost)(const char *, size_t), const char *why);
 
 #endif

@@ -58,6 +58,13 @@
 #define START_RETRY_MAX_MS 5000
 #define FDS_PER_SLOT 3 /* a handler's stdin, stdout and stderr pipes, our ends */
 #define FDS_SPARE 16
+/* An outcome whose write lost the connection this many times is written
+ * in a transaction of its own, then without the handler's texts, then
+ * given up (its job returns when its lease expires): a statement that
+ * makes the server drop the connection must not be resent forever. */
+#define WRITE_TRIES_ALONE 1
+#define WRITE_TRIES_MINIMAL 3
+#define WRITE_TRIES_MAX 5
 
 enum slot_state { SLOT_FREE, SLOT_RUNNING, SLOT_WRITING };
 
@@ -85,6 +92,7 @@ struct slot {
 	int extend_failed;    /* the last one did not go through */
 	int extend_warned;    /* and that was logged */
 	int lease_stop;       /* its handler was told to stop for the lease */
+	unsigned write_tries; /* writes of this outcome that lost the connection */
 };
 
 struct worker {
@@ -326,9 +334,52 @@ write_failed(struct worker *w, int64_t now)
 	w->next_write = now + w->write_delay;
 }
 
-/* Writes every outcome that waits, in one transaction.  A slot is freed
- * once its outcome is written or its lease turned out lost; when the
- * database is away they all stay and are tried again. */
+/* Acts on what queue_write did with the outcome of slot s: a written
+ * or lost outcome frees the slot, a refused one too (logged: its job
+ * returns when its lease expires); one whose write failed stays for the
+ * next try, unless the connection was lost under it too often. */
+static void
+settle(struct worker *w, struct slot *s, const struct outcome *o, int rc)
+{
+	unsigned long long id = (unsigned long long)s->job->id;
+
+	switch (o->state) {
+	case OUTS_WRITTEN:
+	case OUTS_LOST:
+		if (o->cut)
+			log_warn(
+			    "job %llu: handler output cut to fit the server's max_allowed_packet (%zu bytes)",
+			    id, db_max_packet(w->db));
+		if (o->note[0] != '\0')
+			log_warn("job %llu: %s", id, o->note);
+		if (o->minimal && o->state == OUTS_WRITTEN)
+			log_warn("job %llu: written without the handler's output: writing it with the output "
+			         "lost the connection %u times",
+			    id, s->write_tries);
+		count_outcome(w, s, o->state == OUTS_LOST);
+		return;
+	case OUTS_REFUSED:
+		log_error("job %llu: outcome '%s' not written: %s; the job returns when its lease expires",
+		    id, queue_outcome_name(s->write), o->note);
+		break;
+	case OUTS_FAILED:
+		if (rc != DB_EGONE || ++s->write_tries < WRITE_TRIES_MAX)
+			return;
+		log_error("job %llu: the connection was lost %u times while writing its outcome '%s'; giving "
+		          "it up: the job returns when its lease expires",
+		    id, s->write_tries, queue_outcome_name(s->write));
+		break;
+	default:
+		return;
+	}
+	slot_clear(s);
+	w->finished++;
+}
+
+/* Writes every outcome that waits, in as few transactions as fit (see
+ * queue_write).  A slot is freed once its outcome is written, its lease
+ * turned out lost, or the server refused it; when the database is away
+ * they all stay and are tried again. */
 static void
 write_pending(struct worker *w, int64_t now)
 {
@@ -348,32 +399,26 @@ write_pending(struct worker *w, int64_t now)
 		if (s->state != SLOT_WRITING)
 			continue;
 		runs[n] = (struct run_record){ w->id, s->duration_ms, s->words, s->output, s->error };
-		o[n] = (struct outcome){ s->job, s->write, s->delay_ms, NULL, s->error ? s->error : "",
-			s->words, s->reason, s->has_run ? &runs[n] : NULL, 0 };
+		o[n] =
+		    (struct outcome){ s->job, s->write, s->delay_ms, NULL, s->error ? s->error : "", s->words,
+			    s->reason, s->has_run ? &runs[n] : NULL, s->write_tries >= WRITE_TRIES_ALONE,
+			    s->write_tries >= WRITE_TRIES_MINIMAL, OUTS_PENDING, 0, "" };
 		if (s->write == OUT_RETRY)
 			o[n].last_error = texts[n] = last_error_text(s);
 		who[n++] = s;
 	}
 	if (n == 0)
 		goto out;
-	if ((rc = queue_write(w->db, o, n, err)) == DB_OK) {
-		for (i = 0; i < n; i++)
-			count_outcome(w, who[i], o[i].lost);
+	rc = queue_write(w->db, o, n, err);
+	for (i = 0; i < n; i++)
+		settle(w, who[i], &o[i], rc);
+	if (rc == DB_OK) {
 		w->next_poll = now; /* slots are free: look for work at once */
 		w->write_delay = 0;
 		w->write_failing_since = 0;
-	} else if (db_retryable(rc)) {
+	} else {
 		db_failed(w, rc, "writing outcomes", err);
 		write_failed(w, now);
-	} else {
-		/* A statement the server refuses will not get better: drop
-		 * the outcomes; the jobs come back when their leases expire. */
-		log_error(
-		    "writing %u outcomes failed: %s; those jobs return when their leases expire", n, err);
-		for (i = 0; i < n; i++) {
-			slot_clear(who[i]);
-			w->finished++;
-		}
 	}
 out:
 	for (i = 0; i < w->nslots; i++)

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "capture.h"
+#include "db.h"
 #include "utf8.h"
 #include "util.h"
 
@@ -345,6 +346,102 @@ test_capture_invalid(void)
 	capture_free(c);
 }
 
+/* Cost of text as a SQL string value: what utf8_shorten is given. */
+static size_t
+sql_cost(const char *s, size_t len)
+{
+	return db_quoted_len(s, len);
+}
+
+/* Checks one utf8_shorten result: within max, valid UTF-8, the start and
+ * the end of the input kept, and the marker's count right. */
+static void
+shortens(const char *name, const char *in, size_t len, size_t max)
+{
+	char *t = utf8_shorten(in, len, max, sql_cost, "to fit X");
+	size_t tl = strlen(t);
+	const char *mark = strstr(t, "\n[... ");
+	unsigned long long cut = 0;
+	int counted = mark != NULL && sscanf(mark, "\n[... %llu bytes cut to fit X ...]\n", &cut) == 1;
+
+	ok(sql_cost(t, tl) <= max, "%s: costs %zu, at most %zu", name, sql_cost(t, tl), max);
+	ok(valid_utf8(t, tl), "%s: valid UTF-8", name);
+	if (sql_cost(in, len) <= max) {
+		ok(tl == len && memcmp(t, in, len) == 0, "%s: fits, copied whole", name);
+	} else if (tl > 0) {
+		const char *end = strstr(mark, "...]\n") + 5;
+		size_t head = (size_t)(mark - t), tail = tl - (size_t)(end - t);
+
+		ok(counted && head + tail + cut == len, "%s: marker counts the %llu bytes cut", name, cut);
+		ok(memcmp(t, in, head) == 0 && memcmp(end, in + len - tail, tail) == 0,
+		    "%s: keeps the start (%zu bytes) and the end (%zu bytes)", name, head, tail);
+		ok(tail > head && sql_cost(t, tl) + 64 >= max, "%s: mostly the end, and nearly all of max",
+		    name);
+	}
+	free(t);
+}
+
+static void
+test_utf8_shorten(void)
+{
+	size_t n = 100000, i;
+	char *a = xmalloc(n + 1), *e = xmalloc(2 * n + 1), *q = xmalloc(n + 1), *t;
+	struct buf mixed;
+
+	for (i = 0; i < n; i++)
+		a[i] = (char)('a' + i % 26), q[i] = i % 3 ? '\'' : '\n';
+	for (i = 0; i < n; i++)
+		memcpy(e + 2 * i, "\xC3\xA9", 2);
+	a[n] = q[n] = e[2 * n] = '\0';
+	shortens("short ASCII", "hello", 5, 100);
+	shortens("ASCII at exactly max", a, 1000, 1000);
+	shortens("ASCII over max", a, n, 5000);
+	shortens("ASCII, a large max", a, n, 60000);
+	shortens("two-byte characters", e, 2 * n, 3001);
+	shortens("bytes that need escaping cost two", q, n, 4000);
+	buf_init(&mixed);
+	for (i = 0; i < 20000; i++)
+		buf_adds(&mixed,
+		    i % 5 == 0       ? "\xF0\x9F\x98\x80"
+		        : i % 5 == 1 ? "'"
+		        : i % 5 == 2 ? FFFD
+		                     : "x");
+	for (i = 200; i < 40000; i = i * 3 + 7)
+		shortens("mixed widths and escapes", mixed.data, mixed.len, i);
+	buf_free(&mixed);
+	t = utf8_shorten(a, n, 20, sql_cost, "to fit X");
+	is_str(t, "", "a max below the marker's size gives an empty text");
+	free(t);
+	free(a);
+	free(e);
+	free(q);
+}
+
+/* capture_stored_max bounds the stored size of whatever a handler
+ * prints: bytes that become U+FFFD, bytes that need escaping, a mix. */
+static void
+test_capture_stored_max(void)
+{
+	static const char *const fills[] = { "\xFF", "\n", "'", "\xFF\n", "\xC3", "\0", "\xE2\x82" };
+	size_t f, limit;
+
+	for (f = 0; f < ARRAY_LEN(fills); f++)
+		for (limit = 64; limit <= 65536; limit *= 16) {
+			struct capture *c = capture_new(limit);
+			size_t flen = f == 5 ? 1 : strlen(fills[f]), i;
+			char *t;
+
+			for (i = 0; i < 3 * limit; i += flen)
+				capture_add(c, fills[f], flen);
+			t = capture_text(c);
+			ok(db_quoted_len(t, strlen(t)) <= capture_stored_max(limit),
+			    "fill %zu, limit %zu: stored %zu bytes, bound %zu", f, limit,
+			    db_quoted_len(t, strlen(t)), capture_stored_max(limit));
+			free(t);
+			capture_free(c);
+		}
+}
+
 int
 main(void)
 {
@@ -359,5 +456,7 @@ main(void)
 	test_capture_multibyte_short();
 	test_capture_multibyte_head();
 	test_capture_invalid();
+	test_utf8_shorten();
+	test_capture_stored_max();
 	return done();
 }
