@@ -49,6 +49,7 @@ static const struct route routes[] = {
 	{ "GET", "/workers", ANYONE, serve_page },
 	{ "GET", "/enqueue", ANYONE, serve_page },
 	{ "GET", "/schedules", ANYONE, serve_page },
+	{ "GET", "/schedules/*", ANYONE, serve_page },
 	{ "GET", "/static/*", ANYONE, serve_static },
 	{ "GET", "/metrics", METRICS, serve_metrics },
 	{ "POST", "/api/login", ANYONE, api_login },
