@@ -105,20 +105,6 @@ run_now(const struct conf *c, struct db *db, const char *name, int dry_run)
 
 /* ---- --list ---- */
 
-static const char *
-fire_text(const struct schedule *s, int64_t t, char *buf, size_t len)
-{
-	char e2[ERRSZ];
-	struct cron_zone *z = cron_zone_open(s->timezone ? s->timezone : "UTC", e2);
-
-	if (t == 0 || z == NULL)
-		snprintf(buf, len, "%s", t == 0 ? "never" : "-");
-	else
-		cron_format(z, t, buf, len);
-	cron_zone_free(z);
-	return buf;
-}
-
 static char *
 what_text(const struct schedule *s)
 {
@@ -136,61 +122,14 @@ what_text(const struct schedule *s)
 }
 
 static void
-add_json(cJSON *arr, const struct schedule *s, const struct schedule_status *st)
-{
-	cJSON *o = cJSON_CreateObject();
-	char buf[64];
-	char *when = NULL, e2[ERRSZ];
-	struct cron *cr = cron_parse(s->cron, e2);
-
-	cJSON_AddStringToObject(o, "name", s->name);
-	cJSON_AddStringToObject(o, "source", s->source == SCHEDULE_INI ? "ini" : "db");
-	cJSON_AddBoolToObject(o, "enabled", s->enabled);
-	cJSON_AddStringToObject(o, "cron", s->cron);
-	if (cr != NULL) {
-		when = cron_describe(cr);
-		cJSON_AddStringToObject(o, "when", when);
-		free(when);
-		cron_free(cr);
-	}
-	cJSON_AddStringToObject(o, "description", s->description ? s->description : "");
-	cJSON_AddStringToObject(o, "type", s->type ? s->type : "");
-	cJSON_AddStringToObject(o, "queue", s->queue ? s->queue : "");
-	cJSON_AddStringToObject(o, "timezone", s->timezone ? s->timezone : "");
-	cJSON_AddStringToObject(o, "overlap", s->overlap_allow ? "allow" : "skip");
-	cJSON_AddNumberToObject(o, "catch_up_s", (double)(s->catch_up_ms / 1000));
-	if (st->next != 0)
-		cJSON_AddStringToObject(o, "next_fire", fire_text(s, st->next, buf, sizeof buf));
-	else
-		cJSON_AddNullToObject(o, "next_fire");
-	if (st->last_fire[0] != '\0') {
-		cJSON_AddStringToObject(o, "last_fire", fire_text(s, st->last_fire_t, buf, sizeof buf));
-		cJSON_AddStringToObject(o, "last_outcome", st->outcome);
-		cJSON_AddBoolToObject(o, "last_manual", st->last_manual);
-		if (st->last_job)
-			cJSON_AddNumberToObject(o, "last_job", (double)st->last_job);
-	} else {
-		cJSON_AddNullToObject(o, "last_fire");
-		cJSON_AddNullToObject(o, "last_outcome");
-	}
-	cJSON_AddNumberToObject(o, "runs", (double)st->runs);
-	cJSON_AddNumberToObject(o, "failures", (double)st->failures);
-	cJSON_AddNumberToObject(o, "skipped", (double)st->skipped);
-	cJSON_AddNumberToObject(o, "missed", (double)st->missed);
-	if (s->problem)
-		cJSON_AddStringToObject(o, "problem", s->problem);
-	cJSON_AddItemToArray(arr, o);
-}
-
-static void
 print_row(const struct schedule *s, const struct schedule_status *st)
 {
 	char next[64], last[64], counts[48];
 	char *what = what_text(s);
 
-	fire_text(s, st->next, next, sizeof next);
+	scheduler_fire_text(s, st->next, next, sizeof next);
 	if (st->last_fire[0] != '\0')
-		fire_text(s, st->last_fire_t, last, sizeof last);
+		scheduler_fire_text(s, st->last_fire_t, last, sizeof last);
 	else
 		snprintf(last, sizeof last, "-");
 	snprintf(counts, sizeof counts, "%llu/%llu", (unsigned long long)st->runs,
@@ -207,37 +146,36 @@ list(const struct conf *c, struct db *db, int json, int64_t window_s)
 {
 	struct schedule **v;
 	struct schedule_status st;
-	cJSON *arr = json ? cJSON_CreateArray() : NULL;
 	char err[ERRSZ], wtext[32];
 	int64_t now;
 	size_t n, i;
 	int rc;
 
-	if ((rc = scheduler_now(db, &now, err)) != DB_OK ||
-	    (rc = schedules_load(c, db, &v, &n, err)) != DB_OK) {
+	if (json) {
+		cJSON *arr;
+		char *text;
+
+		if ((rc = scheduler_list_json(c, db, window_s, &arr, err)) != DB_OK)
+			return db_status(rc, err);
+		text = cJSON_Print(arr);
+		printf("%s\n", text);
+		cJSON_free(text);
 		cJSON_Delete(arr);
-		return db_status(rc, err);
+		return 0;
 	}
+	if ((rc = scheduler_now(db, &now, err)) != DB_OK ||
+	    (rc = schedules_load(c, db, &v, &n, err)) != DB_OK)
+		return db_status(rc, err);
 	duration_format(window_s * 1000, wtext, sizeof wtext);
-	if (!json)
-		printf("%-16s %-3s %-3s %-15s %-25s %-25s %-8s %-9s %s\n", "NAME", "SRC", "ON", "CRON",
-		    "NEXT FIRE", "LAST FIRE", "OUTCOME", "RUNS/FAIL", "WHAT");
+	printf("%-16s %-3s %-3s %-15s %-25s %-25s %-8s %-9s %s\n", "NAME", "SRC", "ON", "CRON", "NEXT FIRE",
+	    "LAST FIRE", "OUTCOME", "RUNS/FAIL", "WHAT");
 	for (i = 0; i < n && rc == DB_OK; i++) {
 		if ((rc = scheduler_status(db, v[i], now, window_s, &st, err)) != DB_OK)
 			break;
-		if (json)
-			add_json(arr, v[i], &st);
-		else
-			print_row(v[i], &st);
+		print_row(v[i], &st);
 	}
-	if (rc == DB_OK && json) {
-		char *s = cJSON_Print(arr);
-
-		printf("%s\n", s);
-		cJSON_free(s);
-	} else if (rc == DB_OK)
+	if (rc == DB_OK)
 		printf("(RUNS/FAIL: jobs enqueued and jobs dead-lettered over the last %s)\n", wtext);
-	cJSON_Delete(arr);
 	schedules_free(v, n);
 	return rc == DB_OK ? 0 : db_status(rc, err);
 }

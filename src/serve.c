@@ -48,6 +48,8 @@ static const struct route routes[] = {
 	{ "GET", "/failed", ANYONE, serve_page },
 	{ "GET", "/workers", ANYONE, serve_page },
 	{ "GET", "/enqueue", ANYONE, serve_page },
+	{ "GET", "/schedules", ANYONE, serve_page },
+	{ "GET", "/schedules/*", ANYONE, serve_page },
 	{ "GET", "/static/*", ANYONE, serve_static },
 	{ "GET", "/metrics", METRICS, serve_metrics },
 	{ "POST", "/api/login", ANYONE, api_login },
@@ -66,6 +68,13 @@ static const struct route routes[] = {
 	{ "GET", "/api/workers", VIEWER, api_workers },
 	{ "GET", "/api/enqueue", VIEWER, api_enqueue_form },
 	{ "POST", "/api/enqueue", ADMIN, api_enqueue },
+	{ "GET", "/api/schedules", VIEWER, api_schedules },
+	{ "GET", "/api/schedules/history", VIEWER, api_schedule_history },
+	{ "POST", "/api/schedules/enable", ADMIN, api_schedule_enable },
+	{ "POST", "/api/schedules/disable", ADMIN, api_schedule_disable },
+	{ "POST", "/api/schedules/run-now", ADMIN, api_schedule_run_now },
+	{ "POST", "/api/schedules/edit", ADMIN, api_schedule_edit },
+	{ "GET", "/api/cron", VIEWER, api_cron_preview },
 };
 
 /* Matches url against a route's path; fills r->id and r->rest. */
@@ -375,6 +384,7 @@ serve_run(const struct conf *c, const char *listen_at, char *err)
 	if (rc < 0)
 		return -1;
 	rc = -1;
+	serve_schedules_init(); /* before the request threads: see serve_schedules.c */
 	if (pthread_key_create(&db_key, db_key_free) != 0)
 		return errf(err, "pthread_key_create: out of resources"), -1;
 	sigemptyset(&set);

@@ -105,6 +105,17 @@ MHD_RESULT api_workers(struct req *r);
 MHD_RESULT api_enqueue_form(struct req *r);
 MHD_RESULT api_enqueue(struct req *r);
 
+/* serve_schedules.c: the Schedules page; every call into the cron
+ * module's time-zone code is serialised by one mutex there. */
+void serve_schedules_init(void);
+MHD_RESULT api_schedules(struct req *r);
+MHD_RESULT api_schedule_history(struct req *r);
+MHD_RESULT api_schedule_enable(struct req *r);
+MHD_RESULT api_schedule_disable(struct req *r);
+MHD_RESULT api_schedule_run_now(struct req *r);
+MHD_RESULT api_schedule_edit(struct req *r);
+MHD_RESULT api_cron_preview(struct req *r);
+
 /* serve_metrics.c */
 MHD_RESULT serve_metrics(struct req *r);
 

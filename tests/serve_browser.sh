@@ -32,6 +32,12 @@ exec = $HANDLERS/echo.sh
 queue = mail
 max_attempts = 5
 
+[schedule nightly-report]
+cron = 0 3 * * *
+timezone = Europe/Paris
+type = echo
+description = the nightly report
+
 [user admin]
 password_hash = $PWHASH
 role = admin
@@ -64,6 +70,15 @@ sql "INSERT INTO jobs (queue, type, payload) VALUES ('default', 'echo', '{\"n\":
      INSERT INTO jobq_workers (id, host, pid, queues, concurrency, heartbeat_ms, started_at, last_seen_at, jobs_done, jobs_retried, jobs_dead, current_jobs)
        VALUES ('host1:4242', 'host1', 4242, 'default,mail', 4, 3600000, UTC_TIMESTAMP(6) - INTERVAL 3 HOUR, UTC_TIMESTAMP(6), 120, 7, 2, '4');"
 
+# A database schedule (its expression is edited in the browser) with a
+# history: one fire done, one dead-lettered (9005, put in the dead
+# letter by the browser script before it gets there).
+jq_ schedule add cleanup --cron '*/10 * * * *' --type send_email --timezone America/New_York >/dev/null ||
+	{ echo "Bail out! jobq schedule add failed"; exit 99; }
+sql "INSERT INTO jobq_schedule_runs (name, fire_at, status, job_id) VALUES
+       ('cleanup', UTC_TIMESTAMP() - INTERVAL 20 MINUTE, 'enqueued', 424242),
+       ('cleanup', UTC_TIMESTAMP() - INTERVAL 10 MINUTE, 'enqueued', 9005)"
+
 serve_start
 
 # The browser script reads the database through this.
@@ -75,7 +90,7 @@ chmod +x "$T/sql.sh"
 
 SHOTS=$top_builddir/tests/screenshots
 mkdir -p "$SHOTS"
-URL=$URL USER_NAME=admin PASSWORD=$PW SQL_SH=$T/sql.sh SHOTS=$SHOTS CHROMIUM=$CHROMIUM \
+URL=$URL JOBQ=$JOBQ CONF=$CONF USER_NAME=admin PASSWORD=$PW SQL_SH=$T/sql.sh SHOTS=$SHOTS CHROMIUM=$CHROMIUM \
 	PROFILE=$T/chromium-profile node "$BROWSER_DIR/dashboard.mjs"
 rc=$?
 serve_stop

@@ -543,6 +543,185 @@ function showLogin() {
   user.focus();
 }
 
+/* ---- schedules ---- */
+
+/* An outcome word of a schedule's fire, in the state colours. */
+const OUTCOME_CLASS = { done: "s-done", failed: "s-failed", missed: "s-failed", queued: "s-ready",
+  running: "s-reserved", stale: "s-stale", retrying: "s-retry", skipped: "s-delayed" };
+function outcomeBadge(o) {
+  if (!o) return el("span", { class: "muted" }, "—");
+  return el("span", { class: "badge " + (OUTCOME_CLASS[o] || "") }, o);
+}
+
+/* "2026-12-01T03:00:00+01:00" (a fire in the schedule's own zone) as
+ * "2026-12-01 03:00 +01:00", the zone on hover. */
+function zoned(iso, tz) {
+  if (!iso) return el("span", { class: "muted" }, "never");
+  const m = iso.match(/^(\d{4}-\d\d-\d\d)T(\d\d:\d\d):\d\d(.*)$/);
+  return el("time", { datetime: iso, title: (tz || "UTC") + " " + iso }, m ? m[1] + " " + m[2] + " " + m[3] : iso);
+}
+
+/* The cron syntax reference card (static; what src/cron.c accepts). */
+function cronCard() {
+  const rows = [
+    ["*", "every value"], ["5", "that value"], ["1-5", "a range"], ["1,15,30", "a list"],
+    ["*/15", "every 15th value, from the first"], ["10-50/20", "every 20th value in a range"],
+    ["jan-dec, sun-sat", "names for months and days of the week; 0 and 7 are both Sunday"],
+    ["@hourly @daily @weekly @monthly @yearly", "the usual lines (@midnight, @annually too)"],
+  ];
+  const ex = [
+    ["*/5 * * * *", "every 5 minutes"], ["0 3 * * *", "at 03:00 every day"],
+    ["30 8 * * 1-5", "at 08:30, Monday to Friday"], ["0 0 1 * *", "at midnight on the 1st of the month"],
+    ["0 0 1 * 1", "at midnight on the 1st and on every Monday"],
+  ];
+  return el("section", { class: "card cron-card", id: "cron-card", "aria-labelledby": "cron-card-h" },
+    el("h2", { id: "cron-card-h" }, "Cron syntax"),
+    el("p", { class: "mono fields" }, "minute hour day-of-month month day-of-week"),
+    el("p", { class: "muted" }, "Minute 0-59, hour 0-23, day of month 1-31, month 1-12, day of week 0-7. " +
+      "When both day fields are restricted, a day matching either one fires; when either starts with *, both must match."),
+    el("dl", { class: "kv" }, rows.map(([k, v]) => [el("dt", { class: "mono" }, k), el("dd", {}, v)])),
+    el("h3", {}, "Examples"),
+    el("dl", { class: "kv" }, ex.map(([k, v]) => [el("dt", { class: "mono" }, k), el("dd", {}, v)])),
+    el("h3", {}, "Time zones and daylight saving"),
+    el("p", { class: "muted" }, "Fire times are in the schedule's time zone. A fixed time (\"30 2 * * *\") that the clocks skip " +
+      "fires at the end of the gap, and one they repeat fires once, the first time. A wildcard job (\"0 * * * *\") follows " +
+      "the wall clock: twice in a repeated hour, not at all in a skipped one."));
+}
+
+async function pageSchedules() {
+  const d = await api("/api/schedules");
+  const admin = isAdmin();
+  const rows = d.schedules.map((s) => el("tr", { "data-name": s.name, class: s.enabled ? "" : "off" },
+    el("td", {}, el("a", { href: "/schedules/" + encodeURIComponent(s.name) }, s.name), " ",
+      el("span", { class: "muted small" }, s.source === "ini" ? "INI" : "database"),
+      s.enabled ? null : [" ", el("span", { class: "badge s-stale" }, "off")],
+      s.problem ? el("div", { class: "field-error" }, s.problem) : null),
+    el("td", { class: "wide" }, el("code", {}, s.cron), el("div", { class: "muted small" }, s.when || "")),
+    el("td", {}, zoned(s.next_fire, s.timezone), el("div", { class: "muted small" }, s.timezone || "UTC")),
+    el("td", { class: "wide" }, s.last_fire ? [zoned(s.last_fire, s.timezone), " ", outcomeBadge(s.last_outcome)] : el("span", { class: "muted" }, "—")),
+    el("td", { class: "num" }, s.runs + " / ", el("span", { class: s.failures ? "mark" : "" }, String(s.failures))),
+    admin ? el("td", {}, el("div", { class: "actions" },
+      el("button", { class: "toggle", on: { click: () => act("/api/schedules/" + (s.enabled ? "disable" : "enable"), { name: s.name },
+        () => s.name + (s.enabled ? " disabled" : " enabled")) } }, s.enabled ? "Disable" : "Enable"),
+      el("button", { class: "run-now", on: { click: () => act("/api/schedules/run-now", { name: s.name },
+        (r) => s.name + " enqueued as job " + r.job) } }, "Run now"))) : null));
+  setMain("Schedules",
+    el("h1", {}, "Schedules", el("span", { class: "muted small" }, "runs / failures over the last " + fmtDur(d.window_s * 1000))),
+    rows.length === 0 ? el("p", { class: "empty" }, "No schedules. Add [schedule NAME] sections to the INI file, or use jobq schedule add.") :
+      el("table", { id: "schedules-table" },
+        el("thead", {}, el("tr", {}, el("th", {}, "Name"), el("th", { class: "wide" }, "When"), el("th", {}, "Next fire"),
+          el("th", { class: "wide" }, "Last fire"), el("th", { class: "num" }, "Runs / fail"),
+          admin ? el("th", {}, "") : null)),
+        el("tbody", {}, rows)),
+    cronCard());
+}
+
+/* The live preview of an expression: description and next five fires,
+ * asked of the server (the same cron module the scheduler uses). */
+function cronPreview(input, tz, out, save) {
+  let seq = 0, timer = null;
+  const run = async () => {
+    const mine = ++seq;
+    const q = new URLSearchParams({ expr: input.value, timezone: tz || "UTC" });
+    try {
+      const r = await api("/api/cron?" + q);
+      if (mine !== seq) return;
+      input.removeAttribute("aria-invalid");
+      out.replaceChildren(el("p", { id: "preview-desc" }, r.description),
+        el("ol", { id: "preview-next", class: "mono" }, r.next.map((t) => el("li", {}, zoned(t, tz)))));
+      if (save) save.disabled = false;
+    } catch (e) {
+      if (mine !== seq || e.status === 401) return;
+      input.setAttribute("aria-invalid", "true");
+      out.replaceChildren(el("p", { class: "field-error", id: "preview-error" }, e.message));
+      if (save) save.disabled = true;
+    }
+  };
+  input.addEventListener("input", () => { clearTimeout(timer); timer = setTimeout(run, 150); });
+  run();
+}
+
+function fireTable(id, fires, withError) {
+  if (fires.length === 0) return el("p", { class: "empty", id: id + "-empty" }, "None.");
+  return el("table", { id: id },
+    el("thead", {}, el("tr", {}, el("th", {}, "Fired"), el("th", {}, "Outcome"), el("th", { class: "num" }, "Job"),
+      withError ? el("th", { class: "wide" }, "Error") : null)),
+    el("tbody", {}, fires.map((f) => el("tr", {},
+      el("td", {}, when(f.fire_at), f.manual ? el("span", { class: "muted small" }, " (run now)") : null),
+      el("td", {}, outcomeBadge(f.outcome)),
+      el("td", { class: "num" }, f.job ? el("a", { href: "/jobs/" + f.job }, "#" + f.job) : "—"),
+      withError ? el("td", { class: "wide" }, el("span", { class: "first-line", title: f.error || "" }, firstLine(f.error))) : null))));
+}
+
+async function pageSchedule(name) {
+  const [list, h] = await Promise.all([api("/api/schedules"), api("/api/schedules/history?name=" + encodeURIComponent(name))]);
+  const s = list.schedules.find((x) => x.name === name);
+  if (!s) { setMain("Schedules", el("h1", {}, "No such schedule"), el("p", {}, el("a", { href: "/schedules" }, "All schedules"))); return; }
+  const admin = isAdmin();
+  const info = [
+    el("dl", { class: "kv" },
+      el("dt", {}, "Source"), el("dd", {}, s.source === "ini" ? "INI file" : "database"),
+      el("dt", {}, "Expression"), el("dd", {}, el("code", {}, s.cron), " — ", s.when || ""),
+      s.description ? [el("dt", {}, "Description"), el("dd", {}, s.description)] : null,
+      el("dt", {}, "Job"), el("dd", {}, s.type + " on " + s.queue),
+      el("dt", {}, "Time zone"), el("dd", {}, s.timezone || "UTC"),
+      el("dt", {}, "Next fire"), el("dd", {}, zoned(s.next_fire, s.timezone)),
+      el("dt", {}, "Last fire"), el("dd", {}, s.last_fire ? [zoned(s.last_fire, s.timezone), " ", outcomeBadge(s.last_outcome)] : "—"),
+      el("dt", {}, "Overlap"), el("dd", {}, s.overlap),
+      el("dt", {}, "Runs / failures"), el("dd", {}, s.runs + " / " + s.failures + " (skipped " + s.skipped + ", missed " + s.missed + ")"),
+      s.problem ? [el("dt", {}, "Problem"), el("dd", { class: "field-error" }, s.problem)] : null),
+    admin ? el("div", { class: "row" },
+      el("button", { class: "toggle", on: { click: () => act("/api/schedules/" + (s.enabled ? "disable" : "enable"), { name: s.name },
+        () => s.name + (s.enabled ? " disabled" : " enabled")) } }, s.enabled ? "Disable" : "Enable"),
+      el("button", { class: "run-now", on: { click: () => act("/api/schedules/run-now", { name: s.name },
+        (r) => s.name + " enqueued as job " + r.job) } }, "Run now")) : null,
+  ];
+  const history = [
+    el("h2", {}, "Failures ", el("span", { class: "badge s-failed" }, String(h.failed.length))),
+    fireTable("history-failed", h.failed, true),
+    el("h2", {}, "Successes ", el("span", { class: "badge s-done" }, String(h.succeeded.length))),
+    fireTable("history-succeeded", h.succeeded, false),
+    h.other.length ? [el("h2", {}, "Pending or skipped"), fireTable("history-other", h.other, false)] : null,
+  ];
+  /* A form being filled in is never redrawn: only the facts and the
+   * history around it are. */
+  const form = main().querySelector("#schedule-edit");
+  if (form && form.dataset.name === name) {
+    document.getElementById("schedule-info").replaceChildren(...info.flat().filter(Boolean));
+    document.getElementById("schedule-history").replaceChildren(...history.flat().filter(Boolean));
+    return;
+  }
+  let edit = null;
+  if (admin && s.source === "db") {
+    const input = el("input", { id: "cron-input", name: "cron", value: s.cron, class: "mono", autocomplete: "off",
+      spellcheck: "false", "aria-describedby": "cron-preview" });
+    const out = el("div", { id: "cron-preview", "aria-live": "polite" });
+    const save = el("button", { class: "primary", type: "submit" }, "Save");
+    edit = el("form", { id: "schedule-edit", class: "form card", "data-name": name, on: { submit: async (ev) => {
+      ev.preventDefault();
+      try {
+        await api("/api/schedules/edit", { name: name, cron: input.value });
+        toast(name + ": expression saved");
+        edit.remove();
+        await refresh();
+      } catch (e) {
+        if (e.status !== 401) out.replaceChildren(el("p", { class: "field-error", id: "preview-error" }, e.message));
+      }
+    } } },
+      el("h2", {}, "Edit the expression"),
+      el("label", { for: "cron-input" }, "Cron expression (" + (s.timezone || "UTC") + ")", input),
+      out, el("div", { class: "row" }, save));
+    cronPreview(input, s.timezone, out, save);
+  }
+  setMain(name + " · Schedules",
+    el("p", {}, el("a", { href: "/schedules" }, "← All schedules")),
+    el("h1", {}, name, s.enabled ? null : el("span", { class: "badge s-stale" }, "off")),
+    el("div", { class: "card", id: "schedule-info" }, info),
+    edit,
+    el("div", { id: "schedule-history" }, history),
+    cronCard());
+}
+
 /* ---- routing and refresh ---- */
 
 function route() {
@@ -554,6 +733,8 @@ function route() {
   if (path === "/failed") return ["failed", pageFailed];
   if (path === "/workers") return ["workers", pageWorkers];
   if (path === "/enqueue") return ["enqueue", pageEnqueue];
+  if (path === "/schedules") return ["schedules", pageSchedules];
+  if ((m = path.match(/^\/schedules\/([^/]+)$/))) return ["schedules", () => pageSchedule(decodeURIComponent(m[1]))];
   return ["overview", pageOverview];
 }
 

@@ -1,0 +1,397 @@
+/* serve_schedules.c -- the Schedules page: the list `jobq schedule
+ * --list --json` prints, a schedule's history (successes and failures
+ * apart), enable/disable, run now, editing a database schedule's
+ * expression, and the live preview of an expression as it is typed.
+ * Each is a thin layer over the scheduler_*, schedules_* and cron_*
+ * functions the CLI calls; every admin action is audited.
+ *
+ * Threads and time zones: the cron module computes fire times by
+ * switching the process's TZ with setenv()/tzset() and putting it back
+ * (see its comment in cron.c), which is a data race if two request
+ * threads do it at once.  So every call from here into the cron,
+ * scheduler and schedules code runs while holding tz_lock, one mutex
+ * for the whole process (the calls are short: a list of a few dozen
+ * schedules is a few milliseconds).  No other part of `jobq serve`
+ * touches TZ or local time; and serve_schedules_init() makes sure TZ is
+ * always present in the environment before the threads start, so that
+ * cron's "put it back" replaces the value in place rather than removing
+ * and re-adding the variable (which may move the environ array under a
+ * getenv() in another thread, e.g. inside the database client). */
+#include "config.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cron.h"
+#include "log.h"
+#include "scheduler.h"
+#include "schedules.h"
+#include "serve.h"
+
+#define HISTORY_MAX 50 /* fires shown in a schedule's history */
+#define PREVIEW_FIRES 5
+
+static pthread_mutex_t tz_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void
+tz_enter(void)
+{
+	pthread_mutex_lock(&tz_lock);
+}
+
+static void
+tz_leave(void)
+{
+	pthread_mutex_unlock(&tz_lock);
+}
+
+/* Called once by serve_run before any request thread starts: an unset
+ * TZ is set to what glibc does when it is unset (the system's zone), so
+ * the cron module never unsets and re-adds it while threads run. */
+void
+serve_schedules_init(void)
+{
+	if (getenv("TZ") == NULL)
+		setenv("TZ", ":/etc/localtime", 1);
+}
+
+/* GET /api/schedules?window=SECONDS (default 7 days): every schedule,
+ * INI and database, with next and last fire, the last outcome and the
+ * counts over the window; the same objects as `jobq schedule --list
+ * --json`. */
+MHD_RESULT
+api_schedules(struct req *r)
+{
+	int64_t window_s;
+	char err[ERRSZ];
+	cJSON *arr, *doc;
+	int rc;
+
+	if (serve_query_uint(r, "window", 1, 366 * 86400LL, 7 * 86400LL, &window_s) < 0)
+		return serve_error(r, 400, "window must be a whole number of seconds from 1 to 31622400");
+	tz_enter();
+	rc = scheduler_list_json(r->srv->conf, r->db, window_s, &arr, err);
+	tz_leave();
+	if (rc == SCHEDULES_CLASH) {
+		log_error("serve: %s", err);
+		return serve_error(
+		    r, 500, "a schedule is defined both in the INI and in the database; see the log");
+	}
+	if (rc != DB_OK)
+		return serve_db_error(r, "list schedules", err);
+	doc = cJSON_CreateObject();
+	cJSON_AddItemToObject(doc, "schedules", arr);
+	ADD_NUM(doc, "window_s", window_s);
+	return serve_json(r, 200, doc);
+}
+
+/* Loads every schedule and finds name; on failure the response has been
+ * sent (404 or 500) and *ret holds it.  Call with tz_lock held. */
+static struct schedule *
+load_one(struct req *r, const char *name, struct schedule ***v, size_t *n, MHD_RESULT *ret)
+{
+	const struct schedule *s;
+	char err[ERRSZ];
+	int rc;
+
+	if ((rc = schedules_load(r->srv->conf, r->db, v, n, err)) != DB_OK) {
+		*ret = serve_db_error(r, "load schedules", err);
+		return NULL;
+	}
+	if ((s = schedules_find(*v, *n, name)) == NULL) {
+		schedules_free(*v, *n);
+		*v = NULL;
+		*n = 0;
+		*ret = serve_error(r, 404, "no such schedule");
+		return NULL;
+	}
+	return (struct schedule *)s;
+}
+
+static cJSON *
+fire_json(const struct schedule_fire *f)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(o, "fire_at", f->at);
+	cJSON_AddStringToObject(o, "outcome", f->outcome);
+	cJSON_AddBoolToObject(o, "manual", f->manual);
+	if (f->job != 0)
+		ADD_NUM(o, "job", f->job);
+	else
+		cJSON_AddNullToObject(o, "job");
+	if (f->error[0] != '\0')
+		cJSON_AddStringToObject(o, "error", f->error);
+	return o;
+}
+
+/* GET /api/schedules/history?name=NAME: its last fires (times in UTC),
+ * split into successes (the job is done), failures (dead-lettered, or
+ * missed while nothing ticked) and the rest (queued, running, retrying,
+ * skipped for overlap). */
+MHD_RESULT
+api_schedule_history(struct req *r)
+{
+	const char *name = serve_query(r, "name");
+	struct schedule **v = NULL;
+	struct schedule_fire *f = NULL;
+	size_t n = 0, nf = 0, i;
+	char err[ERRSZ];
+	cJSON *doc, *ok, *bad, *other;
+	MHD_RESULT ret;
+	int rc;
+
+	if (name == NULL)
+		return serve_error(r, 400, "name is required");
+	tz_enter();
+	if (load_one(r, name, &v, &n, &ret) == NULL) {
+		tz_leave();
+		return ret;
+	}
+	schedules_free(v, n);
+	rc = scheduler_history(r->db, name, HISTORY_MAX, &f, &nf, err);
+	tz_leave();
+	if (rc != DB_OK)
+		return serve_db_error(r, "schedule history", err);
+	doc = cJSON_CreateObject();
+	cJSON_AddStringToObject(doc, "name", name);
+	ok = cJSON_AddArrayToObject(doc, "succeeded");
+	bad = cJSON_AddArrayToObject(doc, "failed");
+	other = cJSON_AddArrayToObject(doc, "other");
+	for (i = 0; i < nf; i++) {
+		const char *o = f[i].outcome;
+
+		cJSON_AddItemToArray(strcmp(o, "done") == 0                    ? ok
+		        : strcmp(o, "failed") == 0 || strcmp(o, "missed") == 0 ? bad
+		                                                               : other,
+		    fire_json(&f[i]));
+	}
+	free(f);
+	return serve_json(r, 200, doc);
+}
+
+/* The "name" of a POST body, or NULL (and a 400 sent into *ret). */
+static char *
+body_name(struct req *r, cJSON **in, MHD_RESULT *ret)
+{
+	char *name;
+
+	*in = serve_body_json(r);
+	name = cJSON_GetStringValue(cJSON_GetObjectItem(*in, "name"));
+	if (name == NULL || *name == '\0') {
+		cJSON_Delete(*in);
+		*ret = serve_error(r, 400, "expected {\"name\": \"SCHEDULE\"}");
+		return NULL;
+	}
+	return name;
+}
+
+/* Enable or disable: the switch lives in the database for INI and
+ * database schedules alike, as `jobq schedule enable|disable`. */
+static MHD_RESULT
+switch_schedule(struct req *r, int on)
+{
+	struct schedule **v;
+	cJSON *in, *doc;
+	char err[ERRSZ], *name;
+	MHD_RESULT ret;
+	size_t n;
+	int rc;
+
+	if ((name = body_name(r, &in, &ret)) == NULL)
+		return ret;
+	tz_enter();
+	if (load_one(r, name, &v, &n, &ret) == NULL) {
+		tz_leave();
+		cJSON_Delete(in);
+		return ret;
+	}
+	rc = schedules_switch(r->db, name, on, err);
+	schedules_free(v, n);
+	tz_leave();
+	if (rc != DB_OK) {
+		cJSON_Delete(in);
+		return serve_db_error(r, on ? "enable schedule" : "disable schedule", err);
+	}
+	serve_audit(r, on ? "schedule-enable" : "schedule-disable", 0, name);
+	doc = cJSON_CreateObject();
+	cJSON_AddStringToObject(doc, "name", name);
+	cJSON_AddBoolToObject(doc, "enabled", on);
+	cJSON_Delete(in);
+	return serve_json(r, 200, doc);
+}
+
+/* POST /api/schedules/enable {"name"} */
+MHD_RESULT
+api_schedule_enable(struct req *r)
+{
+	return switch_schedule(r, 1);
+}
+
+/* POST /api/schedules/disable {"name"} */
+MHD_RESULT
+api_schedule_disable(struct req *r)
+{
+	return switch_schedule(r, 0);
+}
+
+static void
+say_log(void *arg, int important, const char *line)
+{
+	(void)arg, (void)important;
+	log_info("serve: schedule: %s", line);
+}
+
+/* POST /api/schedules/run-now {"name"}: enqueues it now, as `jobq
+ * schedule --run NAME` (recorded as a manual fire).  422 when it cannot
+ * fire (its type or queue left the INI). */
+MHD_RESULT
+api_schedule_run_now(struct req *r)
+{
+	struct scheduler_opts o = { 0, say_log, NULL };
+	struct schedule **v;
+	struct schedule *s;
+	cJSON *in, *doc;
+	char err[ERRSZ], *name, detail[160];
+	uint64_t job = 0;
+	MHD_RESULT ret;
+	size_t n;
+	int rc, problem;
+
+	if ((name = body_name(r, &in, &ret)) == NULL)
+		return ret;
+	tz_enter();
+	if ((s = load_one(r, name, &v, &n, &ret)) == NULL) {
+		tz_leave();
+		cJSON_Delete(in);
+		return ret;
+	}
+	problem = s->problem != NULL;
+	rc = scheduler_run_now(r->srv->conf, r->db, s, &o, &job, err);
+	schedules_free(v, n);
+	tz_leave();
+	if (rc != DB_OK && problem) {
+		cJSON_Delete(in);
+		return serve_error(r, 422, err);
+	}
+	if (rc != DB_OK) {
+		cJSON_Delete(in);
+		return serve_db_error(r, "run schedule now", err);
+	}
+	snprintf(detail, sizeof detail, "%s", name);
+	serve_audit(r, "schedule-run-now", job, detail);
+	doc = cJSON_CreateObject();
+	cJSON_AddStringToObject(doc, "name", name);
+	ADD_NUM(doc, "job", job);
+	cJSON_Delete(in);
+	return serve_json(r, 200, doc);
+}
+
+/* POST /api/schedules/edit {"name", "cron"}: a database schedule's
+ * expression, checked as `jobq schedule edit NAME --cron EXPR` checks
+ * it.  422 with the cron module's message (field and column) for a bad
+ * expression, 422 for an INI schedule (edit the file); nothing changed
+ * either way. */
+MHD_RESULT
+api_schedule_edit(struct req *r)
+{
+	struct schedule **v;
+	struct schedule *s;
+	cJSON *in, *doc;
+	char err[ERRSZ], *name, *expr, *old = NULL, detail[600];
+	MHD_RESULT ret;
+	size_t n;
+	int rc = DB_OK, status = 200;
+
+	if ((name = body_name(r, &in, &ret)) == NULL)
+		return ret;
+	expr = cJSON_GetStringValue(cJSON_GetObjectItem(in, "cron"));
+	if (expr == NULL) {
+		cJSON_Delete(in);
+		return serve_error(r, 400, "expected {\"name\": \"SCHEDULE\", \"cron\": \"EXPRESSION\"}");
+	}
+	tz_enter();
+	if ((s = load_one(r, name, &v, &n, &ret)) == NULL) {
+		tz_leave();
+		cJSON_Delete(in);
+		return ret;
+	}
+	if (s->source == SCHEDULE_INI) {
+		errf(err, "'%s' is defined in %s:%d; edit it there", name, r->srv->conf->path, s->line);
+		status = 422;
+	} else {
+		old = xstrdup(s->cron);
+		free(s->problem);
+		s->problem = NULL;
+		if (schedule_set(r->srv->conf, s, "cron", expr, err) < 0 ||
+		    schedule_finish(r->srv->conf, s, err) < 0)
+			status = 422;
+		else if ((rc = schedules_update(r->db, s, err)) == SCHEDULES_NOT_FOUND)
+			status = 404;
+	}
+	schedules_free(v, n);
+	tz_leave();
+	if (status != 200 || rc != DB_OK) {
+		free(old);
+		cJSON_Delete(in);
+		if (status == 404)
+			return serve_error(r, 404, "no such schedule");
+		return status == 422 ? serve_error(r, 422, err) : serve_db_error(r, "edit schedule", err);
+	}
+	snprintf(detail, sizeof detail, "%s: cron '%s' -> '%s'", name, old, expr);
+	free(old);
+	serve_audit(r, "schedule-edit", 0, detail);
+	doc = cJSON_CreateObject();
+	cJSON_AddStringToObject(doc, "name", name);
+	cJSON_AddStringToObject(doc, "cron", expr);
+	cJSON_Delete(in);
+	return serve_json(r, 200, doc);
+}
+
+/* GET /api/cron?expr=EXPR&timezone=ZONE: what the expression means and
+ * its next five fires in the zone (default UTC), as `jobq cron` prints
+ * them; the page asks as the person types.  422 with the cron module's
+ * message for a bad expression or zone. */
+MHD_RESULT
+api_cron_preview(struct req *r)
+{
+	const char *expr = serve_query(r, "expr"), *tz = serve_query(r, "timezone");
+	struct cron_zone *z = NULL;
+	struct cron *cr = NULL;
+	char err[ERRSZ], when[64];
+	cJSON *doc, *next;
+	int64_t now, t;
+	char *desc;
+	int i, rc;
+
+	if (expr == NULL)
+		return serve_error(r, 400, "expr is required");
+	if ((rc = scheduler_now(r->db, &now, err)) != DB_OK)
+		return serve_db_error(r, "read the clock", err);
+	tz_enter();
+	if ((z = cron_zone_open(tz != NULL ? tz : "UTC", err)) == NULL ||
+	    (cr = cron_parse(expr, err)) == NULL) {
+		cron_zone_free(z);
+		tz_leave();
+		return serve_error(r, 422, err);
+	}
+	doc = cJSON_CreateObject();
+	cJSON_AddStringToObject(doc, "cron", expr);
+	cJSON_AddStringToObject(doc, "timezone", cron_zone_name(z));
+	desc = cron_describe(cr);
+	cJSON_AddStringToObject(doc, "description", desc);
+	free(desc);
+	next = cJSON_AddArrayToObject(doc, "next");
+	for (i = 0, t = now; i < PREVIEW_FIRES; i++) {
+		if (cron_next(cr, z, t, &t) != CRON_FOUND)
+			break;
+		cron_format(z, t, when, sizeof when);
+		cJSON_AddItemToArray(next, cJSON_CreateString(when));
+	}
+	cron_free(cr);
+	cron_zone_free(z);
+	tz_leave();
+	return serve_json(r, 200, doc);
+}
