@@ -268,6 +268,24 @@ try_reconnect(struct worker *w, int64_t now)
 
 /* ---- outcomes ---- */
 
+/* At -v, a line when a handler starts: with only the finishes logged,
+ * jobs of a later queue that finish first look as if they were taken
+ * first. */
+static void
+log_start(const struct slot *s)
+{
+	char attempt[32];
+	struct log_field f[5];
+
+	snprintf(attempt, sizeof attempt, "%u/%u", s->job->attempt, s->max_attempts);
+	f[0] = LF_N("job", s->job->id);
+	f[1] = LF_S("type", s->job->type);
+	f[2] = LF_S("queue", s->job->queue);
+	f[3] = LF_S("attempt", attempt);
+	f[4] = LF_N("pid", runner_pid(s->run));
+	log_fields(LOG_DEBUG, "job started", f, 5);
+}
+
 static void
 log_outcome(struct worker *w, const struct slot *s, const char *outcome)
 {
@@ -539,6 +557,7 @@ start_job(struct worker *w, struct slot *s, struct job *j)
 	w->start_delay = 0;
 	w->start_err[0] = '\0';
 	s->state = SLOT_RUNNING;
+	log_start(s);
 }
 
 static unsigned

@@ -35,6 +35,16 @@ like "$out" "worker started" "-v on the command line beats log_level = warn"
 out=$("$JOBQ" -v -c "$CONF" work --stop-when-empty 2>&1)
 like "$out" "worker started" "-v as a global option beats it too"
 
+# -v also logs each handler's start, so the order jobs were taken in shows.
+sed -i 's/^log_level = warn$/log_level = info/' "$CONF"
+jq_ enqueue echo '{}' >/dev/null
+out=$(jq_ work --stop-when-empty -v 2>&1)
+like "$out" "job started.*job=[0-9]+ .*type=echo .*pid=[0-9]+" "-v logs a line when a handler starts"
+like "$(echo "$out" | grep -n 'job started\|outcome=done' | head -1)" "job started" "before the line of its outcome"
+out=$(jq_ enqueue echo '{}' >/dev/null; jq_ work --stop-when-empty 2>&1)
+is "$(echo "$out" | grep -c 'job started')" "0" "without -v there is no start line"
+sed -i 's/^log_level = info$/log_level = warn/' "$CONF"
+
 # A bad level is a config error naming the line.
 sed -i 's/^log_level = warn$/log_level = loud/' "$CONF"
 out=$(jq_ work --stop-when-empty 2>&1)
