@@ -41,7 +41,7 @@ cli_usage_error(const char *cmd, const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "jobq %s: ", cmd);
+	fprintf(stderr, "jobq: %s: ", cmd);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
@@ -285,9 +285,9 @@ cli_part(struct db *db, int rc, const char *cmd, const char *what, const char *e
 
 	if (rc == DB_OK)
 		return 1;
-	fprintf(stderr, "jobq %s: %s missing: %s\n", cmd, what, err);
+	fprintf(stderr, "jobq: %s: %s missing: %s\n", cmd, what, err);
 	if (cli_reconnect(db, rerr) != DB_OK)
-		fprintf(stderr, "jobq %s: %s\n", cmd, rerr);
+		fprintf(stderr, "jobq: %s: %s\n", cmd, rerr);
 	return 0;
 }
 
@@ -308,7 +308,7 @@ cli_bulk_check(const char *cmd, int yes, int dry_run)
 	if (dry_run || yes || cli_can_ask())
 		return 0;
 	fprintf(stderr,
-	    "jobq %s: this deletes rows and there is no terminal to confirm it on: pass --yes"
+	    "jobq: %s: this deletes rows and there is no terminal to confirm it on: pass --yes"
 	    " (or --dry-run to only count them)\n",
 	    cmd);
 	return EX_USAGE;

@@ -170,7 +170,7 @@ do_list(struct db *db, const struct conf *c, const struct opts *o)
 				rc = EX_UNAVAILABLE;
 			} else if (older > 0)
 				fprintf(stderr,
-				    "jobq failed: %llu more: --after %llu for the next page, --limit 0 for "
+				    "jobq: failed: %llu more: --after %llu for the next page, --limit 0 for "
 				    "all\n",
 				    (unsigned long long)older, (unsigned long long)rows[n - 1].id);
 		}

@@ -138,7 +138,7 @@ read_report(struct db *db, const struct conf *c, const char *only, struct report
 		    cli_part(db, queue_probe(db, &r->mode, err), "status", "the reservation mode is", err);
 	else if (!r->have_mode)
 		fprintf(stderr,
-		    "jobq status: the reservation mode is missing: not probed (jobs did not answer)\n");
+		    "jobq: status: the reservation mode is missing: not probed (jobs did not answer)\n");
 	if (r->have_q && r->have_mode && r->have_workers)
 		return 0;
 	return r->have_q || r->have_workers ? EXIT_FAIL : EX_UNAVAILABLE;

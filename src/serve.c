@@ -403,11 +403,11 @@ serve_run(const struct conf *c, const char *listen_at, char *err)
 		close(fd);
 		goto out;
 	}
-	log_info("jobq serve: listening on %s://%s", s.tls ? "https" : "http", bound);
+	log_info("serve: listening on %s://%s", s.tls ? "https" : "http", bound);
 	while (sig != SIGTERM && sig != SIGINT)
 		if (sigwait(&set, &sig) != 0)
 			break;
-	log_info("jobq serve: %s: stopping", signal_name(sig));
+	log_info("serve: %s: stopping", signal_name(sig));
 	MHD_stop_daemon(d);
 	close(fd);
 	rc = 0;

@@ -61,7 +61,7 @@ like "$(jq_ failed --limit 3 | sed -n 2p)" "^120 .* boom 120 *$" "the list shows
 jq_ failed --json >"$T/out.json" 2>"$T/err"
 is "$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))))' "$T/out.json")" "50" \
 	"--json: a page of 50"
-is "$(cat "$T/err")" "jobq failed: 70 more: --after 71 for the next page, --limit 0 for all" \
+is "$(cat "$T/err")" "jobq: failed: 70 more: --after 71 for the next page, --limit 0 for all" \
 	"and stderr says there is more"
 got=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[0]["failed_at"])' "$T/out.json")
 is "$got" "$(sql "SELECT DATE_FORMAT(failed_at, '%Y-%m-%dT%H:%i:%s.%fZ') FROM failed_jobs WHERE id = 120")" \

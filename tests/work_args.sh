@@ -10,12 +10,12 @@ setup work_args
 for t in 0 0s 0ms; do
 	err=$(jq_ work --max-time $t 2>&1 >/dev/null)
 	is "$?" 64 "work --max-time $t exits 64"
-	is "$(echo "$err" | head -1)" "jobq work: --max-time: expected a time above 0 (e.g. 55, 90s, 5m), not '$t'" \
+	is "$(echo "$err" | head -1)" "jobq: work: --max-time: expected a time above 0 (e.g. 55, 90s, 5m), not '$t'" \
 		"work --max-time $t says why"
 done
 err=$(jq_ work --max-time soon 2>&1 >/dev/null)
 is "$?" 64 "work --max-time soon exits 64"
-like "$err" "^jobq work: --max-time: bad duration 'soon'" "work --max-time soon says why"
+like "$err" "^jobq: work: --max-time: bad duration 'soon'" "work --max-time soon says why"
 is "$(sql "SELECT COUNT(*) FROM jobq_workers")" 0 "no worker started"
 
 if command -v valgrind >/dev/null && ! grep -q __asan_init "$JOBQ"; then
