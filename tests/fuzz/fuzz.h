@@ -17,12 +17,12 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define FUZZ_ASSERT(cond)                                                                  \
-	do {                                                                               \
-		if (!(cond)) {                                                             \
+#define FUZZ_ASSERT(cond)                                                                           \
+	do {                                                                                        \
+		if (!(cond)) {                                                                      \
 			fprintf(stderr, "%s:%d: property broken: %s\n", __FILE__, __LINE__, #cond); \
-			abort();                                                           \
-		}                                                                          \
+			abort();                                                                    \
+		}                                                                                   \
 	} while (0)
 
 #endif

@@ -1,7 +1,7 @@
 /* fuzz_conf.c -- conf_load on any bytes written to a configuration file.
  *
- * The file lives in a private folder made on the first call, so relative
- * paths in it (password_file, exec) resolve there.  Flags 0: no check that
+ * The file lives in a private folder made for each call (and removed),
+ * so relative paths in it (password_file, exec) resolve there.  Flags 0: no check that
  * handler programs exist, so the result does not depend on the machine.
  * Properties: no crash, leak or undefined behaviour; a refused file
  * leaves at least one message, each line of which names the file. */
@@ -18,20 +18,15 @@
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static char *path;
+	const char *tmp = getenv("TMPDIR");
+	char *dir = xasprintf("%s/jobq-fuzz-conf.XXXXXX", tmp && *tmp ? tmp : "/tmp"), *path;
 	struct buf errors, warnings;
 	struct conf *c;
 	FILE *fp;
 
-	if (path == NULL) {
-		const char *tmp = getenv("TMPDIR");
-		char *dir = xasprintf("%s/jobq-fuzz-conf.XXXXXX", tmp && *tmp ? tmp : "/tmp");
-
-		if (mkdtemp(dir) == NULL)
-			fatal("mkdtemp %s: %s", dir, strerror(errno));
-		path = xasprintf("%s/jobq.ini", dir);
-		free(dir);
-	}
+	if (mkdtemp(dir) == NULL)
+		fatal("mkdtemp %s: %s", dir, strerror(errno));
+	path = xasprintf("%s/jobq.ini", dir);
 	if ((fp = fopen(path, "w")) == NULL)
 		fatal("fopen %s: %s", path, strerror(errno));
 	if (fwrite(data, 1, size, fp) != size || fclose(fp) != 0)
@@ -46,5 +41,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		conf_free(c);
 	buf_free(&errors);
 	buf_free(&warnings);
+	unlink(path);
+	rmdir(dir);
+	free(path);
+	free(dir);
 	return 0;
 }

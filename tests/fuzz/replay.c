@@ -53,8 +53,9 @@ replay_one(const char *path)
 	fflush(stdout);
 	if ((pid = fork()) < 0)
 		fatal("fork: %s", strerror(errno));
+	/* exit, not _exit: LeakSanitizer (sanitizer builds) checks at exit. */
 	if (pid == 0)
-		_exit(LLVMFuzzerTestOneInput(data, len) == 0 ? 0 : 1);
+		exit(LLVMFuzzerTestOneInput(data, len) == 0 ? 0 : 1);
 	free(data);
 	if (waitpid(pid, &status, 0) < 0)
 		fatal("waitpid: %s", strerror(errno));
@@ -100,6 +101,7 @@ main(void)
 	char *seeds, *regress;
 	int n;
 
+	(void)is_str, (void)is_int; /* tap.h's helpers this program does not need */
 	if (top == NULL || *top == '\0')
 		top = ".";
 	seeds = xasprintf("%s/tests/fuzz/seeds/%s", top, FUZZ_NAME);
