@@ -52,6 +52,10 @@ work_once() {
 if nm -an "$JOBQ" 2>/dev/null | grep -q __asan_init || ldd "$JOBQ" 2>/dev/null | grep -q libasan; then
 	RSS_MAX_KB=$((80 * 1024))
 	RSS_GROWTH_KB=$((30 * 1024))
+elif [ -n "${JOBQ_VALGRIND:-}" ]; then
+	# valgrind's own core and shadow memory count in the worker's RSS.
+	RSS_MAX_KB=$((120 * 1024))
+	RSS_GROWTH_KB=$((10 * 1024))
 else
 	RSS_MAX_KB=$((30 * 1024))
 	RSS_GROWTH_KB=$((10 * 1024))
