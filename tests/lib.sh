@@ -11,7 +11,8 @@
 #
 # JOBQ_VALGRIND=1 runs every jobq of the test under valgrind (memcheck,
 # errors and definite leaks fail; `make check-valgrind`): see
-# valgrind_wrap.
+# valgrind_wrap.  TIME_SCALE multiplies the upper bounds of timing
+# assertions (1; 5 under valgrind, whose start alone takes seconds).
 set -u
 
 : "${top_srcdir:=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}"
@@ -20,6 +21,8 @@ set -u
 : "${JOBQ_TESTDB:=$top_builddir/tests/db}"
 TESTDB_SCRIPT=$top_srcdir/contrib/jobq-testdb
 HANDLERS=$top_srcdir/handlers
+TIME_SCALE=1
+[ -z "${JOBQ_VALGRIND:-}" ] || TIME_SCALE=5
 TAP_N=0
 TAP_FAILED=0
 BG_PIDS=()
