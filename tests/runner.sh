@@ -55,7 +55,7 @@ if nm -an "$JOBQ" 2>/dev/null | grep -q __asan_init || ldd "$JOBQ" 2>/dev/null |
 elif [ -n "${JOBQ_VALGRIND:-}" ]; then
 	# valgrind's own core and shadow memory count in the worker's RSS.
 	RSS_MAX_KB=$((120 * 1024))
-	RSS_GROWTH_KB=$((10 * 1024))
+	RSS_GROWTH_KB=$((30 * 1024))
 else
 	RSS_MAX_KB=$((30 * 1024))
 	RSS_GROWTH_KB=$((10 * 1024))
