@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 
 #include "backoff.h"
 #include "duration.h"
@@ -137,13 +136,11 @@ int64_t
 backoff_delay(const struct backoff *b, unsigned attempt)
 {
 	int64_t d = backoff_nominal(b, attempt);
-	uint32_t r;
 
 	if (b->jitter <= 0 || d <= 0)
 		return d;
-	if (getrandom(&r, sizeof r, 0) != sizeof r)
-		r = (uint32_t)rand();
-	return d - (int64_t)((double)d * b->jitter * ((double)r / 4294967296.0));
+	/* Each process draws its own: see random_u32. */
+	return d - (int64_t)((double)d * b->jitter * ((double)random_u32() / 4294967296.0));
 }
 
 /* "exponential 10s..10m, jitter 10%" or "30s,1m,2m, jitter 0%". */

@@ -7,18 +7,21 @@
 #include "config.h"
 
 #include <errno.h>
+#include <mysqld_error.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
 #include "schema.h"
 
 const char *cli_config_path;
+int cli_log_level = -1;
 
 void
 cli_error(const char *fmt, ...)
@@ -87,21 +90,54 @@ cli_conf(int flags, struct conf **out)
 	if (*out == NULL)
 		return EX_CONFIG;
 	log_set_format((*out)->worker.log_format);
+	/* --quiet or -v on the command line beat log_level = in the file */
+	log_set_level(cli_log_level >= 0 ? (enum log_level)cli_log_level : (*out)->worker.log_level);
 	return 0;
 }
 
-/* Connects; prints the reason and returns EX_UNAVAILABLE on failure. */
+/* Reports a failed connection (err from db_connect) with what to do
+ * about it, and returns the exit status: refused credentials or rights
+ * are a configuration problem (EX_CONFIG) that retrying cannot fix; an
+ * unknown database is one `jobq init` creates; anything else is the
+ * server being unavailable (EX_UNAVAILABLE). */
+int
+cli_connect_error(const struct conf *c, const struct db *db, const char *err)
+{
+	switch (db_errno(db)) {
+	case ER_ACCESS_DENIED_ERROR:
+		cli_error("%s: check user and password in [database] of %s; 'jobq init --print-grants'"
+		          " prints the statements that create the user",
+		    err, c->path);
+		return EX_CONFIG;
+	case ER_DBACCESS_DENIED_ERROR:
+		cli_error("%s: the user has no rights on database '%s'; 'jobq init --print-grants'"
+		          " prints the GRANT statements",
+		    err, c->db.database);
+		return EX_CONFIG;
+	case ER_BAD_DB_ERROR:
+		cli_error("%s: run 'jobq init' to create it (or check database = in [database] of %s)", err,
+		    c->path);
+		return EX_UNAVAILABLE;
+	default:
+		cli_error("%s", err);
+		return EX_UNAVAILABLE;
+	}
+}
+
+/* Connects; prints the reason and returns its exit status on failure
+ * (see cli_connect_error). */
 int
 cli_db(const struct conf *c, struct db **out)
 {
 	char err[ERRSZ];
+	int rc;
 
 	*out = db_new(&c->db);
 	if (db_connect(*out, 1, err) != DB_OK) {
-		cli_error("%s", err);
+		rc = cli_connect_error(c, *out, err);
 		db_free(*out);
 		*out = NULL;
-		return EX_UNAVAILABLE;
+		return rc;
 	}
 	return 0;
 }
@@ -137,6 +173,19 @@ cli_connect(const struct conf *c, struct db **db)
 	return rc;
 }
 
+/* For the operator's commands: a statement they give up on (read
+ * timeout) is also stopped on the server, so that nothing of theirs keeps
+ * running or waiting for locks after they have reported it. */
+int
+cli_open_cancelling(struct conf **c, struct db **db)
+{
+	int rc = cli_open(0, c, db);
+
+	if (rc == 0)
+		db_cancel_abandoned(*db, 1);
+	return rc;
+}
+
 /* Loads the configuration and connects (see cli_connect). */
 int
 cli_open(int conf_flags, struct conf **c, struct db **db)
@@ -165,6 +214,32 @@ cli_tz(const struct conf *c)
 	return tz;
 }
 
+/* The time zone a command's times are read in: UTC for --json (whose
+ * times are ISO 8601 with Z, for programs), else the configured one. */
+const char *
+cli_time_tz(const struct conf *c, int json)
+{
+	return json ? "+00:00" : cli_tz(c);
+}
+
+/* A UTC time as the database prints it ("2026-11-30 18:43:00.611279")
+ * in ISO 8601 ("2026-11-30T18:43:00.611279Z"), for --json; NULL stays
+ * NULL.  Returns a string to free. */
+char *
+cli_iso_time(const char *dbtime)
+{
+	struct buf b;
+
+	if (dbtime == NULL)
+		return NULL;
+	buf_init(&b);
+	buf_adds(&b, dbtime);
+	if (b.len > 10 && b.data[10] == ' ')
+		b.data[10] = 'T';
+	buf_addc(&b, 'Z');
+	return buf_steal(&b);
+}
+
 /* A job id: a positive decimal number. */
 int
 cli_parse_id(const char *s, uint64_t *id)
@@ -186,4 +261,139 @@ int
 cli_isatty(void)
 {
 	return isatty(STDOUT_FILENO);
+}
+
+/* Opens the connection again after a statement lost it (a read timeout
+ * closes it), so that a command can go on with its other parts. */
+int
+cli_reconnect(struct db *db, char *err)
+{
+	if (db_connected(db))
+		return DB_OK;
+	return db_connect(db, 1, err);
+}
+
+/* For reports made of parts (status, workers): rc is how reading one
+ * part went.  A part that failed is named on stderr as missing, and the
+ * connection is opened again when the failure (a read timeout) closed
+ * it, so that the other parts can still be read and printed.  Returns 1
+ * when the part was read. */
+int
+cli_part(struct db *db, int rc, const char *cmd, const char *what, const char *err)
+{
+	char rerr[ERRSZ];
+
+	if (rc == DB_OK)
+		return 1;
+	fprintf(stderr, "jobq %s: %s missing: %s\n", cmd, what, err);
+	if (cli_reconnect(db, rerr) != DB_OK)
+		fprintf(stderr, "jobq %s: %s\n", cmd, rerr);
+	return 0;
+}
+
+/* A person is there to answer: stdin and stderr are both terminals. */
+int
+cli_can_ask(void)
+{
+	return isatty(STDIN_FILENO) && isatty(STDERR_FILENO);
+}
+
+/* Called before a bulk delete touches anything: it may go ahead when
+ * asked for --dry-run or --yes, or when a person can confirm it on the
+ * terminal.  Otherwise (a script, cron) it refuses with EX_USAGE: a
+ * command that deletes many rows must be told so in writing. */
+int
+cli_bulk_check(const char *cmd, int yes, int dry_run)
+{
+	if (dry_run || yes || cli_can_ask())
+		return 0;
+	fprintf(stderr,
+	    "jobq %s: this deletes rows and there is no terminal to confirm it on: pass --yes"
+	    " (or --dry-run to only count them)\n",
+	    cmd);
+	return EX_USAGE;
+}
+
+/* Asks the question (which states the count) on the terminal; 1 when
+ * the answer is y or yes.  Call only when cli_can_ask(). */
+int
+cli_confirm(const char *fmt, ...)
+{
+	char line[64];
+	va_list ap;
+
+	fputs("jobq: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs(" [y/N] ", stderr);
+	fflush(stderr);
+	if (fgets(line, sizeof line, stdin) == NULL)
+		return 0;
+	line[strcspn(line, "\r\n")] = '\0';
+	return strcasecmp(line, "y") == 0 || strcasecmp(line, "yes") == 0;
+}
+
+/* Progress of a long operation on stderr, when stderr is a terminal:
+ * one line, redrawn at most once a second, erased by cli_progress_end.
+ * Scripts reading stderr get none of it. */
+void
+cli_progress_init(struct cli_progress *p)
+{
+	p->on = isatty(STDERR_FILENO);
+	p->shown = 0;
+	p->next_ms = mono_ms() + 1000;
+}
+
+void
+cli_progress(struct cli_progress *p, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!p->on || mono_ms() < p->next_ms)
+		return;
+	p->next_ms = mono_ms() + 1000;
+	fputs("\r", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs("\033[K", stderr); /* erase the rest of the older, longer line */
+	fflush(stderr);
+	p->shown = 1;
+}
+
+void
+cli_progress_end(struct cli_progress *p)
+{
+	if (p->shown)
+		fputs("\r\033[K", stderr);
+	p->shown = 0;
+}
+
+/* s as it may be printed on a terminal: text written by handlers and
+ * other programs must not drive the operator's terminal (clear it, set
+ * its title, hide lines), so every control character but newline and tab
+ * is shown as \xHH, and the C1 controls (U+0080..U+009F, which some
+ * terminals obey) as \u00HH.  Unchanged when tty is 0 (a file or pipe
+ * gets the stored bytes).  Returns a string to free. */
+char *
+cli_visible(const char *s, int tty)
+{
+	const unsigned char *p = (const unsigned char *)(s ? s : "");
+	struct buf b;
+
+	if (!tty)
+		return xstrdup((const char *)p);
+	buf_init(&b);
+	buf_add(&b, "", 0); /* an empty s gives an empty string */
+	buf_reserve(&b, strlen((const char *)p));
+	for (; *p != '\0'; p++) {
+		if ((*p < 0x20 && *p != '\n' && *p != '\t') || *p == 0x7f)
+			buf_printf(&b, "\\x%02x", *p);
+		else if (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f)
+			buf_printf(&b, "\\u00%02x", *++p);
+		else
+			buf_addc(&b, (char)*p);
+	}
+	return buf_steal(&b);
 }

@@ -26,17 +26,38 @@ struct cli_cmd {
 };
 
 extern const char *cli_config_path;
+extern int cli_log_level; /* from --quiet or -v, or -1: the config's log_level */
 
 int cli_common_opt(int opt, const char *cmd, void (*usage)(void));
 int cli_usage_error(const char *cmd, const char *fmt, ...) PRINTFLIKE(2, 3);
 void cli_error(const char *fmt, ...) PRINTFLIKE(1, 2);
 int cli_conf(int flags, struct conf **out);
+int cli_connect_error(const struct conf *c, const struct db *db, const char *err);
 int cli_db(const struct conf *c, struct db **out);
 int cli_connect(const struct conf *c, struct db **db);
 int cli_open(int conf_flags, struct conf **c, struct db **db);
+int cli_open_cancelling(struct conf **c, struct db **db);
 const char *cli_tz(const struct conf *c);
+const char *cli_time_tz(const struct conf *c, int json);
+char *cli_iso_time(const char *dbtime);
 int cli_parse_id(const char *s, uint64_t *id);
 int cli_isatty(void);
+int cli_reconnect(struct db *db, char *err);
+int cli_part(struct db *db, int rc, const char *cmd, const char *what, const char *err);
+
+int cli_can_ask(void);
+int cli_bulk_check(const char *cmd, int yes, int dry_run);
+int cli_confirm(const char *fmt, ...) PRINTFLIKE(1, 2);
+
+struct cli_progress {
+	int on, shown;
+	int64_t next_ms;
+};
+
+void cli_progress_init(struct cli_progress *p);
+void cli_progress(struct cli_progress *p, const char *fmt, ...) PRINTFLIKE(2, 3);
+void cli_progress_end(struct cli_progress *p);
+char *cli_visible(const char *s, int tty);
 
 int show_job(const struct conf *c, struct db *db, uint64_t id, int json, int failed_only);
 
@@ -50,5 +71,7 @@ int cmd_failed(int argc, char **argv);
 int cmd_release_stale(int argc, char **argv);
 int cmd_workers(int argc, char **argv);
 int cmd_prune(int argc, char **argv);
+int cmd_cron(int argc, char **argv);
+int cmd_schedule(int argc, char **argv);
 
 #endif

@@ -13,15 +13,19 @@ static void
 usage(void)
 {
 	printf("Usage: jobq check [-c FILE] [--explain [--batch N] [--json]]\n"
-	       "Load the configuration (every handler program must exist and be executable),\n"
-	       "connect to the database, check the schema version and find out, by trying,\n"
-	       "whether the server supports SELECT ... FOR UPDATE SKIP LOCKED.  Prints the\n"
+	       "Load the configuration (every handler program must exist and be executable,\n"
+	       "every workdir must be a folder, resource limits must fit under this\n"
+	       "process's own; a warning for a configuration, program or folder that others\n"
+	       "could change), connect to the database, check the schema version and find\n"
+	       "out, by trying, whether the server supports SELECT ... FOR UPDATE SKIP LOCKED.\n"
+	       "Prints the "
 	       "reservation mode workers will use.\n\n"
 	       "With --explain, also show how the database serves a worker's reservation\n"
 	       "of N jobs (default 10) from its queues: the plan of each statement (index,\n"
 	       "access type, any filesort) and the rows the server read for it, measured\n"
 	       "on a claim that is rolled back (nothing changes).\n\n"
-	       "Exit status: 0 ready, 78 configuration error, 69 database unavailable or\n"
+	       "Exit status: 0 ready, 78 configuration error (also a refused user or password),\n"
+	       "69 database unavailable or "
 	       "schema missing.\n");
 }
 
@@ -81,6 +85,7 @@ print_explain_json(const struct explain_report *x, enum reserve_mode mode, unsig
 	cJSON_AddNumberToObject(o, "due_groups", (double)x->due_groups);
 	cJSON_AddNumberToObject(o, "due_rows_read", (double)x->due_rows_read);
 	cJSON_AddBoolToObject(o, "nothing_due", x->nothing_due);
+	cJSON_AddBoolToObject(o, "walked", x->walked);
 	cJSON_AddStringToObject(o, "queue", x->queue);
 	cJSON_AddStringToObject(o, "priorities", x->priorities);
 	cJSON_AddNumberToObject(o, "claimed", (double)x->claimed);
@@ -110,8 +115,9 @@ print_explain(const struct explain_report *x, enum reserve_mode mode, unsigned b
 	for (i = 0; i < x->nsteps; i++)
 		printf("  %-10s type=%s key=%s rows~%s extra=\"%s\"\n", x->steps[i].query, x->steps[i].type,
 		    x->steps[i].key, x->steps[i].rows, x->steps[i].extra);
-	printf("  due groups: %llu (queue, priority) groups due, %llu index entries read\n",
-	    (unsigned long long)x->due_groups, (unsigned long long)x->due_rows_read);
+	printf("  due groups: %llu priorities due, %llu index entries read%s\n",
+	    (unsigned long long)x->due_groups, (unsigned long long)x->due_rows_read,
+	    x->walked ? " (backlog: priority groups walked)" : "");
 	if (x->nothing_due)
 		printf("  claim: nothing is due in the served queues\n");
 	else

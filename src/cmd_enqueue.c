@@ -1,419 +1,731 @@
 /* cmd_enqueue.c -- `jobq enqueue`: one job, or many with --batch.
  *
- * Everything is validated before anything is written: the type must have
- * a [handler TYPE] section, the queue a [queue NAME] section, the payload
- * must be JSON no larger than max_payload.  A batch is read whole and
- * checked line by line first (every bad line is reported); only a clean
- * batch is inserted, in multi-row INSERTs of CHUNK rows, one transaction
- * each. */
+ * Every job is checked by batch.c (type and queue whitelisted, payload
+ * JSON and UTF-8 within max_payload, times within years 0001-9999 in UTC,
+ * its INSERT within the server's packet) before anything is written;
+ * --dry-run runs the very same checks.
+ *
+ * A batch is streamed twice, with memory bounded by one chunk whatever
+ * the input's size.  Pass 1 checks every line, reporting each bad one,
+ * and hashes the input; stdin that cannot be rewound (a pipe) is spooled
+ * to an unlinked temporary file on the way.  Only if every line is good
+ * does pass 2 read the input again and insert it in chunks.  Each chunk
+ * commits in one transaction with the batch's progress row
+ * (queue_batch.c), so after a lost connection the count printed is the
+ * exact count committed, and re-running with the batch key the error
+ * names adds exactly the lines that are missing.
+ *
+ * Why not one transaction for the whole batch: a million-row transaction
+ * keeps every job invisible to workers until the end, holds its undo on
+ * the server, loses all the work when the connection drops (and its
+ * rollback can take longer than the insert), and can exceed a Galera
+ * cluster's write-set limit.  Checking first gives the all-or-nothing
+ * that matters (bad data writes nothing); the progress row makes the
+ * chunks exactly-once across failures. */
 #include "config.h"
 
-#include <cjson/cJSON.h>
+#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "batch.h"
 #include "cli.h"
 #include "duration.h"
-#include "isotime.h"
 #include "queue.h"
 
 #define CHUNK_ROWS 2000
 #define CHUNK_BYTES (4 * 1024 * 1024)
+#define BLOCK (64 * 1024)
+#define MAX_REPORTED 100 /* bad lines reported one by one; the rest are counted */
+#define KEY_MAX 64
 
 static void
 usage(void)
 {
 	printf("Usage: jobq enqueue [options] TYPE [PAYLOAD|-]\n"
-	       "       jobq enqueue --batch [--dry-run] [options] < jobs.jsonl\n"
+	       "       jobq enqueue --batch [--dry-run] [--batch-key KEY] [options] < jobs.jsonl\n"
 	       "Add a job of TYPE with a JSON PAYLOAD (read from stdin when absent or '-');\n"
 	       "prints its id.\n\n"
 	       "  -q, --queue NAME       queue (default: the handler's queue)\n"
 	       "  -d, --delay DURATION   run no earlier than DURATION from now (90, 90s, 5m, 2h...)\n"
-	       "      --at TIME          run no earlier than TIME (ISO 8601; UTC unless it has an offset)\n"
+	       "      --at TIME          run no earlier than TIME (ISO 8601; UTC unless it has an offset;\n"
+	       "                         years 0001-9999 once in UTC)\n"
 	       "  -p, --priority N       smaller runs first (default 0; -32768..32767)\n"
 	       "      --max-attempts N   this job's attempt limit (default: the handler's)\n"
 	       "      --batch            read one job per line on stdin:\n"
 	       "                         {\"type\": ..., \"payload\": ..., \"queue\": ..., \"delay\": ...,\n"
 	       "                          \"at\": ..., \"priority\": ..., \"max_attempts\": ...};\n"
-	       "                         only type is required, the options above give the defaults\n"
-	       "  -n, --dry-run          with --batch: check and print what would be enqueued\n\n"
+	       "                         only type is required, the options above give the defaults.\n"
+	       "                         Every line is checked before any is written; a bad line\n"
+	       "                         anywhere writes nothing.  Input from a pipe is spooled to a\n"
+	       "                         temporary file in $TMPDIR (or /tmp) while it is checked.\n"
+	       "  -k, --batch-key KEY    with --batch: name the batch (1-64 of A-Z a-z 0-9 . _ : -;\n"
+	       "                         default: a new random key).  Jobs are committed in chunks\n"
+	       "                         together with the batch's progress, so if the run stops\n"
+	       "                         half-way, running again with the same KEY, input and options\n"
+	       "                         adds exactly the jobs not yet committed (and nothing when\n"
+	       "                         the batch is complete; completed keys are kept 30 days).\n"
+	       "                         A lost connection, SIGINT or SIGTERM print the count\n"
+	       "                         committed and the key; scripts should give a KEY of their\n"
+	       "                         own so that even a killed run can be resumed.\n"
+	       "  -n, --dry-run          with --batch: check (exactly as a real run does, including\n"
+	       "                         the server's packet limit) and print what would be enqueued\n\n"
 	       "Exit status: 0 enqueued, 65 bad input (nothing written), 69 database\n"
-	       "unavailable, 78 configuration error.\n");
+	       "unavailable (a batch says how much was committed), 78 configuration error.\n");
 }
 
-struct defaults {
-	const char *queue;
-	int64_t delay_ms;
-	const char *at;
-	int priority;
-	unsigned max_attempts;
+/* ---- reading the input: lines, bounded, hashed, optionally spooled ---- */
+
+struct reader {
+	FILE *in;
+	FILE *copy; /* pass 1 of a pipe: every byte read is written here too */
+	char *block;
+	size_t pos, end;
+	struct buf line;
+	size_t max;      /* a longer line is skipped (too_long) */
+	int too_long;    /* the last line was longer than max */
+	int error;       /* errno of a failed read or write, 0 if none */
+	uint64_t lineno; /* of the last line returned, 1-based */
+	uint64_t hash;   /* FNV-1a of every byte read */
 };
 
-/* One validated job, owning its strings. */
-struct item {
-	struct enqueue_item e;
-	char *payload;
-	char at[40];
-	int line;
-};
-
-static int
-check_type_queue(const struct conf *c, const char *type, const char **queue, char *err)
+static void
+reader_init(struct reader *r, FILE *in, FILE *copy, size_t max)
 {
-	const struct handler *h = conf_handler(c, type);
+	memset(r, 0, sizeof *r);
+	r->in = in;
+	r->copy = copy;
+	r->max = max;
+	r->block = xmalloc(BLOCK);
+	r->hash = 14695981039346656037ULL;
+	buf_init(&r->line);
+}
 
-	if (h == NULL) {
-		errf(err, "unknown job type '%s' (no [handler %s] section in %s)", type, type, c->path);
-		return -1;
+static void
+reader_free(struct reader *r)
+{
+	free(r->block);
+	buf_free(&r->line);
+}
+
+/* Reads the next block; 0 at the end of the input or on an error. */
+static int
+fill(struct reader *r)
+{
+	size_t n = fread(r->block, 1, BLOCK, r->in), i;
+
+	if (n == 0) {
+		if (ferror(r->in))
+			r->error = errno ? errno : EIO;
+		return 0;
 	}
-	if (*queue == NULL)
-		*queue = h->queue;
-	if (!conf_has_queue(c, *queue)) {
-		errf(err, "unknown queue '%s' (no [queue %s] section in %s)", *queue, *queue, c->path);
-		return -1;
+	for (i = 0; i + 8 <= n; i += 8) { /* FNV-1a over 8-byte words: a change detector, not a MAC */
+		uint64_t w;
+
+		memcpy(&w, r->block + i, 8);
+		r->hash = (r->hash ^ w) * 1099511628211ULL;
+		r->hash ^= r->hash >> 29;
 	}
+	for (; i < n; i++)
+		r->hash = (r->hash ^ (unsigned char)r->block[i]) * 1099511628211ULL;
+	if (r->copy != NULL && fwrite(r->block, 1, n, r->copy) != n)
+		r->error = errno ? errno : EIO;
+	r->pos = 0;
+	r->end = n;
+	return r->error == 0;
+}
+
+/* The next line without its newline (any bytes, NUL included), in
+ * r->line; 0 at the end of the input.  A line longer than r->max is
+ * returned empty with too_long set, so memory stays bounded. */
+static int
+next_line(struct reader *r)
+{
+	int any = 0;
+
+	buf_reset(&r->line);
+	r->too_long = 0;
+	for (;;) {
+		char *p, *nl;
+		size_t n;
+
+		if (r->pos == r->end && !fill(r))
+			break;
+		p = r->block + r->pos;
+		nl = memchr(p, '\n', r->end - r->pos);
+		n = nl != NULL ? (size_t)(nl - p) : r->end - r->pos;
+		any = 1;
+		if (!r->too_long && r->line.len + n > r->max) {
+			r->too_long = 1;
+			buf_reset(&r->line);
+		}
+		if (!r->too_long)
+			buf_add(&r->line, p, n);
+		r->pos += n + (nl != NULL);
+		if (nl != NULL)
+			break;
+	}
+	if (!any || r->error)
+		return 0;
+	r->lineno++;
+	return 1;
+}
+
+/* The current line without surrounding blanks (and a CR before the
+ * newline); *len 0 for a blank line. */
+static const char *
+trimmed(const struct reader *r, size_t *len)
+{
+	const char *s = r->line.len ? r->line.data : "";
+	size_t l = r->line.len;
+
+	while (l > 0 && (s[l - 1] == '\r' || s[l - 1] == ' ' || s[l - 1] == '\t'))
+		l--;
+	while (l > 0 && (*s == ' ' || *s == '\t'))
+		s++, l--;
+	*len = l;
+	return s;
+}
+
+/* ---- a batch ---- */
+
+/* Set by SIGINT, SIGTERM or SIGHUP: pass 2 stops after the chunk it is
+ * writing and reports what is committed, rather than dying mid-chunk
+ * without saying which key resumes. */
+static volatile sig_atomic_t stop_signal;
+
+static void
+on_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+static void
+catch_signals(void)
+{
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
+	struct sigaction sa;
+	size_t i;
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_signal;
+	sa.sa_flags = SA_RESTART; /* the statement in flight completes */
+	sigemptyset(&sa.sa_mask);
+	for (i = 0; i < ARRAY_LEN(sigs); i++)
+		sigaction(sigs[i], &sa, NULL);
+}
+
+struct batch_run {
+	const struct batch_ctx *ctx;
+	struct db *db;
+	const char *key;
+	int dry_run;
+	struct batch_progress p;
+	struct batch_job *jobs; /* the chunk being filled */
+	struct enqueue_item *items;
+	size_t n, bytes, max_bytes;
+	uint64_t chunk_last; /* input line of the chunk's last job */
+	uint64_t added;      /* jobs this run committed (or, dry, printed) */
+};
+
+/* Mixes the command line's defaults into the input's hash: resuming a
+ * batch with other --queue, --priority... would give its second half
+ * other jobs than its first. */
+static uint64_t
+defaults_hash(uint64_t h, const struct batch_ctx *ctx)
+{
+	char *d = xasprintf("%s|%lld|%s|%d|%u", ctx->queue ? ctx->queue : "", (long long)ctx->delay_ms,
+	    ctx->at ? ctx->at : "", ctx->priority, ctx->max_attempts);
+	const char *p;
+
+	for (p = d; *p != '\0'; p++)
+		h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+	free(d);
+	return h;
+}
+
+/* Pass 1: checks every line, reporting the bad ones; counts lines and
+ * jobs and hashes the input into *p.  Returns the number of bad lines. */
+static uint64_t
+check_all(struct reader *r, const struct batch_ctx *ctx, struct batch_progress *p)
+{
+	struct batch_job job;
+	char err[ERRSZ];
+	uint64_t bad = 0;
+
+	while (next_line(r)) {
+		size_t l;
+		const char *s = trimmed(r, &l);
+
+		if (r->too_long)
+			errf(err, "longer than %zu bytes", r->max);
+		else if (l == 0)
+			continue;
+		else if (batch_line_parse(s, l, ctx, &job, err) == 0) {
+			batch_job_clear(&job);
+			p->jobs_total++;
+			continue;
+		}
+		if (++bad <= MAX_REPORTED)
+			fprintf(stderr, "jobq: line %llu: %s\n", (unsigned long long)r->lineno, err);
+	}
+	p->lines_total = r->lineno;
+	snprintf(
+	    p->input_hash, sizeof p->input_hash, "%016llx", (unsigned long long)defaults_hash(r->hash, ctx));
+	if (bad > MAX_REPORTED)
+		cli_error("... and %llu more bad lines", (unsigned long long)(bad - MAX_REPORTED));
+	return bad;
+}
+
+static void
+print_job(uint64_t line, const struct enqueue_item *e)
+{
+	char d[48];
+
+	if (e->at != NULL)
+		snprintf(d, sizeof d, "at %s", e->at);
+	else
+		duration_format(e->delay_ms, d, sizeof d);
+	printf("line %llu: %s queue=%s priority=%d %s%s payload=%s\n", (unsigned long long)line, e->type,
+	    e->queue, e->priority, e->at ? "" : "delay=", d, e->payload);
+}
+
+/* Writes (or, dry, prints) the chunk, which ends at input line to_line. */
+static int
+flush(struct batch_run *b, uint64_t to_line, char *err)
+{
+	size_t i;
+	int rc = DB_OK;
+
+	for (i = 0; i < b->n; i++) {
+		b->items[i] = b->jobs[i].e;
+		if (b->items[i].at != NULL) /* the job may have moved slots */
+			b->items[i].at = b->jobs[i].at;
+	}
+	if (b->dry_run)
+		b->p.lines_done = to_line;
+	else
+		rc = queue_batch_add(b->db, b->key, &b->p, to_line, b->items, b->n, err);
+	if (rc == DB_OK)
+		b->added += b->n;
+	for (i = 0; i < b->n; i++)
+		batch_job_clear(&b->jobs[i]);
+	b->n = 0;
+	b->bytes = 0;
+	return rc;
+}
+
+/* Pass 2: reads the checked input again from line p.lines_done + 1 and
+ * writes it chunk by chunk. */
+static int
+write_all(struct reader *r, struct batch_run *b, char *err)
+{
+	int rc = DB_OK;
+
+	while (rc == DB_OK && next_line(r)) {
+		struct batch_job *job = &b->jobs[b->n];
+		size_t l;
+		const char *s;
+
+		if (stop_signal) {
+			errf(err, "stopped by %s", signal_name(stop_signal));
+			return DB_EFAIL;
+		}
+
+		if (r->lineno <= b->p.lines_done)
+			continue; /* committed by an earlier run of this batch */
+		s = trimmed(r, &l);
+		if (l == 0)
+			continue;
+		if (r->too_long || batch_line_parse(s, l, b->ctx, job, err) < 0) {
+			errf(err, "line %llu changed since it was checked", (unsigned long long)r->lineno);
+			return DB_EFAIL;
+		}
+		if (b->dry_run)
+			print_job(r->lineno, &job->e);
+		if (b->n > 0 && b->bytes + job->sql_len > b->max_bytes) {
+			struct batch_job last = *job; /* flush() clears slots 0..n-1 */
+
+			memset(job, 0, sizeof *job);
+			rc = flush(b, b->chunk_last, err);
+			b->jobs[0] = last;
+		}
+		b->bytes += b->jobs[b->n].sql_len;
+		b->n++;
+		b->chunk_last = r->lineno;
+		if (rc == DB_OK && b->n == CHUNK_ROWS)
+			rc = flush(b, r->lineno, err);
+	}
+	if (r->error) {
+		errf(err, "reading the input again: %s", strerror(r->error));
+		return DB_EFAIL;
+	}
+	if (rc == DB_OK && (b->n > 0 || b->p.lines_done < r->lineno))
+		rc = flush(b, r->lineno, err); /* to the last line: the batch is complete */
+	return rc;
+}
+
+/* After a failed chunk: reads back what is committed (reconnecting if
+ * the connection was lost) and says it, with the key that resumes. */
+static int
+report_failure(struct batch_run *b, int rc, const char *err)
+{
+	char err2[ERRSZ];
+	unsigned long long total = b->p.jobs_total;
+	int exact = 0, found = 0, i;
+
+	cli_error("enqueue: %s", err);
+	for (i = 0; i < 3 && !exact && !b->dry_run; i++) {
+		if (i > 0)
+			sleep(1);
+		if ((db_connected(b->db) || db_connect(b->db, 1, err2) == DB_OK) &&
+		    queue_batch_get(b->db, b->key, &b->p, &found, err2) == DB_OK && found)
+			exact = 1;
+	}
+	if (exact && b->p.jobs_done == 0)
+		cli_error("nothing was written; run again (with --batch-key %s or without)", b->key);
+	else if (exact)
+		cli_error("%llu of %llu jobs are committed (input lines 1-%llu of batch %s); run again with "
+		          "--batch-key %s and the same input to add the other %llu",
+		    (unsigned long long)b->p.jobs_done, total, (unsigned long long)b->p.lines_done, b->key,
+		    b->key, total - (unsigned long long)b->p.jobs_done);
+	else
+		cli_error(
+		    "at least %llu of %llu jobs are committed (input lines 1-%llu of batch %s), and the "
+		    "next chunk may be (its COMMIT got no answer); run again with --batch-key %s and the "
+		    "same input: it adds exactly the jobs that are missing",
+		    (unsigned long long)b->p.jobs_done, total, (unsigned long long)b->p.lines_done, b->key,
+		    b->key);
+	return rc == DB_EGONE ? EX_UNAVAILABLE : EXIT_FAIL;
+}
+
+/* Finds or starts the batch row and checks it belongs to this input;
+ * dry runs only look. */
+static int
+open_batch(struct batch_run *b)
+{
+	struct batch_progress old;
+	char err[ERRSZ];
+	int rc, same = 1, found = 0;
+
+	if (b->dry_run) {
+		rc = queue_batch_get(b->db, b->key, &old, &found, err);
+		if (rc == DB_OK && found) {
+			same = strcmp(old.input_hash, b->p.input_hash) == 0 &&
+			    old.lines_total == b->p.lines_total && old.jobs_total == b->p.jobs_total;
+			b->p.lines_done = old.lines_done;
+			b->p.jobs_done = old.jobs_done;
+		}
+	} else
+		rc = queue_batch_open(b->db, b->key, &b->p, &same, err);
+	if (rc != DB_OK) {
+		cli_error("enqueue: %s (nothing was written)", err);
+		return rc == DB_EGONE ? EX_UNAVAILABLE : EXIT_FAIL;
+	}
+	if (!same) {
+		cli_error("batch key '%s' was used with other input or options (%llu lines, %llu jobs then); "
+		          "nothing was written",
+		    b->key, (unsigned long long)old.lines_total, (unsigned long long)old.jobs_total);
+		return EX_DATAERR;
+	}
+	if (b->p.lines_done > 0)
+		fprintf(stderr, "jobq: batch %s: lines 1-%llu (%llu jobs) were committed before; %s\n",
+		    b->key, (unsigned long long)b->p.lines_done, (unsigned long long)b->p.jobs_done,
+		    b->p.lines_done == b->p.lines_total ? "the batch is complete" : "going on from there");
 	return 0;
 }
 
-/* Parses exactly one JSON value filling s[0..len), white space around
- * it allowed; *end points where parsing stopped (for the message). */
-static cJSON *
-json_parse_exact(const char *s, size_t len, const char **end)
-{
-	cJSON *j = cJSON_ParseWithLengthOpts(s, len, end, 0);
-	const char *p = *end;
-
-	if (j == NULL)
-		return NULL;
-	while (p < s + len && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n'))
-		p++;
-	if (p != s + len) {
-		*end = p;
-		cJSON_Delete(j);
-		return NULL;
-	}
-	return j;
-}
-
+/* Pass 2 and its report. */
 static int
-check_payload(const struct conf *c, const char *payload, size_t len, char *err)
+write_batch(struct batch_run *b, struct reader *r)
 {
-	const char *end = NULL;
-	cJSON *j;
+	char err[ERRSZ];
+	size_t i;
+	int rc;
 
-	if (len > c->worker.max_payload) {
-		errf(err, "payload is %zu bytes, more than max_payload (%zu)", len, c->worker.max_payload);
-		return -1;
+	if ((rc = open_batch(b)) != 0)
+		return rc;
+	if (!b->dry_run) {
+		catch_signals();
+		if (isatty(STDERR_FILENO))
+			fprintf(stderr, "jobq: batch %s: writing %llu jobs\n", b->key,
+			    (unsigned long long)(b->p.jobs_total - b->p.jobs_done));
 	}
-	if (memchr(payload, '\0', len) != NULL) {
-		errf(err, "payload contains a NUL byte");
-		return -1;
-	}
-	j = json_parse_exact(payload, len, &end);
-	if (j == NULL) {
-		size_t off = end != NULL && end >= payload ? (size_t)(end - payload) : 0;
-
-		errf(err, "payload is not valid JSON (at byte %zu)", off);
-		return -1;
-	}
-	cJSON_Delete(j);
+	b->jobs = xcalloc(CHUNK_ROWS, sizeof *b->jobs);
+	b->items = xcalloc(CHUNK_ROWS, sizeof *b->items);
+	b->max_bytes = db_max_packet(b->db) - BATCH_SQL_OVERHEAD;
+	if (b->max_bytes > CHUNK_BYTES)
+		b->max_bytes = CHUNK_BYTES;
+	rc = write_all(r, b, err);
+	for (i = 0; i < CHUNK_ROWS; i++)
+		batch_job_clear(&b->jobs[i]);
+	free(b->jobs);
+	free(b->items);
+	if (rc != DB_OK)
+		return report_failure(b, rc, err);
+	if (b->dry_run)
+		printf("would enqueue %llu job%s (dry run: nothing written)\n", (unsigned long long)b->added,
+		    b->added == 1 ? "" : "s");
+	else
+		printf("enqueued %llu job%s (batch %s)\n", (unsigned long long)b->added,
+		    b->added == 1 ? "" : "s", b->key);
 	return 0;
 }
 
+/* Where pass 2 reads from: stdin rewound if it is a regular file, else
+ * an unlinked temporary file that pass 1 fills. */
+static int
+open_spool(FILE **spool, off_t *start)
+{
+	struct stat st;
+	const char *dir = getenv("TMPDIR");
+	char *path;
+	int fd;
+
+	*spool = NULL;
+	if (fstat(STDIN_FILENO, &st) == 0 && S_ISREG(st.st_mode) && (*start = ftello(stdin)) >= 0)
+		return 0;
+	path = xasprintf("%s/jobq-batch.XXXXXX", dir != NULL && *dir != '\0' ? dir : "/tmp");
+	if ((fd = mkstemp(path)) < 0 || unlink(path) < 0 || (*spool = fdopen(fd, "w+")) == NULL) {
+		cli_error("enqueue: create a temporary file %s: %s", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		free(path);
+		return EXIT_FAIL;
+	}
+	free(path);
+	return 0;
+}
+
+static int
+rewind_input(FILE *spool, off_t start, FILE **in)
+{
+	*in = spool != NULL ? spool : stdin;
+	if ((spool != NULL && fflush(spool) != 0) || fseeko(*in, spool != NULL ? 0 : start, SEEK_SET) != 0) {
+		cli_error("enqueue: rewind the input: %s", strerror(errno));
+		return EXIT_FAIL;
+	}
+	clearerr(*in);
+	return 0;
+}
+
+static int
+batch(const struct batch_ctx *ctx, struct db *db, const char *key, int dry_run)
+{
+	struct batch_run b;
+	struct reader r;
+	FILE *spool, *in;
+	off_t start = 0;
+	uint64_t bad;
+	int rc;
+
+	memset(&b, 0, sizeof b);
+	b.ctx = ctx;
+	b.db = db;
+	b.key = key;
+	b.dry_run = dry_run;
+	if ((rc = open_spool(&spool, &start)) != 0)
+		return rc;
+	reader_init(&r, stdin, spool, batch_line_max(ctx));
+	bad = check_all(&r, ctx, &b.p);
+	if (r.error) {
+		cli_error("enqueue: reading the input%s: %s (nothing was written)",
+		    spool ? " or spooling it" : "", strerror(r.error));
+		rc = EXIT_FAIL;
+	} else if (bad > 0) {
+		cli_error(
+		    "%llu bad line%s; nothing was enqueued", (unsigned long long)bad, bad == 1 ? "" : "s");
+		rc = EX_DATAERR;
+	} else if (b.p.jobs_total == 0)
+		printf(dry_run ? "would enqueue 0 jobs (dry run: nothing written)\n" : "enqueued 0 jobs\n");
+	else if ((rc = rewind_input(spool, start, &in)) == 0) {
+		reader_free(&r);
+		reader_init(&r, in, NULL, batch_line_max(ctx));
+		rc = write_batch(&b, &r);
+	}
+	reader_free(&r);
+	if (spool != NULL)
+		fclose(spool);
+	return rc;
+}
+
+/* ---- a single job ---- */
+
+/* Reads a payload from stdin, at most max bytes (more: *len = max + 1). */
 static char *
-read_all(FILE *fp, size_t *len)
+read_payload(size_t max, size_t *len)
 {
 	struct buf b;
 	char chunk[65536];
 	size_t n;
 
 	buf_init(&b);
-	while ((n = fread(chunk, 1, sizeof chunk, fp)) > 0)
+	while (b.len <= max && (n = fread(chunk, 1, sizeof chunk, stdin)) > 0)
 		buf_add(&b, chunk, n);
+	if (b.len > max + 1)
+		b.len = max + 1;
 	*len = b.len;
+	buf_addc(&b, '\0');
 	return buf_steal(&b);
 }
 
-/* Inserts items in chunks, one transaction each; prints the ids of a
- * single job. */
 static int
-insert_items(struct db *db, struct item *items, size_t n, int print_id)
+insert_one(struct db *db, const struct batch_job *job)
 {
-	struct enqueue_item *chunk = xcalloc(CHUNK_ROWS, sizeof *chunk);
 	char err[ERRSZ];
-	size_t i = 0, total = 0;
 	uint64_t id = 0;
-	int rc = DB_OK;
+	int rc, attempt = 0;
 
-	while (i < n && rc == DB_OK) {
-		size_t k = 0, bytes = 0;
-
-		while (i + k < n && k < CHUNK_ROWS &&
-		    (k == 0 || bytes + items[i + k].e.payload_len < CHUNK_BYTES)) {
-			chunk[k] = items[i + k].e;
-			bytes += items[i + k].e.payload_len;
-			k++;
-		}
-		/* One multi-row INSERT is one transaction. */
-		if ((rc = queue_enqueue(db, chunk, k, &id, err)) == DB_OK) {
-			i += k;
-			total += k;
-		}
-	}
-	free(chunk);
+	do
+		rc = queue_enqueue(db, &job->e, 1, &id, err);
+	while (rc != DB_OK && db_retry_after(rc, ++attempt));
 	if (rc != DB_OK) {
-		cli_error("enqueue: %s%s", err, total ? "" : " (nothing was written)");
-		if (total > 0)
-			cli_error("%zu of %zu jobs were enqueued before the error", total, n);
+		cli_error("enqueue: %s (nothing was written)", err);
 		return rc == DB_EGONE ? EX_UNAVAILABLE : EXIT_FAIL;
 	}
-	if (print_id)
-		printf("%llu\n", (unsigned long long)id);
-	else
-		printf("enqueued %zu job%s\n", total, total == 1 ? "" : "s");
+	printf("%llu\n", (unsigned long long)id);
 	return 0;
 }
 
+/* Checks the job without the database first (so bad input is 65 even
+ * when the server is down), then against the server's packet. */
 static int
-apply_time(const struct defaults *d, int64_t delay_ms, const char *at, struct item *it, char *err)
+single(struct batch_ctx *ctx, const char *type, const char *payload_arg)
 {
-	it->e.delay_ms = delay_ms;
-	if (at != NULL) {
-		if (isotime_to_utc(at, it->at, sizeof it->at, err) < 0)
-			return -1;
-		it->e.at = it->at;
-	}
-	(void)d;
-	return 0;
-}
+	struct batch_job job;
+	struct db *db = NULL;
+	char err[ERRSZ], *payload;
+	size_t len;
+	int rc;
 
-/* ---- --batch ---- */
-
-static int
-json_int(const cJSON *v, int64_t lo, int64_t hi, int64_t *out)
-{
-	double d;
-
-	if (!cJSON_IsNumber(v))
-		return -1;
-	d = cJSON_GetNumberValue(v);
-	if (d != (double)(int64_t)d || d < (double)lo || d > (double)hi)
-		return -1;
-	*out = (int64_t)d;
-	return 0;
-}
-
-/* Validates one batch line into it; returns -1 with the reason in err. */
-static int
-parse_line(
-    const struct conf *c, const struct defaults *d, const char *line, size_t len, struct item *it, char *err)
-{
-	const char *end = NULL;
-	cJSON *o = json_parse_exact(line, len, &end), *v;
-	const char *queue = d->queue, *at = d->at;
-	int64_t delay = d->delay_ms, n;
-	int rc = -1;
-
-	it->e.priority = d->priority;
-	it->e.max_attempts = d->max_attempts;
-	if (o == NULL || !cJSON_IsObject(o)) {
-		errf(err, "not a JSON object");
-		goto out;
-	}
-	for (v = o->child; v != NULL; v = v->next)
-		if (strcmp(v->string, "type") && strcmp(v->string, "payload") && strcmp(v->string, "queue") &&
-		    strcmp(v->string, "delay") && strcmp(v->string, "priority") && strcmp(v->string, "at") &&
-		    strcmp(v->string, "max_attempts")) {
-			errf(err, "unknown field \"%s\"", v->string);
+	if (payload_arg == NULL || strcmp(payload_arg, "-") == 0) {
+		payload = read_payload(ctx->conf->worker.max_payload + 65536, &len);
+		while (len > 0 && strchr(" \t\r\n", payload[len - 1]) != NULL)
+			payload[--len] = '\0'; /* echo's newline is not part of the payload */
+	} else
+		payload = xstrdup(payload_arg), len = strlen(payload_arg);
+	rc = batch_job_single(type, payload, len, ctx, &job, err);
+	if (rc == 0) {
+		batch_job_clear(&job);
+		if ((rc = cli_connect(ctx->conf, &db)) != 0)
 			goto out;
-		}
-	v = cJSON_GetObjectItemCaseSensitive(o, "type");
-	if (!cJSON_IsString(v)) {
-		errf(err, "\"type\" is missing or not a string");
-		goto out;
+		ctx->max_packet = db_max_packet(db);
+		rc = batch_job_single(type, payload, len, ctx, &job, err);
 	}
-	it->e.type = xstrdup(v->valuestring);
-	v = cJSON_GetObjectItemCaseSensitive(o, "queue");
-	if (v != NULL && !cJSON_IsString(v)) {
-		errf(err, "\"queue\" is not a string");
-		goto out;
+	if (rc != 0) {
+		cli_error("%s", err);
+		rc = EX_DATAERR;
+	} else {
+		rc = insert_one(db, &job);
+		batch_job_clear(&job);
 	}
-	if (v != NULL)
-		queue = v->valuestring;
-	if (check_type_queue(c, it->e.type, &queue, err) < 0)
-		goto out;
-	it->e.queue = xstrdup(queue);
-	v = cJSON_GetObjectItemCaseSensitive(o, "payload");
-	it->payload = v != NULL ? cJSON_PrintUnformatted(v) : xstrdup("{}");
-	if (it->payload == NULL)
-		fatal("cJSON_PrintUnformatted: out of memory");
-	it->e.payload = it->payload;
-	it->e.payload_len = strlen(it->payload);
-	if (check_payload(c, it->payload, it->e.payload_len, err) < 0)
-		goto out;
-	if (cJSON_GetObjectItemCaseSensitive(o, "delay") != NULL &&
-	    cJSON_GetObjectItemCaseSensitive(o, "at") != NULL) {
-		errf(err, "\"delay\" and \"at\" exclude each other");
-		goto out;
-	}
-	if ((v = cJSON_GetObjectItemCaseSensitive(o, "delay")) != NULL) {
-		at = NULL; /* the line's own delay beats a default --at */
-		if (cJSON_IsString(v)) {
-			if (duration_parse(v->valuestring, &delay, err) < 0)
-				goto out;
-		} else if (json_int(v, 0, 100LL * 365 * 86400, &n) == 0)
-			delay = n * 1000;
-		else {
-			errf(err, "\"delay\" must be seconds or a duration like \"5m\"");
-			goto out;
-		}
-	}
-	if ((v = cJSON_GetObjectItemCaseSensitive(o, "at")) != NULL) {
-		if (!cJSON_IsString(v)) {
-			errf(err, "\"at\" must be an ISO 8601 time");
-			goto out;
-		}
-		at = v->valuestring;
-	}
-	if ((v = cJSON_GetObjectItemCaseSensitive(o, "priority")) != NULL) {
-		if (json_int(v, -32768, 32767, &n) < 0) {
-			errf(err, "\"priority\" must be a whole number from -32768 to 32767");
-			goto out;
-		}
-		it->e.priority = (int)n;
-	}
-	if ((v = cJSON_GetObjectItemCaseSensitive(o, "max_attempts")) != NULL) {
-		if (json_int(v, 1, 1000000, &n) < 0) {
-			errf(err, "\"max_attempts\" must be a whole number from 1 to 1000000");
-			goto out;
-		}
-		it->e.max_attempts = (unsigned)n;
-	}
-	rc = apply_time(d, delay, at, it, err);
 out:
-	cJSON_Delete(o);
+	free(payload);
+	db_free(db);
 	return rc;
 }
 
-static void
-items_free(struct item *items, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		free((char *)items[i].e.type);
-		free((char *)items[i].e.queue);
-		free(items[i].payload);
-	}
-	free(items);
-}
-
-static void
-print_dry_run(const struct item *items, size_t n)
-{
-	size_t i;
-	char d[32];
-
-	for (i = 0; i < n; i++) {
-		const struct enqueue_item *e = &items[i].e;
-
-		if (e->at != NULL)
-			snprintf(d, sizeof d, "at %s", e->at);
-		else
-			duration_format(e->delay_ms, d, sizeof d);
-		printf("line %d: %s queue=%s priority=%d %s%s payload=%s\n", items[i].line, e->type, e->queue,
-		    e->priority, e->at ? "" : "delay=", d, e->payload);
-	}
-	printf("would enqueue %zu job%s (dry run: nothing written)\n", n, n == 1 ? "" : "s");
-}
+/* ---- the command ---- */
 
 static int
-batch(const struct conf *c, const struct defaults *d, int dry_run, struct item **out, size_t *nout)
+key_ok(const char *k)
 {
-	size_t len, cap = 1024, n = 0;
-	char *data = read_all(stdin, &len), *p = data, err[ERRSZ];
-	struct item *items = xcalloc(cap, sizeof *items);
-	int line = 0, bad = 0;
+	size_t n = strlen(k);
 
-	while (p < data + len) {
-		char *nl = memchr(p, '\n', (size_t)(data + len - p));
-		size_t l = nl ? (size_t)(nl - p) : (size_t)(data + len - p);
-		char *s = p;
-
-		line++;
-		p += l + (nl != NULL);
-		while (l > 0 && (s[l - 1] == '\r' || s[l - 1] == ' ' || s[l - 1] == '\t'))
-			l--;
-		while (l > 0 && (*s == ' ' || *s == '\t'))
-			s++, l--;
-		if (l == 0)
-			continue;
-		if (n == cap)
-			items = xrealloc(items, (cap *= 2) * sizeof *items);
-		memset(&items[n], 0, sizeof *items);
-		items[n].line = line;
-		if (parse_line(c, d, s, l, &items[n], err) < 0) {
-			fprintf(stderr, "jobq: line %d: %s\n", line, err);
-			bad++;
-			free((char *)items[n].e.type);
-			free((char *)items[n].e.queue);
-			free(items[n].payload);
-			continue;
-		}
-		n++;
-	}
-	free(data);
-	if (bad > 0) {
-		cli_error("%d bad line%s; nothing was enqueued", bad, bad == 1 ? "" : "s");
-		items_free(items, n);
-		return EX_DATAERR;
-	}
-	if (dry_run)
-		print_dry_run(items, n);
-	*out = items;
-	*nout = n;
-	return 0;
+	return n > 0 && n <= KEY_MAX &&
+	    strspn(k, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._:-") == n;
 }
 
-/* ---- single job ---- */
-
-static int
-single(const struct conf *c, const struct defaults *d, const char *type, const char *payload_arg,
-    struct item **out)
+/* A fresh key: the local time for people to recognise, and randomness
+ * so that two runs never share one. */
+static void
+new_key(char *out, size_t outlen)
 {
-	struct item *it = xcalloc(1, sizeof *it);
-	const char *queue = d->queue;
-	char err[ERRSZ];
-	size_t len;
+	char hex[17];
+	time_t now = time(NULL);
+	struct tm tm;
 
-	if (payload_arg == NULL || strcmp(payload_arg, "-") == 0) {
-		it->payload = read_all(stdin, &len);
-		while (len > 0 && strchr(" \t\r\n", it->payload[len - 1]) != NULL)
-			it->payload[--len] = '\0'; /* echo's newline is not part of the payload */
-	} else {
-		it->payload = xstrdup(payload_arg);
-		len = strlen(payload_arg);
-	}
-	it->e.payload = it->payload;
-	it->e.payload_len = len;
-	it->e.priority = d->priority;
-	it->e.max_attempts = d->max_attempts;
-	if (check_type_queue(c, type, &queue, err) < 0 || check_payload(c, it->payload, len, err) < 0 ||
-	    apply_time(d, d->delay_ms, d->at, it, err) < 0) {
-		cli_error("%s", err);
-		free(it->payload);
-		free(it);
-		return EX_DATAERR;
-	}
-	it->e.type = xstrdup(type);
-	it->e.queue = xstrdup(queue);
-	*out = it;
-	return 0;
+	random_hex(hex, 8);
+	gmtime_r(&now, &tm);
+	snprintf(out, outlen, "%04d%02d%02dT%02d%02d%02d-%.8s", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+	    tm.tm_hour, tm.tm_min, tm.tm_sec, hex);
 }
 
 enum { OPT_AT = 256, OPT_MAX_ATTEMPTS, OPT_BATCH };
+
+struct opts {
+	struct batch_ctx ctx;
+	const char *key;
+	int is_batch, dry_run;
+};
+
+static int
+parse_opt(int opt, struct opts *o)
+{
+	char err[ERRSZ];
+	int64_t v;
+
+	switch (opt) {
+	case 'q':
+		o->ctx.queue = optarg;
+		break;
+	case 'd':
+		if (duration_parse(optarg, &o->ctx.delay_ms, err) < 0)
+			return cli_usage_error("enqueue", "--delay: %s", err);
+		break;
+	case OPT_AT:
+		o->ctx.at = optarg;
+		break;
+	case 'p':
+		if (str_to_int64(optarg, -32768, 32767, &v) < 0)
+			return cli_usage_error(
+			    "enqueue", "--priority: expected -32768 to 32767, not '%s'", optarg);
+		o->ctx.priority = (int)v;
+		break;
+	case OPT_MAX_ATTEMPTS:
+		if (str_to_int64(optarg, 1, 1000000, &v) < 0)
+			return cli_usage_error(
+			    "enqueue", "--max-attempts: expected 1 to 1000000, not '%s'", optarg);
+		o->ctx.max_attempts = (unsigned)v;
+		break;
+	case OPT_BATCH:
+		o->is_batch = 1;
+		break;
+	case 'k':
+		if (!key_ok(optarg))
+			return cli_usage_error("enqueue",
+			    "--batch-key: 1 to %d of A-Z a-z 0-9 . _ : -, not '%s'", KEY_MAX, optarg);
+		o->key = optarg;
+		break;
+	case 'n':
+		o->dry_run = 1;
+		break;
+	default:
+		return EX_USAGE;
+	}
+	return -1;
+}
+
+static int
+check_args(const struct opts *o, int argc)
+{
+	if (o->ctx.at != NULL && o->ctx.delay_ms > 0)
+		return cli_usage_error("enqueue", "--at and --delay exclude each other");
+	if (o->dry_run && !o->is_batch)
+		return cli_usage_error("enqueue", "--dry-run goes with --batch");
+	if (o->key != NULL && !o->is_batch)
+		return cli_usage_error("enqueue", "--batch-key goes with --batch");
+	if (o->is_batch ? optind != argc : (optind >= argc || argc - optind > 2))
+		return cli_usage_error("enqueue",
+		    o->is_batch ? "--batch takes no arguments (jobs come on stdin)"
+		                : "expected TYPE [PAYLOAD]");
+	return 0;
+}
 
 int
 cmd_enqueue(int argc, char **argv)
@@ -426,76 +738,43 @@ cmd_enqueue(int argc, char **argv)
 		{ "priority", required_argument, NULL, 'p' },
 		{ "max-attempts", required_argument, NULL, OPT_MAX_ATTEMPTS },
 		{ "batch", no_argument, NULL, OPT_BATCH },
+		{ "batch-key", required_argument, NULL, 'k' },
 		{ "dry-run", no_argument, NULL, 'n' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct defaults d = { NULL, 0, NULL, 0, 0 };
-	struct item *items = NULL;
-	size_t n = 0;
+	struct opts o;
 	struct conf *c;
 	struct db *db = NULL;
-	char err[ERRSZ];
-	int opt, rc, is_batch = 0, dry_run = 0;
-	int64_t v;
+	char key[KEY_MAX + 1];
+	int opt, rc;
 
-	while ((opt = getopt_long(argc, argv, CLI_COMMON_SHORTOPTS "q:d:p:n", longopts, NULL)) != -1) {
+	memset(&o, 0, sizeof o);
+	while ((opt = getopt_long(argc, argv, CLI_COMMON_SHORTOPTS "q:d:p:k:n", longopts, NULL)) != -1) {
 		if ((rc = cli_common_opt(opt, "enqueue", usage)) >= 0)
 			return rc;
 		if (rc == -2)
 			continue;
-		switch (opt) {
-		case 'q':
-			d.queue = optarg;
-			break;
-		case 'd':
-			if (duration_parse(optarg, &d.delay_ms, err) < 0)
-				return cli_usage_error("enqueue", "--delay: %s", err);
-			break;
-		case OPT_AT:
-			d.at = optarg;
-			break;
-		case 'p':
-			if (str_to_int64(optarg, -32768, 32767, &v) < 0)
-				return cli_usage_error(
-				    "enqueue", "--priority: expected -32768 to 32767, not '%s'", optarg);
-			d.priority = (int)v;
-			break;
-		case OPT_MAX_ATTEMPTS:
-			if (str_to_int64(optarg, 1, 1000000, &v) < 0)
-				return cli_usage_error(
-				    "enqueue", "--max-attempts: expected 1 to 1000000, not '%s'", optarg);
-			d.max_attempts = (unsigned)v;
-			break;
-		case OPT_BATCH:
-			is_batch = 1;
-			break;
-		case 'n':
-			dry_run = 1;
-			break;
-		}
+		if ((rc = parse_opt(opt, &o)) >= 0)
+			return rc;
 	}
-	if (d.at != NULL && d.delay_ms > 0)
-		return cli_usage_error("enqueue", "--at and --delay exclude each other");
-	if (dry_run && !is_batch)
-		return cli_usage_error("enqueue", "--dry-run goes with --batch");
-	if (is_batch ? optind != argc : (optind >= argc || argc - optind > 2))
-		return cli_usage_error("enqueue",
-		    is_batch ? "--batch takes no arguments (jobs come on stdin)" : "expected TYPE [PAYLOAD]");
+	if ((rc = check_args(&o, argc)) != 0)
+		return rc;
 	if ((rc = cli_conf(0, &c)) != 0)
 		return rc;
-	if (d.queue != NULL && !conf_has_queue(c, d.queue)) {
-		cli_error("unknown queue '%s' (no [queue %s] section in %s)", d.queue, d.queue, c->path);
-		conf_free(c);
-		return EX_DATAERR;
+	o.ctx.conf = c;
+	if (o.ctx.queue != NULL && !conf_has_queue(c, o.ctx.queue)) {
+		cli_error(
+		    "unknown queue '%s' (no [queue %s] section in %s)", o.ctx.queue, o.ctx.queue, c->path);
+		rc = EX_DATAERR;
+	} else if (!o.is_batch)
+		rc = single(&o.ctx, argv[optind], argv[optind + 1]);
+	else if ((rc = cli_connect(c, &db)) == 0) {
+		/* the packet limit is one of the checks, so even a dry run asks the server */
+		o.ctx.max_packet = db_max_packet(db);
+		if (o.key == NULL)
+			new_key(key, sizeof key);
+		rc = batch(&o.ctx, db, o.key != NULL ? o.key : key, o.dry_run);
 	}
-	rc = is_batch ? batch(c, &d, dry_run, &items, &n)
-	              : single(c, &d, argv[optind], argv[optind + 1], &items);
-	if (rc == 0 && !dry_run) {
-		n = is_batch ? n : 1;
-		if ((rc = cli_connect(c, &db)) == 0)
-			rc = insert_items(db, items, n, !is_batch);
-	}
-	items_free(items, is_batch ? n : (items ? 1 : 0));
 	db_free(db);
 	conf_free(c);
 	return rc;

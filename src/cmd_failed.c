@@ -14,22 +14,36 @@
 static void
 usage(void)
 {
-	printf("Usage: jobq failed [list] [-q QUEUE] [-t TYPE] [--limit N] [--json]\n"
-	       "       jobq failed show ID\n"
-	       "       jobq failed retry ID... | --all [-q QUEUE] [-t TYPE]\n"
-	       "       jobq failed forget ID...\n"
-	       "       jobq failed clear [--older-than DURATION]\n\n"
-	       "Dead-lettered jobs wait here for a person.  'list' shows the newest first with\n"
-	       "the first line of each error; 'show' the whole job and error; 'retry' moves jobs\n"
-	       "back to their queue, due now, with their attempts reset (one transaction per\n"
-	       "job); 'forget' deletes them; 'clear' deletes all of them, or those that failed\n"
-	       "more than DURATION ago, in chunks.  Each command says how many jobs it touched.\n\n"
-	       "Exit status: 0, 65 when an ID is not in the dead-letter table (nothing done).\n");
+	printf(
+	    "Usage: jobq failed [list] [-q QUEUE] [-t TYPE] [--limit N] [--after ID | --before ID] [--json]\n"
+	    "       jobq failed show [--json] ID\n"
+	    "       jobq failed retry [--dry-run] (ID... | - | --all [-q QUEUE] [-t TYPE])\n"
+	    "       jobq failed forget [--dry-run] [--yes] (ID... | - | --all [-q QUEUE] [-t TYPE])\n"
+	    "       jobq failed clear [--older-than DURATION] [--dry-run] [--yes]\n\n"
+	    "Dead-lettered jobs wait here for a person.  'list' shows the newest first with\n"
+	    "the first line of each error, a page of --limit jobs (50; 0 for all) at a time:\n"
+	    "--after ID shows the page after job ID (older), --before ID the page before it\n"
+	    "(newer), and the last line says how many more there are and how to see them\n"
+	    "(with --json, stderr does); 'show' the whole job and error; 'retry' moves jobs\n"
+	    "back to their queue, due now, with their attempts reset (one transaction per\n"
+	    "job); 'forget' deletes them; 'clear' deletes all of them, or those that failed\n"
+	    "more than DURATION ago, in chunks.  Each command says how many jobs it touched.\n"
+	    "On a terminal, control characters in stored text are shown as \\xHH.\n"
+	    "'-' in place of IDs reads them from stdin (blank-separated, any number of them).\n\n"
+	    "A job that cannot be retried (say, its id is in the queue again) is named on\n"
+	    "stderr and the others still are; 'retry --all' shows its progress on a\n"
+	    "terminal.  --dry-run says how many jobs would be touched and changes nothing.\n\n"
+	    "'clear' and a 'forget' of more than one job state the count and ask first on a\n"
+	    "terminal; without one (scripts, cron) they delete nothing unless given --yes.\n\n"
+	    "Exit status: 0; 1 when some jobs could not be retried or forgotten (named on\n"
+	    "stderr), or the question was not answered yes; 64 bad usage, or a bulk delete\n"
+	    "with no terminal and no --yes; 65 when an ID is not in the dead-letter table\n"
+	    "(nothing done); 69 database unavailable (only then does a retry run stop early).\n");
 }
 
 struct opts {
 	struct failed_filter f;
-	int all, json;
+	int all, json, dry_run, yes, limit_set;
 	int64_t older_than_ms;
 };
 
@@ -45,49 +59,130 @@ first_line(const char *s, char *buf, size_t len)
 	return buf;
 }
 
+static void
+print_list_line(const struct failed_row *r, int tty)
+{
+	char line[120];
+	char *queue = cli_visible(r->queue, tty), *type = cli_visible(r->type, tty),
+	     *exit_status = cli_visible(r->exit_status, tty),
+	     *error =
+	         cli_visible(first_line(*r->exception ? r->exception : r->reason, line, sizeof line), tty);
+
+	printf("%-8llu %.19s  %-10s %-16s %-3u %-18s %s\n", (unsigned long long)r->id, r->failed_at, queue,
+	    type, r->attempts, exit_status, error);
+	free(queue);
+	free(type);
+	free(exit_status);
+	free(error);
+}
+
+static void
+print_list_json(const struct failed_row *rows, size_t n)
+{
+	cJSON *arr = cJSON_CreateArray();
+	char *s, *iso;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		cJSON *r = cJSON_CreateObject();
+
+		cJSON_AddNumberToObject(r, "id", (double)rows[i].id);
+		cJSON_AddStringToObject(r, "queue", rows[i].queue);
+		cJSON_AddStringToObject(r, "type", rows[i].type);
+		cJSON_AddNumberToObject(r, "attempts", rows[i].attempts);
+		iso = cli_iso_time(rows[i].failed_at);
+		cJSON_AddStringToObject(r, "failed_at", iso);
+		free(iso);
+		cJSON_AddStringToObject(r, "exit_status", rows[i].exit_status);
+		cJSON_AddStringToObject(r, "reason", rows[i].reason);
+		cJSON_AddStringToObject(r, "error", rows[i].exception);
+		cJSON_AddItemToArray(arr, r);
+	}
+	s = cJSON_Print(arr);
+	puts(s);
+	cJSON_free(s);
+	cJSON_Delete(arr);
+}
+
+/* The column titles above print_list_line's columns. */
+static void
+print_list_header(const struct conf *c)
+{
+	char when[32];
+
+	snprintf(when, sizeof when, "FAILED (%s)", c->worker.timezone);
+	printf("%-8s %-19s  %-10s %-16s %-3s %-18s %s\n", "ID", when, "QUEUE", "TYPE", "TRY", "EXIT",
+	    "ERROR (first line)");
+}
+
+/* The last line of a page: the count, and where the rest is when there
+ * is more on either side. */
+static int
+print_list_footer(struct db *db, const struct opts *o, const struct failed_row *rows, size_t n)
+{
+	uint64_t older = 0, newer = 0;
+	char err[ERRSZ];
+
+	if (n > 0 && ((o->f.limit > 0 && n == o->f.limit) || o->f.before != 0) &&
+	    failed_count_beyond(db, &o->f, rows[n - 1].id, 1, &older, err) != DB_OK)
+		goto fail;
+	if (n > 0 && (o->f.after != 0 || o->f.before != 0) &&
+	    failed_count_beyond(db, &o->f, rows[0].id, 0, &newer, err) != DB_OK)
+		goto fail;
+	if (older == 0 && newer == 0) {
+		printf("%zu failed job%s\n", n, n == 1 ? "" : "s");
+		return 0;
+	}
+	printf("%zu failed job%s shown", n, n == 1 ? "" : "s");
+	if (newer > 0)
+		printf("; %llu newer: jobq failed --before %llu", (unsigned long long)newer,
+		    (unsigned long long)rows[0].id);
+	if (older > 0)
+		printf("; %llu older: jobq failed --after %llu", (unsigned long long)older,
+		    (unsigned long long)rows[n - 1].id);
+	printf("\n");
+	return 0;
+fail:
+	cli_error("failed list: %s", err);
+	return EX_UNAVAILABLE;
+}
+
 static int
 do_list(struct db *db, const struct conf *c, const struct opts *o)
 {
 	struct failed_row *rows;
-	char err[ERRSZ], line[120];
+	char err[ERRSZ];
 	size_t n, i;
+	int rc, tty = cli_isatty();
 
-	if (failed_list(db, &o->f, cli_tz(c), &rows, &n, err) != DB_OK) {
+	if ((rc = failed_list(db, &o->f, cli_time_tz(c, o->json), &rows, &n, err)) != DB_OK) {
 		cli_error("failed list: %s", err);
-		return EX_UNAVAILABLE;
+		return rc == QUEUE_NOT_FOUND ? EX_DATAERR : EX_UNAVAILABLE;
 	}
 	if (o->json) {
-		cJSON *arr = cJSON_CreateArray();
-		char *s;
+		print_list_json(rows, n);
+		rc = 0;
+		if (n > 0 && n == o->f.limit) {
+			uint64_t older = 0;
 
-		for (i = 0; i < n; i++) {
-			cJSON *r = cJSON_CreateObject();
-
-			cJSON_AddNumberToObject(r, "id", (double)rows[i].id);
-			cJSON_AddStringToObject(r, "queue", rows[i].queue);
-			cJSON_AddStringToObject(r, "type", rows[i].type);
-			cJSON_AddNumberToObject(r, "attempts", rows[i].attempts);
-			cJSON_AddStringToObject(r, "failed_at", rows[i].failed_at);
-			cJSON_AddStringToObject(r, "exit_status", rows[i].exit_status);
-			cJSON_AddStringToObject(r, "reason", rows[i].reason);
-			cJSON_AddStringToObject(r, "error", rows[i].exception);
-			cJSON_AddItemToArray(arr, r);
+			if (failed_count_beyond(db, &o->f, rows[n - 1].id, 1, &older, err) != DB_OK) {
+				cli_error("failed list: %s", err);
+				rc = EX_UNAVAILABLE;
+			} else if (older > 0)
+				fprintf(stderr,
+				    "jobq failed: %llu more: --after %llu for the next page, --limit 0 for "
+				    "all\n",
+				    (unsigned long long)older, (unsigned long long)rows[n - 1].id);
 		}
-		s = cJSON_Print(arr);
-		puts(s);
-		cJSON_free(s);
-		cJSON_Delete(arr);
 	} else {
+		if (n > 0)
+			print_list_header(c);
 		for (i = 0; i < n; i++)
-			printf("%-8llu %.19s  %-10s %-16s %-3u %-18s %s\n", (unsigned long long)rows[i].id,
-			    rows[i].failed_at, rows[i].queue, rows[i].type, rows[i].attempts,
-			    rows[i].exit_status,
-			    first_line(
-			        *rows[i].exception ? rows[i].exception : rows[i].reason, line, sizeof line));
-		printf("%zu failed job%s\n", n, n == 1 ? "" : "s");
+			print_list_line(&rows[i], tty);
+		rc = print_list_footer(db, o, rows, n);
 	}
 	failed_rows_free(rows, n);
-	return 0;
+	return rc;
 }
 
 static int
@@ -137,59 +232,219 @@ collect_ids(struct db *db, int argc, char **argv, uint64_t **ids)
 	return 0;
 }
 
-static int
-do_each(struct db *db, int argc, char **argv, int retry)
+/* What a run over many jobs did: the jobs it could not do are named at
+ * the end, the first few with the reason. */
+struct tally {
+	const char *verb; /* "retried", "forgot" */
+	uint64_t done, gone, failed, total;
+	struct buf failed_ids;
+	struct cli_progress progress;
+};
+
+#define TALLY_REASONS 20
+
+static void
+tally_init(struct tally *t, const char *verb, uint64_t total)
 {
-	uint64_t *ids, done = 0;
-	char err[ERRSZ];
-	int i, rc, gone = 0;
+	memset(t, 0, sizeof *t);
+	t->verb = verb;
+	t->total = total;
+	buf_init(&t->failed_ids);
+	cli_progress_init(&t->progress);
+}
+
+/* Counts one job's result (failed_each_fn). */
+static void
+tally_add(void *arg, uint64_t id, int rc, const char *err)
+{
+	struct tally *t = arg;
+
+	if (rc == DB_OK)
+		t->done++;
+	else if (rc == QUEUE_NOT_FOUND)
+		t->gone++;
+	else {
+		cli_progress_end(&t->progress);
+		if (t->failed++ < TALLY_REASONS)
+			cli_error("job %llu: %s", (unsigned long long)id, err);
+		buf_printf(&t->failed_ids, " %llu", (unsigned long long)id);
+	}
+	cli_progress(&t->progress, "%s %llu of %llu (%llu failed)", t->verb, (unsigned long long)t->done,
+	    (unsigned long long)t->total, (unsigned long long)t->failed);
+}
+
+/* Prints the count on stdout and what failed on stderr; returns the
+ * exit status: 0, 1 when some jobs failed, 69 when the database went
+ * away (rc DB_EGONE, its reason in err). */
+static int
+tally_end(struct tally *t, int rc, const char *err)
+{
+	const char *what = strcmp(t->verb, "retried") == 0 ? "retried" : "forgotten";
+
+	cli_progress_end(&t->progress);
+	printf("%s %llu job%s\n", t->verb, (unsigned long long)t->done, t->done == 1 ? "" : "s");
+	if (t->gone > 0)
+		cli_error("%llu job%s left the dead-letter table meanwhile", (unsigned long long)t->gone,
+		    t->gone == 1 ? "" : "s");
+	if (t->failed > 0)
+		cli_error("%llu job%s could not be %s and stay%s dead-lettered:%s",
+		    (unsigned long long)t->failed, t->failed == 1 ? "" : "s", what, t->failed == 1 ? "s" : "",
+		    t->failed_ids.data);
+	buf_free(&t->failed_ids);
+	if (rc == DB_EGONE) {
+		cli_error("stopped: %s", err);
+		return EX_UNAVAILABLE;
+	}
+	return t->failed > 0 ? EXIT_FAIL : 0;
+}
+
+/* The job ids on stdin, separated by blanks or newlines, as a
+ * NULL-terminated list to free with strv_free. */
+static char **
+read_stdin_ids(int *n)
+{
+	size_t cap = 64;
+	char **v = xcalloc(cap + 1, sizeof *v);
+	char tok[32];
+	int c;
+	size_t len = 0;
+
+	*n = 0;
+	do {
+		c = getchar();
+		if (c == EOF || c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+			if (len == 0)
+				continue;
+			tok[len] = '\0';
+			len = 0;
+			if ((size_t)*n == cap) {
+				v = xrealloc(v, (cap * 2 + 1) * sizeof *v);
+				cap *= 2;
+			}
+			v[(*n)++] = xstrdup(tok);
+			v[*n] = NULL;
+		} else if (len < sizeof tok - 1)
+			tok[len++] = (char)c;
+		else
+			tok[len - 1] = 'x'; /* too long for an id: refused as one */
+	} while (c != EOF);
+	return v;
+}
+
+/* retry ID... / forget ID...: every id checked first (a typo changes
+ * nothing), then one transaction per job; a job that fails is named and
+ * the others still go. */
+static int
+do_each(struct db *db, const struct opts *o, int argc, char **argv, int retry)
+{
+	struct tally t;
+	uint64_t *ids;
+	char err[ERRSZ] = "";
+	int i, rc = DB_OK;
 
 	if (argc == 0)
 		return cli_usage_error("failed", "%s needs job IDs", retry ? "retry" : "forget");
+	if (argc == 1 && strcmp(argv[0], "-") == 0) {
+		int n;
+		char **v = read_stdin_ids(&n);
+
+		rc = n == 0 ? cli_usage_error("failed", "no job IDs on stdin") : do_each(db, o, n, v, retry);
+		strv_free(v);
+		return rc;
+	}
 	if ((rc = collect_ids(db, argc, argv, &ids)) != 0)
 		return rc;
+	if (o->dry_run ||
+	    (!retry && argc > 1 && !o->yes && !cli_confirm("forget %d dead-lettered jobs for good?", argc))) {
+		if (o->dry_run)
+			printf("would %s %d job%s\n", retry ? "retry" : "forget", argc, argc == 1 ? "" : "s");
+		else
+			cli_error("forget: not confirmed; nothing deleted");
+		free(ids);
+		return o->dry_run ? 0 : EXIT_FAIL;
+	}
+	tally_init(&t, retry ? "retried" : "forgot", (uint64_t)argc);
 	for (i = 0; i < argc; i++) {
 		rc = retry ? failed_retry(db, ids[i], err) : failed_forget(db, ids[i], err);
-		if (rc == DB_OK)
-			done++;
-		else if (rc == QUEUE_NOT_FOUND) {
-			cli_error(
-			    "job %llu left the dead-letter table meanwhile", (unsigned long long)ids[i]);
-			gone++;
-		} else {
-			cli_error("%s %llu: %s", retry ? "retry" : "forget", (unsigned long long)ids[i], err);
+		if (rc == DB_EGONE && db_connect(db, 1, err) == DB_OK)
+			rc = retry ? failed_retry(db, ids[i], err) : failed_forget(db, ids[i], err);
+		if (rc == DB_EGONE)
 			break;
-		}
+		tally_add(&t, ids[i], rc, err);
 	}
 	free(ids);
-	printf(
-	    "%s %llu job%s\n", retry ? "retried" : "forgot", (unsigned long long)done, done == 1 ? "" : "s");
-	if (rc != DB_OK && rc != QUEUE_NOT_FOUND)
-		return EX_UNAVAILABLE;
-	return gone ? EX_DATAERR : 0;
+	rc = tally_end(&t, rc, err);
+	return rc == 0 && t.gone > 0 ? EX_DATAERR : rc;
 }
 
-static int
-do_retry_all(struct db *db, const struct opts *o)
+/* A filter naming a type or queue the configuration does not have may
+ * be a typo: "retried 0 jobs" alone would hide it. */
+static void
+note_unknown_filter(const struct conf *c, const struct opts *o)
 {
-	uint64_t n;
-	char err[ERRSZ];
+	if (o->f.type != NULL && conf_handler(c, o->f.type) == NULL)
+		cli_error("note: no [handler %s] in %s (a type only old jobs may have, or a typo?)",
+		    o->f.type, c->path);
+	if (o->f.queue != NULL && !conf_has_queue(c, o->f.queue))
+		cli_error("note: no [queue %s] in %s (a queue only old jobs may have, or a typo?)",
+		    o->f.queue, c->path);
+}
 
-	if (failed_retry_matching(db, &o->f, &n, err) != DB_OK) {
-		cli_error("retry: %s (%llu retried before the error)", err, (unsigned long long)n);
+/* retry --all / forget --all: every job matching the filters, one at a
+ * time; forget asks first on a terminal (cli_bulk_check ran before). */
+static int
+do_all(struct db *db, const struct conf *c, const struct opts *o, int retry)
+{
+	const char *verb = retry ? "retry" : "forget";
+	struct tally t;
+	uint64_t total;
+	char err[ERRSZ] = "";
+	int rc;
+
+	note_unknown_filter(c, o);
+	if (failed_count(db, &o->f, &total, err) != DB_OK) {
+		cli_error("%s: %s", verb, err);
 		return EX_UNAVAILABLE;
 	}
-	printf("retried %llu job%s\n", (unsigned long long)n, n == 1 ? "" : "s");
-	return 0;
+	if (o->dry_run) {
+		printf("would %s %llu job%s\n", verb, (unsigned long long)total, total == 1 ? "" : "s");
+		return 0;
+	}
+	if (!retry && !o->yes && total > 0 &&
+	    !cli_confirm("forget %llu dead-lettered job%s for good?", (unsigned long long)total,
+	        total == 1 ? "" : "s")) {
+		cli_error("forget: not confirmed; nothing deleted");
+		return EXIT_FAIL;
+	}
+	tally_init(&t, retry ? "retried" : "forgot", total);
+	rc = retry ? failed_retry_matching(db, &o->f, tally_add, &t, err)
+	           : failed_forget_matching(db, &o->f, tally_add, &t, err);
+	return tally_end(&t, rc, err);
 }
 
 static int
 do_clear(struct db *db, const struct opts *o)
 {
 	uint64_t n;
-	char err[ERRSZ];
+	char err[ERRSZ], d[32] = "";
 
-	if (failed_clear(db, o->older_than_ms, &n, err) != DB_OK) {
+	if ((o->dry_run || !o->yes) && failed_clear(db, o->older_than_ms, 1, &n, err) != DB_OK) {
+		cli_error("clear: %s", err);
+		return EX_UNAVAILABLE;
+	}
+	if (o->dry_run) {
+		printf("would clear %llu failed job%s\n", (unsigned long long)n, n == 1 ? "" : "s");
+		return 0;
+	}
+	if (o->older_than_ms >= 0)
+		duration_format(o->older_than_ms, d, sizeof d);
+	if (!o->yes && n > 0 &&
+	    !cli_confirm("delete %llu dead-lettered job%s%s%s%s for good?", (unsigned long long)n,
+	        n == 1 ? "" : "s", *d ? " that failed more than " : "", *d ? d : "", *d ? " ago" : "")) {
+		cli_error("clear: not confirmed; nothing deleted");
+		return EXIT_FAIL;
+	}
+	if (failed_clear(db, o->older_than_ms, 0, &n, err) != DB_OK) {
 		cli_error("clear: %s (%llu deleted before the error)", err, (unsigned long long)n);
 		return EX_UNAVAILABLE;
 	}
@@ -197,7 +452,9 @@ do_clear(struct db *db, const struct opts *o)
 	return 0;
 }
 
-enum { OPT_ALL = 256, OPT_LIMIT, OPT_OLDER, OPT_JSON };
+enum { OPT_ALL = 256, OPT_LIMIT, OPT_OLDER, OPT_JSON, OPT_DRY_RUN, OPT_AFTER, OPT_BEFORE };
+
+#define LIST_PAGE 50
 
 static int
 parse_opts(int argc, char **argv, struct opts *o)
@@ -210,6 +467,10 @@ parse_opts(int argc, char **argv, struct opts *o)
 		{ "all", no_argument, NULL, OPT_ALL },
 		{ "older-than", required_argument, NULL, OPT_OLDER },
 		{ "json", no_argument, NULL, OPT_JSON },
+		{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
+		{ "yes", no_argument, NULL, 'y' },
+		{ "after", required_argument, NULL, OPT_AFTER },
+		{ "before", required_argument, NULL, OPT_BEFORE },
 		{ NULL, 0, NULL, 0 },
 	};
 	char err[ERRSZ];
@@ -218,8 +479,9 @@ parse_opts(int argc, char **argv, struct opts *o)
 
 	memset(o, 0, sizeof *o);
 	o->older_than_ms = -1;
+	o->f.limit = LIST_PAGE;
 	/* Options may follow the subcommand: jobq failed retry --all. */
-	while ((opt = getopt_long(argc, argv, "c:hq:t:", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "c:hq:t:y", longopts, NULL)) != -1) {
 		if ((rc = cli_common_opt(opt, "failed", usage)) >= 0)
 			return rc;
 		switch (opt) {
@@ -230,10 +492,17 @@ parse_opts(int argc, char **argv, struct opts *o)
 			o->f.type = optarg;
 			break;
 		case OPT_LIMIT:
-			if (str_to_int64(optarg, 1, 1000000000, &v) < 0)
+			if (str_to_int64(optarg, 0, 1000000000, &v) < 0)
 				return cli_usage_error(
-				    "failed", "--limit: expected a positive number, not '%s'", optarg);
+				    "failed", "--limit: expected a number (0: all), not '%s'", optarg);
 			o->f.limit = (unsigned)v;
+			o->limit_set = 1;
+			break;
+		case OPT_AFTER:
+		case OPT_BEFORE:
+			if (cli_parse_id(optarg, opt == OPT_AFTER ? &o->f.after : &o->f.before) < 0)
+				return cli_usage_error("failed", "--%s: '%s' is not a job id",
+				    opt == OPT_AFTER ? "after" : "before", optarg);
 			break;
 		case OPT_ALL:
 			o->all = 1;
@@ -245,9 +514,29 @@ parse_opts(int argc, char **argv, struct opts *o)
 		case OPT_JSON:
 			o->json = 1;
 			break;
+		case OPT_DRY_RUN:
+			o->dry_run = 1;
+			break;
+		case 'y':
+			o->yes = 1;
+			break;
 		}
 	}
 	return -1;
+}
+
+/* --dry-run and --yes only where they mean something; a bulk delete
+ * (clear, a forget of more than one job) needs --yes without a terminal. */
+static int
+check_bulk(const char *sub, const struct opts *o, int nargs)
+{
+	int deletes = strcmp(sub, "clear") == 0 || (strcmp(sub, "forget") == 0 && (nargs > 1 || o->all));
+
+	if (o->dry_run && strcmp(sub, "retry") && strcmp(sub, "forget") && strcmp(sub, "clear"))
+		return cli_usage_error("failed", "--dry-run goes with retry, forget and clear");
+	if (o->yes && strcmp(sub, "forget") && strcmp(sub, "clear"))
+		return cli_usage_error("failed", "--yes goes with forget and clear");
+	return deletes ? cli_bulk_check("failed", o->yes, o->dry_run) : 0;
 }
 
 int
@@ -272,18 +561,27 @@ cmd_failed(int argc, char **argv)
 		    "failed", "unknown subcommand '%s' (list, show, retry, forget, clear)", sub);
 	if ((strcmp(sub, "list") == 0 || strcmp(sub, "clear") == 0 || o.all) && nargs > 0)
 		return cli_usage_error("failed", "%s takes no job IDs", o.all ? "retry --all" : sub);
-	if (o.all && strcmp(sub, "retry") != 0)
-		return cli_usage_error("failed", "--all goes with retry");
-	if ((rc = cli_open(0, &c, &db)) != 0)
+	if (o.all && strcmp(sub, "retry") != 0 && strcmp(sub, "forget") != 0)
+		return cli_usage_error("failed", "--all goes with retry and forget");
+	if (!o.all && (o.f.queue || o.f.type) && strcmp(sub, "list") != 0)
+		return cli_usage_error(
+		    "failed", "--queue and --type go with list, retry --all and forget --all");
+	if ((o.f.after || o.f.before || o.limit_set) && strcmp(sub, "list") != 0)
+		return cli_usage_error("failed", "--limit, --after and --before go with list");
+	if (o.f.after && o.f.before)
+		return cli_usage_error("failed", "--after and --before: one page at a time, give one");
+	if ((rc = check_bulk(sub, &o, nargs == 1 && strcmp(args[0], "-") == 0 ? 2 : nargs)) != 0)
+		return rc;
+	if ((rc = cli_open_cancelling(&c, &db)) != 0)
 		return rc;
 	if (strcmp(sub, "list") == 0)
 		rc = do_list(db, c, &o);
 	else if (strcmp(sub, "show") == 0)
 		rc = do_show(db, c, &o, nargs, args);
 	else if (strcmp(sub, "retry") == 0)
-		rc = o.all ? do_retry_all(db, &o) : do_each(db, nargs, args, 1);
+		rc = o.all ? do_all(db, c, &o, 1) : do_each(db, &o, nargs, args, 1);
 	else if (strcmp(sub, "forget") == 0)
-		rc = do_each(db, nargs, args, 0);
+		rc = o.all ? do_all(db, c, &o, 0) : do_each(db, &o, nargs, args, 0);
 	else
 		rc = do_clear(db, &o);
 	db_free(db);

@@ -13,13 +13,86 @@
 static void
 usage(void)
 {
-	printf("Usage: jobq prune --older-than DURATION [--keep-failed]\n"
-	       "Delete, in chunks, run history older than DURATION, dead-lettered jobs that\n"
-	       "failed more than DURATION ago (unless --keep-failed), and registry rows of\n"
-	       "workers gone for longer than DURATION.  Prints what it deleted.\n");
+	printf("Usage: jobq prune --older-than DURATION [--failed] [--dry-run] [--yes]\n"
+	       "Delete, in chunks, run history older than DURATION and the registry rows of\n"
+	       "workers gone for longer than DURATION (a worker that still heart-beats keeps\n"
+	       "its row, even with --older-than 0).  Prints what it deleted.\n\n"
+	       "Dead-lettered jobs wait for a person and are kept unless asked:\n"
+	       "  --failed       also delete dead-lettered jobs that failed more than\n"
+	       "                 DURATION ago\n"
+	       "  --keep-failed  accepted for older scripts: keeping them is now the default\n"
+	       "                 (an error together with --failed)\n"
+	       "  --dry-run      print how many rows would go; change nothing\n"
+	       "  -y, --yes      delete without asking\n\n"
+	       "On a terminal prune states the counts and asks first.  Without one (cron,\n"
+	       "scripts) it deletes nothing unless given --yes (or --dry-run).\n\n"
+	       "Exit status: 0; 1 when the question was not answered yes; 64 bad usage, or no\n"
+	       "terminal and no --yes; 69 database unavailable.\n");
 }
 
-enum { OPT_OLDER = 256, OPT_KEEP_FAILED };
+struct prune_counts {
+	uint64_t runs, failed, workers;
+};
+
+/* Deletes (count_only: counts) everything prune covers; the counts
+ * hold what was done before an error. */
+static int
+prune(struct db *db, int64_t older, int with_failed, int count_only, struct prune_counts *n, char *err)
+{
+	int rc;
+
+	memset(n, 0, sizeof *n);
+	if ((rc = runs_prune(db, older, count_only, &n->runs, err)) != DB_OK)
+		return rc;
+	if (with_failed && (rc = failed_clear(db, older, count_only, &n->failed, err)) != DB_OK)
+		return rc;
+	return registry_prune(db, older, count_only, &n->workers, err);
+}
+
+static void
+print_counts(const char *verb, const struct prune_counts *n)
+{
+	printf("%s %llu run%s, %llu failed job%s, %llu gone worker%s\n", verb, (unsigned long long)n->runs,
+	    n->runs == 1 ? "" : "s", (unsigned long long)n->failed, n->failed == 1 ? "" : "s",
+	    (unsigned long long)n->workers, n->workers == 1 ? "" : "s");
+}
+
+/* Counts first; deletes after a yes on the terminal, or at once with
+ * --yes.  Returns the exit status. */
+static int
+run(struct db *db, int64_t older, int with_failed, int dry_run, int yes)
+{
+	struct prune_counts n;
+	char err[ERRSZ], d[32];
+
+	if (dry_run || !yes) {
+		if (prune(db, older, with_failed, 1, &n, err) != DB_OK) {
+			cli_error("prune: %s", err);
+			return EX_UNAVAILABLE;
+		}
+		if (dry_run) {
+			print_counts("would prune", &n);
+			return 0;
+		}
+		duration_format(older, d, sizeof d);
+		if (n.runs + n.failed + n.workers > 0 &&
+		    !cli_confirm("delete %llu run%s older than %s, %llu failed job%s and %llu gone worker%s?",
+		        (unsigned long long)n.runs, n.runs == 1 ? "" : "s", d, (unsigned long long)n.failed,
+		        n.failed == 1 ? "" : "s", (unsigned long long)n.workers, n.workers == 1 ? "" : "s")) {
+			cli_error("prune: not confirmed; nothing deleted");
+			return EXIT_FAIL;
+		}
+	}
+	if (prune(db, older, with_failed, 0, &n, err) != DB_OK) {
+		cli_error("prune: %s", err);
+		print_counts("pruned", &n);
+		return EX_UNAVAILABLE;
+	}
+	print_counts("pruned", &n);
+	return 0;
+}
+
+enum { OPT_OLDER = 256, OPT_FAILED, OPT_KEEP_FAILED, OPT_DRY_RUN, OPT_YES };
 
 int
 cmd_prune(int argc, char **argv)
@@ -27,39 +100,39 @@ cmd_prune(int argc, char **argv)
 	static const struct option longopts[] = {
 		CLI_COMMON_LONGOPTS,
 		{ "older-than", required_argument, NULL, OPT_OLDER },
+		{ "failed", no_argument, NULL, OPT_FAILED },
 		{ "keep-failed", no_argument, NULL, OPT_KEEP_FAILED },
+		{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
+		{ "yes", no_argument, NULL, 'y' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int64_t older = -1;
-	uint64_t runs = 0, failed = 0, workers = 0;
 	struct conf *c;
 	struct db *db;
 	char err[ERRSZ];
-	int opt, rc, keep_failed = 0;
+	int opt, rc, with_failed = 0, keep_failed = 0, dry_run = 0, yes = 0;
 
-	while ((opt = getopt_long(argc, argv, CLI_COMMON_SHORTOPTS, longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, CLI_COMMON_SHORTOPTS "y", longopts, NULL)) != -1) {
 		if ((rc = cli_common_opt(opt, "prune", usage)) >= 0)
 			return rc;
 		if (opt == OPT_OLDER && duration_parse(optarg, &older, err) < 0)
 			return cli_usage_error("prune", "--older-than: %s", err);
-		if (opt == OPT_KEEP_FAILED)
-			keep_failed = 1;
+		with_failed |= opt == OPT_FAILED;
+		keep_failed |= opt == OPT_KEEP_FAILED;
+		dry_run |= opt == OPT_DRY_RUN;
+		yes |= opt == 'y';
 	}
 	if (optind < argc)
 		return cli_usage_error("prune", "unexpected argument '%s'", argv[optind]);
 	if (older < 0)
 		return cli_usage_error("prune", "--older-than DURATION is required");
-	if ((rc = cli_open(0, &c, &db)) != 0)
+	if (with_failed && keep_failed)
+		return cli_usage_error("prune", "--failed and --keep-failed contradict each other");
+	if ((rc = cli_bulk_check("prune", yes, dry_run)) != 0)
 		return rc;
-	if (runs_prune(db, older, &runs, err) != DB_OK ||
-	    (!keep_failed && failed_clear(db, older, &failed, err) != DB_OK) ||
-	    registry_prune(db, older, &workers, err) != DB_OK) {
-		cli_error("prune: %s", err);
-		rc = EX_UNAVAILABLE;
-	}
-	printf("pruned %llu run%s, %llu failed job%s, %llu gone worker%s\n", (unsigned long long)runs,
-	    runs == 1 ? "" : "s", (unsigned long long)failed, failed == 1 ? "" : "s",
-	    (unsigned long long)workers, workers == 1 ? "" : "s");
+	if ((rc = cli_open_cancelling(&c, &db)) != 0)
+		return rc;
+	rc = run(db, older, with_failed, dry_run, yes);
 	db_free(db);
 	conf_free(c);
 	return rc;

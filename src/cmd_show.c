@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <cjson/cJSON.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,10 +16,14 @@
 static void
 usage(void)
 {
-	printf("Usage: jobq show [--json] ID\n"
+	printf("Usage: jobq show [--json] [--runs N | --all-runs] ID\n"
 	       "Show job ID from the queue or the dead-letter table: its state, payload,\n"
 	       "attempts, times (in [worker] timezone), lease, last error, the backoff its next\n"
-	       "failure would get, and every run so far.\n\n"
+	       "failure would get, and its last 20 runs.  On a terminal, control characters\n"
+	       "in stored text (a handler's error output, the payload) are shown as \\xHH.\n\n"
+	       "      --runs N     show the last N runs (default 20)\n"
+	       "      --all-runs   show every run\n"
+	       "      --json       print JSON (times in UTC, ISO 8601); runs_total counts all runs\n\n"
 	       "Exit status: 0, 65 when there is no job ID.\n");
 }
 
@@ -36,6 +41,30 @@ policy(const struct conf *c, const struct job_view *v, unsigned *max, int64_t *n
 		*next_ms = backoff_nominal(&h->backoff, *failing);
 }
 
+/* cJSON's pretty form with its tabs (a tab inside a string is printed
+ * as \t, so every raw tab is layout) turned into two blanks for each
+ * level of indent and one blank after a colon: a terminal shows tabs 8
+ * wide, and a pasted tab is not what was shown.  Frees s. */
+static char *
+untab(char *s)
+{
+	struct buf b;
+	const char *p;
+	int line_start = 1;
+
+	buf_init(&b);
+	for (p = s; *p != '\0'; p++) {
+		if (*p == '\t')
+			buf_adds(&b, line_start ? "  " : " ");
+		else {
+			buf_addc(&b, *p);
+			line_start = *p == '\n';
+		}
+	}
+	cJSON_free(s);
+	return buf_steal(&b);
+}
+
 static char *
 pretty_payload(const char *payload)
 {
@@ -46,7 +75,9 @@ pretty_payload(const char *payload)
 		return xstrdup(payload);
 	s = cJSON_Print(j);
 	cJSON_Delete(j);
-	return s ? s : xstrdup(payload);
+	if (s == NULL)
+		return xstrdup(payload);
+	return untab(s);
 }
 
 static void
@@ -58,8 +89,19 @@ add_str(cJSON *o, const char *k, const char *v)
 		cJSON_AddNullToObject(o, k);
 }
 
+/* A time, as ISO 8601 UTC (the JSON output reads times in UTC). */
 static void
-print_json(const struct conf *c, const struct job_view *v, const struct run_row *runs, size_t nruns)
+add_time(cJSON *o, const char *k, const char *v)
+{
+	char *iso = cli_iso_time(v);
+
+	add_str(o, k, iso);
+	free(iso);
+}
+
+static void
+print_json(
+    const struct conf *c, const struct job_view *v, const struct run_row *runs, size_t nruns, uint64_t total)
 {
 	cJSON *o = cJSON_CreateObject(), *arr, *payload = cJSON_Parse(v->payload);
 	unsigned max, failing;
@@ -79,13 +121,13 @@ print_json(const struct conf *c, const struct job_view *v, const struct run_row 
 		cJSON_AddStringToObject(o, "payload", v->payload);
 	cJSON_AddNumberToObject(o, "attempts", v->attempts);
 	cJSON_AddNumberToObject(o, "max_attempts", max);
-	add_str(o, "created_at", v->created_at);
-	add_str(o, "available_at", v->available_at);
+	add_time(o, "created_at", v->created_at);
+	add_time(o, "available_at", v->available_at);
 	if (v->available_at != NULL)
 		cJSON_AddNumberToObject(o, "available_in_seconds", (double)v->available_in_ms / 1000.0);
 	add_str(o, "reserved_by", v->reserved_by);
-	add_str(o, "reserved_at", v->reserved_at);
-	add_str(o, "lease_expires_at", v->lease_expires_at);
+	add_time(o, "reserved_at", v->reserved_at);
+	add_time(o, "lease_expires_at", v->lease_expires_at);
 	if (v->lease_expires_at != NULL)
 		cJSON_AddNumberToObject(o, "lease_left_seconds", (double)v->lease_left_ms / 1000.0);
 	add_str(o, "last_error", v->last_error);
@@ -93,18 +135,19 @@ print_json(const struct conf *c, const struct job_view *v, const struct run_row 
 		cJSON_AddNumberToObject(o, "next_backoff_seconds", (double)next_ms / 1000.0);
 	else
 		cJSON_AddNullToObject(o, "next_backoff_seconds");
-	add_str(o, "failed_at", v->failed_at);
+	add_time(o, "failed_at", v->failed_at);
 	add_str(o, "exit_status", v->exit_status);
 	add_str(o, "reason", v->reason);
 	add_str(o, "error", v->exception);
-	cJSON_AddStringToObject(o, "timezone", c->worker.timezone);
+	cJSON_AddStringToObject(o, "timezone", "UTC"); /* of every time above */
+	cJSON_AddNumberToObject(o, "runs_total", (double)total);
 	arr = cJSON_AddArrayToObject(o, "runs");
 	for (i = 0; i < nruns; i++) {
 		cJSON *r = cJSON_CreateObject();
 
 		cJSON_AddNumberToObject(r, "attempt", runs[i].attempt);
 		add_str(r, "worker", runs[i].worker);
-		add_str(r, "started_at", runs[i].started_at);
+		add_time(r, "started_at", runs[i].started_at);
 		cJSON_AddNumberToObject(r, "duration_ms", (double)runs[i].duration_ms);
 		add_str(r, "outcome", runs[i].outcome);
 		add_str(r, "exit_status", runs[i].exit_status);
@@ -117,22 +160,29 @@ print_json(const struct conf *c, const struct job_view *v, const struct run_row 
 	cJSON_Delete(o);
 }
 
-/* "in 5s", "3m20s ago", "in 850ms": milliseconds below ten seconds,
- * whole seconds above. */
+/* "in 4.0s", "3m20s ago", "in 0.9s": tenths of a second below ten
+ * seconds (not "3s993ms"), whole seconds above. */
 static void
 relative(int64_t ms, char *out, size_t outlen)
 {
 	int64_t a = ms < 0 ? -ms : ms;
 	char d[32];
 
-	duration_format(a >= 10000 ? a / 1000 * 1000 : a, d, sizeof d);
+	if (a < 10000)
+		snprintf(d, sizeof d, "%lld.%llds", (long long)((a + 50) / 1000),
+		    (long long)((a + 50) % 1000 / 100));
+	else
+		duration_format(a / 1000 * 1000, d, sizeof d);
 	snprintf(out, outlen, ms < 0 ? "%s ago" : ms == 0 ? "now" : "in %s", d);
 }
 
+/* Stored text (a handler's stderr, a payload) as it is safe to show:
+ * on a terminal control characters are made visible (cli_visible). */
 static void
-print_indented(const char *label, const char *text)
+print_indented(const char *label, const char *text, int tty)
 {
-	const char *p = text, *nl;
+	char *vis = cli_visible(text, tty);
+	const char *p = vis, *nl;
 
 	printf("%s\n", label);
 	while (*p != '\0') {
@@ -142,50 +192,91 @@ print_indented(const char *label, const char *text)
 			break;
 		p = nl + 1;
 	}
+	free(vis);
 }
 
+/* printf of stored strings made safe for the terminal when tty. */
+static void print_vis(int tty, const char *fmt, ...) PRINTFLIKE(2, 3);
+
 static void
-print_runs(const struct run_row *runs, size_t nruns)
+print_vis(int tty, const char *fmt, ...)
 {
+	struct buf raw;
+	char *vis;
+	va_list ap;
+
+	buf_init(&raw);
+	va_start(ap, fmt);
+	buf_vprintf(&raw, fmt, ap);
+	va_end(ap);
+	vis = cli_visible(raw.data ? raw.data : "", tty);
+	fputs(vis, stdout);
+	free(vis);
+	buf_free(&raw);
+}
+
+/* The runs, oldest first; total is how many the job has (more than
+ * nruns when only the last ones were read).  Attempts start again at 1
+ * after `jobq failed retry`: that is said where it happened. */
+static void
+print_runs(const struct run_row *runs, size_t nruns, uint64_t total)
+{
+	int tty = cli_isatty();
 	size_t i;
 
 	if (nruns == 0) {
 		printf("runs: none yet\n");
 		return;
 	}
-	printf("runs:\n  %-7s %-26s %-28s %8s  %-11s %s\n", "ATTEMPT", "STARTED", "WORKER", "MS", "OUTCOME",
-	    "EXIT");
-	for (i = 0; i < nruns; i++)
-		printf("  %-7u %-26s %-28s %8lld  %-11s %s\n", runs[i].attempt, runs[i].started_at,
+	if (total > nruns)
+		printf("runs (the last %zu of %llu; --runs N or --all-runs for more):\n", nruns,
+		    (unsigned long long)total);
+	else
+		printf("runs:\n");
+	printf("  %-7s %-26s %-28s %8s  %-11s %s\n", "ATTEMPT", "STARTED", "WORKER", "MS", "OUTCOME", "EXIT");
+	for (i = 0; i < nruns; i++) {
+		if (i > 0 && runs[i].attempt <= runs[i - 1].attempt)
+			printf(
+			    "  -- retried by hand (jobq failed retry): attempts counted from 1 again --\n");
+		print_vis(tty, "  %-7u %-26s %-28s %8lld  %-11s %s\n", runs[i].attempt, runs[i].started_at,
 		    runs[i].worker, (long long)runs[i].duration_ms, runs[i].outcome, runs[i].exit_status);
+	}
 }
 
 static void
-print_text(const struct conf *c, const struct job_view *v, const struct run_row *runs, size_t nruns)
+print_text(
+    const struct conf *c, const struct job_view *v, const struct run_row *runs, size_t nruns, uint64_t total)
 {
 	unsigned max, failing;
 	int64_t next_ms;
 	char rel[64], d[32];
 	char *pretty = pretty_payload(v->payload);
 	const char *tz = c->worker.timezone;
+	int tty = cli_isatty();
 
 	policy(c, v, &max, &next_ms, &failing);
 	printf("job %llu: %s\n", (unsigned long long)v->id, v->state);
-	printf("  queue        %s\n  type         %s\n  priority     %d\n", v->queue, v->type, v->priority);
+	print_vis(
+	    tty, "  queue        %s\n  type         %s\n  priority     %d\n", v->queue, v->type, v->priority);
 	if (max > 0)
 		printf("  attempts     %u of %u\n", v->attempts, max);
 	else
-		printf("  attempts     %u (no [handler %s]: no limit known)\n", v->attempts, v->type);
+		print_vis(tty, "  attempts     %u (no [handler %s]: no limit known)\n", v->attempts, v->type);
 	printf("  created      %s %s\n", v->created_at, tz);
 	if (v->available_at != NULL) {
 		relative(v->available_in_ms, rel, sizeof rel);
 		printf("  available    %s %s (%s)\n", v->available_at, tz, rel);
 	}
-	if (v->reserved_by != NULL) {
+	if (strcmp(v->state, "reserved") == 0 || strcmp(v->state, "stale") == 0) {
+		/* Any of these may be NULL in a row another program wrote. */
 		relative(v->lease_left_ms, rel, sizeof rel);
-		printf("  reserved by  %s at %s %s\n", v->reserved_by, v->reserved_at, tz);
-		printf("  lease        %s %s, at %s %s\n", v->lease_left_ms > 0 ? "expires" : "expired", rel,
-		    v->lease_expires_at, tz);
+		print_vis(tty, "  reserved by  %s at %s %s\n", v->reserved_by ? v->reserved_by : "-",
+		    v->reserved_at ? v->reserved_at : "-", tz);
+		if (v->lease_expires_at != NULL)
+			printf("  lease        %s %s, at %s %s\n",
+			    v->lease_left_ms > 0 ? "expires" : "expired", rel, v->lease_expires_at, tz);
+		else
+			printf("  lease        none (no expiry: it can be taken again)\n");
 	}
 	if (next_ms > 0) {
 		duration_format(next_ms, d, sizeof d);
@@ -193,30 +284,31 @@ print_text(const struct conf *c, const struct job_view *v, const struct run_row 
 	} else if (strcmp(v->state, "failed") != 0 && max > 0)
 		printf("  next backoff none: attempt %u is its last\n", failing);
 	if (v->failed_at != NULL) {
-		printf("  failed       %s %s\n  exit status  %s\n  reason       %s\n", v->failed_at, tz,
-		    v->exit_status, v->reason);
+		print_vis(tty, "  failed       %s %s\n  exit status  %s\n  reason       %s\n", v->failed_at,
+		    tz, v->exit_status ? v->exit_status : "", v->reason ? v->reason : "");
 	}
 	if (v->last_error != NULL && *v->last_error)
-		print_indented("last error:", v->last_error);
+		print_indented("last error:", v->last_error, tty);
 	if (v->exception != NULL && *v->exception)
-		print_indented("error:", v->exception);
-	print_indented("payload:", pretty);
+		print_indented("error:", v->exception, tty);
+	print_indented("payload:", pretty, tty);
 	free(pretty);
-	print_runs(runs, nruns);
+	print_runs(runs, nruns, total);
 }
 
 /* A job in neither table: done (or forgotten), known only by its runs,
  * which stay in the history until pruned. */
 static int
-show_done(const struct conf *c, struct db *db, uint64_t id, int json)
+show_done(const struct conf *c, struct db *db, uint64_t id, int json, unsigned last)
 {
 	struct run_row *runs = NULL;
+	uint64_t total = 0;
 	size_t nruns = 0, i;
 	struct job_view v;
 	char err[ERRSZ];
 	int done = 0;
 
-	if (runs_for_job(db, id, cli_tz(c), &runs, &nruns, err) != DB_OK) {
+	if (runs_for_job_last(db, id, cli_time_tz(c, json), last, &runs, &nruns, &total, err) != DB_OK) {
 		cli_error("show %llu: %s", (unsigned long long)id, err);
 		return EX_UNAVAILABLE;
 	}
@@ -235,36 +327,38 @@ show_done(const struct conf *c, struct db *db, uint64_t id, int json)
 	v.type = runs[nruns - 1].type;
 	v.attempts = runs[nruns - 1].attempt;
 	if (json)
-		print_json(c, &v, runs, nruns);
+		print_json(c, &v, runs, nruns, total);
 	else {
 		printf("job %llu: %s (no longer queued; its runs are kept until pruned)\n",
 		    (unsigned long long)id, v.state);
-		printf("  queue        %s\n  type         %s\n", v.queue, v.type);
-		print_runs(runs, nruns);
+		print_vis(cli_isatty(), "  queue        %s\n  type         %s\n", v.queue, v.type);
+		print_runs(runs, nruns, total);
 	}
 	runs_free(runs, nruns);
 	return 0;
 }
 
-/* Prints job id (only from the dead-letter table when failed_only);
- * returns the exit status. */
-int
-show_job(const struct conf *c, struct db *db, uint64_t id, int json, int failed_only)
+/* Prints job id (only from the dead-letter table when failed_only) with
+ * its last `last` runs (all when 0); returns the exit status. */
+static int
+show_job_runs(const struct conf *c, struct db *db, uint64_t id, int json, int failed_only, unsigned last)
 {
 	struct job_view v;
 	struct run_row *runs = NULL;
+	uint64_t total = 0;
 	size_t nruns = 0;
 	char err[ERRSZ];
 	int rc = QUEUE_NOT_FOUND;
 
 	if (!failed_only)
-		rc = queue_show(db, id, cli_tz(c), &v, err);
+		rc = queue_show(db, id, cli_time_tz(c, json), &v, err);
 	if (rc == QUEUE_NOT_FOUND)
-		rc = failed_show(db, id, cli_tz(c), &v, err);
-	if (rc == DB_OK && (rc = runs_for_job(db, id, cli_tz(c), &runs, &nruns, err)) != DB_OK)
+		rc = failed_show(db, id, cli_time_tz(c, json), &v, err);
+	if (rc == DB_OK &&
+	    (rc = runs_for_job_last(db, id, cli_time_tz(c, json), last, &runs, &nruns, &total, err)) != DB_OK)
 		job_view_free(&v);
 	if (rc == QUEUE_NOT_FOUND && !failed_only)
-		return show_done(c, db, id, json);
+		return show_done(c, db, id, json, last);
 	if (rc == QUEUE_NOT_FOUND) {
 		cli_error("no failed job %llu", (unsigned long long)id);
 		return EX_DATAERR;
@@ -274,12 +368,21 @@ show_job(const struct conf *c, struct db *db, uint64_t id, int json, int failed_
 		return rc == DB_EGONE ? EX_UNAVAILABLE : EXIT_FAIL;
 	}
 	if (json)
-		print_json(c, &v, runs, nruns);
+		print_json(c, &v, runs, nruns, total);
 	else
-		print_text(c, &v, runs, nruns);
+		print_text(c, &v, runs, nruns, total);
 	runs_free(runs, nruns);
 	job_view_free(&v);
 	return 0;
+}
+
+#define SHOW_RUNS 20
+
+/* Prints job id with its last 20 runs (see show_job_runs). */
+int
+show_job(const struct conf *c, struct db *db, uint64_t id, int json, int failed_only)
+{
+	return show_job_runs(c, db, id, json, failed_only, SHOW_RUNS);
 }
 
 int
@@ -288,11 +391,15 @@ cmd_show(int argc, char **argv)
 	static const struct option longopts[] = {
 		CLI_COMMON_LONGOPTS,
 		{ "json", no_argument, NULL, 'J' },
+		{ "runs", required_argument, NULL, 'R' },
+		{ "all-runs", no_argument, NULL, 'A' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct conf *c;
 	struct db *db;
 	uint64_t id;
+	unsigned last = SHOW_RUNS;
+	int64_t v;
 	int opt, rc, json = 0;
 
 	while ((opt = getopt_long(argc, argv, CLI_COMMON_SHORTOPTS, longopts, NULL)) != -1) {
@@ -300,14 +407,22 @@ cmd_show(int argc, char **argv)
 			return rc;
 		if (opt == 'J')
 			json = 1;
+		else if (opt == 'A')
+			last = 0;
+		else if (opt == 'R') {
+			if (str_to_int64(optarg, 1, 1000000000, &v) < 0)
+				return cli_usage_error(
+				    "show", "--runs: expected a positive number, not '%s'", optarg);
+			last = (unsigned)v;
+		}
 	}
 	if (argc - optind != 1)
 		return cli_usage_error("show", "expected one job ID");
 	if (cli_parse_id(argv[optind], &id) < 0)
 		return cli_usage_error("show", "'%s' is not a job id", argv[optind]);
-	if ((rc = cli_open(0, &c, &db)) != 0)
+	if ((rc = cli_open_cancelling(&c, &db)) != 0)
 		return rc;
-	rc = show_job(c, db, id, json, 0);
+	rc = show_job_runs(c, db, id, json, 0, last);
 	db_free(db);
 	conf_free(c);
 	return rc;

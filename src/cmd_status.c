@@ -19,29 +19,62 @@ usage(void)
 	       "  reserved  a worker runs it and its lease is alive\n"
 	       "  stale     its lease expired (the worker died); it is taken again soon\n"
 	       "  failed    dead-lettered: see 'jobq failed'\n"
-	       "and how long the oldest ready job has waited.\n");
+	       "and how long the oldest ready job has waited.\n\n"
+	       "A part the database does not answer within [database] read_timeout is\n"
+	       "cancelled on the server and reported missing on stderr; the rest is printed.\n\n"
+	       "Exit status: 0; 1 when a part is missing; 65 unknown queue; 69 when nothing\n"
+	       "could be read.\n");
 }
 
+/* What status read; a part that could not be read is left out. */
+struct report {
+	struct queue_counts *q;
+	size_t n;
+	int have_q, have_mode, have_workers;
+	enum reserve_mode mode;
+	uint64_t workers;
+};
+
 static void
-print_json(const struct queue_counts *q, size_t n, enum reserve_mode mode, uint64_t workers)
+print_json(const struct report *r)
 {
-	cJSON *root = cJSON_CreateObject(), *queues = cJSON_AddObjectToObject(root, "queues");
+	cJSON *root = cJSON_CreateObject(), *queues, *missing = cJSON_CreateArray();
 	char *s;
 	size_t i;
 
-	for (i = 0; i < n; i++) {
-		cJSON *o = cJSON_AddObjectToObject(queues, q[i].queue);
+	if (r->have_q) {
+		queues = cJSON_AddObjectToObject(root, "queues");
+		for (i = 0; i < r->n; i++) {
+			const struct queue_counts *q = &r->q[i];
+			cJSON *o = cJSON_AddObjectToObject(queues, q->queue);
 
-		cJSON_AddNumberToObject(o, "ready", (double)q[i].ready);
-		cJSON_AddNumberToObject(o, "delayed", (double)q[i].delayed);
-		cJSON_AddNumberToObject(o, "reserved", (double)q[i].reserved);
-		cJSON_AddNumberToObject(o, "stale", (double)q[i].stale);
-		cJSON_AddNumberToObject(o, "failed", (double)q[i].failed);
-		cJSON_AddNumberToObject(
-		    o, "oldest_ready_seconds", q[i].oldest_ready_s >= 0 ? (double)q[i].oldest_ready_s : 0.0);
+			cJSON_AddNumberToObject(o, "ready", (double)q->ready);
+			cJSON_AddNumberToObject(o, "delayed", (double)q->delayed);
+			cJSON_AddNumberToObject(o, "reserved", (double)q->reserved);
+			cJSON_AddNumberToObject(o, "stale", (double)q->stale);
+			cJSON_AddNumberToObject(o, "failed", (double)q->failed);
+			if (q->oldest_ready_s >= 0) /* null: nothing is ready */
+				cJSON_AddNumberToObject(o, "oldest_ready_seconds", (double)q->oldest_ready_s);
+			else
+				cJSON_AddNullToObject(o, "oldest_ready_seconds");
+		}
+	} else {
+		cJSON_AddNullToObject(root, "queues");
+		cJSON_AddItemToArray(missing, cJSON_CreateString("queues"));
 	}
-	cJSON_AddStringToObject(root, "reserve_mode", conf_reserve_mode_name(mode));
-	cJSON_AddNumberToObject(root, "workers", (double)workers);
+	if (r->have_mode)
+		cJSON_AddStringToObject(root, "reserve_mode", conf_reserve_mode_name(r->mode));
+	else {
+		cJSON_AddNullToObject(root, "reserve_mode");
+		cJSON_AddItemToArray(missing, cJSON_CreateString("reserve_mode"));
+	}
+	if (r->have_workers)
+		cJSON_AddNumberToObject(root, "workers", (double)r->workers);
+	else {
+		cJSON_AddNullToObject(root, "workers");
+		cJSON_AddItemToArray(missing, cJSON_CreateString("workers"));
+	}
+	cJSON_AddItemToObject(root, "missing", missing);
 	s = cJSON_Print(root);
 	puts(s);
 	cJSON_free(s);
@@ -49,7 +82,7 @@ print_json(const struct queue_counts *q, size_t n, enum reserve_mode mode, uint6
 }
 
 static void
-print_table(const struct queue_counts *q, size_t n, enum reserve_mode mode, uint64_t workers)
+print_queues(const struct queue_counts *q, size_t n)
 {
 	int tty = cli_isatty();
 	size_t i;
@@ -58,17 +91,57 @@ print_table(const struct queue_counts *q, size_t n, enum reserve_mode mode, uint
 	    "OLDEST READY");
 	for (i = 0; i < n; i++) {
 		char oldest[32] = "-";
+		char *name = cli_visible(q[i].queue, tty);
 
 		if (q[i].oldest_ready_s >= 0)
 			snprintf(oldest, sizeof oldest, "%llds", (long long)q[i].oldest_ready_s);
-		printf("%-16s %9llu %9llu %9llu %s%9llu%s %9llu  %s\n", q[i].queue,
-		    (unsigned long long)q[i].ready, (unsigned long long)q[i].delayed,
-		    (unsigned long long)q[i].reserved, tty && q[i].stale ? "\033[1;31m" : "",
-		    (unsigned long long)q[i].stale, tty && q[i].stale ? "\033[0m" : "",
-		    (unsigned long long)q[i].failed, oldest);
+		printf("%-16s %9llu %9llu %9llu %s%9llu%s %9llu  %s\n", name, (unsigned long long)q[i].ready,
+		    (unsigned long long)q[i].delayed, (unsigned long long)q[i].reserved,
+		    tty && q[i].stale ? "\033[1;31m" : "", (unsigned long long)q[i].stale,
+		    tty && q[i].stale ? "\033[0m" : "", (unsigned long long)q[i].failed, oldest);
+		free(name);
 	}
-	printf("\nreserve mode: %s; workers alive: %llu\n", conf_reserve_mode_name(mode),
-	    (unsigned long long)workers);
+}
+
+static void
+print_table(const struct report *r)
+{
+	char workers[32] = "unknown";
+
+	if (r->have_q)
+		print_queues(r->q, r->n);
+	else
+		printf("queue counts: not available (the reason is on stderr)\n");
+	if (r->have_workers)
+		snprintf(workers, sizeof workers, "%llu", (unsigned long long)r->workers);
+	printf("\nreserve mode: %s; workers alive: %s\n",
+	    r->have_mode ? conf_reserve_mode_name(r->mode) : "unknown", workers);
+}
+
+/* Reads each part on its own, so that one slow part (a locked or huge
+ * jobs table) costs only itself.  The probe touches jobs too: it is
+ * skipped when the counts could not be read. */
+static int
+read_report(struct db *db, const struct conf *c, const char *only, struct report *r)
+{
+	char err[ERRSZ];
+
+	memset(r, 0, sizeof *r);
+	r->mode = c->worker.reserve_mode;
+	r->have_workers = cli_part(
+	    db, registry_count_alive(db, &r->workers, err), "status", "the count of live workers is", err);
+	r->have_q = cli_part(
+	    db, queue_status(db, c, only, &r->q, &r->n, err), "status", "the counts per queue are", err);
+	r->have_mode = r->mode != RESERVE_AUTO;
+	if (!r->have_mode && r->have_q)
+		r->have_mode =
+		    cli_part(db, queue_probe(db, &r->mode, err), "status", "the reservation mode is", err);
+	else if (!r->have_mode)
+		fprintf(stderr,
+		    "jobq status: the reservation mode is missing: not probed (jobs did not answer)\n");
+	if (r->have_q && r->have_mode && r->have_workers)
+		return 0;
+	return r->have_q || r->have_workers ? EXIT_FAIL : EX_UNAVAILABLE;
 }
 
 int
@@ -81,13 +154,9 @@ cmd_status(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *only = NULL;
-	struct queue_counts *q;
-	enum reserve_mode mode;
+	struct report r;
 	struct conf *c;
 	struct db *db;
-	uint64_t workers = 0;
-	char err[ERRSZ];
-	size_t n;
 	int opt, rc, json = 0;
 
 	while ((opt = getopt_long(argc, argv, CLI_COMMON_SHORTOPTS "q:", longopts, NULL)) != -1) {
@@ -100,23 +169,21 @@ cmd_status(int argc, char **argv)
 	}
 	if (optind < argc)
 		return cli_usage_error("status", "unexpected argument '%s'", argv[optind]);
-	if ((rc = cli_open(0, &c, &db)) != 0)
+	if ((rc = cli_open_cancelling(&c, &db)) != 0)
 		return rc;
-	mode = c->worker.reserve_mode;
 	if (only != NULL && !conf_has_queue(c, only)) {
 		cli_error("unknown queue '%s' (no [queue %s] section in %s)", only, only, c->path);
 		rc = EX_DATAERR;
-	} else if ((mode == RESERVE_AUTO && queue_probe(db, &mode, err) != DB_OK) ||
-	    registry_count_alive(db, &workers, err) != DB_OK ||
-	    queue_status(db, c, only, &q, &n, err) != DB_OK) {
-		cli_error("status: %s", err);
-		rc = EX_UNAVAILABLE;
 	} else {
-		if (json)
-			print_json(q, n, mode, workers);
-		else
-			print_table(q, n, mode, workers);
-		queue_counts_free(q, n);
+		rc = read_report(db, c, only, &r);
+		if (r.have_q || r.have_workers) {
+			if (json)
+				print_json(&r);
+			else
+				print_table(&r);
+		}
+		if (r.have_q)
+			queue_counts_free(r.q, r.n);
 	}
 	db_free(db);
 	conf_free(c);

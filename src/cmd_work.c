@@ -20,14 +20,16 @@ usage(void)
 	       "      --max N            exit after N jobs\n"
 	       "      --max-time TIME    take no new job after TIME (seconds, or 90s, 5m...), then exit\n"
 	       "      --stop-when-empty  exit as soon as no job is ready now\n"
+	       "      --schedule         also enqueue due scheduled jobs (at most one tick a minute)\n"
 	       "      --log-format FMT   text (default) or json: one line per job outcome on stderr\n"
-	       "  -v, --verbose          log debugging detail\n\n"
+	       "      --quiet            log only warnings and errors (default: [worker] log_level)\n"
+	       "  -v, --verbose          log debugging detail as well, such as each job's start\n\n"
 	       "SIGTERM or SIGINT: take no new job, let running handlers finish, exit 0.\n"
 	       "A second one: terminate the handlers and give their jobs back.\n"
-	       "For cron (shared hosting): * * * * * jobq work --max-time 55 --stop-when-empty\n");
+	       "For cron (shared hosting): * * * * * jobq work --max-time 55 --stop-when-empty --quiet\n");
 }
 
-enum { OPT_ONCE = 256, OPT_MAX, OPT_MAX_TIME, OPT_STOP_WHEN_EMPTY, OPT_LOG_FORMAT };
+enum { OPT_ONCE = 256, OPT_MAX, OPT_MAX_TIME, OPT_STOP_WHEN_EMPTY, OPT_LOG_FORMAT, OPT_SCHEDULE, OPT_QUIET };
 
 static int
 check_queues(const struct conf *c, char **queues)
@@ -55,7 +57,9 @@ cmd_work(int argc, char **argv)
 		{ "max-time", required_argument, NULL, OPT_MAX_TIME },
 		{ "stop-when-empty", no_argument, NULL, OPT_STOP_WHEN_EMPTY },
 		{ "log-format", required_argument, NULL, OPT_LOG_FORMAT },
+		{ "schedule", no_argument, NULL, OPT_SCHEDULE },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "quiet", no_argument, NULL, OPT_QUIET },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct worker_opts o;
@@ -92,17 +96,28 @@ cmd_work(int argc, char **argv)
 			o.max_jobs = (uint64_t)v;
 			break;
 		case OPT_MAX_TIME:
-			if (duration_parse(optarg, &o.max_time_ms, err) < 0 || o.max_time_ms <= 0)
+			/* duration_parse fills err only when it fails. */
+			if (duration_parse(optarg, &o.max_time_ms, err) < 0)
 				return cli_usage_error("work", "--max-time: %s", err);
+			if (o.max_time_ms <= 0)
+				return cli_usage_error("work",
+				    "--max-time: expected a time above 0 (e.g. 55, 90s, 5m), not '%s'",
+				    optarg);
 			break;
 		case OPT_STOP_WHEN_EMPTY:
 			o.stop_when_empty = 1;
+			break;
+		case OPT_SCHEDULE:
+			o.schedule = 1;
 			break;
 		case OPT_LOG_FORMAT:
 			log_arg = optarg;
 			break;
 		case 'v':
-			log_set_verbose(1);
+			cli_log_level = LOG_DEBUG;
+			break;
+		case OPT_QUIET:
+			cli_log_level = LOG_WARN;
 			break;
 		}
 	}

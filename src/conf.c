@@ -51,6 +51,116 @@ ld_error(struct loader *ld, int line, const char *fmt, ...)
 	ld->nerrors++;
 }
 
+void
+ld_warning(struct loader *ld, int line, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (line > 0)
+		buf_printf(ld->warnings, "%s:%d: warning: ", ld->path, line);
+	else
+		buf_printf(ld->warnings, "%s: warning: ", ld->path);
+	va_start(ap, fmt);
+	buf_vprintf(ld->warnings, fmt, ap);
+	va_end(ap);
+	buf_addc(ld->warnings, '\n');
+}
+
+/* ---- who else can change what the worker runs ---- */
+
+/* Says who, besides the worker's own user, the handler's run user and
+ * root, can change the file or folder st; returns 0 when nobody can.
+ *   - anyone, when it is world-writable;
+ *   - when the worker runs as root, also the members of a group other
+ *     than root's (gid 0) that may write it, and an owner other than
+ *     root or the run user (an owner can chmod at will): either could
+ *     make root run their code.  An ordinary worker is not warned about
+ *     these: its files are commonly group-writable by the user's own
+ *     private group or owned by a deploy user, and whoever controls them
+ *     gains no more than that worker's rights.
+ * A folder with the sticky bit (/tmp) lets others add entries but not
+ * replace ours, so with_mode = 0 skips the mode tests for such a folder
+ * above the file's own. */
+static int
+other_writers(const struct stat *st, uid_t run_uid, int with_mode, char *who, size_t len)
+{
+	if (with_mode && (st->st_mode & S_IWOTH)) {
+		snprintf(who, len, "world-writable (chmod o-w)");
+		return 1;
+	}
+	if (geteuid() != 0)
+		return 0;
+	if (with_mode && (st->st_mode & S_IWGRP) && st->st_gid != 0) {
+		struct group *gr = getgrgid(st->st_gid);
+
+		if (gr != NULL)
+			snprintf(who, len, "writable by group %s (chmod g-w)", gr->gr_name);
+		else
+			snprintf(who, len, "writable by group %lu (chmod g-w)", (unsigned long)st->st_gid);
+		return 1;
+	}
+	if (st->st_uid != 0 && st->st_uid != run_uid) {
+		struct passwd *pw = getpwuid(st->st_uid);
+
+		if (pw != NULL)
+			snprintf(who, len, "owned by user %s", pw->pw_name);
+		else
+			snprintf(who, len, "owned by uid %lu", (unsigned long)st->st_uid);
+		return 1;
+	}
+	return 0;
+}
+
+/* Walks the folders that hold the absolute path, nearest first; warns
+ * about the first one others can change (they could replace the file
+ * with their own).  Returns 1 when it warned. */
+static int
+check_folders(struct loader *ld, int line, const char *what, const char *path, uid_t run_uid)
+{
+	char *dir = xstrdup(path), *slash, who[160];
+	struct stat st;
+	int nearest = 1, warned = 0;
+
+	while (!warned && (slash = strrchr(dir, '/')) != NULL) {
+		if (slash == dir)
+			slash[1] = '\0';
+		else
+			*slash = '\0';
+		if (stat(dir, &st) == 0 &&
+		    other_writers(&st, run_uid, nearest || !(st.st_mode & S_ISVTX), who, sizeof who)) {
+			ld_warning(ld, line, "%s %s is in %s, which is %s: others could replace it", what,
+			    path, dir, who);
+			warned = 1;
+		}
+		if (strcmp(dir, "/") == 0)
+			break;
+		nearest = 0;
+	}
+	free(dir);
+	return warned;
+}
+
+/* Warns (one line at most) when someone other than the worker's user,
+ * run_uid and root can change the file at path, or one of the folders
+ * on its way, as written and with symbolic links resolved. */
+void
+ld_check_writers(struct loader *ld, int line, const char *what, const char *path, uid_t run_uid)
+{
+	char real[PATH_MAX], who[160];
+	struct stat st;
+
+	if (stat(path, &st) < 0)
+		return; /* a missing program is reported elsewhere */
+	if (other_writers(&st, run_uid, 1, who, sizeof who)) {
+		ld_warning(ld, line, "%s %s is %s: others could change what jobq runs", what, path, who);
+		return;
+	}
+	if (path[0] == '/' && check_folders(ld, line, what, path, run_uid))
+		return;
+	if (realpath(path, real) != NULL && strcmp(real, path) != 0)
+		check_folders(ld, line, what, real, run_uid);
+}
+
 /* Where the configuration is read from when -c is not given. */
 const char *
 conf_default_path(void)
@@ -134,6 +244,11 @@ read_line(char *str, int num, void *stream)
 		ld->linebuf[--n] = '\0';
 	if (n > 0 && ld->linebuf[n - 1] == '\r')
 		ld->linebuf[--n] = '\0';
+	/* Editors on Windows start UTF-8 files with a byte-order mark. */
+	if (ld->lineno == 1 && n >= 3 && memcmp(ld->linebuf, "\xEF\xBB\xBF", 3) == 0) {
+		memmove(ld->linebuf, ld->linebuf + 3, (size_t)n - 2);
+		n -= 3;
+	}
 	if (n >= num - 1) {
 		ld_error(ld, ld->lineno, "line too long (%zd characters, at most %d)", n, num - 2);
 		str[0] = '\0';
@@ -336,6 +451,12 @@ worker_set(struct loader *ld, struct conf *c, const struct entry *e)
 			ld_error(ld, e->line, "log_format: expected text or json, not '%s'", e->value);
 			return -1;
 		}
+	} else if (strcmp(k, "log_level") == 0) {
+		if (log_level_parse(e->value, &w->log_level) < 0) {
+			ld_error(ld, e->line, "log_level: expected debug, info, warn or error, not '%s'",
+			    e->value);
+			return -1;
+		}
 	} else if (strcmp(k, "max_payload") == 0)
 		return ld_size(ld, e, &w->max_payload);
 	else
@@ -467,6 +588,7 @@ conf_set_defaults(struct conf *c)
 	c->worker.reserve_mode = RESERVE_AUTO;
 	c->worker.timezone = xstrdup("UTC");
 	c->worker.log_format = LOG_TEXT;
+	c->worker.log_level = LOG_INFO;
 	c->worker.max_payload = 1024 * 1024;
 	c->queues = xcalloc(1, sizeof *c->queues);
 }
@@ -584,7 +706,9 @@ dir_of(const char *path)
 
 /* Reads and checks the file.  Returns the configuration, or NULL with
  * one "FILE:LINE: message" line per problem appended to errors.
- * Warnings (a readable password) are appended to warnings either way. */
+ * Warnings (a readable password; with CONF_CHECK_EXEC, a configuration,
+ * handler program or folder that others can change) are appended to
+ * warnings either way. */
 struct conf *
 conf_load(const char *path, int flags, struct buf *errors, struct buf *warnings)
 {
@@ -596,6 +720,7 @@ conf_load(const char *path, int flags, struct buf *errors, struct buf *warnings)
 	memset(&ld, 0, sizeof ld);
 	ld.path = path;
 	ld.errors = errors;
+	ld.warnings = warnings;
 	ld.flags = flags;
 	if ((ld.fp = fopen(path, "r")) == NULL) {
 		ld_error(&ld, 0, "cannot open configuration: %s", strerror(errno));
@@ -620,6 +745,8 @@ conf_load(const char *path, int flags, struct buf *errors, struct buf *warnings)
 		buf_printf(warnings,
 		    "%s: warning: the database password is readable by other users (chmod o-r %s)\n", path,
 		    path);
+	if (flags & CONF_CHECK_EXEC)
+		ld_check_writers(&ld, 0, "the configuration", path, geteuid());
 	fclose(ld.fp);
 	rc = ld.nerrors;
 	loader_free(&ld);
@@ -654,17 +781,8 @@ conf_free(struct conf *c)
 		free(c->handlers[i]);
 	}
 	free(c->handlers);
-	for (i = 0; i < c->nschedules; i++) {
-		struct schedule *s = c->schedules[i];
-
-		free(s->name);
-		free(s->cron);
-		free(s->type);
-		free(s->payload);
-		free(s->queue);
-		free(s->timezone);
-		free(s);
-	}
+	for (i = 0; i < c->nschedules; i++)
+		schedule_free(c->schedules[i]);
 	free(c->schedules);
 	free(c);
 }

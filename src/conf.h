@@ -23,6 +23,10 @@ struct exit_set {
 	uint8_t bits[32];
 };
 
+/* The resource limits a handler may set (limit_as, limit_cpu,
+ * limit_nofile, limit_nproc), applied with setrlimit in the child. */
+enum handler_limit { LIMIT_AS, LIMIT_CPU, LIMIT_NOFILE, LIMIT_NPROC, NLIMITS };
+
 /* A [handler TYPE] section merged over the [worker] defaults. */
 struct handler {
 	char *type;
@@ -50,6 +54,11 @@ struct handler {
 	char **env; /* NAME=value, NULL-terminated */
 	size_t stdout_limit;
 	size_t stderr_limit;
+	int workdir_line;
+	/* limits[LIMIT_AS] in bytes, [LIMIT_CPU] in seconds, the others
+	 * counts; 0: not set, the handler keeps the worker's own limit. */
+	uint64_t limits[NLIMITS];
+	int limit_lines[NLIMITS];
 };
 
 struct db_conf {
@@ -76,18 +85,31 @@ struct worker_conf {
 	enum reserve_mode reserve_mode;
 	char *timezone;
 	enum log_format log_format;
+	enum log_level log_level;
 	size_t max_payload;
 };
 
+enum schedule_source { SCHEDULE_INI, SCHEDULE_DB };
+
+#define SCHEDULE_CATCH_UP_MS (3600 * 1000LL) /* catch_up default: 1h */
+
+/* A [schedule NAME] section, or a row of jobq_schedules (see
+ * schedules.h): when to enqueue which job. */
 struct schedule {
 	char *name;
-	int line;
+	int line; /* 0 for a database schedule */
+	enum schedule_source source;
 	char *cron;
 	char *type;
-	char *payload;
+	char *payload; /* JSON */
 	char *queue;
 	int priority;
-	char *timezone;
+	char *timezone;      /* IANA name; the [worker] timezone when not given */
+	int enabled;         /* as written; the database may switch it (schedules.c) */
+	int overlap_allow;   /* 0: skip a fire while the last job is queued or running */
+	int64_t catch_up_ms; /* a fire later than this is recorded as missed; 0: never late */
+	char *description;
+	char *problem; /* a database schedule the INI no longer allows: why */
 };
 
 struct conf {
@@ -113,5 +135,11 @@ int conf_valid_name(const char *s);
 const char *conf_reserve_mode_name(enum reserve_mode m);
 int exit_set_has(const struct exit_set *s, int code);
 int exit_set_parse(const char *s, struct exit_set *out, char *err);
+const char *conf_limit_key(enum handler_limit l);
+int conf_limit_resource(enum handler_limit l);
+struct schedule *schedule_new(const char *name, enum schedule_source source);
+int schedule_set(const struct conf *c, struct schedule *s, const char *key, const char *value, char *err);
+int schedule_finish(const struct conf *c, struct schedule *s, char *err);
+void schedule_free(struct schedule *s);
 
 #endif

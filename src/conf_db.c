@@ -4,6 +4,7 @@
 #include <cjson/cJSON.h>
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <grp.h>
 #include <limits.h>
 #include <pwd.h>
@@ -65,36 +66,74 @@ db_set(struct loader *ld, struct db_conf *db, const struct entry *e)
 	return 0;
 }
 
-/* Reads the first line of password_file; relative paths are relative to
- * the configuration file. */
-static void
-read_password_file(struct loader *ld, struct db_conf *db, const struct entry *e)
+/* Opens password_file for reading.  Not blocking on open, so that a
+ * FIFO in its place is refused rather than waited for. */
+static FILE *
+open_password_file(struct loader *ld, const struct entry *e, const char *path)
 {
-	char *path = e->value[0] == '/' ? xstrdup(e->value) : xasprintf("%s/%s", ld->config_dir, e->value);
-	FILE *fp = fopen(path, "r");
-	char *line = NULL;
-	size_t cap = 0;
-	ssize_t n;
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	struct stat st;
+	FILE *fp;
 
-	if (fp == NULL) {
+	if (fd < 0) {
 		ld_error(ld, e->line, "password_file: open %s: %s", path, strerror(errno));
-		free(path);
-		return;
+		return NULL;
 	}
-	if (fstat(fileno(fp), &st) == 0 && (st.st_mode & S_IROTH)) {
+	if (fstat(fd, &st) < 0) {
+		ld_error(ld, e->line, "password_file: fstat %s: %s", path, strerror(errno));
+		close(fd);
+		return NULL;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		ld_error(ld, e->line, "password_file: %s is %s, not a file holding the password", path,
+		    S_ISDIR(st.st_mode) ? "a directory" : "not a regular file");
+		close(fd);
+		return NULL;
+	}
+	if (st.st_mode & S_IROTH) {
 		ld->has_password = 2;
 		free(ld->password_file);
 		ld->password_file = xstrdup(path);
 	}
+	if ((fp = fdopen(fd, "r")) == NULL)
+		fatal("fdopen %s: %s", path, strerror(errno));
+	return fp;
+}
+
+/* Reads the first line of password_file; relative paths are relative to
+ * the configuration file.  An empty first line is refused: a password
+ * that silently became empty would fail later as "access denied" far
+ * from its cause (and a server account without a password needs no
+ * password_file). */
+static void
+read_password_file(struct loader *ld, struct db_conf *db, const struct entry *e)
+{
+	char *path = e->value[0] == '/' ? xstrdup(e->value) : xasprintf("%s/%s", ld->config_dir, e->value);
+	FILE *fp = open_password_file(ld, e, path);
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+
+	if (fp == NULL) {
+		free(path);
+		return;
+	}
 	n = getline(&line, &cap, fp);
+	if (n < 0 && ferror(fp))
+		ld_error(ld, e->line, "password_file: read %s: %s", path, strerror(errno));
+	else {
+		while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+			line[--n] = '\0';
+		if (n <= 0)
+			ld_error(ld, e->line, "password_file: %s %s (the password is its first line)", path,
+			    n < 0 ? "is empty" : "has an empty first line");
+	}
 	fclose(fp);
-	if (n < 0)
-		n = 0, line = line ? line : xstrdup("");
-	while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
-		line[--n] = '\0';
-	free(db->password);
-	db->password = line;
+	if (n > 0) {
+		free(db->password);
+		db->password = line;
+	} else
+		free(line);
 	free(path);
 }
 

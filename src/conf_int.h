@@ -29,6 +29,7 @@ struct loader {
 	struct section *sections;
 	size_t nsections;
 	struct buf *errors;
+	struct buf *warnings;
 	int nerrors;
 	int flags;
 	int has_password;
@@ -38,6 +39,8 @@ struct loader {
 	int heartbeat_line; /* of [worker] heartbeat */
 };
 
+void PRINTFLIKE(3, 4) ld_warning(struct loader *ld, int line, const char *fmt, ...);
+void ld_check_writers(struct loader *ld, int line, const char *what, const char *path, uid_t run_uid);
 /* Each value parser reports its own error as FILE:LINE and returns -1. */
 void PRINTFLIKE(3, 4) ld_error(struct loader *ld, int line, const char *fmt, ...);
 void ld_unknown_key(struct loader *ld, const struct section *s, const struct entry *e);

@@ -1,80 +1,252 @@
-/* conf_schedule.c -- [schedule NAME] sections. */
+/* conf_schedule.c -- one schedule's fields, checked one by one: the
+ * [schedule NAME] sections of the INI and the `jobq schedule add|edit`
+ * options go through the same schedule_set(), so a schedule kept in the
+ * database can name only what a reviewed INI file allows (a configured
+ * handler, a configured queue). */
 #include "config.h"
 
 #include <cjson/cJSON.h>
-#include <ctype.h>
-#include <errno.h>
-#include <grp.h>
-#include <limits.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
+#include <strings.h>
 
 #include "conf.h"
 #include "conf_int.h"
 #include "cron.h"
 #include "duration.h"
-#include "words.h"
+#include "utf8.h"
+
+void
+schedule_free(struct schedule *s)
+{
+	if (s == NULL)
+		return;
+	free(s->name);
+	free(s->cron);
+	free(s->type);
+	free(s->payload);
+	free(s->queue);
+	free(s->timezone);
+	free(s->description);
+	free(s->problem);
+	free(s);
+}
+
+/* A new schedule with the defaults. */
+struct schedule *
+schedule_new(const char *name, enum schedule_source source)
+{
+	struct schedule *s = xcalloc(1, sizeof *s);
+
+	s->name = xstrdup(name);
+	s->source = source;
+	s->enabled = 1;
+	s->catch_up_ms = SCHEDULE_CATCH_UP_MS;
+	return s;
+}
+
+static int
+set_bool(const char *value, int *out)
+{
+	static const char *const yes[] = { "yes", "true", "on", "1" };
+	static const char *const no[] = { "no", "false", "off", "0" };
+	size_t i;
+
+	for (i = 0; i < ARRAY_LEN(yes); i++) {
+		if (strcasecmp(value, yes[i]) == 0)
+			return *out = 1, 0;
+		if (strcasecmp(value, no[i]) == 0)
+			return *out = 0, 0;
+	}
+	return -1;
+}
+
+/* A schedule's payload must be what the worker will run: one JSON object
+ * and nothing after it (cJSON_Parse alone stops at the end of the first
+ * value, so '{} x' would pass here and be dead-lettered by the worker as
+ * "not valid JSON" at every fire), within [worker] max_payload. */
+static int
+check_payload(const struct conf *c, const char *value, char *err)
+{
+	const char *end = NULL;
+	size_t len = strlen(value);
+	cJSON *j;
+
+	if (len > c->worker.max_payload)
+		return errf(err, "payload: %zu bytes, more than max_payload (%zu)", len,
+		           c->worker.max_payload),
+		       -1;
+	if ((j = cJSON_ParseWithOpts(value, &end, 1)) == NULL)
+		return errf(err, "payload: not valid JSON (at byte %zu): %s",
+		           end != NULL && end >= value ? (size_t)(end - value) : (size_t)0, value),
+		       -1;
+	if (!cJSON_IsObject(j)) {
+		cJSON_Delete(j);
+		return errf(err, "payload: not a JSON object: %s", value), -1;
+	}
+	cJSON_Delete(j);
+	return 0;
+}
+
+/* Text the database and `--list --json` keep as it is: valid UTF-8 with
+ * no control characters, at most max bytes. */
+static int
+check_text(const char *key, const char *value, size_t max, char *err)
+{
+	size_t len = strlen(value);
+	const char *p;
+
+	if (len > max)
+		return errf(err, "%s: longer than %zu bytes", key, max), -1;
+	if (utf8_valid_prefix(value, len) != len)
+		return errf(err, "%s: not valid UTF-8 (at byte %zu)", key, utf8_valid_prefix(value, len)), -1;
+	for (p = value; *p != '\0'; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			return errf(err, "%s: control character at byte %zu", key, (size_t)(p - value)), -1;
+	return 0;
+}
+
+static int
+set_checked(const struct conf *c, struct schedule *s, const char *key, const char *value, char *err)
+{
+	char e2[ERRSZ];
+
+	if (strcmp(key, "cron") == 0) {
+		struct cron *cr;
+
+		if (check_text("cron", value, 255, err) < 0)
+			return -1;
+		if ((cr = cron_parse(value, e2)) == NULL)
+			return errf(err, "cron: %s", e2), -1;
+		cron_free(cr);
+		return free(s->cron), s->cron = xstrdup(value), 0;
+	}
+	if (strcmp(key, "type") == 0) {
+		if (conf_handler(c, value) == NULL)
+			return errf(err, "type: unknown job type '%s' (no [handler %s] section)", value,
+			           value),
+			       -1;
+		return free(s->type), s->type = xstrdup(value), 0;
+	}
+	if (strcmp(key, "queue") == 0) {
+		if (!conf_has_queue(c, value))
+			return errf(err, "queue: unknown queue '%s' (no [queue %s] section)", value, value),
+			       -1;
+		return free(s->queue), s->queue = xstrdup(value), 0;
+	}
+	if (strcmp(key, "payload") == 0) {
+		if (check_payload(c, value, err) < 0)
+			return -1;
+		return free(s->payload), s->payload = xstrdup(value), 0;
+	}
+	if (strcmp(key, "timezone") == 0) {
+		struct cron_zone *z = cron_zone_open(value, e2);
+
+		if (z == NULL)
+			return errf(err, "timezone: %s", e2), -1;
+		cron_zone_free(z);
+		return free(s->timezone), s->timezone = xstrdup(value), 0;
+	}
+	return -2;
+}
+
+/* Sets one field from its text after checking it; returns 0, -1 with
+ * the reason in err ("queue: unknown queue 'x' ..."), or -2 when key is
+ * not a schedule key. */
+int
+schedule_set(const struct conf *c, struct schedule *s, const char *key, const char *value, char *err)
+{
+	int64_t v;
+	int rc;
+
+	if ((rc = set_checked(c, s, key, value, err)) != -2)
+		return rc;
+	if (strcmp(key, "priority") == 0) {
+		if (str_to_int64(value, -32768, 32767, &v) < 0)
+			return errf(err, "priority: expected a whole number from -32768 to 32767, not '%s'",
+			           value),
+			       -1;
+		return s->priority = (int)v, 0;
+	}
+	if (strcmp(key, "enabled") == 0) {
+		if (set_bool(value, &s->enabled) < 0)
+			return errf(err, "enabled: expected yes or no, not '%s'", value), -1;
+		return 0;
+	}
+	if (strcmp(key, "overlap") == 0) {
+		if (strcmp(value, "skip") != 0 && strcmp(value, "allow") != 0)
+			return errf(err, "overlap: expected skip or allow, not '%s'", value), -1;
+		return s->overlap_allow = strcmp(value, "allow") == 0, 0;
+	}
+	if (strcmp(key, "catch_up") == 0) {
+		char e2[ERRSZ];
+
+		if (duration_parse(value, &s->catch_up_ms, e2) < 0 || s->catch_up_ms < 0)
+			return errf(err, "catch_up: %s", e2), -1;
+		return 0;
+	}
+	if (strcmp(key, "description") == 0) {
+		if (check_text("description", value, 255, err) < 0)
+			return -1;
+		return free(s->description), s->description = xstrdup(value), 0;
+	}
+	return -2;
+}
+
+/* Checks that cron and type were given and fills the defaults: the
+ * handler's queue, the [worker] time zone, an empty payload. */
+int
+schedule_finish(const struct conf *c, struct schedule *s, char *err)
+{
+	char e2[ERRSZ];
+
+	if (s->cron == NULL)
+		return errf(err, "has no cron"), -1;
+	if (s->type == NULL)
+		return errf(err, "has no type"), -1;
+	if (s->payload == NULL)
+		s->payload = xstrdup("{}");
+	if (s->queue == NULL)
+		s->queue = xstrdup(conf_handler(c, s->type)->queue);
+	if (!conf_has_queue(c, s->queue))
+		return errf(err,
+		           "queue: unknown queue '%s' (the queue of [handler %s]; no [queue %s] section)",
+		           s->queue, s->type, s->queue),
+		       -1;
+	if (s->timezone == NULL) {
+		struct cron_zone *z = cron_zone_open(c->worker.timezone, e2);
+
+		if (z == NULL)
+			return errf(err, "timezone: %s (the [worker] timezone)", e2), -1;
+		cron_zone_free(z);
+		s->timezone = xstrdup(c->worker.timezone);
+	}
+	if (s->description == NULL)
+		s->description = xstrdup("");
+	return 0;
+}
 
 void
 conf_schedule_load(struct loader *ld, struct conf *c, const struct section *s, const char *name)
 {
-	struct schedule *sc = xcalloc(1, sizeof *sc);
-	int cron_line = s->line, type_line = s->line, queue_line = s->line;
+	struct schedule *sc = schedule_new(name, SCHEDULE_INI);
+	char err[ERRSZ];
 	size_t i;
+	int bad = 0, rc;
 
-	sc->name = xstrdup(name);
 	sc->line = s->line;
 	c->schedules = xrealloc(c->schedules, (c->nschedules + 1) * sizeof *c->schedules);
 	c->schedules[c->nschedules++] = sc;
 	for (i = 0; i < s->nentries; i++) {
 		const struct entry *e = &s->entries[i];
-		int64_t v;
 
-		if (strcmp(e->key, "cron") == 0)
-			ld_str(&sc->cron, e->value), cron_line = e->line;
-		else if (strcmp(e->key, "type") == 0)
-			ld_str(&sc->type, e->value), type_line = e->line;
-		else if (strcmp(e->key, "queue") == 0)
-			ld_str(&sc->queue, e->value), queue_line = e->line;
-		else if (strcmp(e->key, "timezone") == 0)
-			ld_str(&sc->timezone, e->value);
-		else if (strcmp(e->key, "payload") == 0) {
-			cJSON *j = cJSON_Parse(e->value);
-
-			if (j == NULL)
-				ld_error(ld, e->line, "payload: not valid JSON: %s", e->value);
-			cJSON_Delete(j);
-			ld_str(&sc->payload, e->value);
-		} else if (strcmp(e->key, "priority") == 0) {
-			if (ld_uint(ld, e, -32768, 32767, &v) == 0)
-				sc->priority = (int)v;
-		} else
+		if ((rc = schedule_set(c, sc, e->key, e->value, err)) == -2)
 			ld_unknown_key(ld, s, e);
+		else if (rc < 0)
+			ld_error(ld, e->line, "%s", err);
+		bad |= rc < 0;
 	}
-	if (sc->cron == NULL)
-		ld_error(ld, s->line, "[schedule %s] has no cron", name);
-	else {
-		char err[ERRSZ];
-		struct cron *cr = cron_parse(sc->cron, err);
-
-		if (cr == NULL)
-			ld_error(ld, cron_line, "cron: %s", err);
-		cron_free(cr);
-	}
-	if (sc->type == NULL)
-		ld_error(ld, s->line, "[schedule %s] has no type", name);
-	else if (conf_handler(c, sc->type) == NULL)
-		ld_error(ld, type_line, "type: unknown job type '%s' (no [handler %s] section)", sc->type,
-		    sc->type);
-	if (sc->payload == NULL)
-		sc->payload = xstrdup("{}");
-	if (sc->queue == NULL && sc->type != NULL && conf_handler(c, sc->type) != NULL)
-		sc->queue = xstrdup(conf_handler(c, sc->type)->queue);
-	if (sc->queue != NULL && !conf_has_queue(c, sc->queue))
-		ld_error(ld, queue_line, "queue: unknown queue '%s' (no [queue %s] section)", sc->queue,
-		    sc->queue);
+	if (!bad && schedule_finish(c, sc, err) < 0)
+		ld_error(ld, s->line, "[schedule %s] %s", name, err);
 }

@@ -12,9 +12,10 @@
  *   %%  a percent sign
  *
  * Errors are classified (enum db_rc) so that callers can tell "reconnect
- * and try again" from "rerun the transaction" from "this is a bug".  A
- * lost connection is closed at once; db_connect() opens a new one with the
- * same session settings (UTC, READ COMMITTED, strict mode). */
+ * and try again" from "rerun the transaction" from "try later" from "this
+ * is a bug".  A lost connection is closed at once; db_connect() opens a
+ * new one with the same session settings (UTC, READ COMMITTED, strict
+ * mode, and the wait limit when one is set). */
 #include "config.h"
 
 #include <errno.h>
@@ -34,8 +35,13 @@ struct db {
 	const struct db_conf *conf;
 	MYSQL *my;
 	uint64_t affected; /* rows changed by the first statement of the last call */
+	size_t done;       /* statements of the last call that completed */
 	unsigned last_errno;
-	size_t max_packet; /* the server's max_allowed_packet, read at connect */
+	size_t max_packet;        /* the server's max_allowed_packet, read at connect */
+	unsigned long thread_id;  /* the server's id of this connection; 0: none */
+	int cancel_abandoned;     /* see db_cancel_abandoned() */
+	int64_t wait_limit_ms;    /* 0: the server's and the config's own limits */
+	const char *stmt_timeout; /* the variable that bounds statements, or NULL */
 	char target[300];
 };
 
@@ -88,6 +94,47 @@ db_disconnect(struct db *db)
 	if (db->my != NULL)
 		mysql_close(db->my);
 	db->my = NULL;
+	db->thread_id = 0;
+}
+
+/* With on set, a statement the client gives up on (read_timeout) is also
+ * stopped on the server: see kill_abandoned(). */
+void
+db_cancel_abandoned(struct db *db, int on)
+{
+	db->cancel_abandoned = on;
+}
+
+/* Asks the server, over a second short-lived connection, to stop the
+ * statement that connection `thread` runs (KILL QUERY).  The client's
+ * read timeout only ends the wait on our side: the server would go on
+ * running the query, or waiting for its locks, for a client that has
+ * left.  A user may always kill its own statements, no privilege needed.
+ * Adds what happened to err. */
+static void
+kill_abandoned(struct db *db, unsigned long thread, char *err)
+{
+	struct db_conf conf = *db->conf;
+	char kerr[ERRSZ];
+	size_t len = strlen(err);
+	struct db *k;
+	int rc;
+
+	if (conf.connect_timeout_ms > 5000) /* the server may really be gone */
+		conf.connect_timeout_ms = 5000;
+	if (conf.read_timeout_ms > 5000)
+		conf.read_timeout_ms = 5000;
+	k = db_new(&conf);
+	rc = db_connect(k, 0, kerr);
+	if (rc == DB_OK)
+		rc = db_exec(k, kerr, "KILL QUERY %U", (uint64_t)thread);
+	if (rc != DB_OK && db_errno(k) == ER_NO_SUCH_THREAD)
+		rc = DB_OK; /* it ended by itself */
+	db_free(k);
+	if (rc == DB_OK)
+		snprintf(err + len, ERRSZ - len, "; the statement was cancelled on the server");
+	else
+		snprintf(err + len, ERRSZ - len, "; cancelling it on the server failed: %s", kerr);
 }
 
 int
@@ -102,13 +149,22 @@ db_errno(const struct db *db)
 	return db->last_errno;
 }
 
+#define ER_STATEMENT_TIMEOUT_MARIADB 1969 /* max_statement_time exceeded */
+#define ER_QUERY_TIMEOUT_MYSQL 3024       /* max_execution_time exceeded */
+
 static int
-classify(unsigned e)
+classify(const struct db *db, unsigned e)
 {
 	switch (e) {
 	case ER_LOCK_DEADLOCK:
-	case ER_LOCK_WAIT_TIMEOUT:
 		return DB_ERETRY;
+	case ER_LOCK_WAIT_TIMEOUT:
+		/* Under a wait limit the wait was already as long as we allow:
+		 * rerunning at once would only wait again. */
+		return db->wait_limit_ms > 0 ? DB_EWAIT : DB_ERETRY;
+	case ER_STATEMENT_TIMEOUT_MARIADB:
+	case ER_QUERY_TIMEOUT_MYSQL:
+		return DB_EWAIT;
 	case CR_CONNECTION_ERROR:
 	case CR_CONN_HOST_ERROR:
 	case CR_UNKNOWN_HOST:
@@ -134,24 +190,40 @@ fail(struct db *db, char *err, const char *what)
 	int rc;
 
 	db->last_errno = mysql_errno(db->my);
-	rc = classify(db->last_errno);
+	rc = classify(db, db->last_errno);
 	errf(err, "%s: %s (error %u)", what, mysql_error(db->my), db->last_errno);
+	if (rc == DB_EGONE && db->cancel_abandoned && db->thread_id != 0 &&
+	    (db->last_errno == CR_SERVER_LOST || db->last_errno == 2055))
+		kill_abandoned(db, db->thread_id, err);
 	if (rc == DB_EGONE)
 		db_disconnect(db);
 	return rc;
 }
 
+/* A pause of 1..10 ms times attempt before rerunning a transaction.
+ * The draw comes from the kernel (getrandom), so two processes that
+ * collided do not pause alike and collide again in lockstep. */
+int64_t
+db_retry_pause_ms(int attempt)
+{
+	return (int64_t)(1 + random_u32() % 10) * attempt;
+}
+
 /* Whether to rerun a transaction that ended with rc on its attempt-th
- * try (1-based): only deadlocks and lock wait timeouts are rerun, at most
- * DB_TX_ATTEMPTS times, after a short random pause so that the two
- * parties do not collide again in lockstep. */
+ * try (1-based): only deadlocks (and, without a wait limit, lock wait
+ * timeouts) are rerun, at most DB_TX_ATTEMPTS times, after a short
+ * random pause. */
 int
 db_retry_after(int rc, int attempt)
 {
-	struct timespec ts = { 0, (long)(1 + rand() % 10) * attempt * 1000000L };
+	int64_t ms;
+	struct timespec ts;
 
 	if (rc != DB_ERETRY || attempt >= DB_TX_ATTEMPTS)
 		return 0;
+	ms = db_retry_pause_ms(attempt);
+	ts.tv_sec = (time_t)(ms / 1000);
+	ts.tv_nsec = (long)(ms % 1000) * 1000000L;
 	nanosleep(&ts, NULL);
 	return 1;
 }
@@ -163,12 +235,17 @@ db_retry_after(int rc, int attempt)
 int
 db_exec_retry(struct db *db, const struct buf *sql, uint64_t *affected, size_t max, char *err)
 {
+	int64_t start = mono_ms();
 	int rc, attempt = 0;
 
 	do {
 		if ((rc = db_exec_many(db, sql, affected, max, err)) == DB_OK)
 			return DB_OK;
 		db_rollback(db);
+		/* Under a wait limit, a deadlock found only after a long wait
+		 * is not rerun either: the caller tries again later. */
+		if (db->wait_limit_ms > 0 && mono_ms() - start >= db->wait_limit_ms / 2)
+			break;
 	} while (db_retry_after(rc, ++attempt));
 	return rc;
 }
@@ -176,15 +253,81 @@ db_exec_retry(struct db *db, const struct buf *sql, uint64_t *affected, size_t m
 int
 db_retryable(int rc)
 {
-	return rc == DB_EGONE || rc == DB_ERETRY;
+	return rc == DB_EGONE || rc == DB_ERETRY || rc == DB_EWAIT;
+}
+
+/* Bounds every wait of this connection to about ms from the next
+ * db_connect on (0: no bound beyond the configuration's): the worker's
+ * leases depend on its single thread never waiting long for the server.
+ * See setup_session for what is bounded and how. */
+void
+db_set_wait_limit(struct db *db, int64_t ms)
+{
+	db->wait_limit_ms = ms > 0 ? ms : 0;
+}
+
+int64_t
+db_wait_limit(const struct db *db)
+{
+	return db->wait_limit_ms;
+}
+
+/* The server variable that bounds each statement's run time under the
+ * wait limit ("max_statement_time" on MariaDB, "max_execution_time" on
+ * MySQL, which covers SELECT only), or NULL when the server has none. */
+const char *
+db_statement_timeout(const struct db *db)
+{
+	return db->stmt_timeout;
+}
+
+/* Whole seconds, rounded up, at least 1. */
+static unsigned
+ceil_s(int64_t ms)
+{
+	return ms <= 1000 ? 1 : (unsigned)((ms + 999) / 1000);
+}
+
+/* The client's socket timeouts in seconds.  Under a wait limit they
+ * only catch a server (or network) that stopped answering: the server
+ * ends its own waits at the limit, so no answer a second after it (in
+ * whole seconds, their unit) means nobody is answering. */
+static void
+client_timeouts(const struct db *db, unsigned *connect_s, unsigned *read_s)
+{
+	const struct db_conf *c = db->conf;
+
+	*connect_s = ceil_s(c->connect_timeout_ms);
+	*read_s = ceil_s(c->read_timeout_ms);
+	if (db->wait_limit_ms > 0) {
+		unsigned bound = ceil_s(db->wait_limit_ms) + 1;
+
+		if (*connect_s > bound)
+			*connect_s = bound;
+		if (*read_s > bound)
+			*read_s = bound;
+	}
+}
+
+/* The longest one call on this connection may block: the client's read
+ * timeout, which under a wait limit is just above it (a server that does
+ * answer ends its own waits at the limit). */
+int64_t
+db_call_bound(const struct db *db)
+{
+	unsigned connect_s, read_s;
+
+	client_timeouts(db, &connect_s, &read_s);
+	return (int64_t)(read_s > connect_s ? read_s : connect_s) * 1000;
 }
 
 static void
 set_options(struct db *db)
 {
 	const struct db_conf *c = db->conf;
-	unsigned ct = (unsigned)((c->connect_timeout_ms + 999) / 1000);
-	unsigned rt = (unsigned)((c->read_timeout_ms + 999) / 1000);
+	unsigned ct, rt;
+
+	client_timeouts(db, &ct, &rt);
 
 	mysql_options(db->my, MYSQL_OPT_CONNECT_TIMEOUT, &ct);
 	mysql_options(db->my, MYSQL_OPT_READ_TIMEOUT, &rt);
@@ -232,24 +375,69 @@ read_max_packet(struct db *db, char *err)
 	return DB_OK;
 }
 
+/* Bounds this session's statements to the wait limit, with whichever of
+ * the servers' variables exists: MariaDB's max_statement_time (every
+ * statement), else MySQL's max_execution_time (SELECT only).  A server
+ * (or proxy) that refuses both still has the lock wait timeouts and the
+ * client's socket timeouts: only a lost connection is an error here. */
+static int
+set_statement_timeout(struct db *db, char *err)
+{
+	static const char *const vars[] = { "max_statement_time", "max_execution_time" };
+	char sql[96];
+	size_t i;
+
+	db->stmt_timeout = NULL;
+	for (i = 0; i < ARRAY_LEN(vars); i++) {
+		if (i == 0)
+			snprintf(sql, sizeof sql, "SET SESSION %s = %lld.%03lld", vars[i],
+			    (long long)(db->wait_limit_ms / 1000), (long long)(db->wait_limit_ms % 1000));
+		else
+			snprintf(
+			    sql, sizeof sql, "SET SESSION %s = %lld", vars[i], (long long)db->wait_limit_ms);
+		if (mysql_query(db->my, sql) == 0) {
+			db->stmt_timeout = vars[i];
+			return DB_OK;
+		}
+		if (classify(db, mysql_errno(db->my)) == DB_EGONE)
+			return fail(db, err, "set up session (statement timeout)");
+	}
+	return DB_OK;
+}
+
 /* Session settings every jobq connection relies on: times are UTC, a
  * reservation transaction sees committed rows only, bad values are
- * errors rather than warnings. */
+ * errors rather than warnings.
+ *
+ * Under a wait limit (the worker), no wait on the server outlasts it:
+ * row lock waits (innodb_lock_wait_timeout) and metadata lock waits
+ * (lock_wait_timeout) end after the limit in whole seconds, at least 1
+ * (their unit), and each statement after the limit itself where the
+ * server can bound statements.  Without one, lock waits end after 10 s
+ * and the caller reruns the transaction. */
 static int
 setup_session(struct db *db, char *err)
 {
-	static const char *const stmts[] = {
-		"SET time_zone = '+00:00', "
-		"SESSION sql_mode = 'STRICT_TRANS_TABLES,NO_ZERO_IN_DATE,NO_ZERO_DATE,"
-		"ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION', "
-		"SESSION innodb_lock_wait_timeout = 10",
-		"SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED",
-	};
-	size_t i;
+	char sql[400], waits[96];
+	unsigned lock_s = (unsigned)(db->wait_limit_ms / 1000);
+	int rc;
 
-	for (i = 0; i < ARRAY_LEN(stmts); i++)
-		if (mysql_query(db->my, stmts[i]) != 0)
-			return fail(db, err, "set up session");
+	if (db->wait_limit_ms == 0)
+		snprintf(waits, sizeof waits, "SESSION innodb_lock_wait_timeout = 10");
+	else
+		snprintf(waits, sizeof waits,
+		    "SESSION innodb_lock_wait_timeout = %u, SESSION lock_wait_timeout = %u",
+		    lock_s > 0 ? lock_s : 1, lock_s > 0 ? lock_s : 1);
+	snprintf(sql, sizeof sql,
+	    "SET time_zone = '+00:00', "
+	    "SESSION sql_mode = 'STRICT_TRANS_TABLES,NO_ZERO_IN_DATE,NO_ZERO_DATE,"
+	    "ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION', %s",
+	    waits);
+	if (mysql_query(db->my, sql) != 0 ||
+	    mysql_query(db->my, "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED") != 0)
+		return fail(db, err, "set up session");
+	if (db->wait_limit_ms > 0 && (rc = set_statement_timeout(db, err)) != DB_OK)
+		return rc;
 	return read_max_packet(db, err);
 }
 
@@ -277,6 +465,7 @@ db_connect(struct db *db, int with_database, char *err)
 		 * by retrying, but a server that is down will. */
 		return rc == DB_EGONE ? DB_EGONE : DB_EFAIL;
 	}
+	db->thread_id = mysql_thread_id(db->my);
 	return setup_session(db, err);
 }
 
@@ -389,6 +578,7 @@ run(struct db *db, const char *sql, size_t len, char *err)
 		return DB_EGONE;
 	}
 	db->affected = 0;
+	db->done = 0;
 	if (mysql_real_query(db->my, sql, (unsigned long)len) != 0) {
 		char what[200];
 		size_t n = len < 60 ? len : 60;
@@ -426,7 +616,7 @@ collect(struct db *db, MYSQL_RES **first_set, uint64_t *affected, size_t max, ch
 			db->affected = (uint64_t)mysql_affected_rows(db->my);
 		if (i < max)
 			affected[i] = (uint64_t)mysql_affected_rows(db->my);
-		i++;
+		db->done = ++i;
 		if ((status = mysql_next_result(db->my)) > 0) {
 			char what[64];
 
@@ -517,6 +707,15 @@ db_query(struct db *db, int *rc, char *err, const char *fmt, ...)
 	return r;
 }
 
+/* How many statements of the last call completed: after an error in
+ * statements sent together, those before it (each committed on its own
+ * outside a transaction) and none after it, which the server skipped. */
+size_t
+db_statements_done(const struct db *db)
+{
+	return db->done;
+}
+
 /* Rows changed (with CLIENT_FOUND_ROWS: matched) by the last db_exec. */
 uint64_t
 db_affected(const struct db *db)
@@ -553,7 +752,7 @@ db_commit(struct db *db, char *err)
 void
 db_rollback(struct db *db)
 {
-	if (db->my != NULL && mysql_rollback(db->my) != 0 && classify(mysql_errno(db->my)) == DB_EGONE)
+	if (db->my != NULL && mysql_rollback(db->my) != 0 && classify(db, mysql_errno(db->my)) == DB_EGONE)
 		db_disconnect(db);
 }
 
@@ -587,6 +786,37 @@ const unsigned long *
 db_res_lengths(struct db_res *r)
 {
 	return mysql_fetch_lengths(r->res);
+}
+
+/* One column of a result row read as a number.  SQL NULL, or text that
+ * is not a whole number, gives dflt: a column may be NULL wherever the
+ * schema does not forbid it, and a computed one (SUM over no rows,
+ * TIMESTAMPDIFF of a zero date) even where it does, so readers never
+ * hand a column to strtoull unchecked. */
+uint64_t
+db_col_u64(const char *v, uint64_t dflt)
+{
+	char *end;
+	uint64_t x;
+
+	if (v == NULL || *v == '\0' || *v == '-')
+		return dflt;
+	errno = 0;
+	x = strtoull(v, &end, 10);
+	return errno != 0 || (*end != '\0' && *end != '.') ? dflt : x;
+}
+
+int64_t
+db_col_i64(const char *v, int64_t dflt)
+{
+	char *end;
+	int64_t x;
+
+	if (v == NULL || *v == '\0')
+		return dflt;
+	errno = 0;
+	x = strtoll(v, &end, 10);
+	return errno != 0 || (*end != '\0' && *end != '.') ? dflt : x;
 }
 
 void

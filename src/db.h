@@ -15,6 +15,8 @@ enum db_rc {
 	DB_EGONE = -1,  /* connection lost or server unreachable: reconnect, retry */
 	DB_ERETRY = -2, /* deadlock or lock wait timeout: rerun the transaction */
 	DB_EFAIL = -3,  /* anything else: the statement is wrong for this server */
+	DB_EWAIT = -4,  /* a wait reached the session's wait limit (a lock held
+	                 * elsewhere, a slow statement): try again later, not at once */
 };
 
 struct db;
@@ -27,6 +29,11 @@ int db_connected(const struct db *db);
 void db_disconnect(struct db *db);
 const char *db_target(const struct db *db);
 size_t db_max_packet(const struct db *db);
+void db_cancel_abandoned(struct db *db, int on);
+void db_set_wait_limit(struct db *db, int64_t ms);
+int64_t db_wait_limit(const struct db *db);
+int64_t db_call_bound(const struct db *db);
+const char *db_statement_timeout(const struct db *db);
 
 int db_exec(struct db *db, char *err, const char *fmt, ...);
 struct db_res *db_query(struct db *db, int *rc, char *err, const char *fmt, ...);
@@ -35,6 +42,7 @@ int db_exec_buf(struct db *db, const struct buf *sql, char *err);
 int db_exec_many(struct db *db, const struct buf *sql, uint64_t *affected, size_t max, char *err);
 struct db_res *db_query_buf(struct db *db, const struct buf *sql, int *rc, char *err);
 uint64_t db_affected(const struct db *db);
+size_t db_statements_done(const struct db *db);
 uint64_t db_insert_id(const struct db *db);
 unsigned db_errno(const struct db *db);
 
@@ -46,12 +54,15 @@ size_t db_res_rows(const struct db_res *r);
 char **db_res_next(struct db_res *r);
 const unsigned long *db_res_lengths(struct db_res *r);
 int db_res_column(struct db_res *r, const char *name);
+uint64_t db_col_u64(const char *v, uint64_t dflt);
+int64_t db_col_i64(const char *v, int64_t dflt);
 void db_res_free(struct db_res *r);
 
 #define DB_TX_ATTEMPTS 5
 
 int db_retryable(int rc);
 int db_retry_after(int rc, int attempt);
+int64_t db_retry_pause_ms(int attempt);
 int db_exec_retry(struct db *db, const struct buf *sql, uint64_t *affected, size_t max, char *err);
 
 #endif

@@ -6,12 +6,16 @@
  * retry it at once (the second finds nothing: QUEUE_NOT_FOUND). */
 #include "config.h"
 
+#include <mysqld_error.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "failed.h"
 #include "queue.h"
 #include "runs.h"
+
+#define RETRY_PAGE 1000
 
 static void
 filter_sql(struct db *db, struct buf *where, const struct failed_filter *f)
@@ -23,7 +27,52 @@ filter_sql(struct db *db, struct buf *where, const struct failed_filter *f)
 		db_sql(db, where, " AND type = %q", f->type);
 }
 
-/* Dead-lettered jobs, newest first. */
+/* Adds to where the keyset condition "older than failed job id" (or
+ * newer, older = 0) in the list's order (failed_at, then id), which the
+ * failed_at indexes serve.  QUEUE_NOT_FOUND when there is no such job. */
+static int
+anchor_sql(struct db *db, struct buf *where, uint64_t id, int older, char *err)
+{
+	const char *op = older ? "<" : ">";
+	struct db_res *r;
+	char **row;
+	int rc;
+
+	r = db_query(db, &rc, err,
+	    "SELECT DATE_FORMAT(failed_at, '%%Y-%%m-%%d %%H:%%i:%%s.%%f') FROM failed_jobs WHERE id = %U",
+	    id);
+	if (r == NULL)
+		return rc;
+	if ((row = db_res_next(r)) == NULL || row[0] == NULL) {
+		db_res_free(r);
+		snprintf(err, ERRSZ, "no failed job %llu", (unsigned long long)id);
+		return QUEUE_NOT_FOUND;
+	}
+	db_sql(
+	    db, where, " AND (failed_at %s %q OR (failed_at = %q AND id %s %U))", op, row[0], row[0], op, id);
+	db_res_free(r);
+	return DB_OK;
+}
+
+/* Swaps rows into the opposite order (a --before page is read oldest
+ * first, to take the rows next to its anchor). */
+static void
+reverse_rows(struct failed_row *rows, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n / 2; i++) {
+		struct failed_row t = rows[i];
+
+		rows[i] = rows[n - 1 - i];
+		rows[n - 1 - i] = t;
+	}
+}
+
+/* Dead-lettered jobs, newest first: one page of f->limit rows (all when
+ * 0), after or before an anchor job when f says so.  Only the first line
+ * of each error is read (at most 500 bytes): a list of 50,000 jobs with
+ * 32 KiB errors must not hold them all. */
 int
 failed_list(struct db *db, const struct failed_filter *f, const char *tz, struct failed_row **rows, size_t *n,
     char *err)
@@ -31,19 +80,26 @@ failed_list(struct db *db, const struct failed_filter *f, const char *tz, struct
 	struct buf where;
 	struct db_res *r;
 	char **row;
-	int rc;
+	int rc = DB_OK, newer = f->before != 0 && f->after == 0;
 
 	*rows = NULL;
 	*n = 0;
 	buf_init(&where);
 	filter_sql(db, &where, f);
+	if (f->after != 0)
+		rc = anchor_sql(db, &where, f->after, 1, err);
+	if (rc == DB_OK && f->before != 0)
+		rc = anchor_sql(db, &where, f->before, 0, err);
+	if (rc != DB_OK) {
+		buf_free(&where);
+		return rc;
+	}
+	buf_adds(&where, newer ? " ORDER BY failed_at, id" : " ORDER BY failed_at DESC, id DESC");
 	if (f->limit > 0)
-		buf_printf(&where, " ORDER BY failed_at DESC, id DESC LIMIT %u", f->limit);
-	else
-		buf_adds(&where, " ORDER BY failed_at DESC, id DESC");
+		buf_printf(&where, " LIMIT %u", f->limit);
 	r = db_query(db, &rc, err,
-	    "SELECT id, queue, type, CONVERT_TZ(failed_at, '+00:00', %q), exit_status, reason, exception, "
-	    "attempts"
+	    "SELECT id, queue, type, CONVERT_TZ(failed_at, '+00:00', %q), exit_status, reason,"
+	    " LEFT(SUBSTRING_INDEX(exception, '\n', 1), 500), attempts"
 	    " FROM failed_jobs WHERE %s",
 	    tz, where.data);
 	buf_free(&where);
@@ -53,17 +109,36 @@ failed_list(struct db *db, const struct failed_filter *f, const char *tz, struct
 	while ((row = db_res_next(r)) != NULL) {
 		struct failed_row *x = &(*rows)[(*n)++];
 
-		x->id = strtoull(row[0], NULL, 10);
+		x->id = db_col_u64(row[0], 0);
 		x->queue = xstrdup_or_empty(row[1]);
 		x->type = xstrdup_or_empty(row[2]);
 		x->failed_at = xstrdup_or_empty(row[3]);
 		x->exit_status = xstrdup_or_empty(row[4]);
 		x->reason = xstrdup_or_empty(row[5]);
 		x->exception = xstrdup_or_empty(row[6]);
-		x->attempts = (unsigned)strtoul(row[7], NULL, 10);
+		x->attempts = (unsigned)db_col_u64(row[7], 0);
 	}
 	db_res_free(r);
+	if (newer)
+		reverse_rows(*rows, *n);
 	return DB_OK;
+}
+
+/* How many jobs matching f (its queue and type) are older than failed
+ * job id (newer, older = 0): what a page's footer says is left. */
+int
+failed_count_beyond(
+    struct db *db, const struct failed_filter *f, uint64_t id, int older, uint64_t *n, char *err)
+{
+	struct buf where;
+	int rc;
+
+	buf_init(&where);
+	filter_sql(db, &where, f);
+	if ((rc = anchor_sql(db, &where, id, older, err)) == DB_OK)
+		rc = count_rows(db, "failed_jobs", where.data, n, err);
+	buf_free(&where);
+	return rc;
 }
 
 void
@@ -115,6 +190,9 @@ retry_once(struct db *db, uint64_t id, char *err)
 	    " SELECT id, queue, type, payload, priority, 0, max_attempts, UTC_TIMESTAMP(6), created_at"
 	    " FROM failed_jobs WHERE id = %U",
 	    id);
+	if (rc == DB_EFAIL && db_errno(db) == ER_DUP_ENTRY)
+		errf(err, "the queue already holds a job with id %llu (jobs.id); it stays dead-lettered",
+		    (unsigned long long)id);
 	if (rc == DB_OK)
 		rc = db_exec(db, err, "DELETE FROM failed_jobs WHERE id = %U", id);
 	return rc;
@@ -143,41 +221,111 @@ failed_retry(struct db *db, uint64_t id, char *err)
 	return rc;
 }
 
-/* Retries every dead-lettered job matching f, one transaction each. */
+/* How many dead-lettered jobs match f (what retry --all would try). */
 int
-failed_retry_matching(struct db *db, const struct failed_filter *f, uint64_t *retried, char *err)
+failed_count(struct db *db, const struct failed_filter *f, uint64_t *n, char *err)
+{
+	struct buf where;
+	int rc;
+
+	buf_init(&where);
+	filter_sql(db, &where, f);
+	rc = count_rows(db, "failed_jobs", where.data, n, err);
+	buf_free(&where);
+	return rc;
+}
+
+/* The next page of matching ids after last; one reconnect when the
+ * connection was lost. */
+static struct db_res *
+next_ids(struct db *db, const char *where, uint64_t last, int *rc, char *err)
+{
+	struct db_res *r;
+	int attempt;
+
+	for (attempt = 0; attempt < 2; attempt++) {
+		r = db_query(db, rc, err,
+		    "SELECT id FROM failed_jobs WHERE %s AND id > %U ORDER BY id LIMIT %d", where, last,
+		    RETRY_PAGE);
+		if (r != NULL || *rc != DB_EGONE || attempt > 0 || db_connect(db, 1, err) != DB_OK)
+			return r;
+	}
+	return NULL;
+}
+
+typedef int failed_act_fn(struct db *db, uint64_t id, char *err);
+
+/* act (failed_retry or failed_forget), and once more after a reconnect
+ * when the connection was lost (each is one transaction or statement: a
+ * lost COMMIT either happened, and the second try finds QUEUE_NOT_FOUND,
+ * or did not). */
+static int
+act_reconnecting(struct db *db, failed_act_fn *act, uint64_t id, char *err)
+{
+	int rc = act(db, id, err);
+
+	if (rc == DB_EGONE && db_connect(db, 1, err) == DB_OK)
+		rc = act(db, id, err);
+	return rc;
+}
+
+static int each_matching(struct db *db, const struct failed_filter *f, failed_act_fn *act,
+    failed_each_fn *each, void *arg, char *err);
+
+/* Retries every dead-lettered job matching f, one transaction each, in
+ * id order.  A job the server refuses to move (its id already in jobs, a
+ * lock it cannot get) is passed to each() with its error and skipped:
+ * one bad job never stops the others.  each() also hears of every job
+ * moved (DB_OK) and every job that left meanwhile (QUEUE_NOT_FOUND).
+ * Returns DB_OK when every matching job was tried, or DB_EGONE when the
+ * database could not be reached even after reconnecting. */
+int
+failed_retry_matching(
+    struct db *db, const struct failed_filter *f, failed_each_fn *each, void *arg, char *err)
+{
+	return each_matching(db, f, failed_retry, each, arg, err);
+}
+
+/* Forgets every dead-lettered job matching f, one statement each, in id
+ * order, telling each() as failed_retry_matching does. */
+int
+failed_forget_matching(
+    struct db *db, const struct failed_filter *f, failed_each_fn *each, void *arg, char *err)
+{
+	return each_matching(db, f, failed_forget, each, arg, err);
+}
+
+/* Applies act to every job matching f, a page of ids at a time. */
+static int
+each_matching(struct db *db, const struct failed_filter *f, failed_act_fn *act, failed_each_fn *each,
+    void *arg, char *err)
 {
 	struct buf where;
 	uint64_t last = 0;
 	int rc = DB_OK;
 
-	*retried = 0;
 	buf_init(&where);
 	filter_sql(db, &where, f);
 	for (;;) {
-		struct db_res *r = db_query(db, &rc, err,
-		    "SELECT id FROM failed_jobs WHERE %s AND id > %U ORDER BY id LIMIT 1000", where.data,
-		    last);
+		struct db_res *r = next_ids(db, where.data, last, &rc, err);
 		char **row;
 		size_t got = 0;
 
 		if (r == NULL)
 			break;
-		while (rc == DB_OK && (row = db_res_next(r)) != NULL) {
-			last = strtoull(row[0], NULL, 10);
+		while ((row = db_res_next(r)) != NULL) {
+			last = db_col_u64(row[0], last);
 			got++;
-			rc = failed_retry(db, last, err);
-			if (rc == DB_OK)
-				(*retried)++;
-			else if (rc == QUEUE_NOT_FOUND)
-				rc = DB_OK; /* someone else got there first */
+			if ((rc = act_reconnecting(db, act, last, err)) == DB_EGONE)
+				break;
+			each(arg, last, rc, err);
 		}
 		db_res_free(r);
-		if (rc != DB_OK || got < 1000)
+		if (rc == DB_EGONE || got < RETRY_PAGE)
 			break;
 	}
 	buf_free(&where);
-	return rc;
+	return rc == DB_EGONE ? rc : DB_OK;
 }
 
 /* Deletes one dead-lettered job for good. */
@@ -192,9 +340,10 @@ failed_forget(struct db *db, uint64_t id, char *err)
 }
 
 /* Deletes dead-lettered jobs that failed more than older_than_ms ago
- * (all of them when older_than_ms < 0), in chunks. */
+ * (all of them when older_than_ms < 0), in chunks; with count_only,
+ * counts them. */
 int
-failed_clear(struct db *db, int64_t older_than_ms, uint64_t *removed, char *err)
+failed_clear(struct db *db, int64_t older_than_ms, int count_only, uint64_t *removed, char *err)
 {
 	struct buf where;
 	int rc;
@@ -205,7 +354,7 @@ failed_clear(struct db *db, int64_t older_than_ms, uint64_t *removed, char *err)
 		    older_than_ms * 1000);
 	else
 		buf_adds(&where, "1 = 1");
-	rc = delete_in_chunks(db, "failed_jobs", where.data, removed, err);
+	rc = delete_in_chunks(db, "failed_jobs", where.data, count_only, removed, err);
 	buf_free(&where);
 	return rc;
 }

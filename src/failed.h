@@ -10,7 +10,9 @@
 struct failed_filter {
 	const char *queue;
 	const char *type;
-	unsigned limit; /* 0: no limit */
+	unsigned limit;  /* 0: no limit */
+	uint64_t after;  /* list only: the page after (older than) this job */
+	uint64_t before; /* list only: the page before (newer than) this job */
 };
 
 struct failed_row {
@@ -22,10 +24,21 @@ struct failed_row {
 int failed_list(struct db *db, const struct failed_filter *f, const char *tz, struct failed_row **rows,
     size_t *n, char *err);
 void failed_rows_free(struct failed_row *rows, size_t n);
+int failed_count_beyond(
+    struct db *db, const struct failed_filter *f, uint64_t id, int older, uint64_t *n, char *err);
 int failed_exists(struct db *db, uint64_t id, int *exists, char *err);
 int failed_retry(struct db *db, uint64_t id, char *err);
-int failed_retry_matching(struct db *db, const struct failed_filter *f, uint64_t *retried, char *err);
+
+/* Hears of each job failed_retry_matching tried: rc DB_OK (moved),
+ * QUEUE_NOT_FOUND (left meanwhile) or the error err describes. */
+typedef void failed_each_fn(void *arg, uint64_t id, int rc, const char *err);
+
+int failed_count(struct db *db, const struct failed_filter *f, uint64_t *n, char *err);
+int failed_retry_matching(
+    struct db *db, const struct failed_filter *f, failed_each_fn *each, void *arg, char *err);
 int failed_forget(struct db *db, uint64_t id, char *err);
-int failed_clear(struct db *db, int64_t older_than_ms, uint64_t *removed, char *err);
+int failed_forget_matching(
+    struct db *db, const struct failed_filter *f, failed_each_fn *each, void *arg, char *err);
+int failed_clear(struct db *db, int64_t older_than_ms, int count_only, uint64_t *removed, char *err);
 
 #endif

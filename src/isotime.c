@@ -3,7 +3,9 @@
  * Accepted: YYYY-MM-DD, then T or a blank and HH:MM[:SS[.fraction]],
  * then Z, +HH:MM, -HH:MM, +HHMM or nothing (nothing means UTC, like every
  * time jobq stores).  A date alone means midnight UTC.  The result is
- * "YYYY-MM-DD HH:MM:SS.ffffff", ready for a DATETIME(6) column. */
+ * "YYYY-MM-DD HH:MM:SS.ffffff", ready for a DATETIME(6) column, and lies
+ * in years 0001-9999 once converted to UTC: "9999-12-31T23:30-01:00" is
+ * refused here rather than by the server. */
 #include "config.h"
 
 #include <ctype.h>
@@ -13,6 +15,11 @@
 
 #include "isotime.h"
 #include "util.h"
+
+/* 0001-01-01 00:00:00 and 9999-12-31 23:59:59 UTC, in seconds since
+ * 1970: the DATETIME range jobq writes. */
+#define UTC_MIN (-62135596800LL)
+#define UTC_MAX 253402300799LL
 
 static int
 digits(const char **p, int n, int *out)
@@ -90,11 +97,14 @@ isotime_to_utc(const char *s, char *out, size_t outlen, char *err)
 	tm.tm_mday = d;
 	tm.tm_hour = h;
 	tm.tm_min = mi;
-	tm.tm_sec = sec;
 	t = timegm(&tm);
 	if (tm.tm_mday != d) /* February 30th normalised into March */
 		goto bad;
-	t -= offset;
+	t += sec - offset; /* after the date check: a leap second 60 is the next minute's 0 */
+	if ((long long)t < UTC_MIN || (long long)t > UTC_MAX) {
+		errf(err, "time '%s' is outside years 0001-9999 once converted to UTC", s);
+		return -1;
+	}
 	gmtime_r(&t, &tm);
 	snprintf(out, outlen, "%04d-%02d-%02d %02d:%02d:%02d.%06d", tm.tm_year + 1900, tm.tm_mon + 1,
 	    tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, usec);

@@ -14,7 +14,7 @@
 #include "log.h"
 
 static enum log_format log_fmt = LOG_TEXT;
-static int log_verbose;
+static enum log_level log_min = LOG_INFO;
 
 static const char *const level_names[] = { "debug", "info", "warn", "error" };
 
@@ -27,7 +27,36 @@ log_set_format(enum log_format f)
 void
 log_set_verbose(int verbose)
 {
-	log_verbose = verbose;
+	log_min = verbose ? LOG_DEBUG : LOG_INFO;
+}
+
+/* Lines below level are dropped: LOG_WARN is --quiet (cron mails only
+ * what went wrong), LOG_DEBUG is -v. */
+void
+log_set_level(enum log_level level)
+{
+	log_min = level;
+}
+
+/* The names log_level = accepts: the level names, plus "quiet" for warn
+ * and "verbose" for debug, the words the command line uses. */
+int
+log_level_parse(const char *s, enum log_level *level)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof level_names / sizeof level_names[0]; i++)
+		if (strcmp(s, level_names[i]) == 0) {
+			*level = (enum log_level)i;
+			return 0;
+		}
+	if (strcmp(s, "quiet") == 0)
+		*level = LOG_WARN;
+	else if (strcmp(s, "verbose") == 0)
+		*level = LOG_DEBUG;
+	else
+		return -1;
+	return 0;
 }
 
 int
@@ -91,7 +120,7 @@ log_fields(enum log_level level, const char *msg, const struct log_field *f, int
 	struct buf b;
 	int i;
 
-	if (level == LOG_DEBUG && !log_verbose)
+	if (level < log_min)
 		return;
 	wall_iso8601(now, sizeof now);
 	buf_init(&b);

@@ -29,6 +29,8 @@ lf_str(const char *k, const char *v)
 
 void log_set_format(enum log_format f);
 void log_set_verbose(int verbose);
+void log_set_level(enum log_level level);
+int log_level_parse(const char *s, enum log_level *level);
 int log_format_parse(const char *s, enum log_format *f);
 void log_msg(enum log_level level, const char *fmt, ...) PRINTFLIKE(2, 3);
 void log_fields(enum log_level level, const char *msg, const struct log_field *f, int n);

@@ -20,6 +20,8 @@ static const struct cli_cmd commands[] = {
 	{ "release-stale", cmd_release_stale, "return jobs whose lease expired" },
 	{ "workers", cmd_workers, "list the workers and what they run" },
 	{ "prune", cmd_prune, "trim run history and old dead-letter rows" },
+	{ "schedule", cmd_schedule, "enqueue due scheduled jobs; list, run, add, edit schedules" },
+	{ "cron", cmd_cron, "check a cron expression: description and next fire times" },
 };
 
 static void
@@ -33,13 +35,44 @@ usage(FILE *fp)
 	    "Commands:\n");
 	for (i = 0; i < ARRAY_LEN(commands); i++)
 		fprintf(fp, "  %-14s %s\n", commands[i].name, commands[i].summary);
+	fprintf(fp, "  %-14s %s\n", "help", "this list, or 'jobq help COMMAND': the command's help");
 	fprintf(fp,
 	    "\nOptions:\n"
 	    "  -c, --config FILE  configuration file (default: $JOBQ_CONFIG or %s)\n"
+	    "      --quiet        log only warnings and errors (for cron)\n"
+	    "  -v, --verbose      log debugging detail as well\n"
 	    "  -h, --help         show this help\n"
 	    "  -V, --version      show the version\n\n"
 	    "'jobq COMMAND --help' describes a command.  See jobq(1).\n",
 	    SYSCONFDIR "/jobq.ini");
+}
+
+/* `jobq help [COMMAND]`: the list of commands, or what COMMAND --help
+ * prints. */
+static int
+help(int argc, char **argv)
+{
+	static char opt_help[] = "--help";
+	char *cargv[3];
+	size_t i;
+
+	if (argc < 2) {
+		usage(stdout);
+		return 0;
+	}
+	for (i = 0; i < ARRAY_LEN(commands); i++)
+		if (strcmp(argv[1], commands[i].name) == 0) {
+			static char name[64];
+
+			snprintf(name, sizeof name, "jobq %s", commands[i].name);
+			cargv[0] = name;
+			cargv[1] = opt_help;
+			cargv[2] = NULL;
+			optind = 0;
+			return commands[i].run(2, cargv);
+		}
+	fprintf(stderr, "jobq help: unknown command '%s'\nTry 'jobq --help'.\n", argv[1]);
+	return EX_USAGE;
 }
 
 /* Opens /dev/null on any of descriptors 0-2 that is closed (cron and
@@ -62,6 +95,8 @@ main(int argc, char **argv)
 		{ "config", required_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
+		{ "quiet", no_argument, NULL, 'Q' },
+		{ "verbose", no_argument, NULL, 'v' },
 		{ NULL, 0, NULL, 0 },
 	};
 	size_t i;
@@ -69,7 +104,7 @@ main(int argc, char **argv)
 
 	ensure_std_fds();
 	argv[0] = (char *)"jobq"; /* getopt's messages name the program */
-	while ((opt = getopt_long(argc, argv, "+c:hV", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+c:hVv", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'c':
 			cli_config_path = optarg;
@@ -80,6 +115,12 @@ main(int argc, char **argv)
 		case 'V':
 			printf("jobq %s\n", PACKAGE_VERSION);
 			return 0;
+		case 'Q':
+			cli_log_level = LOG_WARN;
+			break;
+		case 'v':
+			cli_log_level = LOG_DEBUG;
+			break;
 		default:
 			fprintf(stderr, "Try 'jobq --help'.\n");
 			return EX_USAGE;
@@ -89,6 +130,8 @@ main(int argc, char **argv)
 		usage(stderr);
 		return EX_USAGE;
 	}
+	if (strcmp(argv[optind], "help") == 0)
+		return help(argc - optind, argv + optind);
 	for (i = 0; i < ARRAY_LEN(commands); i++)
 		if (strcmp(argv[optind], commands[i].name) == 0) {
 			static char name[64];

@@ -11,8 +11,11 @@
 
 #include "queue.h"
 
-/* Inserts items in one multi-row INSERT; the caller wraps chunks in
- * transactions.  *first_id is the id of the first row. */
+/* Inserts items in one multi-row INSERT (the caller keeps it under the
+ * server's max_allowed_packet: see batch.h); *first_id is the id of the
+ * first row.  It is not rerun here: on its own the statement is its own
+ * transaction, and inside the caller's transaction a deadlock has rolled
+ * back the whole transaction, which only the caller can rerun. */
 int
 queue_enqueue(struct db *db, const struct enqueue_item *items, size_t n, uint64_t *first_id, char *err)
 {
@@ -39,7 +42,7 @@ queue_enqueue(struct db *db, const struct enqueue_item *items, size_t n, uint64_
 		else
 			buf_adds(&sql, "UTC_TIMESTAMP(6))");
 	}
-	rc = db_exec_retry(db, &sql, NULL, 0, err); /* a deadlock reruns the chunk */
+	rc = db_exec_buf(db, &sql, err);
 	buf_free(&sql);
 	if (rc == DB_OK && first_id != NULL)
 		*first_id = db_insert_id(db);
@@ -84,26 +87,33 @@ queue_status(struct db *db, const struct conf *c, const char *only_queue, struct
 	for (i = 0; c->queues[i] != NULL; i++)
 		if (only_queue == NULL || strcmp(only_queue, c->queues[i]) == 0)
 			counts_for(out, n, c->queues[i]);
+	/* Every row falls in exactly one state, whatever another program
+	 * wrote: a lease token without an expiry is no live lease, so such
+	 * a row counts as stale (the reservation takes it again, by
+	 * available_at); a row nobody holds is ready or delayed by due_at,
+	 * when the reservation will take it (available_at, unless another
+	 * program left an expiry without a token).  Each SUM is over
+	 * booleans that are never NULL. */
 	r = db_query(db, &rc, err,
 	    "SELECT queue,"
-	    " SUM(lease_token IS NULL AND available_at <= UTC_TIMESTAMP(6)),"
-	    " SUM(lease_token IS NULL AND available_at > UTC_TIMESTAMP(6)),"
-	    " SUM(lease_token IS NOT NULL AND lease_expires_at > UTC_TIMESTAMP(6)),"
-	    " SUM(lease_token IS NOT NULL AND lease_expires_at <= UTC_TIMESTAMP(6)),"
-	    " MAX(IF(lease_token IS NULL AND available_at <= UTC_TIMESTAMP(6),"
-	    "  TIMESTAMPDIFF(SECOND, available_at, UTC_TIMESTAMP(6)), NULL))"
+	    " SUM(lease_token IS NULL AND due_at <= UTC_TIMESTAMP(6)),"
+	    " SUM(lease_token IS NULL AND due_at > UTC_TIMESTAMP(6)),"
+	    " SUM(lease_token IS NOT NULL AND COALESCE(lease_expires_at > UTC_TIMESTAMP(6), 0)),"
+	    " SUM(lease_token IS NOT NULL AND COALESCE(lease_expires_at <= UTC_TIMESTAMP(6), 1)),"
+	    " MAX(IF(lease_token IS NULL AND due_at <= UTC_TIMESTAMP(6),"
+	    "  TIMESTAMPDIFF(SECOND, due_at, UTC_TIMESTAMP(6)), NULL))"
 	    " FROM jobs WHERE %s GROUP BY queue",
 	    where.data);
 	if (r == NULL)
 		goto fail;
 	while ((row = db_res_next(r)) != NULL) {
-		struct queue_counts *q = counts_for(out, n, row[0]);
+		struct queue_counts *q = counts_for(out, n, row[0] ? row[0] : "");
 
-		q->ready = strtoull(row[1], NULL, 10);
-		q->delayed = strtoull(row[2], NULL, 10);
-		q->reserved = strtoull(row[3], NULL, 10);
-		q->stale = strtoull(row[4], NULL, 10);
-		q->oldest_ready_s = row[5] ? strtoll(row[5], NULL, 10) : -1;
+		q->ready = db_col_u64(row[1], 0);
+		q->delayed = db_col_u64(row[2], 0);
+		q->reserved = db_col_u64(row[3], 0);
+		q->stale = db_col_u64(row[4], 0);
+		q->oldest_ready_s = db_col_i64(row[5], -1);
 	}
 	db_res_free(r);
 	r = db_query(
@@ -111,7 +121,7 @@ queue_status(struct db *db, const struct conf *c, const char *only_queue, struct
 	if (r == NULL)
 		goto fail;
 	while ((row = db_res_next(r)) != NULL)
-		counts_for(out, n, row[0])->failed = strtoull(row[1], NULL, 10);
+		counts_for(out, n, row[0] ? row[0] : "")->failed = db_col_u64(row[1], 0);
 	db_res_free(r);
 	buf_free(&where);
 	return DB_OK;
@@ -133,16 +143,18 @@ queue_counts_free(struct queue_counts *q, size_t n)
 	free(q);
 }
 
-/* Makes every job whose lease expired ready again now.  One conditional
- * statement: a worker that still runs such a job finds its token gone
- * and drops its outcome. */
+/* Makes every job whose lease expired ready again now; a lease token
+ * with no expiry (written by another program) is no lease either.  One
+ * conditional statement: a worker that still runs such a job finds its
+ * token gone and drops its outcome. */
 int
 queue_release_stale(struct db *db, uint64_t *released, char *err)
 {
 	int rc = db_exec(db, err,
 	    "UPDATE jobs SET available_at = UTC_TIMESTAMP(6), reserved_at = NULL, reserved_by = NULL,"
 	    " lease_token = NULL, lease_expires_at = NULL"
-	    " WHERE lease_token IS NOT NULL AND lease_expires_at <= UTC_TIMESTAMP(6)");
+	    " WHERE lease_token IS NOT NULL"
+	    " AND (lease_expires_at IS NULL OR lease_expires_at <= UTC_TIMESTAMP(6))");
 
 	*released = rc == DB_OK ? db_affected(db) : 0;
 	return rc;

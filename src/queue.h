@@ -73,6 +73,13 @@ struct enqueue_item {
 	unsigned max_attempts;
 };
 
+/* One `enqueue --batch` run as jobq_batches records it (queue_batch.c). */
+struct batch_progress {
+	char input_hash[17]; /* 64-bit hash of the input, in hex */
+	uint64_t lines_total, jobs_total;
+	uint64_t lines_done, jobs_done; /* committed: input lines 1..lines_done */
+};
+
 struct queue_counts {
 	char *queue;
 	uint64_t ready, delayed, reserved, stale, failed;
@@ -98,7 +105,7 @@ struct job_view {
 
 /* What `jobq check --explain` reports about one reservation. */
 struct explain_step {
-	char query[16]; /* "due groups" or "claim" */
+	char query[16]; /* "due scan", "due groups" or "claim" */
 	char type[32], key[64], rows[24], extra[256];
 };
 
@@ -110,18 +117,24 @@ struct explain_report {
 	char priorities[256];
 	uint64_t claimed, claim_rows_read;
 	int nothing_due;
+	int walked; /* the scan was cut short: priority groups were walked */
 };
 
 int queue_explain(struct db *db, const struct reserve_req *req, struct explain_report *x, char *err);
 int queue_probe(struct db *db, enum reserve_mode *mode, char *err);
 int queue_reserve(struct db *db, const struct reserve_req *req, struct job ***jobs, size_t *n, char *err);
 void job_free(struct job *j);
+const char *job_defect(const struct job *j, char *why, size_t whylen);
 
 int queue_write(struct db *db, struct outcome *o, size_t n, char *err);
 const char *queue_outcome_name(enum outcome_write k);
 int queue_extend(struct db *db, struct job *const *jobs, size_t n, int64_t ttl_ms, int *lost, char *err);
 
 int queue_enqueue(struct db *db, const struct enqueue_item *items, size_t n, uint64_t *first_id, char *err);
+int queue_batch_get(struct db *db, const char *key, struct batch_progress *p, int *found, char *err);
+int queue_batch_open(struct db *db, const char *key, struct batch_progress *p, int *same, char *err);
+int queue_batch_add(struct db *db, const char *key, struct batch_progress *p, uint64_t to_line,
+    const struct enqueue_item *items, size_t n, char *err);
 int queue_status(struct db *db, const struct conf *c, const char *only_queue, struct queue_counts **out,
     size_t *n, char *err);
 void queue_counts_free(struct queue_counts *q, size_t n);

@@ -119,7 +119,10 @@ queue_write(struct db *db, struct outcome *o, size_t n, char *err)
 }
 
 /* Heartbeat: the leases of jobs[0..n) run ttl_ms from now, those that
- * are still ours; lost[i] says which are not.  One round trip. */
+ * are still ours; lost[i] says which are not.  One round trip, one
+ * statement per job, each committed on its own: when one fails (its row
+ * locked elsewhere past the wait limit) those before it stand, lost[i]
+ * saying which, and those from it on are not run: lost[i] = -1. */
 int
 queue_extend(struct db *db, struct job *const *jobs, size_t n, int64_t ttl_ms, int *lost, char *err)
 {
@@ -135,8 +138,8 @@ queue_extend(struct db *db, struct job *const *jobs, size_t n, int64_t ttl_ms, i
 		    " WHERE id = %U AND lease_token = %q",
 		    i ? ";" : "", ttl_ms * 1000, jobs[i]->id, jobs[i]->token);
 	rc = n > 0 ? db_exec_many(db, &sql, affected, n, err) : DB_OK;
-	for (i = 0; rc == DB_OK && i < n; i++)
-		lost[i] = affected[i] == 0;
+	for (i = 0; i < n; i++)
+		lost[i] = rc != DB_OK && i >= db_statements_done(db) ? -1 : affected[i] == 0;
 	free(affected);
 	buf_free(&sql);
 	return rc;

@@ -12,14 +12,22 @@
  *  - deadlocks and lock wait timeouts rerun the whole transaction.
  *
  * How reservation stays cheap with a large backlog: due_at is
- * COALESCE(lease_expires_at, available_at), and the index (queue,
- * priority, due_at) keeps, within each priority, the due rows ahead of
- * the delayed, backing-off and reserved ones.  A loose index scan first
- * finds which (queue, priority) groups have anything due (one index dive
- * per group); the claim then reads the due rows of those priorities only,
- * in the order it takes them, and stops after LIMIT rows.  Neither ever
- * reads a row that is not due, so the cost is O(batch + groups) whatever
- * the table holds. */
+ * COALESCE(lease_expires_at, available_at), so a delayed, backing-off or
+ * reserved row is simply one whose due_at lies ahead.  Two indexes keep
+ * the due rows apart from the rest: jobs_due (queue, due_at, priority)
+ * tells which priorities of a queue have due rows (see "which
+ * priorities have due jobs" below), and jobs_reserve (queue, priority,
+ * due_at) serves the claim, which reads the due rows of those priorities
+ * only, in the order it takes them, and stops after LIMIT rows.  No row
+ * that is not due is ever read (a backlog costs at most one index dive
+ * per priority group), so a claim costs O(batch) rows whatever the table
+ * holds, and an idle poll one index dive per queue whatever the number
+ * of priorities.
+ *
+ * Rows written by other programs (plain INSERTs are a documented way to
+ * enqueue) may hold any value the schema allows: the claim's arithmetic
+ * saturates, every column is read NULL-safe, and job_defect() names what
+ * makes a job unfit to run so the worker dead-letters it. */
 #include "config.h"
 
 #include <mysqld_error.h>
@@ -27,6 +35,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include <cjson/cJSON.h>
 
 #include "queue.h"
 
@@ -66,38 +76,69 @@ job_free(struct job *j)
 	free(j);
 }
 
+/* The attempt counter's ceiling (attempts is INT UNSIGNED). */
+#define ATTEMPTS_MAX 4294967295u
+
+/* Reads one claimed row.  Only the columns the schema makes NOT NULL
+ * are read as they are; the rest may be NULL in a row another program
+ * wrote.  add_attempt: the row holds the attempts before this claim;
+ * the count saturates at ATTEMPTS_MAX as the claim's SQL does. */
 static struct job *
 job_from_row(char **row, const unsigned long *len, int add_attempt)
 {
 	struct job *j = xcalloc(1, sizeof *j);
+	uint64_t attempts = db_col_u64(row[5], 0);
 
-	j->id = strtoull(row[0], NULL, 10);
-	j->queue = xstrdup(row[1]);
-	j->type = xstrdup(row[2]);
-	j->payload = xstrndup(row[3], len[3]);
-	j->payload_len = len[3];
-	j->priority = atoi(row[4]);
-	j->attempt = (unsigned)strtoul(row[5], NULL, 10) + (add_attempt ? 1 : 0);
-	j->max_attempts = (unsigned)strtoul(row[6], NULL, 10);
-	j->age_ms = row[7] ? strtoll(row[7], NULL, 10) : 0;
-	snprintf(j->created_at, sizeof j->created_at, "%.10sT%.15sZ", row[8], row[8] + 11);
-	snprintf(j->reserved_at, sizeof j->reserved_at, "%s", row[9]);
+	if (attempts > ATTEMPTS_MAX)
+		attempts = ATTEMPTS_MAX;
+	j->id = db_col_u64(row[0], 0);
+	j->queue = xstrdup_or_empty(row[1]);
+	j->type = xstrdup_or_empty(row[2]);
+	j->payload = row[3] ? xstrndup(row[3], len[3]) : xstrdup("");
+	j->payload_len = row[3] ? len[3] : 0;
+	j->priority = (int)db_col_i64(row[4], 0);
+	j->attempt = (unsigned)attempts + (add_attempt && attempts < ATTEMPTS_MAX ? 1 : 0);
+	j->max_attempts = (unsigned)db_col_u64(row[6], 0);
+	j->age_ms = db_col_i64(row[7], 0);
+	if (row[8] != NULL && strlen(row[8]) > 11)
+		snprintf(j->created_at, sizeof j->created_at, "%.10sT%.15sZ", row[8], row[8] + 11);
+	snprintf(j->reserved_at, sizeof j->reserved_at, "%s", row[9] ? row[9] : "");
 	return j;
 }
 
-/* Appends "p1,p2,..." of the due priorities of queue to list; returns
- * how many. */
-static int
-due_priorities(char **rows_q, const int *rows_p, size_t nrows, const char *queue, struct buf *list)
+/* Why job j, as reserved, cannot be given to a handler: NULL when it
+ * can.  Rows written by other programs need not keep what `jobq
+ * enqueue` promises handlers (DESIGN.md section 3): a payload that is
+ * JSON, an attempt count that can still count.  Such a job is
+ * dead-lettered at once, with this reason, rather than run or left to
+ * loop. */
+const char *
+job_defect(const struct job *j, char *why, size_t whylen)
 {
-	size_t i;
-	int n = 0;
+	const char *end = NULL;
+	cJSON *json;
 
-	buf_reset(list);
-	for (i = 0; i < nrows; i++)
-		if (strcmp(rows_q[i], queue) == 0)
-			buf_printf(list, "%s%d", n++ ? "," : "", rows_p[i]);
-	return n;
+	if (j->attempt >= ATTEMPTS_MAX) {
+		snprintf(why, whylen, "attempts counter at its limit (%u): the row was changed outside jobq",
+		    j->attempt);
+		return why;
+	}
+	if (memchr(j->payload, '\0', j->payload_len) != NULL) {
+		snprintf(why, whylen, "payload is not valid JSON (it holds a NUL byte)");
+		return why;
+	}
+	json = cJSON_ParseWithLengthOpts(j->payload, j->payload_len, &end, 0);
+	if (json != NULL)
+		while (end < j->payload + j->payload_len && strchr(" \t\r\n", *end) != NULL)
+			end++;
+	cJSON_Delete(json);
+	if (json == NULL || end != j->payload + j->payload_len) {
+		snprintf(why, whylen, "payload is not valid JSON (at byte %zu of %zu)",
+		    end != NULL && end >= j->payload ? (size_t)(end - j->payload) : (size_t)0,
+		    j->payload_len);
+		return why;
+	}
+	return NULL;
 }
 
 struct claim {
@@ -150,7 +191,8 @@ static void
 claim_update_sql(struct db *db, struct buf *sql, const struct claim *cl)
 {
 	db_sql(db, sql,
-	    "UPDATE jobs SET attempts = attempts + 1, reserved_at = UTC_TIMESTAMP(6), reserved_by = %q,"
+	    "UPDATE jobs SET attempts = attempts + (attempts < 4294967295), reserved_at = UTC_TIMESTAMP(6), "
+	    "reserved_by = %q,"
 	    " lease_token = %q, lease_expires_at = UTC_TIMESTAMP(6) + INTERVAL %I MICROSECOND"
 	    " WHERE queue = %q AND priority IN (%s) AND due_at <= UTC_TIMESTAMP(6)"
 	    " ORDER BY priority, due_at, id LIMIT %u",
@@ -184,7 +226,8 @@ claim_skip_locked(struct db *db, struct claim *cl, char *err)
 	db_res_free(r);
 	if (cl->n > 0) {
 		db_sql(db, &sql,
-		    "UPDATE jobs SET attempts = attempts + 1, reserved_at = UTC_TIMESTAMP(6), reserved_by = "
+		    "UPDATE jobs SET attempts = attempts + (attempts < 4294967295), reserved_at = "
+		    "UTC_TIMESTAMP(6), reserved_by = "
 		    "%q,"
 		    " lease_token = %q, lease_expires_at = UTC_TIMESTAMP(6) + INTERVAL %I MICROSECOND WHERE "
 		    "id IN (",
@@ -242,36 +285,157 @@ claim_update(struct db *db, struct claim *cl, char *err)
 	return DB_OK;
 }
 
+/* ---- which priorities have due jobs ----
+ *
+ * A claim must know the due priorities of a queue in order, and must
+ * learn them without reading rows that are not due.  Two indexes serve
+ * this, each where it is cheap:
+ *  - jobs_due (queue, due_at, priority) holds a queue's due rows first:
+ *    one statement reads, for every served queue, at most limit +
+ *    DUE_SLACK of them (index entries only).  An idle poll finds none:
+ *    one index dive per queue, however many priorities the delayed jobs
+ *    use.  A queue with fewer due rows than that is answered completely
+ *    by their priorities.
+ *  - when the scan was cut short (a backlog), it still gives a bound: if
+ *    P is the limit-th smallest priority among the rows it read, the
+ *    groups up to P hold at least limit due rows, enough for the claim,
+ *    so only the priority groups up to P are walked in jobs_reserve
+ *    (queue, priority, due_at), one index dive per group; none when P
+ *    is the queue's lowest priority.  (Many delayed priorities below a
+ *    backlog still cost a dive each per claim: finding the smallest due
+ *    priority needs either that or reading the whole due backlog.) */
+#define DUE_SLACK 16
+
+/* The due priorities of one queue, ascending. */
 struct due {
-	char **queue;
-	int *priority;
+	int *prio;
 	size_t n;
+	unsigned rows; /* due index entries the scan returned */
+	int lowest;    /* the queue's smallest priority, due or not */
+	int bound;     /* the groups up to this one hold enough due rows */
 };
 
 static void
-due_free(struct due *d)
+due_push(struct due *d, int p)
+{
+	d->prio = xrealloc(d->prio, (d->n + 1) * sizeof *d->prio);
+	d->prio[d->n++] = p;
+}
+
+static void
+due_free(struct due *d, size_t n)
 {
 	size_t i;
 
-	for (i = 0; i < d->n; i++)
-		free(d->queue[i]);
-	free(d->queue);
-	free(d->priority);
+	for (i = 0; d != NULL && i < n; i++)
+		free(d[i].prio);
+	free(d);
 }
 
-/* Which (queue, priority) groups of the served queues hold a due job.
- *
- * Found with index dives only, whatever the optimizer's statistics say:
- * MIN() over a prefix of jobs_reserve with constant bounds is answered
- * from the index ("Select tables optimized away"), and an uncorrelated
- * scalar subquery is such a constant.  So the k-th smallest priority of a
- * queue is MIN(priority) above the (k-1)-th, nested, and whether that
- * group has anything due is MIN(due_at) of it.  One statement asks this
- * for DIVE_DEPTH priorities of every queue (a correlated subquery or a
- * GROUP BY would be the natural SQL, but the first scans the queue's rows
- * and the second becomes a full index scan when the statistics are
- * stale, as they are after a burst of enqueues); a queue with more
- * priorities is asked again from its last one. */
+static int
+int_cmp(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Sorts d's priorities (one per due row the scan read), sets d->bound
+ * to the limit-th smallest of them (the priority groups up to it hold at
+ * least limit due rows), and de-duplicates them. */
+static void
+due_sort(struct due *d, unsigned limit)
+{
+	size_t i, k = 0;
+
+	if (d->n == 0)
+		return;
+	if (d->n > 1) /* qsort wants an array */
+		qsort(d->prio, d->n, sizeof *d->prio, int_cmp);
+	d->bound = d->prio[(limit > 0 && limit < d->n ? limit : d->n) - 1];
+	for (i = 0; i < d->n; i++)
+		if (k == 0 || d->prio[k - 1] != d->prio[i])
+			d->prio[k++] = d->prio[i];
+	d->n = k;
+}
+
+/* "p1,p2,..." of d into list. */
+static void
+due_list(const struct due *d, struct buf *list)
+{
+	size_t i;
+
+	buf_reset(list);
+	buf_adds(list, "");
+	for (i = 0; i < d->n; i++)
+		buf_printf(list, "%s%d", i ? "," : "", d->prio[i]);
+}
+
+/* The scan: up to scan due entries of each queue, in one statement;
+ * each row also carries its queue's lowest priority (MIN over an index
+ * prefix: one dive, answered from the index). */
+static void
+due_scan_sql(struct db *db, struct buf *sql, char *const *queues, unsigned scan)
+{
+	size_t i;
+
+	for (i = 0; queues[i] != NULL; i++)
+		db_sql(db, sql,
+		    "%s(SELECT %u AS q, priority, (SELECT MIN(priority) FROM jobs WHERE queue = %q)"
+		    " FROM jobs FORCE INDEX (jobs_due) WHERE queue = %q AND due_at <= UTC_TIMESTAMP(6)"
+		    " ORDER BY due_at LIMIT %u)",
+		    i ? " UNION ALL " : "", (unsigned)i, queues[i], queues[i], scan);
+}
+
+/* Runs the scan for a claim of limit jobs; *due is a new array, one
+ * entry per queue. */
+static int
+due_scan(struct db *db, char *const *queues, unsigned limit, struct due **due, char *err)
+{
+	unsigned scan = limit + DUE_SLACK;
+	size_t nq = strv_len(queues);
+	struct db_res *r;
+	struct buf sql;
+	char **row;
+	int rc;
+
+	*due = xcalloc(nq + 1, sizeof **due);
+	if (nq == 0)
+		return DB_OK;
+	buf_init(&sql);
+	due_scan_sql(db, &sql, queues, scan);
+	r = db_query_buf(db, &sql, &rc, err);
+	buf_free(&sql);
+	if (r == NULL) {
+		due_free(*due, nq);
+		*due = NULL;
+		return rc;
+	}
+	while ((row = db_res_next(r)) != NULL) {
+		uint64_t q = db_col_u64(row[0], nq);
+
+		if (q >= nq || row[1] == NULL)
+			continue;
+		due_push(&(*due)[q], (int)db_col_i64(row[1], 0));
+		(*due)[q].rows++;
+		(*due)[q].lowest = (int)db_col_i64(row[2], db_col_i64(row[1], 0));
+	}
+	db_res_free(r);
+	for (size_t i = 0; i < nq; i++)
+		due_sort(&(*due)[i], limit);
+	return DB_OK;
+}
+
+/* The walk asks DIVE_DEPTH groups per statement, found with index dives
+ * only, whatever the optimizer's statistics say: MIN() over a prefix of
+ * jobs_reserve with constant bounds is answered from the index ("Select
+ * tables optimized away"), and an uncorrelated scalar subquery is such a
+ * constant.  So the k-th priority above `after` is MIN(priority) above
+ * the (k-1)-th, nested, and whether that group has anything due is
+ * MIN(due_at) of it.  (A correlated subquery or a GROUP BY would be the
+ * natural SQL, but the first scans the queue's rows and the second
+ * becomes a full index scan when the statistics are stale, as they are
+ * after a burst of enqueues.) */
 #define DIVE_DEPTH 4
 
 static void
@@ -287,112 +451,103 @@ min_priority_sql(struct db *db, struct buf *sql, const char *queue, const char *
 }
 
 static void
-due_sql(struct db *db, struct buf *sql, char *const *queues, char **after, const int *ask)
+walk_sql(struct db *db, struct buf *sql, const char *queue, const char *after)
 {
-	size_t i;
-	int k, first = 1;
-
-	buf_adds(sql, "SELECT ");
-	for (i = 0; queues[i] != NULL; i++) {
-		if (!ask[i])
-			continue;
-		for (k = 1; k <= DIVE_DEPTH; k++) {
-			buf_adds(sql, first ? "" : ", ");
-			first = 0;
-			min_priority_sql(db, sql, queues[i], after[i], k);
-			db_sql(db, sql,
-			    ", (SELECT MIN(due_at) FROM jobs WHERE queue = %q AND priority = ", queues[i]);
-			min_priority_sql(db, sql, queues[i], after[i], k);
-			buf_adds(sql, ") <= UTC_TIMESTAMP(6)");
-		}
-	}
-}
-
-static void
-due_add(struct due *d, const char *queue, int priority)
-{
-	d->queue = xrealloc(d->queue, (d->n + 1) * sizeof *d->queue);
-	d->priority = xrealloc(d->priority, (d->n + 1) * sizeof *d->priority);
-	d->queue[d->n] = xstrdup(queue);
-	d->priority[d->n++] = priority;
-}
-
-/* Reads one answer of due_sql; ask[i] stays set (and after[i] moves on)
- * for a queue that may have more priorities. */
-static void
-due_read(struct due *d, char **row, char *const *queues, char **after, int *ask)
-{
-	size_t i, col = 0;
 	int k;
 
-	for (i = 0; queues[i] != NULL; i++) {
-		if (!ask[i])
-			continue;
-		ask[i] = 0;
-		for (k = 1; k <= DIVE_DEPTH; k++, col += 2) {
-			if (row[col] == NULL)
-				continue;
-			if (row[col + 1] != NULL && strcmp(row[col + 1], "1") == 0)
-				due_add(d, queues[i], atoi(row[col]));
-			if (k == DIVE_DEPTH) {
-				free(after[i]);
-				after[i] = xstrdup(row[col]);
-				ask[i] = 1;
+	buf_adds(sql, "SELECT ");
+	for (k = 1; k <= DIVE_DEPTH; k++) {
+		buf_adds(sql, k > 1 ? ", " : "");
+		min_priority_sql(db, sql, queue, after, k);
+		db_sql(db, sql, ", (SELECT MIN(due_at) FROM jobs WHERE queue = %q AND priority = ", queue);
+		min_priority_sql(db, sql, queue, after, k);
+		buf_adds(sql, ") <= UTC_TIMESTAMP(6)");
+	}
+}
+
+/* Replaces d's priorities by every due priority of queue up to bound,
+ * walked in order. */
+static int
+walk_groups(struct db *db, const char *queue, int bound, struct due *d, char *err)
+{
+	char after[16] = "";
+	struct buf sql;
+	int rc = DB_OK, more = 1;
+
+	d->n = 0;
+	buf_init(&sql);
+	while (more) {
+		struct db_res *r;
+		char **row;
+		int k;
+
+		more = 0;
+		buf_reset(&sql);
+		walk_sql(db, &sql, queue, *after ? after : NULL);
+		if ((r = db_query_buf(db, &sql, &rc, err)) == NULL)
+			break;
+		row = db_res_next(r);
+		for (k = 0; row != NULL && k < DIVE_DEPTH; k++) {
+			int p = (int)db_col_i64(row[2 * k], 0);
+
+			if (row[2 * k] == NULL || p > bound)
+				break;
+			if (db_col_u64(row[2 * k + 1], 0) == 1)
+				due_push(d, p);
+			if (k == DIVE_DEPTH - 1 && p < bound) {
+				snprintf(after, sizeof after, "%d", p);
+				more = 1;
 			}
 		}
+		db_res_free(r);
 	}
+	buf_free(&sql);
+	return rc;
+}
+
+/* Whether the scan of d stopped short of the queue's due rows and the
+ * groups up to its highest priority must be walked. */
+static int
+due_needs_walk(const struct due *d, unsigned scan)
+{
+	return d->rows >= scan && d->n > 0 && d->bound != d->lowest;
 }
 
 static int
-due_groups(struct db *db, char *const *queues, struct due *d, char *err)
+due_complete(struct db *db, const char *queue, unsigned scan, struct due *d, char *err)
 {
-	size_t n = strv_len(queues), i;
-	char **after = xcalloc(n + 1, sizeof *after);
-	int *ask = xcalloc(n + 1, sizeof *ask), rc = DB_OK, more = n > 0;
-	struct buf sql;
+	size_t i, k = 0;
 
-	memset(d, 0, sizeof *d);
-	buf_init(&sql);
-	for (i = 0; i < n; i++)
-		ask[i] = 1;
-	while (more && rc == DB_OK) {
-		struct db_res *r;
-		char **row;
-
-		buf_reset(&sql);
-		due_sql(db, &sql, queues, after, ask);
-		if ((r = db_query_buf(db, &sql, &rc, err)) == NULL)
-			break;
-		if ((row = db_res_next(r)) != NULL)
-			due_read(d, row, queues, after, ask);
-		db_res_free(r);
-		for (more = 0, i = 0; i < n; i++)
-			more |= ask[i];
-	}
-	buf_free(&sql);
-	strv_free(after);
-	free(ask);
-	if (rc != DB_OK)
-		due_free(d);
-	return rc;
+	if (d->rows < scan)
+		return DB_OK; /* the scan saw every due row */
+	if (d->bound != d->lowest)
+		return walk_groups(db, queue, d->bound, d, err);
+	/* Nothing lies below the bound: the groups up to it are known. */
+	for (i = 0; i < d->n; i++)
+		if (d->prio[i] <= d->bound)
+			d->prio[k++] = d->prio[i];
+	d->n = k;
+	return DB_OK;
 }
 
 /* Reserves up to req->limit due jobs, draining req->queues in order,
  * then by priority (smaller first), then oldest due first.  Each job's
- * attempt count has grown by one and it carries a fresh lease token.
- * *jobs is a new array (free each with job_free, then the array). */
+ * attempt count has grown by one (saturating at the column's maximum)
+ * and it carries a fresh lease token.  *jobs is a new array (free each
+ * with job_free, then the array). */
 int
 queue_reserve(struct db *db, const struct reserve_req *req, struct job ***jobs, size_t *n, char *err)
 {
+	unsigned scan = req->limit + DUE_SLACK;
 	struct claim cl;
-	struct due d;
+	struct due *due;
 	struct buf prio;
 	size_t qi;
 	int rc;
 
 	*jobs = xcalloc(req->limit + 1, sizeof **jobs);
 	*n = 0;
-	if ((rc = due_groups(db, req->queues, &d, err)) != DB_OK)
+	if ((rc = due_scan(db, req->queues, req->limit, &due, err)) != DB_OK)
 		return rc;
 	buf_init(&prio);
 	memset(&cl, 0, sizeof cl);
@@ -401,8 +556,13 @@ queue_reserve(struct db *db, const struct reserve_req *req, struct job ***jobs, 
 	for (qi = 0; req->queues[qi] != NULL && *n < req->limit; qi++) {
 		size_t i;
 
-		if (due_priorities(d.queue, d.priority, d.n, req->queues[qi], &prio) == 0)
+		if (due[qi].n == 0)
 			continue;
+		if ((rc = due_complete(db, req->queues[qi], scan, &due[qi], err)) != DB_OK)
+			break;
+		if (due[qi].n == 0)
+			continue;
+		due_list(&due[qi], &prio);
 		cl.queue = req->queues[qi];
 		cl.priorities = prio.data;
 		cl.limit = req->limit - (unsigned)*n;
@@ -421,7 +581,7 @@ queue_reserve(struct db *db, const struct reserve_req *req, struct job ***jobs, 
 	}
 	free(cl.jobs);
 	buf_free(&prio);
-	due_free(&d);
+	due_free(due, strv_len(req->queues));
 	/* Jobs already claimed stay claimed even if a later queue failed:
 	 * the caller runs them and reports the error. */
 	return *n > 0 ? DB_OK : rc;
@@ -454,8 +614,8 @@ rows_read(struct db *db, uint64_t *sum, char *err)
 		return rc;
 	while ((row = db_res_next(r)) != NULL)
 		for (i = 0; i < ARRAY_LEN(read_counters); i++)
-			if (strcmp(row[0], read_counters[i]) == 0)
-				*sum += strtoull(row[1], NULL, 10);
+			if (row[0] != NULL && strcmp(row[0], read_counters[i]) == 0)
+				*sum += db_col_u64(row[1], 0);
 	db_res_free(r);
 	return DB_OK;
 }
@@ -470,18 +630,24 @@ add_distinct(char *list, size_t size, const char *item)
 	snprintf(list + n, size - n, "%s%s", n ? "; " : "", item);
 }
 
-/* EXPLAINs stmt.  With summary, its rows (one per subquery) become one
- * step: type "dives", rows the number of subqueries, extra the distinct
- * Extra values; else each row is a step of its own. */
+/* How explain_one turns EXPLAIN's rows (one per subquery) into steps. */
+enum step_kind {
+	STEP_EACH,  /* each row a step of its own */
+	STEP_DIVES, /* one step, type "dives", rows the number of subqueries */
+	STEP_MERGED /* one step, the distinct access types, keys and extras */
+};
+
+/* EXPLAINs stmt as kind says; rows for a UNION's result (no table
+ * access of its own) are left out. */
 static int
-explain_one(struct db *db, const char *label, const struct buf *stmt, int summary, struct explain_report *x,
-    char *err)
+explain_one(struct db *db, const char *label, const struct buf *stmt, enum step_kind kind,
+    struct explain_report *x, char *err)
 {
 	struct explain_step *s = NULL;
 	struct buf sql;
 	struct db_res *r;
 	char **row;
-	int rc, type, key, rows, extra, n = 0;
+	int rc, type, key, rows, extra, table, n = 0;
 
 	buf_init(&sql);
 	buf_printf(&sql, "EXPLAIN %s", stmt->data);
@@ -493,8 +659,11 @@ explain_one(struct db *db, const char *label, const struct buf *stmt, int summar
 	key = db_res_column(r, "key");
 	rows = db_res_column(r, "rows");
 	extra = db_res_column(r, "Extra");
+	table = db_res_column(r, "table");
 	while ((row = db_res_next(r)) != NULL) {
-		if (s == NULL || !summary) {
+		if (table >= 0 && row[table] != NULL && strncmp(row[table], "<union", 6) == 0)
+			continue;
+		if (s == NULL || kind == STEP_EACH) {
 			if (x->nsteps == ARRAY_LEN(x->steps))
 				break;
 			s = &x->steps[x->nsteps++];
@@ -502,8 +671,11 @@ explain_one(struct db *db, const char *label, const struct buf *stmt, int summar
 			snprintf(s->query, sizeof s->query, "%s", label);
 		}
 		n++;
-		if (summary) {
-			snprintf(s->type, sizeof s->type, "dives");
+		if (kind != STEP_EACH) {
+			if (kind == STEP_DIVES)
+				snprintf(s->type, sizeof s->type, "dives");
+			else if (type >= 0 && row[type] != NULL)
+				add_distinct(s->type, sizeof s->type, row[type]);
 			snprintf(s->rows, sizeof s->rows, "%d", n);
 			if (key >= 0 && row[key] != NULL)
 				add_distinct(s->key, sizeof s->key, row[key]);
@@ -550,16 +722,53 @@ out:
 	return rc;
 }
 
+/* The scan and walk of queue_reserve for the first served queue with
+ * anything due, explained, with the index entries they read. */
+static int
+explain_due(struct db *db, const struct reserve_req *req, struct due **due, size_t *qi,
+    struct explain_report *x, char *err)
+{
+	unsigned scan = req->limit + DUE_SLACK;
+	uint64_t before, after;
+	struct buf stmt;
+	int rc;
+
+	*due = NULL;
+	buf_init(&stmt);
+	due_scan_sql(db, &stmt, req->queues, scan);
+	if (req->queues[0] != NULL && (rc = explain_one(db, "due scan", &stmt, STEP_MERGED, x, err)) != DB_OK)
+		goto out;
+	if ((rc = rows_read(db, &before, err)) != DB_OK ||
+	    (rc = due_scan(db, req->queues, req->limit, due, err)) != DB_OK)
+		goto out;
+	for (*qi = 0; req->queues[*qi] != NULL && (*due)[*qi].n == 0; (*qi)++)
+		;
+	if (req->queues[*qi] != NULL && due_needs_walk(&(*due)[*qi], scan)) {
+		x->walked = 1;
+		buf_reset(&stmt);
+		walk_sql(db, &stmt, req->queues[*qi], NULL);
+		if ((rc = explain_one(db, "due groups", &stmt, STEP_DIVES, x, err)) != DB_OK ||
+		    (rc = due_complete(db, req->queues[*qi], scan, &(*due)[*qi], err)) != DB_OK)
+			goto out;
+	}
+	if ((rc = rows_read(db, &after, err)) == DB_OK)
+		x->due_rows_read = after - before;
+out:
+	buf_free(&stmt);
+	return rc;
+}
+
 /* Explains and measures one reservation as a worker would make it for
  * req, changing nothing: the plan of each statement (key, type, Extra)
- * and how many rows the server read to claim how many jobs. */
+ * and how many rows the server read to find the due priorities and to
+ * claim how many jobs. */
 int
 queue_explain(struct db *db, const struct reserve_req *req, struct explain_report *x, char *err)
 {
 	struct buf stmt, prio;
 	struct claim cl;
-	struct due d;
-	size_t qi;
+	struct due *due = NULL;
+	size_t qi = 0;
 	uint64_t read = 0, got = 0;
 	int rc;
 
@@ -567,55 +776,32 @@ queue_explain(struct db *db, const struct reserve_req *req, struct explain_repor
 	memset(&cl, 0, sizeof cl);
 	buf_init(&stmt);
 	buf_init(&prio);
-	{
-		size_t n = strv_len(req->queues), i;
-		char **after = xcalloc(n + 1, sizeof *after);
-		int *ask = xcalloc(n + 1, sizeof *ask);
-		uint64_t before, after_reads;
-
-		for (i = 0; i < n; i++)
-			ask[i] = 1;
-		due_sql(db, &stmt, req->queues, after, ask);
-		free(after);
-		free(ask);
-		if ((rc = explain_one(db, "due groups", &stmt, 1, x, err)) != DB_OK ||
-		    (rc = rows_read(db, &before, err)) != DB_OK ||
-		    (rc = due_groups(db, req->queues, &d, err)) != DB_OK)
-			goto out;
-		if ((rc = rows_read(db, &after_reads, err)) != DB_OK) {
-			due_free(&d);
-			goto out;
-		}
-		x->due_rows_read = after_reads - before;
-		x->due_groups = d.n;
+	if ((rc = explain_due(db, req, &due, &qi, x, err)) != DB_OK)
+		goto out;
+	if (req->queues[qi] == NULL || due[qi].n == 0) {
+		x->nothing_due = 1;
+		goto out;
 	}
+	x->due_groups = due[qi].n;
+	due_list(&due[qi], &prio);
 	cl.req = req;
 	cl.limit = req->limit;
 	snprintf(cl.token, sizeof cl.token, "%032d", 0);
-	for (qi = 0; req->queues[qi] != NULL; qi++)
-		if (due_priorities(d.queue, d.priority, d.n, req->queues[qi], &prio) > 0)
-			break;
-	if (req->queues[qi] == NULL) {
-		x->nothing_due = 1;
-		due_free(&d);
-		goto out;
-	}
 	cl.queue = req->queues[qi];
 	cl.priorities = prio.data;
 	snprintf(x->queue, sizeof x->queue, "%s", cl.queue);
 	snprintf(x->priorities, sizeof x->priorities, "%s", prio.data);
-	buf_reset(&stmt);
 	if (req->mode == RESERVE_UPDATE)
 		claim_update_sql(db, &stmt, &cl);
 	else
 		claim_select_sql(db, &stmt, &cl);
-	if ((rc = explain_one(db, "claim", &stmt, 0, x, err)) == DB_OK &&
+	if ((rc = explain_one(db, "claim", &stmt, STEP_EACH, x, err)) == DB_OK &&
 	    (rc = measure(db, &stmt, req->mode != RESERVE_UPDATE, &read, &got, err)) == DB_OK) {
 		x->claim_rows_read = read;
 		x->claimed = got;
 	}
-	due_free(&d);
 out:
+	due_free(due, strv_len(req->queues));
 	buf_free(&stmt);
 	buf_free(&prio);
 	return rc;

@@ -10,10 +10,13 @@
 
 #include "queue.h"
 
+/* The last column tells an unknown time zone (CONVERT_TZ gives NULL for
+ * a known instant) from a stored time CONVERT_TZ cannot convert (a zero
+ * date written by another program also gives NULL). */
 #define VIEW_COLUMNS                                                                                       \
 	"id, queue, type, payload, priority, attempts, COALESCE(max_attempts, 0), CONVERT_TZ(created_at, " \
-	"'+00:00', %q)"
-#define VIEW_EXTRA 8 /* the first column after VIEW_COLUMNS */
+	"'+00:00', %q), CONVERT_TZ('2000-01-01 00:00:00', '+00:00', %q) IS NULL"
+#define VIEW_EXTRA 9 /* the first column after VIEW_COLUMNS */
 
 /* Runs a query that starts with VIEW_COLUMNS and fills the fields they
  * hold; *r and *row are left for the caller's own columns (free *r).
@@ -33,7 +36,7 @@ view_fetch(struct db *db, const struct buf *sql, const char *tz, struct job_view
 		db_res_free(*r);
 		return QUEUE_NOT_FOUND;
 	}
-	if ((*row)[7] == NULL) {
+	if ((*row)[8] == NULL || strcmp((*row)[8], "0") != 0) {
 		errf(err,
 		    "time zone '%s' is unknown to the database server (load its time zone tables with "
 		    "mariadb-tzinfo-to-sql, or use an offset like +01:00)",
@@ -42,14 +45,14 @@ view_fetch(struct db *db, const struct buf *sql, const char *tz, struct job_view
 		return DB_EFAIL;
 	}
 	len = db_res_lengths(*r);
-	v->id = strtoull((*row)[0], NULL, 10);
-	v->queue = xstrdup((*row)[1]);
-	v->type = xstrdup((*row)[2]);
-	v->payload = xstrndup((*row)[3], len[3]);
-	v->priority = atoi((*row)[4]);
-	v->attempts = (unsigned)strtoul((*row)[5], NULL, 10);
-	v->max_attempts = (unsigned)strtoul((*row)[6], NULL, 10);
-	v->created_at = xstrdup((*row)[7]);
+	v->id = db_col_u64((*row)[0], 0);
+	v->queue = xstrdup_or_empty((*row)[1]);
+	v->type = xstrdup_or_empty((*row)[2]);
+	v->payload = (*row)[3] ? xstrndup((*row)[3], len[3]) : xstrdup("");
+	v->priority = (int)db_col_i64((*row)[4], 0);
+	v->attempts = (unsigned)db_col_u64((*row)[5], 0);
+	v->max_attempts = (unsigned)db_col_u64((*row)[6], 0);
+	v->created_at = xstrdup((*row)[7] ? (*row)[7] : "-");
 	return DB_OK;
 }
 
@@ -69,25 +72,27 @@ queue_show(struct db *db, uint64_t id, const char *tz, struct job_view *v, char 
 	    " TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), available_at) DIV 1000, reserved_by,"
 	    " CONVERT_TZ(reserved_at, '+00:00', %q), CONVERT_TZ(lease_expires_at, '+00:00', %q),"
 	    " TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), lease_expires_at) DIV 1000, last_error,"
-	    " lease_token IS NOT NULL, lease_expires_at > UTC_TIMESTAMP(6), available_at <= UTC_TIMESTAMP(6)"
+	    " lease_token IS NOT NULL, lease_expires_at > UTC_TIMESTAMP(6), due_at <= UTC_TIMESTAMP(6)"
 	    " FROM jobs WHERE id = %U",
-	    tz, tz, tz, tz, id);
+	    tz, tz, tz, tz, tz, id);
 	rc = view_fetch(db, &sql, tz, v, &r, &row, err);
 	buf_free(&sql);
 	if (rc != DB_OK)
 		return rc;
 	x = row + VIEW_EXTRA;
 	v->available_at = xstrdup_or_null(x[0]);
-	v->available_in_ms = x[1] ? strtoll(x[1], NULL, 10) : 0;
+	v->available_in_ms = db_col_i64(x[1], 0);
 	v->reserved_by = xstrdup_or_null(x[2]);
 	v->reserved_at = xstrdup_or_null(x[3]);
 	v->lease_expires_at = xstrdup_or_null(x[4]);
-	v->lease_left_ms = x[5] ? strtoll(x[5], NULL, 10) : 0;
+	v->lease_left_ms = db_col_i64(x[5], 0);
 	v->last_error = xstrdup_or_null(x[6]);
-	if (atoi(x[7]))
-		v->state = x[8] && atoi(x[8]) ? "reserved" : "stale";
+	/* The states of DESIGN.md 5b; a token with no expiry is no live
+	 * lease (stale), as queue_status counts it. */
+	if (db_col_u64(x[7], 0))
+		v->state = db_col_u64(x[8], 0) ? "reserved" : "stale";
 	else
-		v->state = atoi(x[9]) ? "ready" : "delayed";
+		v->state = db_col_u64(x[9], 1) ? "ready" : "delayed";
 	db_res_free(r);
 	return DB_OK;
 }
@@ -105,7 +110,7 @@ failed_show(struct db *db, uint64_t id, const char *tz, struct job_view *v, char
 	db_sql(db, &sql,
 	    "SELECT " VIEW_COLUMNS ", CONVERT_TZ(failed_at, '+00:00', %q), exception, exit_status, reason"
 	    " FROM failed_jobs WHERE id = %U",
-	    tz, tz, id);
+	    tz, tz, tz, id);
 	rc = view_fetch(db, &sql, tz, v, &r, &row, err);
 	buf_free(&sql);
 	if (rc != DB_OK)

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "registry.h"
+#include "runs.h"
 
 #define ALIVE_INTERVALS 3
 
@@ -25,17 +26,49 @@ registry_register(struct db *db, const char *id, const char *host, unsigned pid,
 	    id, host, pid, queues, concurrency, heartbeat_ms, PACKAGE_VERSION);
 }
 
+/* The longest current_jobs a heartbeat sends: a quarter of the server's
+ * packet limit (escaping may double a string), so that the list can never
+ * make the heartbeat fail.  The column (MEDIUMTEXT, schema version 2)
+ * holds a full list at any concurrency jobq allows. */
+static size_t
+current_jobs_max(const struct db *db)
+{
+	size_t packet = db_max_packet(db);
+
+	return packet >= 16384 ? packet / 4 : 4096;
+}
+
+/* "1:a,2:b,3:c" cut after its last whole entry that fits in max
+ * characters, with " +N more" for the entries left out. */
+static char *
+fit_current_jobs(const char *list, size_t max)
+{
+	size_t len = strlen(list), keep, more = 1;
+	const char *p;
+
+	if (len <= max)
+		return xstrdup(list);
+	max -= 32; /* room for the suffix */
+	for (keep = max; keep > 0 && list[keep] != ','; keep--)
+		;
+	for (p = list + keep + 1; (p = strchr(p, ',')) != NULL; p++)
+		more++;
+	return xasprintf("%.*s%s+%zu more", (int)keep, list, keep > 0 ? " " : "", more);
+}
+
 /* Refreshes the row; QUEUE-style 1 when the row is gone (pruned by
  * someone), so the caller registers again. */
 int
 registry_heartbeat(
     struct db *db, const char *id, const struct worker_counts *c, const char *current_jobs, char *err)
 {
+	char *current = fit_current_jobs(current_jobs, current_jobs_max(db));
 	int rc = db_exec(db, err,
 	    "UPDATE jobq_workers SET last_seen_at = UTC_TIMESTAMP(6), jobs_done = %U, jobs_retried = %U,"
 	    " jobs_dead = %U, current_jobs = %q WHERE id = %q",
-	    c->done, c->retried, c->dead, current_jobs, id);
+	    c->done, c->retried, c->dead, current, id);
 
+	free(current);
 	if (rc == DB_OK && db_affected(db) == 0)
 		return 1;
 	return rc;
@@ -72,19 +105,19 @@ registry_list(struct db *db, struct worker_row **rows, size_t *n, char *err)
 
 		w->id = xstrdup_or_empty(row[0]);
 		w->host = xstrdup_or_empty(row[1]);
-		w->pid = (unsigned)strtoul(row[2], NULL, 10);
+		w->pid = (unsigned)db_col_u64(row[2], 0);
 		w->queues = xstrdup_or_empty(row[3]);
-		w->concurrency = (unsigned)strtoul(row[4], NULL, 10);
-		w->heartbeat_ms = strtoll(row[5], NULL, 10);
+		w->concurrency = (unsigned)db_col_u64(row[4], 0);
+		w->heartbeat_ms = db_col_i64(row[5], 0);
 		w->started_at = xstrdup_or_empty(row[6]);
 		w->last_seen_at = xstrdup_or_empty(row[7]);
-		w->done = strtoull(row[8], NULL, 10);
-		w->retried = strtoull(row[9], NULL, 10);
-		w->dead = strtoull(row[10], NULL, 10);
+		w->done = db_col_u64(row[8], 0);
+		w->retried = db_col_u64(row[9], 0);
+		w->dead = db_col_u64(row[10], 0);
 		w->current_jobs = xstrdup_or_empty(row[11]);
 		w->version = xstrdup_or_empty(row[12]);
-		w->uptime_s = strtoll(row[13], NULL, 10);
-		w->seen_ago_ms = strtoll(row[14], NULL, 10);
+		w->uptime_s = db_col_i64(row[13], 0);
+		w->seen_ago_ms = db_col_i64(row[14], INT64_MAX / 2); /* NULL: never seen */
 		w->alive = w->seen_ago_ms <= ALIVE_INTERVALS * w->heartbeat_ms + 1000;
 	}
 	db_res_free(r);
@@ -124,19 +157,27 @@ registry_count_alive(struct db *db, uint64_t *n, char *err)
 	if (r == NULL)
 		return rc;
 	if ((row = db_res_next(r)) != NULL)
-		*n = strtoull(row[0], NULL, 10);
+		*n = db_col_u64(row[0], 0);
 	db_res_free(r);
 	return DB_OK;
 }
 
-/* Forgets workers not seen for older_than_ms. */
+/* Forgets workers not seen for older_than_ms (or with count_only
+ * counts them).  A worker that is alive by registry_list's rule is never
+ * forgotten, whatever older_than_ms says: `prune --older-than 0` must
+ * not pull the row from under a running worker. */
 int
-registry_prune(struct db *db, int64_t older_than_ms, uint64_t *removed, char *err)
+registry_prune(struct db *db, int64_t older_than_ms, int count_only, uint64_t *removed, char *err)
 {
-	int rc = db_exec(db, err,
-	    "DELETE FROM jobq_workers WHERE last_seen_at < UTC_TIMESTAMP(6) - INTERVAL %I MICROSECOND",
-	    older_than_ms * 1000);
+	struct buf where;
+	int rc;
 
-	*removed = rc == DB_OK ? db_affected(db) : 0;
+	buf_init(&where);
+	db_sql(db, &where,
+	    "last_seen_at < UTC_TIMESTAMP(6) - INTERVAL GREATEST(%I, (%d * heartbeat_ms + 1000) * 1000)"
+	    " MICROSECOND",
+	    older_than_ms * 1000, ALIVE_INTERVALS);
+	rc = delete_in_chunks(db, "jobq_workers", where.data, count_only, removed, err);
+	buf_free(&where);
 	return rc;
 }

@@ -27,6 +27,6 @@ int registry_unregister(struct db *db, const char *id, char *err);
 int registry_list(struct db *db, struct worker_row **rows, size_t *n, char *err);
 void registry_rows_free(struct worker_row *rows, size_t n);
 int registry_count_alive(struct db *db, uint64_t *n, char *err);
-int registry_prune(struct db *db, int64_t older_than_ms, uint64_t *removed, char *err);
+int registry_prune(struct db *db, int64_t older_than_ms, int count_only, uint64_t *removed, char *err);
 
 #endif

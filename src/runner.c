@@ -4,9 +4,10 @@
  *   parent: build argv and envp, block every signal, vfork;
  *   child:  reset the signal dispositions the worker changed and the
  *           mask, make its own process group, put the pipes on 0/1/2,
- *           close every other descriptor, chdir to workdir, drop
- *           privileges, execve; a failure on the way is recorded for the
- *           parent and the child leaves with _exit(127);
+ *           close every other descriptor, chdir to workdir, set the
+ *           resource limits, drop privileges, execve; a failure on the
+ *           way is recorded for the parent and the child leaves with
+ *           _exit(127);
  *   parent: (resumed once the child exec'd or exited) restore the mask,
  *           look at the recorded failure.
  * The program never goes through a shell.
@@ -30,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #ifdef HAVE_CLOSE_RANGE
@@ -58,6 +60,19 @@ struct runner {
 	int timed_out, interrupted;
 	int start_errno;
 	char start_what[16];
+};
+
+/* What the child sets up besides its descriptors, all worked out
+ * before vfork so that the child only makes system calls: the ids to
+ * take (when the worker runs as root) and the resource limits. */
+struct child_setup {
+	int drop_gid, drop_uid;
+	gid_t *groups;
+	int ngroups;
+	int nlimits;
+	int resource[NLIMITS];
+	struct rlimit rl[NLIMITS];
+	const char *what[NLIMITS]; /* the limit_* key, for the error */
 };
 
 /* What the child reports when it cannot exec.  With vfork the child
@@ -196,9 +211,15 @@ close_from(int lo, int hi)
 	}
 }
 
-/* Everything the child does between vfork and exec. */
+/* Everything the child does between vfork and exec: system calls
+ * only, on values the parent prepared.  The limits come after chdir and
+ * before the ids change: a privileged worker may raise a hard limit,
+ * the run user may not, and a limit_nproc the run user is already over
+ * must make the exec fail (the kernel notes it when the uid changes).
+ * setrlimit is one system call (prlimit64) and, as the child is a
+ * process of its own, changes the child's limits only. */
 static void NORETURN
-child(const struct handler *h, const int fd[3], char **envp, gid_t *groups, int ngroups, int drop,
+child(const struct handler *h, const int fd[3], char **envp, const struct child_setup *cs,
     volatile struct start_failure *f)
 {
 	struct sigaction sa;
@@ -221,14 +242,18 @@ child(const struct handler *h, const int fd[3], char **envp, gid_t *groups, int 
 	close_from(3, INT_MAX);
 	if (h->workdir != NULL && chdir(h->workdir) < 0)
 		child_fail(f, "chdir");
-	if (drop) {
-		if (setgroups((size_t)ngroups, groups) < 0)
+	for (i = 0; i < cs->nlimits; i++)
+		if (setrlimit(cs->resource[i], &cs->rl[i]) < 0)
+			child_fail(f, cs->what[i]);
+	/* group without user: only the group changes (DESIGN.md 4). */
+	if (cs->drop_gid) {
+		if (setgroups((size_t)cs->ngroups, cs->groups) < 0)
 			child_fail(f, "setgroups");
 		if (setgid(h->gid) < 0)
 			child_fail(f, "setgid");
-		if (setuid(h->uid) < 0)
-			child_fail(f, "setuid");
 	}
+	if (cs->drop_uid && setuid(h->uid) < 0)
+		child_fail(f, "setuid");
 	execve(h->argv[0], h->argv, envp);
 	child_fail(f, "exec");
 }
@@ -256,31 +281,55 @@ fail:
 }
 
 /* Supplementary groups of the run user, looked up before fork (the
- * lookup is not async-signal-safe). */
+ * lookup is not async-signal-safe).  A handler with a group and no user
+ * gets that one group and none of the worker's. */
 static gid_t *
 run_groups(const struct handler *h, int *n)
 {
 	struct passwd *pw;
 	gid_t *groups;
 
-	*n = 0;
+	*n = 1;
+	groups = xcalloc(1, sizeof *groups);
+	groups[0] = h->gid;
 	if (h->user == NULL || (pw = getpwnam(h->user)) == NULL)
-		return xcalloc(1, sizeof(gid_t));
+		return groups;
 	*n = 64;
-	groups = xcalloc((size_t)*n, sizeof *groups);
+	groups = xrealloc(groups, (size_t)*n * sizeof *groups);
 	if (getgrouplist(h->user, h->gid, groups, n) < 0) {
 		groups = xrealloc(groups, (size_t)*n * sizeof *groups);
 		if (getgrouplist(h->user, h->gid, groups, n) < 0)
-			*n = 0;
+			*n = 1;
 	}
 	return groups;
+}
+
+/* The limits to set: soft = hard, so the handler cannot lift them, but
+ * for limit_cpu whose hard limit is a second above: the kernel sends
+ * SIGXCPU at the soft limit (which a handler may catch to clean up)
+ * and SIGKILL at the hard one. */
+static void
+setup_limits(const struct handler *h, struct child_setup *cs)
+{
+	int l;
+
+	cs->nlimits = 0;
+	for (l = 0; l < NLIMITS; l++) {
+		if (h->limits[l] == 0)
+			continue;
+		cs->resource[cs->nlimits] = conf_limit_resource((enum handler_limit)l);
+		cs->rl[cs->nlimits].rlim_cur = (rlim_t)h->limits[l];
+		cs->rl[cs->nlimits].rlim_max = (rlim_t)h->limits[l] + (l == LIMIT_CPU);
+		cs->what[cs->nlimits] = conf_limit_key((enum handler_limit)l);
+		cs->nlimits++;
+	}
 }
 
 /* vfork and exec, with every signal blocked meanwhile so that none of
  * our handlers can run in the child before it has reset them.  Kept
  * apart so that no variable of the caller lives across vfork. */
 static pid_t
-spawn(const struct handler *h, const int fd[3], char **envp, gid_t *groups, int ngroups, int drop,
+spawn(const struct handler *h, const int fd[3], char **envp, const struct child_setup *cs,
     volatile struct start_failure *f)
 {
 	sigset_t all, old;
@@ -290,7 +339,7 @@ spawn(const struct handler *h, const int fd[3], char **envp, gid_t *groups, int 
 	sigprocmask(SIG_BLOCK, &all, &old);
 	pid = vfork();
 	if (pid == 0)
-		child(h, fd, envp, groups, ngroups, drop, f);
+		child(h, fd, envp, cs, f);
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	return pid;
 }
@@ -305,10 +354,10 @@ spawn(const struct handler *h, const int fd[3], char **envp, gid_t *groups, int 
 struct runner *
 runner_start(const struct handler *h, const struct job *j, unsigned max_attempts, char *err)
 {
-	int p[3][2], child_fd[3], ngroups = 0, drop = geteuid() == 0 && h->has_uid, i;
+	int p[3][2], child_fd[3], i;
 	volatile struct start_failure failure = { 0, NULL };
+	struct child_setup cs;
 	char **envp;
-	gid_t *groups = NULL;
 	struct runner *r;
 	pid_t pid;
 
@@ -320,11 +369,15 @@ runner_start(const struct handler *h, const struct job *j, unsigned max_attempts
 	child_fd[P_OUT] = p[P_OUT][1];
 	child_fd[P_ERR] = p[P_ERR][1];
 	envp = build_env(h, j, max_attempts);
-	if (drop)
-		groups = run_groups(h, &ngroups);
-	pid = spawn(h, child_fd, envp, groups, ngroups, drop, &failure);
+	memset(&cs, 0, sizeof cs);
+	cs.drop_uid = geteuid() == 0 && h->has_uid;
+	cs.drop_gid = geteuid() == 0 && h->has_gid;
+	if (cs.drop_gid)
+		cs.groups = run_groups(h, &cs.ngroups);
+	setup_limits(h, &cs);
+	pid = spawn(h, child_fd, envp, &cs, &failure);
 	strv_free(envp);
-	free(groups);
+	free(cs.groups);
 	close_fd(&p[P_IN][0]);
 	close_fd(&p[P_OUT][1]);
 	close_fd(&p[P_ERR][1]);
@@ -535,6 +588,19 @@ runner_terminate(struct runner *r)
 	r->interrupted = 1;
 	if (r->kill_at == INT64_MAX)
 		stop_group(r, mono_ms());
+}
+
+/* As runner_terminate, but the SIGKILL comes at kill_by (monotonic ms)
+ * at the latest, whatever kill_grace says: the worker must see the
+ * handler gone before its job's lease ends. */
+void
+runner_terminate_by(struct runner *r, int64_t kill_by)
+{
+	if (r->reaped)
+		return;
+	runner_terminate(r);
+	if (kill_by < r->kill_at)
+		r->kill_at = kill_by;
 }
 
 int

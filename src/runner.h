@@ -23,6 +23,7 @@ void runner_reap(struct runner *r);
 int64_t runner_deadline(const struct runner *r);
 void runner_tick(struct runner *r, int64_t now);
 void runner_terminate(struct runner *r);
+void runner_terminate_by(struct runner *r, int64_t kill_by);
 int runner_finished(const struct runner *r);
 int runner_interrupted(const struct runner *r);
 void runner_result(const struct runner *r, struct exit_info *x, char **out, char **err, int64_t *duration_ms);

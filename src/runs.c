@@ -4,6 +4,7 @@
  * they record; this file only reads them and deletes old ones. */
 #include "config.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,39 +12,69 @@
 
 #define CHUNK 1000
 
-/* The runs of one job, oldest first, times shown in tz (an offset like
- * '+00:00' or a zone name the server knows). */
+/* The last `last` runs of one job (all when 0), oldest first, times
+ * shown in tz (an offset like '+00:00' or a zone name the server knows);
+ * *total is how many it has in all.  Served by the (job_id, id) index:
+ * a job with 20,000 runs costs `last` rows, not 20,000. */
 int
-runs_for_job(struct db *db, uint64_t id, const char *tz, struct run_row **rows, size_t *n, char *err)
+runs_for_job_last(struct db *db, uint64_t id, const char *tz, unsigned last, struct run_row **rows, size_t *n,
+    uint64_t *total, char *err)
 {
 	struct db_res *r;
 	char **row;
+	char limit[32] = "";
 	int rc;
 
 	*rows = NULL;
 	*n = 0;
+	if (last > 0)
+		snprintf(limit, sizeof limit, " LIMIT %u", last);
 	r = db_query(db, &rc, err,
-	    "SELECT attempt, worker, CONVERT_TZ(started_at, '+00:00', %q), duration_ms, outcome, "
-	    "exit_status, error, queue, type FROM job_runs WHERE job_id = %U ORDER BY id",
-	    tz, id);
+	    "SELECT * FROM (SELECT id, attempt, worker, CONVERT_TZ(started_at, '+00:00', %q), duration_ms,"
+	    " outcome, exit_status, error, queue, type FROM job_runs WHERE job_id = %U ORDER BY id DESC%s) r"
+	    " ORDER BY id",
+	    tz, id, limit);
 	if (r == NULL)
 		return rc;
 	*rows = xcalloc(db_res_rows(r) + 1, sizeof **rows);
 	while ((row = db_res_next(r)) != NULL) {
 		struct run_row *x = &(*rows)[(*n)++];
 
-		x->attempt = (unsigned)strtoul(row[0], NULL, 10);
-		x->worker = xstrdup_or_null(row[1]);
-		x->started_at = xstrdup_or_null(row[2]);
-		x->duration_ms = strtoll(row[3], NULL, 10);
-		x->outcome = xstrdup_or_null(row[4]);
-		x->exit_status = xstrdup_or_null(row[5]);
-		x->error = xstrdup_or_null(row[6]);
-		x->queue = xstrdup_or_null(row[7]);
-		x->type = xstrdup_or_null(row[8]);
+		/* Only error may be NULL for the printers; started_at is NULL
+		 * when CONVERT_TZ cannot convert a stored zero date. */
+		x->attempt = (unsigned)db_col_u64(row[1], 0);
+		x->worker = xstrdup_or_empty(row[2]);
+		x->started_at = xstrdup(row[3] ? row[3] : "-");
+		x->duration_ms = db_col_i64(row[4], 0);
+		x->outcome = xstrdup_or_empty(row[5]);
+		x->exit_status = xstrdup_or_empty(row[6]);
+		x->error = xstrdup_or_null(row[7]);
+		x->queue = xstrdup_or_empty(row[8]);
+		x->type = xstrdup_or_empty(row[9]);
 	}
 	db_res_free(r);
+	*total = *n;
+	if (last > 0 && *n == last) {
+		char where[64];
+
+		snprintf(where, sizeof where, "job_id = %llu", (unsigned long long)id);
+		if ((rc = count_rows(db, "job_runs", where, total, err)) != DB_OK) {
+			runs_free(*rows, *n);
+			*rows = NULL;
+			*n = 0;
+			return rc;
+		}
+	}
 	return DB_OK;
+}
+
+/* Every run of one job, oldest first (see runs_for_job_last). */
+int
+runs_for_job(struct db *db, uint64_t id, const char *tz, struct run_row **rows, size_t *n, char *err)
+{
+	uint64_t total;
+
+	return runs_for_job_last(db, id, tz, 0, rows, n, &total, err);
 }
 
 void
@@ -63,56 +94,96 @@ runs_free(struct run_row *rows, size_t n)
 	free(rows);
 }
 
-/* Per job type over the last window_ms: runs, failures, mean and
- * longest duration.  Served by the (type, started_at) index. */
+/* Per job type over the newest runs of the last window_ms, at most
+ * max_runs of them: runs, failures, mean and longest duration.  The cap
+ * bounds the cost however busy the day was (served backwards by the
+ * covering index job_runs_recent, sql/006); *covered_ms says what the
+ * numbers cover: window_ms, or less when the cap was reached
+ * (*capped = 1). */
 int
-runs_stats(struct db *db, int64_t window_ms, struct type_stats **out, size_t *n, char *err)
+runs_stats(struct db *db, int64_t window_ms, unsigned max_runs, struct runs_stats *st, char *err)
+{
+	struct db_res *r;
+	char **row;
+	uint64_t total = 0;
+	int rc;
+
+	memset(st, 0, sizeof *st);
+	st->covered_ms = window_ms;
+	r = db_query(db, &rc, err,
+	    "SELECT type, COUNT(*), SUM(outcome <> 'done'), AVG(duration_ms), MAX(duration_ms),"
+	    " TIMESTAMPDIFF(MICROSECOND, MIN(started_at), UTC_TIMESTAMP(6)) DIV 1000"
+	    " FROM (SELECT type, outcome, duration_ms, started_at FROM job_runs"
+	    "  WHERE started_at >= UTC_TIMESTAMP(6) - INTERVAL %I MICROSECOND"
+	    "  ORDER BY started_at DESC LIMIT %u) recent"
+	    " GROUP BY type ORDER BY type",
+	    window_ms * 1000, max_runs);
+	if (r == NULL)
+		return rc;
+	st->types = xcalloc(db_res_rows(r) + 1, sizeof *st->types);
+	while ((row = db_res_next(r)) != NULL) {
+		struct type_stats *s = &st->types[st->n++];
+		int64_t age = row[5] ? strtoll(row[5], NULL, 10) : 0;
+
+		s->type = xstrdup_or_empty(row[0]);
+		s->runs = strtoull(row[1], NULL, 10);
+		s->failures = row[2] ? strtoull(row[2], NULL, 10) : 0;
+		s->avg_ms = row[3] ? strtod(row[3], NULL) : 0;
+		s->max_ms = row[4] ? strtoll(row[4], NULL, 10) : 0;
+		total += s->runs;
+		if (age > st->oldest_ms)
+			st->oldest_ms = age;
+	}
+	db_res_free(r);
+	if (max_runs > 0 && total >= max_runs) {
+		st->capped = 1;
+		st->covered_ms = st->oldest_ms;
+	}
+	return DB_OK;
+}
+
+void
+runs_stats_free(struct runs_stats *st)
+{
+	size_t i;
+
+	for (i = 0; i < st->n; i++)
+		free(st->types[i].type);
+	free(st->types);
+	memset(st, 0, sizeof *st);
+}
+
+/* How many rows of table match where (SQL text the caller built). */
+int
+count_rows(struct db *db, const char *table, const char *where, uint64_t *n, char *err)
 {
 	struct db_res *r;
 	char **row;
 	int rc;
 
-	*out = NULL;
 	*n = 0;
-	r = db_query(db, &rc, err,
-	    "SELECT type, COUNT(*), SUM(outcome <> 'done'), AVG(duration_ms), MAX(duration_ms) FROM job_runs"
-	    " WHERE started_at >= UTC_TIMESTAMP(6) - INTERVAL %I MICROSECOND GROUP BY type ORDER BY type",
-	    window_ms * 1000);
-	if (r == NULL)
+	if ((r = db_query(db, &rc, err, "SELECT COUNT(*) FROM %s WHERE %s", table, where)) == NULL)
 		return rc;
-	*out = xcalloc(db_res_rows(r) + 1, sizeof **out);
-	while ((row = db_res_next(r)) != NULL) {
-		struct type_stats *s = &(*out)[(*n)++];
-
-		s->type = xstrdup(row[0]);
-		s->runs = strtoull(row[1], NULL, 10);
-		s->failures = strtoull(row[2], NULL, 10);
-		s->avg_ms = strtod(row[3], NULL);
-		s->max_ms = strtoll(row[4], NULL, 10);
-	}
+	if ((row = db_res_next(r)) != NULL)
+		*n = db_col_u64(row[0], 0);
 	db_res_free(r);
 	return DB_OK;
 }
 
-void
-type_stats_free(struct type_stats *s, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		free(s[i].type);
-	free(s);
-}
-
 /* Deletes matching rows CHUNK at a time, each chunk its own statement,
  * so that trimming a big table never holds locks for long nor fills the
- * undo log.  where is SQL text the caller built. */
+ * undo log.  where is SQL text the caller built.  With count_only, only
+ * counts them (--dry-run, and the number a confirmation states): the
+ * same where clause, so the count is of exactly what would go. */
 int
-delete_in_chunks(struct db *db, const char *table, const char *where, uint64_t *removed, char *err)
+delete_in_chunks(
+    struct db *db, const char *table, const char *where, int count_only, uint64_t *removed, char *err)
 {
 	struct buf sql;
 	int rc;
 
+	if (count_only)
+		return count_rows(db, table, where, removed, err);
 	*removed = 0;
 	buf_init(&sql);
 	db_sql(db, &sql, "DELETE FROM %s WHERE %s LIMIT %d", table, where, CHUNK);
@@ -125,15 +196,17 @@ delete_in_chunks(struct db *db, const char *table, const char *where, uint64_t *
 	return rc;
 }
 
+/* Deletes (or with count_only counts) runs that started more than
+ * older_than_ms ago. */
 int
-runs_prune(struct db *db, int64_t older_than_ms, uint64_t *removed, char *err)
+runs_prune(struct db *db, int64_t older_than_ms, int count_only, uint64_t *removed, char *err)
 {
 	struct buf where;
 	int rc;
 
 	buf_init(&where);
 	db_sql(db, &where, "started_at < UTC_TIMESTAMP(6) - INTERVAL %I MICROSECOND", older_than_ms * 1000);
-	rc = delete_in_chunks(db, "job_runs", where.data, removed, err);
+	rc = delete_in_chunks(db, "job_runs", where.data, count_only, removed, err);
 	buf_free(&where);
 	return rc;
 }

@@ -21,10 +21,22 @@ struct type_stats {
 };
 
 int runs_for_job(struct db *db, uint64_t id, const char *tz, struct run_row **rows, size_t *n, char *err);
+int runs_for_job_last(struct db *db, uint64_t id, const char *tz, unsigned last, struct run_row **rows,
+    size_t *n, uint64_t *total, char *err);
 void runs_free(struct run_row *rows, size_t n);
-int runs_stats(struct db *db, int64_t window_ms, struct type_stats **out, size_t *n, char *err);
-void type_stats_free(struct type_stats *s, size_t n);
-int runs_prune(struct db *db, int64_t older_than_ms, uint64_t *removed, char *err);
-int delete_in_chunks(struct db *db, const char *table, const char *where, uint64_t *removed, char *err);
+struct runs_stats {
+	struct type_stats *types;
+	size_t n;
+	int capped;         /* more runs in the window than the cap */
+	int64_t covered_ms; /* how far back the numbers reach */
+	int64_t oldest_ms;  /* age of the oldest run counted */
+};
+
+int runs_stats(struct db *db, int64_t window_ms, unsigned max_runs, struct runs_stats *st, char *err);
+void runs_stats_free(struct runs_stats *st);
+int runs_prune(struct db *db, int64_t older_than_ms, int count_only, uint64_t *removed, char *err);
+int count_rows(struct db *db, const char *table, const char *where, uint64_t *n, char *err);
+int delete_in_chunks(
+    struct db *db, const char *table, const char *where, int count_only, uint64_t *removed, char *err);
 
 #endif

@@ -423,3 +423,31 @@ random_hex(char *out, size_t nbytes)
 	for (i = 0; i < nbytes; i++)
 		snprintf(out + 2 * i, 3, "%02x", raw[i]);
 }
+
+/* A random number for pauses and jitter (not for secrets).  It comes
+ * from the kernel; where getrandom is refused (an old kernel, a seccomp
+ * filter) from a generator seeded once per process with the time, the
+ * pid and an address, so that two processes never draw alike. */
+uint32_t
+random_u32(void)
+{
+	static uint64_t state;
+	uint32_t r;
+
+	if (getrandom(&r, sizeof r, GRND_NONBLOCK) == (ssize_t)sizeof r)
+		return r;
+	if (state == 0) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		state = ((uint64_t)ts.tv_sec * 1000000007u) ^ (uint64_t)ts.tv_nsec ^
+		    ((uint64_t)getpid() << 32) ^ (uint64_t)(uintptr_t)&r;
+		if (state == 0)
+			state = 0x9e3779b97f4a7c15u;
+	}
+	/* xorshift64* */
+	state ^= state >> 12;
+	state ^= state << 25;
+	state ^= state >> 27;
+	return (uint32_t)((state * 0x2545f4914f6cdd1du) >> 32);
+}

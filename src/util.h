@@ -60,5 +60,6 @@ size_t strv_len(char *const *v);
 char *str_trim(char *s);
 int split_list(const char *s, char ***out);
 void random_hex(char *out, size_t nbytes);
+uint32_t random_u32(void);
 
 #endif

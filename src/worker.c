@@ -15,9 +15,20 @@
  *      and starts their handlers;
  *   6. sleeps in poll() until a pipe, a signal or the next deadline.
  *
+ * The loop has one thread, so a database call that waits holds up
+ * everything else.  No call may wait long: the connection has a wait
+ * limit (a third of the heartbeat, 1..10 s) that bounds lock waits,
+ * statements and the client's timeouts (db_set_wait_limit).  Between any
+ * two calls keep_time() does what cannot wait: it stops the handler of a
+ * job whose lease could not be extended before that lease ends (past it,
+ * another worker may start the same job), applies handler timeouts and
+ * notices --max-time.
+ *
  * Signals only write a byte to the self-pipe.  The first SIGTERM/SIGINT
  * stops reservations and lets running handlers finish; a second one
- * terminates them and gives their jobs back without charging an attempt. */
+ * terminates them and gives their jobs back without charging an attempt.
+ * A stopping worker whose outcomes cannot be written gives up on them
+ * after reserve_ttl (those jobs come back when their leases expire). */
 #include "config.h"
 
 #include <errno.h>
@@ -37,11 +48,16 @@
 #include "queue.h"
 #include "registry.h"
 #include "runner.h"
+#include "scheduler.h"
 #include "worker.h"
 
 #define RECONNECT_MIN_MS 100
 #define RECONNECT_MAX_MS 5000
 #define WRITE_RETRY_MS 500
+#define START_RETRY_MIN_MS 100
+#define START_RETRY_MAX_MS 5000
+#define FDS_PER_SLOT 3 /* a handler's stdin, stdout and stderr pipes, our ends */
+#define FDS_SPARE 16
 
 enum slot_state { SLOT_FREE, SLOT_RUNNING, SLOT_WRITING };
 
@@ -61,6 +77,14 @@ struct slot {
 	char words[128];
 	char reason[256];
 	int lease_lost;
+	/* The lease as we reckon it: it ends at lease_until (monotonic ms,
+	 * counted from when the reservation or the last extension that went
+	 * through was sent, so never later than the server's expiry). */
+	int64_t lease_until;
+	int64_t extend_tried; /* when an extension was last sent */
+	int extend_failed;    /* the last one did not go through */
+	int extend_warned;    /* and that was logged */
+	int lease_stop;       /* its handler was told to stop for the lease */
 };
 
 struct worker {
@@ -76,16 +100,34 @@ struct worker {
 	uint64_t started;  /* jobs taken */
 	uint64_t finished; /* outcomes written or dropped */
 	int stopping;      /* 1: finish running jobs; 2: terminate them */
-	int empty;         /* the last reservation found nothing */
+	int64_t stopping_since;
+	int empty; /* the last reservation found nothing */
 	int reserved_once;
 	int db_up;
 	int64_t down_since, reconnect_at, reconnect_delay;
 	int64_t next_poll, next_heartbeat, next_write, max_time_at;
-	int write_now; /* an outcome is new: write without waiting */
+	int64_t next_schedule;       /* --schedule: when to tick next */
+	int write_now;               /* an outcome is new: write without waiting */
+	int64_t write_delay;         /* between tries of a write that failed */
+	int64_t write_failing_since; /* 0: the last write went through */
+	int64_t wait_ms;             /* the database wait limit (db_set_wait_limit) */
+	int64_t start_delay;         /* handler starts fail: pause reserving... */
+	int64_t start_paused_until;  /* ...until then */
 	char db_err[ERRSZ];
+	char start_err[ERRSZ];
 };
 
 static int sigpipe_fds[2] = { -1, -1 };
+
+static void keep_time(struct worker *w);
+static void tick_runners(struct worker *w, int64_t now);
+static int64_t lease_stop_at(const struct worker *w, const struct slot *s);
+
+static int64_t
+min64(int64_t a, int64_t b)
+{
+	return a < b ? a : b;
+}
 
 /* Signal handlers only write the signal number to the self-pipe. */
 static void
@@ -270,6 +312,20 @@ count_outcome(struct worker *w, struct slot *s, int lost)
 	w->finished++;
 }
 
+/* Schedules the next try of a write that failed but may succeed later.
+ * Each try may wait up to the wait limit (a row locked elsewhere), so
+ * the tries grow apart, up to a heartbeat, to leave the loop its time. */
+static void
+write_failed(struct worker *w, int64_t now)
+{
+	if (w->write_failing_since == 0)
+		w->write_failing_since = now;
+	w->write_delay = w->write_delay == 0 ? WRITE_RETRY_MS : w->write_delay * 2;
+	if (w->write_delay > w->conf->worker.heartbeat_ms)
+		w->write_delay = w->conf->worker.heartbeat_ms;
+	w->next_write = now + w->write_delay;
+}
+
 /* Writes every outcome that waits, in one transaction.  A slot is freed
  * once its outcome is written or its lease turned out lost; when the
  * database is away they all stay and are tried again. */
@@ -304,9 +360,11 @@ write_pending(struct worker *w, int64_t now)
 		for (i = 0; i < n; i++)
 			count_outcome(w, who[i], o[i].lost);
 		w->next_poll = now; /* slots are free: look for work at once */
+		w->write_delay = 0;
+		w->write_failing_since = 0;
 	} else if (db_retryable(rc)) {
 		db_failed(w, rc, "writing outcomes", err);
-		w->next_write = now + WRITE_RETRY_MS;
+		write_failed(w, now);
 	} else {
 		/* A statement the server refuses will not get better: drop
 		 * the outcomes; the jobs come back when their leases expire. */
@@ -336,9 +394,11 @@ conclude(struct worker *w, struct slot *s)
 	runner_result(s->run, &x, &s->output, &s->error, &s->duration_ms);
 	outcome_exit_words(&x, s->words, sizeof s->words);
 	s->has_run = 1;
-	/* A handler we terminated gives its job back, unless it still
-	 * finished its work (exit 0 on SIGTERM): that counts as done. */
-	if (runner_interrupted(s->run) && w->stopping >= 2 && !(x.exited && x.code == 0)) {
+	/* A handler we terminated (a hard stop, or a lease we could not
+	 * keep) gives its job back, unless it still finished its work (exit
+	 * 0 on SIGTERM): that counts as done.  The fence drops either when
+	 * the lease is already gone. */
+	if (runner_interrupted(s->run) && (w->stopping >= 2 || s->lease_stop) && !(x.exited && x.code == 0)) {
 		s->write = OUT_GIVEBACK;
 	} else {
 		outcome_decide(s->h, &x, s->error, s->job->attempt, s->max_attempts,
@@ -367,6 +427,28 @@ bury_unrun(struct worker *w, struct slot *s, const char *words, const char *reas
 	w->write_now = 1;
 }
 
+/* A handler could not be started (no descriptors, no processes left):
+ * the job goes back, and this worker takes no new job for a while, from
+ * 100 ms doubling to 5 s, rather than taking it again at once and
+ * failing in a loop.  The same error is logged once per streak. */
+static void
+start_failed(struct worker *w, const struct job *j, const char *err)
+{
+	char d[32];
+
+	w->start_delay = w->start_delay == 0 ? START_RETRY_MIN_MS : w->start_delay * 2;
+	if (w->start_delay > START_RETRY_MAX_MS)
+		w->start_delay = START_RETRY_MAX_MS;
+	w->start_paused_until = mono_ms() + w->start_delay;
+	duration_format(w->start_delay, d, sizeof d);
+	if (strcmp(err, w->start_err) != 0) {
+		log_error("job %llu: %s; taking no new job for %s (and longer while it lasts)",
+		    (unsigned long long)j->id, err, d);
+		snprintf(w->start_err, sizeof w->start_err, "%s", err);
+	} else
+		log_debug("job %llu: %s; taking no new job for %s", (unsigned long long)j->id, err, d);
+}
+
 static void
 start_job(struct worker *w, struct slot *s, struct job *j)
 {
@@ -384,6 +466,11 @@ start_job(struct worker *w, struct slot *s, struct job *j)
 		free(msg);
 		return;
 	}
+	if (job_defect(j, reason, sizeof reason) != NULL) {
+		/* A row another program wrote that no handler should get. */
+		bury_unrun(w, s, "not run", reason, reason);
+		return;
+	}
 	if (j->attempt > s->max_attempts) {
 		/* The earlier attempts ended with their worker (crash, kill -9):
 		 * a job that keeps killing workers must stop somewhere. */
@@ -395,13 +482,17 @@ start_job(struct worker *w, struct slot *s, struct job *j)
 	s->run = runner_start(s->h, j, s->max_attempts, err);
 	if (s->run == NULL) {
 		/* fork failed: hand the job straight back, attempt refunded. */
-		log_error("job %llu: %s", (unsigned long long)j->id, err);
+		start_failed(w, j, err);
 		s->write = OUT_GIVEBACK;
 		snprintf(s->words, sizeof s->words, "not started");
 		s->state = SLOT_WRITING;
 		w->write_now = 1;
 		return;
 	}
+	if (w->start_delay > 0)
+		log_info("handlers start again (the last failure: %s)", w->start_err);
+	w->start_delay = 0;
+	w->start_err[0] = '\0';
 	s->state = SLOT_RUNNING;
 }
 
@@ -426,6 +517,14 @@ can_reserve(const struct worker *w)
 	return !(w->opts->once && w->reserved_once);
 }
 
+/* When polling is due: the poll interval, or later while handler
+ * starts are failing. */
+static int64_t
+poll_due(const struct worker *w)
+{
+	return w->next_poll > w->start_paused_until ? w->next_poll : w->start_paused_until;
+}
+
 static void
 reserve(struct worker *w, int64_t now)
 {
@@ -436,7 +535,7 @@ reserve(struct worker *w, int64_t now)
 	unsigned limit = want_jobs(w);
 	int rc;
 
-	if (!can_reserve(w) || now < w->next_poll)
+	if (!can_reserve(w) || now < poll_due(w))
 		return;
 	req.queues = w->opts->queues;
 	req.limit = limit;
@@ -452,6 +551,8 @@ reserve(struct worker *w, int64_t now)
 	for (i = 0; i < n; i++) {
 		while (w->slots[k].state != SLOT_FREE)
 			k++;
+		w->slots[k].lease_until = now + req.ttl_ms;
+		w->slots[k].extend_tried = now;
 		start_job(w, &w->slots[k], jobs[i]);
 	}
 	free(jobs);
@@ -459,39 +560,96 @@ reserve(struct worker *w, int64_t now)
 
 /* ---- heartbeat ---- */
 
-/* Extends the leases of the jobs we hold and refreshes our registry
- * row.  A lease found lost is logged once; that job's outcome will be
- * dropped by the fence when it is written. */
+/* Extends the leases of who[0..n) in one round trip, as far as the
+ * first that fails; *tried gets how many were tried, that one included.
+ * Those that went through run a full reserve_ttl from the moment the
+ * request was sent; a lease found lost is logged once (the fence will
+ * drop that job's outcome, and guard_leases stops its handler). */
 static int
-extend_leases(struct worker *w, struct buf *current, char *err)
+extend_some(struct worker *w, struct slot **who, unsigned n, unsigned *tried, char *err)
 {
-	struct job **jobs = xcalloc(w->nslots, sizeof *jobs);
-	struct slot **who = xcalloc(w->nslots, sizeof *who);
-	int *lost = xcalloc(w->nslots, sizeof *lost), rc;
-	unsigned i, n = 0;
+	struct job **jobs = xcalloc(n + 1, sizeof *jobs);
+	int *lost = xcalloc(n + 1, sizeof *lost), rc;
+	int64_t sent = mono_ms(), ttl = w->conf->worker.reserve_ttl_ms;
+	unsigned i;
 
-	for (i = 0; i < w->nslots; i++) {
-		struct slot *s = &w->slots[i];
+	for (i = 0; i < n; i++)
+		jobs[i] = who[i]->job;
+	rc = queue_extend(w->db, jobs, n, ttl, lost, err);
+	for (i = 0; i < n; i++) {
+		struct slot *s = who[i];
 
-		if (s->state == SLOT_FREE || s->lease_lost)
-			continue;
-		buf_printf(current, "%s%llu:%s", current->len ? "," : "", (unsigned long long)s->job->id,
-		    s->job->type);
-		who[n] = s;
-		jobs[n++] = s->job;
-	}
-	rc = queue_extend(w->db, jobs, n, w->conf->worker.reserve_ttl_ms, lost, err);
-	for (i = 0; rc == DB_OK && i < n; i++)
-		if (lost[i]) {
-			who[i]->lease_lost = 1;
+		s->extend_tried = sent;
+		if (lost[i] < 0) {
+			s->extend_failed = 1; /* the one that failed; the rest were not run */
+			break;
+		}
+		s->extend_failed = s->extend_warned = 0;
+		if (!lost[i])
+			s->lease_until = sent + ttl;
+		else {
+			s->lease_lost = 1;
 			log_warn("job %llu: lease lost (another worker or release-stale took it); its "
 			         "outcome will be dropped",
-			    (unsigned long long)who[i]->job->id);
+			    (unsigned long long)s->job->id);
 		}
+	}
+	*tried = i < n ? i + 1 : n;
 	free(jobs);
-	free(who);
 	free(lost);
 	return rc;
+}
+
+/* Heartbeat order: the jobs whose last extension went through first, then
+ * those whose extension failed, the one tried longest ago first. */
+static int
+extend_order(const void *a, const void *b)
+{
+	const struct slot *x = *(struct slot *const *)a, *y = *(struct slot *const *)b;
+
+	if (x->extend_failed != y->extend_failed)
+		return x->extend_failed - y->extend_failed;
+	if (!x->extend_failed)
+		return x < y ? -1 : x > y;
+	return x->extend_tried < y->extend_tried ? -1 : x->extend_tried > y->extend_tried;
+}
+
+/* Extends the leases of the jobs we hold, in one round trip when all
+ * goes well.  A job whose row another session keeps locked makes its
+ * statement wait (up to the wait limit) and fail; the statements before
+ * it stand, and the rest are sent again without it.  Jobs whose
+ * extension failed go last, so that the others are extended first next
+ * time; the retries stop once half a heartbeat interval has gone by.  A
+ * job that cannot be extended is stopped before its lease ends
+ * (guard_leases). */
+static int
+extend_leases(struct worker *w, int64_t now, char *err)
+{
+	struct slot **who = xcalloc(w->nslots + 1, sizeof *who);
+	unsigned i, n = 0, done = 0, tried;
+	int rc = DB_OK;
+
+	for (i = 0; i < w->nslots; i++)
+		if (w->slots[i].state != SLOT_FREE && !w->slots[i].lease_lost)
+			who[n++] = &w->slots[i];
+	qsort(who, n, sizeof *who, extend_order);
+	while (done < n) {
+		struct slot *s;
+
+		if ((rc = extend_some(w, who + done, n - done, &tried, err)) == DB_OK || rc == DB_EGONE ||
+		    rc == DB_EFAIL)
+			break;
+		s = who[done + tried - 1];
+		if (!s->extend_warned)
+			log_warn("job %llu: lease not extended: %s", (unsigned long long)s->job->id, err);
+		s->extend_warned = 1;
+		done += tried;
+		if (mono_ms() - now >= w->conf->worker.heartbeat_ms / 2)
+			break;
+		keep_time(w);
+	}
+	free(who);
+	return rc == DB_EGONE || rc == DB_EFAIL ? rc : DB_OK;
 }
 
 /* "critical,default,low" */
@@ -519,24 +677,50 @@ register_worker(struct worker *w, char *err)
 	return rc;
 }
 
+/* "12:send_email,13:resize": the jobs in the registry row. */
+static char *
+current_jobs(const struct worker *w)
+{
+	struct buf b;
+	unsigned i;
+
+	buf_init(&b);
+	buf_adds(&b, "");
+	for (i = 0; i < w->nslots; i++) {
+		const struct slot *s = &w->slots[i];
+
+		if (s->state != SLOT_FREE && !s->lease_lost)
+			buf_printf(
+			    &b, "%s%llu:%s", b.len ? "," : "", (unsigned long long)s->job->id, s->job->type);
+	}
+	return buf_steal(&b);
+}
+
+/* Extends our leases and refreshes our registry row.  A lease that could
+ * not be extended is only logged here; the registry row is refreshed all
+ * the same (the worker is alive, and says so), unless the connection is
+ * gone. */
 static void
 heartbeat(struct worker *w, int64_t now)
 {
-	struct buf current;
-	char err[ERRSZ];
+	char err[ERRSZ], *current;
 	int rc;
 
 	if (!w->db_up || now < w->next_heartbeat)
 		return;
 	w->next_heartbeat = now + w->conf->worker.heartbeat_ms;
-	buf_init(&current);
-	buf_adds(&current, "");
-	rc = extend_leases(w, &current, err);
-	if (rc == DB_OK && (rc = registry_heartbeat(w->db, w->id, &w->counts, current.data, err)) == 1)
+	rc = extend_leases(w, now, err);
+	if (rc == DB_EGONE || rc == DB_EFAIL) {
+		db_failed(w, rc, "heartbeat", err);
+		return;
+	}
+	keep_time(w);
+	current = current_jobs(w);
+	if ((rc = registry_heartbeat(w->db, w->id, &w->counts, current, err)) == 1)
 		rc = register_worker(w, err); /* our row was pruned: add it back */
 	if (rc != DB_OK)
 		db_failed(w, rc, "heartbeat", err);
-	buf_free(&current);
+	free(current);
 }
 
 /* ---- signals and children ---- */
@@ -568,6 +752,8 @@ begin_stop(struct worker *w, int level, const char *why)
 
 	if (level <= w->stopping)
 		return;
+	if (w->stopping == 0)
+		w->stopping_since = mono_ms();
 	w->stopping = level;
 	for (i = 0; i < w->nslots; i++)
 		running += w->slots[i].state == SLOT_RUNNING;
@@ -612,10 +798,88 @@ should_exit(const struct worker *w)
 	return w->opts->stop_when_empty && w->empty;
 }
 
+/* ---- leases ---- */
+
+/* How long before the end of a lease (as we reckon it) its handler must
+ * be gone: the longest one database call may block, since the loop may
+ * be inside one at that moment, and a little slack; but at most a fifth
+ * of the lease.  A server that answers ends its waits at the wait limit,
+ * well inside that; only a connection that stalls altogether can take
+ * the client's whole read timeout. */
 static int64_t
-min64(int64_t a, int64_t b)
+lease_margin(const struct worker *w)
 {
-	return a < b ? a : b;
+	return min64(db_call_bound(w->db) + 250, w->conf->worker.reserve_ttl_ms / 5);
+}
+
+/* SIGTERM to SIGKILL for a handler stopped for its lease: its kill_grace,
+ * at most a tenth of the lease. */
+static int64_t
+lease_grace(const struct worker *w, const struct slot *s)
+{
+	return min64(s->h->kill_grace_ms, w->conf->worker.reserve_ttl_ms / 10);
+}
+
+/* When the handler of s is told to stop if its lease is not extended
+ * by then. */
+static int64_t
+lease_stop_at(const struct worker *w, const struct slot *s)
+{
+	return s->lease_until - lease_margin(w) - lease_grace(w, s);
+}
+
+/* Stops each handler whose job this worker may no longer hold: past the
+ * end of its lease another worker may take the job and run it too (and
+ * this one could not stop its handler while it waits on the database).
+ * A handler whose lease was not extended in time gets SIGTERM at
+ * lease_stop_at and SIGKILL lease_margin before the lease ends; one whose
+ * lease was found lost is stopped at once.  Its job is given back (the
+ * fence drops that when the lease is gone). */
+static void
+guard_leases(struct worker *w, int64_t now)
+{
+	unsigned i;
+
+	for (i = 0; i < w->nslots; i++) {
+		struct slot *s = &w->slots[i];
+		int64_t kill_by;
+		char d[32];
+
+		if (s->state != SLOT_RUNNING || s->lease_stop)
+			continue;
+		if (s->lease_lost)
+			kill_by = now + lease_grace(w, s);
+		else if (now >= lease_stop_at(w, s))
+			kill_by = s->lease_until - lease_margin(w);
+		else
+			continue;
+		s->lease_stop = 1;
+		runner_terminate_by(s->run, kill_by);
+		if (s->lease_lost) {
+			log_warn("job %llu: stopping its handler: the job is no longer ours",
+			    (unsigned long long)s->job->id);
+			continue;
+		}
+		duration_format(s->lease_until - now, d, sizeof d);
+		log_warn("job %llu: stopping its handler: its lease could not be extended and ends in %s "
+		         "(the job goes back to the queue)",
+		    (unsigned long long)s->job->id, d);
+	}
+}
+
+/* The work that must not wait for the database: stop handlers whose
+ * lease runs out, apply handler timeouts, notice --max-time.  Called at
+ * the top of each turn and between any two database calls, so that a
+ * slow call delays it by one wait limit at most. */
+static void
+keep_time(struct worker *w)
+{
+	int64_t now = mono_ms();
+
+	guard_leases(w, now);
+	tick_runners(w, now);
+	if (w->max_time_at > 0 && now >= w->max_time_at)
+		begin_stop(w, 1, "--max-time reached");
 }
 
 /* How long poll() may sleep. */
@@ -626,7 +890,7 @@ poll_timeout(const struct worker *w, int64_t now)
 	unsigned i;
 
 	if (can_reserve(w))
-		t = min64(t, w->next_poll);
+		t = min64(t, poll_due(w));
 	if (w->db_up) {
 		t = min64(t, w->next_heartbeat);
 		if (writing_slots(w) > 0)
@@ -636,8 +900,11 @@ poll_timeout(const struct worker *w, int64_t now)
 	if (w->max_time_at > 0 && !w->stopping)
 		t = min64(t, w->max_time_at);
 	for (i = 0; i < w->nslots; i++)
-		if (w->slots[i].state == SLOT_RUNNING)
+		if (w->slots[i].state == SLOT_RUNNING) {
 			t = min64(t, runner_deadline(w->slots[i].run));
+			if (!w->slots[i].lease_stop)
+				t = min64(t, lease_stop_at(w, &w->slots[i]));
+		}
 	return t <= now ? 0 : (int)(t - now);
 }
 
@@ -683,6 +950,61 @@ tick_runners(struct worker *w, int64_t now)
 	}
 }
 
+/* The longest one database call of the worker may wait (see
+ * db_set_wait_limit): a third of the heartbeat interval, so that a
+ * lease outlives several of them; at least 1 s, the unit of the
+ * servers' lock wait timeouts, and at most 10 s. */
+static int64_t
+worker_wait_limit(const struct conf *c)
+{
+	int64_t ms = c->worker.heartbeat_ms / 3;
+
+	return ms < 1000 ? 1000 : ms > 10000 ? 10000 : ms;
+}
+
+/* Descriptors open now. */
+static unsigned
+open_fds(void)
+{
+	struct rlimit rl;
+	unsigned n = 0;
+	int fd, top = 1024;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < 65536)
+		top = (int)rl.rlim_cur;
+	for (fd = 0; fd < top; fd++)
+		n += fcntl(fd, F_GETFD) >= 0;
+	return n;
+}
+
+/* Makes sure that concurrency handlers can run at once under the
+ * open-files limit: each holds FDS_PER_SLOT pipes, on top of what the
+ * worker holds now and FDS_SPARE for a handler being started, a
+ * reconnect and the libraries.  Raises the soft limit as far as needed
+ * when the hard limit allows; otherwise says how many handlers fit. */
+static int
+fd_budget(unsigned concurrency, char *err)
+{
+	struct rlimit rl;
+	unsigned long long own = open_fds() + FDS_SPARE,
+	                   need = own + FDS_PER_SLOT * (unsigned long long)concurrency, hard;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= need)
+		return 0;
+	if (rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= need) {
+		rl.rlim_cur = (rlim_t)need;
+		if (setrlimit(RLIMIT_NOFILE, &rl) == 0)
+			return 0;
+	}
+	hard = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > rl.rlim_cur ? rl.rlim_max : rl.rlim_cur;
+	errf(err,
+	    "concurrency %u needs %llu open files (%d per handler, %llu for the worker) but the "
+	    "open-files limit (RLIMIT_NOFILE, ulimit -n) is %llu: it allows concurrency %llu at most; "
+	    "lower --concurrency or raise the limit",
+	    concurrency, need, FDS_PER_SLOT, own, hard, hard > own ? (hard - own) / FDS_PER_SLOT : 0);
+	return -1;
+}
+
 static void
 worker_identity(struct worker *w)
 {
@@ -698,8 +1020,9 @@ worker_identity(struct worker *w)
 static int
 worker_start(struct worker *w, char *err)
 {
-	struct log_field f[4];
-	char *queues;
+	struct log_field f[6];
+	const char *st = db_statement_timeout(w->db);
+	char wait[32], *queues;
 	int rc;
 
 	w->mode = w->conf->worker.reserve_mode;
@@ -712,7 +1035,10 @@ worker_start(struct worker *w, char *err)
 	f[1] = LF_S("queues", queues);
 	f[2] = LF_N("concurrency", w->nslots);
 	f[3] = LF_S("reserve_mode", conf_reserve_mode_name(w->mode));
-	log_fields(LOG_INFO, "worker started", f, 4);
+	duration_format(w->wait_ms, wait, sizeof wait);
+	f[4] = LF_S("db_wait_limit", wait);
+	f[5] = LF_S("statement_timeout", st != NULL ? st : "none");
+	log_fields(LOG_INFO, "worker started", f, 6);
 	free(queues);
 	return DB_OK;
 }
@@ -744,12 +1070,57 @@ worker_finish(struct worker *w)
 	log_fields(LOG_INFO, "worker stopped", f, 5);
 }
 
+/* Whether a stopping worker whose handlers have all ended stops waiting
+ * for outcomes it cannot write: at once on a hard stop with the database
+ * gone; otherwise once writing has failed (or the database been away)
+ * for a whole reserve_ttl, for a stop and --max-time must end even when
+ * another session keeps a row locked.  Those jobs come back when their
+ * leases expire. */
+static int
+stop_gives_up(const struct worker *w, int64_t now)
+{
+	int64_t since = w->write_failing_since;
+	unsigned i;
+
+	if (!w->stopping)
+		return 0;
+	for (i = 0; i < w->nslots; i++)
+		if (w->slots[i].state == SLOT_RUNNING)
+			return 0;
+	if (w->stopping >= 2 && !w->db_up)
+		return 1;
+	if (!w->db_up && (since == 0 || w->down_since < since))
+		since = w->down_since;
+	if (since > 0 && since < w->stopping_since)
+		since = w->stopping_since; /* the wait is counted from the stop */
+	return since > 0 && now - since >= w->conf->worker.reserve_ttl_ms;
+}
+
+/* --schedule: enqueue the schedules' due fires, at most once a minute
+ * (exactly-once across workers is the scheduler's, by the database). */
+static void
+tick_schedule(struct worker *w, int64_t now)
+{
+	if (w->opts->schedule && w->db_up && !w->stopping && now >= w->next_schedule)
+		w->next_schedule = mono_ms() + scheduler_worker_tick(w->conf, w->db);
+}
+
 /* Runs the loop until a stop condition holds; returns the exit status. */
 int
 worker_run(const struct conf *c, struct db *db, const struct worker_opts *o)
 {
+	/* One turn of the loop: each step may wait on the database (within
+	 * the wait limit); keep_time runs before each. */
+	static void (*const steps[])(struct worker *, int64_t) = {
+		try_reconnect,
+		write_pending,
+		heartbeat,
+		tick_schedule,
+		reserve,
+	};
 	struct worker w;
 	char err[ERRSZ];
+	size_t i;
 	int rc;
 
 	memset(&w, 0, sizeof w);
@@ -758,9 +1129,17 @@ worker_run(const struct conf *c, struct db *db, const struct worker_opts *o)
 	w.db = db;
 	w.db_up = 1;
 	w.nslots = o->concurrency;
+	w.wait_ms = worker_wait_limit(c);
+	if (fd_budget(w.nslots, err) < 0) {
+		log_error("cannot start: %s", err);
+		return 78;
+	}
 	w.slots = xcalloc(w.nslots, sizeof *w.slots);
 	worker_identity(&w);
-	if (setup_signals(err) < 0 || (rc = worker_start(&w, err)) != DB_OK) {
+	/* Reconnect, so that the wait limit covers the client's timeouts. */
+	db_set_wait_limit(db, w.wait_ms);
+	if ((rc = db_connect(db, 1, err)) != DB_OK || setup_signals(err) < 0 ||
+	    (rc = worker_start(&w, err)) != DB_OK) {
 		log_error("cannot start: %s", err);
 		free(w.slots);
 		return 69;
@@ -769,26 +1148,13 @@ worker_run(const struct conf *c, struct db *db, const struct worker_opts *o)
 	if (o->max_time_ms > 0)
 		w.max_time_at = mono_ms() + o->max_time_ms;
 	for (;;) {
-		int64_t now = mono_ms();
-
 		read_signals(&w);
-		tick_runners(&w, now);
-		if (w.max_time_at > 0 && now >= w.max_time_at)
-			begin_stop(&w, 1, "--max-time reached");
-		try_reconnect(&w, now);
-		write_pending(&w, now);
-		heartbeat(&w, now);
-		reserve(&w, now);
-		if (should_exit(&w))
-			break;
-		if (w.stopping >= 2 && !w.db_up) {
-			unsigned i, running = 0;
-
-			for (i = 0; i < w.nslots; i++)
-				running += w.slots[i].state == SLOT_RUNNING;
-			if (running == 0)
-				break; /* give up on writes the database cannot take */
+		for (i = 0; i < ARRAY_LEN(steps); i++) {
+			keep_time(&w);
+			steps[i](&w, mono_ms());
 		}
+		if (should_exit(&w) || stop_gives_up(&w, mono_ms()))
+			break;
 		wait_and_io(&w, mono_ms());
 	}
 	worker_finish(&w);

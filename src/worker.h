@@ -14,6 +14,7 @@ struct worker_opts {
 	uint64_t max_jobs;    /* 0: no limit */
 	int64_t max_time_ms;  /* 0: no limit */
 	int stop_when_empty;  /* exit when nothing is due */
+	int schedule;         /* also tick the scheduler, at most once a minute */
 };
 
 int worker_run(const struct conf *c, struct db *db, const struct worker_opts *o);

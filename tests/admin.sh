@@ -127,18 +127,20 @@ sql "INSERT INTO jobq_workers (id, host, pid, queues, concurrency, heartbeat_ms,
      ('h:1:a', 'h', 1, 'default', 1, 10000, UTC_TIMESTAMP(6) - INTERVAL 5 DAY, UTC_TIMESTAMP(6) - INTERVAL 2 DAY),
      ('h:2:b', 'h', 2, 'default', 1, 10000, UTC_TIMESTAMP(6) - INTERVAL 1 DAY, UTC_TIMESTAMP(6))"
 jq_ enqueue echo '{"keep": true}' >/dev/null
-run prune --older-than 1d
-is "$RC" 0 "prune exits 0"
+run prune --older-than 1d --failed
+is "$RC/$(count job_runs)" "64/4" "prune with no terminal and no --yes: 64, nothing deleted"
+run prune --older-than 1d --failed --yes
+is "$RC" 0 "prune --yes exits 0"
 is "$OUT" "pruned 2 runs, 1 failed job, 1 gone worker" "and says what it deleted"
 is "$(sql "SELECT GROUP_CONCAT(job_id ORDER BY job_id) FROM job_runs")" "3,4" "only runs older than a day went"
 is "$(sql "SELECT GROUP_CONCAT(id) FROM failed_jobs")" "22" "only failed jobs older than a day went"
 is "$(sql "SELECT GROUP_CONCAT(id) FROM jobq_workers")" "h:2:b" "only the worker gone for more than a day went"
 is "$(count jobs)" 1 "queued jobs are never pruned"
-run prune --older-than 1d
+run prune --older-than 1d --failed --yes
 is "$OUT" "pruned 0 runs, 0 failed jobs, 0 gone workers" "a second prune deletes nothing"
 sql "UPDATE job_runs SET started_at = started_at - INTERVAL 2 DAY; UPDATE failed_jobs SET failed_at = failed_at - INTERVAL 2 DAY"
-run prune --older-than 1d --keep-failed
-is "$OUT/$(count failed_jobs)" "pruned 2 runs, 0 failed jobs, 0 gone workers/1" "--keep-failed keeps the dead-letter table"
+run prune --older-than 1d --keep-failed --yes
+is "$OUT/$(count failed_jobs)" "pruned 2 runs, 0 failed jobs, 0 gone workers/1" "--keep-failed (now the default) keeps the dead-letter table"
 run prune
 is "$RC" 64 "prune without --older-than: 64"
 run prune --older-than later
@@ -147,6 +149,6 @@ is "$RC" 64 "prune with a bad duration: 64"
 sql "INSERT INTO job_runs (job_id, queue, type, attempt, worker, started_at, duration_ms, outcome, exit_status)
      SELECT 1, 'default', 'echo', 1, 'x', UTC_TIMESTAMP(6) - INTERVAL 3 DAY, 1, 'done', 'exit 0'
      FROM information_schema.columns a, information_schema.columns b LIMIT 2500"
-run prune --older-than 2d
+run prune --older-than 2d --failed --yes
 is "$OUT/$(count job_runs)" "pruned 2500 runs, 1 failed job, 0 gone workers/0" "2,500 old runs pruned (more than one chunk)"
 finish

@@ -40,7 +40,8 @@ run jq_ check
 is "$RC" "0" "check on a ready database exits 0"
 like "$OUT" "reservation mode: skip-locked \(probed: the server supports SKIP LOCKED\)" \
 	"it reports the probed reservation mode skip-locked"
-like "$OUT" "database '$DB', schema version 1: ok" "it reports the database and schema version"
+LATEST=$(ls "$top_srcdir/sql" | sed -n 's/^0*\([0-9][0-9]*\)-.*\.sql$/\1/p' | sort -n | tail -1)
+like "$OUT" "database '$DB', schema version $LATEST: ok" "it reports the database and schema version"
 like "$OUT" "config: $(re "$CONF"): ok \(1 queue, 1 handler, 0 schedules\)" "it summarises the configuration"
 is "$ERR" "" "nothing on stderr when all is well"
 
@@ -113,7 +114,7 @@ password = wrong-$PW
 database = $DB
 EOC
 run jq_ check
-is "$RC" "69" "check with a wrong password exits 69"
+is "$RC" "78" "check with a wrong password exits 78 (a configuration problem)"
 is "$NERR" "1" "with one line on stderr"
 like "$ERR" "^jobq: connect to socket $(re "$SOCKET"): Access denied for user '$U'@'localhost'" \
 	"saying access was denied to whom"
@@ -151,7 +152,7 @@ is "$ERR" "" "a readable configuration without a password and a private password
 
 printf 'wrong-%s\n' "$PW" >"$T/db.pw"
 run jq_ check
-is "$RC" "69" "a password_file with the wrong password exits 69 (the file is what is used)"
+is "$RC" "78" "a password_file with the wrong password exits 78 (the file is what is used)"
 like "$ERR" "Access denied for user '$U'" "and says access was denied"
 
 printf '%s\n' "$PW" >"$T/db.pw"

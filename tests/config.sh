@@ -262,7 +262,7 @@ exec = $E
 env.MY-VAR = 1
 EOC
 
-bad bad-cron 6 "cron: .*'25'" <<EOC
+bad bad-cron 6 "cron: hour: 25 is out of range 0-23 \\(column 3\\)" <<EOC
 [handler x]
 exec = $E
 

@@ -52,7 +52,8 @@ run failed
 is "$RC" 0 "failed (list) exits 0"
 is "$(printf '%s\n' "$OUT" | ids)" "$a2 $b1 $a1 $b2 $a3 " "newest first"
 is "$(printf '%s\n' "$OUT" | tail -1)" "5 failed jobs" "then the total"
-is "$(lines "$OUT")" 6 "one line per job"
+is "$(lines "$OUT")" 7 "a header, one line per job, the total"
+like "$(printf '%s\n' "$OUT" | head -1)" "^ID +FAILED \(UTC\) +QUEUE +TYPE +TRY +EXIT +ERROR" "the header names the columns"
 line_a1=$(printf '%s\n' "$OUT" | awk -v id="$a1" '$1 == id')
 like "$line_a1" "default +dead .*dead: cannot parse payload$" "a line shows queue, type and the first line of the error"
 like "$line_a1" "exit 65" "and the exit status"
@@ -72,7 +73,7 @@ is "$RC" 0 "list --json exits 0"
 is "$(printf '%s' "$OUT" | jget '[r["id"] for r in d]')" "[$a2, $b1, $a1, $b2, $a3]" "--json: newest first"
 is "$(printf '%s' "$OUT" | jget "[(r['queue'], r['type'], r['attempts'], r['exit_status']) for r in d if r['id'] == $b1]")" \
 	'[["mail", "dead2", 1, "exit 67"]]' "--json: queue, type, attempts, exit status"
-like "$(printf '%s' "$OUT" | jget "[r['error'] for r in d if r['id'] == $b1][0]")" $'^dead2: no such user\ndetail' "--json: the whole error"
+is "$(printf '%s' "$OUT" | jget "[r['error'] for r in d if r['id'] == $b1][0]")" 'dead2: no such user' "--json: the first line of the error (failed show has it whole)"
 
 # ---- show ----
 run failed show "$a1"
@@ -136,9 +137,12 @@ is "$RC/$OUT/$(count failed_jobs)" "0/retried 0 jobs/0" "retry --all on an empty
 sql "DELETE FROM jobs"
 sql "INSERT INTO failed_jobs (id, queue, type, payload, exception) VALUES (1, 'default', 'dead', '{}', 'e'), (2, 'default', 'dead', '{}', 'e'), (3, 'mail', 'dead2', '{}', 'e')"
 run failed forget 1 2
-is "$RC/$OUT" "0/forgot 2 jobs" "forget two ids: 'forgot 2 jobs'"
+is "$RC/$(count failed_jobs)" "64/3" "forget of two ids with no terminal and no --yes: 64, nothing deleted"
+like "$ERR" "pass --yes" "and says to pass --yes"
+run failed forget --yes 1 2
+is "$RC/$OUT" "0/forgot 2 jobs" "forget --yes two ids: 'forgot 2 jobs'"
 is "$(sql "SELECT GROUP_CONCAT(id) FROM failed_jobs")/$(count jobs)" "3/0" "they are gone (not retried)"
-run failed forget 3 4
+run failed forget --yes 3 4
 is "$RC" 65 "forget with an unknown id: 65"
 like "$ERR" "no failed job 4" "names it"
 is "$(count failed_jobs "id = 3")" 1 "nothing was done"
@@ -155,15 +159,17 @@ sql "INSERT INTO failed_jobs (id, queue, type, payload, exception, failed_at) VA
      (13, 'default', 'dead', '{}', 'e', UTC_TIMESTAMP(6) - INTERVAL 23 HOUR),
      (14, 'mail', 'dead2', '{}', 'e', UTC_TIMESTAMP(6) - INTERVAL 1 MINUTE)"
 run failed clear --older-than 1d
+is "$RC/$(count failed_jobs)" "64/4" "clear with no terminal and no --yes: 64, nothing deleted"
+run failed clear --older-than 1d --yes
 is "$RC/$OUT" "0/cleared 2 failed jobs" "clear --older-than 1d: 'cleared 2'"
 is "$(sql "SELECT GROUP_CONCAT(id ORDER BY id) FROM failed_jobs")" "13,14" "only the rows older than a day went"
-run failed clear --older-than 2h
+run failed clear --older-than 2h -y
 is "$OUT/$(sql "SELECT GROUP_CONCAT(id) FROM failed_jobs")" "cleared 1 failed job/14" "clear --older-than 2h: one more"
-run failed clear --older-than soon
+run failed clear --older-than soon --yes
 is "$RC/$(count failed_jobs)" "64/1" "a bad duration: 64, nothing cleared"
-run failed clear 14
+run failed clear --yes 14
 is "$RC/$(count failed_jobs)" "64/1" "clear takes no ids: 64"
-run failed clear
+run failed clear --yes
 is "$RC/$OUT/$(count failed_jobs)" "0/cleared 1 failed job/0" "clear: everything"
 run failed bogus
 is "$RC" 64 "an unknown subcommand: 64"
@@ -233,7 +239,7 @@ while [ $SECONDS -lt $end ]; do
 	pick=$(sql "SELECT id FROM failed_jobs ORDER BY RAND() LIMIT 3" | tr '\n' ' ')
 	[ -n "$pick" ] || continue
 	# shellcheck disable=SC2086
-	out=$(jq_ failed forget $pick 2>>"$T/forget.err")
+	out=$(jq_ failed forget --yes $pick 2>>"$T/forget.err")
 	rc=$?
 	[ $rc = 0 ] || [ $rc = 65 ] || ffails=$((ffails + 1))
 	n=$(printf '%s\n' "$out" | sed -n 's/^forgot \([0-9]*\) jobs\{0,1\}$/\1/p')

@@ -3,10 +3,11 @@
 # and is then frozen with SIGSTOP for longer than its lease.  Worker B,
 # already polling, takes the job once A's lease has expired and runs it.
 # A is thawed while B holds the job; A's handler (which asks for a retry
-# on attempt 1) ends and A tries to write its outcome: the write is
-# fenced by A's lease token, so it changes nothing.  A logs the lost
-# lease; the job ends exactly as B left it (done), not back in the queue
-# as A's retry.  Both reservation modes.
+# on attempt 1) has ended meanwhile, or A stops it at once (its lease is
+# long gone), and A tries to write its outcome: the write is fenced by
+# A's lease token, so it changes nothing.  A logs the lost lease; the job
+# ends exactly as B left it (done), not back in the queue as A's retry.
+# Both reservation modes.
 . "$top_srcdir/tests/lib.sh"
 setup fencing
 
@@ -55,13 +56,18 @@ EOC
 		"[$mode] B still holds the job when A is thawed"
 	kill -CONT $a
 
-	# Both handlers end; then stop both workers, which writes what is left.
+	# B's handler ends; A's is gone (ended while A was frozen, or stopped
+	# by A once thawed); then stop both workers, which writes what is left.
+	a_pid=$(sed -n "s/^start $id 1 //p" "$runs")
 	i=0
-	while [ "$(grep -c '^end ' "$runs")" -lt 2 ] && [ $i -lt 600 ]; do
+	while { [ "$(grep -c "^end $id 2 " "$runs")" -lt 1 ] || kill -0 "$a_pid" 2>/dev/null; } &&
+		[ $i -lt 600 ]; do
 		i=$((i + 1))
 		sleep 0.1
 	done
-	is "$(grep -c '^end ' "$runs")" 2 "[$mode] both handlers ran to their end"
+	is "$(grep -c "^end $id 2 " "$runs")" 1 "[$mode] B's handler ran to its end"
+	kill -0 "$a_pid" 2>/dev/null
+	ok $((!$?)) "[$mode] A's handler (pid $a_pid) is gone"
 	wait_for_sql 30 "SELECT COUNT(*) FROM jobs WHERE id = '$id'" 0
 	ok $? "[$mode] the job left the queue"
 	kill -TERM $a $b
@@ -79,7 +85,8 @@ EOC
 	is "$(sql "SELECT GROUP_CONCAT(CONCAT_WS(' ', attempt, outcome, exit_status) ORDER BY id) FROM job_runs WHERE worker LIKE '%:$b:%'")" \
 		"2 done exit 0" "[$mode] B's run is recorded: attempt 2, done"
 	a_runs=$(sql "SELECT GROUP_CONCAT(CONCAT_WS(' ', attempt, outcome, exit_status) ORDER BY id) FROM job_runs WHERE worker LIKE '%:$a:%'")
-	like "$a_runs" "^(NULL|1 lost exit 75)$" "[$mode] A's run is recorded as lost, or not at all"
+	like "$a_runs" "^(NULL|1 lost (exit 75|killed by SIGTERM|killed by SIGKILL))$" \
+		"[$mode] A's run is recorded as lost, or not at all"
 	is "$(sql "SELECT COUNT(*) FROM job_runs WHERE outcome NOT IN ('done', 'lost')")" 0 \
 		"[$mode] no run claims any other outcome"
 done

@@ -98,6 +98,16 @@ empty_tables() {
 	sql "DELETE FROM jobs; DELETE FROM failed_jobs; DELETE FROM job_runs; DELETE FROM jobq_workers"
 }
 
+# Replaces the test database with one at schema version 1, as the first
+# release of jobq left it, for upgrade tests.
+schema_v1() {
+	sql_root "DROP DATABASE \`$DB\`; CREATE DATABASE \`$DB\`"
+	sql "CREATE TABLE jobq_schema (version INT UNSIGNED NOT NULL PRIMARY KEY, name VARCHAR(255) NOT NULL,
+		applied_at DATETIME(6) NOT NULL DEFAULT (UTC_TIMESTAMP(6)))"
+	"$TESTDB_SCRIPT" client "$JOBQ_TESTDB" "$DB" <"$top_srcdir/sql/001-schema.sql"
+	sql "INSERT INTO jobq_schema (version, name) VALUES (1, '001-schema.sql')"
+}
+
 sql_root() {
 	"$TESTDB_SCRIPT" client "$JOBQ_TESTDB" -N -B -e "$*"
 }

@@ -55,6 +55,10 @@ near() {
 dbtime() {
 	sql "SELECT DATE_FORMAT($2, '%Y-%m-%d %H:%i:%s.%f') FROM ${3:-jobs} WHERE id = $1"
 }
+# A time as --json prints it: ISO 8601, UTC, with Z.
+jtime() {
+	sql "SELECT DATE_FORMAT($2, '%Y-%m-%dT%H:%i:%s.%fZ') FROM ${3:-jobs} WHERE id = $1"
+}
 
 # ---- ready ----
 ready=$(jq_ enqueue --priority 3 echo '{"to": "a@example.com", "n": [1, 2]}')
@@ -64,8 +68,8 @@ is "$(j '[d["id"], d["state"], d["queue"], d["type"], d["priority"]]')" "[$ready
 	"ready: id, state, queue, type, priority"
 is "$(j 'd["payload"]')" '{"to": "a@example.com", "n": [1, 2]}' "ready: the payload, as JSON"
 is "$(j '[d["attempts"], d["max_attempts"]]')" "[0, 6]" "ready: attempts 0 of the handler's 6"
-is "$(j 'd["created_at"]')" "$(dbtime "$ready" created_at)" "ready: created_at as in the database"
-is "$(j 'd["available_at"]')" "$(dbtime "$ready" available_at)" "ready: available_at as in the database"
+is "$(j 'd["created_at"]')" "$(jtime "$ready" created_at)" "ready: created_at as in the database"
+is "$(j 'd["available_at"]')" "$(jtime "$ready" available_at)" "ready: available_at as in the database"
 is "$(j '[d["reserved_by"], d["lease_expires_at"], d["last_error"]]')" "[null, null, null]" "ready: no lease, no error"
 is "$(j 'd["next_backoff_seconds"]')" "0.1" "ready: the next failure (attempt 1) would wait 100ms"
 is "$(j 'd["runs"]')" "[]" "ready: no runs"
@@ -87,7 +91,7 @@ delayed=$(jq_ enqueue --queue mail --delay 1h --max-attempts 2 echo '{}')
 show_json "$delayed"
 is "$(j '[d["state"], d["queue"], d["max_attempts"]]')" '["delayed", "mail", 2]' "delayed: state, queue, the job's own max_attempts"
 is "$(j '3590 <= d["available_in_seconds"] <= 3600')" true "delayed: available in about an hour"
-is "$(j 'd["available_at"]')" "$(dbtime "$delayed" available_at)" "delayed: available_at as in the database"
+is "$(j 'd["available_at"]')" "$(jtime "$delayed" available_at)" "delayed: available_at as in the database"
 run show "$delayed"
 like "$OUT" "available .* UTC \(in (59m[0-9]*s|1h)\)" "text: available in about 1h"
 
@@ -99,8 +103,8 @@ l0=$(lease_left "$reserved")
 show_json "$reserved"
 l1=$(lease_left "$reserved")
 is "$(j '[d["state"], d["reserved_by"], d["attempts"]]')" '["reserved", "hostA:4242:abcd", 2]' "reserved: state, reserved_by, attempts"
-is "$(j 'd["reserved_at"]')" "$(dbtime "$reserved" reserved_at)" "reserved: reserved_at as in the database"
-is "$(j 'd["lease_expires_at"]')" "$(dbtime "$reserved" lease_expires_at)" "reserved: lease_expires_at as in the database"
+is "$(j 'd["reserved_at"]')" "$(jtime "$reserved" reserved_at)" "reserved: reserved_at as in the database"
+is "$(j 'd["lease_expires_at"]')" "$(jtime "$reserved" lease_expires_at)" "reserved: lease_expires_at as in the database"
 near "$(j 'd["lease_left_seconds"]')" "$l0" "$l1" "reserved: lease_left_seconds as the database says"
 is "$(j 'd["next_backoff_seconds"]')" "0.2" "reserved: if this (2nd) attempt fails, 200ms"
 run show "$reserved"
@@ -131,7 +135,7 @@ is "$(j '[(r["attempt"], r["outcome"], r["exit_status"]) for r in d["runs"]]')" 
 	'[[1, "retry", "exit 75"], [2, "retry", "exit 75"]]' "runs: attempt, outcome, exit status"
 like "$(j 'd["runs"][0]["error"]')" "flaky: database busy" "a run keeps its error"
 like "$(j 'd["runs"][1]["worker"]')" "^[^:]+:[0-9]+:" "a run names its worker"
-is "$(j 'd["runs"][0]["started_at"]')" "$(sql "SELECT DATE_FORMAT(started_at, '%Y-%m-%d %H:%i:%s.%f') FROM job_runs WHERE job_id = $flaky ORDER BY id LIMIT 1")" \
+is "$(j 'd["runs"][0]["started_at"]')" "$(sql "SELECT DATE_FORMAT(started_at, '%Y-%m-%dT%H:%i:%s.%fZ') FROM job_runs WHERE job_id = $flaky ORDER BY id LIMIT 1")" \
 	"a run's started_at as in the database"
 run show "$flaky"
 like "$OUT" "attempts +2 of 4" "text: attempts 2 of 4"
@@ -156,8 +160,8 @@ is "$RC" 0 "show of a dead-lettered job exits 0"
 is "$(j '[d["state"], d["type"], d["attempts"], d["exit_status"]]')" '["failed", "bad", 1, "exit 65"]' "failed: state, type, attempts, exit status"
 is "$(j 'd["error"]')" $'bad: field x missing\nmore detail' "failed: the whole error"
 like "$(j 'd["reason"]')" "65" "failed: a reason naming the exit"
-is "$(j 'd["failed_at"]')" "$(dbtime "$bad" failed_at failed_jobs)" "failed: failed_at as in the database"
-is "$(j 'd["created_at"]')" "$(dbtime "$bad" created_at failed_jobs)" "failed: created_at kept"
+is "$(j 'd["failed_at"]')" "$(jtime "$bad" failed_at failed_jobs)" "failed: failed_at as in the database"
+is "$(j 'd["created_at"]')" "$(jtime "$bad" created_at failed_jobs)" "failed: created_at kept"
 is "$(j 'd["payload"]')" '{"x": null}' "failed: payload"
 is "$(j '[(r["attempt"], r["outcome"]) for r in d["runs"]]')" '[[1, "dead"]]' "failed: its run"
 is "$(j 'd["next_backoff_seconds"]')" null "failed: no next backoff"
@@ -185,17 +189,18 @@ plus2() {
 }
 show_json "$reserved"
 l1=$(lease_left "$reserved")
-is "$(j 'd["created_at"]')" "$(plus2 "$reserved" created_at)" "+02:00: created_at is UTC + 2h"
-is "$(j 'd["available_at"]')" "$(plus2 "$reserved" available_at)" "+02:00: available_at is UTC + 2h"
-is "$(j 'd["reserved_at"]')" "$(plus2 "$reserved" reserved_at)" "+02:00: reserved_at is UTC + 2h"
-is "$(j 'd["lease_expires_at"]')" "$(plus2 "$reserved" lease_expires_at)" "+02:00: lease_expires_at is UTC + 2h"
-is "$(j 'd["timezone"]')" "+02:00" "+02:00: the JSON names the time zone"
+# --json is for programs: its times stay UTC, ISO 8601 with Z.
+is "$(j 'd["created_at"]')" "$(jtime "$reserved" created_at)" "+02:00 --json: created_at stays UTC (Z)"
+is "$(j 'd["available_at"]')" "$(jtime "$reserved" available_at)" "+02:00 --json: available_at stays UTC"
+is "$(j 'd["reserved_at"]')" "$(jtime "$reserved" reserved_at)" "+02:00 --json: reserved_at stays UTC"
+is "$(j 'd["lease_expires_at"]')" "$(jtime "$reserved" lease_expires_at)" "+02:00 --json: lease_expires_at stays UTC"
+is "$(j 'd["timezone"]')" "UTC" "+02:00 --json: the JSON says its times are UTC"
 near "$(j 'd["lease_left_seconds"]')" "$l0" "$l1" "+02:00: relative times unchanged (lease left as the database says)"
 run show "$reserved"
 like "$OUT" "created +$(plus2 "$reserved" created_at) \+02:00" "+02:00 text: created, labelled +02:00"
 show_json "$bad"
-is "$(j 'd["failed_at"]')" "$(plus2 "$bad" failed_at failed_jobs)" "+02:00: failed_at (dead-letter) is UTC + 2h"
+is "$(j 'd["failed_at"]')" "$(jtime "$bad" failed_at failed_jobs)" "+02:00 --json: failed_at (dead-letter) stays UTC"
 show_json "$flaky"
-is "$(j 'd["runs"][0]["started_at"]')" "$(sql "SELECT DATE_FORMAT(started_at + INTERVAL 2 HOUR, '%Y-%m-%d %H:%i:%s.%f') FROM job_runs WHERE job_id = $flaky ORDER BY id LIMIT 1")" \
-	"+02:00: a run's started_at is UTC + 2h"
+is "$(j 'd["runs"][0]["started_at"]')" "$(sql "SELECT DATE_FORMAT(started_at, '%Y-%m-%dT%H:%i:%s.%fZ') FROM job_runs WHERE job_id = $flaky ORDER BY id LIMIT 1")" \
+	"+02:00 --json: a run's started_at stays UTC"
 finish

@@ -114,7 +114,7 @@ run status --json
 is "$(printf '%s' "$OUT" | jget 'd["workers"]')" 1 "JSON workers: 1 while a worker runs"
 is "$(printf '%s' "$OUT" | jget '[d["queues"]["default"][k] for k in ("ready", "delayed", "reserved", "stale", "failed")]')" \
 	"[0, 2, 0, 0, 2]" "default after the worker: only delayed and failed remain"
-is "$(printf '%s' "$OUT" | jget 'd["queues"]["default"]["oldest_ready_seconds"]')" 0 "no ready job: oldest_ready_seconds 0"
+is "$(printf '%s' "$OUT" | jget 'd["queues"]["default"]["oldest_ready_seconds"]')" null "no ready job: oldest_ready_seconds is null"
 kill -TERM "$WORKER_PID"
 wait_exit 10 "$WORKER_PID"
 is "$?" 0 "the worker stops on SIGTERM"

@@ -132,7 +132,7 @@ static const char full_config[] = "; a full configuration, handlers before [work
                                   "retry_exit = 75, 65\n"                              /* 11 */
                                   "permanent_stderr = ^fatal:\n"                       /* 12 */
                                   "retry_stderr = (?i)try again\n"                     /* 13 */
-                                  "workdir = /srv/app\n"                               /* 14 */
+                                  "workdir = /tmp\n"                                   /* 14 */
                                   "\n"
                                   "[handler report]\n"
                                   "exec = bin/h.sh\n"
@@ -252,7 +252,7 @@ check_full_mail(const struct conf *c)
 	is_str(h->permanent_stderr_src, "^fatal:", "permanent_stderr source");
 	ok(h->retry_stderr != NULL, "retry_stderr compiled at load");
 	is_str(h->retry_stderr_src, "(?i)try again", "retry_stderr source");
-	is_str(h->workdir, "/srv/app", "workdir");
+	is_str(h->workdir, "/tmp", "workdir");
 	is_int((long long)strv_len(h->env), 3, "mail env: inherited + 2 own");
 	ok(strv_has(h->env, "SMTP_HOST=mx.example.com"), "env.SMTP_HOST in handler env");
 	ok(strv_has(h->env, "MODE=fast"), "env.MODE in handler env");
@@ -769,6 +769,211 @@ test_password_warning(void)
 	free(path);
 }
 
+/* A UTF-8 byte-order mark on line 1 is skipped; anywhere else it is
+ * part of the text (issue 8 defect 12). */
+static void
+test_bom(void)
+{
+	struct buf errors, warnings;
+	struct conf *c;
+
+	buf_init(&errors);
+	buf_init(&warnings);
+	c = load(
+	    "\xEF\xBB\xBF[worker]\nconcurrency = 3\n[handler a]\nexec = /bin/true\n", 0, &errors, &warnings);
+	ok(c != NULL, "a file starting with a byte-order mark loads");
+	ok(c != NULL && c->worker.concurrency == 3 && c->nhandlers == 1,
+	    "and every section after the mark is read");
+	if (c == NULL)
+		printf("#   errors:\n%s", errors.data ? errors.data : "");
+	conf_free(c);
+	c = load("\xEF\xBB\xBF; only a comment\n[worker]\nconcurrency = 2\n", 0, &errors, &warnings);
+	ok(c != NULL && c->worker.concurrency == 2, "a mark before a comment line");
+	conf_free(c);
+	buf_free(&errors);
+	buf_free(&warnings);
+	fails("a mark on line 2",
+	    "[worker]\n\xEF\xBB\xBF"
+	    "concurrency = 2\n",
+	    0, 2, "unknown key");
+	fails("two marks on line 1", "\xEF\xBB\xBF\xEF\xBB\xBF[worker]\n", 0, 1, "syntax error");
+}
+
+/* password_file must name a file whose first line is the password
+ * (issue 8 defect 11). */
+static void
+test_password_file_refused(void)
+{
+	char *text;
+
+	make_dir("pwdir");
+	free(write_file("pw-empty", "", 0600));
+	free(write_file("pw-blank", "\nsecond\n", 0600));
+	fails("password_file naming a directory", "[database]\nuser = jobq\npassword_file = pwdir\n", 0, 3,
+	    "is a directory");
+	fails("empty password_file", "[database]\npassword_file = pw-empty\n", 0, 2, "is empty");
+	fails("password_file with an empty first line", "[database]\npassword_file = pw-blank\n", 0, 2,
+	    "has an empty first line");
+	fails("password_file that does not exist", "[database]\npassword_file = pw-none\n", 0, 2,
+	    "No such file");
+	text = xasprintf("[database]\npassword_file = %s/pwdir\n", dir);
+	fails("absolute password_file naming a directory", text, 0, 2, "pwdir is a directory");
+	free(text);
+}
+
+/* limit_* keys: parsed with their units and ranges, inherited from
+ * [worker], reset with "none". */
+static void
+test_limits(void)
+{
+	struct buf errors, warnings;
+	struct conf *c;
+	const struct handler *a, *b;
+
+	buf_init(&errors);
+	buf_init(&warnings);
+	c = load("[worker]\n"
+	         "limit_as = 1G\n"
+	         "limit_cpu = 2m\n"
+	         "limit_nofile = 256\n"
+	         "[handler a]\n"
+	         "exec = /bin/true\n"
+	         "[handler b]\n"
+	         "exec = /bin/true\n"
+	         "limit_as = none\n"
+	         "limit_cpu = 90s\n"
+	         "limit_nproc = 50\n",
+	    0, &errors, &warnings);
+	ok(c != NULL, "limits load");
+	if (c == NULL) {
+		printf("#   errors:\n%s", errors.data ? errors.data : "");
+		goto out;
+	}
+	a = conf_handler(c, "a");
+	b = conf_handler(c, "b");
+	is_int((long long)a->limits[LIMIT_AS], 1LL << 30, "limit_as inherited from [worker], in bytes");
+	is_int((long long)a->limits[LIMIT_CPU], 120, "limit_cpu inherited, in seconds");
+	is_int((long long)a->limits[LIMIT_NOFILE], 256, "limit_nofile inherited");
+	is_int((long long)a->limits[LIMIT_NPROC], 0, "limit_nproc not set: 0");
+	is_int((long long)b->limits[LIMIT_AS], 0, "limit_as = none undoes the [worker] default");
+	is_int((long long)b->limits[LIMIT_CPU], 90, "own limit_cpu wins");
+	is_int((long long)b->limits[LIMIT_NOFILE], 256, "limit_nofile still inherited");
+	is_int((long long)b->limits[LIMIT_NPROC], 50, "own limit_nproc");
+	is_int(b->limit_lines[LIMIT_NPROC], 11, "the line of limit_nproc is kept (for check)");
+	is_int(a->limit_lines[LIMIT_NOFILE], 4, "an inherited limit keeps its [worker] line");
+	is_str(conf_limit_key(LIMIT_NOFILE), "limit_nofile", "conf_limit_key");
+out:
+	conf_free(c);
+	buf_free(&errors);
+	buf_free(&warnings);
+	fails(
+	    "limit_as without a unit", "[handler a]\nexec = /bin/true\nlimit_as = 512\n", 0, 3, "too small");
+	fails("limit_as not a size", "[worker]\nlimit_as = big\n", 0, 2, "bad size 'big'");
+	fails(
+	    "limit_cpu not whole seconds", "[worker]\nlimit_cpu = 1500ms\n", 0, 2, "whole number of seconds");
+	fails("limit_cpu under a second", "[worker]\nlimit_cpu = 500ms\n", 0, 2, "too short");
+	fails("limit_cpu over a year", "[worker]\nlimit_cpu = 400d\n", 0, 2, "365d");
+	fails("limit_nofile too small", "[worker]\nlimit_nofile = 7\n", 0, 2, "bad number '7'");
+	fails("limit_nofile too large", "[worker]\nlimit_nofile = 2000000\n", 0, 2, "from 8 to 1048576");
+	fails("limit_nproc 0", "[handler a]\nexec = /bin/true\nlimit_nproc = 0\n", 0, 3, "bad number '0'");
+	fails("unknown limit", "[handler a]\nexec = /bin/true\nlimit_stack = 8M\n", 0, 3,
+	    "unknown key 'limit_stack'");
+}
+
+/* With CONF_CHECK_EXEC the workdir must be an existing folder (issue 8,
+ * item 13); without it (enqueue) it is not looked at. */
+static void
+test_workdir_checked(void)
+{
+	struct buf errors, warnings;
+	struct conf *c;
+	char *text = xasprintf("[worker]\nworkdir = %s/no-such-dir\n[handler a]\nexec = /bin/true\n", dir);
+	char *file = write_file("plain-file", "x\n", 0644);
+
+	fails("missing workdir from [worker]", text, CONF_CHECK_EXEC, 2, "No such file or directory");
+	buf_init(&errors);
+	buf_init(&warnings);
+	c = load(text, 0, &errors, &warnings);
+	ok(c != NULL, "without CONF_CHECK_EXEC a missing workdir is not an error");
+	conf_free(c);
+	free(text);
+	text = xasprintf("[handler a]\nexec = /bin/true\n\nworkdir = %s\n", file);
+	fails("workdir that is a file", text, CONF_CHECK_EXEC, 4, "is not a directory");
+	free(text);
+	text = xasprintf("[handler a]\nexec = /bin/true\nworkdir = %s/bin\n", dir);
+	c = load(text, CONF_CHECK_EXEC, &errors, &warnings);
+	ok(c != NULL && warnings.len == 0, "an existing workdir passes");
+	conf_free(c);
+	free(text);
+	free(file);
+	buf_free(&errors);
+	buf_free(&warnings);
+}
+
+/* group without user: only the group is set (issue 8 defect 6; the
+ * runner applies it, tests/group_only.sh). */
+static void
+test_group_only(void)
+{
+	struct buf errors, warnings;
+	struct conf *c;
+	const struct handler *h;
+
+	buf_init(&errors);
+	buf_init(&warnings);
+	c = load("[handler a]\nexec = /bin/true\ngroup = root\n", 0, &errors, &warnings);
+	h = c != NULL ? conf_handler(c, "a") : NULL;
+	ok(h != NULL && h->has_gid && h->gid == 0 && !h->has_uid, "group = root alone: gid 0 set, no uid");
+	conf_free(c);
+	buf_free(&errors);
+	buf_free(&warnings);
+}
+
+/* Warnings about what others could change (CONF_CHECK_EXEC only). */
+static void
+test_writers(void)
+{
+	struct buf errors, warnings;
+	struct conf *c;
+	char *prog = write_file("bin/w.sh", "#!/bin/sh\n", 0755);
+	char *text = xasprintf("[handler a]\nexec = %s\n", prog);
+
+	buf_init(&errors);
+	buf_init(&warnings);
+	c = load(text, CONF_CHECK_EXEC, &errors, &warnings);
+	ok(c != NULL && warnings.len == 0, "a 0755 program in a 0755 folder: no warning");
+	conf_free(c);
+	chmod(prog, 0757);
+	c = load(text, CONF_CHECK_EXEC, &errors, &warnings);
+	ok(c != NULL, "a world-writable program still loads");
+	ok(warnings.data != NULL && strstr(warnings.data, "jobq.ini:2: warning: handler 'a': program") &&
+	        strstr(warnings.data, "is world-writable"),
+	    "with a warning naming the exec line");
+	buf_free(&warnings);
+	conf_free(c);
+	c = load(text, 0, &errors, &warnings);
+	ok(c != NULL && warnings.len == 0, "without CONF_CHECK_EXEC: no warning (enqueue runs nothing)");
+	conf_free(c);
+	chmod(prog, 0755);
+	free(write_file("jobq.ini", text, 0602));
+	{
+		char *path = xasprintf("%s/jobq.ini", dir);
+
+		c = conf_load(path, CONF_CHECK_EXEC, &errors, &warnings);
+		ok(c != NULL && warnings.data != NULL &&
+		        strstr(warnings.data, "warning: the configuration") != NULL &&
+		        strstr(warnings.data, "world-writable") != NULL,
+		    "a world-writable configuration: warning");
+		conf_free(c);
+		free(path);
+	}
+	is_int((long long)errors.len, 0, "no errors in the warning cases");
+	buf_free(&errors);
+	buf_free(&warnings);
+	free(text);
+	free(prog);
+}
+
 static int
 rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
@@ -807,6 +1012,12 @@ main(void)
 	test_two_syntax_errors();
 	test_long_lines();
 	test_password_warning();
+	test_bom();
+	test_password_file_refused();
+	test_limits();
+	test_workdir_checked();
+	test_group_only();
+	test_writers();
 	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 	return done();
 }

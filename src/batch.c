@@ -1,0 +1,368 @@
+/* batch.c -- parse and check one job of `jobq enqueue` (see batch.h for
+ * the contract).  Pure: no database, no I/O. */
+#include "config.h"
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "batch.h"
+#include "duration.h"
+#include "isotime.h"
+#include "utf8.h"
+
+/* A job's row text beyond its escaped strings: separators, quotes,
+ * priority, max_attempts and the longest time expression. */
+#define ROW_OVERHEAD 128
+
+/* The longest delay: duration_parse's limit, 100 years. */
+#define DELAY_MAX_MS (100LL * 365 * 24 * 3600 * 1000)
+
+static const char *const FIELDS[] = { "type", "payload", "queue", "delay", "at", "priority", "max_attempts" };
+
+static void
+job_init(struct batch_job *job, const struct batch_ctx *ctx)
+{
+	memset(job, 0, sizeof *job);
+	job->e.priority = ctx->priority;
+	job->e.max_attempts = ctx->max_attempts;
+	job->e.delay_ms = ctx->delay_ms;
+}
+
+void
+batch_job_clear(struct batch_job *job)
+{
+	free(job->type);
+	free(job->queue);
+	free(job->payload);
+	memset(job, 0, sizeof *job);
+}
+
+/* The longest line worth reading: a payload may shrink up to six-fold
+ * from its escaped form in the line ("\u0041" is one byte), and no job
+ * can be larger than the payload limit or the server's packet. */
+size_t
+batch_line_max(const struct batch_ctx *ctx)
+{
+	size_t p = ctx->conf->worker.max_payload;
+
+	if (ctx->max_packet > 0 && ctx->max_packet < p)
+		p = ctx->max_packet;
+	return p > (SIZE_MAX - 65536) / 6 ? SIZE_MAX : p * 6 + 65536;
+}
+
+/* Bytes s[0..n) takes inside quotes once escaped (db.c's add_quoted
+ * adds a backslash before NUL, LF, CR, backslash, both quotes and ^Z). */
+static size_t
+escaped_len(const char *s, size_t n)
+{
+	static const unsigned char extra[256] = {
+		[0] = 1, ['\n'] = 1, ['\r'] = 1, ['\\'] = 1, ['\''] = 1, ['"'] = 1, ['\032'] = 1
+	};
+	size_t i, len = n;
+
+	for (i = 0; i < n; i++)
+		len += extra[(unsigned char)s[i]];
+	return len;
+}
+
+/* Parses exactly one JSON value filling s[0..len), white space around
+ * it allowed; *end points where parsing stopped (for the message). */
+static cJSON *
+json_parse_exact(const char *s, size_t len, const char **end)
+{
+	cJSON *j = cJSON_ParseWithLengthOpts(s, len, end, 0);
+	const char *p = *end;
+
+	if (j == NULL)
+		return NULL;
+	while (p < s + len && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n'))
+		p++;
+	if (p != s + len) {
+		*end = p;
+		cJSON_Delete(j);
+		return NULL;
+	}
+	return j;
+}
+
+/* The payload as the server will store it: JSON (when it is not known to
+ * be already, as cJSON's own output is), UTF-8, no NUL, within limits. */
+static int
+check_payload(const struct batch_ctx *ctx, const char *p, size_t len, int is_json, char *err)
+{
+	const char *end = NULL;
+	size_t ok;
+	cJSON *j;
+
+	if (len > ctx->conf->worker.max_payload) {
+		errf(err, "payload is %zu bytes, more than max_payload (%zu)", len,
+		    ctx->conf->worker.max_payload);
+		return -1;
+	}
+	if (memchr(p, '\0', len) != NULL) {
+		errf(err, "payload contains a NUL byte at byte %zu",
+		    (size_t)((const char *)memchr(p, '\0', len) - p));
+		return -1;
+	}
+	for (ok = 0; ok < len && (unsigned char)p[ok] < 0x80; ok++) /* the common case, fast */
+		;
+	if (ok < len && (ok += utf8_valid_prefix(p + ok, len - ok)) != len) {
+		errf(err, "payload is not valid UTF-8 (at byte %zu)", ok);
+		return -1;
+	}
+	if (is_json)
+		return 0;
+	if ((j = json_parse_exact(p, len, &end)) == NULL) {
+		errf(err, "payload is not valid JSON (at byte %zu)",
+		    end != NULL && end >= p ? (size_t)(end - p) : 0);
+		return -1;
+	}
+	cJSON_Delete(j);
+	return 0;
+}
+
+/* Type and queue whitelisted; the queue defaults to the handler's. */
+static int
+check_names(const struct batch_ctx *ctx, struct batch_job *job, char *err)
+{
+	const struct conf *c = ctx->conf;
+	const struct handler *h = conf_handler(c, job->type);
+
+	if (h == NULL) {
+		errf(err, "unknown job type '%s' (no [handler %s] section in %s)", job->type, job->type,
+		    c->path);
+		return -1;
+	}
+	if (job->queue == NULL)
+		job->queue = xstrdup(ctx->queue != NULL ? ctx->queue : h->queue);
+	if (!conf_has_queue(c, job->queue)) {
+		errf(
+		    err, "unknown queue '%s' (no [queue %s] section in %s)", job->queue, job->queue, c->path);
+		return -1;
+	}
+	return 0;
+}
+
+/* The checks every job passes, from a line or from the command line;
+ * at is the time as written (NULL: use the delay). */
+static int
+finish(const struct batch_ctx *ctx, struct batch_job *job, const char *at, int is_json, char *err)
+{
+	struct enqueue_item *e = &job->e;
+
+	if (check_names(ctx, job, err) < 0 ||
+	    check_payload(ctx, job->payload, e->payload_len, is_json, err) < 0)
+		return -1;
+	if (at != NULL && isotime_to_utc(at, job->at, sizeof job->at, err) < 0)
+		return -1;
+	if (at == NULL && (e->delay_ms < 0 || e->delay_ms > DELAY_MAX_MS)) {
+		errf(err, "delay must be from 0 to 100 years");
+		return -1;
+	}
+	if (e->priority < -32768 || e->priority > 32767 || e->max_attempts > 1000000) {
+		errf(err, "priority or max_attempts out of range");
+		return -1;
+	}
+	e->type = job->type;
+	e->queue = job->queue;
+	e->payload = job->payload;
+	e->at = at != NULL ? job->at : NULL;
+	job->sql_len = escaped_len(job->type, strlen(job->type)) +
+	    escaped_len(job->queue, strlen(job->queue)) + escaped_len(job->payload, e->payload_len) +
+	    ROW_OVERHEAD;
+	if (ctx->max_packet > 0 && job->sql_len + BATCH_SQL_OVERHEAD > ctx->max_packet) {
+		errf(err,
+		    "payload of %zu bytes makes a statement of about %zu bytes once escaped, more than the "
+		    "server's max_allowed_packet (%zu)",
+		    e->payload_len, job->sql_len + BATCH_SQL_OVERHEAD, ctx->max_packet);
+		return -1;
+	}
+	return 0;
+}
+
+/* A job given on the command line: TYPE and the payload as written. */
+int
+batch_job_single(const char *type, const char *payload, size_t len, const struct batch_ctx *ctx,
+    struct batch_job *job, char *err)
+{
+	job_init(job, ctx);
+	job->type = xstrdup(type);
+	job->payload = xmalloc(len + 1);
+	memcpy(job->payload, payload, len);
+	job->payload[len] = '\0';
+	job->e.payload_len = len;
+	if (finish(ctx, job, ctx->at, 0, err) < 0) {
+		batch_job_clear(job);
+		return -1;
+	}
+	return 0;
+}
+
+/* A whole number in lo..hi. */
+static int
+json_int(const cJSON *v, int64_t lo, int64_t hi, int64_t *out)
+{
+	double d;
+
+	if (!cJSON_IsNumber(v))
+		return -1;
+	d = cJSON_GetNumberValue(v);
+	if (!(d >= (double)lo && d <= (double)hi) || d != (double)(int64_t)d)
+		return -1;
+	*out = (int64_t)d;
+	return 0;
+}
+
+static int
+check_fields(const cJSON *o, char *err)
+{
+	const cJSON *v;
+	size_t i;
+
+	for (v = o->child; v != NULL; v = v->next) {
+		for (i = 0; i < ARRAY_LEN(FIELDS) && strcmp(v->string, FIELDS[i]) != 0; i++)
+			;
+		if (i == ARRAY_LEN(FIELDS)) {
+			errf(err, "unknown field \"%s\"", v->string);
+			return -1;
+		}
+	}
+	if (cJSON_GetObjectItemCaseSensitive(o, "delay") != NULL &&
+	    cJSON_GetObjectItemCaseSensitive(o, "at") != NULL) {
+		errf(err, "\"delay\" and \"at\" exclude each other");
+		return -1;
+	}
+	return 0;
+}
+
+static int
+get_names(const cJSON *o, struct batch_job *job, char *err)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "type");
+
+	if (!cJSON_IsString(v)) {
+		errf(err, "\"type\" is missing or not a string");
+		return -1;
+	}
+	job->type = xstrdup(v->valuestring);
+	if ((v = cJSON_GetObjectItemCaseSensitive(o, "queue")) == NULL)
+		return 0;
+	if (!cJSON_IsString(v)) {
+		errf(err, "\"queue\" is not a string");
+		return -1;
+	}
+	job->queue = xstrdup(v->valuestring);
+	return 0;
+}
+
+/* "delay" (seconds or a duration) or "at"; *at is left alone when the
+ * line has neither, and a line's delay beats a default --at. */
+static int
+get_time(const cJSON *o, struct batch_job *job, const char **at, char *err)
+{
+	const cJSON *v;
+	int64_t n;
+
+	if ((v = cJSON_GetObjectItemCaseSensitive(o, "delay")) != NULL) {
+		*at = NULL;
+		if (cJSON_IsString(v))
+			return duration_parse(v->valuestring, &job->e.delay_ms, err);
+		if (json_int(v, 0, DELAY_MAX_MS / 1000, &n) == 0) {
+			job->e.delay_ms = n * 1000;
+			return 0;
+		}
+		errf(err, "\"delay\" must be seconds or a duration like \"5m\"");
+		return -1;
+	}
+	if ((v = cJSON_GetObjectItemCaseSensitive(o, "at")) != NULL) {
+		if (!cJSON_IsString(v)) {
+			errf(err, "\"at\" must be an ISO 8601 time");
+			return -1;
+		}
+		*at = v->valuestring;
+	}
+	return 0;
+}
+
+static int
+get_numbers(const cJSON *o, struct batch_job *job, char *err)
+{
+	const cJSON *v;
+	int64_t n;
+
+	if ((v = cJSON_GetObjectItemCaseSensitive(o, "priority")) != NULL) {
+		if (json_int(v, -32768, 32767, &n) < 0) {
+			errf(err, "\"priority\" must be a whole number from -32768 to 32767");
+			return -1;
+		}
+		job->e.priority = (int)n;
+	}
+	if ((v = cJSON_GetObjectItemCaseSensitive(o, "max_attempts")) != NULL) {
+		if (json_int(v, 1, 1000000, &n) < 0) {
+			errf(err, "\"max_attempts\" must be a whole number from 1 to 1000000");
+			return -1;
+		}
+		job->e.max_attempts = (unsigned)n;
+	}
+	return 0;
+}
+
+static int
+get_payload(const cJSON *o, struct batch_job *job)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "payload");
+
+	job->payload = v != NULL ? cJSON_PrintUnformatted(v) : xstrdup("{}");
+	if (job->payload == NULL)
+		fatal("cJSON_PrintUnformatted: out of memory");
+	job->e.payload_len = strlen(job->payload);
+	return 0;
+}
+
+/* Whether s[0..len) has a JSON escape \u0000: cJSON would cut the
+ * string there and the job would silently lose the rest. */
+static int
+has_escaped_nul(const char *s, size_t len)
+{
+	size_t i, k;
+
+	for (i = 0; i + 6 <= len; i++) {
+		if (memcmp(s + i, "\\u0000", 6) != 0)
+			continue;
+		for (k = 0; k < i && s[i - k - 1] == '\\'; k++)
+			;
+		if (k % 2 == 0)
+			return 1;
+	}
+	return 0;
+}
+
+int
+batch_line_parse(const char *line, size_t len, const struct batch_ctx *ctx, struct batch_job *job, char *err)
+{
+	const char *end = NULL, *at = ctx->at;
+	cJSON *o;
+	int rc = -1;
+
+	job_init(job, ctx);
+	if (memchr(line, '\0', len) != NULL) {
+		errf(err, "the line contains a NUL byte");
+		return -1;
+	}
+	if (has_escaped_nul(line, len)) {
+		errf(err, "the line contains \\u0000, which cannot be stored");
+		return -1;
+	}
+	o = json_parse_exact(line, len, &end);
+	if (o == NULL || !cJSON_IsObject(o))
+		errf(err, "not a JSON object");
+	else if (check_fields(o, err) == 0 && get_names(o, job, err) == 0 &&
+	    get_time(o, job, &at, err) == 0 && get_numbers(o, job, err) == 0 && get_payload(o, job) == 0)
+		rc = finish(ctx, job, at, 1, err);
+	cJSON_Delete(o);
+	if (rc < 0)
+		batch_job_clear(job);
+	return rc;
+}

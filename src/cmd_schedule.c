@@ -1,0 +1,510 @@
+/* cmd_schedule.c -- `jobq schedule`: the tick that enqueues due fires
+ * (what a crontab line runs every minute), --list, --run, and the
+ * add/edit/remove/enable/disable of schedules kept in the database. */
+#include "config.h"
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "cron.h"
+#include "duration.h"
+#include "scheduler.h"
+#include "schedules.h"
+
+static void
+usage(void)
+{
+	printf("Usage: jobq schedule [--dry-run] [--quiet]       enqueue every fire that is due\n"
+	       "       jobq schedule --run NAME [--dry-run]      enqueue NAME now\n"
+	       "       jobq schedule --list [--json] [--window D] show every schedule\n"
+	       "       jobq schedule add NAME --cron EXPR --type TYPE [options]\n"
+	       "       jobq schedule edit NAME [options]\n"
+	       "       jobq schedule remove|enable|disable NAME\n\n"
+	       "The tick enqueues each fire of each schedule exactly once, however many\n"
+	       "hosts run it at once.  For cron:  * * * * * jobq schedule --quiet\n"
+	       "(or run 'jobq work --schedule' and need no crontab at all).\n\n"
+	       "  -n, --dry-run          print what would be enqueued; write nothing\n"
+	       "  -q, --quiet            print only late, missed and failed fires\n"
+	       "      --run NAME         enqueue now, whatever the time and the overlap rule\n"
+	       "  -l, --list             name, source, on/off, cron, next and last fire, outcome\n"
+	       "      --json             --list as JSON\n"
+	       "      --window D         count runs and failures over D (default 7d)\n\n"
+	       "add/edit options (checked against the INI: exit 65 and nothing changed if bad):\n"
+	       "  --cron EXPR  --type TYPE  --payload JSON  --queue Q  --priority N\n"
+	       "  --timezone ZONE  --overlap skip|allow  --catch-up D  --description TEXT\n"
+	       "enable/disable work on INI schedules too: the switch lives in the database.\n\n"
+	       "Exit status: 0; 1 a schedule could not fire (its type or queue left the INI);\n"
+	       "64 bad usage; 65 bad add/edit input or no such schedule; 69 database\n"
+	       "unavailable; 78 configuration error (a name both in the INI and the database).\n");
+}
+
+/* ---- the tick ---- */
+
+struct say_ctx {
+	int quiet;
+};
+
+static void
+say_stdout(void *arg, int important, const char *line)
+{
+	const struct say_ctx *s = arg;
+
+	if (important || !s->quiet)
+		printf("%s\n", line);
+	fflush(stdout);
+}
+
+static int
+db_status(int rc, const char *err)
+{
+	cli_error("%s", err);
+	return rc == SCHEDULES_CLASH ? EX_CONFIG : EX_UNAVAILABLE;
+}
+
+static int
+tick(const struct conf *c, struct db *db, int dry_run, int quiet)
+{
+	struct say_ctx ctx = { quiet };
+	struct scheduler_opts o = { dry_run, say_stdout, &ctx };
+	struct scheduler_counts n;
+	char err[ERRSZ];
+	int rc;
+
+	if ((rc = scheduler_tick(c, db, &o, &n, err)) != DB_OK)
+		return db_status(rc, err);
+	return n.failed > 0 ? EXIT_FAIL : 0;
+}
+
+static int
+run_now(const struct conf *c, struct db *db, const char *name, int dry_run)
+{
+	struct say_ctx ctx = { 0 };
+	struct scheduler_opts o = { dry_run, say_stdout, &ctx };
+	struct schedule **v;
+	const struct schedule *s;
+	char err[ERRSZ];
+	uint64_t job;
+	size_t n;
+	int rc;
+
+	if ((rc = schedules_load(c, db, &v, &n, err)) != DB_OK)
+		return db_status(rc, err);
+	if ((s = schedules_find(v, n, name)) == NULL) {
+		cli_error("no schedule '%s' (in %s or in the database)", name, c->path);
+		rc = EX_DATAERR;
+	} else if ((rc = scheduler_run_now(c, db, s, &o, &job, err)) != DB_OK) {
+		cli_error("%s", err);
+		rc = s->problem != NULL ? EX_DATAERR : EX_UNAVAILABLE;
+	}
+	schedules_free(v, n);
+	return rc;
+}
+
+/* ---- --list ---- */
+
+static const char *
+fire_text(const struct schedule *s, int64_t t, char *buf, size_t len)
+{
+	char e2[ERRSZ];
+	struct cron_zone *z = cron_zone_open(s->timezone ? s->timezone : "UTC", e2);
+
+	if (t == 0 || z == NULL)
+		snprintf(buf, len, "%s", t == 0 ? "never" : "-");
+	else
+		cron_format(z, t, buf, len);
+	cron_zone_free(z);
+	return buf;
+}
+
+static char *
+what_text(const struct schedule *s)
+{
+	char e2[ERRSZ];
+	struct cron *cr;
+	char *d;
+
+	if (s->description != NULL && *s->description != '\0')
+		return xstrdup(s->description);
+	if ((cr = cron_parse(s->cron, e2)) == NULL)
+		return xstrdup(e2);
+	d = cron_describe(cr);
+	cron_free(cr);
+	return d;
+}
+
+static void
+add_json(cJSON *arr, const struct schedule *s, const struct schedule_status *st)
+{
+	cJSON *o = cJSON_CreateObject();
+	char buf[64];
+	char *when = NULL, e2[ERRSZ];
+	struct cron *cr = cron_parse(s->cron, e2);
+
+	cJSON_AddStringToObject(o, "name", s->name);
+	cJSON_AddStringToObject(o, "source", s->source == SCHEDULE_INI ? "ini" : "db");
+	cJSON_AddBoolToObject(o, "enabled", s->enabled);
+	cJSON_AddStringToObject(o, "cron", s->cron);
+	if (cr != NULL) {
+		when = cron_describe(cr);
+		cJSON_AddStringToObject(o, "when", when);
+		free(when);
+		cron_free(cr);
+	}
+	cJSON_AddStringToObject(o, "description", s->description ? s->description : "");
+	cJSON_AddStringToObject(o, "type", s->type ? s->type : "");
+	cJSON_AddStringToObject(o, "queue", s->queue ? s->queue : "");
+	cJSON_AddStringToObject(o, "timezone", s->timezone ? s->timezone : "");
+	cJSON_AddStringToObject(o, "overlap", s->overlap_allow ? "allow" : "skip");
+	cJSON_AddNumberToObject(o, "catch_up_s", (double)(s->catch_up_ms / 1000));
+	if (st->next != 0)
+		cJSON_AddStringToObject(o, "next_fire", fire_text(s, st->next, buf, sizeof buf));
+	else
+		cJSON_AddNullToObject(o, "next_fire");
+	if (st->last_fire[0] != '\0') {
+		cJSON_AddStringToObject(o, "last_fire", fire_text(s, st->last_fire_t, buf, sizeof buf));
+		cJSON_AddStringToObject(o, "last_outcome", st->outcome);
+		cJSON_AddBoolToObject(o, "last_manual", st->last_manual);
+		if (st->last_job)
+			cJSON_AddNumberToObject(o, "last_job", (double)st->last_job);
+	} else {
+		cJSON_AddNullToObject(o, "last_fire");
+		cJSON_AddNullToObject(o, "last_outcome");
+	}
+	cJSON_AddNumberToObject(o, "runs", (double)st->runs);
+	cJSON_AddNumberToObject(o, "failures", (double)st->failures);
+	cJSON_AddNumberToObject(o, "skipped", (double)st->skipped);
+	cJSON_AddNumberToObject(o, "missed", (double)st->missed);
+	if (s->problem)
+		cJSON_AddStringToObject(o, "problem", s->problem);
+	cJSON_AddItemToArray(arr, o);
+}
+
+static void
+print_row(const struct schedule *s, const struct schedule_status *st)
+{
+	char next[64], last[64], counts[48];
+	char *what = what_text(s);
+
+	fire_text(s, st->next, next, sizeof next);
+	if (st->last_fire[0] != '\0')
+		fire_text(s, st->last_fire_t, last, sizeof last);
+	else
+		snprintf(last, sizeof last, "-");
+	snprintf(counts, sizeof counts, "%llu/%llu", (unsigned long long)st->runs,
+	    (unsigned long long)st->failures);
+	printf("%-16s %-3s %-3s %-15s %-25s %-25s %-8s %-9s %s%s%s\n", s->name,
+	    s->source == SCHEDULE_INI ? "ini" : "db", s->enabled ? "on" : "off", s->cron, next, last,
+	    st->last_fire[0] ? st->outcome : "-", counts, what, s->problem ? "  PROBLEM: " : "",
+	    s->problem ? s->problem : "");
+	free(what);
+}
+
+static int
+list(const struct conf *c, struct db *db, int json, int64_t window_s)
+{
+	struct schedule **v;
+	struct schedule_status st;
+	cJSON *arr = json ? cJSON_CreateArray() : NULL;
+	char err[ERRSZ], wtext[32];
+	int64_t now;
+	size_t n, i;
+	int rc;
+
+	if ((rc = scheduler_now(db, &now, err)) != DB_OK ||
+	    (rc = schedules_load(c, db, &v, &n, err)) != DB_OK) {
+		cJSON_Delete(arr);
+		return db_status(rc, err);
+	}
+	duration_format(window_s * 1000, wtext, sizeof wtext);
+	if (!json)
+		printf("%-16s %-3s %-3s %-15s %-25s %-25s %-8s %-9s %s\n", "NAME", "SRC", "ON", "CRON",
+		    "NEXT FIRE", "LAST FIRE", "OUTCOME", "RUNS/FAIL", "WHAT");
+	for (i = 0; i < n && rc == DB_OK; i++) {
+		if ((rc = scheduler_status(db, v[i], now, window_s, &st, err)) != DB_OK)
+			break;
+		if (json)
+			add_json(arr, v[i], &st);
+		else
+			print_row(v[i], &st);
+	}
+	if (rc == DB_OK && json) {
+		char *s = cJSON_Print(arr);
+
+		printf("%s\n", s);
+		cJSON_free(s);
+	} else if (rc == DB_OK)
+		printf("(RUNS/FAIL: jobs enqueued and jobs dead-lettered over the last %s)\n", wtext);
+	cJSON_Delete(arr);
+	schedules_free(v, n);
+	return rc == DB_OK ? 0 : db_status(rc, err);
+}
+
+/* ---- add, edit, remove, enable, disable ---- */
+
+static const struct option edit_longopts[] = {
+	CLI_COMMON_LONGOPTS,
+	{ "cron", required_argument, NULL, 'C' },
+	{ "type", required_argument, NULL, 'T' },
+	{ "payload", required_argument, NULL, 'P' },
+	{ "queue", required_argument, NULL, 'Q' },
+	{ "priority", required_argument, NULL, 'R' },
+	{ "timezone", required_argument, NULL, 'Z' },
+	{ "overlap", required_argument, NULL, 'O' },
+	{ "catch-up", required_argument, NULL, 'U' },
+	{ "description", required_argument, NULL, 'D' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* The schedule key of an add/edit option. */
+static const char *
+edit_key(int opt)
+{
+	switch (opt) {
+	case 'C':
+		return "cron";
+	case 'T':
+		return "type";
+	case 'P':
+		return "payload";
+	case 'Q':
+		return "queue";
+	case 'R':
+		return "priority";
+	case 'Z':
+		return "timezone";
+	case 'O':
+		return "overlap";
+	case 'U':
+		return "catch_up";
+	case 'D':
+		return "description";
+	default:
+		return NULL;
+	}
+}
+
+/* Applies the options to s, checking each; EX_DATAERR on the first bad
+ * one, EX_USAGE on a bad option, 0. */
+static int
+apply_options(const struct conf *c, struct schedule *s, const char *cmd, int argc, char **argv)
+{
+	char err[ERRSZ];
+	int opt, rc;
+
+	while ((opt = getopt_long(argc, argv, CLI_COMMON_SHORTOPTS, edit_longopts, NULL)) != -1) {
+		const char *key = edit_key(opt);
+
+		if ((rc = cli_common_opt(opt, cmd, usage)) >= 0)
+			return rc == 0 ? -1 : rc;
+		if (rc == -2 || key == NULL)
+			continue;
+		if (schedule_set(c, s, key, optarg, err) < 0) {
+			cli_error("schedule %s %s: --%s", cmd, s->name, err);
+			return EX_DATAERR;
+		}
+	}
+	if (optind < argc)
+		return cli_usage_error("schedule", "unexpected argument '%s'", argv[optind]);
+	return 0;
+}
+
+/* Where an INI schedule named name is written, or NULL. */
+static const struct schedule *
+ini_schedule(const struct conf *c, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < c->nschedules; i++)
+		if (strcmp(c->schedules[i]->name, name) == 0)
+			return c->schedules[i];
+	return NULL;
+}
+
+static int
+add_or_edit(const struct conf *c, struct db *db, const char *cmd, const char *name, int argc, char **argv)
+{
+	struct schedule **v = NULL, *s = NULL;
+	const struct schedule *old;
+	char err[ERRSZ];
+	size_t n = 0;
+	int rc, adding = strcmp(cmd, "add") == 0;
+
+	if (ini_schedule(c, name) != NULL) {
+		cli_error("schedule %s: '%s' is defined in %s:%d; a schedule lives in one place only%s", cmd,
+		    name, c->path, ini_schedule(c, name)->line, adding ? "" : " (edit the file)");
+		return EX_DATAERR;
+	}
+	if (!adding) {
+		if ((rc = schedules_load(c, db, &v, &n, err)) != DB_OK)
+			return db_status(rc, err);
+		if ((old = schedules_find(v, n, name)) == NULL) {
+			cli_error("schedule edit: no schedule '%s' in the database", name);
+			schedules_free(v, n);
+			return EX_DATAERR;
+		}
+		s = (struct schedule *)old;
+		free(s->problem);
+		s->problem = NULL;
+	} else
+		s = schedule_new(name, SCHEDULE_DB);
+	if ((rc = apply_options(c, s, cmd, argc, argv)) == 0 && schedule_finish(c, s, err) < 0) {
+		cli_error("schedule %s %s: %s", cmd, name, err);
+		rc = EX_DATAERR;
+	}
+	if (rc == 0 && (rc = adding ? schedules_add(db, s, err) : schedules_update(db, s, err)) != DB_OK) {
+		cli_error("schedule %s: %s", cmd, err);
+		rc = rc == SCHEDULES_EXISTS || rc == SCHEDULES_NOT_FOUND ? EX_DATAERR : EX_UNAVAILABLE;
+	} else if (rc == 0)
+		printf("schedule '%s' %s\n", name, adding ? "added" : "changed");
+	if (adding)
+		schedule_free(s);
+	schedules_free(v, n);
+	return rc < 0 ? 0 : rc;
+}
+
+static int
+remove_or_switch(const struct conf *c, struct db *db, const char *cmd, const char *name)
+{
+	struct schedule **v;
+	const struct schedule *s;
+	char err[ERRSZ];
+	size_t n;
+	int rc;
+
+	if ((rc = schedules_load(c, db, &v, &n, err)) != DB_OK)
+		return db_status(rc, err);
+	s = schedules_find(v, n, name);
+	if (s == NULL) {
+		cli_error("schedule %s: no schedule '%s' (in %s or in the database)", cmd, name, c->path);
+		rc = EX_DATAERR;
+	} else if (strcmp(cmd, "remove") == 0 && s->source == SCHEDULE_INI) {
+		cli_error("schedule remove: '%s' is defined in %s:%d; remove it there (or disable it)", name,
+		    c->path, s->line);
+		rc = EX_DATAERR;
+	} else if (strcmp(cmd, "remove") == 0)
+		rc = schedules_remove(db, name, err);
+	else
+		rc = schedules_switch(db, name, strcmp(cmd, "enable") == 0, err);
+	if (s != NULL && rc == DB_OK)
+		printf("schedule '%s' %s\n", name,
+		    strcmp(cmd, "remove") == 0       ? "removed"
+		        : strcmp(cmd, "enable") == 0 ? "enabled"
+		                                     : "disabled");
+	else if (rc < 0) {
+		cli_error("schedule %s: %s", cmd, err);
+		rc = EX_UNAVAILABLE;
+	}
+	schedules_free(v, n);
+	return rc;
+}
+
+/* Whether -h or --help is among the arguments: help needs neither the
+ * configuration nor the database, wherever the option stands. */
+static int
+wants_help(int argc, char **argv)
+{
+	int i;
+
+	for (i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+		if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)
+			return 1;
+	return 0;
+}
+
+static int
+manage(const char *cmd, int argc, char **argv)
+{
+	struct conf *c;
+	struct db *db;
+	const char *name;
+	int rc;
+
+	if (wants_help(argc, argv))
+		return usage(), 0;
+	if (argc < 2 || argv[1][0] == '-')
+		return cli_usage_error("schedule", "%s: a schedule NAME is required", cmd);
+	name = argv[1];
+	if (!conf_valid_name(name)) {
+		cli_error("schedule %s: bad name '%s' (1-64 of A-Z a-z 0-9 _ . -)", cmd, name);
+		return EX_DATAERR;
+	}
+	argv[1] = argv[0]; /* argv[0] is the subcommand, then its options */
+	argc--, argv++;
+	optind = 0;
+	if (strcmp(cmd, "add") != 0 && strcmp(cmd, "edit") != 0 && argc > 1)
+		return cli_usage_error("schedule", "%s: unexpected argument '%s'", cmd, argv[1]);
+	if ((rc = cli_open(0, &c, &db)) != 0)
+		return rc;
+	if (strcmp(cmd, "add") == 0 || strcmp(cmd, "edit") == 0)
+		rc = add_or_edit(c, db, cmd, name, argc, argv);
+	else
+		rc = remove_or_switch(c, db, cmd, name);
+	db_free(db);
+	conf_free(c);
+	return rc;
+}
+
+enum { OPT_RUN = 256, OPT_JSON, OPT_WINDOW };
+
+int
+cmd_schedule(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		CLI_COMMON_LONGOPTS,
+		{ "dry-run", no_argument, NULL, 'n' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "run", required_argument, NULL, OPT_RUN },
+		{ "list", no_argument, NULL, 'l' },
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ "window", required_argument, NULL, OPT_WINDOW },
+		{ NULL, 0, NULL, 0 },
+	};
+	static const char *const subs[] = { "add", "edit", "remove", "enable", "disable" };
+	const char *run = NULL;
+	int dry_run = 0, quiet = 0, listing = 0, json = 0, opt, rc;
+	int64_t window_ms = 7 * 86400 * 1000LL;
+	struct conf *c;
+	struct db *db;
+	char err[ERRSZ];
+	size_t i;
+
+	for (i = 0; argc > 1 && i < ARRAY_LEN(subs); i++)
+		if (strcmp(argv[1], subs[i]) == 0)
+			return manage(subs[i], argc - 1, argv + 1);
+	while ((opt = getopt_long(argc, argv, CLI_COMMON_SHORTOPTS "nql", longopts, NULL)) != -1) {
+		if ((rc = cli_common_opt(opt, "schedule", usage)) >= 0)
+			return rc;
+		if (opt == 'n')
+			dry_run = 1;
+		else if (opt == 'q')
+			quiet = 1;
+		else if (opt == 'l')
+			listing = 1;
+		else if (opt == OPT_JSON)
+			json = listing = 1;
+		else if (opt == OPT_RUN)
+			run = optarg;
+		else if (opt == OPT_WINDOW &&
+		    (duration_parse(optarg, &window_ms, err) < 0 || window_ms < 1000))
+			return cli_usage_error(
+			    "schedule", "--window: %s", window_ms < 1000 ? "at least 1s" : err);
+	}
+	if (optind < argc)
+		return cli_usage_error("schedule", "unexpected argument '%s'", argv[optind]);
+	if (listing && (run != NULL || dry_run))
+		return cli_usage_error("schedule", "--list goes alone (with --json, --window)");
+	if ((rc = cli_open(0, &c, &db)) != 0)
+		return rc;
+	if (listing)
+		rc = list(c, db, json, window_ms / 1000);
+	else if (run != NULL)
+		rc = run_now(c, db, run, dry_run);
+	else
+		rc = tick(c, db, dry_run, quiet);
+	db_free(db);
+	conf_free(c);
+	return rc;
+}

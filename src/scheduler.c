@@ -1,0 +1,512 @@
+/* scheduler.c -- enqueue each fire of each schedule exactly once.
+ *
+ * A tick reads the database's clock (never the host's: hosts drift, and
+ * every host must agree on what is due), then for each enabled schedule
+ * finds the fires after the point the ticks have already looked at
+ * (jobq_schedule_state.checked_until, or its last fire) up to now:
+ *
+ *  - none: nothing to do;
+ *  - the latest one, if it is less than a minute old, is enqueued;
+ *  - an older one (nothing ticked at its time: downtime) is enqueued
+ *    late if it is within catch_up (default 1h), else recorded as
+ *    missed; either way it is reported.  Fires before the latest are
+ *    only counted and reported: after downtime a schedule runs once,
+ *    not once per missed minute.
+ *
+ * Exactly once: the jobq_schedule_runs row, whose primary key is (name,
+ * fire_at), and the job are inserted in one transaction.  A second tick
+ * for the same fire, on this host or another, at once or later, finds
+ * the key taken (it waits on the first one's row lock, then gets a
+ * duplicate key) and enqueues nothing.
+ *
+ * Test hook: JOBQ_SCHEDULER_NOW=ISO-8601 replaces the database's clock
+ * for deciding what is due (only that: leases, available_at and every
+ * other time stay the database's).  It lets the tests play hours of
+ * schedule in seconds; exactly-once is enforced by the key either way. */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <stdarg.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cron.h"
+#include "log.h"
+#include "queue.h"
+#include "scheduler.h"
+#include "schedules.h"
+
+#define ON_TIME_S 60     /* a fire this fresh is not late */
+#define COUNT_LIMIT 1000 /* past this many missed fires, stop counting each */
+#define ER_DUP_ENTRY_ 1062
+
+enum fire_result { FIRE_ENQUEUED, FIRE_SKIPPED, FIRE_MISSED, FIRE_TAKEN };
+
+/* "YYYY-MM-DD HH:MM:SS" in UTC, for DATETIME columns. */
+static void
+utc_text(int64_t t, char *out, size_t len)
+{
+	time_t tt = (time_t)t;
+	struct tm tm;
+
+	gmtime_r(&tt, &tm);
+	if (strftime(out, len, "%Y-%m-%d %H:%M:%S", &tm) == 0 && len > 0)
+		out[0] = '\0';
+}
+
+/* "03:00" in the schedule's zone, with the date when it is not now's. */
+static void
+local_text(const struct cron_zone *z, int64_t t, int64_t now, char *out, size_t len)
+{
+	char a[64], b[64];
+
+	cron_format(z, t, a, sizeof a);
+	cron_format(z, now, b, sizeof b);
+	if (strncmp(a, b, 10) == 0)
+		snprintf(out, len, "%.5s", a + 11);
+	else
+		snprintf(out, len, "%.10s %.5s", a, a + 11);
+}
+
+static void PRINTFLIKE(3, 4) say(const struct scheduler_opts *o, int important, const char *fmt, ...)
+{
+	struct buf b;
+	va_list ap;
+
+	buf_init(&b);
+	va_start(ap, fmt);
+	buf_vprintf(&b, fmt, ap);
+	va_end(ap);
+	if (o->say != NULL)
+		o->say(o->arg, important, b.data);
+	buf_free(&b);
+}
+
+/* The database's clock in seconds since the epoch (or the test hook's). */
+int
+scheduler_now(struct db *db, int64_t *now, char *err)
+{
+	const char *fixed = getenv("JOBQ_SCHEDULER_NOW");
+	struct db_res *r;
+	char **row;
+	int rc;
+
+	if (fixed != NULL && *fixed != '\0') {
+		struct cron_zone *utc = cron_zone_open("UTC", err);
+
+		rc = cron_parse_time(utc, fixed, now, err);
+		cron_zone_free(utc);
+		return rc < 0 ? DB_EFAIL : DB_OK;
+	}
+	if ((r = db_query(db, &rc, err, "SELECT UNIX_TIMESTAMP()")) == NULL)
+		return rc;
+	if ((row = db_res_next(r)) != NULL && row[0] != NULL)
+		*now = strtoll(row[0], NULL, 10);
+	db_res_free(r);
+	return DB_OK;
+}
+
+/* Whether the job the schedule enqueued last is still queued or running.
+ * A job whose lease expired (its worker died) does not count: a crash
+ * must not block a schedule forever. */
+static int
+last_job_busy(struct db *db, const char *name, int *busy, uint64_t *job, char *err)
+{
+	struct db_res *r;
+	char **row;
+	int rc;
+
+	*busy = 0;
+	r = db_query(db, &rc, err,
+	    "SELECT j.id FROM jobs j"
+	    " WHERE j.id = (SELECT r.job_id FROM jobq_schedule_runs r WHERE r.name = %q AND r.job_id IS NOT "
+	    "NULL"
+	    "  ORDER BY r.enqueued_at DESC LIMIT 1)"
+	    " AND (j.lease_token IS NULL OR j.lease_expires_at > UTC_TIMESTAMP(6))",
+	    name);
+	if (r == NULL)
+		return rc;
+	if ((row = db_res_next(r)) != NULL) {
+		*busy = 1;
+		*job = strtoull(row[0], NULL, 10);
+	}
+	db_res_free(r);
+	return DB_OK;
+}
+
+/* The transaction of one fire (see the top of the file).  autocommit is
+ * off rather than START TRANSACTION so that nothing can commit on its
+ * own: should queue_enqueue's own deadlock retry roll back our row and
+ * insert the job again, the job stays uncommitted, the row's UPDATE finds
+ * nothing, and we roll it all back and run again. */
+static int
+fire_tx(struct db *db, const struct schedule *s, const char *at, int missed, int manual,
+    enum fire_result *res, uint64_t *job, char *err)
+{
+	struct enqueue_item it;
+	char host[256];
+	int rc, busy = 0;
+
+	if (gethostname(host, sizeof host) < 0)
+		snprintf(host, sizeof host, "localhost");
+	host[sizeof host - 1] = '\0';
+	if ((rc = db_exec(db, err, "SET autocommit = 0")) != DB_OK)
+		return rc;
+	rc = db_exec(db, err,
+	    "INSERT INTO jobq_schedule_runs (name, fire_at, status, manual, host) VALUES (%q, %s, %q, %d, "
+	    "%q)",
+	    s->name, at, missed ? "missed" : "enqueued", manual, host);
+	if (rc != DB_OK && db_errno(db) == ER_DUP_ENTRY_) {
+		*res = FIRE_TAKEN;
+		return DB_OK;
+	}
+	if (rc != DB_OK || missed) {
+		*res = FIRE_MISSED;
+		return rc;
+	}
+	if (!manual && !s->overlap_allow && (rc = last_job_busy(db, s->name, &busy, job, err)) != DB_OK)
+		return rc;
+	if (busy) {
+		*res = FIRE_SKIPPED;
+		return db_exec(db, err,
+		    "UPDATE jobq_schedule_runs SET status = 'skipped' WHERE name = %q AND fire_at = %s",
+		    s->name, at);
+	}
+	memset(&it, 0, sizeof it);
+	it.type = s->type;
+	it.queue = s->queue;
+	it.payload = s->payload;
+	it.payload_len = strlen(s->payload);
+	it.priority = s->priority;
+	if ((rc = queue_enqueue(db, &it, 1, job, err)) != DB_OK)
+		return rc;
+	rc = db_exec(db, err,
+	    "UPDATE jobq_schedule_runs SET job_id = %U WHERE name = %q AND fire_at = %s AND job_id IS NULL",
+	    *job, s->name, at);
+	if (rc == DB_OK && db_affected(db) != 1) {
+		errf(err, "the run row of '%s' went away (rolled back by a deadlock)", s->name);
+		return DB_ERETRY;
+	}
+	*res = FIRE_ENQUEUED;
+	return rc;
+}
+
+/* Runs fire_tx to its end: COMMIT, or ROLLBACK and again after a
+ * deadlock or lock wait timeout. */
+static int
+fire(struct db *db, const struct schedule *s, const char *at_text, int missed, int manual,
+    enum fire_result *res, uint64_t *job, char *err)
+{
+	char at_sql[64];
+	int rc, attempt = 0;
+
+	snprintf(at_sql, sizeof at_sql, "'%s'", at_text);
+	do {
+		char ignored[ERRSZ];
+
+		*job = 0;
+		rc = fire_tx(db, s, at_sql, missed, manual, res, job, err);
+		if (rc == DB_OK && *res != FIRE_TAKEN)
+			rc = db_commit(db, err);
+		else
+			db_rollback(db);
+		if (db_connected(db))
+			db_exec(db, ignored, "SET autocommit = 1");
+	} while (rc != DB_OK && db_retry_after(rc, ++attempt));
+	return rc;
+}
+
+/* The fires of one schedule in (from, now]: the latest, how many, and
+ * the first.  Counting stops being exact past COUNT_LIMIT (an every-
+ * minute schedule after a week of downtime): it then jumps to the last
+ * day before now. */
+static int
+due_fires(const struct cron *cr, const struct cron_zone *z, int64_t from, int64_t now, int64_t *first,
+    int64_t *latest, uint64_t *count)
+{
+	int64_t t = from, f;
+
+	*count = 0;
+	while (cron_next(cr, z, t, &f) == CRON_FOUND && f <= now) {
+		if (*count == 0)
+			*first = f;
+		*latest = t = f;
+		if (++*count == COUNT_LIMIT && t < now - 86400)
+			t = now - 86400;
+	}
+	return *count > 0;
+}
+
+static void
+report_fire(const struct scheduler_opts *o, const struct schedule *s, enum fire_result res, uint64_t job,
+    const char *when, const char *late_at, int64_t late_s, struct scheduler_counts *n)
+{
+	switch (res) {
+	case FIRE_TAKEN:
+		say(o, 0, "%s: the %s fire was already enqueued by another run", s->name, when);
+		break;
+	case FIRE_SKIPPED:
+		n->skipped++;
+		say(o, 0,
+		    "%s: %s fire skipped: job %llu of its last fire is still queued or running (overlap = "
+		    "skip)",
+		    s->name, when, (unsigned long long)job);
+		break;
+	case FIRE_MISSED:
+		n->missed++;
+		say(o, 1, "%s: missed %s fire not enqueued: %lld min late, beyond catch_up", s->name, when,
+		    (long long)(late_s / 60));
+		break;
+	case FIRE_ENQUEUED:
+		n->enqueued++;
+		if (late_at != NULL) {
+			n->late++;
+			say(o, 1, "%s: missed %s fire enqueued late at %s (job %llu)", s->name, when, late_at,
+			    (unsigned long long)job);
+		} else
+			say(o, 0, "%s: %s fire enqueued as job %llu (%s on %s)", s->name, when,
+			    (unsigned long long)job, s->type, s->queue);
+		break;
+	}
+}
+
+/* One schedule's part of a tick. */
+static int
+tick_one(struct db *db, const struct schedule *s, const struct cron *cr, const struct cron_zone *z,
+    int64_t now, const struct scheduler_opts *o, struct scheduler_counts *n, char *err)
+{
+	int64_t from, first = 0, latest = 0, late_s;
+	uint64_t count, job = 0;
+	char when[40], first_at[40], now_at[40], now_utc[32];
+	enum fire_result res;
+	int found, rc, missed;
+
+	if ((rc = schedules_checked_until(db, s->name, &from, &found, err)) != DB_OK)
+		return rc;
+	if (!found)
+		from = now - ON_TIME_S; /* a new schedule: only this minute's fire */
+	utc_text(now, now_utc, sizeof now_utc);
+	if (!s->enabled || !due_fires(cr, z, from, now, &first, &latest, &count))
+		return o->dry_run ? DB_OK : schedules_checked(db, s->name, now_utc, err);
+	late_s = now - latest;
+	missed = late_s >= ON_TIME_S && late_s * 1000 > s->catch_up_ms;
+	local_text(z, latest, now, when, sizeof when);
+	local_text(z, now, now, now_at, sizeof now_at);
+	if (count > 1) {
+		local_text(z, first, now, first_at, sizeof first_at);
+		say(o, 1, "%s: %s%llu earlier fire%s from %s on were missed while nothing ticked", s->name,
+		    count > COUNT_LIMIT ? "over " : "", (unsigned long long)(count - 1),
+		    count == 2 ? "" : "s", first_at);
+	}
+	if (o->dry_run) {
+		say(o, 1, "%s: would %s the %s fire (%s on %s, payload %s)", s->name,
+		    missed ? "record as missed" : "enqueue", when, s->type, s->queue, s->payload);
+		return DB_OK;
+	}
+	{
+		char at[32];
+
+		utc_text(latest, at, sizeof at);
+		if ((rc = fire(db, s, at, missed, 0, &res, &job, err)) != DB_OK)
+			return rc;
+	}
+	report_fire(o, s, res, job, when, late_s >= ON_TIME_S ? now_at : NULL, late_s, n);
+	return schedules_checked(db, s->name, now_utc, err);
+}
+
+/* Enqueues what is due for every schedule.  A schedule that cannot fire
+ * (a database schedule whose handler left the INI) is reported and
+ * counted in n->failed; the others go on.  Returns a DB_* code when the
+ * database failed. */
+int
+scheduler_tick(const struct conf *c, struct db *db, const struct scheduler_opts *o,
+    struct scheduler_counts *n, char *err)
+{
+	struct schedule **v;
+	size_t nv, i;
+	int64_t now;
+	int rc;
+
+	memset(n, 0, sizeof *n);
+	if ((rc = scheduler_now(db, &now, err)) != DB_OK)
+		return rc;
+	if ((rc = schedules_load(c, db, &v, &nv, err)) != DB_OK)
+		return rc;
+	for (i = 0; i < nv && rc == DB_OK; i++) {
+		char e2[ERRSZ];
+		struct cron_zone *z = NULL;
+		struct cron *cr = NULL;
+
+		if (v[i]->problem == NULL && (z = cron_zone_open(v[i]->timezone, e2)) != NULL &&
+		    (cr = cron_parse(v[i]->cron, e2)) != NULL)
+			rc = tick_one(db, v[i], cr, z, now, o, n, err);
+		else {
+			n->failed++;
+			say(o, 1, "%s: cannot fire: %s", v[i]->name, v[i]->problem ? v[i]->problem : e2);
+		}
+		cron_free(cr);
+		cron_zone_free(z);
+	}
+	schedules_free(v, nv);
+	return rc;
+}
+
+/* `jobq schedule --run NAME`: enqueues s now, whatever its time, its
+ * on/off switch and the overlap rule; the run is recorded as manual. */
+int
+scheduler_run_now(const struct conf *c, struct db *db, const struct schedule *s,
+    const struct scheduler_opts *o, uint64_t *job_id, char *err)
+{
+	enum fire_result res;
+	struct db_res *r;
+	char **row, at[40] = "";
+	int rc;
+
+	(void)c;
+	if (s->problem != NULL) {
+		errf(err, "%s: cannot fire: %s", s->name, s->problem);
+		return DB_EFAIL;
+	}
+	if (o->dry_run) {
+		say(o, 1, "%s: would enqueue now (%s on %s, payload %s)", s->name, s->type, s->queue,
+		    s->payload);
+		return DB_OK;
+	}
+	if ((r = db_query(db, &rc, err, "SELECT UTC_TIMESTAMP(6)")) == NULL)
+		return rc;
+	if ((row = db_res_next(r)) != NULL && row[0] != NULL)
+		snprintf(at, sizeof at, "%s", row[0]);
+	db_res_free(r);
+	if ((rc = fire(db, s, at, 0, 1, &res, job_id, err)) != DB_OK)
+		return rc;
+	if (res != FIRE_ENQUEUED) {
+		errf(err, "%s: another run took the same microsecond; try again", s->name);
+		return DB_EFAIL;
+	}
+	say(o, 1, "%s: enqueued now as job %llu (%s on %s)", s->name, (unsigned long long)*job_id, s->type,
+	    s->queue);
+	return DB_OK;
+}
+
+static void
+log_say(void *arg, int important, const char *line)
+{
+	(void)arg;
+	if (important)
+		log_warn("schedule: %s", line);
+	else
+		log_info("schedule: %s", line);
+}
+
+/* `jobq work --schedule`: one tick, logged; returns the milliseconds to
+ * wait before the next one: to the start of the database clock's next
+ * minute (plus a second), so a worker ticks at most once a minute and
+ * soon after each fire time.  Exactly-once across workers is the
+ * database's key, not this timing. */
+int64_t
+scheduler_worker_tick(const struct conf *c, struct db *db)
+{
+	struct scheduler_opts o = { 0, log_say, NULL };
+	struct scheduler_counts n;
+	char err[ERRSZ];
+	int64_t now;
+
+	if (scheduler_tick(c, db, &o, &n, err) != DB_OK || scheduler_now(db, &now, err) != DB_OK) {
+		log_warn("schedule: %s", err);
+		return 10 * 1000;
+	}
+	return (60 - now % 60 + 1) * 1000;
+}
+
+/* The outcome word of the job a fire enqueued. */
+static void
+job_outcome(char **row, char *out, size_t len)
+{
+	const char *w = "done";
+
+	if (strcmp(row[2], "enqueued") != 0)
+		w = row[2];
+	else if (row[9] != NULL && strcmp(row[9], "1") == 0)
+		w = "failed";
+	else if (row[5] != NULL && strcmp(row[5], "1") == 0)
+		w = "running";
+	else if (row[6] != NULL && strcmp(row[6], "1") == 0)
+		w = "stale";
+	else if (row[7] != NULL && strtoull(row[7], NULL, 10) > 0)
+		w = "retrying";
+	else if (row[4] != NULL && strcmp(row[4], "1") == 0)
+		w = "queued";
+	snprintf(out, len, "%s", w);
+}
+
+static int
+last_fire(struct db *db, const struct schedule *s, struct schedule_status *st, char *err)
+{
+	struct db_res *r;
+	char **row;
+	int rc;
+
+	r = db_query(db, &rc, err,
+	    "SELECT r.fire_at, UNIX_TIMESTAMP(r.fire_at), r.status, r.job_id, j.id IS NOT NULL,"
+	    " j.lease_token IS NOT NULL AND j.lease_expires_at > UTC_TIMESTAMP(6),"
+	    " j.lease_token IS NOT NULL AND j.lease_expires_at <= UTC_TIMESTAMP(6),"
+	    " j.attempts, r.manual, f.id IS NOT NULL"
+	    " FROM jobq_schedule_runs r LEFT JOIN jobs j ON j.id = r.job_id LEFT JOIN failed_jobs f ON f.id "
+	    "= r.job_id"
+	    " WHERE r.name = %q ORDER BY r.fire_at DESC LIMIT 1",
+	    s->name);
+	if (r == NULL)
+		return rc;
+	if ((row = db_res_next(r)) != NULL) {
+		snprintf(st->last_fire, sizeof st->last_fire, "%s", row[0]);
+		st->last_fire_t = strtoll(row[1], NULL, 10);
+		st->last_job = row[3] ? strtoull(row[3], NULL, 10) : 0;
+		st->last_manual = strcmp(row[8], "1") == 0;
+		job_outcome(row, st->outcome, sizeof st->outcome);
+	}
+	db_res_free(r);
+	return DB_OK;
+}
+
+/* What `jobq schedule --list` shows for s: next fire after now, the last
+ * fire and what became of its job, and counts over the last window_s
+ * seconds (runs: jobs enqueued; failures: those now dead-lettered). */
+int
+scheduler_status(struct db *db, const struct schedule *s, int64_t now, int64_t window_s,
+    struct schedule_status *st, char *err)
+{
+	struct cron_zone *z;
+	struct cron *cr;
+	struct db_res *r;
+	char **row, e2[ERRSZ];
+	int rc;
+
+	memset(st, 0, sizeof *st);
+	if ((z = cron_zone_open(s->timezone ? s->timezone : "UTC", e2)) != NULL &&
+	    (cr = cron_parse(s->cron, e2)) != NULL) {
+		if (cron_next(cr, z, now, &st->next) != CRON_FOUND)
+			st->next = 0;
+		cron_free(cr);
+	}
+	cron_zone_free(z);
+	if ((rc = last_fire(db, s, st, err)) != DB_OK)
+		return rc;
+	r = db_query(db, &rc, err,
+	    "SELECT COUNT(r.job_id), COUNT(f.id), COALESCE(SUM(r.status = 'skipped'), 0),"
+	    " COALESCE(SUM(r.status = 'missed'), 0)"
+	    " FROM jobq_schedule_runs r LEFT JOIN failed_jobs f ON f.id = r.job_id"
+	    " WHERE r.name = %q AND r.fire_at >= FROM_UNIXTIME(%I)",
+	    s->name, now - window_s);
+	if (r == NULL)
+		return rc;
+	if ((row = db_res_next(r)) != NULL) {
+		st->runs = strtoull(row[0], NULL, 10);
+		st->failures = strtoull(row[1], NULL, 10);
+		st->skipped = strtoull(row[2], NULL, 10);
+		st->missed = strtoull(row[3], NULL, 10);
+	}
+	db_res_free(r);
+	return DB_OK;
+}

@@ -1,0 +1,270 @@
+/* schedules.c -- jobq_schedules and jobq_schedule_state: the schedules
+ * kept in the database, and each schedule's on/off switch and how far
+ * the scheduler has looked.  Every SQL statement on those two tables is
+ * here. */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "schedules.h"
+
+static struct schedule *
+copy_ini(const struct schedule *src)
+{
+	struct schedule *s = schedule_new(src->name, SCHEDULE_INI);
+
+	s->line = src->line;
+	s->cron = xstrdup(src->cron);
+	s->type = xstrdup(src->type);
+	s->payload = xstrdup(src->payload);
+	s->queue = xstrdup(src->queue);
+	s->priority = src->priority;
+	s->timezone = xstrdup(src->timezone);
+	s->enabled = src->enabled;
+	s->overlap_allow = src->overlap_allow;
+	s->catch_up_ms = src->catch_up_ms;
+	s->description = xstrdup(src->description);
+	return s;
+}
+
+/* A row of jobq_schedules, checked against the configuration as `jobq
+ * schedule add` checked it: a handler or queue since removed from the
+ * INI leaves the schedule listed, with the reason in s->problem, and
+ * never fired. */
+static struct schedule *
+from_row(const struct conf *c, char **row)
+{
+	static const char *const keys[] = { "cron", "type", "payload", "queue", "priority", "timezone",
+		"overlap", "catch_up", "description" };
+	struct schedule *s = schedule_new(row[0], SCHEDULE_DB);
+	char err[ERRSZ], catch_up[32];
+	size_t i;
+
+	snprintf(catch_up, sizeof catch_up, "%sms", row[8]);
+	for (i = 0; i < ARRAY_LEN(keys) && s->problem == NULL; i++) {
+		const char *v = i == 7 ? catch_up : row[i + 1];
+
+		if (v != NULL && schedule_set(c, s, keys[i], v, err) < 0)
+			s->problem = xstrdup(err);
+	}
+	if (s->problem == NULL && schedule_finish(c, s, err) < 0)
+		s->problem = xstrdup(err);
+	if (s->problem != NULL && s->cron == NULL)
+		s->cron = xstrdup(row[1]);
+	return s;
+}
+
+static void
+add(struct schedule ***v, size_t *n, struct schedule *s)
+{
+	*v = xrealloc(*v, (*n + 1) * sizeof **v);
+	(*v)[(*n)++] = s;
+}
+
+static int
+load_db(const struct conf *c, struct db *db, struct schedule ***v, size_t *n, char *err)
+{
+	struct db_res *r;
+	char **row;
+	int rc;
+
+	r = db_query(db, &rc, err,
+	    "SELECT name, cron, type, payload, queue, priority, timezone, overlap, catch_up_ms, description"
+	    " FROM jobq_schedules ORDER BY name");
+	if (r == NULL)
+		return rc;
+	while ((row = db_res_next(r)) != NULL) {
+		const struct schedule *ini = schedules_find(*v, *n, row[0]);
+
+		if (ini != NULL) {
+			errf(err,
+			    "schedule '%s' is defined twice: in %s:%d and in the database (jobq_schedules);"
+			    " remove one ('jobq schedule remove %s' removes the database one)",
+			    row[0], c->path, ini->line, row[0]);
+			db_res_free(r);
+			return SCHEDULES_CLASH;
+		}
+		add(v, n, from_row(c, row));
+	}
+	db_res_free(r);
+	return DB_OK;
+}
+
+static int
+apply_switches(struct db *db, struct schedule **v, size_t n, char *err)
+{
+	struct db_res *r;
+	char **row;
+	size_t i;
+	int rc;
+
+	r = db_query(db, &rc, err, "SELECT name, enabled FROM jobq_schedule_state WHERE enabled IS NOT NULL");
+	if (r == NULL)
+		return rc;
+	while ((row = db_res_next(r)) != NULL)
+		for (i = 0; i < n; i++)
+			if (strcmp(v[i]->name, row[0]) == 0)
+				v[i]->enabled = strcmp(row[1], "0") != 0;
+	db_res_free(r);
+	return DB_OK;
+}
+
+/* Every schedule, INI ones first (in file order), then the database's
+ * by name, with their on/off switches applied.  SCHEDULES_CLASH when a
+ * name is in both places (a configuration error). */
+int
+schedules_load(const struct conf *c, struct db *db, struct schedule ***out, size_t *n, char *err)
+{
+	size_t i;
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	for (i = 0; i < c->nschedules; i++)
+		add(out, n, copy_ini(c->schedules[i]));
+	if ((rc = load_db(c, db, out, n, err)) == DB_OK)
+		rc = apply_switches(db, *out, *n, err);
+	if (rc != DB_OK) {
+		schedules_free(*out, *n);
+		*out = NULL;
+		*n = 0;
+	}
+	return rc;
+}
+
+void
+schedules_free(struct schedule **v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		schedule_free(v[i]);
+	free(v);
+}
+
+const struct schedule *
+schedules_find(struct schedule *const *v, size_t n, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (strcmp(v[i]->name, name) == 0)
+			return v[i];
+	return NULL;
+}
+
+/* The column values of s, for INSERT and UPDATE. */
+static void
+values(struct db *db, struct buf *b, const struct schedule *s)
+{
+	db_sql(db, b,
+	    "cron = %q, type = %q, payload = %q, queue = %q, priority = %d, timezone = %q,"
+	    " overlap = %q, catch_up_ms = %I, description = %q, updated_at = UTC_TIMESTAMP(6)",
+	    s->cron, s->type, s->payload, s->queue, s->priority, s->timezone,
+	    s->overlap_allow ? "allow" : "skip", s->catch_up_ms, s->description);
+}
+
+/* Adds a database schedule; SCHEDULES_EXISTS when the name is taken. */
+int
+schedules_add(struct db *db, const struct schedule *s, char *err)
+{
+	struct buf sql;
+	int rc;
+
+	buf_init(&sql);
+	db_sql(db, &sql, "INSERT INTO jobq_schedules SET name = %q, ", s->name);
+	values(db, &sql, s);
+	rc = db_exec_buf(db, &sql, err);
+	buf_free(&sql);
+	if (rc != DB_OK && db_errno(db) == 1062) { /* ER_DUP_ENTRY */
+		errf(err, "schedule '%s' already exists in the database", s->name);
+		return SCHEDULES_EXISTS;
+	}
+	return rc;
+}
+
+/* Replaces every field of a database schedule. */
+int
+schedules_update(struct db *db, const struct schedule *s, char *err)
+{
+	struct buf sql;
+	int rc;
+
+	buf_init(&sql);
+	buf_adds(&sql, "UPDATE jobq_schedules SET ");
+	values(db, &sql, s);
+	db_sql(db, &sql, " WHERE name = %q", s->name);
+	rc = db_exec_buf(db, &sql, err);
+	buf_free(&sql);
+	if (rc == DB_OK && db_affected(db) == 0) {
+		errf(err, "no schedule '%s' in the database", s->name);
+		return SCHEDULES_NOT_FOUND;
+	}
+	return rc;
+}
+
+/* Removes a database schedule and its switch; its run history stays. */
+int
+schedules_remove(struct db *db, const char *name, char *err)
+{
+	int rc = db_exec(db, err, "DELETE FROM jobq_schedules WHERE name = %q", name);
+
+	if (rc == DB_OK && db_affected(db) == 0) {
+		errf(err, "no schedule '%s' in the database", name);
+		return SCHEDULES_NOT_FOUND;
+	}
+	if (rc == DB_OK)
+		rc = db_exec(db, err, "DELETE FROM jobq_schedule_state WHERE name = %q", name);
+	return rc;
+}
+
+/* Turns a schedule (INI or database) on or off; the caller checked the
+ * name. */
+int
+schedules_switch(struct db *db, const char *name, int enabled, char *err)
+{
+	return db_exec(db, err,
+	    "INSERT INTO jobq_schedule_state (name, enabled) VALUES (%q, %d)"
+	    " ON DUPLICATE KEY UPDATE enabled = %d",
+	    name, enabled ? 1 : 0, enabled ? 1 : 0);
+}
+
+/* Records that the scheduler has looked at name's fires up to until
+ * ("YYYY-MM-DD HH:MM:SS" UTC); it never moves back. */
+int
+schedules_checked(struct db *db, const char *name, const char *until, char *err)
+{
+	return db_exec(db, err,
+	    "INSERT INTO jobq_schedule_state (name, checked_until) VALUES (%q, %q)"
+	    " ON DUPLICATE KEY UPDATE checked_until = GREATEST(COALESCE(checked_until, %q), %q)",
+	    name, until, until, until);
+}
+
+/* How far the scheduler has looked at name's fires: the later of
+ * checked_until and its last scheduled fire (seconds since the epoch);
+ * *found 0 when neither exists. */
+int
+schedules_checked_until(struct db *db, const char *name, int64_t *until, int *found, char *err)
+{
+	struct db_res *r;
+	char **row;
+	int rc;
+
+	*found = 0;
+	r = db_query(db, &rc, err,
+	    "SELECT UNIX_TIMESTAMP(GREATEST("
+	    " COALESCE((SELECT checked_until FROM jobq_schedule_state WHERE name = %q), '1970-01-02'),"
+	    " COALESCE((SELECT MAX(fire_at) FROM jobq_schedule_runs WHERE name = %q AND manual = 0), "
+	    "'1970-01-02')))",
+	    name, name);
+	if (r == NULL)
+		return rc;
+	if ((row = db_res_next(r)) != NULL && row[0] != NULL) {
+		*until = strtoll(row[0], NULL, 10);
+		*found = *until > 2 * 86400;
+	}
+	db_res_free(r);
+	return DB_OK;
+}

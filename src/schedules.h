@@ -1,0 +1,29 @@
+/* schedules.h -- the one list of schedules: [schedule NAME] sections of
+ * the INI and rows of jobq_schedules, with the on/off switches kept in
+ * jobq_schedule_state. */
+#ifndef JOBQ_SCHEDULES_H
+#define JOBQ_SCHEDULES_H
+
+#include <stddef.h>
+
+#include "conf.h"
+#include "db.h"
+
+/* schedules_load: a name is both in the INI and in the database */
+#define SCHEDULES_CLASH 3
+/* schedules_add/update/remove/switch: no such schedule */
+#define SCHEDULES_NOT_FOUND 2
+/* schedules_add: the name is taken */
+#define SCHEDULES_EXISTS 4
+
+int schedules_load(const struct conf *c, struct db *db, struct schedule ***out, size_t *n, char *err);
+void schedules_free(struct schedule **v, size_t n);
+const struct schedule *schedules_find(struct schedule *const *v, size_t n, const char *name);
+int schedules_add(struct db *db, const struct schedule *s, char *err);
+int schedules_update(struct db *db, const struct schedule *s, char *err);
+int schedules_remove(struct db *db, const char *name, char *err);
+int schedules_switch(struct db *db, const char *name, int enabled, char *err);
+int schedules_checked(struct db *db, const char *name, const char *until, char *err);
+int schedules_checked_until(struct db *db, const char *name, int64_t *until, int *found, char *err);
+
+#endif

@@ -1,0 +1,45 @@
+#!/bin/bash
+# Bash completion (contrib/jobq.bash-completion): commands, each
+# command's options from its --help, and job types and queue names from
+# the configuration named by -c or $JOBQ_CONFIG.
+. "$top_srcdir/tests/lib.sh"
+setup completion
+
+cat >>"$CONF" <<EOC
+[queue critical]
+[queue low]
+[handler send_email]
+exec = /bin/true
+EOC
+# shellcheck source=/dev/null
+. "$top_srcdir/contrib/jobq.bash-completion"
+# comp WORD... -- the completions of the last word (as bash would ask).
+comp() {
+	COMP_WORDS=("$JOBQ" "$@")
+	COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
+	_jobq
+	printf '%s\n' "${COMPREPLY[@]}" | sort | tr '\n' ' ' | sed 's/ $//'
+}
+
+is "$(complete -p jobq)" "complete -F _jobq jobq" "the file registers _jobq for jobq"
+all=$(comp "")
+for c in init check enqueue work status show failed release-stale workers prune; do
+	like " $all " " $c " "commands: $c"
+done
+is "$(comp st)" "status" "a prefix completes a command"
+is "$(comp -c "$CONF" wo)" "work workers" "after -c FILE too"
+like "$(comp --)" "--config.*--help.*--quiet.*--verbose.*--version" "global long options"
+like "$(comp work --)" "--concurrency.*--max-time.*--quiet.*--stop-when-empty" "work's options come from its --help"
+like "$(comp init --)" "--print-grants" "init's --print-grants"
+is "$(comp -c "$CONF" enqueue "")" "echo send_email" "enqueue TYPE: the config's handler types"
+is "$(comp -c "$CONF" enqueue se)" "send_email" "a type prefix"
+is "$(comp -c "$CONF" enqueue echo "")" "" "no type after the type"
+is "$(comp -c "$CONF" work -q "")" "critical default low" "--queue: the config's queues"
+is "$(comp -c "$CONF" work --queue critical,l)" "critical,low" "the next queue of a comma-separated list"
+is "$(comp -c "$CONF" failed retry --all -t s)" "send_email" "--type: the config's types"
+is "$(comp failed "")" "clear forget list retry show" "failed's subcommands"
+JOBQ_CONFIG=$CONF
+is "$(comp status -q c)" "critical" "\$JOBQ_CONFIG names the config when -c does not"
+unset JOBQ_CONFIG
+is "$(comp -c "$T/nonexistent.ini" enqueue "")" "" "no config, no types (and no error)"
+finish

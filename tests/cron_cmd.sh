@@ -1,0 +1,39 @@
+#!/bin/bash
+# `jobq cron EXPR`: description, next fire times with the zone's offset,
+# "never", exit 65 with the field and column of a bad expression; no
+# configuration file and no database are needed.
+: "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}"
+. "$top_srcdir/tests/lib.sh"
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+export JOBQ_CONFIG=$T/does-not-exist.ini
+
+OUT=$("$JOBQ" cron '30 9-17/2 * * 1-5' --count 3 --from 2026-11-30T20:00:00Z)
+is "$?" 0 "jobq cron exits 0"
+is "$OUT" "at 09:30, 11:30, 13:30, 15:30 and 17:30, Monday through Friday
+2026-12-01T09:30:00+00:00
+2026-12-01T11:30:00+00:00
+2026-12-01T13:30:00+00:00" "description, then the next 3 fire times (no config, no database)"
+OUT=$("$JOBQ" cron '30 2 * * *' --timezone Europe/Berlin --from '2025-03-29 12:00' -n 2)
+is "$OUT" "at 02:30
+2025-03-30T03:00:00+02:00
+2025-03-31T02:30:00+02:00" "--timezone: a local --from; the skipped 02:30 runs at 03:00+02:00"
+is "$("$JOBQ" cron '* * * * *' --from 2026-01-01T00:00:30Z | wc -l)" 6 "the default count is 5"
+now=$(date -u +%s)
+first=$("$JOBQ" cron '* * * * *' -n 1 | tail -1)
+t=$(date -u -d "$first" +%s)
+ok $([ "$t" -gt "$now" ] && [ "$t" -le $((now + 61)) ]; echo $?) "the default --from is now"
+is "$("$JOBQ" cron '0 0 31 4 *')" "never (no such day)
+never" "an expression that never fires says never"
+ERR=$("$JOBQ" cron '30 12 32 * *' 2>&1 >/dev/null)
+is "$?" 65 "a bad expression exits 65"
+is "$ERR" "jobq: cron: day of month: 32 is out of range 1-31 (column 7)" "... naming the field and the column"
+"$JOBQ" cron '0 0 * * *' --timezone Mars/Base >/dev/null 2>&1
+is "$?" 65 "an unknown time zone exits 65"
+"$JOBQ" cron '0 0 * * *' --from yesterday >/dev/null 2>&1
+is "$?" 65 "a bad --from exits 65"
+"$JOBQ" cron >/dev/null 2>&1
+is "$?" 64 "no expression is a usage error (64)"
+"$JOBQ" cron 0 0 '*' '*' '*' >/dev/null 2>&1
+is "$?" 64 "an unquoted expression is a usage error (64)"
+finish

@@ -1,0 +1,10 @@
+#!/bin/bash
+# Differential test of the cron module: `jobq cron` against Python's
+# croniter for 500 random valid expressions (tests/cron_diff.py).  The
+# Debian python is used on purpose: python3-croniter is a distribution
+# package, and a python3 earlier on PATH (pyenv) would not see it.
+: "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}"
+: "${JOBQ:=$top_srcdir/_build/src/jobq}"
+PY=/usr/bin/python3
+[ -x "$PY" ] || { echo "1..0 # SKIP $PY is not installed"; exit 0; }
+exec "$PY" "$top_srcdir/tests/cron_diff.py" "$JOBQ"

@@ -1,0 +1,101 @@
+#!/bin/bash
+# jobq enqueue rejects, with exit 65 and nothing written, everything the
+# server would reject (issue 8, defect 5 and the packet case of 13):
+# payloads that are not UTF-8, times outside years 0001-9999 once in UTC,
+# \u0000 and NUL bytes, and a payload under max_payload whose INSERT is
+# over the server's max_allowed_packet once escaped.  A bad line after
+# 2,000 good ones writes nothing (not one chunk), --dry-run says 65 too,
+# and what is near the limits but valid still goes in.
+. "$top_srcdir/tests/lib.sh"
+. "$top_srcdir/tests/operator/common.sh"
+setup enqueue_validate
+
+write_conf <<EOC
+[worker]
+max_payload = 24M
+
+[queue default]
+
+[handler echo]
+exec = $HANDLERS/echo.sh
+EOC
+
+# rejected NAME: the last run exited 65, wrote nothing, said why ($1 regex).
+rejected() {
+	local re=$1
+	shift
+	is "$RC/$(count jobs)" "65/0" "$*: exit 65, nothing written"
+	like "$ERR" "$re" "$*: the message says why"
+}
+
+# ---- single jobs ----
+run enqueue echo "$(printf '"\377"')"
+rejected 'not valid UTF-8' 'payload "\xff"'
+run enqueue echo "$(printf '{"a": "caf\303"}')"
+rejected 'not valid UTF-8 \(at byte 10\)' 'payload cut inside a character'
+run enqueue echo "$(printf '"\355\240\200"')"
+rejected 'not valid UTF-8' 'payload holding a UTF-16 surrogate'
+run enqueue --at '9999-12-31T23:30:00-01:00' echo '{}'
+rejected 'outside years 0001-9999' '--at past 9999 once in UTC'
+run enqueue --at '0001-01-01T00:30:00+01:00' echo '{}'
+rejected 'outside years 0001-9999' '--at before year 1 once in UTC'
+run enqueue --at '0000-06-01' echo '{}'
+rejected 'outside years 0001-9999' '--at in year 0'
+
+# What is valid near those edges still goes in, unchanged.
+run enqueue echo "$(printf '{"s": "caf\303\251 \360\237\230\200"}')"
+is "$RC" 0 "a payload with 2- and 4-byte characters is accepted"
+is "$(sql "SELECT HEX(payload) FROM jobs WHERE id = ${OUT:-0}")" "$(printf '{"s": "caf\303\251 \360\237\230\200"}' | od -An -tx1 | tr -d ' \n' | tr a-f A-F)" \
+	"and stored byte for byte"
+run enqueue --at '9999-12-31T22:30:00-01:00' echo '{}'
+is "$RC/$(sql "SELECT available_at FROM jobs WHERE id = ${OUT:-0}")" "0/9999-12-31 23:30:00.000000" "--at on the last day of 9999 in UTC is accepted"
+run enqueue --at '0001-01-01T01:30:00+01:00' echo '{}'
+is "$RC/$(sql "SELECT available_at FROM jobs WHERE id = ${OUT:-0}")" "0/0001-01-01 00:30:00.000000" "--at on the first day of year 1 in UTC is accepted"
+empty_tables
+
+# ---- a batch: 2,000 good lines, then one the server would refuse ----
+python3 -c '
+import json
+for i in range(2000):
+    print(json.dumps({"type": "echo", "payload": {"i": i}}))' >"$T/good.jsonl"
+# bad_batch NAME FORMAT REGEX: the good lines, then printf FORMAT (octal
+# escapes allowed, so the line may hold any byte, NUL included).
+bad_batch() {
+	local name=$1 fmt=$2 re=$3
+	{ cat "$T/good.jsonl"; printf "$fmt\n"; } >"$T/$name.jsonl"
+	run_in "$T/$name.jsonl" enqueue --batch
+	rejected "line 2001: .*$re" "batch, $name on line 2001"
+	run_in "$T/$name.jsonl" enqueue --batch --dry-run
+	is "$RC/$(count jobs)" "65/0" "--dry-run, $name on line 2001: exit 65 as well"
+	like "$ERR" "line 2001: .*$re" "--dry-run, $name: the same message"
+}
+bad_batch invalid-utf8 '{"type": "echo", "payload": "\377"}' 'payload is not valid UTF-8'
+bad_batch at-past-9999 '{"type": "echo", "at": "9999-12-31T23:59:59-00:01"}' 'outside years 0001-9999'
+bad_batch at-before-0001 '{"type": "echo", "at": "0001-01-01T00:00:00+00:01"}' 'outside years 0001-9999'
+bad_batch escaped-nul '{"type": "echo", "payload": "a\\u0000b"}' 'u0000'
+bad_batch nul-byte '{"type": "echo", "payload": "a"}\000 x' 'NUL byte'
+
+# ---- under max_payload (24M) but over the server's packet once escaped ----
+packet=$(sql "SELECT @@max_allowed_packet")
+# Backslashes double when escaped: n of them need 2n bytes of statement.
+n_over=$(( (packet / 2 / 2) * 2 + 4096 ))   # 2n > packet
+n_under=$(( (packet / 2 / 2) * 2 - 8192 ))  # 2n < packet by 16 KiB
+python3 -c 'import sys; sys.stdout.write("[\"" + "\\" * int(sys.argv[1]) + "\"]")' "$n_over" >"$T/over.json"
+python3 -c 'import sys; sys.stdout.write("[\"" + "\\" * int(sys.argv[1]) + "\"]")' "$n_under" >"$T/under.json"
+diag "max_allowed_packet $packet; payloads of $((n_over + 4)) and $((n_under + 4)) bytes"
+run_in "$T/over.json" enqueue echo -
+rejected "max_allowed_packet \\($packet\\)" "a single payload over the packet once escaped"
+is "$(echo "$ERR" | wc -l)" 1 "one line of message"
+run_in "$T/under.json" enqueue echo -
+is "$RC" 0 "a payload just under the packet once escaped is accepted"
+is "$(sql "SELECT LENGTH(payload) FROM jobs WHERE id = ${OUT:-0}")" "$((n_under + 4))" "and stored whole"
+empty_tables
+{ head -5 "$T/good.jsonl"; printf '{"type": "echo", "payload": %s}\n' "$(cat "$T/over.json")"; } >"$T/over.jsonl"
+run_in "$T/over.jsonl" enqueue --batch
+rejected "line 6: .*max_allowed_packet" "a batch line over the packet once escaped"
+run_in "$T/over.jsonl" enqueue --batch --dry-run
+is "$RC/$(count jobs)" "65/0" "--dry-run of that batch: exit 65 too"
+{ head -5 "$T/good.jsonl"; printf '{"type": "echo", "payload": %s}\n' "$(cat "$T/under.json")"; head -5 "$T/good.jsonl"; } >"$T/under.jsonl"
+run_in "$T/under.jsonl" enqueue --batch
+is "$RC/$(count jobs)" "0/11" "a batch with a line just under the packet goes in whole (chunks split around it)"
+finish

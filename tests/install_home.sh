@@ -1,0 +1,70 @@
+#!/bin/bash
+# The shared-hosting recipe (doc-snippets/README-install.md), start to
+# finish: configure --prefix=$HOME/.local, make install, the installed
+# sample config edited in place, jobq init, a job enqueued, and the
+# crontab line of contrib/crontab.example run the way cron runs it
+# (minimal environment): the job is done and nothing is printed.
+. "$top_srcdir/tests/lib.sh"
+setup install_home
+
+home=$T/home
+prefix=$home/.local
+mkdir -p "$home" "$T/build"
+(cd "$T/build" && "$top_srcdir/configure" -q --prefix="$prefix" &&
+	make -s -j2 >/dev/null && make -s install >/dev/null) >"$T/build.log" 2>&1
+ok $? "configure --prefix=\$HOME/.local && make && make install, as a user" ||
+	sed 's/^/# /' "$T/build.log" | tail -20
+ini=$prefix/etc/jobq.ini
+ok "$([ -x "$prefix/bin/jobq" ] && [ -f "$ini" ]; echo $?)" "installed bin/jobq and etc/jobq.ini under the prefix"
+
+# What goes where: production handlers, the demo apart, the docs.
+for f in libexec/jobq/echo.sh libexec/jobq/send_email.py libexec/jobq/generate_report.py \
+	libexec/jobq/log_event.php libexec/jobq/word_count.pl share/jobq/demo/demo.sql \
+	share/jobq/demo/flaky.sh share/doc/jobq/README.md share/doc/jobq/handlers.md \
+	share/bash-completion/completions/jobq share/man/man1/jobq.1 share/man/man5/jobq.ini.5 \
+	share/man/man7/jobq-handler.7; do
+	ok "$([ -f "$prefix/$f" ]; echo $?)" "installs $f"
+done
+ok "$([ ! -e "$prefix/libexec/jobq/flaky.sh" ] && [ ! -e "$prefix/share/jobq/demo.sql" ]; echo $?)" \
+	"the demo's handler and data are not installed beside production's"
+is "$(grep -c '^\[handler' "$ini")" "1" "the sample config enables one handler (echo); the examples are commented"
+ok "$(grep -q '^\[handler flaky\]' "$ini"; [ $? = 1 ]; echo $?)" "the test-only flaky handler is not in it"
+for h in send_email generate_report log_event word_count; do
+	grep -q "^;\[handler $h\]" "$ini"
+	ok $? "the sample shows [handler $h], commented"
+done
+
+# "the credentials the host gives": here the test server's socket and a
+# user; the sample names the installed example handlers.
+sed -i -e "s|^socket = .*|socket = $SOCKET|" -e "s|^user = .*|user = root|" \
+	-e "s|^database = .*|database = $DB|" "$ini"
+chmod 600 "$ini"
+grep -q "^exec = $prefix/libexec/jobq/echo.sh$" "$ini"
+ok $? "the installed config points at the installed echo handler"
+
+# From here on, HOME is the temporary home and jobq finds its config
+# without -c (the installed default path).
+export HOME=$home
+sql_root "DROP DATABASE \`$DB\`"
+out=$("$prefix/bin/jobq" init 2>&1)
+like "$out" "schema created" "jobq init with the installed default config"
+out=$("$prefix/bin/jobq" check 2>&1)
+ok $? "jobq check is happy with the edited sample config" || echo "# $out"
+id=$("$prefix/bin/jobq" enqueue echo '{"hello": "home"}')
+ok $? "enqueue a job"
+
+# The crontab line, with the USER paths replaced, in cron's environment.
+line=$(grep -E '^\* \* \* \* \* ' "$top_srcdir/contrib/crontab.example" | cut -d' ' -f6-)
+line=${line//\/home\/USER/$home}
+like "$line" "^$prefix/bin/jobq -c $ini work --max-time 55 --stop-when-empty --quiet$" \
+	"the crontab line names the installed jobq and config"
+out=$(cd / && env -i PATH=/usr/bin:/bin HOME="$home" SHELL=/bin/sh sh -c "$line" 2>&1)
+ok $? "the crontab line runs under cron's environment"
+is "$out" "" "and prints nothing (no mail)"
+is "$(sql "SELECT COUNT(*) FROM jobs")" "0" "the job was done"
+like "$(sql "SELECT output FROM job_runs")" 'job [0-9]+ \(echo.*"hello": "home"' "by the installed echo handler"
+
+# A second run on the now empty queue: silent too.
+out=$(env -i PATH=/usr/bin:/bin HOME="$home" sh -c "$line" 2>&1)
+is "$out" "" "an empty queue prints nothing"
+finish

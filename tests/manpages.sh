@@ -1,0 +1,75 @@
+#!/bin/bash
+# The man pages cover what the code accepts, and lint clean:
+#   - every command `jobq --help` lists has a ".Ss CMD" section in jobq(1),
+#     and every long option its --help names is in that section (the
+#     global options, from `jobq --help`, anywhere in the page);
+#   - every INI key the loader compares against (src/conf*.c) is an
+#     ".It Cm KEY" entry of jobq.ini(5);
+#   - mandoc -T lint finds nothing in jobq(1), jobq.ini(5), jobq-handler(7).
+# On failure the last lines list exactly what is missing, page by page.
+. "$top_srcdir/tests/lib.sh"
+p1=$top_srcdir/src/jobq.1
+p5=$top_srcdir/etc/jobq.ini.5
+p7=$top_srcdir/handlers/jobq-handler.7
+missing=()
+
+# ---- commands and options ----
+cmds=$("$JOBQ" --help | sed -n '/^Commands:/,/^$/s/^  \([a-z][a-z-]*\) .*/\1/p')
+ok "$([ "$(echo "$cmds" | wc -w)" -ge 10 ] && echo "$cmds" | grep -qx work; echo $?)" \
+	"the command list was read from jobq --help ($(echo $cmds))"
+# section CMD: the lines from ".Ss CMD" to the next .Ss or .Sh
+section() { awk -v c="$1" '/^\.S[hs] / { on = ($0 == ".Ss " c) ; next } on' "$p1"; }
+for cmd in $cmds; do
+	[ "$cmd" = help ] && continue
+	sec=$(section "$cmd")
+	if [ -z "$sec" ]; then
+		missing+=("jobq.1: command $cmd (no '.Ss $cmd' section)")
+		continue
+	fi
+	for opt in $("$JOBQ" "$cmd" --help | grep -oE -- '--[a-z][a-z0-9-]*' | sort -u); do
+		case $opt in --help | --config) continue ;; esac
+		grep -qE -- "Fl -${opt#--}( |$)" <<<"$sec" || missing+=("jobq.1: option $opt of $cmd")
+	done
+done
+for opt in $("$JOBQ" --help | grep -oE -- '--[a-z][a-z0-9-]*' | sort -u); do
+	grep -qE -- "Fl -${opt#--}( |$)" "$p1" || missing+=("jobq.1: global option $opt")
+done
+grep -q '^\.Ss help$' "$p1" || grep -q '^\.It Cm help' "$p1" || grep -q 'Cm help' "$p1" ||
+	missing+=("jobq.1: command help")
+
+# ---- INI keys ----
+keys=$(cat "$top_srcdir"/src/conf*.c |
+	grep -ohE 'strcmp\((k|key|e->key|s->entries\[i\]\.key), "[a-z_]+"\)' |
+	sed -E 's/.*"([a-z_]+)".*/\1/' | sort -u)
+limits=$(grep -ohE '\{ "limit_[a-z]+",' "$top_srcdir"/src/conf_handler.c | grep -oE 'limit_[a-z]+')
+keys="$keys $limits env.NAME"
+ok "$(for k in exec queues socket cron limit_as; do echo "$keys" | grep -qw "$k" || exit 1; done; echo $?)" \
+	"the INI keys were read from the loader ($(echo $keys | wc -w) keys)"
+for k in $keys; do
+	[ "$k" = env.NAME ] && re='^\.It Cm env\.' || re="^\.It Cm $k( |$)"
+	grep -qE "$re" "$p5" || missing+=("jobq.ini.5: key $k")
+done
+for s in database worker queue handler schedule; do
+	grep -qE "^\.Ss \\\\?\[?$s" "$p5" || grep -qE "^\.Ss .*$s" "$p5" || missing+=("jobq.ini.5: section [$s]")
+done
+
+is "${#missing[@]}" "0" "nothing the code accepts is missing from the man pages"
+for m in "${missing[@]}"; do diag "missing: $m"; done
+
+# ---- lint ----
+if command -v mandoc >/dev/null; then
+	for p in "$p1" "$p5" "$p7"; do
+		out=$(mandoc -T lint -W warning "$p" 2>&1)
+		is "$out" "" "mandoc -T lint: $(basename "$p") is clean"
+	done
+else
+	diag "SKIP lint: mandoc not installed (apt-get install mandoc)"
+fi
+# Each page names the others and its examples are there.
+grep -q 'Xr jobq.ini 5' "$p1" && grep -q 'Xr jobq-handler 7' "$p1"
+ok $? "jobq(1) refers to jobq.ini(5) and jobq-handler(7)"
+for lang in '#!/bin/sh' 'python3' '<?php'; do
+	grep -qF "$lang" "$p7"
+	ok $? "jobq-handler(7) has an example in ${lang}"
+done
+finish

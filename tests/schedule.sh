@@ -1,0 +1,348 @@
+#!/bin/bash
+# The scheduler against a real MariaDB: exactly once per fire across
+# concurrent ticks, missed fires after downtime, catch_up, overlap, an
+# expired lease, --run, --dry-run, and the schedules kept in the database.
+#
+# JOBQ_SCHEDULER_NOW (a test hook read only by the scheduler) stands in
+# for the database's clock when deciding what is due, so hours of
+# schedule play out in seconds; exactly-once is the database's key either
+# way.
+. "$top_srcdir/tests/lib.sh"
+setup schedule
+
+base_conf() {
+	write_conf <<EOC
+[worker]
+poll_interval = 20ms
+
+[queue default]
+[queue low]
+
+[handler echo]
+exec = $HANDLERS/echo.sh
+$1
+EOC
+}
+
+at() { JOBQ_SCHEDULER_NOW=$1 "$JOBQ" -c "$CONF" schedule "${@:2}"; }
+reset() { empty_tables; sql "DELETE FROM jobq_schedule_runs; DELETE FROM jobq_schedule_state; DELETE FROM jobq_schedules"; }
+nruns() { sql "SELECT COUNT(*) FROM jobq_schedule_runs WHERE name = '$1'${2:+ AND status = '$2'}"; }
+njobs() { sql "SELECT COUNT(*) FROM jobs"; }
+# Everything the scheduler may write, as one string.
+snapshot() {
+	sql "SELECT CONCAT_WS(',', name, fire_at, COALESCE(job_id, '-'), status) FROM jobq_schedule_runs ORDER BY name, fire_at;
+		SELECT CONCAT_WS(',', name, COALESCE(enabled, '-'), COALESCE(checked_until, '-')) FROM jobq_schedule_state ORDER BY name;
+		SELECT CONCAT_WS(',', name, cron, type, payload, COALESCE(queue, '-'), priority, COALESCE(timezone, '-'), overlap, catch_up_ms, description) FROM jobq_schedules ORDER BY name;
+		SELECT CONCAT_WS(',', id, queue, type, payload) FROM jobs ORDER BY id" | md5sum
+}
+
+# ---- three concurrent ticks, many fire times: each fire once ----
+base_conf "
+[schedule every5]
+cron = */5 * * * *
+type = echo
+overlap = allow
+payload = {\"n\": 5}"
+reset
+for i in $(seq 0 19); do
+	m=$((i * 5))
+	now=$(date -u -d "2026-01-05 10:00:00 UTC + $m minutes + 7 seconds" +%Y-%m-%dT%H:%M:%SZ)
+	for k in 1 2 3; do at "$now" --quiet >"$T/tick.$i.$k" 2>&1 & done
+	wait
+done
+is "$(nruns every5)" 20 "three concurrent ticks at 20 fire times: 20 run rows"
+is "$(njobs)" 20 "... and 20 jobs, one per fire"
+is "$(sql "SELECT COUNT(DISTINCT job_id) FROM jobq_schedule_runs WHERE job_id IN (SELECT id FROM jobs)")" 20 \
+	"... each row names its own job"
+is "$(sql "SELECT COUNT(*) FROM jobs WHERE payload = '{\"n\": 5}' AND type = 'echo' AND queue = 'default'")" 20 \
+	"... with the schedule's type, queue and payload"
+is "$(cat "$T"/tick.* | grep -c .)" 0 "--quiet prints nothing for on-time fires"
+at 2026-01-05T10:00:30Z >/dev/null
+is "$(njobs)" 20 "a tick again in an old minute enqueues nothing"
+
+# ---- two workers with --schedule: the fire once, run once ----
+reset
+JOBQ_SCHEDULER_NOW=2026-01-05T10:00:07Z start_worker --schedule --stop-when-empty
+w1=$WORKER_PID
+JOBQ_SCHEDULER_NOW=2026-01-05T10:00:07Z start_worker --schedule --stop-when-empty
+w2=$WORKER_PID
+wait_exit 60 "$w1"; r1=$?
+wait_exit 60 "$w2"; r2=$?
+is "$r1:$r2" "0:0" "two workers with --schedule exit 0"
+is "$(nruns every5)" 1 "two ticking workers: one run row"
+is "$(sql "SELECT COUNT(*) FROM job_runs")" 1 "... and the fire's job ran once"
+is "$(njobs)" 0 "... and is done"
+
+# ---- a worker ticks at most once a minute (by the database's clock) ----
+reset
+while [ "$(sql "SELECT SECOND(UTC_TIMESTAMP())")" -gt 45 ]; do sleep 1; done
+start_worker --schedule
+wait_for_sql 30 "SELECT COUNT(*) FROM jobq_schedule_state WHERE name = 'every5'" 1
+ok $? "a worker with --schedule ticks when it starts"
+first=$(sql "SELECT checked_until FROM jobq_schedule_state WHERE name = 'every5'")
+sleep 3
+is "$(sql "SELECT checked_until FROM jobq_schedule_state WHERE name = 'every5'")" "$first" \
+	"... and not again within the same minute"
+kill -TERM "$WORKER_PID"
+wait_exit 30 "$WORKER_PID" >/dev/null
+
+# ---- downtime: the missed fire once, reported; catch_up ----
+base_conf "
+[schedule hourly]
+cron = 0 * * * *
+type = echo
+[schedule tight]
+cron = 0 * * * *
+type = echo
+catch_up = 10m
+[schedule never-late]
+cron = 0 * * * *
+type = echo
+catch_up = 0"
+reset
+at 2026-01-05T09:59:00Z >/dev/null
+OUT=$(at 2026-01-05T13:20:00Z 2>&1)
+rc=$?
+is "$rc" 0 "a tick after 3h of downtime exits 0"
+is "$(nruns hourly)" 1 "downtime: one run row for hourly, not one per missed fire"
+is "$(sql "SELECT COUNT(*) FROM jobs")" 1 "... one job in all (tight and never-late are beyond catch_up)"
+like "$OUT" "hourly: missed 13:00 fire enqueued late at 13:20" "... reported as enqueued late"
+like "$OUT" "hourly: 3 earlier fires from 10:00 on were missed" "... earlier fires reported"
+is "$(sql "SELECT status FROM jobq_schedule_runs WHERE name = 'tight'")" missed "catch_up 10m: a 20 min late fire is recorded as missed"
+like "$OUT" "tight: missed 13:00 fire not enqueued: 20 min late" "... and reported"
+at 2026-01-05T13:20:30Z >/dev/null
+is "$(sql "SELECT COUNT(*) FROM jobs")" 1 "a second tick after the downtime enqueues nothing more"
+sql "DELETE FROM jobs"
+at 2026-01-05T14:00:40Z >/dev/null
+is "$(nruns never-late enqueued)" 1 "catch_up 0: an on-time fire still runs"
+sql "DELETE FROM jobs"
+at 2026-01-05T15:01:30Z >/dev/null
+is "$(sql "SELECT status FROM jobq_schedule_runs WHERE name = 'never-late' ORDER BY fire_at DESC LIMIT 1")" missed \
+	"catch_up 0: a fire 90 s late is missed"
+is "$(sql "SELECT status FROM jobq_schedule_runs WHERE name = 'hourly' ORDER BY fire_at DESC LIMIT 1")" enqueued \
+	"... while catch_up 1h enqueues it"
+
+# ---- overlap ----
+base_conf "
+[schedule lock]
+cron = * * * * *
+type = echo
+[schedule free]
+cron = * * * * *
+type = echo
+overlap = allow"
+reset
+at 2026-01-05T10:00:05Z >/dev/null
+OUT=$(at 2026-01-05T10:01:05Z)
+is "$(nruns lock enqueued):$(nruns lock skipped)" "1:1" "overlap skip: the next fire is skipped while the last job is queued"
+like "$OUT" "lock: 10:01 fire skipped: job [0-9]+ of its last fire is still queued or running" "... and says so"
+is "$(nruns free enqueued)" 2 "overlap allow: enqueued anyway"
+lock_job=$(sql "SELECT job_id FROM jobq_schedule_runs WHERE name = 'lock' AND job_id IS NOT NULL")
+sql "UPDATE jobs SET lease_token = REPEAT('a', 32), reserved_by = 'w', reserved_at = UTC_TIMESTAMP(6),
+	lease_expires_at = UTC_TIMESTAMP(6) + INTERVAL 1 HOUR WHERE id = $lock_job"
+at 2026-01-05T10:02:05Z >/dev/null
+is "$(nruns lock skipped)" 2 "a job running under a live lease blocks the next fire"
+sql "UPDATE jobs SET lease_expires_at = UTC_TIMESTAMP(6) - INTERVAL 1 SECOND WHERE id = $lock_job"
+at 2026-01-05T10:03:05Z >/dev/null
+is "$(nruns lock enqueued)" 2 "a job whose lease expired (worker died) does not block"
+sql "DELETE FROM jobs WHERE id IN (SELECT job_id FROM jobq_schedule_runs WHERE name = 'lock')"
+at 2026-01-05T10:04:05Z >/dev/null
+is "$(nruns lock enqueued)" 3 "once the last job is done, the schedule fires again"
+
+# ---- --run and --dry-run ----
+before=$(snapshot)
+OUT=$(at 2026-01-05T10:09:05Z --dry-run)
+is "$(snapshot)" "$before" "--dry-run writes nothing"
+like "$OUT" "lock: would enqueue the 10:09 fire" "--dry-run says what it would enqueue"
+like "$OUT" "lock: 4 earlier fires" "--dry-run reports missed fires too"
+OUT=$(at 2026-01-05T10:09:05Z --run lock --dry-run)
+is "$(snapshot)" "$before" "--run --dry-run writes nothing"
+n=$(njobs)
+OUT=$(at 2026-01-05T10:09:05Z --run lock)
+is "$?:$(njobs)" "0:$((n + 1))" "--run enqueues now, though the last job is still queued"
+like "$OUT" "lock: enqueued now as job [0-9]+" "... and says which job"
+is "$(sql "SELECT COUNT(*) FROM jobq_schedule_runs WHERE name = 'lock' AND manual = 1")" 1 "... recorded as a manual run"
+jq_ schedule disable lock >/dev/null
+at 2026-01-05T10:09:05Z --run lock >/dev/null
+is "$(sql "SELECT COUNT(*) FROM jobq_schedule_runs WHERE name = 'lock' AND manual = 1")" 2 "--run works on a disabled schedule"
+at 2026-01-05T10:09:05Z --run nosuch >/dev/null 2>&1
+is "$?" 65 "--run with an unknown name exits 65"
+
+# ---- schedules in the database ----
+reset
+base_conf "
+[schedule inifile]
+cron = 0 3 * * *
+type = echo"
+jq_ schedule add db1 --cron '*/10 * * * *' --type echo --payload '{"db": 1}' --queue low --description 'from the db' >/dev/null
+is "$?" 0 "schedule add exits 0"
+is "$(sql "SELECT CONCAT_WS('|', cron, type, payload, queue, overlap) FROM jobq_schedules WHERE name = 'db1'")" \
+	'*/10 * * * *|echo|{"db": 1}|low|skip' "... and stores the schedule"
+at 2026-01-05T10:10:05Z >/dev/null
+is "$(sql "SELECT CONCAT_WS('|', queue, payload) FROM jobs")" 'low|{"db": 1}' "a database schedule fires like an INI one"
+before=$(snapshot)
+bad_add() {
+	local want=$1
+	shift
+	ERR=$(jq_ schedule "$@" 2>&1 >/dev/null)
+	local rc=$?
+	is "$rc" 65 "schedule $* exits 65"
+	like "$ERR" "$want" "... naming the problem"
+	is "$(snapshot)" "$before" "... and changes nothing"
+}
+bad_add "cron: day of month: 32 is out of range 1-31 \\(column 5\\)" add db2 --cron '0 0 32 * *' --type echo
+bad_add "type: unknown job type 'rm_rf'" add db2 --cron '0 0 * * *' --type rm_rf
+bad_add "queue: unknown queue 'nope'" add db2 --cron '0 0 * * *' --type echo --queue nope
+bad_add "payload: not valid JSON" add db2 --cron '0 0 * * *' --type echo --payload '{"a":'
+bad_add "timezone: unknown time zone 'Mars/Olympus'" add db2 --cron '0 0 * * *' --type echo --timezone Mars/Olympus
+bad_add "overlap: expected skip or allow" add db2 --cron '0 0 * * *' --type echo --overlap sometimes
+bad_add "has no type" add db2 --cron '0 0 * * *'
+bad_add "already exists" add db1 --cron '0 0 * * *' --type echo
+bad_add "is defined in .*jobq.ini:[0-9]+" add inifile --cron '0 0 * * *' --type echo
+bad_add "cron: minute: step 0" edit db1 --cron '*/0 * * * *'
+bad_add "no schedule 'nosuch' in the database" edit nosuch --cron '0 0 * * *'
+bad_add "is defined in .*jobq.ini" edit inifile --cron '0 0 * * *'
+bad_add "no schedule 'nosuch'" remove nosuch
+bad_add "is defined in .*jobq.ini:[0-9]+; remove it there" remove inifile
+bad_add "no schedule 'nosuch'" disable nosuch
+bad_add "bad name" add 'a b' --cron '0 0 * * *' --type echo
+
+jq_ schedule edit db1 --cron '0 12 * * *' --overlap allow >/dev/null
+is "$(sql "SELECT CONCAT_WS('|', cron, payload, overlap) FROM jobq_schedules WHERE name = 'db1'")" \
+	'0 12 * * *|{"db": 1}|allow' "schedule edit changes only what it is given"
+jq_ schedule disable db1 >/dev/null
+jq_ schedule disable inifile >/dev/null
+is "$(sql "SELECT GROUP_CONCAT(CONCAT(name, '=', enabled) ORDER BY name) FROM jobq_schedule_state WHERE enabled IS NOT NULL")" \
+	"db1=0,inifile=0" "disable works on database and INI schedules; the switch is in the database"
+n=$(njobs)
+at 2026-01-05T12:00:05Z >/dev/null
+at 2026-01-05T03:00:05Z >/dev/null
+is "$(njobs)" "$n" "disabled schedules do not fire"
+jq_ schedule enable inifile >/dev/null
+at 2026-01-06T03:00:05Z >/dev/null
+is "$(njobs)" "$((n + 1))" "an enabled INI schedule fires again (once: the disabled time is not caught up)"
+jq_ schedule remove db1 >/dev/null
+is "$(sql "SELECT COUNT(*) FROM jobq_schedules WHERE name = 'db1'"):$(sql "SELECT COUNT(*) FROM jobq_schedule_state WHERE name = 'db1'")" \
+	"0:0" "schedule remove deletes the schedule and its switch"
+
+# ---- a name in both places; a database schedule the INI no longer allows ----
+jq_ schedule add twice --cron '0 0 * * *' --type echo >/dev/null
+base_conf "
+[schedule twice]
+cron = 0 1 * * *
+type = echo"
+ERR=$(at 2026-01-06T04:00:05Z 2>&1)
+is "$?" 78 "a name both in the INI and in the database exits 78"
+like "$ERR" "schedule 'twice' is defined twice: in .*jobq.ini:[0-9]+ and in the database" "... naming both places"
+jq_ schedule --list >/dev/null 2>&1
+is "$?" 78 "... --list too"
+base_conf "
+[handler other]
+exec = $HANDLERS/echo.sh"
+sql "UPDATE jobq_schedules SET cron = '* * * * *'"
+jq_ schedule add good --cron '* * * * *' --type other >/dev/null
+sql "UPDATE jobq_schedules SET type = 'vanished' WHERE name = 'twice'" # its handler left the INI
+n=$(njobs)
+OUT=$(at 2026-01-06T04:00:05Z 2>&1)
+is "$?" 1 "a database schedule whose handler left the INI makes the tick exit 1"
+like "$OUT" "twice: cannot fire: type: unknown job type 'vanished'" "... naming the schedule and the reason"
+is "$(njobs)" "$((n + 1))" "... and the other schedules still fire"
+like "$(jq_ schedule --list)" "twice .*PROBLEM: type: unknown job type 'vanished'" "--list shows the problem"
+
+# ---- --list: next and last fire, the outcome of the last job, counts ----
+reset
+base_conf "
+[schedule done-one]
+cron = 0 3 * * *
+type = echo
+timezone = Europe/Berlin
+description = nightly report
+[schedule failed-one]
+cron = 0 3 * * *
+type = echo
+[schedule retry-one]
+cron = 0 3 * * *
+type = echo
+[schedule run-one]
+cron = 0 3 * * *
+type = echo
+[schedule skip-one]
+cron = */30 * * * *
+type = echo
+[schedule miss-one]
+cron = 0 3 * * *
+type = echo
+catch_up = 0
+enabled = no"
+now=$(sql "SELECT DATE_FORMAT(UTC_TIMESTAMP(), '%Y-%m-%dT%H:%i:%sZ')")
+day=$(sql "SELECT DATE_FORMAT(UTC_TIMESTAMP() - INTERVAL 1 DAY, '%Y-%m-%d')")
+at "${day}T01:59:00Z" >/dev/null
+at "${day}T02:00:10Z" >/dev/null # Berlin's 03:00 (done-one)
+at "${day}T03:00:10Z" >/dev/null
+jid() { sql "SELECT job_id FROM jobq_schedule_runs WHERE name = '$1' AND job_id IS NOT NULL ORDER BY fire_at DESC LIMIT 1"; }
+sql "DELETE FROM jobs WHERE id = $(jid done-one)"
+sql "INSERT INTO failed_jobs (id, queue, type, payload, exception) SELECT id, queue, type, payload, 'boom' FROM jobs WHERE id = $(jid failed-one); DELETE FROM jobs WHERE id = $(jid failed-one)"
+sql "UPDATE jobs SET attempts = 1, available_at = UTC_TIMESTAMP(6) + INTERVAL 1 HOUR WHERE id = $(jid retry-one)"
+sql "UPDATE jobs SET attempts = 1, lease_token = REPEAT('b', 32), lease_expires_at = UTC_TIMESTAMP(6) + INTERVAL 1 HOUR WHERE id = $(jid run-one)"
+at "${day}T03:30:10Z" >/dev/null # skip-one's 03:30 is skipped: its 03:00 job is queued
+jq_ schedule enable miss-one >/dev/null
+at "${day}T05:00:10Z" >/dev/null # miss-one: the 03:00 fire... never seen while disabled
+sql "INSERT INTO jobq_schedule_runs (name, fire_at, status) VALUES ('miss-one', '${day} 04:00:00', 'missed')"
+LIST=$(JOBQ_SCHEDULER_NOW=$now jq_ schedule --list)
+echo "$LIST" | sed 's/^/# /'
+row() { echo "$LIST" | grep "^$1 "; }
+like "$(row done-one)" "^done-one +ini +on +0 3 \* \* \* +[0-9-]+T03:00:00\+0[12]:00 +${day}T03:00:00\+01:00 +done +1/0 +nightly report$" \
+	"--list: an INI schedule, next fire and last fire in its zone, outcome done, 1 run, description"
+like "$(row failed-one)" " failed +1/1 +at 03:00$" "--list: a dead-lettered job is failed and counted as a failure"
+like "$(row retry-one)" " retrying +1/0 " "--list: a job waiting out a backoff is retrying"
+like "$(row run-one)" " running +1/0 " "--list: a job under a live lease is running"
+like "$(row skip-one)" " skipped +1/0 +every 30 minutes$" "--list: a skipped last fire is skipped"
+like "$(row miss-one)" "^miss-one +ini +on .* missed +0/0 " "--list: a missed last fire is missed; the switch shows on"
+like "$LIST" "over the last 7d" "--list says the window"
+JSON=$(JOBQ_SCHEDULER_NOW=$now jq_ schedule --list --json)
+is "$(echo "$JSON" | /usr/bin/python3 -c 'import json,sys; d={s["name"]: s for s in json.load(sys.stdin)}; s=d["failed-one"]; print(s["source"], s["enabled"], s["last_outcome"], s["runs"], s["failures"], s["when"])')" \
+	"ini True failed 1 1 at 03:00" "--list --json carries the same facts"
+
+# ---- INI validation of the schedule keys (exit 78, FILE:LINE) ----
+bad_ini() {
+	local line=$1 want=$2 body=$3
+	base_conf "$body"
+	ERR=$(jq_ check 2>&1 >/dev/null)
+	is "$?" 78 "INI: $want exits 78"
+	like "$ERR" "jobq.ini:$line: .*$want" "... with FILE:LINE"
+}
+# base_conf puts the body after line 13
+bad_ini 17 "timezone: unknown time zone 'Europe/Atlantis'" "
+[schedule s]
+cron = 0 3 * * *
+timezone = Europe/Atlantis
+type = echo"
+bad_ini 17 "overlap: expected skip or allow, not 'never'" "
+[schedule s]
+cron = 0 3 * * *
+overlap = never
+type = echo"
+bad_ini 17 "catch_up: " "
+[schedule s]
+cron = 0 3 * * *
+catch_up = soon
+type = echo"
+bad_ini 17 "enabled: expected yes or no" "
+[schedule s]
+cron = 0 3 * * *
+enabled = maybe
+type = echo"
+bad_ini 15 "\\[schedule s\\] has no type" "
+[schedule s]
+cron = 0 3 * * *"
+
+# ---- upgrade: a version-1 database with run rows gets the scheduler's columns ----
+base_conf ""
+schema_v1
+sql "INSERT INTO jobq_schedule_runs (name, fire_at, job_id) VALUES ('old', '2025-01-01 03:00:00', 7)"
+jq_ init >/dev/null
+is "$?" 0 "jobq init upgrades a version-1 database"
+is "$(sql "SELECT CONCAT_WS('|', name, fire_at, job_id, status, manual) FROM jobq_schedule_runs")" \
+	"old|2025-01-01 03:00:00.000000|7|enqueued|0" "... keeping its run rows"
+
+finish

@@ -1,0 +1,108 @@
+#!/bin/bash
+# The systemd units: they pass `systemd-analyze verify` without a word
+# (a misspelt key is only a warning there, so any output fails); the
+# worker unit's ExecStart line runs a worker that a SIGTERM stops cleanly;
+# the sysusers.d and tmpfiles.d entries create the jobq user and the
+# directories the sample config names; `make install` puts them where
+# configure said.
+. "$top_srcdir/tests/lib.sh"
+command -v systemd-analyze >/dev/null || skip_all "systemd-analyze not installed (apt-get install systemd)"
+setup systemd
+
+# The units with this build's paths (the installed ones name /usr/local).
+mkdir -p "$T/units" "$T/var"
+for f in jobq-worker@.service jobq-schedule.service jobq.sysusers jobq.tmpfiles; do
+	sed -e "s|@bindir@|$(dirname "$JOBQ")|g" -e "s|@sysconfdir@|$T|g" \
+		-e "s|@localstatedir@|$T/var|g" "$top_srcdir/contrib/systemd/$f.in" >"$T/units/$f"
+done
+cp "$top_srcdir/contrib/systemd/jobq-schedule.timer" "$T/units/"
+ok "$(grep -c '@[a-z]*@' "$T"/units/* | grep -vc ':0$')" "no @placeholder@ is left in the units"
+
+# Man pages are looked up too when the pages are in the tree.
+man=--man=no
+if [ -f "$top_srcdir/src/jobq.1" ] && command -v man >/dev/null; then
+	mkdir -p "$T/man/man1" "$T/man/man5" "$T/man/man7"
+	cp "$top_srcdir/src/jobq.1" "$T/man/man1/"
+	cp "$top_srcdir/etc/jobq.ini.5" "$T/man/man5/"
+	cp "$top_srcdir/handlers/jobq-handler.7" "$T/man/man7/"
+	export MANPATH=$T/man
+	man=--man=yes
+fi
+out=$(cd "$T/units" && systemd-analyze verify "$man" jobq-worker@default.service \
+	"jobq-worker@$(systemd-escape critical,default).service" jobq-schedule.service jobq-schedule.timer 2>&1)
+ok $? "systemd-analyze verify $man passes"
+is "$out" "" "and warns about nothing"
+
+# A broken unit is caught (the check can fail).
+sed 's/^KillMode=mixed/KillMode=gently/' "$T/units/jobq-worker@.service" >"$T/units/jobq-broken@.service"
+out=$(cd "$T/units" && systemd-analyze verify --man=no jobq-broken@default.service 2>&1)
+like "$out" "KillMode|kill mode" "a bad value in a unit is reported"
+rm "$T/units/jobq-broken@.service"
+
+# What the units promise.
+unit=$T/units/jobq-worker@.service
+for want in '^Restart=always$' '^KillSignal=SIGTERM$' '^KillMode=mixed$' '^NoNewPrivileges=yes$' \
+	'^ProtectSystem=strict$' '^PrivateTmp=yes$' "^ReadWritePaths=.*$T/var/lib/jobq" \
+	"^ReadWritePaths=.*$T/var/spool/jobq-mail"; do
+	grep -qE "$want" "$unit"
+	ok $? "the worker unit has $want"
+done
+# TimeoutStopSec must outlast the longest handler timeout of the sample.
+stop=$(sed -n 's/^TimeoutStopSec=\([0-9]*\)min$/\1/p' "$unit")
+longest=$(sed -n 's/^;*timeout = \([0-9]*\)m$/\1/p' "$top_srcdir/etc/jobq.ini.in" | sort -n | tail -1)
+ok "$([ -n "$stop" ] && [ -n "$longest" ] && [ "$stop" -gt "$longest" ]; echo $?)" \
+	"TimeoutStopSec (${stop}min) outlasts the sample's longest handler timeout (${longest}m)"
+grep -q '^ExecStart=.* schedule --quiet$' "$T/units/jobq-schedule.service"
+ok $? "the schedule service runs 'jobq schedule --quiet'"
+
+# The worker unit's command line, for instance "default", as systemd
+# would run it (%I -> default), against this test's config.
+cmd=$(sed -n 's/^ExecStart=//p' "$unit")
+cmd=${cmd//%I/default}
+read -ra argv <<<"$cmd"
+"${argv[@]}" 2>"$T/unit-worker.log" &
+pid=$!
+BG_PIDS+=("$pid")
+jq_ enqueue echo '{"via": "unit"}' >/dev/null
+wait_for_sql 30 "SELECT COUNT(*) FROM job_runs WHERE outcome = 'done'" 1
+ok $? "the unit's ExecStart runs a worker that does the job"
+kill -TERM "$pid"
+wait_exit 30 "$pid"
+is "$?" "0" "SIGTERM (KillSignal) stops it with status 0"
+
+# sysusers.d + tmpfiles.d into a scratch root: the user, then its dirs.
+root=$T/root
+mkdir -p "$root/etc"
+out=$(systemd-sysusers --root="$root" "$T/units/jobq.sysusers" 2>&1)
+ok $? "systemd-sysusers accepts the entry" || echo "# $out"
+grep -q '^jobq:' "$root/etc/passwd"
+ok $? "and creates the jobq user"
+out=$(systemd-tmpfiles --root="$root" --create "$T/units/jobq.tmpfiles" 2>&1)
+ok $? "systemd-tmpfiles accepts the entries" || echo "# $out"
+uid=$(awk -F: '$1 == "jobq" { print $3 }' "$root/etc/passwd")
+for d in lib/jobq lib/jobq/reports spool/jobq-mail; do
+	is "$(stat -c '%u %a' "$root$T/var/$d" 2>&1)" "$uid 750" "$d is created, owned by jobq, mode 750"
+done
+# Every directory the sample config names is covered (a file's folder).
+for kv in $(sed -n 's|^;*env\.\([A-Z_]*\) = @localstatedir@/|\1=|p' "$top_srcdir/etc/jobq.ini.in"); do
+	d=${kv#*=}
+	case ${kv%%=*} in *_DIR | *_SPOOL) ;; *) d=$(dirname "$d") ;; esac
+	ok "$([ -d "$root$T/var/$d" ]; echo $?)" "tmpfiles creates $d, named in the sample config (${kv%%=*})"
+done
+
+# make install: the units where configure put them.
+unitdir=$(sed -n 's/^systemdsystemunitdir = //p' "$top_builddir/Makefile")
+if [ -n "$unitdir" ]; then
+	make -s -C "$top_builddir" install DESTDIR="$T/dest" >"$T/install.log" 2>&1
+	ok $? "make install DESTDIR=..."
+	for f in jobq-worker@.service jobq-schedule.service jobq-schedule.timer; do
+		ok "$([ -f "$T/dest$unitdir/$f" ]; echo $?)" "installs $unitdir/$f"
+	done
+	for v in sysusersdir tmpfilesdir; do
+		d=$(sed -n "s/^$v = //p" "$top_builddir/Makefile")
+		ok "$([ -f "$T/dest$d/jobq.conf" ]; echo $?)" "installs $d/jobq.conf"
+	done
+else
+	diag "this build has no systemd unit dir (configure --with-systemdsystemunitdir=DIR)"
+fi
+finish
