@@ -123,23 +123,44 @@ check_payload(const struct batch_ctx *ctx, const char *p, size_t len, int is_jso
 	return 0;
 }
 
+/* A name as it may appear in a one-line message: JSON strings can hold
+ * raw control characters (cJSON takes them), so those are shown as \xHH.
+ * Returns a string to free. */
+static char *
+shown_name(const char *s)
+{
+	struct buf b;
+
+	buf_init(&b);
+	buf_add(&b, "", 0);
+	for (; *s != '\0'; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			buf_printf(&b, "\\x%02x", (unsigned char)*s);
+		else
+			buf_addc(&b, *s);
+	return buf_steal(&b);
+}
+
 /* Type and queue whitelisted; the queue defaults to the handler's. */
 static int
 check_names(const struct batch_ctx *ctx, struct batch_job *job, char *err)
 {
 	const struct conf *c = ctx->conf;
 	const struct handler *h = conf_handler(c, job->type);
+	char *name;
 
 	if (h == NULL) {
-		errf(err, "unknown job type '%s' (no [handler %s] section in %s)", job->type, job->type,
-		    c->path);
+		name = shown_name(job->type);
+		errf(err, "unknown job type '%s' (no [handler %s] section in %s)", name, name, c->path);
+		free(name);
 		return -1;
 	}
 	if (job->queue == NULL)
 		job->queue = xstrdup(ctx->queue != NULL ? ctx->queue : h->queue);
 	if (!conf_has_queue(c, job->queue)) {
-		errf(
-		    err, "unknown queue '%s' (no [queue %s] section in %s)", job->queue, job->queue, c->path);
+		name = shown_name(job->queue);
+		errf(err, "unknown queue '%s' (no [queue %s] section in %s)", name, name, c->path);
+		free(name);
 		return -1;
 	}
 	return 0;
@@ -225,7 +246,10 @@ check_fields(const cJSON *o, char *err)
 		for (i = 0; i < ARRAY_LEN(FIELDS) && strcmp(v->string, FIELDS[i]) != 0; i++)
 			;
 		if (i == ARRAY_LEN(FIELDS)) {
-			errf(err, "unknown field \"%s\"", v->string);
+			char *name = shown_name(v->string);
+
+			errf(err, "unknown field \"%s\"", name);
+			free(name);
 			return -1;
 		}
 	}
