@@ -123,44 +123,23 @@ check_payload(const struct batch_ctx *ctx, const char *p, size_t len, int is_jso
 	return 0;
 }
 
-/* A name as it may appear in a one-line message: JSON strings can hold
- * raw control characters (cJSON takes them), so those are shown as \xHH.
- * Returns a string to free. */
-static char *
-shown_name(const char *s)
-{
-	struct buf b;
-
-	buf_init(&b);
-	buf_add(&b, "", 0);
-	for (; *s != '\0'; s++)
-		if ((unsigned char)*s < 0x20 || *s == 0x7f)
-			buf_printf(&b, "\\x%02x", (unsigned char)*s);
-		else
-			buf_addc(&b, *s);
-	return buf_steal(&b);
-}
-
 /* Type and queue whitelisted; the queue defaults to the handler's. */
 static int
 check_names(const struct batch_ctx *ctx, struct batch_job *job, char *err)
 {
 	const struct conf *c = ctx->conf;
 	const struct handler *h = conf_handler(c, job->type);
-	char *name;
 
 	if (h == NULL) {
-		name = shown_name(job->type);
-		errf(err, "unknown job type '%s' (no [handler %s] section in %s)", name, name, c->path);
-		free(name);
+		errf(err, "unknown job type '%s' (no [handler %s] section in %s)", job->type, job->type,
+		    c->path);
 		return -1;
 	}
 	if (job->queue == NULL)
 		job->queue = xstrdup(ctx->queue != NULL ? ctx->queue : h->queue);
 	if (!conf_has_queue(c, job->queue)) {
-		name = shown_name(job->queue);
-		errf(err, "unknown queue '%s' (no [queue %s] section in %s)", name, name, c->path);
-		free(name);
+		errf(
+		    err, "unknown queue '%s' (no [queue %s] section in %s)", job->queue, job->queue, c->path);
 		return -1;
 	}
 	return 0;
@@ -203,6 +182,29 @@ finish(const struct batch_ctx *ctx, struct batch_job *job, const char *at, int i
 	return 0;
 }
 
+/* Shows the control characters of a message as \\xHH (truncating at
+ * ERRSZ): messages quote what the user wrote (a type, a field name, a
+ * time), JSON strings can hold raw control characters (cJSON takes them),
+ * and a message must stay one line that cannot drive a terminal. */
+static void
+err_visible(char *err)
+{
+	char copy[ERRSZ];
+	const char *p;
+	struct buf b;
+
+	snprintf(copy, sizeof copy, "%s", err);
+	buf_init(&b);
+	buf_add(&b, "", 0);
+	for (p = copy; *p != '\0'; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			buf_printf(&b, "\\x%02x", (unsigned char)*p);
+		else
+			buf_addc(&b, *p);
+	snprintf(err, ERRSZ, "%s", b.data);
+	buf_free(&b);
+}
+
 /* A job given on the command line: TYPE and the payload as written. */
 int
 batch_job_single(const char *type, const char *payload, size_t len, const struct batch_ctx *ctx,
@@ -216,6 +218,7 @@ batch_job_single(const char *type, const char *payload, size_t len, const struct
 	job->e.payload_len = len;
 	if (finish(ctx, job, ctx->at, 0, err) < 0) {
 		batch_job_clear(job);
+		err_visible(err);
 		return -1;
 	}
 	return 0;
@@ -246,10 +249,7 @@ check_fields(const cJSON *o, char *err)
 		for (i = 0; i < ARRAY_LEN(FIELDS) && strcmp(v->string, FIELDS[i]) != 0; i++)
 			;
 		if (i == ARRAY_LEN(FIELDS)) {
-			char *name = shown_name(v->string);
-
-			errf(err, "unknown field \"%s\"", name);
-			free(name);
+			errf(err, "unknown field \"%s\"", v->string);
 			return -1;
 		}
 	}
@@ -386,7 +386,9 @@ batch_line_parse(const char *line, size_t len, const struct batch_ctx *ctx, stru
 	    get_time(o, job, &at, err) == 0 && get_numbers(o, job, err) == 0 && get_payload(o, job) == 0)
 		rc = finish(ctx, job, at, 1, err);
 	cJSON_Delete(o);
-	if (rc < 0)
+	if (rc < 0) {
 		batch_job_clear(job);
+		err_visible(err);
+	}
 	return rc;
 }
