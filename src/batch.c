@@ -182,6 +182,29 @@ finish(const struct batch_ctx *ctx, struct batch_job *job, const char *at, int i
 	return 0;
 }
 
+/* Shows the control characters of a message as \\xHH (truncating at
+ * ERRSZ): messages quote what the user wrote (a type, a field name, a
+ * time), JSON strings can hold raw control characters (cJSON takes them),
+ * and a message must stay one line that cannot drive a terminal. */
+static void
+err_visible(char *err)
+{
+	char copy[ERRSZ];
+	const char *p;
+	struct buf b;
+
+	snprintf(copy, sizeof copy, "%s", err);
+	buf_init(&b);
+	buf_add(&b, "", 0);
+	for (p = copy; *p != '\0'; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			buf_printf(&b, "\\x%02x", (unsigned char)*p);
+		else
+			buf_addc(&b, *p);
+	snprintf(err, ERRSZ, "%s", b.data);
+	buf_free(&b);
+}
+
 /* A job given on the command line: TYPE and the payload as written. */
 int
 batch_job_single(const char *type, const char *payload, size_t len, const struct batch_ctx *ctx,
@@ -195,6 +218,7 @@ batch_job_single(const char *type, const char *payload, size_t len, const struct
 	job->e.payload_len = len;
 	if (finish(ctx, job, ctx->at, 0, err) < 0) {
 		batch_job_clear(job);
+		err_visible(err);
 		return -1;
 	}
 	return 0;
@@ -362,7 +386,9 @@ batch_line_parse(const char *line, size_t len, const struct batch_ctx *ctx, stru
 	    get_time(o, job, &at, err) == 0 && get_numbers(o, job, err) == 0 && get_payload(o, job) == 0)
 		rc = finish(ctx, job, at, 1, err);
 	cJSON_Delete(o);
-	if (rc < 0)
+	if (rc < 0) {
 		batch_job_clear(job);
+		err_visible(err);
+	}
 	return rc;
 }

@@ -417,6 +417,7 @@ worker_set(struct loader *ld, struct conf *c, const struct entry *e)
 		if (split_list(e->value, &w->queues) <= 0) {
 			ld_error(ld, e->line,
 			    "queues: expected a comma-separated list of queue names, not '%s'", e->value);
+			strv_free(w->queues); /* a blank list comes back allocated */
 			w->queues = NULL;
 			return -1;
 		}

@@ -8,6 +8,11 @@
 #   empty_tables       empty jobs, failed_jobs, job_runs and jobq_workers
 #   jq_ ARGS           run jobq with the test configuration (alias: jobq_)
 #   finish             print the plan and exit
+#
+# JOBQ_VALGRIND=1 runs every jobq of the test under valgrind (memcheck,
+# errors and definite leaks fail; `make check-valgrind`): see
+# valgrind_wrap.  TIME_SCALE multiplies the upper bounds of timing
+# assertions (1; 5 under valgrind, whose start alone takes seconds).
 set -u
 
 : "${top_srcdir:=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}"
@@ -16,6 +21,8 @@ set -u
 : "${JOBQ_TESTDB:=$top_builddir/tests/db}"
 TESTDB_SCRIPT=$top_srcdir/contrib/jobq-testdb
 HANDLERS=$top_srcdir/handlers
+TIME_SCALE=1
+[ -z "${JOBQ_VALGRIND:-}" ] || TIME_SCALE=5
 TAP_N=0
 TAP_FAILED=0
 BG_PIDS=()
@@ -64,6 +71,7 @@ skip_all() {
 }
 
 finish() {
+	[ -z "${JOBQ_VALGRIND:-}" ] || [ ! -d "${T:-}/valgrind" ] || valgrind_check
 	echo "1..$TAP_N"
 	[ "$TAP_FAILED" = 0 ]
 	exit $?
@@ -168,6 +176,48 @@ cleanup() {
 	[ -n "${KEEP_TMP:-}" ] || rm -rf "$T"
 }
 
+# JOBQ_VALGRIND: points $JOBQ at a wrapper that runs the real binary
+# under valgrind, one log per process in $T/valgrind/.  Handlers are not
+# traced (they are not ours).  JOBQ_VALGRIND_SUPP overrides the
+# suppression file (libmariadb/OpenSSL noise).
+valgrind_wrap() {
+	local vg supp=${JOBQ_VALGRIND_SUPP:-$top_srcdir/tests/valgrind.supp}
+	vg=$(command -v valgrind) || { echo "Bail out! JOBQ_VALGRIND is set but valgrind is not installed"; exit 99; }
+	JOBQ_REAL=$JOBQ
+	mkdir -p "$T/valgrind"
+	cat >"$T/valgrind/jobq" <<EOW
+#!/bin/sh
+exec "$vg" -q --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite \\
+	--show-leak-kinds=definite --num-callers=30 \\
+	--suppressions="$supp" --log-file="$T/valgrind/%p.log" "$JOBQ_REAL" "\$@"
+EOW
+	chmod +x "$T/valgrind/jobq"
+	JOBQ=$T/valgrind/jobq
+}
+
+# Stops the test's background workers gently (so valgrind gets to check
+# for leaks), then adds one assertion: no valgrind log holds an error.
+# A failing log is copied to tests/valgrind-failures/ (the test folder is
+# removed at exit).
+valgrind_check() {
+	local p log bad=0 keep=$top_builddir/tests/valgrind-failures
+	for p in "${BG_PIDS[@]}"; do
+		kill -TERM "$p" 2>/dev/null
+	done
+	for p in "${BG_PIDS[@]}"; do
+		wait_exit 60 "$p" >/dev/null 2>&1
+	done
+	for log in "$T"/valgrind/*.log; do
+		[ -s "$log" ] || continue
+		bad=$((bad + 1))
+		mkdir -p "$keep"
+		cp "$log" "$keep/${T##*/}.${log##*/}"
+		diag "valgrind: $keep/${T##*/}.${log##*/}"
+		sed -n '1,40s/^/#   /p' "$log"
+	done
+	is "$bad" 0 "valgrind: no memory errors and no definite leaks in any jobq process"
+}
+
 # setup NAME: a database and folder of our own, a default config, schema.
 setup() {
 	local name=$1
@@ -178,6 +228,7 @@ setup() {
 	rm -rf "$T"
 	mkdir -p "$T"
 	CONF=$T/jobq.ini
+	[ -z "${JOBQ_VALGRIND:-}" ] || valgrind_wrap
 	trap cleanup EXIT
 	sql_root "DROP DATABASE IF EXISTS \`$DB\`" >/dev/null
 	write_conf <<EOC

@@ -89,7 +89,7 @@ EOC
 	empty_tables
 	work --once
 	is "$RC" 0 "[$mode] --once with an empty queue exits 0"
-	ok $([ "$ELAPSED_MS" -lt 5000 ]; echo $?) "[$mode] ... at once (${ELAPSED_MS}ms)"
+	ok $([ "$ELAPSED_MS" -lt $((5000 * TIME_SCALE)) ]; echo $?) "[$mode] ... at once (${ELAPSED_MS}ms)"
 
 	# --- --max N ---
 	enqueue_n 5
@@ -107,12 +107,12 @@ EOC
 	empty_tables
 	work --max-time 2
 	is "$RC" 0 "[$mode] --max-time 2 with no jobs exits 0"
-	ok $([ "$ELAPSED_MS" -ge 1900 ] && [ "$ELAPSED_MS" -lt 10000 ]; echo $?) "[$mode] ... after ~2s (${ELAPSED_MS}ms)"
+	ok $([ "$ELAPSED_MS" -ge 1900 ] && [ "$ELAPSED_MS" -lt $((10000 * TIME_SCALE)) ]; echo $?) "[$mode] ... after ~2s (${ELAPSED_MS}ms)"
 	slow=$(jq_ enqueue slow '{}')
 	other=$(jq_ enqueue x '{"out":"not taken"}')
 	work --max-time 2
 	is "$RC" 0 "[$mode] --max-time 2 with a 3 s job running exits 0"
-	ok $([ "$ELAPSED_MS" -ge 2900 ] && [ "$ELAPSED_MS" -lt 20000 ]; echo $?) "[$mode] ... after the job ended (${ELAPSED_MS}ms)"
+	ok $([ "$ELAPSED_MS" -ge 2900 ] && [ "$ELAPSED_MS" -lt $((20000 * TIME_SCALE)) ]; echo $?) "[$mode] ... after the job ended (${ELAPSED_MS}ms)"
 	is "$(sql "SELECT CONCAT_WS('|', outcome, exit_status, duration_ms >= 2900) FROM job_runs WHERE job_id = $slow")" "done|exit 0|1" \
 		"[$mode] ... the running job was finished and recorded done"
 	is "$(sql "SELECT CONCAT_WS('|', attempts, lease_token IS NULL) FROM jobs WHERE id = $other")" "0|1" \
@@ -126,7 +126,7 @@ EOC
 	delayed_id=$(jq_ enqueue --delay 1h x '{"out":"delayed"}')
 	work --stop-when-empty
 	is "$RC" 0 "[$mode] --stop-when-empty exits 0"
-	ok $([ "$ELAPSED_MS" -lt 15000 ]; echo $?) "[$mode] ... promptly, with a backing-off and a delayed job left (${ELAPSED_MS}ms)"
+	ok $([ "$ELAPSED_MS" -lt $((15000 * TIME_SCALE)) ]; echo $?) "[$mode] ... promptly, with a backing-off and a delayed job left (${ELAPSED_MS}ms)"
 	is "$(sql "SELECT GROUP_CONCAT(outcome ORDER BY job_id) FROM job_runs")" "done,retry" "[$mode] ... after running the ready ones"
 	is "$(sql "SELECT GROUP_CONCAT(CONCAT(id, ':', attempts, ':', available_at > UTC_TIMESTAMP(6)) ORDER BY id) FROM jobs")" \
 		"$fail_id:1:1,$delayed_id:0:1" "[$mode] ... which are both still waiting"
@@ -169,7 +169,7 @@ EOC
 	wait_exit 30 "$WORKER_PID"
 	is "$?" 0 "[$mode] second SIGTERM: the worker exits 0"
 	ms=$(($(now_ms) - t0))
-	ok $([ "$ms" -lt 15000 ]; echo $?) "[$mode] second SIGTERM: without waiting for the handler (${ms}ms)"
+	ok $([ "$ms" -lt $((15000 * TIME_SCALE)) ]; echo $?) "[$mode] second SIGTERM: without waiting for the handler (${ms}ms)"
 	is "$(sql "SELECT CONCAT_WS('|', attempts, lease_token IS NULL, available_at <= UTC_TIMESTAMP(6)) FROM jobs WHERE id = $slow")" "0|1|1" \
 		"[$mode] second SIGTERM: the job is back, ready, its attempt refunded"
 	is "$(sql "SELECT outcome FROM job_runs WHERE job_id = $slow")" "interrupted" "[$mode] second SIGTERM: the run is recorded as interrupted"
