@@ -768,12 +768,16 @@ db_commit(struct db *db, char *err)
 	return DB_OK;
 }
 
-/* Rolls back, ignoring errors: used on paths that already failed, where
- * a lost connection rolls back by itself. */
+/* Rolls back, on paths that already failed.  When the ROLLBACK itself
+ * fails (commands out of sync, a half-read result, a server error) the
+ * connection is closed: the server then rolls back by itself, whereas a
+ * transaction left open on a live connection would be committed, half
+ * done, by the next START TRANSACTION -- a job's DELETE without its run
+ * row, say.  Atomicity is worth a reconnect. */
 void
 db_rollback(struct db *db)
 {
-	if (db->my != NULL && mysql_rollback(db->my) != 0 && classify(db, mysql_errno(db->my)) == DB_EGONE)
+	if (db->my != NULL && mysql_rollback(db->my) != 0)
 		db_disconnect(db);
 }
 
