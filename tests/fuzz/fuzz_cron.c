@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "cron.h"
+#include "fuzz.h"
 #include "util.h"
 
 static struct cron_zone *utc, *berlin;
