@@ -188,11 +188,11 @@ max_attempts = 10
 
 [handler expo]
 exec = $TH/exitwith.sh
-backoff = exponential 1s 4s
+backoff = exponential 5s 20s
 
 [handler list]
 exec = $TH/exitwith.sh
-backoff = 1s,3s,2s
+backoff = 5s,15s,10s
 EOC
 	start_worker
 	for type in expo list; do
@@ -211,18 +211,21 @@ EOC
 		got=
 		for d in $seq; do
 			n=$d
-			for nominal in 1000 2000 3000 4000 8000; do
+			for nominal in 5000 10000 15000 20000 40000; do
 				if [[ $d =~ ^[0-9]+$ ]] && [ "$d" -ge $((nominal - 10)) ] && [ "$d" -le $((nominal + 900)) ]; then
 					n=$nominal
 				fi
 			done
 			got="$got $n"
 		done
-		want=" 1000 2000 4000 4000"
-		[ $type = list ] && want=" 1000 3000 2000 2000"
+		# Backoffs of seconds leave a loaded machine time to read each
+		# delay before the test makes the job due again (the waits cost
+		# nothing: the test does not sit them out).
+		want=" 5000 10000 20000 20000" want_log="5s 10s 20s 20s"
+		[ $type = list ] && want=" 5000 15000 10000 10000" want_log="5s 15s 10s 10s"
 		is "$got" "$want" "[$mode] backoff $type: delays after attempts 1-4 (raw:$seq)"
 		is "$(grep "job=$id " "$T/worker.$((${#BG_PIDS[@]} - 1)).log" | sed -n 's/.*retry_in=\([^ ]*\).*/\1/p' | paste -sd' ')" \
-			"$(echo $want | sed 's/000/s/g')" "[$mode] backoff $type: logged retry_in values"
+			"$want_log" "[$mode] backoff $type: logged retry_in values"
 		is "$(sql "SELECT attempts FROM jobs WHERE id = $id")" 4 "[$mode] backoff $type: 4 attempts charged"
 	done
 	kill -TERM "$WORKER_PID"
