@@ -72,10 +72,13 @@ is "$(sql "SELECT COUNT(*) FROM jobs WHERE lease_token IS NULL AND attempts = 0"
 # ---- a server with a small max_allowed_packet: the list is cut ----
 # The list must never make the heartbeat fail: past a quarter of the
 # server's packet limit it is cut after a whole entry, with "+N more".
-# A private server (16 KiB packets) keeps the shared one as it is.
+# jobq refuses to start against a server whose packet cannot hold an
+# outcome (see outcome_size.sh), so the limit shrinks under a running
+# worker, as an operator's SET GLOBAL would: the worker reads it again
+# when it reconnects.  A private server keeps the shared one as it is.
 DB2=$T/db2
 trap '"$TESTDB_SCRIPT" stop "$DB2" >/dev/null 2>&1; cleanup' EXIT
-JOBQ_TESTDB_OPTS="--innodb-buffer-pool-size=64M --innodb-log-file-size=48M --max-allowed-packet=16384" \
+JOBQ_TESTDB_OPTS="--innodb-buffer-pool-size=64M --innodb-log-file-size=48M" \
 	"$TESTDB_SCRIPT" start "$DB2" || { echo "Bail out! cannot start a second MariaDB in $DB2"; exit 99; }
 SOCKET=$("$TESTDB_SCRIPT" socket "$DB2")
 sql2() { "$TESTDB_SCRIPT" client "$DB2" -N -B "$DB" -e "$*"; }
@@ -91,11 +94,20 @@ reserve_ttl = 10s
 exec = $top_srcdir/tests/handlers/sleeper.sh 60
 EOC
 jq_ init >/dev/null
-is "$(sql2 "SELECT @@max_allowed_packet")" 16384 "a private server with 16 KiB packets"
 jq_ enqueue --batch <"$T/batch" >/dev/null
 log=$T/worker.${#BG_PIDS[@]}.log
 start_worker --concurrency $N
 w=$WORKER_PID
+i=0
+while [ "$(sql2 "SELECT COUNT(*) FROM jobs WHERE lease_token IS NOT NULL")" != $N ] && [ $i -lt 600 ]; do
+	i=$((i + 1))
+	sleep 0.1
+done
+"$TESTDB_SCRIPT" client "$DB2" -N -B -e "SET GLOBAL max_allowed_packet = 16384"
+for id in $(sql2 "SELECT id FROM information_schema.PROCESSLIST WHERE db = '$DB' AND id <> CONNECTION_ID()"); do
+	sql2 "KILL CONNECTION $id" 2>/dev/null
+done
+is "$(sql2 "SELECT @@global.max_allowed_packet")" 16384 "the server's packet limit is now 16 KiB"
 i=0
 while [ "$(sql2 "SELECT current_jobs LIKE '% more' FROM jobq_workers WHERE pid = $w")" != 1 ] && [ $i -lt 300 ]; do
 	i=$((i + 1))
@@ -109,7 +121,8 @@ is "$((shown + more))" $N "the entries shown and the count left out make $N ($sh
 ok $((${#current} <= 4096 ? 0 : 1)) "and it fits in a quarter of the packet (${#current} characters)"
 sleep 2.5
 like "$(jq_ workers)" ":$w:[0-9a-f]+ +alive +$N " "jobq workers shows the worker alive"
-is "$(grep -c -e 'heartbeat' -e 'error' "$log")" 0 "no heartbeat failed"
+# (The connection the test killed is logged as lost, once.)
+is "$(grep -e 'heartbeat' -e 'error' "$log" | grep -vc 'connection lost')" 0 "no heartbeat failed"
 kill -TERM $w
 sleep 0.2
 kill -TERM $w
