@@ -43,7 +43,8 @@ reserve_ttl = 20s
 [queue default]
 
 [handler excl]
-exec = $top_srcdir/tests/handlers/exclusive.sh 60 $runs $T/locks
+workdir = $T
+exec = $top_srcdir/tests/handlers/exclusive.sh 60 runs locks
 EOC
 jq_ init >/dev/null
 ok $? "schema on the private server"

@@ -18,6 +18,8 @@
 setup lockwait
 
 TH=$top_srcdir/tests/handlers
+# The handlers' files are named relative to workdir = $T: an INI line
+# holds at most 198 characters, and a build folder's path may be long.
 HOLD=20    # seconds the other session holds its row locks
 MAXTIME=12 # A's --max-time
 
@@ -42,7 +44,8 @@ reserve_ttl = 10s
 [queue default]
 
 [handler excl]
-exec = $TH/exclusive.sh 18 $runs $locks
+workdir = $T
+exec = $TH/exclusive.sh 18 ${runs##*/} ${locks##*/}
 max_attempts = 5
 
 [handler gate]
@@ -148,7 +151,8 @@ reserve_ttl = 10s
 [queue default]
 
 [handler excl]
-exec = $TH/exclusive.sh 30 $runs $locks
+workdir = $T
+exec = $TH/exclusive.sh 30 ${runs##*/} ${locks##*/}
 EOC
 id=$(jq_ enqueue excl '{}')
 log=$T/worker.${#BG_PIDS[@]}.log
