@@ -23,7 +23,8 @@ write_conf <<EOC
 poll_interval = 20ms
 [queue default]
 [handler grouponly]
-exec = $T/ids.sh $T/out
+workdir = $T
+exec = $T/ids.sh out
 group = nogroup
 EOC
 
