@@ -108,6 +108,30 @@ schema_v1() {
 	sql "INSERT INTO jobq_schema (version, name) VALUES (1, '001-schema.sql')"
 }
 
+# A second private server of the test's own, in $T/db2, for tests that
+# stop, restart or reconfigure a server (the shared one stays as it is):
+# db2_use names it and stops it at exit; the test starts it with the
+# options it needs; sql2 and wait_for_sql2 work as sql and wait_for_sql.
+db2_use() {
+	DB2=$T/db2
+	trap 'stop_db2; cleanup' EXIT
+}
+
+stop_db2() { "$TESTDB_SCRIPT" stop "$DB2" >/dev/null 2>&1; }
+
+sql2() {
+	"$TESTDB_SCRIPT" client "$DB2" -N -B "$DB" -e "SET time_zone = '+00:00'; $*"
+}
+
+wait_for_sql2() {
+	local secs=$1 query=$2 want=$3 i=0
+	while [ "$(sql2 "$query" 2>/dev/null)" != "$want" ]; do
+		i=$((i + 1))
+		[ $i -le $((secs * 10)) ] || return 1
+		sleep 0.1
+	done
+}
+
 sql_root() {
 	"$TESTDB_SCRIPT" client "$JOBQ_TESTDB" -N -B -e "$*"
 }

@@ -59,23 +59,10 @@ like "$OUT" "output limits: every handler's outcome fits max_allowed_packet \($p
 	"check reports the limits fit"
 
 # ---- 2 and 3: a private server whose max_allowed_packet changes ----
-DB2=$T/db2
-stop_db2() { "$TESTDB_SCRIPT" stop "$DB2" >/dev/null 2>&1; }
+db2_use
 start_db2() {
 	JOBQ_TESTDB_OPTS="--innodb-buffer-pool-size=64M --innodb-log-file-size=96M --max-allowed-packet=$1" \
 		"$TESTDB_SCRIPT" start "$DB2"
-}
-trap 'stop_db2; cleanup' EXIT
-sql2() {
-	"$TESTDB_SCRIPT" client "$DB2" -N -B "$DB" -e "SET time_zone = '+00:00'; $*"
-}
-wait_for_sql2() {
-	local secs=$1 query=$2 want=$3 i=0
-	while [ "$(sql2 "$query" 2>/dev/null)" != "$want" ]; do
-		i=$((i + 1))
-		[ $i -le $((secs * 10)) ] || return 1
-		sleep 0.1
-	done
 }
 # Waits up to $1 seconds until $2 files match glob $3.
 wait_files() {

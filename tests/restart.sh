@@ -10,24 +10,7 @@
 setup restart
 
 N=500
-DB2=$T/db2
-
-stop_db2() { "$TESTDB_SCRIPT" stop "$DB2" >/dev/null 2>&1; }
-trap 'stop_db2; cleanup' EXIT
-
-sql2() {
-	"$TESTDB_SCRIPT" client "$DB2" -N -B "$DB" -e "SET time_zone = '+00:00'; $*"
-}
-
-# wait_for_sql on the private server.
-wait_for_sql2() {
-	local secs=$1 query=$2 want=$3 i=0
-	while [ "$(sql2 "$query" 2>/dev/null)" != "$want" ]; do
-		i=$((i + 1))
-		[ $i -le $((secs * 10)) ] || return 1
-		sleep 0.1
-	done
-}
+db2_use
 
 # Waits up to $1 seconds until every file $3... matches pattern $2.
 wait_logs() {
