@@ -48,6 +48,7 @@
 #include "queue.h"
 #include "registry.h"
 #include "runner.h"
+#include "spawn.h"
 #include "scheduler.h"
 #include "worker.h"
 
@@ -56,7 +57,7 @@
 #define WRITE_RETRY_MS 500
 #define START_RETRY_MIN_MS 100
 #define START_RETRY_MAX_MS 5000
-#define FDS_PER_SLOT 3 /* a handler's stdin, stdout and stderr pipes, our ends */
+#define FDS_PER_SLOT SPAWN_NFDS /* a handler's stdin, stdout, stderr and control pipes, our ends */
 #define FDS_SPARE 16
 /* An outcome whose write lost the connection this many times is written
  * in a transaction of its own, then without the handler's texts, then
