@@ -672,6 +672,13 @@ validate(struct loader *ld, struct conf *c)
 			c->worker.heartbeat_ms = 10000;
 	} else if (c->worker.heartbeat_ms * 2 > c->worker.reserve_ttl_ms)
 		ld_error(ld, ld->heartbeat_line, "heartbeat: must be at most half of reserve_ttl");
+	for (i = 0; i < c->nhandlers; i++) {
+		const struct handler *h = c->handlers[i];
+
+		if (h->on_success != NULL && conf_handler(c, h->on_success) == NULL)
+			ld_error(ld, h->on_success_line, "on_success: unknown job type '%s' (no [handler %s] section)",
+			    h->on_success, h->on_success);
+	}
 }
 
 static void

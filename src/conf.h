@@ -59,6 +59,10 @@ struct handler {
 	 * counts; 0: not set, the handler keeps the worker's own limit. */
 	uint64_t limits[NLIMITS];
 	int limit_lines[NLIMITS];
+	char *on_success; /* a job of this type is enqueued when one of ours is done */
+	int on_success_line;
+	char *on_dead;       /* as written: run with the dead job on stdin (also in [worker]) */
+	char **on_dead_argv; /* argv[0] resolved */
 };
 
 struct db_conf {

@@ -42,6 +42,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "control.h"
 #include "duration.h"
 #include "log.h"
 #include "outcome.h"
@@ -94,6 +95,9 @@ struct slot {
 	int extend_warned;    /* and that was logged */
 	int lease_stop;       /* its handler was told to stop for the lease */
 	unsigned write_tries; /* writes of this outcome that lost the connection */
+	struct control ctl;                /* what the handler said on its control channel */
+	struct enqueue_item *follow;       /* done: its follow-ups, and on_success's job */
+	size_t nfollow;
 };
 
 struct worker {
@@ -214,6 +218,8 @@ slot_clear(struct slot *s)
 	job_free(s->job);
 	free(s->output);
 	free(s->error);
+	control_free(&s->ctl);
+	free(s->follow);
 	memset(s, 0, sizeof *s);
 }
 
@@ -417,11 +423,15 @@ write_pending(struct worker *w, int64_t now)
 
 		if (s->state != SLOT_WRITING)
 			continue;
-		runs[n] = (struct run_record){ w->id, s->duration_ms, s->words, s->output, s->error };
+		runs[n] = (struct run_record){ w->id, s->duration_ms, s->words, s->output, s->error, s->ctl.result };
 		o[n] =
 		    (struct outcome){ s->job, s->write, s->delay_ms, NULL, s->error ? s->error : "", s->words,
 			    s->reason, s->has_run ? &runs[n] : NULL, s->write_tries >= WRITE_TRIES_ALONE,
-			    s->write_tries >= WRITE_TRIES_MINIMAL, OUTS_PENDING, 0, "" };
+			    s->write_tries >= WRITE_TRIES_MINIMAL, OUTS_PENDING, 0, "", NULL, 0 };
+		if (s->write == OUT_DONE) {
+			o[n].follow = s->follow;
+			o[n].nfollow = s->nfollow;
+		}
 		if (s->write == OUT_RETRY)
 			o[n].last_error = texts[n] = last_error_text(s);
 		who[n++] = s;
@@ -448,16 +458,56 @@ out:
 	free(o);
 }
 
+/* The jobs a done outcome of s enqueues: the follow-ups its handler
+ * wrote, then its handler's on_success job (same payload). */
+static void
+gather_follow(struct worker *w, struct slot *s)
+{
+	const struct handler *next = s->h->on_success ? conf_handler(w->conf, s->h->on_success) : NULL;
+	size_t i;
+
+	s->follow = xcalloc(s->ctl.nfollow + 1, sizeof *s->follow);
+	for (i = 0; i < s->ctl.nfollow; i++)
+		s->follow[s->nfollow++] = s->ctl.follow[i].e;
+	if (next != NULL)
+		s->follow[s->nfollow++] = (struct enqueue_item){ next->type, next->queue, s->job->payload,
+			s->job->payload_len, s->job->priority, 0, NULL, 0 };
+}
+
+/* Reads the control channel of s's finished handler; a bad one is a
+ * handler error, its message added to the run's error.  Returns 0 when
+ * it was good. */
+static int
+read_control(struct worker *w, struct slot *s, char *why, size_t whylen)
+{
+	size_t len;
+	int overflow;
+	const char *buf = runner_control(s->run, &len, &overflow);
+	char err[ERRSZ];
+	char *text;
+
+	if (control_parse(w->conf, buf, len, overflow, &s->ctl, err) == 0)
+		return 0;
+	text = xasprintf("%s%sjobq: %s", s->error ? s->error : "", s->error && *s->error ? "\n" : "", err);
+	free(s->error);
+	s->error = text;
+	snprintf(why, whylen, "%s", err);
+	return -1;
+}
+
 /* Turns a finished handler into the outcome to write. */
 static void
 conclude(struct worker *w, struct slot *s)
 {
 	struct exit_info x;
 	struct decision d;
+	char why[ERRSZ];
+	int ctl_bad;
 
 	runner_result(s->run, &x, &s->output, &s->error, &s->duration_ms);
 	outcome_exit_words(&x, s->words, sizeof s->words);
 	s->has_run = 1;
+	ctl_bad = read_control(w, s, why, sizeof why) < 0;
 	/* A handler we terminated (a hard stop, or a lease we could not
 	 * keep) gives its job back, unless it still finished its work (exit
 	 * 0 on SIGTERM): that counts as done.  The fence drops either when
@@ -465,8 +515,15 @@ conclude(struct worker *w, struct slot *s)
 	if (runner_interrupted(s->run) && (w->stopping >= 2 || s->lease_stop) && !(x.exited && x.code == 0)) {
 		s->write = OUT_GIVEBACK;
 	} else {
-		outcome_decide(s->h, &x, s->error, s->job->attempt, s->max_attempts,
-		    s->job->age_ms + s->duration_ms, &d);
+		int64_t age = s->job->age_ms + s->duration_ms;
+
+		outcome_decide(s->h, &x, s->error, s->job->attempt, s->max_attempts, age, &d);
+		if (ctl_bad && d.kind == OUTCOME_DONE)
+			outcome_handler_error(s->h, why, s->job->attempt, s->max_attempts, age, &d);
+		else if (!ctl_bad && s->ctl.retry_after_ms >= 0)
+			outcome_retry_after(s->h, s->ctl.retry_after_ms, age, &d);
+		if (d.kind == OUTCOME_DONE)
+			gather_follow(w, s);
 		s->write = d.kind == OUTCOME_DONE ? OUT_DONE : d.kind == OUTCOME_RETRY ? OUT_RETRY : OUT_DEAD;
 		s->delay_ms = d.delay_ms;
 		snprintf(s->reason, sizeof s->reason, "%s", d.reason);
@@ -665,6 +722,28 @@ extend_some(struct worker *w, struct slot **who, unsigned n, unsigned *tried, ch
 	return rc;
 }
 
+/* Marks the last progress line s's running handler wrote so far to be
+ * written with this heartbeat's lease extension, when it is new: the
+ * database sees progress once a heartbeat, however often it is written. */
+static void
+note_progress(struct slot *s)
+{
+	char note[CONTROL_NOTE_MAX + 1];
+	struct job *j = s->job;
+	const char *buf;
+	size_t len;
+	int overflow, p;
+
+	if (s->state != SLOT_RUNNING || (buf = runner_control(s->run, &len, &overflow)) == NULL ||
+	    !control_progress(buf, len, &p, note, sizeof note))
+		return;
+	if (j->progress_known && p == j->progress && strcmp(note, j->progress_note) == 0)
+		return;
+	j->progress_known = j->progress_new = 1;
+	j->progress = p;
+	snprintf(j->progress_note, sizeof j->progress_note, "%s", note);
+}
+
 /* Heartbeat order: the jobs whose last extension went through first, then
  * those whose extension failed, the one tried longest ago first. */
 static int
@@ -695,8 +774,10 @@ extend_leases(struct worker *w, int64_t now, char *err)
 	int rc = DB_OK;
 
 	for (i = 0; i < w->nslots; i++)
-		if (w->slots[i].state != SLOT_FREE && !w->slots[i].lease_lost)
+		if (w->slots[i].state != SLOT_FREE && !w->slots[i].lease_lost) {
+			note_progress(&w->slots[i]);
 			who[n++] = &w->slots[i];
+		}
 	qsort(who, n, sizeof *who, extend_order);
 	while (done < n) {
 		struct slot *s;
