@@ -130,7 +130,7 @@ print_json(
 	add_time(o, "lease_expires_at", v->lease_expires_at);
 	if (v->lease_expires_at != NULL)
 		cJSON_AddNumberToObject(o, "lease_left_seconds", (double)v->lease_left_ms / 1000.0);
-	if (v->progress >= 0) {
+	if (v->progress >= 0 && (strcmp(v->state, "reserved") == 0 || strcmp(v->state, "stale") == 0)) {
 		cJSON_AddNumberToObject(o, "progress", v->progress);
 		add_str(o, "progress_note", v->progress_note);
 	}

@@ -42,6 +42,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "alert.h"
 #include "control.h"
 #include "duration.h"
 #include "log.h"
@@ -128,6 +129,7 @@ struct worker {
 	int64_t start_paused_until;  /* ...until then */
 	char db_err[ERRSZ];
 	char start_err[ERRSZ];
+	struct alerts *alerts; /* on_dead programs running */
 };
 
 static int sigpipe_fds[2] = { -1, -1 };
@@ -359,6 +361,26 @@ write_failed(struct worker *w, int64_t now)
 	w->next_write = now + w->write_delay;
 }
 
+/* A job of s is committed to dead-letter: its handler's on_dead program
+ * gets the row as committed (read back, so that it says what a person
+ * will find). */
+static void
+alert_dead(struct worker *w, const struct slot *s)
+{
+	struct job_view v;
+	char err[ERRSZ];
+
+	if (s->h == NULL || s->h->on_dead_argv == NULL)
+		return;
+	if (failed_show(w->db, s->job->id, "+00:00", &v, err) != DB_OK) {
+		log_warn("job %llu: on_dead not run: reading the dead job back: %s", (unsigned long long)s->job->id,
+		    err);
+		return;
+	}
+	alerts_add(w->alerts, s->h, s->job->id, alert_json(&v));
+	job_view_free(&v);
+}
+
 /* Acts on what queue_write did with the outcome of slot s: a written
  * or lost outcome frees the slot, a refused one too (logged: its job
  * returns when its lease expires); one whose write failed stays for the
@@ -381,6 +403,8 @@ settle(struct worker *w, struct slot *s, const struct outcome *o, int rc)
 			log_warn("job %llu: written without the handler's output: writing it with the output "
 			         "lost the connection %u times",
 			    id, s->write_tries);
+		if (o->state == OUTS_WRITTEN && s->write == OUT_DEAD)
+			alert_dead(w, s);
 		count_outcome(w, s, o->state == OUTS_LOST);
 		return;
 	case OUTS_REFUSED:
@@ -886,7 +910,7 @@ reap_children(struct worker *w)
 				break;
 		if (i < w->nslots)
 			runner_reap(w->slots[i].run);
-		else
+		else if (!alerts_reap(w->alerts, si.si_pid))
 			waitpid(si.si_pid, NULL, 0); /* not ours to track */
 	}
 }
@@ -933,7 +957,7 @@ read_signals(struct worker *w)
 static int
 should_exit(const struct worker *w)
 {
-	if (busy_slots(w) > 0)
+	if (busy_slots(w) > 0 || alerts_busy(w->alerts) > 0)
 		return 0;
 	if (w->stopping)
 		return 1;
@@ -1045,6 +1069,7 @@ poll_timeout(const struct worker *w, int64_t now)
 		t = min64(t, w->reconnect_at);
 	if (w->max_time_at > 0 && !w->stopping)
 		t = min64(t, w->max_time_at);
+	t = min64(t, alerts_deadline(w->alerts));
 	for (i = 0; i < w->nslots; i++)
 		if (w->slots[i].state == SLOT_RUNNING) {
 			t = min64(t, runner_deadline(w->slots[i].run));
@@ -1058,9 +1083,9 @@ poll_timeout(const struct worker *w, int64_t now)
 static void
 wait_and_io(struct worker *w, int64_t now)
 {
-	struct pollfd *pfd = xcalloc(1 + (size_t)w->nslots * RUNNER_MAX_FDS, sizeof *pfd);
+	struct pollfd *pfd = xcalloc(1 + (size_t)(w->nslots + ALERTS_MAX) * RUNNER_MAX_FDS, sizeof *pfd);
 	int *first = xcalloc(w->nslots + 1, sizeof *first), *count = xcalloc(w->nslots + 1, sizeof *count);
-	int n = 1;
+	int n = 1, nalert;
 	unsigned i;
 
 	pfd[0].fd = sigpipe_fds[0];
@@ -1070,11 +1095,14 @@ wait_and_io(struct worker *w, int64_t now)
 		if (w->slots[i].state == SLOT_RUNNING)
 			n += count[i] = runner_fds(w->slots[i].run, pfd + n);
 	}
+	nalert = n;
+	n += alerts_fds(w->alerts, pfd + n);
 	if (poll(pfd, (nfds_t)n, poll_timeout(w, now)) < 0 && errno != EINTR)
 		fatal("poll: %s", strerror(errno));
 	for (i = 0; i < w->nslots; i++)
 		if (count[i] > 0)
 			runner_io(w->slots[i].run, pfd + first[i], count[i]);
+	alerts_io(w->alerts, pfd + nalert);
 	free(pfd);
 	free(first);
 	free(count);
@@ -1094,6 +1122,7 @@ tick_runners(struct worker *w, int64_t now)
 		if (runner_finished(s->run))
 			conclude(w, s);
 	}
+	alerts_tick(w->alerts, now);
 }
 
 /* The longest one database call of the worker may wait (see
@@ -1281,6 +1310,7 @@ worker_run(const struct conf *c, struct db *db, const struct worker_opts *o)
 		return 78;
 	}
 	w.slots = xcalloc(w.nslots, sizeof *w.slots);
+	w.alerts = alerts_new();
 	worker_identity(&w);
 	/* Reconnect, so that the wait limit covers the client's timeouts. */
 	db_set_wait_limit(db, w.wait_ms);
@@ -1288,6 +1318,7 @@ worker_run(const struct conf *c, struct db *db, const struct worker_opts *o)
 	    (rc = worker_start(&w, err)) != DB_OK) {
 		log_error("cannot start: %s", err);
 		free(w.slots);
+		alerts_free(w.alerts);
 		return 69;
 	}
 	w.next_heartbeat = mono_ms() + c->worker.heartbeat_ms;
@@ -1306,5 +1337,6 @@ worker_run(const struct conf *c, struct db *db, const struct worker_opts *o)
 	worker_finish(&w);
 	restore_signals();
 	free(w.slots);
+	alerts_free(w.alerts);
 	return 0;
 }
