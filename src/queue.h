@@ -30,7 +30,7 @@ struct job {
 	/* Progress the handler reported, written with the next lease
 	 * extension when progress_new is set (queue_extend clears it). */
 	int progress_new, progress_known;
-	int progress;
+	int progress; /* -1: none (written as NULL) */
 	char progress_note[256];
 };
 

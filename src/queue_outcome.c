@@ -710,7 +710,9 @@ queue_extend(struct db *db, struct job *const *jobs, size_t n, int64_t ttl_ms, i
 	for (i = 0; i < n; i++) {
 		db_sql(db, &sql, "%sUPDATE jobs SET lease_expires_at = UTC_TIMESTAMP(6) + INTERVAL %I MICROSECOND",
 		    i ? ";" : "", ttl_ms * 1000);
-		if (jobs[i]->progress_new)
+		if (jobs[i]->progress_new && jobs[i]->progress < 0)
+			buf_adds(&sql, ", progress = NULL, progress_note = NULL");
+		else if (jobs[i]->progress_new)
 			db_sql(db, &sql, ", progress = %d, progress_note = %q", jobs[i]->progress,
 			    jobs[i]->progress_note[0] ? jobs[i]->progress_note : NULL);
 		db_sql(db, &sql, " WHERE id = %U AND lease_token = %q", jobs[i]->id, jobs[i]->token);

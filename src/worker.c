@@ -748,7 +748,8 @@ extend_some(struct worker *w, struct slot **who, unsigned n, unsigned *tried, ch
 
 /* Marks the last progress line s's running handler wrote so far to be
  * written with this heartbeat's lease extension, when it is new: the
- * database sees progress once a heartbeat, however often it is written. */
+ * database sees progress once a heartbeat, however often it is written.
+ * Until the handler writes one, the first extension writes "none". */
 static void
 note_progress(struct slot *s)
 {
@@ -758,9 +759,15 @@ note_progress(struct slot *s)
 	size_t len;
 	int overflow, p;
 
-	if (s->state != SLOT_RUNNING || (buf = runner_control(s->run, &len, &overflow)) == NULL ||
-	    !control_progress(buf, len, &p, note, sizeof note))
+	if (s->state != SLOT_RUNNING)
 		return;
+	buf = runner_control(s->run, &len, &overflow);
+	if (buf == NULL || !control_progress(buf, len, &p, note, sizeof note)) {
+		/* None yet: the first extension clears what an earlier attempt,
+		 * whose worker died, may have left. */
+		p = -1;
+		note[0] = '\0';
+	}
 	if (j->progress_known && p == j->progress && strcmp(note, j->progress_note) == 0)
 		return;
 	j->progress_known = j->progress_new = 1;

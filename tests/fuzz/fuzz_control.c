@@ -22,56 +22,10 @@
 #include "utf8.h"
 #include "util.h"
 
-static const char CONF_TEXT[] = "[database]\n"
-                                "socket = /nonexistent/jobq.sock\n"
-                                "database = jobq\n"
-                                "[worker]\n"
-                                "max_payload = 2K\n"
-                                "[queue default]\n"
-                                "[queue mail]\n"
-                                "[handler echo]\n"
-                                "exec = /bin/true\n"
-                                "[handler send_email]\n"
-                                "exec = /bin/true\n"
-                                "queue = mail\n";
-
 static const struct conf *
 fuzz_conf(void)
 {
-	static struct conf *c;
-	const char *tmp = getenv("TMPDIR");
-	struct buf errors, warnings;
-	char *dir, *path;
-	FILE *fp;
-
-	if (c != NULL)
-		return c;
-	dir = xasprintf("%s/jobq-fuzz-control.XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	if (mkdtemp(dir) == NULL)
-		fatal("mkdtemp %s: %s", dir, strerror(errno));
-	path = xasprintf("%s/jobq.ini", dir);
-	if ((fp = fopen(path, "w")) == NULL || fputs(CONF_TEXT, fp) < 0 || fclose(fp) != 0)
-		fatal("write %s: %s", path, strerror(errno));
-	buf_init(&errors);
-	buf_init(&warnings);
-	if ((c = conf_load(path, 0, &errors, &warnings)) == NULL)
-		fatal("fuzz_control: the fixed configuration does not load: %s", errors.data);
-	buf_free(&errors);
-	buf_free(&warnings);
-	unlink(path);
-	rmdir(dir);
-	free(path);
-	free(dir);
-	return c;
-}
-
-static int
-has_control(const char *s)
-{
-	for (; *s != '\0'; s++)
-		if ((unsigned char)*s < 0x20 || *s == 0x7f)
-			return 1;
-	return 0;
+	return fuzz_fixed_conf("fuzz-control");
 }
 
 static void
@@ -87,7 +41,7 @@ check_accepted(const struct conf *c, const struct control *ctl)
 		FUZZ_ASSERT(utf8_valid_prefix(e->payload, e->payload_len) == e->payload_len);
 	}
 	FUZZ_ASSERT(ctl->progress >= -1 && ctl->progress <= 100);
-	FUZZ_ASSERT(strlen(ctl->note) <= CONTROL_NOTE_MAX && !has_control(ctl->note));
+	FUZZ_ASSERT(strlen(ctl->note) <= CONTROL_NOTE_MAX && !fuzz_has_control(ctl->note));
 	FUZZ_ASSERT(ctl->result == NULL || strlen(ctl->result) <= CONTROL_RESULT_MAX);
 	FUZZ_ASSERT(ctl->retry_after_ms >= -1);
 }
@@ -115,11 +69,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		check_accepted(c, &ctl);
 		FUZZ_ASSERT(ctl.nfollow == again.nfollow && ctl.progress == again.progress);
 	} else {
-		FUZZ_ASSERT(err[0] != '\0' && !has_control(err));
+		FUZZ_ASSERT(err[0] != '\0' && !fuzz_has_control(err));
 		FUZZ_ASSERT(ctl.nfollow == 0 && ctl.result == NULL);
 	}
 	if (control_progress(buf, size, &p, note, sizeof note))
-		FUZZ_ASSERT(p >= 0 && p <= 100 && !has_control(note));
+		FUZZ_ASSERT(p >= 0 && p <= 100 && !fuzz_has_control(note));
 	control_free(&ctl);
 	control_free(&again);
 	free(buf);

@@ -147,31 +147,14 @@ test_progress(void)
 int
 main(void)
 {
-	char *dir = tap_tmpdir("control"), *path = xasprintf("%s/jobq.ini", dir);
-	FILE *fp = fopen(path, "w");
-	struct buf errors, warnings;
-	struct conf *c;
+	struct conf *c = tap_conf("control",
+	    "[worker]\nmax_payload = 64\n[queue default]\n[queue q2]\n[handler a]\nexec = /bin/true\n"
+	    "[handler b]\nexec = /bin/true\n");
 
-	if (fp == NULL)
-		fatal("open %s", path);
-	fputs("[worker]\nmax_payload = 64\n[queue default]\n[queue q2]\n[handler a]\nexec = /bin/true\n"
-	      "[handler b]\nexec = /bin/true\n",
-	    fp);
-	fclose(fp);
-	buf_init(&errors);
-	buf_init(&warnings);
-	if ((c = conf_load(path, 0, &errors, &warnings)) == NULL)
-		fatal("conf_load: %s", errors.data ? errors.data : "?");
 	conf = c;
 	test_lines();
 	test_bad();
 	test_progress();
 	conf_free(c);
-	buf_free(&errors);
-	buf_free(&warnings);
-	unlink(path);
-	rmdir(dir);
-	free(path);
-	free(dir);
 	return done();
 }
