@@ -323,6 +323,12 @@ set_on_dead(struct loader *ld, struct handler *h, const struct entry *e)
 		strv_free(argv);
 		return -1;
 	}
+	if ((ld->flags & CONF_CHECK_EXEC) && access(found, X_OK) < 0) {
+		ld_error(ld, e->line, "on_dead: %s: %s", found, strerror(errno));
+		free(found);
+		strv_free(argv);
+		return -1;
+	}
 	free(argv[0]);
 	argv[0] = found;
 	ld_str(&h->on_dead, e->value);

@@ -108,6 +108,55 @@ EOC
 	like "$(tail -n 1 "$T/mail")" "^\\{\"id\":$m1,.*\"payload\":\\{\"to\":\"x@example.com\"\\}" "[$mode] alert-mail.sh: the body holds the job"
 done
 
+# alert-webhook.sh: POSTs the dead job to a local HTTP server; a webhook
+# that does not answer is a logged failure and nothing more.
+cat >"$T/hook.py" <<'EOS'
+import http.server, sys
+class H(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        with open(sys.argv[1], "ab") as f:
+            f.write(self.headers["Content-Type"].encode() + b" " + body + b"\n")
+        self.send_response(204)
+        self.end_headers()
+    def log_message(self, *a):
+        pass
+s = http.server.HTTPServer(("127.0.0.1", 0), H)
+print(s.server_port, flush=True)
+s.serve_forever()
+EOS
+if command -v curl >/dev/null && command -v python3 >/dev/null; then
+	python3 "$T/hook.py" "$T/posts" >"$T/port" &
+	BG_PIDS+=($!)
+	for ((i = 0; i < 100; i++)); do [ -s "$T/port" ] && break; sleep 0.1; done
+	port=$(cat "$T/port")
+	empty_tables
+	write_conf <<EOC
+[worker]
+poll_interval = 20ms
+workdir = $T
+on_dead = $top_srcdir/handlers/alert-webhook.sh
+env.ALERT_WEBHOOK_URL = http://127.0.0.1:$port/jobq
+[queue default]
+[handler charge]
+exec = ./die.sh
+[handler nohook]
+exec = ./die.sh
+env.ALERT_WEBHOOK_URL = http://127.0.0.1:1/
+EOC
+	h1=$(jq_ enqueue charge '{"order":9}')
+	h2=$(jq_ enqueue nohook '{}')
+	timeout 120 "$JOBQ" -c "$CONF" work --stop-when-empty 2>"$T/work.hook.log"
+	is "$?" 0 "alert-webhook.sh: the worker exits 0"
+	like "$(cat "$T/posts")" "^application/json \\{\"id\":$h1,\"queue\":\"default\",\"type\":\"charge\",\"payload\":\\{\"order\":9\\}" \
+		"alert-webhook.sh: the dead job is POSTed as JSON"
+	like "$(grep "job $h2: on_dead" "$T/work.hook.log")" "alert-webhook.sh failed: exit 7: curl: \\(7\\)" \
+		"alert-webhook.sh: a webhook that does not answer is logged"
+	is "$(where "$h2")" failed "alert-webhook.sh: and the job stays dead-lettered"
+else
+	ok 0 "# SKIP curl or python3 missing"
+fi
+
 # on_success must name a configured handler: refused at load, file:line.
 write_conf <<EOC
 [queue default]
