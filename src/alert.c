@@ -114,7 +114,7 @@ alerts_add(struct alerts *a, const struct handler *h, uint64_t job_id, char *jso
 	a->list = xrealloc(a->list, (a->n + 1) * sizeof *a->list);
 	x = &a->list[a->n++];
 	memset(x, 0, sizeof *x);
-	x->h = *h; /* shallow: h outlives the worker's loop */
+	x->h = *h; /* shallow: its strings outlive the worker's loop, but for these: */
 	x->h.argv = h->on_dead_argv;
 	x->h.timeout_ms = ALERT_TIMEOUT_MS;
 	x->h.kill_grace_ms = 2000;
@@ -123,6 +123,8 @@ alerts_add(struct alerts *a, const struct handler *h, uint64_t job_id, char *jso
 	x->j.id = job_id;
 	x->j.type = xstrdup(h->type);
 	x->j.queue = xstrdup(h->queue);
+	x->h.type = x->j.type;
+	x->h.queue = x->j.queue;
 	x->j.payload = json;
 	x->j.payload_len = strlen(json);
 	x->j.attempt = 1;

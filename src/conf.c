@@ -646,6 +646,8 @@ interpret(struct loader *ld, struct conf *c)
 	for (i = 0; i < ld->nsections; i++)
 		free(ok[i]);
 	free(ok);
+	c->worker.on_dead_argv = defaults.on_dead_argv; /* kept for jobs of no handler */
+	defaults.on_dead_argv = NULL;
 	conf_handler_free_fields(&defaults);
 }
 
@@ -788,6 +790,7 @@ conf_free(struct conf *c)
 	free(c->db.tls_cert);
 	free(c->db.tls_key);
 	strv_free(c->worker.queues);
+	strv_free(c->worker.on_dead_argv);
 	free(c->worker.timezone);
 	strv_free(c->queues);
 	for (i = 0; i < c->nhandlers; i++) {

@@ -91,6 +91,7 @@ struct worker_conf {
 	enum log_format log_format;
 	enum log_level log_level;
 	size_t max_payload;
+	char **on_dead_argv; /* [worker] on_dead, for a dead job whose type has no [handler] */
 };
 
 enum schedule_source { SCHEDULE_INI, SCHEDULE_DB };

@@ -367,17 +367,30 @@ write_failed(struct worker *w, int64_t now)
 static void
 alert_dead(struct worker *w, const struct slot *s)
 {
+	static char *no_env[] = { NULL };
+	const struct handler *h = s->h;
+	struct handler none;
 	struct job_view v;
 	char err[ERRSZ];
 
-	if (s->h == NULL || s->h->on_dead_argv == NULL)
+	if (h == NULL && w->conf->worker.on_dead_argv != NULL) {
+		/* A job of no [handler]: the [worker] on_dead, in a clean
+		 * environment, as the worker's user. */
+		memset(&none, 0, sizeof none);
+		none.type = s->job->type;
+		none.queue = s->job->queue;
+		none.env = no_env;
+		none.on_dead_argv = w->conf->worker.on_dead_argv;
+		h = &none;
+	}
+	if (h == NULL || h->on_dead_argv == NULL)
 		return;
 	if (failed_show(w->db, s->job->id, "+00:00", &v, err) != DB_OK) {
 		log_warn("job %llu: on_dead not run: reading the dead job back: %s", (unsigned long long)s->job->id,
 		    err);
 		return;
 	}
-	alerts_add(w->alerts, s->h, s->job->id, alert_json(&v));
+	alerts_add(w->alerts, h, s->job->id, alert_json(&v));
 	job_view_free(&v);
 }
 

@@ -81,6 +81,7 @@ EOC
 	c3=$(jq_ enqueue charge '{"order":3}')
 	r1=$(jq_ enqueue refund '{"order":4}')
 	m1=$(jq_ enqueue mail '{"to":"x@example.com"}')
+	u1=$(sql "INSERT INTO jobs (queue, type, payload, available_at) VALUES ('default', 'nohandler', '{}', UTC_TIMESTAMP()); SELECT LAST_INSERT_ID()")
 	timeout 120 "$JOBQ" -c "$CONF" work --stop-when-empty 2>"$T/work.$mode.log"
 	is "$?" 0 "[$mode] the worker runs the pipeline and the failures, and exits 0"
 	like "$(head -n 1 "$T/work.$mode.log")" "reserve_mode=$mode" "[$mode] the worker uses reserve_mode $mode"
@@ -91,9 +92,11 @@ EOC
 		"fetch:default:done,resize:default:done,publish:later:done" "[$mode] each step done once, in its handler's queue"
 	is "$(sql "SELECT COUNT(*) FROM jobs")" 0 "[$mode] nothing left in the queue"
 
-	is "$(sql "SELECT COUNT(*) FROM failed_jobs")" 5 "[$mode] the five failing jobs are dead-lettered"
-	is "$(ls "$T/alerts" | sort -n | tr '\n' ' ')" "$c1 $c2 $c3 " "[$mode] on_dead ran for each dead job of its handlers (the [worker] default)"
-	is "$(grep -c "on_dead .*alert.sh ran" "$T/work.$mode.log")" 3 "[$mode] once each"
+	is "$(sql "SELECT COUNT(*) FROM failed_jobs")" 6 "[$mode] the six failing jobs are dead-lettered"
+	is "$(ls "$T/alerts" | sort -n | tr '\n' ' ')" "$c1 $c2 $c3 $u1 " "[$mode] on_dead ran for each dead job of its handlers and of no handler (the [worker] default)"
+	is "$(grep -c "on_dead .*alert.sh ran" "$T/work.$mode.log")" 4 "[$mode] once each"
+	like "$(cat "$T/alerts/$u1")" "^\\{\"id\":$u1,\"queue\":\"default\",\"type\":\"nohandler\",.*\"reason\":\"unknown job type\"" \
+		"[$mode] a job of no handler: its alert says unknown job type"
 	for id in $c1 $c2 $c3; do
 		like "$(cat "$T/alerts/$id")" \
 			"^\\{\"id\":$id,\"queue\":\"default\",\"type\":\"charge\",\"payload\":\\{\"order\":[123]\\},\"attempts\":1,\"reason\":\"exit 65 is a permanent failure\",\"error\":\"no such customer\\\\n\",\"failed_at\":\"[0-9-]{10}T[0-9:.]+Z\"\\}$" \
