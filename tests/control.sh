@@ -53,6 +53,8 @@ exec = ./control.sh garbage
 max_attempts = 1
 [handler bad_type]
 exec = ./control.sh bad_type
+[handler flood]
+exec = ./control.sh flood
 [handler result]
 exec = ./control.sh result
 EOC
@@ -65,6 +67,7 @@ EOC
 	gl=$(jq_ enqueue garbage_last '{}')
 	bt=$(jq_ enqueue bad_type '{}')
 	rs=$(jq_ enqueue result '{}')
+	fl=$(jq_ enqueue flood '{}')
 	drain 6
 	is "$?" 0 "[$mode] the worker runs every job and exits"
 	like "$(head -n 1 "$T/work.$mode.log")" "reserve_mode=$mode" "[$mode] the worker uses reserve_mode $mode"
@@ -96,6 +99,10 @@ EOC
 		"[$mode] a follow-up of an unknown type: retried, nothing enqueued"
 	like "$(sql "SELECT error FROM job_runs WHERE job_id = $bt")" "control channel line 1: enqueue: unknown job type 'nope'" \
 		"[$mode] a follow-up of an unknown type: the error says so"
+
+	is "$(where "$fl")" queue "[$mode] more than 64K on the channel: the job is retried"
+	like "$(sql "SELECT error FROM job_runs WHERE job_id = $fl")" "jobq: control channel: more than 65536 bytes written" \
+		"[$mode] more than 64K on the channel: the run's error says so"
 
 	is "$(where "$rs"),$(sql "SELECT result FROM job_runs WHERE job_id = $rs")" 'gone,{"rows":3}' \
 		"[$mode] the result is kept in the run history"
