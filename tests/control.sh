@@ -110,6 +110,37 @@ EOC
 	like "$(jq_ show --json "$rs" | tr -d ' \t\n')" '"result":\{"rows":3\}' "[$mode] jobq show --json has the result as JSON"
 done
 
+# A done outcome whose lease was lost (release-stale, another worker)
+# writes nothing: no follow-up either, in both reservation modes.
+for mode in skip-locked update; do
+	empty_tables
+	rm -f "$T/go.$mode"
+	write_conf <<EOC
+[worker]
+poll_interval = 20ms
+reserve_mode = $mode
+workdir = $T
+
+[queue default]
+
+[handler child]
+exec = /bin/true
+[handler follow_wait]
+exec = ./control.sh follow_wait $T/go.$mode
+EOC
+	fw=$(jq_ enqueue follow_wait '{}')
+	start_worker --stop-when-empty
+	wait_for_sql 30 "SELECT lease_token IS NOT NULL FROM jobs WHERE id = $fw" 1
+	sql "UPDATE jobs SET lease_token = 'stolen-by-another-worker-000000' WHERE id = $fw"
+	touch "$T/go.$mode"
+	wait_for_sql 30 "SELECT COUNT(*) FROM job_runs WHERE job_id = $fw" 1
+	is "$(sql "SELECT CONCAT_WS('|', outcome, exit_status) FROM job_runs WHERE job_id = $fw")" "lost|exit 0" \
+		"[$mode] a lost lease: the done outcome is dropped (run recorded as lost)"
+	is "$(where "$fw"),$(children "$fw")" "queue,0" "[$mode] a lost lease: the job stays, and no follow-up was inserted"
+	kill -TERM "$WORKER_PID" 2>/dev/null
+	wait_exit 30 "$WORKER_PID" >/dev/null
+done
+
 # progress: written with the heartbeat, shown while running, cleared at the end.
 empty_tables
 write_conf <<EOC

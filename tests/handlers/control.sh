@@ -10,6 +10,12 @@ case $1 in
 follow_fail) follow; exit 1 ;;
 follow_kill) follow; kill -KILL $$ ;;
 follow_ok) follow; exit 0 ;;
+follow_wait)
+	# $2: a file whose appearance lets the handler finish (exit 0).
+	follow
+	i=0
+	while [ ! -e "$2" ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i + 1)); done
+	exit 0 ;;
 follow_crash_once)
 	follow
 	[ "$JOBQ_ATTEMPT" != 1 ] || kill -KILL $$
