@@ -646,6 +646,8 @@ interpret(struct loader *ld, struct conf *c)
 	for (i = 0; i < ld->nsections; i++)
 		free(ok[i]);
 	free(ok);
+	c->worker.on_dead_argv = defaults.on_dead_argv; /* kept for jobs of no handler */
+	defaults.on_dead_argv = NULL;
 	conf_handler_free_fields(&defaults);
 }
 
@@ -672,6 +674,13 @@ validate(struct loader *ld, struct conf *c)
 			c->worker.heartbeat_ms = 10000;
 	} else if (c->worker.heartbeat_ms * 2 > c->worker.reserve_ttl_ms)
 		ld_error(ld, ld->heartbeat_line, "heartbeat: must be at most half of reserve_ttl");
+	for (i = 0; i < c->nhandlers; i++) {
+		const struct handler *h = c->handlers[i];
+
+		if (h->on_success != NULL && conf_handler(c, h->on_success) == NULL)
+			ld_error(ld, h->on_success_line, "on_success: unknown job type '%s' (no [handler %s] section)",
+			    h->on_success, h->on_success);
+	}
 }
 
 static void
@@ -781,6 +790,7 @@ conf_free(struct conf *c)
 	free(c->db.tls_cert);
 	free(c->db.tls_key);
 	strv_free(c->worker.queues);
+	strv_free(c->worker.on_dead_argv);
 	free(c->worker.timezone);
 	strv_free(c->queues);
 	for (i = 0; i < c->nhandlers; i++) {

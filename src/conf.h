@@ -59,6 +59,10 @@ struct handler {
 	 * counts; 0: not set, the handler keeps the worker's own limit. */
 	uint64_t limits[NLIMITS];
 	int limit_lines[NLIMITS];
+	char *on_success; /* a job of this type is enqueued when one of ours is done */
+	int on_success_line;
+	char *on_dead;       /* as written: run with the dead job on stdin (also in [worker]) */
+	char **on_dead_argv; /* argv[0] resolved */
 };
 
 struct db_conf {
@@ -87,6 +91,7 @@ struct worker_conf {
 	enum log_format log_format;
 	enum log_level log_level;
 	size_t max_payload;
+	char **on_dead_argv; /* [worker] on_dead, for a dead job whose type has no [handler] */
 };
 
 enum schedule_source { SCHEDULE_INI, SCHEDULE_DB };

@@ -63,6 +63,8 @@ bad:
 
 /* ---- handler keys (also the defaults in [worker]) ---- */
 
+static char *search_path(const struct handler *h, const char *prog);
+
 void
 conf_handler_defaults(struct handler *h)
 {
@@ -96,6 +98,24 @@ conf_handler_free_fields(struct handler *h)
 	free(h->user);
 	free(h->group);
 	strv_free(h->env);
+	free(h->on_success);
+	free(h->on_dead);
+	strv_free(h->on_dead_argv);
+}
+
+/* A copy of a NULL-terminated string list; NULL stays NULL. */
+static char **
+strv_dup(char *const *v)
+{
+	size_t i, n = v != NULL ? strv_len(v) : 0;
+	char **out;
+
+	if (v == NULL)
+		return NULL;
+	out = xcalloc(n + 1, sizeof *out);
+	for (i = 0; i < n; i++)
+		out[i] = xstrdup(v[i]);
+	return out;
 }
 
 static void
@@ -116,6 +136,9 @@ handler_copy(struct handler *dst, const struct handler *src)
 	dst->workdir = src->workdir ? xstrdup(src->workdir) : NULL;
 	dst->user = src->user ? xstrdup(src->user) : NULL;
 	dst->group = src->group ? xstrdup(src->group) : NULL;
+	dst->on_success = NULL; /* per [handler] only */
+	dst->on_dead = src->on_dead ? xstrdup(src->on_dead) : NULL;
+	dst->on_dead_argv = strv_dup(src->on_dead_argv);
 	dst->env = xcalloc(n + 1, sizeof *dst->env);
 	for (i = 0; i < n; i++)
 		dst->env[i] = xstrdup(src->env[i]);
@@ -278,6 +301,42 @@ parse_limit(struct loader *ld, const struct entry *e, enum handler_limit l, uint
 }
 
 /* limit_* keys; 1 when e is not one. */
+/* on_dead = PROGRAM ARGS...: split like exec (no shell) and its program
+ * found as exec's is: a bare name through PATH, a relative path against
+ * the configuration file's folder. */
+static int
+set_on_dead(struct loader *ld, struct handler *h, const struct entry *e)
+{
+	char err[ERRSZ], **argv = words_split(e->value, err), *found;
+
+	if (argv == NULL || argv[0] == NULL) {
+		ld_error(ld, e->line, "on_dead: %s", argv == NULL ? err : "no program given");
+		strv_free(argv);
+		return -1;
+	}
+	if (argv[0][0] == '/')
+		found = xstrdup(argv[0]);
+	else if (strchr(argv[0], '/') != NULL)
+		found = xasprintf("%s/%s", ld->config_dir, argv[0]);
+	else if ((found = search_path(h, argv[0])) == NULL) {
+		ld_error(ld, e->line, "on_dead: '%s' not found in PATH", argv[0]);
+		strv_free(argv);
+		return -1;
+	}
+	if ((ld->flags & CONF_CHECK_EXEC) && access(found, X_OK) < 0) {
+		ld_error(ld, e->line, "on_dead: %s: %s", found, strerror(errno));
+		free(found);
+		strv_free(argv);
+		return -1;
+	}
+	free(argv[0]);
+	argv[0] = found;
+	ld_str(&h->on_dead, e->value);
+	strv_free(h->on_dead_argv);
+	h->on_dead_argv = argv;
+	return 0;
+}
+
 static int
 set_limit(struct loader *ld, struct handler *h, const struct entry *e)
 {
@@ -349,6 +408,8 @@ conf_handler_set(struct loader *ld, struct handler *h, const struct entry *e)
 		return ld_output_limit(ld, e, &h->stderr_limit);
 	if (strncmp(k, "limit_", 6) == 0)
 		return set_limit(ld, h, e);
+	if (strcmp(k, "on_dead") == 0)
+		return set_on_dead(ld, h, e);
 	return 1;
 }
 
@@ -529,6 +590,8 @@ conf_handler_load(struct loader *ld, struct conf *c, const struct section *s, co
 			ld_str(&h->exec, e->value), exec_line = e->line;
 		else if (strcmp(e->key, "queue") == 0)
 			ld_str(&h->queue, e->value), queue_line = e->line;
+		else if (strcmp(e->key, "on_success") == 0)
+			ld_str(&h->on_success, e->value), h->on_success_line = e->line;
 		else if (conf_handler_set(ld, h, e) == 1)
 			ld_unknown_key(ld, s, e);
 		if (strcmp(e->key, "user") == 0)

@@ -11,6 +11,49 @@
 
 #include "queue.h"
 
+/* Appends one new job's values: queue, type, payload, priority,
+ * max_attempts, available_at (the columns of enqueue_sql). */
+static void
+enqueue_row(struct db *db, struct buf *sql, const struct enqueue_item *it)
+{
+	db_sql(db, sql, "%q, %q, %b, %d, ", it->queue, it->type, it->payload, it->payload_len, it->priority);
+	if (it->max_attempts > 0)
+		db_sql(db, sql, "%u, ", it->max_attempts);
+	else
+		buf_adds(sql, "NULL, ");
+	if (it->at != NULL)
+		db_sql(db, sql, "%q", it->at);
+	else if (it->delay_ms > 0)
+		db_sql(db, sql, "UTC_TIMESTAMP(6) + INTERVAL %I MICROSECOND", it->delay_ms * 1000);
+	else
+		buf_adds(sql, "UTC_TIMESTAMP(6)");
+}
+
+/* Appends the one INSERT that enqueues items[0..n) (no ';').  With a
+ * condition (SQL, e.g. "@jobq_fence > 0") the rows are inserted only
+ * when it holds as the statement runs: how a follow-up job is tied to
+ * its parent's fenced outcome in the same transaction (queue_outcome.c). */
+void
+queue_enqueue_sql(struct db *db, struct buf *sql, const struct enqueue_item *items, size_t n, const char *cond)
+{
+	size_t i;
+
+	buf_adds(sql, "INSERT INTO jobs (queue, type, payload, priority, max_attempts, available_at) ");
+	if (cond == NULL)
+		buf_adds(sql, "VALUES ");
+	for (i = 0; i < n; i++) {
+		if (cond == NULL) {
+			buf_adds(sql, i ? ", (" : "(");
+			enqueue_row(db, sql, &items[i]);
+			buf_adds(sql, ")");
+			continue;
+		}
+		buf_adds(sql, i ? " UNION ALL SELECT " : "SELECT ");
+		enqueue_row(db, sql, &items[i]);
+		buf_printf(sql, " FROM DUAL WHERE %s", cond);
+	}
+}
+
 /* Inserts items in one multi-row INSERT (the caller keeps it under the
  * server's max_allowed_packet: see batch.h); *first_id is the id of the
  * first row.  It is not rerun here: on its own the statement is its own
@@ -20,28 +63,10 @@ int
 queue_enqueue(struct db *db, const struct enqueue_item *items, size_t n, uint64_t *first_id, char *err)
 {
 	struct buf sql;
-	size_t i;
 	int rc;
 
 	buf_init(&sql);
-	buf_adds(
-	    &sql, "INSERT INTO jobs (queue, type, payload, priority, max_attempts, available_at) VALUES ");
-	for (i = 0; i < n; i++) {
-		const struct enqueue_item *it = &items[i];
-
-		db_sql(db, &sql, "%s(%q, %q, %b, %d, ", i ? ", " : "", it->queue, it->type, it->payload,
-		    it->payload_len, it->priority);
-		if (it->max_attempts > 0)
-			db_sql(db, &sql, "%u, ", it->max_attempts);
-		else
-			buf_adds(&sql, "NULL, ");
-		if (it->at != NULL)
-			db_sql(db, &sql, "%q)", it->at);
-		else if (it->delay_ms > 0)
-			db_sql(db, &sql, "UTC_TIMESTAMP(6) + INTERVAL %I MICROSECOND)", it->delay_ms * 1000);
-		else
-			buf_adds(&sql, "UTC_TIMESTAMP(6))");
-	}
+	queue_enqueue_sql(db, &sql, items, n, NULL);
 	rc = db_exec_buf(db, &sql, err);
 	buf_free(&sql);
 	if (rc == DB_OK && first_id != NULL)

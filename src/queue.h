@@ -27,6 +27,11 @@ struct job {
 	char created_at[32];   /* ISO 8601, UTC */
 	char reserved_at[32];  /* the database's time when it was reserved */
 	char token[LEASE_TOKEN_LEN + 1];
+	/* Progress the handler reported, written with the next lease
+	 * extension when progress_new is set (queue_extend clears it). */
+	int progress_new, progress_known;
+	int progress; /* -1: none (written as NULL) */
+	char progress_note[256];
 };
 
 struct reserve_req {
@@ -44,6 +49,7 @@ struct run_record {
 	const char *exit_status;
 	const char *output;
 	const char *error;
+	const char *result; /* the handler's {"result": ...} JSON, or NULL */
 };
 
 enum outcome_write { OUT_DONE, OUT_RETRY, OUT_DEAD, OUT_GIVEBACK };
@@ -72,6 +78,10 @@ struct outcome {
 	enum outcome_state state;     /* out */
 	int cut;                      /* out: texts were cut to fit max_allowed_packet */
 	char note[400];               /* out: what else happened to it, for the log */
+	/* in, done only: follow-up jobs inserted in the same transaction
+	 * as the done outcome, and only when its fence held */
+	const struct enqueue_item *follow;
+	size_t nfollow;
 };
 
 /* One new job. */
@@ -114,6 +124,8 @@ struct job_view {
 	int64_t lease_left_ms;
 	char *last_error;
 	char *failed_at, *exception, *exit_status, *reason;
+	int progress; /* reserved: the handler's last progress; -1: none */
+	char *progress_note;
 };
 
 /* What `jobq check --explain` reports about one reservation. */
@@ -145,6 +157,7 @@ int queue_check_limits(const struct conf *c, size_t max_packet, char *err);
 const char *queue_outcome_name(enum outcome_write k);
 int queue_extend(struct db *db, struct job *const *jobs, size_t n, int64_t ttl_ms, int *lost, char *err);
 
+void queue_enqueue_sql(struct db *db, struct buf *sql, const struct enqueue_item *items, size_t n, const char *cond);
 int queue_enqueue(struct db *db, const struct enqueue_item *items, size_t n, uint64_t *first_id, char *err);
 int queue_batch_get(struct db *db, const char *key, struct batch_progress *p, int *found, char *err);
 int queue_batch_open(struct db *db, const char *key, struct batch_progress *p, int *same, char *err);
