@@ -154,13 +154,16 @@ flow_pause(struct db *db, const char *queue, int pause, int *changed, char *err)
 {
 	int rc;
 
-	if (pause)
-		rc = db_exec(db, err,
-		    "INSERT INTO jobq_paused (queue) VALUES (%q) ON DUPLICATE KEY UPDATE queue = queue", queue);
-	else
+	*changed = 0;
+	if (!pause) {
 		rc = db_exec(db, err, "DELETE FROM jobq_paused WHERE queue = %q", queue);
-	/* ODKU reports 1 for a new row, 0 for one left as it was. */
-	*changed = rc == DB_OK && db_affected(db) == 1;
+		*changed = rc == DB_OK && db_affected(db) > 0;
+		return rc;
+	}
+	rc = db_exec(db, err, "INSERT INTO jobq_paused (queue) VALUES (%q)", queue);
+	if (rc != DB_OK && db_errno(db) == ER_DUP_ENTRY)
+		return DB_OK; /* already paused */
+	*changed = rc == DB_OK;
 	return rc;
 }
 
