@@ -48,9 +48,13 @@ CREATE TABLE IF NOT EXISTS jobq_unique (
 -- first use.  A claim that a max_running or rate limit governs locks the
 -- scope's row first: claims of one scope take turns, each counts what is
 -- running and what started in the window, and takes no more than the
--- limit leaves.  Claims of other scopes do not wait.
+-- limit leaves.  Claims of other scopes do not wait.  Each claim writes
+-- claimed_at, a real change, so that on a Galera cluster (where a lock
+-- held on one node does not stop another) two nodes' claims of one scope
+-- conflict at certification and one is rerun.
 CREATE TABLE IF NOT EXISTS jobq_flow (
-  scope VARCHAR(80) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  scope      VARCHAR(80) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  claimed_at DATETIME(6) NULL DEFAULT NULL,
   PRIMARY KEY (scope)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci;
 

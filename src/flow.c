@@ -29,6 +29,21 @@ flow_type_limited(const struct handler *h)
 	return h != NULL && (h->max_running > 0 || h->rate_count > 0);
 }
 
+/* Whether any limit governs claims from queue: its own max_running, or
+ * a type with a limit (its jobs may be in any queue). */
+int
+flow_governed(const struct conf *c, const char *queue)
+{
+	size_t i;
+
+	if (conf_queue_max_running(c, queue) > 0)
+		return 1;
+	for (i = 0; i < c->nhandlers; i++)
+		if (flow_type_limited(c->handlers[i]))
+			return 1;
+	return 0;
+}
+
 /* Fills g for a claim in queue of type (NULL: the queue's other types);
  * returns whether any limit governs it. */
 int
@@ -75,7 +90,8 @@ running_sql(struct db *db, struct buf *sql, const char *column, const char *valu
  * *allowed to how many more jobs the limits allow now (at most
  * *allowed as given).  Must run inside the claim's transaction: the
  * locks are held until it ends, so claims of one scope take turns and
- * each sees the ones before it committed.  The type's row is locked
+ * each sees the ones before it committed (claimed_at is written, not
+ * just locked, for Galera: see sql/008-flow.sql).  The type's row is locked
  * before the queue's, in every claim, so two claims cannot wait for
  * each other. */
 int
@@ -96,7 +112,7 @@ flow_gate_open(struct db *db, const struct flow_gate *g, struct buf *sql, unsign
 		scope_sql(db, sql, "queue:", g->queue);
 		buf_adds(sql, ")");
 	}
-	buf_adds(sql, " ON DUPLICATE KEY UPDATE scope = scope; SELECT ");
+	buf_adds(sql, " ON DUPLICATE KEY UPDATE claimed_at = UTC_TIMESTAMP(6); SELECT ");
 	running_sql(db, sql, g->type_max > 0 ? "type" : NULL, g->type);
 	running_sql(db, sql, g->queue_max > 0 ? "queue" : NULL, g->queue);
 	if (g->rate_count > 0) {

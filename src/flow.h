@@ -22,6 +22,7 @@ struct flow_gate {
 };
 
 int flow_type_limited(const struct handler *h);
+int flow_governed(const struct conf *c, const char *queue);
 int flow_gate_for(const struct conf *c, const char *queue, const char *type, struct flow_gate *g);
 int flow_gate_open(struct db *db, const struct flow_gate *g, struct buf *sql, unsigned *allowed, char *err);
 void flow_gate_charge_sql(struct db *db, struct buf *sql, const struct flow_gate *g, const char *token);

@@ -30,6 +30,7 @@
  * makes a job unfit to run so the worker dead-letters it. */
 #include "config.h"
 
+#include <limits.h>
 #include <mysqld_error.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -713,7 +714,14 @@ queue_reserve(struct db *db, const struct reserve_req *req, struct job ***jobs, 
 	for (qi = 0; req->queues[qi] != NULL && *n < req->limit; qi++) {
 		if (due[qi].n == 0)
 			continue;
-		if ((rc = due_complete(db, req->queues[qi], scan, &due[qi], err)) != DB_OK)
+		/* Under flow limits the types are claimed apart: a backlog of a
+		 * limited type must not hide the other types' priorities, so
+		 * every due priority is walked. */
+		if (req->flow != NULL && flow_governed(req->flow, req->queues[qi]) && due[qi].rows >= scan)
+			rc = walk_groups(db, req->queues[qi], INT_MAX, &due[qi], err);
+		else
+			rc = due_complete(db, req->queues[qi], scan, &due[qi], err);
+		if (rc != DB_OK)
 			break;
 		if (due[qi].n == 0)
 			continue;

@@ -92,6 +92,40 @@ EOC
 	is "$problems" "" "[$mode] no worker logged an error or a warning"
 done
 
+# ---- no starvation: a backlog of a limited type ahead of the others ----
+# 100 hog jobs (max_running = 1, 0.2 s each) sit at a better priority
+# than 20 quick ones and fill more than the due scan reads; the quick
+# ones must still run at once, not after the 20 s the hogs need.
+for mode in skip-locked update; do
+	empty_tables
+	write_conf <<EOC
+[worker]
+poll_interval = 50ms
+reserve_mode = $mode
+
+[queue default]
+
+[handler hog]
+exec = /bin/sleep 0.2
+max_running = 1
+
+[handler quick]
+exec = /bin/true
+EOC
+	{
+		seq 100 | awk '{ printf "{\"type\": \"hog\", \"payload\": {\"n\": %d}, \"priority\": -5}\n", $1 }'
+		seq 20 | awk '{ printf "{\"type\": \"quick\", \"payload\": {\"n\": %d}, \"priority\": 5}\n", $1 }'
+	} | jq_ enqueue --batch >/dev/null
+	start_worker --concurrency 4
+	wait_for_sql $((10 * TIME_SCALE)) "SELECT COUNT(*) FROM job_runs WHERE type = 'quick'" 20
+	ok $? "[$mode] the quick jobs ran while the hog backlog waits for its limit"
+	left=$(sql "SELECT COUNT(*) FROM jobs WHERE type = 'hog'")
+	[ "$left" -gt 50 ]
+	ok $? "[$mode] (with $left hog jobs still queued)"
+	kill -TERM "$WORKER_PID"
+	wait_exit 20 "$WORKER_PID"
+done
+
 # ---- bad values are configuration errors ----
 for bad in "max_running = 0" "max_running = x" "rate = 10" "rate = 0/s" "rate = 10/y"; do
 	write_conf <<EOC
