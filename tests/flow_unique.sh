@@ -116,4 +116,19 @@ jq_ enqueue --unique-key "$(printf 'a\tb')" echo '{}' 2>/dev/null
 is "$?" 64 "a key with a control character is a usage error"
 is "$(sql "SELECT COUNT(*) FROM jobs")" 3 "none of them wrote anything"
 
+# ---- upgrade: a version 1 database with a job gains the column ----
+schema_v1
+sql "INSERT INTO jobs (queue, type, payload, available_at) VALUES ('default', 'echo', '{}', UTC_TIMESTAMP())"
+jq_ init >/dev/null
+ok $? "jobq init upgrades a version 1 schema through 008"
+[ "$(sql "SELECT MAX(version) FROM jobq_schema")" -ge 8 ]
+ok $? "to version 8 or later"
+is "$(sql "SELECT COUNT(*), COUNT(unique_key) FROM jobs")" "1	0" "the old job is kept, without a key"
+for f in "$top_srcdir"/sql/008-*.sql; do
+	"$TESTDB_SCRIPT" client "$JOBQ_TESTDB" "$DB" <"$f"
+	ok $? "${f##*/} runs again by hand without error (idempotent)"
+done
+id=$(jq_ enqueue --unique-key up:1 echo '{}')
+is "$(jq_ enqueue --unique-key up:1 echo '{}' 2>/dev/null)" "$id" "unique keys work on the upgraded schema"
+
 finish
