@@ -83,8 +83,9 @@ usage(void)
 	       "                         stderr, and exit 0 (KEY: 1-255 bytes of UTF-8)\n"
 	       "      --unique-for DURATION  with --unique-key: also refuse KEY for DURATION after\n"
 	       "                         this job was enqueued, even once it is done\n\n"
-	       "Exit status: 0 enqueued (or refused by --unique-key), 65 bad input (nothing written), 69 database\n"
-	       "unavailable (a batch says how much was committed), 78 configuration error.\n");
+	       "Exit status: 0 enqueued (or refused by --unique-key), 65 bad input (nothing\n"
+	       "written), 69 database unavailable (a batch says how much was committed),\n"
+	       "78 configuration error.\n");
 }
 
 /* ---- reading the input: lines, bounded, hashed, optionally spooled ---- */
@@ -596,7 +597,8 @@ insert_unique(struct db *db, const struct batch_job *job, int64_t unique_for_ms)
 		return rc == DB_EGONE ? EX_UNAVAILABLE : EXIT_FAIL;
 	}
 	if (u.refused)
-		fprintf(stderr, "jobq: enqueue: unique key '%s' is taken by job %llu (%s); nothing enqueued\n",
+		fprintf(stderr,
+		    "jobq: enqueue: unique key '%s' is taken by job %llu (%s); nothing enqueued\n",
 		    job->e.unique_key, (unsigned long long)u.id,
 		    u.in_window ? "its --unique-for window is still open" : "queued or running");
 	printf("%llu\n", (unsigned long long)u.id);
@@ -767,7 +769,8 @@ parse_opt(int opt, struct opts *o)
 		if (duration_parse(optarg, &o->unique_for_ms, err) < 0)
 			return cli_usage_error("enqueue", "--unique-for: %s", err);
 		if (o->unique_for_ms <= 0)
-			return cli_usage_error("enqueue", "--unique-for: expected a duration above 0, not '%s'", optarg);
+			return cli_usage_error(
+			    "enqueue", "--unique-for: expected a duration above 0, not '%s'", optarg);
 		break;
 	default:
 		return EX_USAGE;

@@ -97,11 +97,11 @@ print_queues(const struct queue_counts *q, size_t n)
 
 		if (q[i].oldest_ready_s >= 0)
 			snprintf(oldest, sizeof oldest, "%llds", (long long)q[i].oldest_ready_s);
-		printf("%-16s %9llu %9llu %9llu %s%9llu%s %9llu  %s%s\n", name, (unsigned long long)q[i].ready,
-		    (unsigned long long)q[i].delayed, (unsigned long long)q[i].reserved,
-		    tty && q[i].stale ? "\033[1;31m" : "", (unsigned long long)q[i].stale,
-		    tty && q[i].stale ? "\033[0m" : "", (unsigned long long)q[i].failed, oldest,
-		    q[i].paused ? "  paused" : "");
+		printf("%-16s %9llu %9llu %9llu %s%9llu%s %9llu  %s%s\n", name,
+		    (unsigned long long)q[i].ready, (unsigned long long)q[i].delayed,
+		    (unsigned long long)q[i].reserved, tty && q[i].stale ? "\033[1;31m" : "",
+		    (unsigned long long)q[i].stale, tty && q[i].stale ? "\033[0m" : "",
+		    (unsigned long long)q[i].failed, oldest, q[i].paused ? "  paused" : "");
 		free(name);
 	}
 }

@@ -224,10 +224,12 @@ holder(struct db *db, const char *key, int window, uint64_t *id, char *err)
 	int rc;
 
 	*id = 0;
-	r = window ? db_query(db, &rc, err,
-	                 "SELECT job_id FROM jobq_unique WHERE unique_key = %q AND expires_at > UTC_TIMESTAMP(6)",
-	                 key)
-	           : db_query(db, &rc, err, "SELECT id FROM jobs WHERE unique_key = %q", key);
+	if (window)
+		r = db_query(db, &rc, err,
+		    "SELECT job_id FROM jobq_unique WHERE unique_key = %q AND expires_at > UTC_TIMESTAMP(6)",
+		    key);
+	else
+		r = db_query(db, &rc, err, "SELECT id FROM jobs WHERE unique_key = %q", key);
 	if (r == NULL)
 		return rc;
 	if ((row = db_res_next(r)) != NULL)
@@ -245,7 +247,8 @@ dup_of(struct db *db, const char *err, const char *key_name)
 
 /* One try: the window row (if any) and the job, in one transaction. */
 static int
-unique_try(struct db *db, const struct enqueue_item *it, int64_t unique_for_ms, struct flow_unique *u, char *err)
+unique_try(
+    struct db *db, const struct enqueue_item *it, int64_t unique_for_ms, struct flow_unique *u, char *err)
 {
 	int rc;
 
@@ -292,8 +295,8 @@ unique_try(struct db *db, const struct enqueue_item *it, int64_t unique_for_ms, 
  * key.  When that job ended between the refusal and the look-up, the
  * key is free again and the enqueue is tried anew. */
 int
-flow_enqueue_unique(struct db *db, const struct enqueue_item *it, int64_t unique_for_ms,
-    struct flow_unique *u, char *err)
+flow_enqueue_unique(
+    struct db *db, const struct enqueue_item *it, int64_t unique_for_ms, struct flow_unique *u, char *err)
 {
 	int attempt = 0, rc;
 
@@ -307,6 +310,7 @@ flow_enqueue_unique(struct db *db, const struct enqueue_item *it, int64_t unique
 	} while (db_retry_after(rc, ++attempt));
 	if (rc == DB_OK && unique_for_ms > 0)
 		(void)db_exec(db, err,
-		    "DELETE FROM jobq_unique WHERE expires_at <= UTC_TIMESTAMP(6) ORDER BY expires_at LIMIT 100");
+		    "DELETE FROM jobq_unique WHERE expires_at <= UTC_TIMESTAMP(6)"
+		    " ORDER BY expires_at LIMIT 100");
 	return rc;
 }

@@ -38,7 +38,7 @@ struct flow_unique {
 	int in_window; /* refused by --unique-for's window, the holder may be done */
 };
 
-int flow_enqueue_unique(struct db *db, const struct enqueue_item *it, int64_t unique_for_ms,
-    struct flow_unique *u, char *err);
+int flow_enqueue_unique(
+    struct db *db, const struct enqueue_item *it, int64_t unique_for_ms, struct flow_unique *u, char *err);
 
 #endif

@@ -27,7 +27,8 @@ queue_enqueue(struct db *db, const struct enqueue_item *items, size_t n, uint64_
 	for (i = 0; i < n; i++)
 		keyed |= items[i].unique_key != NULL;
 	buf_init(&sql);
-	buf_printf(&sql, "INSERT INTO jobs (%squeue, type, payload, priority, max_attempts, available_at) VALUES ",
+	buf_printf(&sql,
+	    "INSERT INTO jobs (%squeue, type, payload, priority, max_attempts, available_at) VALUES ",
 	    keyed ? "unique_key, " : "");
 	for (i = 0; i < n; i++) {
 		const struct enqueue_item *it = &items[i];

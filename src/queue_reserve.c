@@ -148,7 +148,7 @@ struct claim {
 	const char *queue;
 	const char *priorities;
 	unsigned limit;
-	const char *only; /* SQL: "AND type ..." of a flow-governed claim, or "" */
+	const char *only;             /* SQL: "AND type ..." of a flow-governed claim, or "" */
 	const struct flow_gate *gate; /* max_running and rate (flow.c); NULL: none */
 	int held;                     /* the gate let fewer jobs be claimed than asked */
 	char token[LEASE_TOKEN_LEN + 1];
@@ -323,9 +323,8 @@ claim_update(struct db *db, struct claim *cl, char *err)
 {
 	struct db_res *r;
 	struct buf sql;
-	int rc;
-
 	uint64_t claimed;
+	int rc;
 
 	claim_drop(cl);
 	buf_init(&sql);
@@ -608,7 +607,8 @@ claim_left_due(struct db *db, const struct claim *cl, int *left, char *err)
 	int rc;
 
 	r = db_query(db, &rc, err,
-	    "SELECT 1 FROM jobs WHERE queue = %q%s AND priority IN (%s) AND due_at <= UTC_TIMESTAMP(6) LIMIT 1",
+	    "SELECT 1 FROM jobs WHERE queue = %q%s AND priority IN (%s)"
+	    " AND due_at <= UTC_TIMESTAMP(6) LIMIT 1",
 	    cl->queue, cl->only, cl->priorities);
 	if (r == NULL)
 		return rc;
