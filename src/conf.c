@@ -483,7 +483,9 @@ load_queue(struct loader *ld, struct conf *c, const struct section *s, const cha
 	size_t i, n = strv_len(c->queues);
 
 	for (i = 0; i < s->nentries; i++)
-		if (strcmp(s->entries[i].key, "description") != 0)
+		if (strcmp(s->entries[i].key, "max_running") == 0)
+			conf_flow_queue(ld, c, name, &s->entries[i]);
+		else if (strcmp(s->entries[i].key, "description") != 0)
 			ld_unknown_key(ld, s, &s->entries[i]);
 	c->queues = xrealloc(c->queues, (n + 2) * sizeof *c->queues);
 	c->queues[n] = xstrdup(name);
@@ -793,6 +795,7 @@ conf_free(struct conf *c)
 	strv_free(c->worker.on_dead_argv);
 	free(c->worker.timezone);
 	strv_free(c->queues);
+	conf_flow_free(c);
 	for (i = 0; i < c->nhandlers; i++) {
 		conf_handler_free_fields(c->handlers[i]);
 		free(c->handlers[i]);

@@ -63,6 +63,15 @@ struct handler {
 	int on_success_line;
 	char *on_dead;       /* as written: run with the dead job on stdin (also in [worker]) */
 	char **on_dead_argv; /* argv[0] resolved */
+	unsigned max_running;   /* 0: no limit (flow.c) */
+	unsigned rate_count;    /* 0: no rate limit; else this many starts ... */
+	int64_t rate_window_ms; /* ... in any window this long */
+};
+
+/* A [queue NAME] section's max_running (only queues that set it). */
+struct queue_limit {
+	char *queue;
+	unsigned max_running;
 };
 
 struct db_conf {
@@ -142,6 +151,8 @@ struct conf {
 	struct db_conf db;
 	struct worker_conf worker;
 	char **queues; /* the queue whitelist, in file order */
+	struct queue_limit *queue_limits;
+	size_t nqueue_limits;
 	struct handler **handlers;
 	size_t nhandlers;
 	struct schedule **schedules;
@@ -157,6 +168,8 @@ struct conf *conf_load(const char *path, int flags, struct buf *errors, struct b
 void conf_free(struct conf *c);
 const struct handler *conf_handler(const struct conf *c, const char *type);
 int conf_has_queue(const struct conf *c, const char *name);
+unsigned conf_queue_max_running(const struct conf *c, const char *queue);
+int conf_rate_parse(const char *s, unsigned *count, int64_t *window_ms, char *err);
 const struct serve_user *conf_serve_user(const struct conf *c, const char *name);
 int conf_valid_name(const char *s);
 const char *conf_reserve_mode_name(enum reserve_mode m);

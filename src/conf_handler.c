@@ -592,6 +592,8 @@ conf_handler_load(struct loader *ld, struct conf *c, const struct section *s, co
 			ld_str(&h->queue, e->value), queue_line = e->line;
 		else if (strcmp(e->key, "on_success") == 0)
 			ld_str(&h->on_success, e->value), h->on_success_line = e->line;
+		else if (strcmp(e->key, "max_running") == 0 || strcmp(e->key, "rate") == 0)
+			conf_flow_handler(ld, h, e); /* per type only: no [worker] default */
 		else if (conf_handler_set(ld, h, e) == 1)
 			ld_unknown_key(ld, s, e);
 		if (strcmp(e->key, "user") == 0)

@@ -9,13 +9,19 @@
 #include <string.h>
 #include <time.h>
 
+#include "flow.h"
 #include "queue.h"
 
-/* Appends one new job's values: queue, type, payload, priority,
- * max_attempts, available_at (the columns of enqueue_sql). */
+/* Appends one new job's values: [unique_key,] queue, type, payload,
+ * priority, max_attempts, available_at (the columns of
+ * queue_enqueue_sql). */
 static void
-enqueue_row(struct db *db, struct buf *sql, const struct enqueue_item *it)
+enqueue_row(struct db *db, struct buf *sql, const struct enqueue_item *it, int keyed)
 {
+	if (keyed && it->unique_key != NULL)
+		db_sql(db, sql, "%q, ", it->unique_key);
+	else if (keyed)
+		buf_adds(sql, "NULL, ");
 	db_sql(db, sql, "%q, %q, %b, %d, ", it->queue, it->type, it->payload, it->payload_len, it->priority);
 	if (it->max_attempts > 0)
 		db_sql(db, sql, "%u, ", it->max_attempts);
@@ -37,19 +43,23 @@ void
 queue_enqueue_sql(struct db *db, struct buf *sql, const struct enqueue_item *items, size_t n, const char *cond)
 {
 	size_t i;
+	int keyed = 0;
 
-	buf_adds(sql, "INSERT INTO jobs (queue, type, payload, priority, max_attempts, available_at) ");
+	for (i = 0; i < n; i++)
+		keyed |= items[i].unique_key != NULL;
+	buf_printf(sql, "INSERT INTO jobs (%squeue, type, payload, priority, max_attempts, available_at) ",
+	    keyed ? "unique_key, " : "");
 	if (cond == NULL)
 		buf_adds(sql, "VALUES ");
 	for (i = 0; i < n; i++) {
 		if (cond == NULL) {
 			buf_adds(sql, i ? ", (" : "(");
-			enqueue_row(db, sql, &items[i]);
+			enqueue_row(db, sql, &items[i], keyed);
 			buf_adds(sql, ")");
 			continue;
 		}
 		buf_adds(sql, i ? " UNION ALL SELECT " : "SELECT ");
-		enqueue_row(db, sql, &items[i]);
+		enqueue_row(db, sql, &items[i], keyed);
 		buf_printf(sql, " FROM DUAL WHERE %s", cond);
 	}
 }
@@ -208,6 +218,22 @@ status_read(struct db *db, struct queue_counts *q, size_t n, char *err)
 	return DB_OK;
 }
 
+/* Sets paused on each of q that `jobq pause` paused. */
+static int
+status_paused(struct db *db, struct queue_counts *q, size_t n, char *err)
+{
+	char **paused;
+	size_t i, k;
+	int rc = flow_paused_list(db, &paused, err);
+
+	for (i = 0; rc == DB_OK && paused[i] != NULL; i++)
+		for (k = 0; k < n; k++)
+			if (same_queue(q[k].queue, paused[i]))
+				q[k].paused = 1;
+	strv_free(paused);
+	return rc;
+}
+
 /* Counts per queue and state (DESIGN.md 5b): every configured queue,
  * plus any other queue the tables hold jobs for.  only_queue, when not
  * NULL, limits the answer to that queue.
@@ -255,6 +281,8 @@ queue_status(struct db *db, const struct conf *c, const char *only_queue, struct
 	while ((row = db_res_next(r)) != NULL)
 		counts_for(out, n, row[0] ? row[0] : "")->failed = db_col_u64(row[1], 0);
 	db_res_free(r);
+	if ((rc = status_paused(db, *out, *n, err)) != DB_OK)
+		goto fail;
 	buf_free(&where);
 	return DB_OK;
 fail:

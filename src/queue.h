@@ -40,6 +40,8 @@ struct reserve_req {
 	int64_t ttl_ms;      /* lease length */
 	const char *worker;  /* reserved_by */
 	enum reserve_mode mode;
+	const struct conf *flow; /* max_running and rate limits; NULL: none */
+	int *held;               /* out, if not NULL: set to 1 when a limit left due jobs */
 };
 
 /* One execution of a handler, for the run history. */
@@ -94,6 +96,7 @@ struct enqueue_item {
 	int64_t delay_ms;
 	const char *at; /* "YYYY-MM-DD HH:MM:SS[.ffffff]" UTC, or NULL */
 	unsigned max_attempts;
+	const char *unique_key; /* NULL: none (see flow.h) */
 };
 
 /* One `enqueue --batch` run as jobq_batches records it (queue_batch.c). */
@@ -107,6 +110,7 @@ struct queue_counts {
 	char *queue;
 	uint64_t ready, delayed, reserved, stale, failed;
 	int64_t oldest_ready_s; /* -1: nothing ready */
+	int paused;             /* `jobq pause` (flow.c) */
 };
 
 /* One job as `jobq show` prints it, from jobs or failed_jobs.  Times

@@ -692,7 +692,7 @@ reserve(struct worker *w, int64_t now)
 	size_t n, i, k = 0;
 	char err[ERRSZ];
 	unsigned limit = want_jobs(w);
-	int rc;
+	int rc, held = 0;
 
 	if (!can_reserve(w) || now < poll_due(w))
 		return;
@@ -701,11 +701,13 @@ reserve(struct worker *w, int64_t now)
 	req.ttl_ms = w->conf->worker.reserve_ttl_ms;
 	req.worker = w->id;
 	req.mode = w->mode;
+	req.flow = w->conf;
+	req.held = w->opts->stop_when_empty ? &held : NULL;
 	rc = queue_reserve(w->db, &req, &jobs, &n, err);
 	w->reserved_once = 1;
 	if (rc != DB_OK)
 		db_failed(w, rc, "reserving jobs", err);
-	w->empty = rc == DB_OK && n == 0;
+	w->empty = rc == DB_OK && n == 0 && !held; /* held: due jobs wait for a flow limit */
 	w->next_poll = n == limit ? now : now + w->conf->worker.poll_interval_ms;
 	for (i = 0; i < n; i++) {
 		while (w->slots[k].state != SLOT_FREE)
