@@ -507,8 +507,8 @@ gather_follow(struct worker *w, struct slot *s)
 	for (i = 0; i < s->ctl.nfollow; i++)
 		s->follow[s->nfollow++] = s->ctl.follow[i].e;
 	if (next != NULL)
-		s->follow[s->nfollow++] = (struct enqueue_item){ next->type, next->queue, s->job->payload,
-			s->job->payload_len, s->job->priority, 0, NULL, 0 };
+		s->follow[s->nfollow++] = (struct enqueue_item){ .type = next->type, .queue = next->queue,
+			.payload = s->job->payload, .payload_len = s->job->payload_len, .priority = s->job->priority };
 }
 
 /* Reads the control channel of s's finished handler; a bad one is a
