@@ -59,6 +59,14 @@ struct handler {
 	 * counts; 0: not set, the handler keeps the worker's own limit. */
 	uint64_t limits[NLIMITS];
 	int limit_lines[NLIMITS];
+	/* mode = persistent (src/pool.c): long-lived processes that take
+	 * jobs one after another; recycled after max_jobs jobs (0: never)
+	 * or once their RSS passes max_memory bytes (0: never); an idle
+	 * one is stopped after idle_timeout_ms (0: kept). */
+	int persistent;
+	unsigned max_jobs;
+	uint64_t max_memory;
+	int64_t idle_timeout_ms;
 };
 
 struct db_conf {

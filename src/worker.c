@@ -45,6 +45,7 @@
 #include "duration.h"
 #include "log.h"
 #include "outcome.h"
+#include "pool.h"
 #include "queue.h"
 #include "registry.h"
 #include "runner.h"
@@ -805,7 +806,7 @@ reap_children(struct worker *w)
 				break;
 		if (i < w->nslots)
 			runner_reap(w->slots[i].run);
-		else
+		else if (!pool_reap(si.si_pid))
 			waitpid(si.si_pid, NULL, 0); /* not ours to track */
 	}
 }
@@ -964,6 +965,7 @@ poll_timeout(const struct worker *w, int64_t now)
 		t = min64(t, w->reconnect_at);
 	if (w->max_time_at > 0 && !w->stopping)
 		t = min64(t, w->max_time_at);
+	t = min64(t, pool_deadline());
 	for (i = 0; i < w->nslots; i++)
 		if (w->slots[i].state == SLOT_RUNNING) {
 			t = min64(t, runner_deadline(w->slots[i].run));
@@ -1004,6 +1006,7 @@ tick_runners(struct worker *w, int64_t now)
 {
 	unsigned i;
 
+	pool_tick(now);
 	for (i = 0; i < w->nslots; i++) {
 		struct slot *s = &w->slots[i];
 
@@ -1124,6 +1127,7 @@ worker_finish(struct worker *w)
 	if (unwritten > 0)
 		log_warn("%u outcomes could not be written; those jobs return when their leases expire",
 		    unwritten);
+	pool_stop(); /* persistent handlers: EOF, SIGTERM, SIGKILL after kill_grace */
 	if (w->db_up && registry_unregister(w->db, w->id, err) != DB_OK)
 		log_warn("unregister: %s", err);
 	getrusage(RUSAGE_SELF, &ru);
@@ -1200,6 +1204,7 @@ worker_run(const struct conf *c, struct db *db, const struct worker_opts *o)
 		return 78;
 	}
 	w.slots = xcalloc(w.nslots, sizeof *w.slots);
+	pool_init(w.nslots);
 	worker_identity(&w);
 	/* Reconnect, so that the wait limit covers the client's timeouts. */
 	db_set_wait_limit(db, w.wait_ms);
