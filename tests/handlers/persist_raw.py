@@ -33,6 +33,8 @@ for line in sys.stdin:
         sys.stderr.write("e" * p["bigerr"])
     if p.get("pid"):
         print("pid=%d" % os.getpid())
+    sys.stdout.flush()
+    sys.stderr.flush()
     for c in p.get("ctl", []):
         ctl.write(c + "\n")
     if "sleep" in p:
