@@ -553,6 +553,26 @@ check_writers(struct loader *ld, const struct handler *h, int line)
 	free(what);
 }
 
+/* max_jobs, max_memory and idle_timeout mean something only to a
+ * persistent handler: set in the section of an exec-mode one, they
+ * would be accepted and do nothing.  (As [worker] defaults they apply
+ * to the persistent handlers among all.) */
+static void
+check_mode_keys(struct loader *ld, const struct handler *h, const struct section *s)
+{
+	size_t i;
+
+	if (h->persistent)
+		return;
+	for (i = 0; i < s->nentries; i++) {
+		const char *k = s->entries[i].key;
+
+		if (strcmp(k, "max_jobs") == 0 || strcmp(k, "max_memory") == 0 || strcmp(k, "idle_timeout") == 0)
+			ld_error(ld, s->entries[i].line, "%s: only for mode = persistent (handler '%s' is mode = exec)",
+			    k, h->type);
+	}
+}
+
 void
 conf_handler_load(struct loader *ld, struct conf *c, const struct section *s, const char *type,
     const struct handler *defaults)
@@ -596,6 +616,7 @@ conf_handler_load(struct loader *ld, struct conf *c, const struct section *s, co
 	}
 	resolve_exec(ld, h, exec_line);
 	resolve_ids(ld, h, user_line, group_line);
+	check_mode_keys(ld, h, s);
 	if (ld->flags & CONF_CHECK_EXEC) {
 		check_workdir(ld, h);
 		check_limits(ld, h);

@@ -152,10 +152,12 @@ backoff_jitter = 0
 exec = $TH/persist_py.py
 mode = persistent
 env.PYTHONPATH = $HANDLERS
+env.PYTHONDONTWRITEBYTECODE = 1
 
 [handler pyexec]
 exec = $TH/persist_py.py
 env.PYTHONPATH = $HANDLERS
+env.PYTHONDONTWRITEBYTECODE = 1
 
 [handler php]
 exec = /usr/bin/php $TH/persist_php.php

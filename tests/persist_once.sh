@@ -18,6 +18,7 @@ poll_interval = 20ms
 exec = $TH/persist_append.py
 mode = persistent
 env.PYTHONPATH = $HANDLERS
+env.PYTHONDONTWRITEBYTECODE = 1
 env.RAN = $T/ran.txt
 EOC
 seq 1 $N | sed 's/.*/{"type": "p", "payload": {"n": &}}/' | jq_ enqueue --batch >/dev/null
