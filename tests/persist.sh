@@ -201,4 +201,27 @@ is "$p1" "$p2" "py persistent: the same process served both jobs (${p1%\\n})"
 p1=$(sql "SELECT error FROM job_runs WHERE job_id = ${ids[pyexec.ok]}")
 p2=$(sql "SELECT error FROM job_runs WHERE job_id = ${ids[pyexec.ok2]}")
 ok $([ "$p1" != "$p2" ]; echo $?) "py exec mode: a process per job"
+# The keys: refused where they would do nothing, or with a bad value.
+conf_err() {
+	write_conf <<EOC
+[queue default]
+[handler a]
+exec = $TH/persist_raw.py
+$1
+EOC
+	jq_ check 2>&1 >/dev/null
+	echo "rc=$?"
+}
+like "$(conf_err "max_jobs = 10")" "jobq.ini:9: max_jobs: only for mode = persistent \\(handler 'a' is mode = exec\\).*rc=78" \
+	"max_jobs in an exec-mode section: refused, exit 78"
+like "$(conf_err "idle_timeout = 1m")" "jobq.ini:9: idle_timeout: only for mode = persistent" "idle_timeout in an exec-mode section: refused"
+like "$(conf_err "mode = forking")" "jobq.ini:9: mode: 'forking' is not exec or persistent.*rc=78" "a bad mode: refused, exit 78"
+like "$(conf_err "mode = persistent
+max_memory = 10K")" "jobq.ini:10: max_memory: '10K' is too small \\(at least 1M, or none\\)" "max_memory under 1M: refused"
+like "$(conf_err "mode = persistent
+max_jobs = 0")" "jobq.ini:10: max_jobs: " "max_jobs = 0: refused (none means no limit)"
+like "$(conf_err "mode = persistent
+max_jobs = 100
+max_memory = 200M
+idle_timeout = 10m")" "rc=0" "mode = persistent with max_jobs, max_memory and idle_timeout: accepted"
 finish
