@@ -136,4 +136,20 @@ kill -TERM "$WORKER_PID"
 wait_exit 30 "$WORKER_PID"
 is "$?" 0 "the worker exits 0 on SIGTERM"
 ok $(! kill -0 "$p3" 2>/dev/null; echo $?) "its idle process is stopped with it"
+# A hard stop (two SIGTERMs) during a persistent job: its process is
+# terminated and the job handed back without charging the attempt.
+empty_tables
+start_worker --concurrency 1
+h1=$(jq_ enqueue i '{"pid":true,"sleep":60}')
+wait_for_sql 30 "SELECT COUNT(*) FROM jobs WHERE id = $h1 AND attempts = 1 AND lease_token IS NOT NULL" 1
+sleep 1
+hp=$(pgrep -f "$TH/persist_raw.py" -P "$WORKER_PID" | head -n 1)
+kill -TERM "$WORKER_PID"
+sleep 0.5
+kill -TERM "$WORKER_PID"
+wait_exit 30 "$WORKER_PID"
+is "$?" 0 "hard stop: the worker exits 0"
+is "$(sql "SELECT CONCAT_WS(' ', attempts, lease_token IS NULL) FROM jobs WHERE id = $h1")" "0 1" \
+	"hard stop: the job is handed back, its attempt refunded"
+ok $([ -n "$hp" ] && ! kill -0 "$hp" 2>/dev/null; echo $?) "hard stop: its process ($hp) is gone"
 finish
