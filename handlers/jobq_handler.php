@@ -122,7 +122,8 @@ function jobq_serve(callable $fn): void
         $payload = trim($raw) === '' ? null : json_decode($raw, true);
         $job = [];
         foreach (JOBQ_JOB_ENV as $k => $v) {
-            $job[$k] = getenv($v);
+            $val = getenv($v);
+            $job[$k] = $val !== false && in_array($k, ['id', 'attempt', 'max_attempts'], true) ? (int)$val : $val;
         }
         $status = jobq_run($fn, $payload, $job);
         fflush(STDOUT);

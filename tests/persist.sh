@@ -224,4 +224,35 @@ like "$(conf_err "mode = persistent
 max_jobs = 100
 max_memory = 200M
 idle_timeout = 10m")" "rc=0" "mode = persistent with max_jobs, max_memory and idle_timeout: accepted"
+# The helper modules' lines on descriptor 3, read straight from a file:
+# the same control lines in both modes, and in persistent mode one
+# status line per request.
+req='{"id":7,"type":"t","queue":"default","attempt":1,"max_attempts":5,"enqueued_at":"x","payload":{}}'
+req2='{"id":8,"type":"t","queue":"default","attempt":2,"max_attempts":5,"enqueued_at":"x","payload":{"fail":1}}'
+ctl_lines='{"progress":40,"note":"half"}
+{"enqueue":{"type":"next","payload":{"from":7},"queue":"low","delay":"5m"}}
+{"result":{"ok":true}}'
+for lang in py php; do
+	if [ $lang = php ] && ! [ -x /usr/bin/php ]; then
+		continue
+	fi
+	cmd=("$TH/persist_ctl.py")
+	[ $lang = php ] && cmd=(/usr/bin/php "$TH/persist_ctl.php")
+	printf '%s\n%s\n' "$req" "$req2" |
+		env -i PATH=/usr/bin:/bin PYTHONPATH="$HANDLERS" PYTHONDONTWRITEBYTECODE=1 HANDLER_LIB="$HANDLERS" \
+		"${cmd[@]}" 3>"$T/ctl.$lang" >/dev/null 2>"$T/err.$lang"
+	is "$?" 0 "$lang module, persistent: ends with 0 at the end of its input"
+	is "$(sed 's/, */,/g; s/: */:/g' "$T/ctl.$lang")" "$ctl_lines
+{\"status\":0}
+${ctl_lines//7/8}
+{\"retry_after\":\"10m\"}
+{\"status\":75}" "$lang module, persistent: control lines, then one status line per job"
+	echo '{}' | env -i PATH=/usr/bin:/bin PYTHONPATH="$HANDLERS" PYTHONDONTWRITEBYTECODE=1 HANDLER_LIB="$HANDLERS" \
+		JOBQ_JOB_ID=7 JOBQ_ATTEMPT=1 "${cmd[@]}" 3>"$T/ctlx.$lang" >/dev/null 2>&1
+	is "$?" 0 "$lang module, exec mode: exits 0"
+	is "$(sed 's/, */,/g; s/: */:/g' "$T/ctlx.$lang")" "$ctl_lines" "$lang module, exec mode: the same control lines, no status line"
+	echo '{"fail":1}' | env -i PATH=/usr/bin:/bin PYTHONPATH="$HANDLERS" PYTHONDONTWRITEBYTECODE=1 HANDLER_LIB="$HANDLERS" \
+		JOBQ_JOB_ID=7 JOBQ_ATTEMPT=1 "${cmd[@]}" 3>/dev/null >/dev/null 2>&1
+	is "$?" 75 "$lang module, exec mode: an exception exits 75"
+done
 finish
