@@ -321,7 +321,8 @@ set_mode_key(struct loader *ld, struct handler *h, const struct entry *e)
 		if (ld_size(ld, e, &sz) < 0)
 			return -1;
 		if (sz < 1024 * 1024) {
-			ld_error(ld, e->line, "max_memory: '%s' is too small (at least 1M, or none)", e->value);
+			ld_error(
+			    ld, e->line, "max_memory: '%s' is too small (at least 1M, or none)", e->value);
 			return -1;
 		}
 		return h->max_memory = sz, 0;
@@ -567,9 +568,10 @@ check_mode_keys(struct loader *ld, const struct handler *h, const struct section
 	for (i = 0; i < s->nentries; i++) {
 		const char *k = s->entries[i].key;
 
-		if (strcmp(k, "max_jobs") == 0 || strcmp(k, "max_memory") == 0 || strcmp(k, "idle_timeout") == 0)
-			ld_error(ld, s->entries[i].line, "%s: only for mode = persistent (handler '%s' is mode = exec)",
-			    k, h->type);
+		if (strcmp(k, "max_jobs") == 0 || strcmp(k, "max_memory") == 0 ||
+		    strcmp(k, "idle_timeout") == 0)
+			ld_error(ld, s->entries[i].line,
+			    "%s: only for mode = persistent (handler '%s' is mode = exec)", k, h->type);
 	}
 }
 

@@ -116,7 +116,8 @@ idle_fit(struct pooled *p)
 
 	for (i = SPAWN_OUT; i <= SPAWN_ERR; i++)
 		while ((n = read(p->fd[i], buf, sizeof buf)) > 0)
-			log_debug("persistent handler '%s' (pid %d): %zd bytes of output between jobs dropped",
+			log_debug(
+			    "persistent handler '%s' (pid %d): %zd bytes of output between jobs dropped",
 			    p->h->type, (int)p->pid, n);
 	n = read(p->fd[SPAWN_CTL], buf, sizeof buf);
 	if (n > 0) {
@@ -142,7 +143,8 @@ make_room(void)
 		if (procs[i]->state == PS_STOPPING)
 			continue;
 		live++;
-		if (procs[i]->state == PS_IDLE && (oldest == NULL || procs[i]->idle_since < oldest->idle_since))
+		if (procs[i]->state == PS_IDLE &&
+		    (oldest == NULL || procs[i]->idle_since < oldest->idle_since))
 			oldest = procs[i];
 	}
 	if (live >= limit && oldest != NULL)
@@ -332,7 +334,8 @@ pool_deadline(void)
 
 		if (p->state == PS_STOPPING && p->kill_at < t)
 			t = p->kill_at;
-		else if (p->state == PS_IDLE && p->h->idle_timeout_ms > 0 && p->idle_since + p->h->idle_timeout_ms < t)
+		else if (p->state == PS_IDLE && p->h->idle_timeout_ms > 0 &&
+		    p->idle_since + p->h->idle_timeout_ms < t)
 			t = p->idle_since + p->h->idle_timeout_ms;
 	}
 	return t;

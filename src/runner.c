@@ -73,11 +73,36 @@ close_fd(int *fd)
 	*fd = -1;
 }
 
+/* Appends JSON text p to b as one line: a control character between
+ * tokens (a line break, a tab) becomes a space, one inside a string
+ * (which a lenient writer may have stored raw) its \u escape. */
+static void
+one_line(struct buf *b, const char *p, size_t len)
+{
+	int in_str = 0, esc = 0;
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)p[i];
+
+		if (c >= 0x20)
+			buf_addc(b, (char)c);
+		else if (in_str)
+			buf_printf(b, "\\u%04x", c);
+		else
+			buf_addc(b, ' ');
+		if (esc)
+			esc = 0;
+		else if (in_str && c == '\\')
+			esc = 1;
+		else if (c == '"')
+			in_str = !in_str;
+	}
+}
+
 /* The request line of job j (handlers/jobq-handler.7): its fields, then
- * the payload as stored (JSON: job_defect refused any other) made one
- * line: a line break between tokens becomes a space, a raw control
- * character inside a string (which a lenient writer may have stored)
- * its escape. */
+ * the payload as stored (JSON: job_defect refused any other), made one
+ * line by one_line when it holds a control character. */
 static char *
 request_line(const struct job *j, unsigned max_attempts, size_t *len)
 {
@@ -85,7 +110,6 @@ request_line(const struct job *j, unsigned max_attempts, size_t *len)
 	struct buf b;
 	char *head;
 	size_t i;
-	int in_str = 0, esc = 0;
 
 	cJSON_AddNumberToObject(o, "id", (double)j->id);
 	cJSON_AddStringToObject(o, "type", j->type);
@@ -99,22 +123,12 @@ request_line(const struct job *j, unsigned max_attempts, size_t *len)
 	buf_init(&b);
 	buf_add(&b, head, strlen(head) - 1); /* without its closing brace */
 	buf_adds(&b, ",\"payload\":");
-	for (i = 0; i < j->payload_len; i++) {
-		unsigned char c = (unsigned char)j->payload[i];
-
-		if (c >= 0x20)
-			buf_add(&b, (const char *)&c, 1);
-		else if (in_str)
-			buf_printf(&b, "\\u%04x", c);
-		else
-			buf_adds(&b, " ");
-		if (esc)
-			esc = 0;
-		else if (in_str && c == '\\')
-			esc = 1;
-		else if (c == '"')
-			in_str = !in_str;
-	}
+	for (i = 0; i < j->payload_len && (unsigned char)j->payload[i] >= 0x20; i++)
+		;
+	if (i == j->payload_len) /* the common case: nothing to change */
+		buf_add(&b, j->payload, j->payload_len);
+	else
+		one_line(&b, j->payload, j->payload_len);
 	buf_adds(&b, "}\n");
 	free(head);
 	*len = b.len;
@@ -370,7 +384,8 @@ control_line(struct runner *r, const char *line, size_t len)
 		return;
 	}
 	if ((rc = status_line(line, len, &status)) < 0) {
-		violate(r, "descriptor 3 got a line that is not a JSON object or a valid status line", line, len);
+		violate(
+		    r, "descriptor 3 got a line that is not a JSON object or a valid status line", line, len);
 		return;
 	}
 	if (rc == 0) {
@@ -583,7 +598,8 @@ runner_result(const struct runner *r, struct exit_info *x, char **out, char **er
 		*err = msg;
 	}
 	if (r->violation != NULL) {
-		char *msg = xasprintf("%s%s%s", *err, **err && (*err)[strlen(*err) - 1] != '\n' ? "\n" : "", r->violation);
+		char *msg = xasprintf(
+		    "%s%s%s", *err, **err && (*err)[strlen(*err) - 1] != '\n' ? "\n" : "", r->violation);
 
 		free(*err);
 		*err = msg;
