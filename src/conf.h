@@ -66,6 +66,14 @@ struct handler {
 	unsigned max_running;   /* 0: no limit (flow.c) */
 	unsigned rate_count;    /* 0: no rate limit; else this many starts ... */
 	int64_t rate_window_ms; /* ... in any window this long */
+	/* mode = persistent (src/pool.c): long-lived processes that take
+	 * jobs one after another; recycled after max_jobs jobs (0: never)
+	 * or once their RSS passes max_memory bytes (0: never); an idle
+	 * one is stopped after idle_timeout_ms (0: kept). */
+	int persistent;
+	unsigned max_jobs;
+	uint64_t max_memory;
+	int64_t idle_timeout_ms;
 };
 
 /* A [queue NAME] section's max_running (only queues that set it). */

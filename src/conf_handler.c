@@ -350,6 +350,50 @@ set_limit(struct loader *ld, struct handler *h, const struct entry *e)
 	return 1;
 }
 
+/* mode, max_jobs, max_memory and idle_timeout (persistent handlers,
+ * src/pool.c); 1 when e is none of them. */
+static int
+set_mode_key(struct loader *ld, struct handler *h, const struct entry *e)
+{
+	const char *k = e->key;
+	int64_t v;
+	size_t sz;
+
+	if (strcmp(k, "mode") == 0) {
+		if (strcmp(e->value, "exec") != 0 && strcmp(e->value, "persistent") != 0) {
+			ld_error(ld, e->line, "mode: '%s' is not exec or persistent", e->value);
+			return -1;
+		}
+		h->persistent = strcmp(e->value, "persistent") == 0;
+		return 0;
+	}
+	if (strcmp(k, "max_jobs") == 0) {
+		if (strcmp(e->value, "none") == 0)
+			return h->max_jobs = 0, 0;
+		if (ld_uint(ld, e, 1, 1000000000, &v) < 0)
+			return -1;
+		return h->max_jobs = (unsigned)v, 0;
+	}
+	if (strcmp(k, "max_memory") == 0) {
+		if (strcmp(e->value, "none") == 0)
+			return h->max_memory = 0, 0;
+		if (ld_size(ld, e, &sz) < 0)
+			return -1;
+		if (sz < 1024 * 1024) {
+			ld_error(
+			    ld, e->line, "max_memory: '%s' is too small (at least 1M, or none)", e->value);
+			return -1;
+		}
+		return h->max_memory = sz, 0;
+	}
+	if (strcmp(k, "idle_timeout") == 0) {
+		if (strcmp(e->value, "none") == 0)
+			return h->idle_timeout_ms = 0, 0;
+		return ld_duration(ld, e, &h->idle_timeout_ms, 1000);
+	}
+	return 1;
+}
+
 /* Applies one policy key to h.  Returns 0 when applied, 1 when key is
  * not a policy key, -1 when its value is bad (reported). */
 int
@@ -410,7 +454,7 @@ conf_handler_set(struct loader *ld, struct handler *h, const struct entry *e)
 		return set_limit(ld, h, e);
 	if (strcmp(k, "on_dead") == 0)
 		return set_on_dead(ld, h, e);
-	return 1;
+	return set_mode_key(ld, h, e);
 }
 
 /* ---- sections ---- */
@@ -571,6 +615,27 @@ check_writers(struct loader *ld, const struct handler *h, int line)
 	free(what);
 }
 
+/* max_jobs, max_memory and idle_timeout mean something only to a
+ * persistent handler: set in the section of an exec-mode one, they
+ * would be accepted and do nothing.  (As [worker] defaults they apply
+ * to the persistent handlers among all.) */
+static void
+check_mode_keys(struct loader *ld, const struct handler *h, const struct section *s)
+{
+	size_t i;
+
+	if (h->persistent)
+		return;
+	for (i = 0; i < s->nentries; i++) {
+		const char *k = s->entries[i].key;
+
+		if (strcmp(k, "max_jobs") == 0 || strcmp(k, "max_memory") == 0 ||
+		    strcmp(k, "idle_timeout") == 0)
+			ld_error(ld, s->entries[i].line,
+			    "%s: only for mode = persistent (handler '%s' is mode = exec)", k, h->type);
+	}
+}
+
 void
 conf_handler_load(struct loader *ld, struct conf *c, const struct section *s, const char *type,
     const struct handler *defaults)
@@ -618,6 +683,7 @@ conf_handler_load(struct loader *ld, struct conf *c, const struct section *s, co
 	}
 	resolve_exec(ld, h, exec_line);
 	resolve_ids(ld, h, user_line, group_line);
+	check_mode_keys(ld, h, s);
 	if (ld->flags & CONF_CHECK_EXEC) {
 		check_workdir(ld, h);
 		check_limits(ld, h);

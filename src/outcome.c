@@ -39,7 +39,9 @@ outcome_exit_words(const struct exit_info *x, char *out, size_t outlen)
 {
 	char d[32];
 
-	if (x->exec_errno != 0)
+	if (x->failure[0] != '\0')
+		snprintf(out, outlen, "%s", x->failure);
+	else if (x->exec_errno != 0)
 		snprintf(out, outlen, "%s failed: %s", x->start_what[0] ? x->start_what : "exec",
 		    strerror(x->exec_errno));
 	else if (x->timed_out) {

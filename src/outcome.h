@@ -18,6 +18,7 @@ struct exit_info {
 	int64_t timeout_ms;
 	int exec_errno;      /* the program could not be started ... */
 	char start_what[16]; /* ... at this step: exec, chdir, setuid... */
+	char failure[48];    /* a persistent handler broke the protocol: in words (a retry) */
 };
 
 struct decision {

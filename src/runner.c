@@ -8,7 +8,14 @@
  * gets SIGTERM, then SIGKILL after kill_grace.  When the handler itself
  * exits, whatever it left running in its process group is killed, and
  * pipes still held open by something that escaped the group are closed
- * after a short drain: the job is over when its handler is. */
+ * after a short drain: the job is over when its handler is.
+ *
+ * Persistent mode (mode = persistent) runs the job in a process lent by
+ * pool.c instead: the payload goes to it as one request line, and the
+ * job is over when its status line arrives on descriptor 3 (the process
+ * goes back to the pool) or when the process ends (it is reaped like an
+ * exec-mode handler: a crash mid-job is an exit by signal).  The
+ * timeout, the kill and the captures are the same in both modes. */
 #include "config.h"
 
 #include <errno.h>
@@ -19,7 +26,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cjson/cJSON.h>
+
 #include "capture.h"
+#include "log.h"
+#include "pool.h"
 #include "runner.h"
 #include "spawn.h"
 
@@ -44,6 +55,14 @@ struct runner {
 	int timed_out, interrupted;
 	int start_errno;
 	char start_what[16];
+	/* persistent mode */
+	struct pooled *pooled; /* the process lent for this job; NULL in exec mode */
+	char *req;             /* the request line (payload points into it) */
+	char *line;            /* a control line not yet ended by its newline */
+	size_t line_len;
+	int replied, reply_status; /* its status line came */
+	int broken;                /* it wrote past its status line: not reused */
+	char *violation;           /* the protocol violation it was killed for */
 };
 
 static void
@@ -54,6 +73,68 @@ close_fd(int *fd)
 	*fd = -1;
 }
 
+/* Appends JSON text p to b as one line: a control character between
+ * tokens (a line break, a tab) becomes a space, one inside a string
+ * (which a lenient writer may have stored raw) its \u escape. */
+static void
+one_line(struct buf *b, const char *p, size_t len)
+{
+	int in_str = 0, esc = 0;
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)p[i];
+
+		if (c >= 0x20)
+			buf_addc(b, (char)c);
+		else if (in_str)
+			buf_printf(b, "\\u%04x", c);
+		else
+			buf_addc(b, ' ');
+		if (esc)
+			esc = 0;
+		else if (in_str && c == '\\')
+			esc = 1;
+		else if (c == '"')
+			in_str = !in_str;
+	}
+}
+
+/* The request line of job j (handlers/jobq-handler.7): its fields, then
+ * the payload as stored (JSON: job_defect refused any other), made one
+ * line by one_line when it holds a control character. */
+static char *
+request_line(const struct job *j, unsigned max_attempts, size_t *len)
+{
+	cJSON *o = cJSON_CreateObject();
+	struct buf b;
+	char *head;
+	size_t i;
+
+	cJSON_AddNumberToObject(o, "id", (double)j->id);
+	cJSON_AddStringToObject(o, "type", j->type);
+	cJSON_AddStringToObject(o, "queue", j->queue);
+	cJSON_AddNumberToObject(o, "attempt", j->attempt);
+	cJSON_AddNumberToObject(o, "max_attempts", max_attempts);
+	cJSON_AddStringToObject(o, "enqueued_at", j->created_at);
+	if ((head = cJSON_PrintUnformatted(o)) == NULL)
+		fatal("out of memory");
+	cJSON_Delete(o);
+	buf_init(&b);
+	buf_add(&b, head, strlen(head) - 1); /* without its closing brace */
+	buf_adds(&b, ",\"payload\":");
+	for (i = 0; i < j->payload_len && (unsigned char)j->payload[i] >= 0x20; i++)
+		;
+	if (i == j->payload_len) /* the common case: nothing to change */
+		buf_add(&b, j->payload, j->payload_len);
+	else
+		one_line(&b, j->payload, j->payload_len);
+	buf_adds(&b, "}\n");
+	free(head);
+	*len = b.len;
+	return buf_steal(&b);
+}
+
 /* Starts the handler for job j (spawn_handler).  Returns NULL only when
  * no process could be made (vfork, pipe); a program that cannot be
  * executed gives a runner that ends at once with start_errno set. */
@@ -62,18 +143,31 @@ runner_start(const struct handler *h, const struct job *j, unsigned max_attempts
 {
 	struct spawned sp;
 	struct runner *r;
-	char **envp = spawn_env(h, j, max_attempts);
-	int rc = spawn_handler(h, envp, &sp, err), i;
+	struct pooled *p = NULL;
+	char **envp;
+	int rc = 0, i;
 
-	strv_free(envp);
+	if (h->persistent)
+		rc = (p = pool_take(h, max_attempts, &sp, err)) == NULL ? -1 : 0;
+	else {
+		envp = spawn_env(h, j, max_attempts);
+		rc = spawn_handler(h, envp, &sp, err);
+		strv_free(envp);
+	}
 	if (rc < 0)
 		return NULL;
 	r = xcalloc(1, sizeof *r);
 	r->pid = sp.pid;
 	for (i = 0; i < NFDS; i++)
 		r->fd[i] = sp.fd[i];
-	r->payload = j->payload;
-	r->payload_len = j->payload_len;
+	r->pooled = p;
+	if (p != NULL) {
+		r->req = request_line(j, max_attempts, &r->payload_len);
+		r->payload = r->req;
+	} else {
+		r->payload = j->payload;
+		r->payload_len = j->payload_len;
+	}
 	r->out = capture_new(h->stdout_limit);
 	r->err = capture_new(h->stderr_limit);
 	r->started = mono_ms();
@@ -98,11 +192,17 @@ runner_free(struct runner *r)
 
 	if (r == NULL)
 		return;
+	if (r->pooled != NULL)
+		pool_give_back(r->pooled, r->fd, r->reaped,
+		    r->replied && !r->broken && r->violation == NULL && r->written == r->payload_len);
 	for (i = 0; i < NFDS; i++)
 		close_fd(&r->fd[i]);
 	capture_free(r->out);
 	capture_free(r->err);
 	free(r->ctl);
+	free(r->req);
+	free(r->line);
+	free(r->violation);
 	free(r);
 }
 
@@ -119,8 +219,10 @@ runner_fds(struct runner *r, struct pollfd *pfd)
 {
 	int n = 0, i;
 
+	if (r->replied)
+		return 0; /* the process is the pool's again */
 	for (i = 0; i < NFDS; i++) {
-		if (r->fd[i] < 0)
+		if (r->fd[i] < 0 || (i == P_IN && r->written == r->payload_len))
 			continue;
 		pfd[n].fd = r->fd[i];
 		pfd[n].events = i == P_IN ? POLLOUT : POLLIN;
@@ -146,7 +248,9 @@ feed_stdin(struct runner *r)
 			return;
 		break; /* EPIPE: the handler does not want the rest; fine */
 	}
-	close_fd(&r->fd[P_IN]);
+	/* A persistent handler's stdin stays open for its next request. */
+	if (r->pooled == NULL || r->written < r->payload_len)
+		close_fd(&r->fd[P_IN]);
 }
 
 /* The control channel is kept whole up to RUNNER_CONTROL_MAX bytes (its
@@ -169,6 +273,8 @@ keep_control(struct runner *r, const char *buf, size_t n)
 	r->ctl[r->ctl_len] = '\0';
 }
 
+static void control_bytes(struct runner *r, const char *buf, size_t n);
+
 static void
 drain(struct runner *r, int which)
 {
@@ -181,7 +287,9 @@ drain(struct runner *r, int which)
 		ssize_t n = read(r->fd[which], buf, sizeof buf);
 
 		if (n > 0) {
-			if (which == P_CTL)
+			if (which == P_CTL && r->pooled != NULL)
+				control_bytes(r, buf, (size_t)n);
+			else if (which == P_CTL)
 				keep_control(r, buf, (size_t)n);
 			else
 				capture_add(which == P_OUT ? r->out : r->err, buf, (size_t)n);
@@ -196,13 +304,135 @@ drain(struct runner *r, int which)
 	}
 }
 
+/* A persistent handler broke the protocol: its process is killed at
+ * once (a fresh one takes the next job) and the job fails with why. */
+static void
+violate(struct runner *r, const char *why, const char *line, size_t len)
+{
+	if (r->violation != NULL)
+		return;
+	r->violation = xasprintf("jobq: protocol violation by persistent handler (pid %d): %s%s%.*s%s",
+	    (int)r->pid, why, line ? ": '" : "", (int)(len > 80 ? 80 : len), line ? line : "",
+	    line ? (len > 80 ? "...'" : "'") : "");
+	log_warn("%s; killing it", r->violation);
+	kill(-r->pid, SIGKILL);
+	close_fd(&r->fd[P_CTL]);
+}
+
+/* Whether line (without its newline) is the status line {"status": N},
+ * N in 0..255: sets *status.  A JSON object with other keys is a
+ * control line (0); anything else is a violation (-1). */
+static int
+status_line(const char *line, size_t len, int *status)
+{
+	cJSON *o = cJSON_ParseWithLength(line, len), *st;
+	int rc = -1;
+
+	if (o == NULL || !cJSON_IsObject(o))
+		goto out;
+	rc = 0;
+	if ((st = cJSON_GetObjectItemCaseSensitive(o, "status")) == NULL)
+		goto out;
+	rc = -1;
+	if (o->child == st && st->next == NULL && cJSON_IsNumber(st) && st->valuedouble >= 0 &&
+	    st->valuedouble <= 255 && st->valuedouble == (double)(int)st->valuedouble) {
+		*status = (int)st->valuedouble;
+		rc = 1;
+	}
+out:
+	cJSON_Delete(o);
+	return rc;
+}
+
+/* After the status line: what the handler wrote to stdout and stderr
+ * before it is in the pipes now (the helper modules flush both before
+ * they reply), so read them to the end. */
+static void
+drain_output(struct runner *r)
+{
+	char buf[READ_CHUNK];
+	int which;
+
+	for (which = P_OUT; which <= P_ERR; which++)
+		while (r->fd[which] >= 0) {
+			ssize_t n = read(r->fd[which], buf, sizeof buf);
+
+			if (n > 0)
+				capture_add(which == P_OUT ? r->out : r->err, buf, (size_t)n);
+			else if (n < 0 && errno == EINTR)
+				continue;
+			else if (n < 0 && errno == EAGAIN)
+				break;
+			else
+				close_fd(&r->fd[which]);
+		}
+}
+
+/* One complete line from a persistent handler's descriptor 3. */
+static void
+control_line(struct runner *r, const char *line, size_t len)
+{
+	int status, rc;
+
+	if (r->replied) {
+		r->broken = 1; /* past its reply: the job stands, the process goes */
+		if (len == 0)
+			return;
+		log_warn("persistent handler (pid %d) wrote past its status line (protocol violation): "
+		         "it is replaced",
+		    (int)r->pid);
+		return;
+	}
+	if ((rc = status_line(line, len, &status)) < 0) {
+		violate(
+		    r, "descriptor 3 got a line that is not a JSON object or a valid status line", line, len);
+		return;
+	}
+	if (rc == 0) {
+		keep_control(r, line, len);
+		keep_control(r, "\n", 1);
+		return;
+	}
+	r->replied = 1;
+	r->reply_status = status;
+	r->ended = mono_ms();
+	drain_output(r);
+}
+
+/* Splits a persistent handler's descriptor-3 bytes into lines: control
+ * lines are kept as in exec mode, the status line ends the job. */
+static void
+control_bytes(struct runner *r, const char *buf, size_t n)
+{
+	while (n > 0 && r->violation == NULL && !r->broken) {
+		const char *nl = memchr(buf, '\n', n);
+		size_t take = nl != NULL ? (size_t)(nl - buf) : n;
+
+		if (r->line_len + take > RUNNER_CONTROL_MAX) {
+			violate(r, "a line on descriptor 3 is longer than 64 KiB", NULL, 0);
+			return;
+		}
+		r->line = xrealloc(r->line, r->line_len + take + 1);
+		memcpy(r->line + r->line_len, buf, take);
+		r->line_len += take;
+		if (nl == NULL) {
+			r->broken |= r->replied;
+			return;
+		}
+		control_line(r, r->line, r->line_len);
+		r->line_len = 0;
+		buf += take + 1;
+		n -= take + 1;
+	}
+}
+
 /* Handles the poll results for the pfd entries runner_fds filled. */
 void
 runner_io(struct runner *r, const struct pollfd *pfd, int n)
 {
 	int i, k;
 
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < n && !r->replied; i++) {
 		if (pfd[i].revents == 0)
 			continue;
 		for (k = 0; k < NFDS; k++)
@@ -244,6 +474,8 @@ runner_deadline(const struct runner *r)
 {
 	int64_t t = INT64_MAX;
 
+	if (r->replied)
+		return INT64_MAX;
 	if (r->reaped)
 		return r->fd[P_OUT] >= 0 || r->fd[P_ERR] >= 0 || r->fd[P_CTL] >= 0 ? r->drain_until : INT64_MAX;
 	if (r->timeout_at < t)
@@ -265,6 +497,8 @@ stop_group(struct runner *r, int64_t now)
 void
 runner_tick(struct runner *r, int64_t now)
 {
+	if (r->replied)
+		return;
 	if (r->reaped) {
 		if (now >= r->drain_until) {
 			close_fd(&r->fd[P_OUT]);
@@ -288,7 +522,7 @@ runner_tick(struct runner *r, int64_t now)
 void
 runner_terminate(struct runner *r)
 {
-	if (r->reaped)
+	if (r->reaped || r->replied)
 		return; /* it ended by itself: its exit status stands */
 	r->interrupted = 1;
 	if (r->kill_at == INT64_MAX)
@@ -301,7 +535,7 @@ runner_terminate(struct runner *r)
 void
 runner_terminate_by(struct runner *r, int64_t kill_by)
 {
-	if (r->reaped)
+	if (r->reaped || r->replied)
 		return;
 	runner_terminate(r);
 	if (kill_by < r->kill_at)
@@ -311,7 +545,7 @@ runner_terminate_by(struct runner *r, int64_t kill_by)
 int
 runner_finished(const struct runner *r)
 {
-	return r->reaped && r->fd[P_OUT] < 0 && r->fd[P_ERR] < 0 && r->fd[P_CTL] < 0;
+	return r->replied || (r->reaped && r->fd[P_OUT] < 0 && r->fd[P_ERR] < 0 && r->fd[P_CTL] < 0);
 }
 
 /* What the handler wrote on its control channel so far (NUL-terminated,
@@ -342,7 +576,14 @@ runner_result(const struct runner *r, struct exit_info *x, char **out, char **er
 		snprintf(x->start_what, sizeof x->start_what, "%s", r->start_what);
 		x->exited = 1;
 		x->code = 127;
-	} else if (WIFEXITED(r->status)) {
+	} else if (r->replied) {
+		x->exited = 1;
+		x->code = r->reply_status;
+	} else if (r->violation != NULL)
+		snprintf(x->failure, sizeof x->failure, "protocol violation");
+	else if (r->pooled != NULL && WIFEXITED(r->status) && WEXITSTATUS(r->status) == 0)
+		snprintf(x->failure, sizeof x->failure, "exit 0 before its status line");
+	else if (WIFEXITED(r->status)) {
 		x->exited = 1;
 		x->code = WEXITSTATUS(r->status);
 	} else if (WIFSIGNALED(r->status))
@@ -352,6 +593,13 @@ runner_result(const struct runner *r, struct exit_info *x, char **out, char **er
 	if (r->start_errno != 0 && strcmp(r->start_what, "exec") != 0) {
 		char *msg = xasprintf(
 		    "%s%s%s failed: %s", *err, **err ? "\n" : "", r->start_what, strerror(r->start_errno));
+
+		free(*err);
+		*err = msg;
+	}
+	if (r->violation != NULL) {
+		char *msg = xasprintf(
+		    "%s%s%s", *err, **err && (*err)[strlen(*err) - 1] != '\n' ? "\n" : "", r->violation);
 
 		free(*err);
 		*err = msg;

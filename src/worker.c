@@ -47,6 +47,7 @@
 #include "duration.h"
 #include "log.h"
 #include "outcome.h"
+#include "pool.h"
 #include "queue.h"
 #include "registry.h"
 #include "runner.h"
@@ -932,7 +933,7 @@ reap_children(struct worker *w)
 				break;
 		if (i < w->nslots)
 			runner_reap(w->slots[i].run);
-		else if (!alerts_reap(w->alerts, si.si_pid))
+		else if (!alerts_reap(w->alerts, si.si_pid) && !pool_reap(si.si_pid))
 			waitpid(si.si_pid, NULL, 0); /* not ours to track */
 	}
 }
@@ -1092,6 +1093,7 @@ poll_timeout(const struct worker *w, int64_t now)
 	if (w->max_time_at > 0 && !w->stopping)
 		t = min64(t, w->max_time_at);
 	t = min64(t, alerts_deadline(w->alerts));
+	t = min64(t, pool_deadline());
 	for (i = 0; i < w->nslots; i++)
 		if (w->slots[i].state == SLOT_RUNNING) {
 			t = min64(t, runner_deadline(w->slots[i].run));
@@ -1135,6 +1137,7 @@ tick_runners(struct worker *w, int64_t now)
 {
 	unsigned i;
 
+	pool_tick(now);
 	for (i = 0; i < w->nslots; i++) {
 		struct slot *s = &w->slots[i];
 
@@ -1256,6 +1259,7 @@ worker_finish(struct worker *w)
 	if (unwritten > 0)
 		log_warn("%u outcomes could not be written; those jobs return when their leases expire",
 		    unwritten);
+	pool_stop(); /* persistent handlers: EOF, SIGTERM, SIGKILL after kill_grace */
 	if (w->db_up && registry_unregister(w->db, w->id, err) != DB_OK)
 		log_warn("unregister: %s", err);
 	getrusage(RUSAGE_SELF, &ru);
@@ -1333,6 +1337,7 @@ worker_run(const struct conf *c, struct db *db, const struct worker_opts *o)
 	}
 	w.slots = xcalloc(w.nslots, sizeof *w.slots);
 	w.alerts = alerts_new();
+	pool_init(w.nslots);
 	worker_identity(&w);
 	/* Reconnect, so that the wait limit covers the client's timeouts. */
 	db_set_wait_limit(db, w.wait_ms);
