@@ -598,6 +598,25 @@ conf_set_defaults(struct conf *c)
 	conf_serve_defaults(c);
 }
 
+/* max_jobs, max_memory and idle_timeout in [worker] are defaults for
+ * persistent handlers: with none configured they would be accepted and
+ * do nothing, so they are refused. */
+static void
+check_worker_mode_keys(struct loader *ld, const struct conf *c, const struct section *s)
+{
+	size_t i;
+
+	for (i = 0; i < c->nhandlers; i++)
+		if (c->handlers[i]->persistent)
+			return;
+	for (i = 0; i < s->nentries; i++) {
+		const char *k = s->entries[i].key;
+
+		if (strcmp(k, "max_jobs") == 0 || strcmp(k, "max_memory") == 0 || strcmp(k, "idle_timeout") == 0)
+			ld_error(ld, s->entries[i].line, "%s: only for mode = persistent, and no handler is", k);
+	}
+}
+
 /* Interprets the sections in the order that makes defaults work. */
 static void
 interpret(struct loader *ld, struct conf *c)
@@ -644,6 +663,9 @@ interpret(struct loader *ld, struct conf *c)
 				conf_schedule_load(ld, c, s, arg);
 		}
 	}
+	for (i = 0; i < ld->nsections; i++)
+		if (ok[i] != NULL && strcmp(ok[i], "worker") == 0)
+			check_worker_mode_keys(ld, c, &ld->sections[i]);
 	/* not strv_free(): ok[] has a NULL for each section refused above */
 	for (i = 0; i < ld->nsections; i++)
 		free(ok[i]);

@@ -215,6 +215,15 @@ EOC
 like "$(conf_err "max_jobs = 10")" "jobq.ini:9: max_jobs: only for mode = persistent \\(handler 'a' is mode = exec\\).*rc=78" \
 	"max_jobs in an exec-mode section: refused, exit 78"
 like "$(conf_err "idle_timeout = 1m")" "jobq.ini:9: idle_timeout: only for mode = persistent" "idle_timeout in an exec-mode section: refused"
+write_conf <<EOC
+[worker]
+max_memory = 200M
+[queue default]
+[handler a]
+exec = $TH/persist_raw.py
+EOC
+like "$(jq_ check 2>&1 >/dev/null; echo "rc=$?")" "jobq.ini:[0-9]+: max_memory: only for mode = persistent, and no handler is.*rc=78" \
+	"max_memory in [worker] with no persistent handler: refused, exit 78"
 like "$(conf_err "mode = forking")" "jobq.ini:9: mode: 'forking' is not exec or persistent.*rc=78" "a bad mode: refused, exit 78"
 like "$(conf_err "mode = persistent
 max_memory = 10K")" "jobq.ini:10: max_memory: '10K' is too small \\(at least 1M, or none\\)" "max_memory under 1M: refused"
