@@ -264,4 +264,36 @@ ${ctl_lines//7/8}
 		JOBQ_JOB_ID=7 JOBQ_ATTEMPT=1 "${cmd[@]}" 3>/dev/null >/dev/null 2>&1
 	is "$?" 75 "$lang module, exec mode: an exception exits 75"
 done
+# ---- the control lines through the worker: applied in persistent mode ----
+# persist_ctl.py writes a follow-up, progress and a result, then is done
+# (or retries after 10m when the payload says fail): the follow-up exists
+# only for the done job, the result is kept, retry_after wins.
+empty_tables
+write_conf <<EOC
+[worker]
+poll_interval = 20ms
+backoff = exponential 30s 4m
+backoff_jitter = 0
+
+[queue default]
+[queue low]
+
+[handler pc]
+mode = persistent
+exec = $TH/persist_ctl.py
+env.PYTHONPATH = $HANDLERS
+
+[handler next]
+queue = low
+exec = /bin/true
+EOC
+okid=$(jq_ enqueue pc '{}')
+failid=$(jq_ enqueue pc '{"fail": 1}')
+jq_ work --stop-when-empty --queue default 2>"$T/pc.log"
+is "$(sql "SELECT CONCAT_WS('|', queue, payload, available_at > UTC_TIMESTAMP(6) + INTERVAL 4 MINUTE) FROM jobs WHERE type = 'next'")" \
+	"low|{\"from\":$okid}|1" "persistent mode: the done job's follow-up is enqueued once, in queue low, 5m later"
+is "$(sql "SELECT result FROM job_runs WHERE job_id = $okid")" '{"ok":true}' "... and its result is kept with the run"
+is "$(sql "SELECT CONCAT_WS('|', attempts, available_at > UTC_TIMESTAMP(6) + INTERVAL 9 MINUTE) FROM jobs WHERE id = $failid")" \
+	"1|1" "persistent mode: the failed job retries after retry_after (10m), not the 30s backoff"
+is "$(sql "SELECT COUNT(*) FROM jobs WHERE type = 'next' AND payload LIKE '%$failid%'")" 0 "... and leaves no follow-up"
 finish
