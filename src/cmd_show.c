@@ -115,6 +115,7 @@ print_json(
 	cJSON_AddStringToObject(o, "queue", v->queue);
 	cJSON_AddStringToObject(o, "type", v->type);
 	cJSON_AddNumberToObject(o, "priority", v->priority);
+	add_str(o, "unique_key", v->unique_key);
 	if (payload != NULL)
 		cJSON_AddItemToObject(o, "payload", payload);
 	else
@@ -272,6 +273,8 @@ print_text(
 	printf("job %llu: %s\n", (unsigned long long)v->id, v->state);
 	print_vis(
 	    tty, "  queue        %s\n  type         %s\n  priority     %d\n", v->queue, v->type, v->priority);
+	if (v->unique_key != NULL)
+		print_vis(tty, "  unique key   %s\n", v->unique_key);
 	if (max > 0)
 		printf("  attempts     %u of %u\n", v->attempts, max);
 	else

@@ -130,6 +130,7 @@ struct job_view {
 	char *failed_at, *exception, *exit_status, *reason;
 	int progress; /* reserved: the handler's last progress; -1: none */
 	char *progress_note;
+	char *unique_key; /* enqueue --unique-key; NULL: none (dead letters: none) */
 };
 
 /* What `jobq check --explain` reports about one reservation. */

@@ -51,6 +51,9 @@ other=$(jq_ enqueue --unique-key order:43 echo '{}')
 like "$other" '^[0-9]+$' "another key is its own job"
 [ "$other" != "$id" ]
 ok $? "with its own id"
+like "$(jq_ show "$id")" $'\n  unique key   order:42\n' "jobq show prints the unique key"
+is "$(jq_ show --json "$other" | /usr/bin/python3 -c 'import json, sys; print(json.load(sys.stdin)["unique_key"])')" \
+	order:43 "... and so does show --json"
 
 # ---- done releases the key, in the outcome's transaction ----
 jq_ work --stop-when-empty --quiet
