@@ -331,13 +331,14 @@ slurp(const char *path, char *err)
 }
 
 /* Starts libmicrohttpd on l->fd: a pool of SERVE_THREADS threads for
- * the dashboard, one thread for a metrics-only listener. */
+ * the dashboard, its one polling thread for a metrics-only listener. */
 static int
 start_daemon(struct listener *l, char *err)
 {
 	struct serve *s = l->srv;
 	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
-	unsigned threads = l->metrics ? 1 : SERVE_THREADS;
+	struct MHD_OptionItem opts[8];
+	size_t n = 0;
 
 	if (s->tls) {
 		if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES)
@@ -349,14 +350,16 @@ start_daemon(struct listener *l, char *err)
 		    (l->key = slurp(s->conf->serve.tls_key, err)) == NULL)
 			return -1;
 		flags |= MHD_USE_TLS;
-		l->d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, l, MHD_OPTION_LISTEN_SOCKET, l->fd,
-		    MHD_OPTION_THREAD_POOL_SIZE, threads, MHD_OPTION_NOTIFY_COMPLETED, on_completed, l,
-		    MHD_OPTION_CONNECTION_TIMEOUT, 30u, MHD_OPTION_CONNECTION_LIMIT, 128u,
-		    MHD_OPTION_HTTPS_MEM_CERT, l->cert, MHD_OPTION_HTTPS_MEM_KEY, l->key, MHD_OPTION_END);
-	} else
-		l->d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, l, MHD_OPTION_LISTEN_SOCKET, l->fd,
-		    MHD_OPTION_THREAD_POOL_SIZE, threads, MHD_OPTION_NOTIFY_COMPLETED, on_completed, l,
-		    MHD_OPTION_CONNECTION_TIMEOUT, 30u, MHD_OPTION_CONNECTION_LIMIT, 128u, MHD_OPTION_END);
+		opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_CERT, 0, l->cert };
+		opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_KEY, 0, l->key };
+	}
+	if (!l->metrics)
+		opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_THREAD_POOL_SIZE, SERVE_THREADS, NULL };
+	opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_TIMEOUT, 30, NULL };
+	opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_LIMIT, 128, NULL };
+	opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_END, 0, NULL };
+	l->d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, l, MHD_OPTION_LISTEN_SOCKET, l->fd,
+	    MHD_OPTION_NOTIFY_COMPLETED, on_completed, l, MHD_OPTION_ARRAY, opts, MHD_OPTION_END);
 	if (l->d == NULL)
 		return errf(err, "cannot start the HTTP server on %s", l->bound), -1;
 	return 0;
