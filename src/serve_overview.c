@@ -8,10 +8,13 @@
  * computed at most once per [serve] overview_cache: a request that finds
  * the snapshot older than that gets it at once and wakes the one
  * refresher thread, which computes the next (stale while revalidating).
- * A request waits only when there is no snapshot or it is older than
- * STALE_MAX_MS past its time (after a quiet spell), so nobody is shown
- * numbers from long ago.  overview_cache = 0 computes every answer in
- * the request, as the other pages do. */
+ * A request waits for the next snapshot instead when the last one took
+ * at most WAIT_MS to compute (small tables: the numbers are then always
+ * current and still cost one computation per overview_cache), when there
+ * is none, or when it is more than STALE_MAX_MS past its time (after a
+ * quiet spell), so nobody is shown numbers from long ago.
+ * overview_cache = 0 computes every answer in the request, as the other
+ * pages do. */
 #include "config.h"
 
 #include <pthread.h>
@@ -26,6 +29,7 @@
 #include "serve.h"
 
 #define STALE_MAX_MS 10000
+#define WAIT_MS 50
 
 static cJSON *
 minutes_json(const uint64_t *v)
@@ -209,9 +213,11 @@ overview_cached(struct req *r, int64_t ttl)
 {
 	cJSON *doc;
 	int64_t now = mono_ms(), compute_ms, age;
+	int stale;
 
 	pthread_mutex_lock(&ov.mu);
-	if (ov.doc == NULL || now - ov.at_ms > ttl + STALE_MAX_MS) {
+	stale = ov.doc != NULL && now - ov.at_ms >= ttl;
+	if (ov.doc == NULL || now - ov.at_ms > ttl + STALE_MAX_MS || (stale && ov.compute_ms <= WAIT_MS)) {
 		/* Computations start and finish in turn: the next to start
 		 * is number starts + 1, and it is done when gen reaches it. */
 		uint64_t target = ov.starts + 1;
@@ -220,7 +226,7 @@ overview_cached(struct req *r, int64_t ttl)
 		pthread_cond_broadcast(&ov.cv);
 		while (ov.gen < target && !ov.stop)
 			pthread_cond_wait(&ov.cv, &ov.mu);
-	} else if (now - ov.at_ms >= ttl && !ov.busy && !ov.want) {
+	} else if (stale && !ov.busy && !ov.want) {
 		ov.want = 1;
 		pthread_cond_broadcast(&ov.cv);
 	}
