@@ -342,6 +342,12 @@ try {
   is(await page.$$eval("main button", (es) => es.length), 0, "a viewer's job detail has no action buttons");
   await page.click("#logout");
   await page.waitForSelector("#login-form", WAIT);
+  // the login page, the one page not seen at 375 px above
+  await page.setViewport({ width: 375, height: 800, isMobile: true, hasTouch: true });
+  await page.goto(BASE + "/login", { waitUntil: "networkidle0" });
+  await page.waitForSelector("#login-form", WAIT);
+  is((await overflow375()).join(", "), "", "no element drawn past 375 px or wider than its box on /login");
+  await page.setViewport({ width: 1280, height: 900 });
 
   is(cspViolations.join("\n"), "", "zero CSP violations on every page");
   ok(preview422 > 0, `the bad expression's 422 answers were the only ones set aside (${preview422})`);
