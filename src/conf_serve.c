@@ -109,6 +109,20 @@ trusted_proxies(struct loader *ld, struct serve_conf *s, const struct entry *e)
 	strv_free(v);
 }
 
+/* listen, metrics_listen: ADDR:PORT ([v6]:PORT; an empty ADDR is every
+ * address), checked here so that `jobq check` finds a typo; the
+ * address itself is resolved when jobq serve starts. */
+static void
+listen_addr(struct loader *ld, const struct entry *e, char **dst)
+{
+	const char *colon = strrchr(e->value, ':');
+	int64_t port;
+
+	if (colon == NULL || str_to_int64(colon + 1, 0, 65535, &port) < 0)
+		ld_error(ld, e->line, "%s: expected ADDR:PORT (port 0-65535), not '%s'", e->key, e->value);
+	ld_str(dst, e->value);
+}
+
 /* A file the server reads at start: it must be readable now, so a typo
  * is reported by `jobq check`, not at the first HTTPS connection. */
 static void
@@ -142,7 +156,7 @@ conf_serve_load(struct loader *ld, struct conf *c, const struct section *sec)
 		const struct entry *e = &sec->entries[i];
 
 		if (strcmp(e->key, "listen") == 0)
-			ld_str(&s->listen, e->value);
+			listen_addr(ld, e, &s->listen);
 		else if (strcmp(e->key, "tls_cert") == 0)
 			readable_file(ld, e, &s->tls_cert), cert_line = e->line;
 		else if (strcmp(e->key, "tls_key") == 0)
@@ -154,7 +168,7 @@ conf_serve_load(struct loader *ld, struct conf *c, const struct section *sec)
 		else if (strcmp(e->key, "login_rate") == 0)
 			login_rate(ld, s, e);
 		else if (strcmp(e->key, "metrics_listen") == 0)
-			ld_str(&s->metrics_listen, e->value);
+			listen_addr(ld, e, &s->metrics_listen);
 		else if (strcmp(e->key, "trusted_proxies") == 0)
 			trusted_proxies(ld, s, e);
 		else if (strcmp(e->key, "overview_cache") == 0) {
