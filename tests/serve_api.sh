@@ -191,5 +191,21 @@ done
 is "$seen" yes "a snapshot older than overview_cache is refreshed in the background"
 age=$(header server-timing | sed 's/.*age;dur=//')
 ok "$([ "$age" -lt 30000 ]; echo $?)" "and what is served is recent (age $age ms)"
+# A computation that fails drops the snapshot: no old numbers are shown
+# as current, the client gets a 500 without the detail, the log has it.
+sql "RENAME TABLE job_runs TO job_runs_away"
+codes=""
+for i in $(seq 1 $((100 * ${TIME_SCALE:-1}))); do
+	sleep 0.1
+	hit GET /api/overview "$T/jar"
+	codes+=" $CODE"
+	[ "$CODE" = 500 ] && break
+done
+is "$CODE" 500 "the database failing: the overview answers 500 once the snapshot is due (got$codes)"
+ok "$(case $BODY in *job_runs*) echo 1 ;; *) echo 0 ;; esac)" "without the database's message"
+like "$(cat "$T/serve.log")" "serve: overview: .*job_runs" "which the log has"
+sql "RENAME TABLE job_runs_away TO job_runs"
+hit GET /api/overview "$T/jar"
+is "$CODE/$(ready)" 200/3 "the database back: the next request gets a new snapshot"
 serve_stop
 finish
