@@ -141,6 +141,14 @@ struct serve_user {
 	int admin;           /* role = admin; else viewer (read only) */
 };
 
+/* One entry of trusted_proxies: an address, or a network with its
+ * prefix length (bits = 32 or 128 for a single address). */
+struct serve_net {
+	int family; /* AF_INET or AF_INET6 */
+	unsigned char addr[16];
+	unsigned bits;
+};
+
 /* The [serve] section: `jobq serve`, the dashboard. */
 struct serve_conf {
 	char *listen; /* ADDR:PORT */
@@ -150,6 +158,10 @@ struct serve_conf {
 	unsigned login_rate_max; /* failed logins allowed per window ... */
 	int64_t login_rate_window_ms;
 	char *metrics_token; /* NULL: /metrics needs no token */
+	int64_t overview_cache_ms; /* the overview snapshot's life; 0: none */
+	char *metrics_listen;      /* ADDR:PORT of /metrics alone; NULL: on listen */
+	struct serve_net *trusted_proxies; /* whose X-Forwarded-For is believed */
+	size_t ntrusted_proxies;
 	struct serve_user **users;
 	size_t nusers;
 };

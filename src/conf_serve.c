@@ -2,9 +2,11 @@
  * dashboard (`jobq serve`). */
 #include "config.h"
 
+#include <arpa/inet.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "conf.h"
@@ -21,6 +23,7 @@ conf_serve_defaults(struct conf *c)
 	s->remember_ttl_ms = 30 * 86400 * 1000LL;
 	s->login_rate_max = 5;
 	s->login_rate_window_ms = 15 * 60 * 1000LL;
+	s->overview_cache_ms = 2000;
 }
 
 /* "5/15m": at most 5 failed logins per user and per address in 15
@@ -47,6 +50,77 @@ login_rate(struct loader *ld, struct serve_conf *s, const struct entry *e)
 	}
 	free(n);
 	return rc;
+}
+
+/* "127.0.0.1", "::1", "10.0.0.0/8", "fd00::/8": one address or network;
+ * the host bits of a network must be zero (a typo like 10.1.2.3/8 would
+ * otherwise trust far more than meant). */
+static int
+net_parse(const char *s, struct serve_net *n)
+{
+	const char *slash = strchr(s, '/');
+	char host[INET6_ADDRSTRLEN + 1];
+	size_t len = slash ? (size_t)(slash - s) : strlen(s), i;
+	int64_t bits;
+
+	if (len == 0 || len >= sizeof host)
+		return -1;
+	memcpy(host, s, len);
+	host[len] = '\0';
+	memset(n, 0, sizeof *n);
+	if (inet_pton(AF_INET, host, n->addr) == 1)
+		n->family = AF_INET, n->bits = 32;
+	else if (inet_pton(AF_INET6, host, n->addr) == 1)
+		n->family = AF_INET6, n->bits = 128;
+	else
+		return -1;
+	if (slash != NULL) {
+		if (str_to_int64(slash + 1, 0, n->bits, &bits) < 0)
+			return -1;
+		n->bits = (unsigned)bits;
+	}
+	for (i = n->bits; i < (n->family == AF_INET ? 32u : 128u); i++)
+		if (n->addr[i / 8] & (0x80 >> (i % 8)))
+			return -1;
+	return 0;
+}
+
+/* trusted_proxies = 127.0.0.1, ::1, 10.0.0.0/8 */
+static void
+trusted_proxies(struct loader *ld, struct serve_conf *s, const struct entry *e)
+{
+	char **v;
+	int n, i;
+
+	free(s->trusted_proxies);
+	s->trusted_proxies = NULL;
+	s->ntrusted_proxies = 0;
+	if ((n = split_list(e->value, &v)) <= 0) {
+		ld_error(ld, e->line, "trusted_proxies: expected addresses or networks separated by commas");
+		return;
+	}
+	s->trusted_proxies = xcalloc((size_t)n, sizeof *s->trusted_proxies);
+	for (i = 0; i < n; i++)
+		if (net_parse(v[i], &s->trusted_proxies[s->ntrusted_proxies]) < 0)
+			ld_error(ld, e->line,
+			    "trusted_proxies: '%s' is not an IP address or network (like 10.0.0.0/8)", v[i]);
+		else
+			s->ntrusted_proxies++;
+	strv_free(v);
+}
+
+/* listen, metrics_listen: ADDR:PORT ([v6]:PORT; an empty ADDR is every
+ * address), checked here so that `jobq check` finds a typo; the
+ * address itself is resolved when jobq serve starts. */
+static void
+listen_addr(struct loader *ld, const struct entry *e, char **dst)
+{
+	const char *colon = strrchr(e->value, ':');
+	int64_t port;
+
+	if (colon == NULL || str_to_int64(colon + 1, 0, 65535, &port) < 0)
+		ld_error(ld, e->line, "%s: expected ADDR:PORT (port 0-65535), not '%s'", e->key, e->value);
+	ld_str(dst, e->value);
 }
 
 /* A file the server reads at start: it must be readable now, so a typo
@@ -82,7 +156,7 @@ conf_serve_load(struct loader *ld, struct conf *c, const struct section *sec)
 		const struct entry *e = &sec->entries[i];
 
 		if (strcmp(e->key, "listen") == 0)
-			ld_str(&s->listen, e->value);
+			listen_addr(ld, e, &s->listen);
 		else if (strcmp(e->key, "tls_cert") == 0)
 			readable_file(ld, e, &s->tls_cert), cert_line = e->line;
 		else if (strcmp(e->key, "tls_key") == 0)
@@ -93,7 +167,15 @@ conf_serve_load(struct loader *ld, struct conf *c, const struct section *sec)
 			ttl(ld, e, &s->remember_ttl_ms);
 		else if (strcmp(e->key, "login_rate") == 0)
 			login_rate(ld, s, e);
-		else if (strcmp(e->key, "metrics_token") == 0) {
+		else if (strcmp(e->key, "metrics_listen") == 0)
+			listen_addr(ld, e, &s->metrics_listen);
+		else if (strcmp(e->key, "trusted_proxies") == 0)
+			trusted_proxies(ld, s, e);
+		else if (strcmp(e->key, "overview_cache") == 0) {
+			if (ld_duration(ld, e, &s->overview_cache_ms, 0) == 0 &&
+			    s->overview_cache_ms > 3600 * 1000LL)
+				ld_error(ld, e->line, "overview_cache: '%s' is too long (at most 1h)", e->value);
+		} else if (strcmp(e->key, "metrics_token") == 0) {
 			if (strlen(e->value) < 16)
 				ld_error(ld, e->line, "metrics_token: too short (at least 16 characters)");
 			ld_str(&s->metrics_token, e->value);
@@ -147,6 +229,8 @@ conf_serve_free(struct conf *c)
 	free(s->tls_cert);
 	free(s->tls_key);
 	free(s->metrics_token);
+	free(s->metrics_listen);
+	free(s->trusted_proxies);
 	for (i = 0; i < s->nusers; i++) {
 		free(s->users[i]->name);
 		free(s->users[i]->password_hash);

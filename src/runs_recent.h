@@ -21,7 +21,8 @@ struct runs_count {
 	uint64_t n;
 };
 
-int runs_recent_minutes(struct db *db, struct runs_minutes *m, char *err);
+int runs_recent_minutes(
+    struct db *db, struct runs_minutes *m, struct runs_count **per_queue, size_t *nq, char *err);
 int runs_recent_counts(struct db *db, const char *by, struct runs_count **rows, size_t *n, char *err);
 void runs_counts_free(struct runs_count *rows, size_t n);
 

@@ -137,6 +137,16 @@ guard(struct req *r, const struct route *rt)
 	return rt->handler(r);
 }
 
+/* With metrics_listen set, /metrics is served there and nowhere else,
+ * and that listener serves nothing else. */
+static int
+served_here(const struct req *r, const struct route *rt)
+{
+	if (r->srv->conf->serve.metrics_listen == NULL)
+		return 1;
+	return r->metrics_listener == (rt->need == METRICS);
+}
+
 /* Finds the route: 404 for an unknown path, 405 (with Allow) for a
  * known path asked with another method. */
 static MHD_RESULT
@@ -147,7 +157,7 @@ dispatch(struct req *r)
 	size_t i;
 
 	for (i = 0; i < ARRAY_LEN(routes); i++) {
-		if (!path_match(routes[i].path, r->url, r))
+		if (!served_here(r, &routes[i]) || !path_match(routes[i].path, r->url, r))
 			continue;
 		if (strcmp(routes[i].method, method) == 0)
 			return guard(r, &routes[i]);
@@ -166,20 +176,6 @@ dispatch(struct req *r)
 	return serve_error(r, 404, "no such page");
 }
 
-static void
-client_address(struct req *r)
-{
-	const union MHD_ConnectionInfo *ci =
-	    MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-
-	snprintf(r->addr, sizeof r->addr, "?");
-	if (ci != NULL && ci->client_addr != NULL)
-		getnameinfo(ci->client_addr,
-		    ci->client_addr->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
-		                                           : sizeof(struct sockaddr_in),
-		    r->addr, sizeof r->addr, NULL, 0, NI_NUMERICHOST);
-}
-
 #define SERVE_THREADS 4
 
 static pthread_key_t db_key;
@@ -194,8 +190,8 @@ db_key_free(void *db)
  * (logged) when the server cannot be reached.  A connection that died
  * while idle (server restart, wait_timeout, KILL) is found by a no-op
  * round trip and opened again, so it costs no request a 500. */
-static struct db *
-thread_db(struct serve *s)
+struct db *
+serve_thread_db(struct serve *s)
 {
 	struct db *db = pthread_getspecific(db_key);
 	char err[ERRSZ];
@@ -220,17 +216,19 @@ static MHD_RESULT
 on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *method, const char *version,
     const char *upload, size_t *upload_size, void **con_cls)
 {
+	struct listener *l = cls;
 	struct req *r = *con_cls;
 
 	(void)version;
 	if (r == NULL) {
 		r = xcalloc(1, sizeof *r);
-		r->srv = cls;
+		r->srv = l->srv;
+		r->metrics_listener = l->metrics;
 		r->conn = conn;
 		r->url = url;
 		r->method = method;
 		buf_init(&r->body);
-		client_address(r);
+		serve_client_address(r);
 		*con_cls = r;
 		return MHD_YES;
 	}
@@ -242,7 +240,7 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *
 		*upload_size = 0;
 		return MHD_YES;
 	}
-	if ((r->db = thread_db(r->srv)) == NULL)
+	if ((r->db = serve_thread_db(r->srv)) == NULL)
 		return serve_error(r, 500, "internal error (the server log has the detail)");
 	return dispatch(r);
 }
@@ -332,29 +330,75 @@ slurp(const char *path, char *err)
 	return buf_steal(&b);
 }
 
-static struct MHD_Daemon *
-start_daemon(struct serve *s, int fd, char **cert, char **key, char *err)
+/* Starts libmicrohttpd on l->fd: a pool of SERVE_THREADS threads for
+ * the dashboard, its one polling thread for a metrics-only listener. */
+static int
+start_daemon(struct listener *l, char *err)
 {
+	struct serve *s = l->srv;
 	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
+	struct MHD_OptionItem opts[8];
+	size_t n = 0;
 
 	if (s->tls) {
 		if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES)
 			return errf(err,
 			           "tls_cert/tls_key: this libmicrohttpd was built without TLS; "
 			           "put jobq serve behind a reverse proxy for HTTPS"),
-			       NULL;
-		if ((*cert = slurp(s->conf->serve.tls_cert, err)) == NULL ||
-		    (*key = slurp(s->conf->serve.tls_key, err)) == NULL)
-			return NULL;
+			       -1;
+		if ((l->cert = slurp(s->conf->serve.tls_cert, err)) == NULL ||
+		    (l->key = slurp(s->conf->serve.tls_key, err)) == NULL)
+			return -1;
 		flags |= MHD_USE_TLS;
-		return MHD_start_daemon(flags, 0, NULL, NULL, on_request, s, MHD_OPTION_LISTEN_SOCKET, fd,
-		    MHD_OPTION_THREAD_POOL_SIZE, (unsigned)SERVE_THREADS, MHD_OPTION_NOTIFY_COMPLETED,
-		    on_completed, s, MHD_OPTION_CONNECTION_TIMEOUT, 30u, MHD_OPTION_CONNECTION_LIMIT, 128u,
-		    MHD_OPTION_HTTPS_MEM_CERT, *cert, MHD_OPTION_HTTPS_MEM_KEY, *key, MHD_OPTION_END);
+		opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_CERT, 0, l->cert };
+		opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_KEY, 0, l->key };
 	}
-	return MHD_start_daemon(flags, 0, NULL, NULL, on_request, s, MHD_OPTION_LISTEN_SOCKET, fd,
-	    MHD_OPTION_THREAD_POOL_SIZE, (unsigned)SERVE_THREADS, MHD_OPTION_NOTIFY_COMPLETED, on_completed,
-	    s, MHD_OPTION_CONNECTION_TIMEOUT, 30u, MHD_OPTION_CONNECTION_LIMIT, 128u, MHD_OPTION_END);
+	if (!l->metrics)
+		opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_THREAD_POOL_SIZE, SERVE_THREADS, NULL };
+	opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_TIMEOUT, 30, NULL };
+	opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_LIMIT, 128, NULL };
+	opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_END, 0, NULL };
+	l->d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, l, MHD_OPTION_LISTEN_SOCKET, l->fd,
+	    MHD_OPTION_NOTIFY_COMPLETED, on_completed, l, MHD_OPTION_ARRAY, opts, MHD_OPTION_END);
+	if (l->d == NULL)
+		return errf(err, "cannot start the HTTP server on %s", l->bound), -1;
+	return 0;
+}
+
+/* Opens and starts one listener; -1 with err set (and nothing left
+ * open) when it cannot. */
+static int
+listener_start(struct listener *l, struct serve *s, int metrics, const char *at, char *err)
+{
+	memset(l, 0, sizeof *l);
+	l->srv = s;
+	l->metrics = metrics;
+	if ((l->fd = open_listener(at, l->bound, sizeof l->bound, err)) < 0)
+		return -1;
+	if (start_daemon(l, err) < 0) {
+		close(l->fd);
+		l->fd = -1;
+		return -1;
+	}
+	if (metrics)
+		log_info("serve: /metrics served on %s://%s", s->tls ? "https" : "http", l->bound);
+	else
+		log_info("serve: listening on %s://%s", s->tls ? "https" : "http", l->bound);
+	return 0;
+}
+
+/* Stops a listener (the requests in hand are finished first). */
+static void
+listener_stop(struct listener *l)
+{
+	if (l->d != NULL)
+		MHD_stop_daemon(l->d);
+	if (l->fd >= 0)
+		close(l->fd);
+	free(l->cert);
+	free(l->key);
+	memset(l, 0, sizeof *l);
+	l->fd = -1;
 }
 
 /* Serves until SIGTERM or SIGINT.  Returns 0, or -1 with err set when
@@ -363,11 +407,10 @@ int
 serve_run(const struct conf *c, const char *listen_at, char *err)
 {
 	struct serve s = { 0 };
-	struct MHD_Daemon *d;
+	struct listener main_l = { .fd = -1 }, metrics_l = { .fd = -1 };
 	struct db *probe;
-	char bound[128], *cert = NULL, *key = NULL;
 	sigset_t set;
-	int fd, sig = 0, rc = -1;
+	int sig = 0, rc = -1;
 
 	s.conf = c;
 	/* The API speaks UTC; the page shows the configured zone (and UTC
@@ -395,25 +438,31 @@ serve_run(const struct conf *c, const char *listen_at, char *err)
 	 * and the signals reach sigwait() below. */
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	if ((fd = open_listener(listen_at, bound, sizeof bound, err)) < 0)
-		goto out;
-	if ((d = start_daemon(&s, fd, &cert, &key, err)) == NULL) {
-		if (*err == '\0')
-			errf(err, "cannot start the HTTP server on %s", bound);
-		close(fd);
+	if (serve_overview_start(&s) < 0) {
+		errf(err, "cannot start the overview thread: out of resources");
 		goto out;
 	}
-	log_info("serve: listening on %s://%s", s.tls ? "https" : "http", bound);
+	if (c->serve.metrics_listen != NULL) {
+		char merr[ERRSZ];
+
+		if (listener_start(&metrics_l, &s, 1, c->serve.metrics_listen, merr) < 0) {
+			/* "metrics_listen: ..." (cmd_serve reports a listen
+			 * problem as a configuration error). */
+			errf(err, "%s%s", strncmp(merr, "listen", 6) == 0 ? "metrics_" : "", merr);
+			goto out;
+		}
+	}
+	if (listener_start(&main_l, &s, 0, listen_at, err) < 0)
+		goto out;
 	while (sig != SIGTERM && sig != SIGINT)
 		if (sigwait(&set, &sig) != 0)
 			break;
 	log_info("serve: %s: stopping", signal_name(sig));
-	MHD_stop_daemon(d);
-	close(fd);
 	rc = 0;
 out:
-	free(cert);
-	free(key);
+	listener_stop(&main_l);
+	listener_stop(&metrics_l);
+	serve_overview_stop();
 	pthread_key_delete(db_key);
 	return rc;
 }

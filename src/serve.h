@@ -31,6 +31,18 @@ struct serve {
 	char dummy_hash[160]; /* verified for unknown users: same timing */
 };
 
+/* One listening socket and what it serves: everything, or with
+ * metrics_listen set, the main one all but /metrics and the metrics
+ * one /metrics alone. */
+struct listener {
+	struct serve *srv;
+	int metrics;
+	int fd;
+	char bound[128]; /* the address it listens on */
+	struct MHD_Daemon *d;
+	char *cert, *key;
+};
+
 /* One request, from its first byte to its response. */
 struct req {
 	struct serve *srv;
@@ -39,7 +51,8 @@ struct req {
 	const char *method, *url;
 	struct buf body;
 	int too_large;
-	char addr[64];
+	char addr[64]; /* the client's (serve_client_address) */
+	int metrics_listener; /* asked on metrics_listen */
 	/* set by the router */
 	uint64_t id;      /* the number in /jobs/42 */
 	const char *rest; /* what a trailing '*' matched */
@@ -53,6 +66,7 @@ struct resp_extra {
 	const char *set_cookie; /* NULL: none */
 	const char *allow;      /* 405: the methods the path takes */
 	int64_t retry_after_s;  /* 429: > 0 */
+	const char *server_timing; /* NULL: none */
 };
 MHD_RESULT serve_respond(struct req *r, unsigned status, const char *ctype, const void *body, size_t len,
     const struct resp_extra *x);
@@ -92,6 +106,8 @@ void serve_audit(struct req *r, const char *action, uint64_t job_id, const char 
 /* The JSON endpoints: serve_overview.c, serve_jobs.c, serve_failed.c,
  * serve_workers.c, serve_enqueue.c. */
 MHD_RESULT api_overview(struct req *r);
+int serve_overview_start(struct serve *s);
+void serve_overview_stop(void);
 MHD_RESULT api_jobs(struct req *r);
 MHD_RESULT api_job(struct req *r);
 MHD_RESULT api_job_run_now(struct req *r);
@@ -116,10 +132,14 @@ MHD_RESULT api_schedule_run_now(struct req *r);
 MHD_RESULT api_schedule_edit(struct req *r);
 MHD_RESULT api_cron_preview(struct req *r);
 
+/* serve_proxy.c: who asks, behind trusted_proxies too. */
+void serve_client_address(struct req *r);
+
 /* serve_metrics.c */
 MHD_RESULT serve_metrics(struct req *r);
 
 /* serve.c */
+struct db *serve_thread_db(struct serve *s);
 int serve_run(const struct conf *c, const char *listen, char *err);
 
 #endif

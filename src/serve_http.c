@@ -37,6 +37,8 @@ serve_respond(struct req *r, unsigned status, const char *ctype, const void *bod
 		MHD_add_response_header(resp, "Set-Cookie", x->set_cookie);
 	if (x != NULL && x->allow != NULL)
 		MHD_add_response_header(resp, "Allow", x->allow);
+	if (x != NULL && x->server_timing != NULL)
+		MHD_add_response_header(resp, "Server-Timing", x->server_timing);
 	if (x != NULL && x->retry_after_s > 0) {
 		char v[32];
 

@@ -2,7 +2,8 @@
 # The dashboard's JSON API against what the database holds: keyset pages
 # over the jobs, the filters, run now, the overview's counters and chart,
 # the workers, and the dead-letter actions (retry all matching, forget,
-# clear only with the confirmed count), each one audited.
+# clear only with the confirmed count), each one audited; the shared
+# overview snapshot ([serve] overview_cache).
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/operator/common.sh"
 . "$top_srcdir/tests/serve_lib.sh"
@@ -23,6 +24,11 @@ queue = mail
 [user admin]
 password_hash = $PWHASH
 role = admin
+
+[serve]
+# Every overview computed in the request: the counts below are compared
+# with the database right after each change.
+overview_cache = 0
 EOC
 serve_start
 login admin "$T/jar"
@@ -148,5 +154,58 @@ hit GET /api/enqueue "$T/jar"
 is "$(printf '%s' "$BODY" | jget '(d["queues"], [(t["type"], t["queue"]) for t in d["types"]])')" '[["default", "mail"], [["echo", "default"], ["send_email", "mail"]]]' "the enqueue form offers the INI whitelists"
 hit HEAD /api/workers "$T/jar" "" -I
 is "$CODE" 200 "HEAD works where GET does"
+serve_stop
+
+# ---- the shared overview snapshot ----
+# ready: the ready count of the default queue in the last overview.
+ready() { printf '%s' "$BODY" | jget '[q["ready"] for q in d["queues"] if q["queue"] == "default"][0]'; }
+sql "DELETE FROM jobs; DELETE FROM job_runs"
+jq_ enqueue echo '{}' >/dev/null
+sed -i 's/^overview_cache = 0$/overview_cache = 1h/' "$CONF"
+serve_start
+login admin "$T/jar"
+hit GET /api/overview "$T/jar"
+is "$CODE/$(ready)" 200/1 "overview_cache = 1h: the first overview is computed for the request"
+like "$(header server-timing)" '^compute;dur=[0-9]+, age;dur=[0-9]+$' "Server-Timing says what the snapshot cost and its age"
+jq_ enqueue echo '{}' >/dev/null
+hit GET /api/overview "$T/jar"
+is "$CODE/$(ready)" 200/1 "a job enqueued since: the same snapshot is served"
+login admin "$T/jar2"
+hit GET /api/overview "$T/jar2"
+is "$(ready)" 1 "to every client"
+serve_stop
+sed -i 's/^overview_cache = 1h$/overview_cache = 1s/' "$CONF"
+serve_start
+login admin "$T/jar"
+hit GET /api/overview "$T/jar"
+is "$(ready)" 2 "overview_cache = 1s: computed at the first request"
+jq_ enqueue echo '{}' >/dev/null
+# Older than 1 s, the snapshot is still served at once, and the refresher
+# computes the next: within a few seconds the new job shows.
+seen=""
+for i in $(seq 1 $((100 * ${TIME_SCALE:-1}))); do
+	sleep 0.1
+	hit GET /api/overview "$T/jar"
+	[ "$(ready)" = 3 ] && { seen=yes; break; }
+done
+is "$seen" yes "a snapshot older than overview_cache is refreshed in the background"
+age=$(header server-timing | sed 's/.*age;dur=//')
+ok "$([ "$age" -lt 30000 ]; echo $?)" "and what is served is recent (age $age ms)"
+# A computation that fails drops the snapshot: no old numbers are shown
+# as current, the client gets a 500 without the detail, the log has it.
+sql "RENAME TABLE job_runs TO job_runs_away"
+codes=""
+for i in $(seq 1 $((100 * ${TIME_SCALE:-1}))); do
+	sleep 0.1
+	hit GET /api/overview "$T/jar"
+	codes+=" $CODE"
+	[ "$CODE" = 500 ] && break
+done
+is "$CODE" 500 "the database failing: the overview answers 500 once the snapshot is due (got$codes)"
+ok "$(case $BODY in *job_runs*) echo 1 ;; *) echo 0 ;; esac)" "without the database's message"
+like "$(cat "$T/serve.log")" "serve: overview: .*job_runs" "which the log has"
+sql "RENAME TABLE job_runs_away TO job_runs"
+hit GET /api/overview "$T/jar"
+is "$CODE/$(ready)" 200/3 "the database back: the next request gets a new snapshot"
 serve_stop
 finish

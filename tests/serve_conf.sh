@@ -32,6 +32,9 @@ listen = 127.0.0.1:0
 session_ttl = 2h
 remember_ttl = 7d
 login_rate = 3/10m
+overview_cache = 500ms
+metrics_listen = 127.0.0.1:0
+trusted_proxies = 127.0.0.1, ::1, 10.0.0.0/8, fd00::/8
 
 [user alice]
 password_hash = $hash
@@ -85,6 +88,38 @@ EOC
 bad "jobq.ini:[0-9]+: session_ttl: '10s' is too short" "a session_ttl under a minute" <<EOC
 [serve]
 session_ttl = 10s
+EOC
+bad "jobq.ini:[0-9]+: overview_cache: '2h' is too long" "an overview_cache over an hour" <<EOC
+[serve]
+overview_cache = 2h
+EOC
+bad "jobq.ini:[0-9]+: overview_cache: " "an overview_cache that is no duration" <<EOC
+[serve]
+overview_cache = often
+EOC
+bad "jobq.ini:[0-9]+: trusted_proxies: '10.0.0.1/8' is not an IP address or network" "a trusted network with host bits" <<EOC
+[serve]
+trusted_proxies = 127.0.0.1, 10.0.0.1/8
+EOC
+bad "jobq.ini:[0-9]+: trusted_proxies: 'proxy.example' is not an IP address" "a host name in trusted_proxies" <<EOC
+[serve]
+trusted_proxies = proxy.example
+EOC
+bad "jobq.ini:[0-9]+: trusted_proxies: '::1/129' is not" "a prefix longer than the address" <<EOC
+[serve]
+trusted_proxies = ::1/129
+EOC
+bad "jobq.ini:[0-9]+: trusted_proxies: expected addresses" "an empty item in trusted_proxies" <<EOC
+[serve]
+trusted_proxies = 127.0.0.1,,::1
+EOC
+bad "jobq.ini:[0-9]+: metrics_listen: expected ADDR:PORT \(port 0-65535\), not '8378'" "a metrics_listen without a port" <<EOC
+[serve]
+metrics_listen = 8378
+EOC
+bad "jobq.ini:[0-9]+: listen: expected ADDR:PORT \(port 0-65535\), not '127.0.0.1:http'" "a listen port that is no number" <<EOC
+[serve]
+listen = 127.0.0.1:http
 EOC
 bad "jobq.ini:[0-9]+: \[serve\] takes no name" "[serve NAME]" <<EOC
 [serve main]

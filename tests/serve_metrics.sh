@@ -1,7 +1,8 @@
 #!/bin/bash
 # GET /metrics: Prometheus text format that the official Python parser
 # (Debian's python3-prometheus-client) reads, with the values the
-# database holds; metrics_token guards it when set.
+# database holds; metrics_token guards it when set; metrics_listen serves
+# it on an address of its own, and only there.
 . "$top_srcdir/tests/lib.sh"
 PY=/usr/bin/python3
 $PY -c 'import prometheus_client' 2>/dev/null ||
@@ -91,4 +92,56 @@ is "$CODE" 401 "a wrong token: 401"
 hit GET /metrics "" "" -H 'Authorization: Bearer s3cret-s3cret-s3cret'
 is "$CODE" 200 "the right token: 200"
 serve_stop
+
+# ---- metrics_listen: /metrics on its own address, nothing else there ----
+sed -i '/^metrics_token = /d' "$CONF"
+printf 'metrics_listen = 127.0.0.1:0\n' >>"$CONF"
+serve_start
+MURL=$(grep -o '/metrics served on http://[^ ]*' "$T/serve.log" | sed 's,^/metrics served on ,,')
+like "$MURL" '^http://127\.0\.0\.1:[0-9]+$' "the log names the metrics address ($MURL)"
+ok "$([ "$MURL" != "$URL" ]; echo $?)" "apart from the dashboard's ($URL)"
+mhit() { local u=$URL; URL=$MURL; hit "$@"; URL=$u; }
+mhit GET /metrics
+is "$CODE" 200 "GET /metrics on metrics_listen: 200"
+like "$(header content-type)" '^text/plain; version=0.0.4' "in the text format"
+is "$(header x-content-type-options)" nosniff "with the security headers"
+printf '%s\n' "$BODY" >"$T/metrics.txt"
+is "$(sample jobq_jobs queue=default state=ready)" 2 "the same values: jobq_jobs{default,ready} = 2"
+mhit HEAD /metrics "" "" -I
+is "$CODE" 200 "HEAD /metrics there: 200"
+hit GET /metrics
+is "$CODE" 404 "GET /metrics on the dashboard's listen: 404"
+for path in / /login /api/me /static/app.js; do
+	mhit GET "$path"
+	is "$CODE" 404 "GET $path on metrics_listen: 404"
+done
+mhit POST /api/login "" '{"user": "admin", "password": "'"$PW"'"}'
+is "$CODE" 404 "POST /api/login on metrics_listen: 404 (no logins there)"
+mhit POST /metrics "" '{}'
+is "$CODE/$(header allow)" "405/GET, HEAD" "POST /metrics there: 405 with Allow"
+hit GET /api/me
+is "$CODE" 200 "the dashboard still answers on listen"
+serve_stop
+
+# With metrics_token too, the metrics address asks for it.
+printf 'metrics_token = s3cret-s3cret-s3cret\n' >>"$CONF"
+serve_start
+MURL=$(grep -o '/metrics served on http://[^ ]*' "$T/serve.log" | sed 's,^/metrics served on ,,')
+mhit GET /metrics
+is "$CODE" 401 "metrics_listen and metrics_token: no token, 401"
+mhit GET /metrics "" "" -H 'Authorization: Bearer s3cret-s3cret-s3cret'
+is "$CODE" 200 "the right token: 200"
+serve_stop
+
+# An address already taken: jobq serve refuses to start, saying which.
+sed -i '/^metrics_listen = /d' "$CONF"
+python3 -c 'import socket,time,sys; s=socket.socket(); s.bind(("127.0.0.1",0)); s.listen(1); print(s.getsockname()[1], flush=True); time.sleep(60)' >"$T/port" &
+holder=$!
+BG_PIDS+=("$holder")
+for i in $(seq 1 100); do [ -s "$T/port" ] && break; sleep 0.1; done
+printf 'metrics_listen = 127.0.0.1:%s\n' "$(cat "$T/port")" >>"$CONF"
+timeout 20 "$JOBQ" -c "$CONF" serve --listen 127.0.0.1:0 >/dev/null 2>"$T/err"
+is "$?" 1 "metrics_listen on a taken port: exit 1, as for listen"
+like "$(cat "$T/err")" "metrics_listen on 127.0.0.1:[0-9]+: Address already in use" "and says which address"
+kill "$holder" 2>/dev/null
 finish

@@ -39,6 +39,15 @@ ok "$([ "$plain" != 200 ]; echo $?)" "plain HTTP on the TLS port gets no page (g
 serve_stop
 is "$?" 0 "SIGTERM: exits 0"
 
+# metrics_listen speaks TLS too.
+sed -i "s|^tls_key = .*|&\nmetrics_listen = 127.0.0.1:0|" "$CONF"
+serve_start
+murl=$(grep -o '/metrics served on [a-z]*://[^ ]*' "$T/serve.log" | sed 's,^/metrics served on ,,')
+like "$murl" '^https://127\.0\.0\.1:[0-9]+$' "metrics_listen with TLS says https ($murl)"
+is "$(curl -s -k -o /dev/null -w '%{http_code}' "$murl/metrics")" 200 "GET /metrics there over TLS: 200"
+serve_stop
+sed -i '/^metrics_listen = /d' "$CONF"
+
 # A key that does not match the certificate is refused at start.
 openssl req -x509 -newkey rsa:2048 -nodes -subj /CN=other -days 2 \
 	-keyout "$T/key2.pem" -out "$T/cert2.pem" >/dev/null 2>&1
