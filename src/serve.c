@@ -66,6 +66,8 @@ static const struct route routes[] = {
 	{ "POST", "/api/failed/forget", ADMIN, api_failed_forget },
 	{ "POST", "/api/failed/clear", ADMIN, api_failed_clear },
 	{ "GET", "/api/workers", VIEWER, api_workers },
+	{ "POST", "/api/queues/pause", ADMIN, api_queue_pause },
+	{ "POST", "/api/queues/resume", ADMIN, api_queue_resume },
 	{ "GET", "/api/enqueue", VIEWER, api_enqueue_form },
 	{ "POST", "/api/enqueue", ADMIN, api_enqueue },
 	{ "GET", "/api/schedules", VIEWER, api_schedules },

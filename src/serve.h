@@ -108,6 +108,7 @@ void serve_audit(struct req *r, const char *action, uint64_t job_id, const char 
 MHD_RESULT api_overview(struct req *r);
 int serve_overview_start(struct serve *s);
 void serve_overview_stop(void);
+void serve_overview_invalidate(void);
 MHD_RESULT api_jobs(struct req *r);
 MHD_RESULT api_job(struct req *r);
 MHD_RESULT api_job_run_now(struct req *r);
@@ -120,6 +121,10 @@ MHD_RESULT api_failed_clear(struct req *r);
 MHD_RESULT api_workers(struct req *r);
 MHD_RESULT api_enqueue_form(struct req *r);
 MHD_RESULT api_enqueue(struct req *r);
+
+/* serve_queues.c: pause and resume, as `jobq pause|resume`. */
+MHD_RESULT api_queue_pause(struct req *r);
+MHD_RESULT api_queue_resume(struct req *r);
 
 /* serve_schedules.c: the Schedules page; every call into the cron
  * module's time-zone code is serialised by one mutex there. */

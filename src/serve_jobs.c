@@ -91,6 +91,12 @@ view_json(struct req *r, const struct job_view *v)
 	serve_add_str_or_null(o, "reserved_at", v->reserved_at);
 	serve_add_str_or_null(o, "lease_expires_at", v->lease_expires_at);
 	serve_add_str_or_null(o, "last_error", v->last_error);
+	serve_add_str_or_null(o, "unique_key", v->unique_key);
+	/* The handler's progress (control channel) while it runs. */
+	if (v->progress >= 0 && (strcmp(v->state, "reserved") == 0 || strcmp(v->state, "stale") == 0)) {
+		ADD_NUM(o, "progress", v->progress);
+		serve_add_str_or_null(o, "progress_note", v->progress_note);
+	}
 	serve_add_str_or_null(o, "failed_at", v->failed_at);
 	serve_add_str_or_null(o, "exception", v->exception);
 	serve_add_str_or_null(o, "exit_status", v->exit_status);
@@ -138,6 +144,7 @@ runs_json(const struct run_row *runs, size_t n)
 		serve_add_str_or_null(o, "exit_status", runs[i].exit_status);
 		add_excerpt(o, "error", runs[i].error);
 		add_excerpt(o, "output", runs[i].output);
+		serve_add_str_or_null(o, "result", runs[i].result); /* JSON text, as the handler wrote it */
 		cJSON_AddItemToArray(a, o);
 	}
 	return a;

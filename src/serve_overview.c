@@ -68,6 +68,7 @@ queues_json(const struct queue_counts *q, size_t nq, const struct runs_count *c,
 		ADD_NUM(o, "reserved", q[i].reserved);
 		ADD_NUM(o, "stale", q[i].stale);
 		ADD_NUM(o, "failed", q[i].failed);
+		cJSON_AddBoolToObject(o, "paused", q[i].paused);
 		ADD_NUM(o, "done_last_hour", done_in(c, nc, q[i].queue));
 		if (q[i].oldest_ready_s >= 0)
 			ADD_NUM(o, "oldest_ready_s", q[i].oldest_ready_s);
@@ -190,6 +191,18 @@ serve_overview_stop(void)
 	ov.started = 0;
 	cJSON_Delete(ov.doc);
 	ov.doc = NULL;
+}
+
+/* Drops the snapshot, so that the next request waits for one computed
+ * after this call: what an admin action that changes the overview
+ * (pause, resume) uses so that its page shows the change at once. */
+void
+serve_overview_invalidate(void)
+{
+	pthread_mutex_lock(&ov.mu);
+	cJSON_Delete(ov.doc);
+	ov.doc = NULL;
+	pthread_mutex_unlock(&ov.mu);
 }
 
 /* Sends doc with a Server-Timing header: how long it took to compute

@@ -173,6 +173,34 @@ is "$CODE/$(ready)" 200/1 "a job enqueued since: the same snapshot is served"
 login admin "$T/jar2"
 hit GET /api/overview "$T/jar2"
 is "$(ready)" 1 "to every client"
+# Pause and resume (as `jobq pause|resume`): audited, and the overview
+# shows the change at once, snapshot or not.
+paused() { printf '%s' "$BODY" | jget '[q["paused"] for q in d["queues"] if q["queue"] == "mail"][0]'; }
+post /api/queues/pause "$T/jar2" '{"queue": "mail"}'
+is "$CODE/$(printf '%s' "$BODY" | jget '[d["queue"], d["paused"], d["changed"]]')" '200/["mail", true, true]' \
+	"POST /api/queues/pause pauses the queue"
+is "$(sql "SELECT COUNT(*) FROM jobq_paused WHERE queue = 'mail'")" 1 "... in the database, as jobq pause does"
+like "$(jq_ status)" "mail.*paused" "... and jobq status says so"
+hit GET /api/overview "$T/jar"
+is "$(paused)/$(ready)" "true/2" "the overview shows it paused at once (a fresh snapshot, with the job enqueued since)"
+is "$(sql "SELECT CONCAT_WS(' ', action, detail) FROM jobq_audit WHERE action LIKE 'queue-%'")" "queue-pause mail" "the pause is audited"
+post /api/queues/pause "$T/jar2" '{"queue": "nosuch"}'
+is "$CODE" 404 "an unknown queue: 404"
+post /api/queues/resume "$T/jar2" '{"queue": "mail"}' ""
+is "$CODE" 403 "resume without the CSRF token: 403"
+post /api/queues/resume "$T/jar2" '{"queue": "mail"}'
+hit GET /api/overview "$T/jar"
+is "$(paused)" false "resumed: the overview shows it"
+# One job's view: its unique key, the handler's progress while it runs,
+# each run's result.
+uid=$(jq_ enqueue --unique-key order:7 echo '{}')
+sql "UPDATE jobs SET attempts = 1, reserved_by = 'h:1:x', reserved_at = UTC_TIMESTAMP(6), lease_token = REPEAT('p', 32),
+	lease_expires_at = UTC_TIMESTAMP(6) + INTERVAL 1 MINUTE, progress = 40, progress_note = 'half way' WHERE id = $uid;
+	INSERT INTO job_runs (job_id, queue, type, attempt, worker, started_at, duration_ms, outcome, exit_status, result)
+	VALUES ($uid, 'default', 'echo', 1, 'h:1:x', UTC_TIMESTAMP(6), 5, 'retry', 'exit 75', '{\"rows\": 3}')"
+hit GET "/api/jobs/$uid" "$T/jar"
+is "$(printf '%s' "$BODY" | jget '[d["job"]["unique_key"], d["job"]["progress"], d["job"]["progress_note"], d["runs"][0]["result"]]')" \
+	'["order:7", 40, "half way", "{\"rows\": 3}"]' "a job's view: unique key, progress while it runs, each run's result"
 serve_stop
 sed -i 's/^overview_cache = 1h$/overview_cache = 1s/' "$CONF"
 serve_start

@@ -214,7 +214,13 @@ async function pageOverview() {
     el("h2", {}, "Queues"),
     el("div", { class: "grid" }, d.queues.map((q) =>
       el("div", { class: "card queue", "data-queue": q.queue },
-        el("a", { class: "queue-name", href: "/jobs?queue=" + encodeURIComponent(q.queue) }, q.queue),
+        el("div", { class: "row" },
+          el("a", { class: "queue-name", href: "/jobs?queue=" + encodeURIComponent(q.queue) }, q.queue),
+          q.paused ? el("span", { class: "badge s-stale paused" }, "paused") : null,
+          isAdmin() ? el("button", { class: q.paused ? "primary pause" : "pause", on: { click: () =>
+            act("/api/queues/" + (q.paused ? "resume" : "pause"), { queue: q.queue },
+              (r) => "Queue " + r.queue + (r.paused ? " paused: workers take no new job from it" : " resumed")) } },
+            q.paused ? "Resume" : "Pause") : null),
         el("div", { class: "strip" }, STATES.map((s) => counter(s, q[s]))),
         el("div", { class: "facts" },
           el("span", {}, fmtNum(q.done_last_hour) + " done last hour"),
@@ -348,6 +354,9 @@ async function pageJob(id) {
     el("div", { class: "card" }, kv([
       ["Queue", j.queue], ["Type", j.type], ["Priority", String(j.priority)],
       ["Attempts", j.attempts + " of " + (j.max_attempts || "—")],
+      ["Unique key", j.unique_key],
+      ["Progress", j.progress !== undefined ? el("span", { id: "progress" },
+        el("progress", { max: 100, value: j.progress }), " " + j.progress + "%" + (j.progress_note ? " " + j.progress_note : "")) : null],
       ["Created", when(j.created_at)],
       ["Available", j.available_at ? el("span", {}, when(j.available_at), " (" + dueIn(j.available_in_ms) + ")") : null],
       ["Reserved by", j.reserved_by], ["Reserved at", j.reserved_at ? when(j.reserved_at) : null],
@@ -367,7 +376,8 @@ async function pageJob(id) {
         el("td", { class: "num" }, r.duration_ms < 1000 ? r.duration_ms + " ms" : fmtDur(r.duration_ms)), el("td", {}, badge(r.outcome)),
         el("td", { class: "wide" }, r.exit_status || ""),
         el("td", {}, r.error ? el("details", {}, el("summary", {}, "stderr: " + firstLine(r.error)), el("pre", {}, r.error)) : null,
-          r.output ? el("details", {}, el("summary", {}, "stdout"), el("pre", {}, r.output)) : null))))),
+          r.output ? el("details", {}, el("summary", {}, "stdout"), el("pre", {}, r.output)) : null,
+          r.result ? el("details", {}, el("summary", {}, "result"), el("pre", { class: "result" }, pretty(r.result))) : null))))),
     el("h2", {}, "Audit"),
     d.audit.length === 0 ? el("p", { class: "empty" }, "No admin actions on this job.") :
       el("table", { id: "audit" }, el("tbody", {}, d.audit.map((a) => el("tr", {},

@@ -145,6 +145,15 @@ try {
   ok(true, "resumed: they catch up");
   sql("DELETE FROM failed_jobs WHERE id IN (9003, 9004)");
 
+  // ---- pausing a queue from its card (as jobq pause) ----
+  await page.click('.queue[data-queue="mail"] button.pause');
+  await page.waitForSelector('.queue[data-queue="mail"] .paused', WAIT);
+  is(sql("SELECT COUNT(*) FROM jobq_paused WHERE queue = 'mail'"), "1", "Pause on the mail card pauses the queue in the database");
+  is(await text('.queue[data-queue="mail"] button.pause'), "Resume", "the card says paused and offers Resume");
+  await page.click('.queue[data-queue="mail"] button.pause');
+  await page.waitForFunction(() => !document.querySelector('.queue[data-queue="mail"] .paused'), WAIT);
+  is(sql("SELECT COUNT(*) FROM jobq_paused WHERE queue = 'mail'"), "0", "Resume lets workers take it again");
+
   // ---- a job from the list ----
   await page.click('#nav a[href="/jobs"]');
   await page.waitForSelector("#jobs-table", WAIT);

@@ -1,0 +1,56 @@
+/* serve_queues.c -- POST /api/queues/pause and /api/queues/resume: the
+ * dashboard's buttons for `jobq pause|resume QUEUE`, over the same
+ * flow_pause() (the state lives in the database, so every worker on
+ * every host sees it within one poll). */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "flow.h"
+#include "serve.h"
+
+static MHD_RESULT
+pause_queue(struct req *r, int pause)
+{
+	cJSON *in = serve_body_json(r), *doc;
+	const char *queue = cJSON_GetStringValue(cJSON_GetObjectItem(in, "queue"));
+	char err[ERRSZ];
+	int changed = 0;
+	MHD_RESULT ret;
+
+	if (queue == NULL || *queue == '\0')
+		ret = serve_error(r, 400, "expected {\"queue\": \"QUEUE\"}");
+	else if (!conf_has_queue(r->srv->conf, queue))
+		ret = serve_error(r, 404, "no such queue in the configuration");
+	else if (flow_pause(r->db, queue, pause, &changed, err) != DB_OK)
+		ret = serve_db_error(r, pause ? "pause queue" : "resume queue", err);
+	else {
+		if (changed)
+			serve_audit(r, pause ? "queue-pause" : "queue-resume", 0, queue);
+		/* The overview snapshot would show the old state for up to
+		 * overview_cache: the next request computes a fresh one. */
+		serve_overview_invalidate();
+		doc = cJSON_CreateObject();
+		cJSON_AddStringToObject(doc, "queue", queue);
+		cJSON_AddBoolToObject(doc, "paused", pause);
+		cJSON_AddBoolToObject(doc, "changed", changed);
+		ret = serve_json(r, 200, doc);
+	}
+	cJSON_Delete(in);
+	return ret;
+}
+
+/* POST /api/queues/pause {"queue"} */
+MHD_RESULT
+api_queue_pause(struct req *r)
+{
+	return pause_queue(r, 1);
+}
+
+/* POST /api/queues/resume {"queue"} */
+MHD_RESULT
+api_queue_resume(struct req *r)
+{
+	return pause_queue(r, 0);
+}
