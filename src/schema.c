@@ -24,7 +24,10 @@ schema_latest(void)
 	return schema_migrations[schema_nmigrations - 1].version;
 }
 
-/* The applied version: 0 when the schema was never installed. */
+/* The applied version: 0 when the schema was never installed.  On a
+ * Galera node the read first waits for the node to apply what the
+ * cluster has committed (wsrep_sync_wait): a `jobq init` that has just
+ * returned on another node must not look undone here. */
 int
 schema_version(struct db *db, unsigned *version, char *err)
 {
@@ -33,7 +36,11 @@ schema_version(struct db *db, unsigned *version, char *err)
 	int rc;
 
 	*version = 0;
-	r = db_query(db, &rc, err, "SELECT COALESCE(MAX(version), 0) FROM jobq_schema");
+	r = db_query(db, &rc, err,
+	    db_galera(db) ? "SET @jobq_sw = @@wsrep_sync_wait, SESSION wsrep_sync_wait = 1;"
+	                    "SELECT COALESCE(MAX(version), 0) FROM jobq_schema;"
+	                    "SET SESSION wsrep_sync_wait = @jobq_sw"
+	                  : "SELECT COALESCE(MAX(version), 0) FROM jobq_schema");
 	if (r == NULL)
 		return db_errno(db) == ER_NO_SUCH_TABLE ? DB_OK : rc;
 	if ((row = db_res_next(r)) != NULL && row[0] != NULL)

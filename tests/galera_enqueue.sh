@@ -23,7 +23,7 @@ reserve_ttl = 60s
 [queue default]
 
 [handler once]
-exec = /bin/sh -c 'cat >>$ran; echo >>$ran'
+exec = /bin/sh -c 'echo "\$(cat)" >>$ran'
 EOC
 done
 "$JOBQ" -c "$T/n1.ini" init >/dev/null
