@@ -2,7 +2,8 @@
 # three nodes per test (contrib/jobq-testcluster), stopped at exit.
 #
 #   . "$top_srcdir/tests/galera_lib.sh"; galera_setup NAME PORT
-#   gsql I "SELECT ..."   SQL on node I, the test's database, no header
+#   gsql I "SELECT ..."   SQL on node I, the test's database, no header,
+#                         reads causal (they see every commit made before)
 #   gconf FILE HOSTS      a configuration for the host list HOSTS (the
 #                         test's [worker], queue and handlers come on stdin)
 #   H1 H2 H3              the nodes' "127.0.0.1:PORT"
@@ -53,10 +54,14 @@ galera_setup() {
 	H3=127.0.0.1:$((port + 20))
 }
 
+# Reads are causal (wsrep_sync_wait = 1): a node applies what the cluster
+# committed elsewhere a little later, and a test's read on node 2 right
+# after a write through node 1 must see it.
 gsql() {
 	local i=$1
 	shift
-	"$CLUSTER_SCRIPT" client "$CLUSTER" "$i" -N -B "$DB" -e "SET time_zone = '+00:00'; $*"
+	"$CLUSTER_SCRIPT" client "$CLUSTER" "$i" -N -B "$DB" -e \
+		"SET time_zone = '+00:00', SESSION wsrep_sync_wait = 1; $*"
 }
 
 gconf() {
