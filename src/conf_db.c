@@ -22,7 +22,8 @@
 
 #define DB_HOSTS_MAX 16
 
-/* Host i (0-based) of the list in c->host ("db1, db2:3307, [::1]:3308"):
+/* Host i (0-based) of the list in c->host ("db1, db2:3307, [::1]:3308",
+ * "::1"):
  * its name into host (size n) and its port (the item's own, else
  * c->port).  Returns 1 when there is such an item, 0 past the end, -1
  * when item i is malformed (an empty name, a port that is not 1..65535,
@@ -54,6 +55,9 @@ conf_db_host(const struct db_conf *c, size_t i, char *host, size_t n, unsigned *
 		colon = colon != NULL && colon + 1 < end && colon[1] == ':' ? colon + 1 : NULL;
 	} else {
 		colon = memchr(p, ':', (size_t)(end - p));
+		/* Two colons: a bare IPv6 address, which takes no port. */
+		if (colon != NULL && memchr(colon + 1, ':', (size_t)(end - colon - 1)) != NULL)
+			colon = NULL;
 		len = (size_t)((colon != NULL ? colon : end) - p);
 	}
 	*port = c->port;

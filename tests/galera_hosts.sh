@@ -20,6 +20,9 @@ bad "a:70000" "item 1 of 'a:70000': its port is not a number from 1 to 65535"
 bad "a:33x" "item 1 of 'a:33x': its port"
 bad "a," "item 2 of 'a,': it names no host"
 bad "[::1:3306" "item 1 of '\[::1:3306': it names no host"
+printf "[database]\nhost = ::1\nport = 9\nuser = root\ndatabase = x\nconnect_timeout = 2s\n" >"$T/v6.ini"
+"$JOBQ" -c "$T/v6.ini" check >/dev/null 2>"$T/err"
+is "$?" 69 "host = ::1 (a bare IPv6 address) is accepted: the check gets as far as connecting"
 
 # Two hosts that refuse connections (ports nothing listens on): exit 69,
 # and the error names both.
