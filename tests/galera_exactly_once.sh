@@ -66,4 +66,7 @@ for topo in one spread; do
 	diag "[$topo] exhausted certification retries logged: $(grep -h 'Deadlock found' "${logs[@]}" | wc -l)"
 	gsql 1 "DELETE FROM job_runs"
 done
+# Under --enable-sanitizers a report goes to the worker's stderr.
+is "$(grep -l -e 'Sanitizer' -e 'runtime error:' "$T"/worker.*.log | wc -l)" 0 \
+	"no worker log holds a sanitizer report"
 finish

@@ -70,4 +70,7 @@ for l in "${logs[2]}" "${logs[5]}"; do
 done
 is "$moved" 2 "both of node 3's workers moved to node 1, the next host of their list"
 is "$(grep -h ' lease lost ' "${logs[@]}" | head -3)" "" "no worker lost a lease"
+# Under --enable-sanitizers a report goes to the worker's stderr.
+is "$(grep -l -e 'Sanitizer' -e 'runtime error:' "$T"/worker.*.log | wc -l)" 0 \
+	"no worker log holds a sanitizer report"
 finish
