@@ -186,8 +186,8 @@ finish(const struct batch_ctx *ctx, struct batch_job *job, const char *at, int i
  * ERRSZ): messages quote what the user wrote (a type, a field name, a
  * time), JSON strings can hold raw control characters (cJSON takes them),
  * and a message must stay one line that cannot drive a terminal. */
-static void
-err_visible(char *err)
+void
+batch_err_visible(char *err)
 {
 	char copy[ERRSZ];
 	const char *p;
@@ -218,7 +218,7 @@ batch_job_single(const char *type, const char *payload, size_t len, const struct
 	job->e.payload_len = len;
 	if (finish(ctx, job, ctx->at, 0, err) < 0) {
 		batch_job_clear(job);
-		err_visible(err);
+		batch_err_visible(err);
 		return -1;
 	}
 	return 0;
@@ -388,7 +388,7 @@ batch_line_parse(const char *line, size_t len, const struct batch_ctx *ctx, stru
 	cJSON_Delete(o);
 	if (rc < 0) {
 		batch_job_clear(job);
-		err_visible(err);
+		batch_err_visible(err);
 	}
 	return rc;
 }

@@ -65,5 +65,6 @@ int batch_job_single(const char *type, const char *payload, size_t len, const st
     struct batch_job *job, char *err);
 void batch_job_clear(struct batch_job *job);
 size_t batch_line_max(const struct batch_ctx *ctx);
+void batch_err_visible(char *err);
 
 #endif

@@ -36,8 +36,10 @@
 #include "batch.h"
 #include "cli.h"
 #include "duration.h"
+#include "flow.h"
 #include "isotime.h"
 #include "queue.h"
+#include "utf8.h"
 
 #define CHUNK_ROWS 2000
 #define CHUNK_BYTES (4 * 1024 * 1024)
@@ -75,9 +77,15 @@ usage(void)
 	       "                         committed and the key; scripts should give a KEY of their\n"
 	       "                         own so that even a killed run can be resumed.\n"
 	       "  -n, --dry-run          with --batch: check (exactly as a real run does, including\n"
-	       "                         the server's packet limit) and print what would be enqueued\n\n"
-	       "Exit status: 0 enqueued, 65 bad input (nothing written), 69 database\n"
-	       "unavailable (a batch says how much was committed), 78 configuration error.\n");
+	       "                         the server's packet limit) and print what would be enqueued\n"
+	       "  -u, --unique-key KEY   refuse this job while another job with KEY is queued or\n"
+	       "                         running: print that job's id instead, with a note on\n"
+	       "                         stderr, and exit 0 (KEY: 1-255 bytes of UTF-8)\n"
+	       "      --unique-for DURATION  with --unique-key: also refuse KEY for DURATION after\n"
+	       "                         this job was enqueued, even once it is done\n\n"
+	       "Exit status: 0 enqueued (or refused by --unique-key), 65 bad input (nothing\n"
+	       "written), 69 database unavailable (a batch says how much was committed),\n"
+	       "78 configuration error.\n");
 }
 
 /* ---- reading the input: lines, bounded, hashed, optionally spooled ---- */
@@ -575,13 +583,37 @@ read_payload(size_t max, size_t *len)
 	return buf_steal(&b);
 }
 
+/* The one job of a unique key (flow.c): its id, or the id of the job
+ * that holds the key. */
 static int
-insert_one(struct db *db, const struct batch_job *job)
+insert_unique(struct db *db, const struct batch_job *job, int64_t unique_for_ms)
+{
+	struct flow_unique u;
+	char err[ERRSZ];
+	int rc = flow_enqueue_unique(db, &job->e, unique_for_ms, &u, err);
+
+	if (rc != DB_OK) {
+		cli_error("enqueue: %s (nothing was written)", err);
+		return rc == DB_EGONE ? EX_UNAVAILABLE : EXIT_FAIL;
+	}
+	if (u.refused)
+		fprintf(stderr,
+		    "jobq: enqueue: unique key '%s' is taken by job %llu (%s); nothing enqueued\n",
+		    job->e.unique_key, (unsigned long long)u.id,
+		    u.in_window ? "its --unique-for window is still open" : "queued or running");
+	printf("%llu\n", (unsigned long long)u.id);
+	return 0;
+}
+
+static int
+insert_one(struct db *db, const struct batch_job *job, int64_t unique_for_ms)
 {
 	char err[ERRSZ];
 	uint64_t id = 0;
 	int rc, attempt = 0;
 
+	if (job->e.unique_key != NULL)
+		return insert_unique(db, job, unique_for_ms);
 	do
 		rc = queue_enqueue(db, &job->e, 1, &id, err);
 	while (rc != DB_OK && db_retry_after(rc, ++attempt));
@@ -596,7 +628,8 @@ insert_one(struct db *db, const struct batch_job *job)
 /* Checks the job without the database first (so bad input is 65 even
  * when the server is down), then against the server's packet. */
 static int
-single(struct batch_ctx *ctx, const char *type, const char *payload_arg)
+single(struct batch_ctx *ctx, const char *type, const char *payload_arg, const char *unique_key,
+    int64_t unique_for_ms)
 {
 	struct batch_job job;
 	struct db *db = NULL;
@@ -622,7 +655,8 @@ single(struct batch_ctx *ctx, const char *type, const char *payload_arg)
 		cli_error("%s", err);
 		rc = EX_DATAERR;
 	} else {
-		rc = insert_one(db, &job);
+		job.e.unique_key = unique_key;
+		rc = insert_one(db, &job, unique_for_ms);
 		batch_job_clear(&job);
 	}
 out:
@@ -657,12 +691,16 @@ new_key(char *out, size_t outlen)
 	    tm.tm_hour, tm.tm_min, tm.tm_sec, hex);
 }
 
-enum { OPT_AT = 256, OPT_MAX_ATTEMPTS, OPT_BATCH };
+enum { OPT_AT = 256, OPT_MAX_ATTEMPTS, OPT_BATCH, OPT_UNIQUE_FOR };
+
+#define UNIQUE_KEY_MAX 255 /* jobs.unique_key holds 255 characters */
 
 struct opts {
 	struct batch_ctx ctx;
 	const char *key;
 	int is_batch, dry_run;
+	const char *unique_key;
+	int64_t unique_for_ms;
 };
 
 static int
@@ -715,6 +753,25 @@ parse_opt(int opt, struct opts *o)
 	case 'n':
 		o->dry_run = 1;
 		break;
+	case 'u': {
+		size_t n = strlen(optarg), i;
+
+		for (i = 0; i < n && (unsigned char)optarg[i] >= 0x20 && optarg[i] != 0x7f; i++)
+			;
+		if (n == 0 || n > UNIQUE_KEY_MAX || i < n || utf8_valid_prefix(optarg, n) != n)
+			return cli_usage_error("enqueue",
+			    "--unique-key: expected 1 to %d bytes of UTF-8 without control characters",
+			    UNIQUE_KEY_MAX);
+		o->unique_key = optarg;
+		break;
+	}
+	case OPT_UNIQUE_FOR:
+		if (duration_parse(optarg, &o->unique_for_ms, err) < 0)
+			return cli_usage_error("enqueue", "--unique-for: %s", err);
+		if (o->unique_for_ms <= 0)
+			return cli_usage_error(
+			    "enqueue", "--unique-for: expected a duration above 0, not '%s'", optarg);
+		break;
 	default:
 		return EX_USAGE;
 	}
@@ -730,6 +787,10 @@ check_args(const struct opts *o, int argc)
 		return cli_usage_error("enqueue", "--dry-run goes with --batch");
 	if (o->key != NULL && !o->is_batch)
 		return cli_usage_error("enqueue", "--batch-key goes with --batch");
+	if (o->unique_key != NULL && o->is_batch)
+		return cli_usage_error("enqueue", "--unique-key goes with a single job, not --batch");
+	if (o->unique_for_ms > 0 && o->unique_key == NULL)
+		return cli_usage_error("enqueue", "--unique-for goes with --unique-key");
 	if (o->is_batch ? optind != argc : (optind >= argc || argc - optind > 2))
 		return cli_usage_error("enqueue",
 		    o->is_batch ? "--batch takes no arguments (jobs come on stdin)"
@@ -750,6 +811,8 @@ cmd_enqueue(int argc, char **argv)
 		{ "batch", no_argument, NULL, OPT_BATCH },
 		{ "batch-key", required_argument, NULL, 'k' },
 		{ "dry-run", no_argument, NULL, 'n' },
+		{ "unique-key", required_argument, NULL, 'u' },
+		{ "unique-for", required_argument, NULL, OPT_UNIQUE_FOR },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct opts o;
@@ -759,7 +822,7 @@ cmd_enqueue(int argc, char **argv)
 	int opt, rc;
 
 	memset(&o, 0, sizeof o);
-	while ((opt = getopt_long(argc, argv, CLI_COMMON_SHORTOPTS "q:d:p:k:n", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, CLI_COMMON_SHORTOPTS "q:d:p:k:nu:", longopts, NULL)) != -1) {
 		if ((rc = cli_common_opt(opt, "enqueue", usage)) >= 0)
 			return rc;
 		if (rc == -2)
@@ -777,7 +840,7 @@ cmd_enqueue(int argc, char **argv)
 		    "unknown queue '%s' (no [queue %s] section in %s)", o.ctx.queue, o.ctx.queue, c->path);
 		rc = EX_DATAERR;
 	} else if (!o.is_batch)
-		rc = single(&o.ctx, argv[optind], argv[optind + 1]);
+		rc = single(&o.ctx, argv[optind], argv[optind + 1], o.unique_key, o.unique_for_ms);
 	else if ((rc = cli_connect(c, &db)) == 0) {
 		/* the packet limit is one of the checks, so even a dry run asks the server */
 		o.ctx.max_packet = db_max_packet(db);

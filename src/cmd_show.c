@@ -115,6 +115,7 @@ print_json(
 	cJSON_AddStringToObject(o, "queue", v->queue);
 	cJSON_AddStringToObject(o, "type", v->type);
 	cJSON_AddNumberToObject(o, "priority", v->priority);
+	add_str(o, "unique_key", v->unique_key);
 	if (payload != NULL)
 		cJSON_AddItemToObject(o, "payload", payload);
 	else
@@ -130,6 +131,10 @@ print_json(
 	add_time(o, "lease_expires_at", v->lease_expires_at);
 	if (v->lease_expires_at != NULL)
 		cJSON_AddNumberToObject(o, "lease_left_seconds", (double)v->lease_left_ms / 1000.0);
+	if (v->progress >= 0 && (strcmp(v->state, "reserved") == 0 || strcmp(v->state, "stale") == 0)) {
+		cJSON_AddNumberToObject(o, "progress", v->progress);
+		add_str(o, "progress_note", v->progress_note);
+	}
 	add_str(o, "last_error", v->last_error);
 	if (next_ms > 0)
 		cJSON_AddNumberToObject(o, "next_backoff_seconds", (double)next_ms / 1000.0);
@@ -152,6 +157,14 @@ print_json(
 		add_str(r, "outcome", runs[i].outcome);
 		add_str(r, "exit_status", runs[i].exit_status);
 		add_str(r, "error", runs[i].error);
+		if (runs[i].result != NULL) {
+			cJSON *res = cJSON_Parse(runs[i].result);
+
+			if (res != NULL)
+				cJSON_AddItemToObject(r, "result", res);
+			else
+				add_str(r, "result", runs[i].result);
+		}
 		cJSON_AddItemToArray(arr, r);
 	}
 	s = cJSON_Print(o);
@@ -240,6 +253,8 @@ print_runs(const struct run_row *runs, size_t nruns, uint64_t total)
 			    "  -- retried by hand (jobq failed retry): attempts counted from 1 again --\n");
 		print_vis(tty, "  %-7u %-26s %-28s %8lld  %-11s %s\n", runs[i].attempt, runs[i].started_at,
 		    runs[i].worker, (long long)runs[i].duration_ms, runs[i].outcome, runs[i].exit_status);
+		if (runs[i].result != NULL)
+			print_vis(tty, "          result %s\n", runs[i].result);
 	}
 }
 
@@ -258,6 +273,8 @@ print_text(
 	printf("job %llu: %s\n", (unsigned long long)v->id, v->state);
 	print_vis(
 	    tty, "  queue        %s\n  type         %s\n  priority     %d\n", v->queue, v->type, v->priority);
+	if (v->unique_key != NULL)
+		print_vis(tty, "  unique key   %s\n", v->unique_key);
 	if (max > 0)
 		printf("  attempts     %u of %u\n", v->attempts, max);
 	else
@@ -277,6 +294,9 @@ print_text(
 			    v->lease_left_ms > 0 ? "expires" : "expired", rel, v->lease_expires_at, tz);
 		else
 			printf("  lease        none (no expiry: it can be taken again)\n");
+		if (v->progress >= 0)
+			print_vis(tty, "  progress     %d%%%s%s\n", v->progress, v->progress_note ? "  " : "",
+			    v->progress_note ? v->progress_note : "");
 	}
 	if (next_ms > 0) {
 		duration_format(next_ms, d, sizeof d);

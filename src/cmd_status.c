@@ -19,7 +19,8 @@ usage(void)
 	       "  reserved  a worker runs it and its lease is alive\n"
 	       "  stale     its lease expired (the worker died); it is taken again soon\n"
 	       "  failed    dead-lettered: see 'jobq failed'\n"
-	       "and how long the oldest ready job has waited.\n\n"
+	       "and how long the oldest ready job has waited; a queue 'jobq pause' paused\n"
+	       "is marked paused.\n\n"
 	       "A part the database does not answer within [database] read_timeout is\n"
 	       "cancelled on the server and reported missing on stderr; the rest is printed.\n\n"
 	       "Exit status: 0; 1 when a part is missing; 65 unknown queue; 69 when nothing\n"
@@ -53,6 +54,7 @@ print_json(const struct report *r)
 			cJSON_AddNumberToObject(o, "reserved", (double)q->reserved);
 			cJSON_AddNumberToObject(o, "stale", (double)q->stale);
 			cJSON_AddNumberToObject(o, "failed", (double)q->failed);
+			cJSON_AddBoolToObject(o, "paused", q->paused);
 			if (q->oldest_ready_s >= 0) /* null: nothing is ready */
 				cJSON_AddNumberToObject(o, "oldest_ready_seconds", (double)q->oldest_ready_s);
 			else
@@ -95,10 +97,11 @@ print_queues(const struct queue_counts *q, size_t n)
 
 		if (q[i].oldest_ready_s >= 0)
 			snprintf(oldest, sizeof oldest, "%llds", (long long)q[i].oldest_ready_s);
-		printf("%-16s %9llu %9llu %9llu %s%9llu%s %9llu  %s\n", name, (unsigned long long)q[i].ready,
-		    (unsigned long long)q[i].delayed, (unsigned long long)q[i].reserved,
-		    tty && q[i].stale ? "\033[1;31m" : "", (unsigned long long)q[i].stale,
-		    tty && q[i].stale ? "\033[0m" : "", (unsigned long long)q[i].failed, oldest);
+		printf("%-16s %9llu %9llu %9llu %s%9llu%s %9llu  %s%s\n", name,
+		    (unsigned long long)q[i].ready, (unsigned long long)q[i].delayed,
+		    (unsigned long long)q[i].reserved, tty && q[i].stale ? "\033[1;31m" : "",
+		    (unsigned long long)q[i].stale, tty && q[i].stale ? "\033[0m" : "",
+		    (unsigned long long)q[i].failed, oldest, q[i].paused ? "  paused" : "");
 		free(name);
 	}
 }

@@ -483,7 +483,9 @@ load_queue(struct loader *ld, struct conf *c, const struct section *s, const cha
 	size_t i, n = strv_len(c->queues);
 
 	for (i = 0; i < s->nentries; i++)
-		if (strcmp(s->entries[i].key, "description") != 0)
+		if (strcmp(s->entries[i].key, "max_running") == 0)
+			conf_flow_queue(ld, c, name, &s->entries[i]);
+		else if (strcmp(s->entries[i].key, "description") != 0)
 			ld_unknown_key(ld, s, &s->entries[i]);
 	c->queues = xrealloc(c->queues, (n + 2) * sizeof *c->queues);
 	c->queues[n] = xstrdup(name);
@@ -596,6 +598,25 @@ conf_set_defaults(struct conf *c)
 	conf_serve_defaults(c);
 }
 
+/* max_jobs, max_memory and idle_timeout in [worker] are defaults for
+ * persistent handlers: with none configured they would be accepted and
+ * do nothing, so they are refused. */
+static void
+check_worker_mode_keys(struct loader *ld, const struct conf *c, const struct section *s)
+{
+	size_t i;
+
+	for (i = 0; i < c->nhandlers; i++)
+		if (c->handlers[i]->persistent)
+			return;
+	for (i = 0; i < s->nentries; i++) {
+		const char *k = s->entries[i].key;
+
+		if (strcmp(k, "max_jobs") == 0 || strcmp(k, "max_memory") == 0 || strcmp(k, "idle_timeout") == 0)
+			ld_error(ld, s->entries[i].line, "%s: only for mode = persistent, and no handler is", k);
+	}
+}
+
 /* Interprets the sections in the order that makes defaults work. */
 static void
 interpret(struct loader *ld, struct conf *c)
@@ -642,10 +663,15 @@ interpret(struct loader *ld, struct conf *c)
 				conf_schedule_load(ld, c, s, arg);
 		}
 	}
+	for (i = 0; i < ld->nsections; i++)
+		if (ok[i] != NULL && strcmp(ok[i], "worker") == 0)
+			check_worker_mode_keys(ld, c, &ld->sections[i]);
 	/* not strv_free(): ok[] has a NULL for each section refused above */
 	for (i = 0; i < ld->nsections; i++)
 		free(ok[i]);
 	free(ok);
+	c->worker.on_dead_argv = defaults.on_dead_argv; /* kept for jobs of no handler */
+	defaults.on_dead_argv = NULL;
 	conf_handler_free_fields(&defaults);
 }
 
@@ -672,6 +698,13 @@ validate(struct loader *ld, struct conf *c)
 			c->worker.heartbeat_ms = 10000;
 	} else if (c->worker.heartbeat_ms * 2 > c->worker.reserve_ttl_ms)
 		ld_error(ld, ld->heartbeat_line, "heartbeat: must be at most half of reserve_ttl");
+	for (i = 0; i < c->nhandlers; i++) {
+		const struct handler *h = c->handlers[i];
+
+		if (h->on_success != NULL && conf_handler(c, h->on_success) == NULL)
+			ld_error(ld, h->on_success_line, "on_success: unknown job type '%s' (no [handler %s] section)",
+			    h->on_success, h->on_success);
+	}
 }
 
 static void
@@ -781,8 +814,10 @@ conf_free(struct conf *c)
 	free(c->db.tls_cert);
 	free(c->db.tls_key);
 	strv_free(c->worker.queues);
+	strv_free(c->worker.on_dead_argv);
 	free(c->worker.timezone);
 	strv_free(c->queues);
+	conf_flow_free(c);
 	for (i = 0; i < c->nhandlers; i++) {
 		conf_handler_free_fields(c->handlers[i]);
 		free(c->handlers[i]);

@@ -59,6 +59,27 @@ struct handler {
 	 * counts; 0: not set, the handler keeps the worker's own limit. */
 	uint64_t limits[NLIMITS];
 	int limit_lines[NLIMITS];
+	char *on_success; /* a job of this type is enqueued when one of ours is done */
+	int on_success_line;
+	char *on_dead;       /* as written: run with the dead job on stdin (also in [worker]) */
+	char **on_dead_argv; /* argv[0] resolved */
+	unsigned max_running;   /* 0: no limit (flow.c) */
+	unsigned rate_count;    /* 0: no rate limit; else this many starts ... */
+	int64_t rate_window_ms; /* ... in any window this long */
+	/* mode = persistent (src/pool.c): long-lived processes that take
+	 * jobs one after another; recycled after max_jobs jobs (0: never)
+	 * or once their RSS passes max_memory bytes (0: never); an idle
+	 * one is stopped after idle_timeout_ms (0: kept). */
+	int persistent;
+	unsigned max_jobs;
+	uint64_t max_memory;
+	int64_t idle_timeout_ms;
+};
+
+/* A [queue NAME] section's max_running (only queues that set it). */
+struct queue_limit {
+	char *queue;
+	unsigned max_running;
 };
 
 struct db_conf {
@@ -89,6 +110,7 @@ struct worker_conf {
 	enum log_format log_format;
 	enum log_level log_level;
 	size_t max_payload;
+	char **on_dead_argv; /* [worker] on_dead, for a dead job whose type has no [handler] */
 };
 
 enum schedule_source { SCHEDULE_INI, SCHEDULE_DB };
@@ -139,6 +161,8 @@ struct conf {
 	struct db_conf db;
 	struct worker_conf worker;
 	char **queues; /* the queue whitelist, in file order */
+	struct queue_limit *queue_limits;
+	size_t nqueue_limits;
 	struct handler **handlers;
 	size_t nhandlers;
 	struct schedule **schedules;
@@ -154,6 +178,8 @@ struct conf *conf_load(const char *path, int flags, struct buf *errors, struct b
 void conf_free(struct conf *c);
 const struct handler *conf_handler(const struct conf *c, const char *type);
 int conf_has_queue(const struct conf *c, const char *name);
+unsigned conf_queue_max_running(const struct conf *c, const char *queue);
+int conf_rate_parse(const char *s, unsigned *count, int64_t *window_ms, char *err);
 const struct serve_user *conf_serve_user(const struct conf *c, const char *name);
 int conf_valid_name(const char *s);
 const char *conf_reserve_mode_name(enum reserve_mode m);

@@ -63,6 +63,8 @@ bad:
 
 /* ---- handler keys (also the defaults in [worker]) ---- */
 
+static char *search_path(const struct handler *h, const char *prog);
+
 void
 conf_handler_defaults(struct handler *h)
 {
@@ -96,6 +98,24 @@ conf_handler_free_fields(struct handler *h)
 	free(h->user);
 	free(h->group);
 	strv_free(h->env);
+	free(h->on_success);
+	free(h->on_dead);
+	strv_free(h->on_dead_argv);
+}
+
+/* A copy of a NULL-terminated string list; NULL stays NULL. */
+static char **
+strv_dup(char *const *v)
+{
+	size_t i, n = v != NULL ? strv_len(v) : 0;
+	char **out;
+
+	if (v == NULL)
+		return NULL;
+	out = xcalloc(n + 1, sizeof *out);
+	for (i = 0; i < n; i++)
+		out[i] = xstrdup(v[i]);
+	return out;
 }
 
 static void
@@ -116,6 +136,9 @@ handler_copy(struct handler *dst, const struct handler *src)
 	dst->workdir = src->workdir ? xstrdup(src->workdir) : NULL;
 	dst->user = src->user ? xstrdup(src->user) : NULL;
 	dst->group = src->group ? xstrdup(src->group) : NULL;
+	dst->on_success = NULL; /* per [handler] only */
+	dst->on_dead = src->on_dead ? xstrdup(src->on_dead) : NULL;
+	dst->on_dead_argv = strv_dup(src->on_dead_argv);
 	dst->env = xcalloc(n + 1, sizeof *dst->env);
 	for (i = 0; i < n; i++)
 		dst->env[i] = xstrdup(src->env[i]);
@@ -278,6 +301,42 @@ parse_limit(struct loader *ld, const struct entry *e, enum handler_limit l, uint
 }
 
 /* limit_* keys; 1 when e is not one. */
+/* on_dead = PROGRAM ARGS...: split like exec (no shell) and its program
+ * found as exec's is: a bare name through PATH, a relative path against
+ * the configuration file's folder. */
+static int
+set_on_dead(struct loader *ld, struct handler *h, const struct entry *e)
+{
+	char err[ERRSZ], **argv = words_split(e->value, err), *found;
+
+	if (argv == NULL || argv[0] == NULL) {
+		ld_error(ld, e->line, "on_dead: %s", argv == NULL ? err : "no program given");
+		strv_free(argv);
+		return -1;
+	}
+	if (argv[0][0] == '/')
+		found = xstrdup(argv[0]);
+	else if (strchr(argv[0], '/') != NULL)
+		found = xasprintf("%s/%s", ld->config_dir, argv[0]);
+	else if ((found = search_path(h, argv[0])) == NULL) {
+		ld_error(ld, e->line, "on_dead: '%s' not found in PATH", argv[0]);
+		strv_free(argv);
+		return -1;
+	}
+	if ((ld->flags & CONF_CHECK_EXEC) && access(found, X_OK) < 0) {
+		ld_error(ld, e->line, "on_dead: %s: %s", found, strerror(errno));
+		free(found);
+		strv_free(argv);
+		return -1;
+	}
+	free(argv[0]);
+	argv[0] = found;
+	ld_str(&h->on_dead, e->value);
+	strv_free(h->on_dead_argv);
+	h->on_dead_argv = argv;
+	return 0;
+}
+
 static int
 set_limit(struct loader *ld, struct handler *h, const struct entry *e)
 {
@@ -288,6 +347,50 @@ set_limit(struct loader *ld, struct handler *h, const struct entry *e)
 			h->limit_lines[l] = e->line;
 			return parse_limit(ld, e, (enum handler_limit)l, &h->limits[l]);
 		}
+	return 1;
+}
+
+/* mode, max_jobs, max_memory and idle_timeout (persistent handlers,
+ * src/pool.c); 1 when e is none of them. */
+static int
+set_mode_key(struct loader *ld, struct handler *h, const struct entry *e)
+{
+	const char *k = e->key;
+	int64_t v;
+	size_t sz;
+
+	if (strcmp(k, "mode") == 0) {
+		if (strcmp(e->value, "exec") != 0 && strcmp(e->value, "persistent") != 0) {
+			ld_error(ld, e->line, "mode: '%s' is not exec or persistent", e->value);
+			return -1;
+		}
+		h->persistent = strcmp(e->value, "persistent") == 0;
+		return 0;
+	}
+	if (strcmp(k, "max_jobs") == 0) {
+		if (strcmp(e->value, "none") == 0)
+			return h->max_jobs = 0, 0;
+		if (ld_uint(ld, e, 1, 1000000000, &v) < 0)
+			return -1;
+		return h->max_jobs = (unsigned)v, 0;
+	}
+	if (strcmp(k, "max_memory") == 0) {
+		if (strcmp(e->value, "none") == 0)
+			return h->max_memory = 0, 0;
+		if (ld_size(ld, e, &sz) < 0)
+			return -1;
+		if (sz < 1024 * 1024) {
+			ld_error(
+			    ld, e->line, "max_memory: '%s' is too small (at least 1M, or none)", e->value);
+			return -1;
+		}
+		return h->max_memory = sz, 0;
+	}
+	if (strcmp(k, "idle_timeout") == 0) {
+		if (strcmp(e->value, "none") == 0)
+			return h->idle_timeout_ms = 0, 0;
+		return ld_duration(ld, e, &h->idle_timeout_ms, 1000);
+	}
 	return 1;
 }
 
@@ -349,7 +452,9 @@ conf_handler_set(struct loader *ld, struct handler *h, const struct entry *e)
 		return ld_output_limit(ld, e, &h->stderr_limit);
 	if (strncmp(k, "limit_", 6) == 0)
 		return set_limit(ld, h, e);
-	return 1;
+	if (strcmp(k, "on_dead") == 0)
+		return set_on_dead(ld, h, e);
+	return set_mode_key(ld, h, e);
 }
 
 /* ---- sections ---- */
@@ -510,6 +615,27 @@ check_writers(struct loader *ld, const struct handler *h, int line)
 	free(what);
 }
 
+/* max_jobs, max_memory and idle_timeout mean something only to a
+ * persistent handler: set in the section of an exec-mode one, they
+ * would be accepted and do nothing.  (As [worker] defaults they apply
+ * to the persistent handlers among all.) */
+static void
+check_mode_keys(struct loader *ld, const struct handler *h, const struct section *s)
+{
+	size_t i;
+
+	if (h->persistent)
+		return;
+	for (i = 0; i < s->nentries; i++) {
+		const char *k = s->entries[i].key;
+
+		if (strcmp(k, "max_jobs") == 0 || strcmp(k, "max_memory") == 0 ||
+		    strcmp(k, "idle_timeout") == 0)
+			ld_error(ld, s->entries[i].line,
+			    "%s: only for mode = persistent (handler '%s' is mode = exec)", k, h->type);
+	}
+}
+
 void
 conf_handler_load(struct loader *ld, struct conf *c, const struct section *s, const char *type,
     const struct handler *defaults)
@@ -529,6 +655,10 @@ conf_handler_load(struct loader *ld, struct conf *c, const struct section *s, co
 			ld_str(&h->exec, e->value), exec_line = e->line;
 		else if (strcmp(e->key, "queue") == 0)
 			ld_str(&h->queue, e->value), queue_line = e->line;
+		else if (strcmp(e->key, "on_success") == 0)
+			ld_str(&h->on_success, e->value), h->on_success_line = e->line;
+		else if (strcmp(e->key, "max_running") == 0 || strcmp(e->key, "rate") == 0)
+			conf_flow_handler(ld, h, e); /* per type only: no [worker] default */
 		else if (conf_handler_set(ld, h, e) == 1)
 			ld_unknown_key(ld, s, e);
 		if (strcmp(e->key, "user") == 0)
@@ -553,6 +683,7 @@ conf_handler_load(struct loader *ld, struct conf *c, const struct section *s, co
 	}
 	resolve_exec(ld, h, exec_line);
 	resolve_ids(ld, h, user_line, group_line);
+	check_mode_keys(ld, h, s);
 	if (ld->flags & CONF_CHECK_EXEC) {
 		check_workdir(ld, h);
 		check_limits(ld, h);

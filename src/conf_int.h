@@ -52,6 +52,11 @@ int ld_bool(struct loader *ld, const struct entry *e, int *out);
 void ld_str(char **dst, const char *value);
 pcre2_code *ld_regex(struct loader *ld, const struct entry *e);
 
+/* max_running and rate of [handler TYPE] and [queue NAME] (conf_flow.c) */
+int conf_flow_handler(struct loader *ld, struct handler *h, const struct entry *e);
+int conf_flow_queue(struct loader *ld, struct conf *c, const char *queue, const struct entry *e);
+void conf_flow_free(struct conf *c);
+
 /* [database] (conf_db.c) */
 void conf_db_load(struct loader *ld, struct conf *c, const struct section *s);
 

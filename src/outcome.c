@@ -39,7 +39,9 @@ outcome_exit_words(const struct exit_info *x, char *out, size_t outlen)
 {
 	char d[32];
 
-	if (x->exec_errno != 0)
+	if (x->failure[0] != '\0')
+		snprintf(out, outlen, "%s", x->failure);
+	else if (x->exec_errno != 0)
 		snprintf(out, outlen, "%s failed: %s", x->start_what[0] ? x->start_what : "exec",
 		    strerror(x->exec_errno));
 	else if (x->timed_out) {
@@ -68,6 +70,31 @@ matches(const pcre2_code *re, const char *text)
 	return rc >= 0;
 }
 
+/* The end of every failure: dead when the attempts are used up or the
+ * next attempt would start after retry_until, else a retry after the
+ * backoff.  words says how the attempt ended. */
+static void
+retry_or_dead(const struct handler *h, const char *words, unsigned attempt, unsigned max_attempts,
+    int64_t age_ms, struct decision *d)
+{
+	char dur[32];
+
+	if (attempt >= max_attempts) {
+		d->kind = OUTCOME_DEAD;
+		snprintf(d->reason, sizeof d->reason, "attempts used up (%u of %u; last: %s)", attempt,
+		    max_attempts, words);
+		return;
+	}
+	d->delay_ms = backoff_delay(&h->backoff, attempt);
+	if (h->retry_until_ms > 0 && age_ms + d->delay_ms > h->retry_until_ms) {
+		d->kind = OUTCOME_DEAD;
+		duration_format(h->retry_until_ms, dur, sizeof dur);
+		snprintf(d->reason, sizeof d->reason, "retry_until passed (no attempt after %s; last: %s)",
+		    dur, words);
+		d->delay_ms = 0;
+	}
+}
+
 /* Decides the outcome of attempt number attempt (1-based) of a job that
  * was age_ms old when the handler ended.  max_attempts is the limit in
  * force (the job's own or the handler's). */
@@ -75,7 +102,7 @@ void
 outcome_decide(const struct handler *h, const struct exit_info *x, const char *stderr_text, unsigned attempt,
     unsigned max_attempts, int64_t age_ms, struct decision *d)
 {
-	char words[128], dur[32];
+	char words[128];
 
 	memset(d, 0, sizeof *d);
 	outcome_exit_words(x, words, sizeof words);
@@ -98,18 +125,38 @@ outcome_decide(const struct handler *h, const struct exit_info *x, const char *s
 		return;
 	} else
 		snprintf(d->reason, sizeof d->reason, "%s", words);
-	if (attempt >= max_attempts) {
-		d->kind = OUTCOME_DEAD;
-		snprintf(d->reason, sizeof d->reason, "attempts used up (%u of %u; last: %s)", attempt,
-		    max_attempts, words);
+	retry_or_dead(h, words, attempt, max_attempts, age_ms, d);
+}
+
+/* A handler error that its exit status does not show (a bad control
+ * channel, say what): retried like any other failure, or dead-lettered
+ * when the attempts or retry_until are used up. */
+void
+outcome_handler_error(const struct handler *h, const char *what, unsigned attempt, unsigned max_attempts,
+    int64_t age_ms, struct decision *d)
+{
+	memset(d, 0, sizeof *d);
+	d->kind = OUTCOME_RETRY;
+	snprintf(d->reason, sizeof d->reason, "%s", what);
+	retry_or_dead(h, what, attempt, max_attempts, age_ms, d);
+}
+
+/* A retry whose handler asked to be retried after delay_ms ({"retry_after"}
+ * on its control channel): that delay replaces the backoff, and
+ * retry_until still holds. */
+void
+outcome_retry_after(const struct handler *h, int64_t delay_ms, int64_t age_ms, struct decision *d)
+{
+	char dur[32];
+
+	if (d->kind != OUTCOME_RETRY)
 		return;
-	}
-	d->delay_ms = backoff_delay(&h->backoff, attempt);
+	d->delay_ms = delay_ms;
 	if (h->retry_until_ms > 0 && age_ms + d->delay_ms > h->retry_until_ms) {
 		d->kind = OUTCOME_DEAD;
 		duration_format(h->retry_until_ms, dur, sizeof dur);
-		snprintf(d->reason, sizeof d->reason, "retry_until passed (no attempt after %s; last: %s)",
-		    dur, words);
+		snprintf(d->reason, sizeof d->reason, "retry_until passed (retry_after asked for more than %s)",
+		    dur);
 		d->delay_ms = 0;
 	}
 }

@@ -9,7 +9,60 @@
 #include <string.h>
 #include <time.h>
 
+#include "flow.h"
 #include "queue.h"
+
+/* Appends one new job's values: [unique_key,] queue, type, payload,
+ * priority, max_attempts, available_at (the columns of
+ * queue_enqueue_sql). */
+static void
+enqueue_row(struct db *db, struct buf *sql, const struct enqueue_item *it, int keyed)
+{
+	if (keyed && it->unique_key != NULL)
+		db_sql(db, sql, "%q, ", it->unique_key);
+	else if (keyed)
+		buf_adds(sql, "NULL, ");
+	db_sql(db, sql, "%q, %q, %b, %d, ", it->queue, it->type, it->payload, it->payload_len, it->priority);
+	if (it->max_attempts > 0)
+		db_sql(db, sql, "%u, ", it->max_attempts);
+	else
+		buf_adds(sql, "NULL, ");
+	if (it->at != NULL)
+		db_sql(db, sql, "%q", it->at);
+	else if (it->delay_ms > 0)
+		db_sql(db, sql, "UTC_TIMESTAMP(6) + INTERVAL %I MICROSECOND", it->delay_ms * 1000);
+	else
+		buf_adds(sql, "UTC_TIMESTAMP(6)");
+}
+
+/* Appends the one INSERT that enqueues items[0..n) (no ';').  With a
+ * condition (SQL, e.g. "@jobq_fence > 0") the rows are inserted only
+ * when it holds as the statement runs: how a follow-up job is tied to
+ * its parent's fenced outcome in the same transaction (queue_outcome.c). */
+void
+queue_enqueue_sql(struct db *db, struct buf *sql, const struct enqueue_item *items, size_t n, const char *cond)
+{
+	size_t i;
+	int keyed = 0;
+
+	for (i = 0; i < n; i++)
+		keyed |= items[i].unique_key != NULL;
+	buf_printf(sql, "INSERT INTO jobs (%squeue, type, payload, priority, max_attempts, available_at) ",
+	    keyed ? "unique_key, " : "");
+	if (cond == NULL)
+		buf_adds(sql, "VALUES ");
+	for (i = 0; i < n; i++) {
+		if (cond == NULL) {
+			buf_adds(sql, i ? ", (" : "(");
+			enqueue_row(db, sql, &items[i], keyed);
+			buf_adds(sql, ")");
+			continue;
+		}
+		buf_adds(sql, i ? " UNION ALL SELECT " : "SELECT ");
+		enqueue_row(db, sql, &items[i], keyed);
+		buf_printf(sql, " FROM DUAL WHERE %s", cond);
+	}
+}
 
 /* Inserts items in one multi-row INSERT (the caller keeps it under the
  * server's max_allowed_packet: see batch.h); *first_id is the id of the
@@ -20,28 +73,10 @@ int
 queue_enqueue(struct db *db, const struct enqueue_item *items, size_t n, uint64_t *first_id, char *err)
 {
 	struct buf sql;
-	size_t i;
 	int rc;
 
 	buf_init(&sql);
-	buf_adds(
-	    &sql, "INSERT INTO jobs (queue, type, payload, priority, max_attempts, available_at) VALUES ");
-	for (i = 0; i < n; i++) {
-		const struct enqueue_item *it = &items[i];
-
-		db_sql(db, &sql, "%s(%q, %q, %b, %d, ", i ? ", " : "", it->queue, it->type, it->payload,
-		    it->payload_len, it->priority);
-		if (it->max_attempts > 0)
-			db_sql(db, &sql, "%u, ", it->max_attempts);
-		else
-			buf_adds(&sql, "NULL, ");
-		if (it->at != NULL)
-			db_sql(db, &sql, "%q)", it->at);
-		else if (it->delay_ms > 0)
-			db_sql(db, &sql, "UTC_TIMESTAMP(6) + INTERVAL %I MICROSECOND)", it->delay_ms * 1000);
-		else
-			buf_adds(&sql, "UTC_TIMESTAMP(6))");
-	}
+	queue_enqueue_sql(db, &sql, items, n, NULL);
 	rc = db_exec_buf(db, &sql, err);
 	buf_free(&sql);
 	if (rc == DB_OK && first_id != NULL)
@@ -183,6 +218,22 @@ status_read(struct db *db, struct queue_counts *q, size_t n, char *err)
 	return DB_OK;
 }
 
+/* Sets paused on each of q that `jobq pause` paused. */
+static int
+status_paused(struct db *db, struct queue_counts *q, size_t n, char *err)
+{
+	char **paused;
+	size_t i, k;
+	int rc = flow_paused_list(db, &paused, err);
+
+	for (i = 0; rc == DB_OK && paused[i] != NULL; i++)
+		for (k = 0; k < n; k++)
+			if (same_queue(q[k].queue, paused[i]))
+				q[k].paused = 1;
+	strv_free(paused);
+	return rc;
+}
+
 /* Counts per queue and state (DESIGN.md 5b): every configured queue,
  * plus any other queue the tables hold jobs for.  only_queue, when not
  * NULL, limits the answer to that queue.
@@ -230,6 +281,8 @@ queue_status(struct db *db, const struct conf *c, const char *only_queue, struct
 	while ((row = db_res_next(r)) != NULL)
 		counts_for(out, n, row[0] ? row[0] : "")->failed = db_col_u64(row[1], 0);
 	db_res_free(r);
+	if ((rc = status_paused(db, *out, *n, err)) != DB_OK)
+		goto fail;
 	buf_free(&where);
 	return DB_OK;
 fail:

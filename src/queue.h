@@ -27,6 +27,11 @@ struct job {
 	char created_at[32];   /* ISO 8601, UTC */
 	char reserved_at[32];  /* the database's time when it was reserved */
 	char token[LEASE_TOKEN_LEN + 1];
+	/* Progress the handler reported, written with the next lease
+	 * extension when progress_new is set (queue_extend clears it). */
+	int progress_new, progress_known;
+	int progress; /* -1: none (written as NULL) */
+	char progress_note[256];
 };
 
 struct reserve_req {
@@ -35,6 +40,8 @@ struct reserve_req {
 	int64_t ttl_ms;      /* lease length */
 	const char *worker;  /* reserved_by */
 	enum reserve_mode mode;
+	const struct conf *flow; /* max_running and rate limits; NULL: none */
+	int *held;               /* out, if not NULL: set to 1 when a limit left due jobs */
 };
 
 /* One execution of a handler, for the run history. */
@@ -44,6 +51,7 @@ struct run_record {
 	const char *exit_status;
 	const char *output;
 	const char *error;
+	const char *result; /* the handler's {"result": ...} JSON, or NULL */
 };
 
 enum outcome_write { OUT_DONE, OUT_RETRY, OUT_DEAD, OUT_GIVEBACK };
@@ -72,6 +80,10 @@ struct outcome {
 	enum outcome_state state;     /* out */
 	int cut;                      /* out: texts were cut to fit max_allowed_packet */
 	char note[400];               /* out: what else happened to it, for the log */
+	/* in, done only: follow-up jobs inserted in the same transaction
+	 * as the done outcome, and only when its fence held */
+	const struct enqueue_item *follow;
+	size_t nfollow;
 };
 
 /* One new job. */
@@ -84,6 +96,7 @@ struct enqueue_item {
 	int64_t delay_ms;
 	const char *at; /* "YYYY-MM-DD HH:MM:SS[.ffffff]" UTC, or NULL */
 	unsigned max_attempts;
+	const char *unique_key; /* NULL: none (see flow.h) */
 };
 
 /* One `enqueue --batch` run as jobq_batches records it (queue_batch.c). */
@@ -97,6 +110,7 @@ struct queue_counts {
 	char *queue;
 	uint64_t ready, delayed, reserved, stale, failed;
 	int64_t oldest_ready_s; /* -1: nothing ready */
+	int paused;             /* `jobq pause` (flow.c) */
 };
 
 /* One job as `jobq show` prints it, from jobs or failed_jobs.  Times
@@ -114,6 +128,9 @@ struct job_view {
 	int64_t lease_left_ms;
 	char *last_error;
 	char *failed_at, *exception, *exit_status, *reason;
+	int progress; /* reserved: the handler's last progress; -1: none */
+	char *progress_note;
+	char *unique_key; /* enqueue --unique-key; NULL: none (dead letters: none) */
 };
 
 /* What `jobq check --explain` reports about one reservation. */
@@ -145,6 +162,7 @@ int queue_check_limits(const struct conf *c, size_t max_packet, char *err);
 const char *queue_outcome_name(enum outcome_write k);
 int queue_extend(struct db *db, struct job *const *jobs, size_t n, int64_t ttl_ms, int *lost, char *err);
 
+void queue_enqueue_sql(struct db *db, struct buf *sql, const struct enqueue_item *items, size_t n, const char *cond);
 int queue_enqueue(struct db *db, const struct enqueue_item *items, size_t n, uint64_t *first_id, char *err);
 int queue_batch_get(struct db *db, const char *key, struct batch_progress *p, int *found, char *err);
 int queue_batch_open(struct db *db, const char *key, struct batch_progress *p, int *same, char *err);

@@ -85,21 +85,21 @@ queue_outcome_name(enum outcome_write k)
 /* ---- statements ---- */
 
 /* Appends the run-history row of o; its outcome is the one intended
- * when the fenced statement just before it changed a row, else "lost"
- * (ROW_COUNT() is that statement's count). */
+ * when the fenced statement said so (fenced: ROW_COUNT() right after
+ * that statement, or the variable it was saved in), else "lost". */
 static void
-run_sql(struct db *db, struct buf *sql, const struct outcome *o, const struct values *v)
+run_sql(struct db *db, struct buf *sql, const struct outcome *o, const struct values *v, const char *fenced)
 {
 	const struct job *j = o->job;
 	const struct run_record *run = o->run;
 
 	db_sql(db, sql,
 	    "INSERT INTO job_runs (job_id, queue, type, attempt, worker, started_at, duration_ms, outcome,"
-	    " exit_status, output, error) VALUES (%U, %q, %q, %u, %q, %q, %I, IF(ROW_COUNT() > 0, %q, "
-	    "'lost'),"
-	    " %q, %q, %q);",
-	    j->id, j->queue, j->type, j->attempt, run->worker, j->reserved_at, run->duration_ms,
-	    queue_outcome_name(o->kind), v->run_exit, v->text[T_OUTPUT], v->text[T_ERROR]);
+	    " exit_status, output, error, result) VALUES (%U, %q, %q, %u, %q, %q, %I, IF(",
+	    j->id, j->queue, j->type, j->attempt, run->worker, j->reserved_at, run->duration_ms);
+	buf_adds(sql, fenced);
+	db_sql(db, sql, " > 0, %q, 'lost'), %q, %q, %q, %q);", queue_outcome_name(o->kind), v->run_exit,
+	    v->text[T_OUTPUT], v->text[T_ERROR], run->result);
 }
 
 /* Appends the fenced statements of one outcome; returns how many there
@@ -116,7 +116,7 @@ outcome_sql(struct db *db, struct buf *sql, const struct outcome *o, const struc
 	case OUT_RETRY:
 		db_sql(db, sql,
 		    "UPDATE jobs SET available_at = UTC_TIMESTAMP(6) + INTERVAL %I MICROSECOND, last_error = "
-		    "%q,"
+		    "%q, progress = NULL, progress_note = NULL,"
 		    " reserved_at = NULL, reserved_by = NULL, lease_token = NULL, lease_expires_at = NULL"
 		    " WHERE id = %U AND lease_token = %q;",
 		    o->delay_ms * 1000, v->text[T_LAST_ERROR], j->id, j->token);
@@ -139,7 +139,7 @@ outcome_sql(struct db *db, struct buf *sql, const struct outcome *o, const struc
 		 * started: back to the queue, due now, attempt refunded. */
 		db_sql(db, sql,
 		    "UPDATE jobs SET attempts = IF(attempts > 0, attempts - 1, 0), available_at = "
-		    "UTC_TIMESTAMP(6),"
+		    "UTC_TIMESTAMP(6), progress = NULL, progress_note = NULL,"
 		    " reserved_at = NULL, reserved_by = NULL, lease_token = NULL, lease_expires_at = NULL"
 		    " WHERE id = %U AND lease_token = %q;",
 		    j->id, j->token);
@@ -185,6 +185,7 @@ static size_t
 piece_sql(struct db *db, struct buf *sql, const struct outcome *o, const struct values *v, int clash,
     size_t base, struct member *m)
 {
+	const char *fenced = "ROW_COUNT()";
 	size_t n = 0;
 
 	m->renumber = 0;
@@ -194,8 +195,17 @@ piece_sql(struct db *db, struct buf *sql, const struct outcome *o, const struct 
 	}
 	n += outcome_sql(db, sql, o, v);
 	m->fence = base + n - 1;
+	if (o->kind == OUT_DONE && o->nfollow > 0) {
+		/* The follow-ups exist iff the done outcome does: inserted
+		 * only when the fenced DELETE took the row, in its transaction. */
+		buf_adds(sql, "SET @jobq_fence = ROW_COUNT();");
+		queue_enqueue_sql(db, sql, o->follow, o->nfollow, "@jobq_fence > 0");
+		buf_adds(sql, ";");
+		n += 2;
+		fenced = "@jobq_fence";
+	}
 	if (v->with_run) {
-		run_sql(db, sql, o, v);
+		run_sql(db, sql, o, v, fenced);
 		n++;
 	}
 	return n;
@@ -281,6 +291,19 @@ share(const size_t *cost, size_t n, size_t avail, size_t *cap)
 			cap[i] = avail / left;
 }
 
+/* What o's statements take beyond OUTCOME_FIXED_MAX and the handler's
+ * texts, at most: its follow-up jobs and its result, escaped. */
+static size_t
+extra_cost(const struct outcome *o)
+{
+	size_t i, n = o->run != NULL && o->run->result != NULL ? 2 * strlen(o->run->result) : 0;
+
+	for (i = 0; o->kind == OUT_DONE && i < o->nfollow; i++)
+		n += 2 * (o->follow[i].payload_len + strlen(o->follow[i].type) + strlen(o->follow[i].queue)) +
+		    256;
+	return n;
+}
+
 /* Cuts the texts of v so that the statements of o fit in budget bytes
  * and each text fits its MEDIUMTEXT column. */
 static void
@@ -299,7 +322,7 @@ fit(struct db *db, const struct outcome *o, struct values *v, int clash, size_t 
 			idx[n++] = i;
 		}
 	/* The common case, far from every limit, needs no measuring. */
-	for (i = 0, total = OUTCOME_FIXED_MAX, columns_ok = 1; i < n; i++) {
+	for (i = 0, total = OUTCOME_FIXED_MAX + extra_cost(o), columns_ok = 1; i < n; i++) {
 		total += cost[i];
 		columns_ok &= cost[i] <= MEDIUMTEXT_MAX;
 	}
@@ -672,7 +695,9 @@ queue_check_limits(const struct conf *c, size_t max_packet, char *err)
  * are still ours; lost[i] says which are not.  One round trip, one
  * statement per job, each committed on its own: when one fails (its row
  * locked elsewhere past the wait limit) those before it stand, lost[i]
- * saying which, and those from it on are not run: lost[i] = -1. */
+ * saying which, and those from it on are not run: lost[i] = -1.  A job
+ * with progress_new gets its progress written in the same fenced
+ * statement (and progress_new cleared once it went through). */
 int
 queue_extend(struct db *db, struct job *const *jobs, size_t n, int64_t ttl_ms, int *lost, char *err)
 {
@@ -682,14 +707,22 @@ queue_extend(struct db *db, struct job *const *jobs, size_t n, int64_t ttl_ms, i
 	int rc;
 
 	buf_init(&sql);
-	for (i = 0; i < n; i++)
-		db_sql(db, &sql,
-		    "%sUPDATE jobs SET lease_expires_at = UTC_TIMESTAMP(6) + INTERVAL %I MICROSECOND"
-		    " WHERE id = %U AND lease_token = %q",
-		    i ? ";" : "", ttl_ms * 1000, jobs[i]->id, jobs[i]->token);
+	for (i = 0; i < n; i++) {
+		db_sql(db, &sql, "%sUPDATE jobs SET lease_expires_at = UTC_TIMESTAMP(6) + INTERVAL %I MICROSECOND",
+		    i ? ";" : "", ttl_ms * 1000);
+		if (jobs[i]->progress_new && jobs[i]->progress < 0)
+			buf_adds(&sql, ", progress = NULL, progress_note = NULL");
+		else if (jobs[i]->progress_new)
+			db_sql(db, &sql, ", progress = %d, progress_note = %q", jobs[i]->progress,
+			    jobs[i]->progress_note[0] ? jobs[i]->progress_note : NULL);
+		db_sql(db, &sql, " WHERE id = %U AND lease_token = %q", jobs[i]->id, jobs[i]->token);
+	}
 	rc = n > 0 ? db_exec_many(db, &sql, affected, n, err) : DB_OK;
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		lost[i] = rc != DB_OK && i >= db_statements_done(db) ? -1 : affected[i] == 0;
+		if (lost[i] == 0)
+			jobs[i]->progress_new = 0;
+	}
 	free(affected);
 	buf_free(&sql);
 	return rc;

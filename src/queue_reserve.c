@@ -30,6 +30,7 @@
  * makes a job unfit to run so the worker dead-letters it. */
 #include "config.h"
 
+#include <limits.h>
 #include <mysqld_error.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +39,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "flow.h"
 #include "queue.h"
 
 #define JOB_COLUMNS                                                                 \
@@ -146,6 +148,9 @@ struct claim {
 	const char *queue;
 	const char *priorities;
 	unsigned limit;
+	const char *only;             /* SQL: "AND type ..." of a flow-governed claim, or "" */
+	const struct flow_gate *gate; /* max_running and rate (flow.c); NULL: none */
+	int held;                     /* the gate let fewer jobs be claimed than asked */
 	char token[LEASE_TOKEN_LEN + 1];
 	struct job **jobs;
 	size_t n;
@@ -182,9 +187,9 @@ claim_select_sql(struct db *db, struct buf *sql, const struct claim *cl)
 {
 	db_sql(db, sql,
 	    "SELECT " JOB_COLUMNS "UTC_TIMESTAMP(6) FROM jobs"
-	    " WHERE queue = %q AND priority IN (%s) AND due_at <= UTC_TIMESTAMP(6)"
+	    " WHERE queue = %q%s AND priority IN (%s) AND due_at <= UTC_TIMESTAMP(6)"
 	    " ORDER BY priority, due_at, id LIMIT %u FOR UPDATE SKIP LOCKED",
-	    cl->queue, cl->priorities, cl->limit);
+	    cl->queue, cl->only, cl->priorities, cl->limit);
 }
 
 static void
@@ -194,9 +199,10 @@ claim_update_sql(struct db *db, struct buf *sql, const struct claim *cl)
 	    "UPDATE jobs SET attempts = attempts + (attempts < 4294967295), reserved_at = UTC_TIMESTAMP(6), "
 	    "reserved_by = %q,"
 	    " lease_token = %q, lease_expires_at = UTC_TIMESTAMP(6) + INTERVAL %I MICROSECOND"
-	    " WHERE queue = %q AND priority IN (%s) AND due_at <= UTC_TIMESTAMP(6)"
+	    " WHERE queue = %q%s AND priority IN (%s) AND due_at <= UTC_TIMESTAMP(6)"
 	    " ORDER BY priority, due_at, id LIMIT %u",
-	    cl->req->worker, cl->token, cl->req->ttl_ms * 1000, cl->queue, cl->priorities, cl->limit);
+	    cl->req->worker, cl->token, cl->req->ttl_ms * 1000, cl->queue, cl->only, cl->priorities,
+	    cl->limit);
 }
 
 /* Keeps of cl's jobs those that carry its token, when the UPDATE stamped
@@ -254,6 +260,18 @@ claim_skip_locked(struct db *db, struct claim *cl, char *err)
 	claim_drop(cl);
 	buf_init(&sql);
 	buf_adds(&sql, "START TRANSACTION;");
+	if (cl->gate != NULL) {
+		unsigned want = cl->limit;
+
+		rc = flow_gate_open(db, cl->gate, &sql, &cl->limit, err);
+		cl->held |= rc == DB_OK && cl->limit < want;
+		buf_reset(&sql);
+		if (rc != DB_OK || cl->limit == 0) {
+			db_rollback(db);
+			buf_free(&sql);
+			return rc;
+		}
+	}
 	claim_select_sql(db, &sql, cl);
 	r = db_query_buf(db, &sql, &rc, err);
 	buf_reset(&sql);
@@ -275,6 +293,8 @@ claim_skip_locked(struct db *db, struct claim *cl, char *err)
 		for (i = 0; i < cl->n; i++)
 			buf_printf(&sql, "%s%llu", i ? "," : "", (unsigned long long)cl->jobs[i]->id);
 		buf_adds(&sql, ");");
+		if (cl->gate != NULL)
+			flow_gate_charge_sql(db, &sql, cl->gate, cl->token);
 	}
 	buf_adds(&sql, "COMMIT");
 	rc = db_exec_buf(db, &sql, err);
@@ -290,11 +310,50 @@ claim_skip_locked(struct db *db, struct claim *cl, char *err)
 static int
 claim_skip_locked_retry(struct db *db, struct claim *cl, char *err)
 {
+	unsigned limit = cl->limit;
 	int attempt = 0, rc;
 
-	do
+	do {
+		cl->limit = limit; /* the gate may have lowered it */
 		rc = claim_skip_locked(db, cl, err);
-	while (db_retry_after(rc, ++attempt));
+	} while (db_retry_after(rc, ++attempt));
+	return rc;
+}
+
+/* The conditional UPDATE under a flow gate: lock and count, stamp at
+ * most what the limits leave, charge the rate, in one transaction that
+ * is rerun as a whole on a deadlock. */
+static int
+claim_update_gated(struct db *db, struct claim *cl, uint64_t *claimed, char *err)
+{
+	unsigned limit = cl->limit;
+	int attempt = 0, rc;
+	struct buf sql;
+
+	buf_init(&sql);
+	do {
+		buf_reset(&sql);
+		buf_adds(&sql, "START TRANSACTION;");
+		cl->limit = limit;
+		*claimed = 0;
+		rc = flow_gate_open(db, cl->gate, &sql, &cl->limit, err);
+		cl->held |= rc == DB_OK && cl->limit < limit;
+		if (rc == DB_OK && cl->limit > 0) {
+			buf_reset(&sql);
+			claim_update_sql(db, &sql, cl);
+			if ((rc = db_exec_buf(db, &sql, err)) == DB_OK)
+				*claimed = db_affected(db);
+		}
+		if (rc == DB_OK && *claimed > 0) {
+			buf_reset(&sql);
+			flow_gate_charge_sql(db, &sql, cl->gate, cl->token);
+			buf_adds(&sql, "COMMIT");
+			rc = db_exec_many(db, &sql, NULL, 0, err);
+		}
+		if (rc != DB_OK || *claimed == 0)
+			db_rollback(db);
+	} while (db_retry_after(rc, ++attempt));
+	buf_free(&sql);
 	return rc;
 }
 
@@ -305,14 +364,20 @@ claim_update(struct db *db, struct claim *cl, char *err)
 {
 	struct db_res *r;
 	struct buf sql;
+	uint64_t claimed;
 	int rc;
 
 	claim_drop(cl);
 	buf_init(&sql);
-	claim_update_sql(db, &sql, cl);
-	rc = db_exec_retry(db, &sql, NULL, 0, err);
+	if (cl->gate != NULL)
+		rc = claim_update_gated(db, cl, &claimed, err);
+	else {
+		claim_update_sql(db, &sql, cl);
+		rc = db_exec_retry(db, &sql, NULL, 0, err);
+		claimed = rc == DB_OK ? db_affected(db) : 0;
+	}
 	buf_free(&sql);
-	if (rc != DB_OK || db_affected(db) == 0)
+	if (rc != DB_OK || claimed == 0)
 		return rc;
 	/* The claim is committed.  If reading it back fails, the jobs come
 	 * back when their lease expires, one attempt used. */
@@ -420,12 +485,14 @@ due_scan_sql(struct db *db, struct buf *sql, char *const *queues, unsigned scan)
 {
 	size_t i;
 
-	for (i = 0; queues[i] != NULL; i++)
+	for (i = 0; queues[i] != NULL; i++) {
 		db_sql(db, sql,
 		    "%s(SELECT %u AS q, priority, (SELECT MIN(priority) FROM jobs WHERE queue = %q)"
-		    " FROM jobs FORCE INDEX (jobs_due) WHERE queue = %q AND due_at <= UTC_TIMESTAMP(6)"
-		    " ORDER BY due_at LIMIT %u)",
-		    i ? " UNION ALL " : "", (unsigned)i, queues[i], queues[i], scan);
+		    " FROM jobs FORCE INDEX (jobs_due) WHERE queue = %q AND due_at <= UTC_TIMESTAMP(6)",
+		    i ? " UNION ALL " : "", (unsigned)i, queues[i], queues[i]);
+		flow_paused_sql(db, sql, queues[i]); /* a paused queue has nothing due */
+		db_sql(db, sql, " ORDER BY due_at LIMIT %u)", scan);
+	}
 }
 
 /* Runs the scan for a claim of limit jobs; *due is a new array, one
@@ -571,6 +638,97 @@ due_complete(struct db *db, const char *queue, unsigned scan, struct due *d, cha
 	return DB_OK;
 }
 
+/* Sets *left when due jobs of cl's kind remain after a claim that a
+ * flow limit cut short (for --stop-when-empty: such a queue is not
+ * empty).  A plain read: the rows just claimed are no longer due. */
+static int
+claim_left_due(struct db *db, const struct claim *cl, int *left, char *err)
+{
+	struct db_res *r;
+	int rc;
+
+	r = db_query(db, &rc, err,
+	    "SELECT 1 FROM jobs WHERE queue = %q%s AND priority IN (%s)"
+	    " AND due_at <= UTC_TIMESTAMP(6) LIMIT 1",
+	    cl->queue, cl->only, cl->priorities);
+	if (r == NULL)
+		return rc;
+	*left = db_res_rows(r) > 0;
+	db_res_free(r);
+	return DB_OK;
+}
+
+/* One claim of cl->queue, up to req->limit jobs in all, appended to
+ * jobs[*n..]. */
+static int
+claim_one(struct db *db, struct claim *cl, struct job **jobs, size_t *n, char *err)
+{
+	size_t i;
+	int rc;
+
+	cl->limit = cl->req->limit - (unsigned)*n;
+	random_hex(cl->token, LEASE_TOKEN_LEN / 2);
+	if (cl->req->mode == RESERVE_UPDATE)
+		rc = claim_update(db, cl, err);
+	else
+		rc = claim_skip_locked_retry(db, cl, err);
+	if (rc != DB_OK) {
+		claim_drop(cl);
+		return rc;
+	}
+	for (i = 0; i < cl->n; i++)
+		jobs[(*n)++] = cl->jobs[i];
+	if (cl->held && cl->n == cl->limit && cl->req->held != NULL && !*cl->req->held)
+		rc = claim_left_due(db, cl, cl->req->held, err);
+	cl->n = 0;
+	cl->held = 0;
+	return rc;
+}
+
+/* Claims from cl->queue.  Where flow limits (flow.c) apply, each type
+ * with a max_running or rate of its own is claimed on its own, under
+ * its gate and through jobs_type, and then the queue's other types
+ * together, under the queue's max_running if it has one: a limited type
+ * at its limit is left where it is and never holds back the rest. */
+static int
+claim_queue(struct db *db, struct claim *cl, struct job **jobs, size_t *n, char *err)
+{
+	const struct conf *c = cl->req->flow;
+	struct flow_gate gate;
+	struct buf only, others;
+	size_t i;
+	int rc = DB_OK;
+
+	cl->only = "";
+	cl->gate = NULL;
+	if (c == NULL)
+		return claim_one(db, cl, jobs, n, err);
+	buf_init(&only);
+	buf_init(&others);
+	for (i = 0; i < c->nhandlers && rc == DB_OK && *n < cl->req->limit; i++) {
+		if (!flow_type_limited(c->handlers[i]))
+			continue;
+		buf_reset(&only);
+		db_sql(db, &only, " AND type = %q", c->handlers[i]->type);
+		db_sql(db, &others, "%s%q", others.len ? ", " : " AND type NOT IN (", c->handlers[i]->type);
+		flow_gate_for(c, cl->queue, c->handlers[i]->type, &gate);
+		cl->only = only.data;
+		cl->gate = &gate;
+		rc = claim_one(db, cl, jobs, n, err);
+	}
+	if (others.len)
+		buf_addc(&others, ')');
+	cl->only = others.len ? others.data : "";
+	cl->gate = flow_gate_for(c, cl->queue, NULL, &gate) ? &gate : NULL;
+	if (rc == DB_OK && *n < cl->req->limit)
+		rc = claim_one(db, cl, jobs, n, err);
+	cl->only = "";
+	cl->gate = NULL;
+	buf_free(&only);
+	buf_free(&others);
+	return rc;
+}
+
 /* Reserves up to req->limit due jobs, draining req->queues in order,
  * then by priority (smaller first), then oldest due first.  Each job's
  * attempt count has grown by one (saturating at the column's maximum)
@@ -595,30 +753,24 @@ queue_reserve(struct db *db, const struct reserve_req *req, struct job ***jobs, 
 	cl.req = req;
 	cl.jobs = xcalloc(req->limit + 1, sizeof *cl.jobs);
 	for (qi = 0; req->queues[qi] != NULL && *n < req->limit; qi++) {
-		size_t i;
-
 		if (due[qi].n == 0)
 			continue;
-		if ((rc = due_complete(db, req->queues[qi], scan, &due[qi], err)) != DB_OK)
+		/* Under flow limits the types are claimed apart: a backlog of a
+		 * limited type must not hide the other types' priorities, so
+		 * every due priority is walked. */
+		if (req->flow != NULL && flow_governed(req->flow, req->queues[qi]) && due[qi].rows >= scan)
+			rc = walk_groups(db, req->queues[qi], INT_MAX, &due[qi], err);
+		else
+			rc = due_complete(db, req->queues[qi], scan, &due[qi], err);
+		if (rc != DB_OK)
 			break;
 		if (due[qi].n == 0)
 			continue;
 		due_list(&due[qi], &prio);
 		cl.queue = req->queues[qi];
 		cl.priorities = prio.data;
-		cl.limit = req->limit - (unsigned)*n;
-		random_hex(cl.token, LEASE_TOKEN_LEN / 2);
-		if (req->mode == RESERVE_UPDATE)
-			rc = claim_update(db, &cl, err);
-		else
-			rc = claim_skip_locked_retry(db, &cl, err);
-		if (rc != DB_OK) {
-			claim_drop(&cl);
+		if ((rc = claim_queue(db, &cl, *jobs, n, err)) != DB_OK)
 			break;
-		}
-		for (i = 0; i < cl.n; i++)
-			(*jobs)[(*n)++] = cl.jobs[i];
-		cl.n = 0;
 	}
 	free(cl.jobs);
 	buf_free(&prio);
@@ -828,6 +980,7 @@ queue_explain(struct db *db, const struct reserve_req *req, struct explain_repor
 	cl.req = req;
 	cl.limit = req->limit;
 	snprintf(cl.token, sizeof cl.token, "%032d", 0);
+	cl.only = "";
 	cl.queue = req->queues[qi];
 	cl.priorities = prio.data;
 	snprintf(x->queue, sizeof x->queue, "%s", cl.queue);

@@ -72,7 +72,8 @@ queue_show(struct db *db, uint64_t id, const char *tz, struct job_view *v, char 
 	    " TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), available_at) DIV 1000, reserved_by,"
 	    " CONVERT_TZ(reserved_at, '+00:00', %q), CONVERT_TZ(lease_expires_at, '+00:00', %q),"
 	    " TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), lease_expires_at) DIV 1000, last_error,"
-	    " lease_token IS NOT NULL, lease_expires_at > UTC_TIMESTAMP(6), due_at <= UTC_TIMESTAMP(6)"
+	    " lease_token IS NOT NULL, lease_expires_at > UTC_TIMESTAMP(6), due_at <= UTC_TIMESTAMP(6),"
+	    " progress, progress_note, unique_key"
 	    " FROM jobs WHERE id = %U",
 	    tz, tz, tz, tz, tz, id);
 	rc = view_fetch(db, &sql, tz, v, &r, &row, err);
@@ -87,6 +88,9 @@ queue_show(struct db *db, uint64_t id, const char *tz, struct job_view *v, char 
 	v->lease_expires_at = xstrdup_or_null(x[4]);
 	v->lease_left_ms = db_col_i64(x[5], 0);
 	v->last_error = xstrdup_or_null(x[6]);
+	v->progress = x[10] != NULL ? (int)db_col_i64(x[10], -1) : -1;
+	v->progress_note = xstrdup_or_null(x[11]);
+	v->unique_key = xstrdup_or_null(x[12]);
 	/* The states of DESIGN.md 5b; a token with no expiry is no live
 	 * lease (stale), as queue_status counts it. */
 	if (db_col_u64(x[7], 0))
@@ -117,6 +121,7 @@ failed_show(struct db *db, uint64_t id, const char *tz, struct job_view *v, char
 		return rc;
 	x = row + VIEW_EXTRA;
 	v->state = "failed";
+	v->progress = -1;
 	v->failed_at = xstrdup_or_null(x[0]);
 	v->exception = xstrdup_or_null(x[1]);
 	v->exit_status = xstrdup_or_null(x[2]);
@@ -141,5 +146,7 @@ job_view_free(struct job_view *v)
 	free(v->exception);
 	free(v->exit_status);
 	free(v->reason);
+	free(v->progress_note);
+	free(v->unique_key);
 	memset(v, 0, sizeof *v);
 }

@@ -1,58 +1,53 @@
-/* runner.c -- run one handler program for one job.
+/* runner.c -- run one handler program for one job (exec mode).
  *
- * The one careful way jobq starts a program (STYLE.md item 7):
- *   parent: build argv and envp, block every signal, vfork;
- *   child:  reset the signal dispositions the worker changed and the
- *           mask, make its own process group, put the pipes on 0/1/2,
- *           close every other descriptor, chdir to workdir, set the
- *           resource limits, drop privileges, execve; a failure on the
- *           way is recorded for the parent and the child leaves with
- *           _exit(127);
- *   parent: (resumed once the child exec'd or exited) restore the mask,
- *           look at the recorded failure.
- * The program never goes through a shell.
+ * spawn.c starts the program the one careful way; the worker's poll loop
+ * then feeds the payload to stdin and reads stdout, stderr and the
+ * control channel (descriptor 3) at the same time, so no side can block
+ * another whatever their sizes; output is kept in bounded captures, the
+ * control lines in a bounded buffer.  On timeout the whole process group
+ * gets SIGTERM, then SIGKILL after kill_grace.  When the handler itself
+ * exits, whatever it left running in its process group is killed, and
+ * pipes still held open by something that escaped the group are closed
+ * after a short drain: the job is over when its handler is.
  *
- * Afterwards the worker's poll loop feeds the payload to stdin and reads
- * stdout and stderr at the same time, so neither side can block the
- * other whatever their sizes; output is kept in bounded captures.  On
- * timeout the whole process group gets SIGTERM, then SIGKILL after
- * kill_grace.  When the handler itself exits, whatever it left running in
- * its process group is killed, and pipes still held open by something
- * that escaped the group are closed after a short drain: the job is over
- * when its handler is. */
+ * Persistent mode (mode = persistent) runs the job in a process lent by
+ * pool.c instead: the payload goes to it as one request line, and the
+ * job is over when its status line arrives on descriptor 3 (the process
+ * goes back to the pool) or when the process ends (it is reaped like an
+ * exec-mode handler: a crash mid-job is an exit by signal).  The
+ * timeout, the kill and the captures are the same in both modes. */
 #include "config.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <grp.h>
-#include <limits.h>
-#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#ifdef HAVE_CLOSE_RANGE
-#include <linux/close_range.h>
-#endif
+
+#include <cjson/cJSON.h>
 
 #include "capture.h"
+#include "log.h"
+#include "pool.h"
 #include "runner.h"
+#include "spawn.h"
 
 #define DRAIN_MS 2000 /* pipes may outlive the handler this long */
 #define READ_CHUNK 65536
-#define DEFAULT_PATH "/usr/local/bin:/usr/bin:/bin"
 
-enum { P_IN, P_OUT, P_ERR };
+enum { P_IN = SPAWN_IN, P_OUT = SPAWN_OUT, P_ERR = SPAWN_ERR, P_CTL = SPAWN_CTL, NFDS = SPAWN_NFDS };
 
 struct runner {
 	pid_t pid;
-	int fd[3]; /* our ends: stdin (write), stdout, stderr (read); -1 closed */
+	int fd[NFDS]; /* our ends: stdin (write), stdout, stderr, control (read); -1 closed */
 	const char *payload;
 	size_t payload_len, written;
 	struct capture *out, *err;
+	char *ctl; /* the control channel's bytes, at most RUNNER_CONTROL_MAX */
+	size_t ctl_len;
+	int ctl_overflow;
 	int64_t started, ended;
 	int64_t timeout_at, kill_at, drain_until;
 	int64_t timeout_ms, grace_ms;
@@ -60,27 +55,14 @@ struct runner {
 	int timed_out, interrupted;
 	int start_errno;
 	char start_what[16];
-};
-
-/* What the child sets up besides its descriptors, all worked out
- * before vfork so that the child only makes system calls: the ids to
- * take (when the worker runs as root) and the resource limits. */
-struct child_setup {
-	int drop_gid, drop_uid;
-	gid_t *groups;
-	int ngroups;
-	int nlimits;
-	int resource[NLIMITS];
-	struct rlimit rl[NLIMITS];
-	const char *what[NLIMITS]; /* the limit_* key, for the error */
-};
-
-/* What the child reports when it cannot exec.  With vfork the child
- * shares our memory until it execs or exits, so it writes this straight
- * into the parent's variable: no error pipe needed. */
-struct start_failure {
-	int err;
-	const char *what;
+	/* persistent mode */
+	struct pooled *pooled; /* the process lent for this job; NULL in exec mode */
+	char *req;             /* the request line (payload points into it) */
+	char *line;            /* a control line not yet ended by its newline */
+	size_t line_len;
+	int replied, reply_status; /* its status line came */
+	int broken;                /* it wrote past its status line: not reused */
+	char *violation;           /* the protocol violation it was killed for */
 };
 
 static void
@@ -91,309 +73,101 @@ close_fd(int *fd)
 	*fd = -1;
 }
 
+/* Appends JSON text p to b as one line: a control character between
+ * tokens (a line break, a tab) becomes a space, one inside a string
+ * (which a lenient writer may have stored raw) its \u escape. */
 static void
-add_env(char ***envp, size_t *n, char *entry)
+one_line(struct buf *b, const char *p, size_t len)
 {
-	size_t len = strcspn(entry, "=") + 1, i;
+	int in_str = 0, esc = 0;
+	size_t i;
 
-	for (i = 0; i < *n; i++)
-		if (strncmp((*envp)[i], entry, len) == 0) {
-			free((*envp)[i]);
-			(*envp)[i] = entry;
-			return;
-		}
-	*envp = xrealloc(*envp, (*n + 2) * sizeof **envp);
-	(*envp)[(*n)++] = entry;
-	(*envp)[*n] = NULL;
-}
+	for (i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)p[i];
 
-/* Signals whose disposition is not the default in the worker (those it
- * handles or ignores, and any it inherited ignored): the child resets
- * exactly these.  Dispositions are fixed before the first job starts, so
- * they are looked up once instead of with 64 syscalls per child. */
-static int reset_sigs[NSIG];
-static int nreset_sigs = -1;
-
-static void
-find_signals_to_reset(void)
-{
-	struct sigaction sa;
-	int sig;
-
-	nreset_sigs = 0;
-	for (sig = 1; sig < NSIG; sig++)
-		if (sig != SIGKILL && sig != SIGSTOP && sigaction(sig, NULL, &sa) == 0 &&
-		    (sa.sa_flags & SA_SIGINFO || sa.sa_handler != SIG_DFL))
-			reset_sigs[nreset_sigs++] = sig;
-}
-
-/* The run user's passwd entry, looked up once per uid. */
-struct who {
-	uid_t uid;
-	char *home, *name;
-};
-
-static const struct who *
-run_user(uid_t uid)
-{
-	static struct who cache;
-	static int cached;
-	struct passwd *pw;
-
-	if (cached && cache.uid == uid)
-		return &cache;
-	free(cache.home);
-	free(cache.name);
-	memset(&cache, 0, sizeof cache);
-	cache.uid = uid;
-	if ((pw = getpwuid(uid)) != NULL) {
-		cache.home = xstrdup(pw->pw_dir);
-		cache.name = xstrdup(pw->pw_name);
-	}
-	cached = 1;
-	return &cache;
-}
-
-/* The clean environment of DESIGN.md section 3: PATH, LANG, TZ, HOME
- * and USER of the run user, the JOBQ_* variables, then the handler's own
- * env.NAME keys (which may replace the defaults but not JOBQ_*). */
-static char **
-build_env(const struct handler *h, const struct job *j, unsigned max_attempts)
-{
-	char **envp = xcalloc(1, sizeof *envp);
-	size_t n = 0, i;
-	const struct who *pw = run_user(h->has_uid && geteuid() == 0 ? h->uid : geteuid());
-
-	add_env(&envp, &n, xstrdup("PATH=" DEFAULT_PATH));
-	add_env(&envp, &n, xstrdup("LANG=C.UTF-8"));
-	add_env(&envp, &n, xstrdup("TZ=UTC"));
-	if (pw->name != NULL) {
-		add_env(&envp, &n, xasprintf("HOME=%s", pw->home));
-		add_env(&envp, &n, xasprintf("USER=%s", pw->name));
-		add_env(&envp, &n, xasprintf("LOGNAME=%s", pw->name));
-	}
-	for (i = 0; h->env[i] != NULL; i++)
-		add_env(&envp, &n, xstrdup(h->env[i]));
-	add_env(&envp, &n, xasprintf("JOBQ_JOB_ID=%llu", (unsigned long long)j->id));
-	add_env(&envp, &n, xasprintf("JOBQ_TYPE=%s", j->type));
-	add_env(&envp, &n, xasprintf("JOBQ_QUEUE=%s", j->queue));
-	add_env(&envp, &n, xasprintf("JOBQ_ATTEMPT=%u", j->attempt));
-	add_env(&envp, &n, xasprintf("JOBQ_MAX_ATTEMPTS=%u", max_attempts));
-	add_env(&envp, &n, xasprintf("JOBQ_ENQUEUED_AT=%s", j->created_at));
-	return envp;
-}
-
-/* In the child: report what failed and leave.  Only async-signal-safe
- * calls from here on, and nothing that returns past vfork. */
-static void NORETURN
-child_fail(volatile struct start_failure *f, const char *what)
-{
-	f->err = errno ? errno : EIO;
-	f->what = what;
-	_exit(127);
-}
-
-static void
-close_from(int lo, int hi)
-{
-#ifdef HAVE_CLOSE_RANGE
-	if (lo <= hi && close_range((unsigned)lo, (unsigned)hi, 0) == 0)
-		return;
-#endif
-	{
-		long max = sysconf(_SC_OPEN_MAX);
-		int fd;
-
-		if (max < 0 || max > 65536)
-			max = 65536;
-		for (fd = lo; fd <= hi && fd < max; fd++)
-			close(fd);
+		if (c >= 0x20)
+			buf_addc(b, (char)c);
+		else if (in_str)
+			buf_printf(b, "\\u%04x", c);
+		else
+			buf_addc(b, ' ');
+		if (esc)
+			esc = 0;
+		else if (in_str && c == '\\')
+			esc = 1;
+		else if (c == '"')
+			in_str = !in_str;
 	}
 }
 
-/* Everything the child does between vfork and exec: system calls
- * only, on values the parent prepared.  The limits come after chdir and
- * before the ids change: a privileged worker may raise a hard limit,
- * the run user may not, and a limit_nproc the run user is already over
- * must make the exec fail (the kernel notes it when the uid changes).
- * setrlimit is one system call (prlimit64) and, as the child is a
- * process of its own, changes the child's limits only. */
-static void NORETURN
-child(const struct handler *h, const int fd[3], char **envp, const struct child_setup *cs,
-    volatile struct start_failure *f)
+/* The request line of job j (handlers/jobq-handler.7): its fields, then
+ * the payload as stored (JSON: job_defect refused any other), made one
+ * line by one_line when it holds a control character. */
+static char *
+request_line(const struct job *j, unsigned max_attempts, size_t *len)
 {
-	struct sigaction sa;
-	sigset_t none;
-	int i;
+	cJSON *o = cJSON_CreateObject();
+	struct buf b;
+	char *head;
+	size_t i;
 
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = SIG_DFL;
-	for (i = 0; i < nreset_sigs; i++)
-		sigaction(reset_sigs[i], &sa, NULL);
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	if (setpgid(0, 0) < 0)
-		child_fail(f, "setpgid");
-	/* The pipe ends are all above 2 (the worker keeps 0-2 open), so
-	 * the dup2s cannot clobber one another; dup2 clears close-on-exec. */
-	for (i = 0; i < 3; i++)
-		if (dup2(fd[i], i) < 0)
-			child_fail(f, "dup2");
-	close_from(3, INT_MAX);
-	if (h->workdir != NULL && chdir(h->workdir) < 0)
-		child_fail(f, "chdir");
-	for (i = 0; i < cs->nlimits; i++)
-		if (setrlimit(cs->resource[i], &cs->rl[i]) < 0)
-			child_fail(f, cs->what[i]);
-	/* group without user: only the group changes (DESIGN.md 4). */
-	if (cs->drop_gid) {
-		if (setgroups((size_t)cs->ngroups, cs->groups) < 0)
-			child_fail(f, "setgroups");
-		if (setgid(h->gid) < 0)
-			child_fail(f, "setgid");
-	}
-	if (cs->drop_uid && setuid(h->uid) < 0)
-		child_fail(f, "setuid");
-	execve(h->argv[0], h->argv, envp);
-	child_fail(f, "exec");
+	cJSON_AddNumberToObject(o, "id", (double)j->id);
+	cJSON_AddStringToObject(o, "type", j->type);
+	cJSON_AddStringToObject(o, "queue", j->queue);
+	cJSON_AddNumberToObject(o, "attempt", j->attempt);
+	cJSON_AddNumberToObject(o, "max_attempts", max_attempts);
+	cJSON_AddStringToObject(o, "enqueued_at", j->created_at);
+	if ((head = cJSON_PrintUnformatted(o)) == NULL)
+		fatal("out of memory");
+	cJSON_Delete(o);
+	buf_init(&b);
+	buf_add(&b, head, strlen(head) - 1); /* without its closing brace */
+	buf_adds(&b, ",\"payload\":");
+	for (i = 0; i < j->payload_len && (unsigned char)j->payload[i] >= 0x20; i++)
+		;
+	if (i == j->payload_len) /* the common case: nothing to change */
+		buf_add(&b, j->payload, j->payload_len);
+	else
+		one_line(&b, j->payload, j->payload_len);
+	buf_adds(&b, "}\n");
+	free(head);
+	*len = b.len;
+	return buf_steal(&b);
 }
 
-static int
-make_pipes(int p[3][2], char *err)
-{
-	int i;
-
-	for (i = 0; i < 3; i++)
-		p[i][0] = p[i][1] = -1;
-	for (i = 0; i < 3; i++)
-		if (pipe2(p[i], O_CLOEXEC) < 0)
-			goto fail;
-	/* Our ends never block; the child's ends are ordinary. */
-	if (fcntl(p[P_IN][1], F_SETFL, O_NONBLOCK) < 0 || fcntl(p[P_OUT][0], F_SETFL, O_NONBLOCK) < 0 ||
-	    fcntl(p[P_ERR][0], F_SETFL, O_NONBLOCK) < 0)
-		goto fail;
-	return 0;
-fail:
-	errf(err, "pipe: %s", strerror(errno));
-	for (i = 0; i < 3; i++)
-		close_fd(&p[i][0]), close_fd(&p[i][1]);
-	return -1;
-}
-
-/* Supplementary groups of the run user, looked up before fork (the
- * lookup is not async-signal-safe).  A handler with a group and no user
- * gets that one group and none of the worker's. */
-static gid_t *
-run_groups(const struct handler *h, int *n)
-{
-	struct passwd *pw;
-	gid_t *groups;
-
-	*n = 1;
-	groups = xcalloc(1, sizeof *groups);
-	groups[0] = h->gid;
-	if (h->user == NULL || (pw = getpwnam(h->user)) == NULL)
-		return groups;
-	*n = 64;
-	groups = xrealloc(groups, (size_t)*n * sizeof *groups);
-	if (getgrouplist(h->user, h->gid, groups, n) < 0) {
-		groups = xrealloc(groups, (size_t)*n * sizeof *groups);
-		if (getgrouplist(h->user, h->gid, groups, n) < 0)
-			*n = 1;
-	}
-	return groups;
-}
-
-/* The limits to set: soft = hard, so the handler cannot lift them, but
- * for limit_cpu whose hard limit is a second above: the kernel sends
- * SIGXCPU at the soft limit (which a handler may catch to clean up)
- * and SIGKILL at the hard one. */
-static void
-setup_limits(const struct handler *h, struct child_setup *cs)
-{
-	int l;
-
-	cs->nlimits = 0;
-	for (l = 0; l < NLIMITS; l++) {
-		if (h->limits[l] == 0)
-			continue;
-		cs->resource[cs->nlimits] = conf_limit_resource((enum handler_limit)l);
-		cs->rl[cs->nlimits].rlim_cur = (rlim_t)h->limits[l];
-		cs->rl[cs->nlimits].rlim_max = (rlim_t)h->limits[l] + (l == LIMIT_CPU);
-		cs->what[cs->nlimits] = conf_limit_key((enum handler_limit)l);
-		cs->nlimits++;
-	}
-}
-
-/* vfork and exec, with every signal blocked meanwhile so that none of
- * our handlers can run in the child before it has reset them.  Kept
- * apart so that no variable of the caller lives across vfork. */
-static pid_t
-spawn(const struct handler *h, const int fd[3], char **envp, const struct child_setup *cs,
-    volatile struct start_failure *f)
-{
-	sigset_t all, old;
-	pid_t pid;
-
-	sigfillset(&all);
-	sigprocmask(SIG_BLOCK, &all, &old);
-	pid = vfork();
-	if (pid == 0)
-		child(h, fd, envp, cs, f);
-	sigprocmask(SIG_SETMASK, &old, NULL);
-	return pid;
-}
-
-/* vforks and execs the handler for job j.  Returns NULL only when no
- * process could be made (vfork, pipe); a program that cannot be executed
- * gives a runner that ends at once with start_errno set.
- *
- * vfork rather than fork: the parent is suspended until the child has
- * exec'd (which we would wait for anyway, to learn whether exec worked),
- * and nothing is copied, which halves the cost of starting a short job. */
+/* Starts the handler for job j (spawn_handler).  Returns NULL only when
+ * no process could be made (vfork, pipe); a program that cannot be
+ * executed gives a runner that ends at once with start_errno set. */
 struct runner *
 runner_start(const struct handler *h, const struct job *j, unsigned max_attempts, char *err)
 {
-	int p[3][2], child_fd[3], i;
-	volatile struct start_failure failure = { 0, NULL };
-	struct child_setup cs;
-	char **envp;
+	struct spawned sp;
 	struct runner *r;
-	pid_t pid;
+	struct pooled *p = NULL;
+	char **envp;
+	int rc = 0, i;
 
-	if (nreset_sigs < 0)
-		find_signals_to_reset();
-	if (make_pipes(p, err) < 0)
-		return NULL;
-	child_fd[P_IN] = p[P_IN][0];
-	child_fd[P_OUT] = p[P_OUT][1];
-	child_fd[P_ERR] = p[P_ERR][1];
-	envp = build_env(h, j, max_attempts);
-	memset(&cs, 0, sizeof cs);
-	cs.drop_uid = geteuid() == 0 && h->has_uid;
-	cs.drop_gid = geteuid() == 0 && h->has_gid;
-	if (cs.drop_gid)
-		cs.groups = run_groups(h, &cs.ngroups);
-	setup_limits(h, &cs);
-	pid = spawn(h, child_fd, envp, &cs, &failure);
-	strv_free(envp);
-	free(cs.groups);
-	close_fd(&p[P_IN][0]);
-	close_fd(&p[P_OUT][1]);
-	close_fd(&p[P_ERR][1]);
-	if (pid < 0) {
-		errf(err, "vfork handler '%s': %s", h->type, strerror(errno));
-		for (i = 0; i < 3; i++)
-			close_fd(&p[i][i == P_IN ? 1 : 0]);
-		return NULL;
+	if (h->persistent)
+		rc = (p = pool_take(h, max_attempts, &sp, err)) == NULL ? -1 : 0;
+	else {
+		envp = spawn_env(h, j, max_attempts);
+		rc = spawn_handler(h, envp, &sp, err);
+		strv_free(envp);
 	}
+	if (rc < 0)
+		return NULL;
 	r = xcalloc(1, sizeof *r);
-	r->pid = pid;
-	r->fd[P_IN] = p[P_IN][1];
-	r->fd[P_OUT] = p[P_OUT][0];
-	r->fd[P_ERR] = p[P_ERR][0];
-	r->payload = j->payload;
-	r->payload_len = j->payload_len;
+	r->pid = sp.pid;
+	for (i = 0; i < NFDS; i++)
+		r->fd[i] = sp.fd[i];
+	r->pooled = p;
+	if (p != NULL) {
+		r->req = request_line(j, max_attempts, &r->payload_len);
+		r->payload = r->req;
+	} else {
+		r->payload = j->payload;
+		r->payload_len = j->payload_len;
+	}
 	r->out = capture_new(h->stdout_limit);
 	r->err = capture_new(h->stderr_limit);
 	r->started = mono_ms();
@@ -402,9 +176,9 @@ runner_start(const struct handler *h, const struct job *j, unsigned max_attempts
 	r->timeout_at = h->timeout_ms > 0 ? r->started + h->timeout_ms : INT64_MAX;
 	r->kill_at = INT64_MAX;
 	r->drain_until = INT64_MAX;
-	if (failure.err != 0) {
-		r->start_errno = failure.err;
-		snprintf(r->start_what, sizeof r->start_what, "%s", failure.what);
+	if (sp.start_errno != 0) {
+		r->start_errno = sp.start_errno;
+		snprintf(r->start_what, sizeof r->start_what, "%s", sp.start_what);
 		close_fd(&r->fd[P_IN]);
 	} else if (r->payload_len == 0)
 		close_fd(&r->fd[P_IN]);
@@ -418,10 +192,17 @@ runner_free(struct runner *r)
 
 	if (r == NULL)
 		return;
-	for (i = 0; i < 3; i++)
+	if (r->pooled != NULL)
+		pool_give_back(r->pooled, r->fd, r->reaped,
+		    r->replied && !r->broken && r->violation == NULL && r->written == r->payload_len);
+	for (i = 0; i < NFDS; i++)
 		close_fd(&r->fd[i]);
 	capture_free(r->out);
 	capture_free(r->err);
+	free(r->ctl);
+	free(r->req);
+	free(r->line);
+	free(r->violation);
 	free(r);
 }
 
@@ -438,8 +219,10 @@ runner_fds(struct runner *r, struct pollfd *pfd)
 {
 	int n = 0, i;
 
-	for (i = 0; i < 3; i++) {
-		if (r->fd[i] < 0)
+	if (r->replied)
+		return 0; /* the process is the pool's again */
+	for (i = 0; i < NFDS; i++) {
+		if (r->fd[i] < 0 || (i == P_IN && r->written == r->payload_len))
 			continue;
 		pfd[n].fd = r->fd[i];
 		pfd[n].events = i == P_IN ? POLLOUT : POLLIN;
@@ -465,8 +248,32 @@ feed_stdin(struct runner *r)
 			return;
 		break; /* EPIPE: the handler does not want the rest; fine */
 	}
-	close_fd(&r->fd[P_IN]);
+	/* A persistent handler's stdin stays open for its next request. */
+	if (r->pooled == NULL || r->written < r->payload_len)
+		close_fd(&r->fd[P_IN]);
 }
+
+/* The control channel is kept whole up to RUNNER_CONTROL_MAX bytes (its
+ * lines are read as JSON: a cut one would be garbage); past that the
+ * rest is counted as an overflow, which fails the job. */
+static void
+keep_control(struct runner *r, const char *buf, size_t n)
+{
+	size_t room = RUNNER_CONTROL_MAX - r->ctl_len;
+
+	if (n > room) {
+		r->ctl_overflow = 1;
+		n = room;
+	}
+	if (n == 0)
+		return;
+	r->ctl = xrealloc(r->ctl, r->ctl_len + n + 1);
+	memcpy(r->ctl + r->ctl_len, buf, n);
+	r->ctl_len += n;
+	r->ctl[r->ctl_len] = '\0';
+}
+
+static void control_bytes(struct runner *r, const char *buf, size_t n);
 
 static void
 drain(struct runner *r, int which)
@@ -480,7 +287,12 @@ drain(struct runner *r, int which)
 		ssize_t n = read(r->fd[which], buf, sizeof buf);
 
 		if (n > 0) {
-			capture_add(which == P_OUT ? r->out : r->err, buf, (size_t)n);
+			if (which == P_CTL && r->pooled != NULL)
+				control_bytes(r, buf, (size_t)n);
+			else if (which == P_CTL)
+				keep_control(r, buf, (size_t)n);
+			else
+				capture_add(which == P_OUT ? r->out : r->err, buf, (size_t)n);
 			continue;
 		}
 		if (n < 0 && (errno == EINTR))
@@ -492,19 +304,141 @@ drain(struct runner *r, int which)
 	}
 }
 
+/* A persistent handler broke the protocol: its process is killed at
+ * once (a fresh one takes the next job) and the job fails with why. */
+static void
+violate(struct runner *r, const char *why, const char *line, size_t len)
+{
+	if (r->violation != NULL)
+		return;
+	r->violation = xasprintf("jobq: protocol violation by persistent handler (pid %d): %s%s%.*s%s",
+	    (int)r->pid, why, line ? ": '" : "", (int)(len > 80 ? 80 : len), line ? line : "",
+	    line ? (len > 80 ? "...'" : "'") : "");
+	log_warn("%s; killing it", r->violation);
+	kill(-r->pid, SIGKILL);
+	close_fd(&r->fd[P_CTL]);
+}
+
+/* Whether line (without its newline) is the status line {"status": N},
+ * N in 0..255: sets *status.  A JSON object with other keys is a
+ * control line (0); anything else is a violation (-1). */
+static int
+status_line(const char *line, size_t len, int *status)
+{
+	cJSON *o = cJSON_ParseWithLength(line, len), *st;
+	int rc = -1;
+
+	if (o == NULL || !cJSON_IsObject(o))
+		goto out;
+	rc = 0;
+	if ((st = cJSON_GetObjectItemCaseSensitive(o, "status")) == NULL)
+		goto out;
+	rc = -1;
+	if (o->child == st && st->next == NULL && cJSON_IsNumber(st) && st->valuedouble >= 0 &&
+	    st->valuedouble <= 255 && st->valuedouble == (double)(int)st->valuedouble) {
+		*status = (int)st->valuedouble;
+		rc = 1;
+	}
+out:
+	cJSON_Delete(o);
+	return rc;
+}
+
+/* After the status line: what the handler wrote to stdout and stderr
+ * before it is in the pipes now (the helper modules flush both before
+ * they reply), so read them to the end. */
+static void
+drain_output(struct runner *r)
+{
+	char buf[READ_CHUNK];
+	int which;
+
+	for (which = P_OUT; which <= P_ERR; which++)
+		while (r->fd[which] >= 0) {
+			ssize_t n = read(r->fd[which], buf, sizeof buf);
+
+			if (n > 0)
+				capture_add(which == P_OUT ? r->out : r->err, buf, (size_t)n);
+			else if (n < 0 && errno == EINTR)
+				continue;
+			else if (n < 0 && errno == EAGAIN)
+				break;
+			else
+				close_fd(&r->fd[which]);
+		}
+}
+
+/* One complete line from a persistent handler's descriptor 3. */
+static void
+control_line(struct runner *r, const char *line, size_t len)
+{
+	int status, rc;
+
+	if (r->replied) {
+		r->broken = 1; /* past its reply: the job stands, the process goes */
+		if (len == 0)
+			return;
+		log_warn("persistent handler (pid %d) wrote past its status line (protocol violation): "
+		         "it is replaced",
+		    (int)r->pid);
+		return;
+	}
+	if ((rc = status_line(line, len, &status)) < 0) {
+		violate(
+		    r, "descriptor 3 got a line that is not a JSON object or a valid status line", line, len);
+		return;
+	}
+	if (rc == 0) {
+		keep_control(r, line, len);
+		keep_control(r, "\n", 1);
+		return;
+	}
+	r->replied = 1;
+	r->reply_status = status;
+	r->ended = mono_ms();
+	drain_output(r);
+}
+
+/* Splits a persistent handler's descriptor-3 bytes into lines: control
+ * lines are kept as in exec mode, the status line ends the job. */
+static void
+control_bytes(struct runner *r, const char *buf, size_t n)
+{
+	while (n > 0 && r->violation == NULL && !r->broken) {
+		const char *nl = memchr(buf, '\n', n);
+		size_t take = nl != NULL ? (size_t)(nl - buf) : n;
+
+		if (r->line_len + take > RUNNER_CONTROL_MAX) {
+			violate(r, "a line on descriptor 3 is longer than 64 KiB", NULL, 0);
+			return;
+		}
+		r->line = xrealloc(r->line, r->line_len + take + 1);
+		memcpy(r->line + r->line_len, buf, take);
+		r->line_len += take;
+		if (nl == NULL) {
+			r->broken |= r->replied;
+			return;
+		}
+		control_line(r, r->line, r->line_len);
+		r->line_len = 0;
+		buf += take + 1;
+		n -= take + 1;
+	}
+}
+
 /* Handles the poll results for the pfd entries runner_fds filled. */
 void
 runner_io(struct runner *r, const struct pollfd *pfd, int n)
 {
 	int i, k;
 
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < n && !r->replied; i++) {
 		if (pfd[i].revents == 0)
 			continue;
-		for (k = 0; k < 3; k++)
+		for (k = 0; k < NFDS; k++)
 			if (r->fd[k] == pfd[i].fd)
 				break;
-		if (k == 3)
+		if (k == NFDS)
 			continue;
 		if (k == P_IN)
 			feed_stdin(r);
@@ -540,8 +474,10 @@ runner_deadline(const struct runner *r)
 {
 	int64_t t = INT64_MAX;
 
+	if (r->replied)
+		return INT64_MAX;
 	if (r->reaped)
-		return r->fd[P_OUT] >= 0 || r->fd[P_ERR] >= 0 ? r->drain_until : INT64_MAX;
+		return r->fd[P_OUT] >= 0 || r->fd[P_ERR] >= 0 || r->fd[P_CTL] >= 0 ? r->drain_until : INT64_MAX;
 	if (r->timeout_at < t)
 		t = r->timeout_at;
 	if (r->kill_at < t)
@@ -561,10 +497,13 @@ stop_group(struct runner *r, int64_t now)
 void
 runner_tick(struct runner *r, int64_t now)
 {
+	if (r->replied)
+		return;
 	if (r->reaped) {
 		if (now >= r->drain_until) {
 			close_fd(&r->fd[P_OUT]);
 			close_fd(&r->fd[P_ERR]);
+			close_fd(&r->fd[P_CTL]);
 		}
 		return;
 	}
@@ -583,7 +522,7 @@ runner_tick(struct runner *r, int64_t now)
 void
 runner_terminate(struct runner *r)
 {
-	if (r->reaped)
+	if (r->reaped || r->replied)
 		return; /* it ended by itself: its exit status stands */
 	r->interrupted = 1;
 	if (r->kill_at == INT64_MAX)
@@ -596,7 +535,7 @@ runner_terminate(struct runner *r)
 void
 runner_terminate_by(struct runner *r, int64_t kill_by)
 {
-	if (r->reaped)
+	if (r->reaped || r->replied)
 		return;
 	runner_terminate(r);
 	if (kill_by < r->kill_at)
@@ -606,7 +545,17 @@ runner_terminate_by(struct runner *r, int64_t kill_by)
 int
 runner_finished(const struct runner *r)
 {
-	return r->reaped && r->fd[P_OUT] < 0 && r->fd[P_ERR] < 0;
+	return r->replied || (r->reaped && r->fd[P_OUT] < 0 && r->fd[P_ERR] < 0 && r->fd[P_CTL] < 0);
+}
+
+/* What the handler wrote on its control channel so far (NUL-terminated,
+ * NULL when nothing), and whether it wrote more than RUNNER_CONTROL_MAX. */
+const char *
+runner_control(const struct runner *r, size_t *len, int *overflow)
+{
+	*len = r->ctl_len;
+	*overflow = r->ctl_overflow;
+	return r->ctl;
 }
 
 int
@@ -627,7 +576,14 @@ runner_result(const struct runner *r, struct exit_info *x, char **out, char **er
 		snprintf(x->start_what, sizeof x->start_what, "%s", r->start_what);
 		x->exited = 1;
 		x->code = 127;
-	} else if (WIFEXITED(r->status)) {
+	} else if (r->replied) {
+		x->exited = 1;
+		x->code = r->reply_status;
+	} else if (r->violation != NULL)
+		snprintf(x->failure, sizeof x->failure, "protocol violation");
+	else if (r->pooled != NULL && WIFEXITED(r->status) && WEXITSTATUS(r->status) == 0)
+		snprintf(x->failure, sizeof x->failure, "exit 0 before its status line");
+	else if (WIFEXITED(r->status)) {
 		x->exited = 1;
 		x->code = WEXITSTATUS(r->status);
 	} else if (WIFSIGNALED(r->status))
@@ -637,6 +593,13 @@ runner_result(const struct runner *r, struct exit_info *x, char **out, char **er
 	if (r->start_errno != 0 && strcmp(r->start_what, "exec") != 0) {
 		char *msg = xasprintf(
 		    "%s%s%s failed: %s", *err, **err ? "\n" : "", r->start_what, strerror(r->start_errno));
+
+		free(*err);
+		*err = msg;
+	}
+	if (r->violation != NULL) {
+		char *msg = xasprintf(
+		    "%s%s%s", *err, **err && (*err)[strlen(*err) - 1] != '\n' ? "\n" : "", r->violation);
 
 		free(*err);
 		*err = msg;

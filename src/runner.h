@@ -10,7 +10,8 @@
 #include "outcome.h"
 #include "queue.h"
 
-#define RUNNER_MAX_FDS 3
+#define RUNNER_MAX_FDS 4
+#define RUNNER_CONTROL_MAX 65536 /* bytes of control lines a job may write */
 
 struct runner;
 
@@ -26,6 +27,7 @@ void runner_terminate(struct runner *r);
 void runner_terminate_by(struct runner *r, int64_t kill_by);
 int runner_finished(const struct runner *r);
 int runner_interrupted(const struct runner *r);
+const char *runner_control(const struct runner *r, size_t *len, int *overflow);
 void runner_result(const struct runner *r, struct exit_info *x, char **out, char **err, int64_t *duration_ms);
 
 #endif

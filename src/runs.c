@@ -31,7 +31,7 @@ runs_for_job_last(struct db *db, uint64_t id, const char *tz, unsigned last, str
 		snprintf(limit, sizeof limit, " LIMIT %u", last);
 	r = db_query(db, &rc, err,
 	    "SELECT * FROM (SELECT id, attempt, worker, CONVERT_TZ(started_at, '+00:00', %q), duration_ms,"
-	    " outcome, exit_status, error, queue, type, output FROM job_runs WHERE job_id = %U ORDER BY id "
+	    " outcome, exit_status, error, queue, type, output, result FROM job_runs WHERE job_id = %U ORDER BY id "
 	    "DESC%s) r"
 	    " ORDER BY id",
 	    tz, id, limit);
@@ -53,6 +53,7 @@ runs_for_job_last(struct db *db, uint64_t id, const char *tz, unsigned last, str
 		x->queue = xstrdup_or_empty(row[8]);
 		x->type = xstrdup_or_empty(row[9]);
 		x->output = xstrdup_or_null(row[10]);
+		x->result = xstrdup_or_null(row[11]);
 	}
 	db_res_free(r);
 	*total = *n;
@@ -93,6 +94,7 @@ runs_free(struct run_row *rows, size_t n)
 		free(rows[i].exit_status);
 		free(rows[i].error);
 		free(rows[i].output);
+		free(rows[i].result);
 	}
 	free(rows);
 }

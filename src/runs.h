@@ -10,6 +10,7 @@
 struct run_row {
 	unsigned attempt;
 	char *queue, *type, *worker, *started_at, *outcome, *exit_status, *error, *output;
+	char *result; /* the handler's {"result": ...} JSON, or NULL */
 	int64_t duration_ms;
 };
 

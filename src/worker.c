@@ -42,12 +42,16 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "alert.h"
+#include "control.h"
 #include "duration.h"
 #include "log.h"
 #include "outcome.h"
+#include "pool.h"
 #include "queue.h"
 #include "registry.h"
 #include "runner.h"
+#include "spawn.h"
 #include "scheduler.h"
 #include "worker.h"
 
@@ -56,7 +60,7 @@
 #define WRITE_RETRY_MS 500
 #define START_RETRY_MIN_MS 100
 #define START_RETRY_MAX_MS 5000
-#define FDS_PER_SLOT 3 /* a handler's stdin, stdout and stderr pipes, our ends */
+#define FDS_PER_SLOT SPAWN_NFDS /* a handler's stdin, stdout, stderr and control pipes, our ends */
 #define FDS_SPARE 16
 /* An outcome whose write lost the connection this many times is written
  * in a transaction of its own, then without the handler's texts, then
@@ -93,6 +97,9 @@ struct slot {
 	int extend_warned;    /* and that was logged */
 	int lease_stop;       /* its handler was told to stop for the lease */
 	unsigned write_tries; /* writes of this outcome that lost the connection */
+	struct control ctl;                /* what the handler said on its control channel */
+	struct enqueue_item *follow;       /* done: its follow-ups, and on_success's job */
+	size_t nfollow;
 };
 
 struct worker {
@@ -123,6 +130,7 @@ struct worker {
 	int64_t start_paused_until;  /* ...until then */
 	char db_err[ERRSZ];
 	char start_err[ERRSZ];
+	struct alerts *alerts; /* on_dead programs running */
 };
 
 static int sigpipe_fds[2] = { -1, -1 };
@@ -213,6 +221,8 @@ slot_clear(struct slot *s)
 	job_free(s->job);
 	free(s->output);
 	free(s->error);
+	control_free(&s->ctl);
+	free(s->follow);
 	memset(s, 0, sizeof *s);
 }
 
@@ -352,6 +362,39 @@ write_failed(struct worker *w, int64_t now)
 	w->next_write = now + w->write_delay;
 }
 
+/* A job of s is committed to dead-letter: its handler's on_dead program
+ * gets the row as committed (read back, so that it says what a person
+ * will find). */
+static void
+alert_dead(struct worker *w, const struct slot *s)
+{
+	static char *no_env[] = { NULL };
+	const struct handler *h = s->h;
+	struct handler none;
+	struct job_view v;
+	char err[ERRSZ];
+
+	if (h == NULL && w->conf->worker.on_dead_argv != NULL) {
+		/* A job of no [handler]: the [worker] on_dead, in a clean
+		 * environment, as the worker's user. */
+		memset(&none, 0, sizeof none);
+		none.type = s->job->type;
+		none.queue = s->job->queue;
+		none.env = no_env;
+		none.on_dead_argv = w->conf->worker.on_dead_argv;
+		h = &none;
+	}
+	if (h == NULL || h->on_dead_argv == NULL)
+		return;
+	if (failed_show(w->db, s->job->id, "+00:00", &v, err) != DB_OK) {
+		log_warn("job %llu: on_dead not run: reading the dead job back: %s", (unsigned long long)s->job->id,
+		    err);
+		return;
+	}
+	alerts_add(w->alerts, h, s->job->id, alert_json(&v));
+	job_view_free(&v);
+}
+
 /* Acts on what queue_write did with the outcome of slot s: a written
  * or lost outcome frees the slot, a refused one too (logged: its job
  * returns when its lease expires); one whose write failed stays for the
@@ -374,6 +417,8 @@ settle(struct worker *w, struct slot *s, const struct outcome *o, int rc)
 			log_warn("job %llu: written without the handler's output: writing it with the output "
 			         "lost the connection %u times",
 			    id, s->write_tries);
+		if (o->state == OUTS_WRITTEN && s->write == OUT_DEAD)
+			alert_dead(w, s);
 		count_outcome(w, s, o->state == OUTS_LOST);
 		return;
 	case OUTS_REFUSED:
@@ -416,11 +461,15 @@ write_pending(struct worker *w, int64_t now)
 
 		if (s->state != SLOT_WRITING)
 			continue;
-		runs[n] = (struct run_record){ w->id, s->duration_ms, s->words, s->output, s->error };
+		runs[n] = (struct run_record){ w->id, s->duration_ms, s->words, s->output, s->error, s->ctl.result };
 		o[n] =
 		    (struct outcome){ s->job, s->write, s->delay_ms, NULL, s->error ? s->error : "", s->words,
 			    s->reason, s->has_run ? &runs[n] : NULL, s->write_tries >= WRITE_TRIES_ALONE,
-			    s->write_tries >= WRITE_TRIES_MINIMAL, OUTS_PENDING, 0, "" };
+			    s->write_tries >= WRITE_TRIES_MINIMAL, OUTS_PENDING, 0, "", NULL, 0 };
+		if (s->write == OUT_DONE) {
+			o[n].follow = s->follow;
+			o[n].nfollow = s->nfollow;
+		}
 		if (s->write == OUT_RETRY)
 			o[n].last_error = texts[n] = last_error_text(s);
 		who[n++] = s;
@@ -447,16 +496,56 @@ out:
 	free(o);
 }
 
+/* The jobs a done outcome of s enqueues: the follow-ups its handler
+ * wrote, then its handler's on_success job (same payload). */
+static void
+gather_follow(struct worker *w, struct slot *s)
+{
+	const struct handler *next = s->h->on_success ? conf_handler(w->conf, s->h->on_success) : NULL;
+	size_t i;
+
+	s->follow = xcalloc(s->ctl.nfollow + 1, sizeof *s->follow);
+	for (i = 0; i < s->ctl.nfollow; i++)
+		s->follow[s->nfollow++] = s->ctl.follow[i].e;
+	if (next != NULL)
+		s->follow[s->nfollow++] = (struct enqueue_item){ .type = next->type, .queue = next->queue,
+			.payload = s->job->payload, .payload_len = s->job->payload_len, .priority = s->job->priority };
+}
+
+/* Reads the control channel of s's finished handler; a bad one is a
+ * handler error, its message added to the run's error.  Returns 0 when
+ * it was good. */
+static int
+read_control(struct worker *w, struct slot *s, char *why, size_t whylen)
+{
+	size_t len;
+	int overflow;
+	const char *buf = runner_control(s->run, &len, &overflow);
+	char err[ERRSZ];
+	char *text;
+
+	if (control_parse(w->conf, buf, len, overflow, &s->ctl, err) == 0)
+		return 0;
+	text = xasprintf("%s%sjobq: %s", s->error ? s->error : "", s->error && *s->error ? "\n" : "", err);
+	free(s->error);
+	s->error = text;
+	snprintf(why, whylen, "%s", err);
+	return -1;
+}
+
 /* Turns a finished handler into the outcome to write. */
 static void
 conclude(struct worker *w, struct slot *s)
 {
 	struct exit_info x;
 	struct decision d;
+	char why[ERRSZ];
+	int ctl_bad;
 
 	runner_result(s->run, &x, &s->output, &s->error, &s->duration_ms);
 	outcome_exit_words(&x, s->words, sizeof s->words);
 	s->has_run = 1;
+	ctl_bad = read_control(w, s, why, sizeof why) < 0;
 	/* A handler we terminated (a hard stop, or a lease we could not
 	 * keep) gives its job back, unless it still finished its work (exit
 	 * 0 on SIGTERM): that counts as done.  The fence drops either when
@@ -464,8 +553,15 @@ conclude(struct worker *w, struct slot *s)
 	if (runner_interrupted(s->run) && (w->stopping >= 2 || s->lease_stop) && !(x.exited && x.code == 0)) {
 		s->write = OUT_GIVEBACK;
 	} else {
-		outcome_decide(s->h, &x, s->error, s->job->attempt, s->max_attempts,
-		    s->job->age_ms + s->duration_ms, &d);
+		int64_t age = s->job->age_ms + s->duration_ms;
+
+		outcome_decide(s->h, &x, s->error, s->job->attempt, s->max_attempts, age, &d);
+		if (ctl_bad && d.kind == OUTCOME_DONE)
+			outcome_handler_error(s->h, why, s->job->attempt, s->max_attempts, age, &d);
+		else if (!ctl_bad && s->ctl.retry_after_ms >= 0)
+			outcome_retry_after(s->h, s->ctl.retry_after_ms, age, &d);
+		if (d.kind == OUTCOME_DONE)
+			gather_follow(w, s);
 		s->write = d.kind == OUTCOME_DONE ? OUT_DONE : d.kind == OUTCOME_RETRY ? OUT_RETRY : OUT_DEAD;
 		s->delay_ms = d.delay_ms;
 		snprintf(s->reason, sizeof s->reason, "%s", d.reason);
@@ -597,7 +693,7 @@ reserve(struct worker *w, int64_t now)
 	size_t n, i, k = 0;
 	char err[ERRSZ];
 	unsigned limit = want_jobs(w);
-	int rc;
+	int rc, held = 0;
 
 	if (!can_reserve(w) || now < poll_due(w))
 		return;
@@ -606,11 +702,13 @@ reserve(struct worker *w, int64_t now)
 	req.ttl_ms = w->conf->worker.reserve_ttl_ms;
 	req.worker = w->id;
 	req.mode = w->mode;
+	req.flow = w->conf;
+	req.held = w->opts->stop_when_empty ? &held : NULL;
 	rc = queue_reserve(w->db, &req, &jobs, &n, err);
 	w->reserved_once = 1;
 	if (rc != DB_OK)
 		db_failed(w, rc, "reserving jobs", err);
-	w->empty = rc == DB_OK && n == 0;
+	w->empty = rc == DB_OK && n == 0 && !held; /* held: due jobs wait for a flow limit */
 	w->next_poll = n == limit ? now : now + w->conf->worker.poll_interval_ms;
 	for (i = 0; i < n; i++) {
 		while (w->slots[k].state != SLOT_FREE)
@@ -664,6 +762,35 @@ extend_some(struct worker *w, struct slot **who, unsigned n, unsigned *tried, ch
 	return rc;
 }
 
+/* Marks the last progress line s's running handler wrote so far to be
+ * written with this heartbeat's lease extension, when it is new: the
+ * database sees progress once a heartbeat, however often it is written.
+ * Until the handler writes one, the first extension writes "none". */
+static void
+note_progress(struct slot *s)
+{
+	char note[CONTROL_NOTE_MAX + 1];
+	struct job *j = s->job;
+	const char *buf;
+	size_t len;
+	int overflow, p;
+
+	if (s->state != SLOT_RUNNING)
+		return;
+	buf = runner_control(s->run, &len, &overflow);
+	if (buf == NULL || !control_progress(buf, len, &p, note, sizeof note)) {
+		/* None yet: the first extension clears what an earlier attempt,
+		 * whose worker died, may have left. */
+		p = -1;
+		note[0] = '\0';
+	}
+	if (j->progress_known && p == j->progress && strcmp(note, j->progress_note) == 0)
+		return;
+	j->progress_known = j->progress_new = 1;
+	j->progress = p;
+	snprintf(j->progress_note, sizeof j->progress_note, "%s", note);
+}
+
 /* Heartbeat order: the jobs whose last extension went through first, then
  * those whose extension failed, the one tried longest ago first. */
 static int
@@ -694,8 +821,10 @@ extend_leases(struct worker *w, int64_t now, char *err)
 	int rc = DB_OK;
 
 	for (i = 0; i < w->nslots; i++)
-		if (w->slots[i].state != SLOT_FREE && !w->slots[i].lease_lost)
+		if (w->slots[i].state != SLOT_FREE && !w->slots[i].lease_lost) {
+			note_progress(&w->slots[i]);
 			who[n++] = &w->slots[i];
+		}
 	qsort(who, n, sizeof *who, extend_order);
 	while (done < n) {
 		struct slot *s;
@@ -804,7 +933,7 @@ reap_children(struct worker *w)
 				break;
 		if (i < w->nslots)
 			runner_reap(w->slots[i].run);
-		else
+		else if (!alerts_reap(w->alerts, si.si_pid) && !pool_reap(si.si_pid))
 			waitpid(si.si_pid, NULL, 0); /* not ours to track */
 	}
 }
@@ -851,7 +980,7 @@ read_signals(struct worker *w)
 static int
 should_exit(const struct worker *w)
 {
-	if (busy_slots(w) > 0)
+	if (busy_slots(w) > 0 || alerts_busy(w->alerts) > 0)
 		return 0;
 	if (w->stopping)
 		return 1;
@@ -963,6 +1092,8 @@ poll_timeout(const struct worker *w, int64_t now)
 		t = min64(t, w->reconnect_at);
 	if (w->max_time_at > 0 && !w->stopping)
 		t = min64(t, w->max_time_at);
+	t = min64(t, alerts_deadline(w->alerts));
+	t = min64(t, pool_deadline());
 	for (i = 0; i < w->nslots; i++)
 		if (w->slots[i].state == SLOT_RUNNING) {
 			t = min64(t, runner_deadline(w->slots[i].run));
@@ -976,9 +1107,9 @@ poll_timeout(const struct worker *w, int64_t now)
 static void
 wait_and_io(struct worker *w, int64_t now)
 {
-	struct pollfd *pfd = xcalloc(1 + (size_t)w->nslots * RUNNER_MAX_FDS, sizeof *pfd);
+	struct pollfd *pfd = xcalloc(1 + (size_t)(w->nslots + ALERTS_MAX) * RUNNER_MAX_FDS, sizeof *pfd);
 	int *first = xcalloc(w->nslots + 1, sizeof *first), *count = xcalloc(w->nslots + 1, sizeof *count);
-	int n = 1;
+	int n = 1, nalert;
 	unsigned i;
 
 	pfd[0].fd = sigpipe_fds[0];
@@ -988,11 +1119,14 @@ wait_and_io(struct worker *w, int64_t now)
 		if (w->slots[i].state == SLOT_RUNNING)
 			n += count[i] = runner_fds(w->slots[i].run, pfd + n);
 	}
+	nalert = n;
+	n += alerts_fds(w->alerts, pfd + n);
 	if (poll(pfd, (nfds_t)n, poll_timeout(w, now)) < 0 && errno != EINTR)
 		fatal("poll: %s", strerror(errno));
 	for (i = 0; i < w->nslots; i++)
 		if (count[i] > 0)
 			runner_io(w->slots[i].run, pfd + first[i], count[i]);
+	alerts_io(w->alerts, pfd + nalert);
 	free(pfd);
 	free(first);
 	free(count);
@@ -1003,6 +1137,7 @@ tick_runners(struct worker *w, int64_t now)
 {
 	unsigned i;
 
+	pool_tick(now);
 	for (i = 0; i < w->nslots; i++) {
 		struct slot *s = &w->slots[i];
 
@@ -1012,6 +1147,7 @@ tick_runners(struct worker *w, int64_t now)
 		if (runner_finished(s->run))
 			conclude(w, s);
 	}
+	alerts_tick(w->alerts, now);
 }
 
 /* The longest one database call of the worker may wait (see
@@ -1123,6 +1259,7 @@ worker_finish(struct worker *w)
 	if (unwritten > 0)
 		log_warn("%u outcomes could not be written; those jobs return when their leases expire",
 		    unwritten);
+	pool_stop(); /* persistent handlers: EOF, SIGTERM, SIGKILL after kill_grace */
 	if (w->db_up && registry_unregister(w->db, w->id, err) != DB_OK)
 		log_warn("unregister: %s", err);
 	getrusage(RUSAGE_SELF, &ru);
@@ -1199,6 +1336,8 @@ worker_run(const struct conf *c, struct db *db, const struct worker_opts *o)
 		return 78;
 	}
 	w.slots = xcalloc(w.nslots, sizeof *w.slots);
+	w.alerts = alerts_new();
+	pool_init(w.nslots);
 	worker_identity(&w);
 	/* Reconnect, so that the wait limit covers the client's timeouts. */
 	db_set_wait_limit(db, w.wait_ms);
@@ -1206,6 +1345,7 @@ worker_run(const struct conf *c, struct db *db, const struct worker_opts *o)
 	    (rc = worker_start(&w, err)) != DB_OK) {
 		log_error("cannot start: %s", err);
 		free(w.slots);
+		alerts_free(w.alerts);
 		return 69;
 	}
 	w.next_heartbeat = mono_ms() + c->worker.heartbeat_ms;
@@ -1224,5 +1364,6 @@ worker_run(const struct conf *c, struct db *db, const struct worker_opts *o)
 	worker_finish(&w);
 	restore_signals();
 	free(w.slots);
+	alerts_free(w.alerts);
 	return 0;
 }

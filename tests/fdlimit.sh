@@ -1,6 +1,6 @@
 #!/bin/bash
 # Issue 8, defect 8: running out of file descriptors.  Each running
-# handler holds three pipes, so `ulimit -n 30` cannot carry concurrency
+# handler holds four pipes, so `ulimit -n 30` cannot carry concurrency
 # 20; the worker used to start anyway and spin ("pipe: Too many open
 # files" thousands of times a second, each job given back and taken again
 # at once).  Now:

@@ -19,7 +19,9 @@ ok "$([ -x "$prefix/bin/jobq" ] && [ -f "$ini" ]; echo $?)" "installed bin/jobq 
 
 # What goes where: production handlers, the demo apart, the docs.
 for f in libexec/jobq/echo.sh libexec/jobq/send_email.py libexec/jobq/generate_report.py \
-	libexec/jobq/log_event.php libexec/jobq/word_count.pl share/jobq/demo/demo.sql \
+	libexec/jobq/log_event.php libexec/jobq/word_count.pl libexec/jobq/alert-mail.sh \
+	libexec/jobq/alert-webhook.sh libexec/jobq/jobq_handler.py libexec/jobq/jobq_handler.php \
+	share/jobq/demo/demo.sql \
 	share/jobq/demo/flaky.sh share/doc/jobq/README.md share/doc/jobq/handlers.md \
 	share/bash-completion/completions/jobq share/man/man1/jobq.1 share/man/man5/jobq.ini.5 \
 	share/man/man7/jobq-handler.7; do

@@ -98,6 +98,20 @@ empty_tables() {
 	sql "DELETE FROM jobs; DELETE FROM failed_jobs; DELETE FROM job_runs; DELETE FROM jobq_workers"
 }
 
+# Delay in ms the job's retry was given after attempt $2: available_at
+# minus the moment the handler ended (reservation time + run time), all
+# in the database's clock.
+retry_delay() {
+	sql "SELECT ROUND((TIMESTAMPDIFF(MICROSECOND, r.started_at, j.available_at) - r.duration_ms * 1000) / 1000)
+		FROM jobs j JOIN job_runs r ON r.job_id = j.id AND r.attempt = $2 WHERE j.id = $1"
+}
+
+# Where job $1 is: "queue", "failed" or "gone".
+where() {
+	sql "SELECT CASE WHEN EXISTS (SELECT 1 FROM jobs WHERE id = $1) THEN 'queue'
+		WHEN EXISTS (SELECT 1 FROM failed_jobs WHERE id = $1) THEN 'failed' ELSE 'gone' END"
+}
+
 # Replaces the test database with one at schema version 1, as the first
 # release of jobq left it, for upgrade tests.
 schema_v1() {

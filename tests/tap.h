@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "testconf.h"
 #include "util.h"
 
 static int tap_n, tap_failed;
@@ -57,6 +58,13 @@ tap_tmpdir(const char *name)
 	if (mkdtemp(path) == NULL)
 		fatal("mkdtemp %s: %s", path, strerror(errno));
 	return path;
+}
+
+/* The configuration text, loaded (see testconf.h). */
+static __attribute__((unused)) struct conf *
+tap_conf(const char *name, const char *text)
+{
+	return testconf_load(name, text);
 }
 
 static int

@@ -15,6 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "../testconf.h"
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define FUZZ_ASSERT(cond)                                                                           \
@@ -24,5 +26,42 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 			abort();                                                                    \
 		}                                                                                   \
 	} while (0)
+
+/* The configuration the batch and control targets check jobs against. */
+#define FUZZ_CONF_TEXT                     \
+	"[database]\n"                     \
+	"socket = /nonexistent/jobq.sock\n" \
+	"database = jobq\n"                 \
+	"[worker]\n"                        \
+	"max_payload = 2K\n"                \
+	"[queue default]\n"                 \
+	"[queue mail]\n"                    \
+	"[handler echo]\n"                  \
+	"exec = /bin/true\n"                \
+	"[handler send_email]\n"            \
+	"exec = /bin/true\n"                \
+	"queue = mail\n"
+
+/* FUZZ_CONF_TEXT, loaded once per process. */
+static inline const struct conf *
+fuzz_fixed_conf(const char *name)
+{
+	static struct conf *c;
+
+	if (c == NULL)
+		c = testconf_load(name, FUZZ_CONF_TEXT);
+	return c;
+}
+
+/* Whether s holds a control character: a message must be one line and
+ * must not drive the terminal it is printed on. */
+static inline int
+fuzz_has_control(const char *s)
+{
+	for (; *s != '\0'; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			return 1;
+	return 0;
+}
 
 #endif

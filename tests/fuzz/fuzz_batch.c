@@ -22,59 +22,10 @@
 #include "utf8.h"
 #include "util.h"
 
-static const char CONF_TEXT[] = "[database]\n"
-                                "socket = /nonexistent/jobq.sock\n"
-                                "database = jobq\n"
-                                "[worker]\n"
-                                "max_payload = 2K\n"
-                                "[queue default]\n"
-                                "[queue mail]\n"
-                                "[handler echo]\n"
-                                "exec = /bin/true\n"
-                                "[handler send_email]\n"
-                                "exec = /bin/true\n"
-                                "queue = mail\n";
-
-/* The configuration every input is checked against, loaded once. */
 static const struct conf *
 fuzz_conf(void)
 {
-	static struct conf *c;
-	const char *tmp = getenv("TMPDIR");
-	struct buf errors, warnings;
-	char *dir, *path;
-	FILE *fp;
-
-	if (c != NULL)
-		return c;
-	dir = xasprintf("%s/jobq-fuzz-batch.XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	if (mkdtemp(dir) == NULL)
-		fatal("mkdtemp %s: %s", dir, strerror(errno));
-	path = xasprintf("%s/jobq.ini", dir);
-	if ((fp = fopen(path, "w")) == NULL || fputs(CONF_TEXT, fp) < 0 || fclose(fp) != 0)
-		fatal("write %s: %s", path, strerror(errno));
-	buf_init(&errors);
-	buf_init(&warnings);
-	if ((c = conf_load(path, 0, &errors, &warnings)) == NULL)
-		fatal("fuzz_batch: the fixed configuration does not load: %s", errors.data);
-	buf_free(&errors);
-	buf_free(&warnings);
-	unlink(path);
-	rmdir(dir);
-	free(path);
-	free(dir);
-	return c;
-}
-
-/* Whether s holds a control character: a message must be one line and
- * must not drive the terminal it is printed on. */
-static int
-has_control(const char *s)
-{
-	for (; *s != '\0'; s++)
-		if ((unsigned char)*s < 0x20 || *s == 0x7f)
-			return 1;
-	return 0;
+	return fuzz_fixed_conf("fuzz-batch");
 }
 
 static void
@@ -120,7 +71,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_ASSERT(job.e.payload_len == again.e.payload_len &&
 		    memcmp(job.e.payload, again.e.payload, job.e.payload_len) == 0);
 	} else {
-		FUZZ_ASSERT(err[0] != '\0' && !has_control(err));
+		FUZZ_ASSERT(err[0] != '\0' && !fuzz_has_control(err));
 		FUZZ_ASSERT(strcmp(err, err2) == 0);
 	}
 	batch_job_clear(&job);

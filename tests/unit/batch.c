@@ -164,20 +164,9 @@ test_single(void)
 int
 main(void)
 {
-	char *dir = tap_tmpdir("batch"), *path = xasprintf("%s/jobq.ini", dir);
-	FILE *fp = fopen(path, "w");
-	struct buf errors, warnings;
-	struct conf *c;
+	struct conf *c = tap_conf("batch",
+	    "[worker]\nmax_payload = 64K\n[queue default]\n[queue q2]\n[handler a]\nexec = /bin/true\n");
 
-	if (fp == NULL)
-		fatal("open %s", path);
-	fputs(
-	    "[worker]\nmax_payload = 64K\n[queue default]\n[queue q2]\n[handler a]\nexec = /bin/true\n", fp);
-	fclose(fp);
-	buf_init(&errors);
-	buf_init(&warnings);
-	if ((c = conf_load(path, 0, &errors, &warnings)) == NULL)
-		fatal("conf_load: %s", errors.data ? errors.data : "?");
 	ctx.conf = c;
 	test_fields();
 	test_rejects();
@@ -185,11 +174,5 @@ main(void)
 	test_packet();
 	test_single();
 	conf_free(c);
-	buf_free(&errors);
-	buf_free(&warnings);
-	unlink(path);
-	rmdir(dir);
-	free(path);
-	free(dir);
 	return done();
 }

@@ -1,0 +1,141 @@
+"""jobq_handler -- write a jobq handler in Python, in either mode.
+
+    import jobq_handler
+
+    def send(payload, job):
+        ...                      # do the work; return normally when done
+        jobq_handler.enqueue("log_event", {"sent": payload["to"]})
+
+    jobq_handler.serve(send)
+
+serve(fn) calls fn(payload, job) once per job, where payload is the
+job's decoded JSON payload and job a dict with id, type, queue, attempt,
+max_attempts and enqueued_at.  fn returning is success (done); raising
+Permanent dead-letters the job at once; any other exception retries it
+with backoff (its traceback goes to stderr, which jobq keeps).
+
+With `mode = persistent` in the handler's section the process stays up
+and serve() takes one request line after another from stdin, answering
+each with {"status": N} on descriptor 3 (see jobq-handler(7)).  With
+`mode = exec` (one process per job) serve() reads the payload from
+stdin, calls fn once and exits with the matching status.  The control
+functions (enqueue, retry_after, progress, result) work in both modes.
+
+Delivery is at-least-once: fn must be idempotent.
+"""
+
+import json
+import os
+import sys
+import traceback
+
+__all__ = ["serve", "Permanent", "enqueue", "retry_after", "progress", "result"]
+
+EX_DONE = 0
+EX_DATAERR = 65  # a permanent failure: dead-letter now
+EX_TEMPFAIL = 75  # retry with backoff
+
+_JOB_ENV = {
+    "id": "JOBQ_JOB_ID",
+    "type": "JOBQ_TYPE",
+    "queue": "JOBQ_QUEUE",
+    "attempt": "JOBQ_ATTEMPT",
+    "max_attempts": "JOBQ_MAX_ATTEMPTS",
+    "enqueued_at": "JOBQ_ENQUEUED_AT",
+}
+
+
+class Permanent(Exception):
+    """Raise to dead-letter the job now: retrying cannot help."""
+
+
+def _control_fd():
+    return int(os.environ.get("JOBQ_CONTROL_FD", "3"))
+
+
+def _write_line(obj):
+    data = (json.dumps(obj, separators=(",", ":")) + "\n").encode("utf-8")
+    fd = _control_fd()
+    while data:
+        n = os.write(fd, data)
+        data = data[n:]
+
+
+def enqueue(type, payload, queue=None, delay=None):
+    """Enqueue a follow-up job, committed only if this job is done."""
+    job = {"type": type, "payload": payload}
+    if queue is not None:
+        job["queue"] = queue
+    if delay is not None:
+        job["delay"] = delay
+    _write_line({"enqueue": job})
+
+
+def retry_after(duration):
+    """With a retry outcome, wait this long (e.g. "10m") instead of the backoff."""
+    _write_line({"retry_after": duration})
+
+
+def progress(percent, note=None):
+    """Report progress (0-100) and an optional note while the job runs."""
+    line = {"progress": percent}
+    if note is not None:
+        line["note"] = note
+    _write_line(line)
+
+
+def result(value):
+    """Keep a small JSON value as the run's result."""
+    _write_line({"result": value})
+
+
+def _run(fn, payload, job):
+    """Calls fn; returns the status the job ends with."""
+    try:
+        fn(payload, job)
+        return EX_DONE
+    except Permanent:
+        traceback.print_exc()
+        return EX_DATAERR
+    except Exception:  # any other failure: retry with backoff
+        traceback.print_exc()
+        return EX_TEMPFAIL
+
+
+def _flush():
+    for f in (sys.stdout, sys.stderr):
+        try:
+            f.flush()
+        except (OSError, ValueError):
+            pass
+
+
+def _serve_exec(fn):
+    raw = sys.stdin.buffer.read()
+    payload = json.loads(raw) if raw.strip() else None
+    job = {k: os.environ.get(v) for k, v in _JOB_ENV.items()}
+    for k in ("id", "attempt", "max_attempts"):
+        if job[k] is not None:
+            job[k] = int(job[k])
+    status = _run(fn, payload, job)
+    _flush()
+    sys.exit(status)
+
+
+def _serve_persistent(fn):
+    for line in sys.stdin.buffer:
+        request = json.loads(line)
+        payload = request.pop("payload", None)
+        for k, v in _JOB_ENV.items():  # as an exec-mode handler would see them
+            os.environ[v] = str(request.get(k, ""))
+        status = _run(fn, payload, request)
+        _flush()  # the job's output reaches jobq before its status line
+        _write_line({"status": status})
+
+
+def serve(fn):
+    """Run fn(payload, job) for each job jobq hands this process."""
+    if "JOBQ_JOB_ID" in os.environ:
+        _serve_exec(fn)
+    else:
+        _serve_persistent(fn)

@@ -1,0 +1,242 @@
+/* alert.c -- run a handler's on_dead program for each job committed to
+ * dead-letter, with the dead job as one JSON object on its stdin.
+ *
+ * An alert is a handler process like any other (runner.c: no shell, a
+ * clean environment with the handler's env.NAME keys, bounded output),
+ * run by the worker's own loop so that a slow mail server never holds up
+ * jobs or leases: its pipes are polled with the handlers', and it is
+ * killed after ALERT_TIMEOUT_MS.  What becomes of it is only logged; the
+ * job was dead-lettered before it started and stays so. */
+#include "config.h"
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alert.h"
+#include "log.h"
+#include "outcome.h"
+#include "runner.h"
+
+struct alert {
+	struct handler h; /* the dead job's handler, with on_dead as its program */
+	struct job j;     /* the dead job; its payload is the JSON fed on stdin */
+	char *json;
+	struct runner *run;
+	int nfds; /* of the last alerts_fds */
+};
+
+struct alerts {
+	struct alert *list;
+	size_t n;
+};
+
+struct alerts *
+alerts_new(void)
+{
+	return xcalloc(1, sizeof(struct alerts));
+}
+
+static void
+alert_clear(struct alert *x)
+{
+	runner_free(x->run);
+	free(x->json);
+	free(x->j.type);
+	free(x->j.queue);
+}
+
+void
+alerts_free(struct alerts *a)
+{
+	size_t i;
+
+	if (a == NULL)
+		return;
+	for (i = 0; i < a->n; i++)
+		alert_clear(&a->list[i]);
+	free(a->list);
+	free(a);
+}
+
+/* The dead job as its alert reads it: id, queue, type, payload (JSON, or
+ * a string when it is not JSON), attempts, reason, error, failed_at (ISO
+ * 8601, UTC).  v is the row as committed to failed_jobs, times in UTC. */
+char *
+alert_json(const struct job_view *v)
+{
+	cJSON *o = cJSON_CreateObject(), *p = cJSON_Parse(v->payload);
+	char when[64], *s;
+
+	cJSON_AddNumberToObject(o, "id", (double)v->id);
+	cJSON_AddStringToObject(o, "queue", v->queue);
+	cJSON_AddStringToObject(o, "type", v->type);
+	if (p != NULL)
+		cJSON_AddItemToObject(o, "payload", p);
+	else
+		cJSON_AddStringToObject(o, "payload", v->payload);
+	cJSON_AddNumberToObject(o, "attempts", v->attempts);
+	cJSON_AddStringToObject(o, "reason", v->reason ? v->reason : "");
+	cJSON_AddStringToObject(o, "error", v->exception ? v->exception : "");
+	snprintf(when, sizeof when, "%.10sT%sZ", v->failed_at ? v->failed_at : "",
+	    v->failed_at && strlen(v->failed_at) > 11 ? v->failed_at + 11 : "");
+	cJSON_AddStringToObject(o, "failed_at", when);
+	if ((s = cJSON_PrintUnformatted(o)) == NULL)
+		fatal("cJSON_PrintUnformatted: out of memory");
+	cJSON_Delete(o);
+	return s;
+}
+
+/* Starts the alert at index i; a failure to start is logged and the
+ * alert dropped. */
+static int
+alert_start(struct alerts *a, size_t i)
+{
+	struct alert *x = &a->list[i];
+	char err[ERRSZ];
+
+	if ((x->run = runner_start(&x->h, &x->j, 1, err)) != NULL)
+		return 1;
+	log_warn("job %llu: on_dead %s: %s", (unsigned long long)x->j.id, x->h.argv[0], err);
+	alert_clear(x);
+	a->list[i] = a->list[--a->n];
+	return 0;
+}
+
+/* Runs h's on_dead program for dead job job_id with json (taken) on its
+ * stdin: now, or once fewer than ALERTS_MAX run. */
+void
+alerts_add(struct alerts *a, const struct handler *h, uint64_t job_id, char *json)
+{
+	struct alert *x;
+
+	a->list = xrealloc(a->list, (a->n + 1) * sizeof *a->list);
+	x = &a->list[a->n++];
+	memset(x, 0, sizeof *x);
+	x->h = *h; /* shallow: its strings outlive the worker's loop, but for these: */
+	x->h.argv = h->on_dead_argv;
+	x->h.timeout_ms = ALERT_TIMEOUT_MS;
+	x->h.kill_grace_ms = 2000;
+	x->h.stdout_limit = x->h.stderr_limit = 4096;
+	x->json = json;
+	x->j.id = job_id;
+	x->j.type = xstrdup(h->type);
+	x->j.queue = xstrdup(h->queue);
+	x->h.type = x->j.type;
+	x->h.queue = x->j.queue;
+	x->j.payload = json;
+	x->j.payload_len = strlen(json);
+	x->j.attempt = 1;
+	if (alerts_busy(a) < ALERTS_MAX)
+		alert_start(a, a->n - 1);
+}
+
+unsigned
+alerts_busy(const struct alerts *a)
+{
+	unsigned n = 0;
+	size_t i;
+
+	for (i = 0; i < a->n; i++)
+		n += a->list[i].run != NULL;
+	return n;
+}
+
+/* Fills pollfds for the running alerts (at most ALERTS_MAX *
+ * RUNNER_MAX_FDS); returns how many.  alerts_io reads the same layout. */
+int
+alerts_fds(struct alerts *a, struct pollfd *pfd)
+{
+	int n = 0;
+	size_t i;
+
+	for (i = 0; i < a->n; i++) {
+		a->list[i].nfds = a->list[i].run != NULL ? runner_fds(a->list[i].run, pfd + n) : 0;
+		n += a->list[i].nfds;
+	}
+	return n;
+}
+
+void
+alerts_io(struct alerts *a, const struct pollfd *pfd)
+{
+	size_t i;
+
+	for (i = 0; i < a->n; i++) {
+		if (a->list[i].nfds > 0)
+			runner_io(a->list[i].run, pfd, a->list[i].nfds);
+		pfd += a->list[i].nfds;
+		a->list[i].nfds = 0;
+	}
+}
+
+/* Whether pid is an alert's program; it is reaped if so. */
+int
+alerts_reap(struct alerts *a, pid_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < a->n; i++)
+		if (a->list[i].run != NULL && runner_pid(a->list[i].run) == pid) {
+			runner_reap(a->list[i].run);
+			return 1;
+		}
+	return 0;
+}
+
+/* Logs how an alert's program ended. */
+static void
+alert_done(const struct alert *x)
+{
+	struct exit_info e;
+	char words[128], *out = NULL, *err = NULL;
+	int64_t ms;
+
+	runner_result(x->run, &e, &out, &err, &ms);
+	outcome_exit_words(&e, words, sizeof words);
+	if (e.exited && e.code == 0 && e.exec_errno == 0 && !e.timed_out)
+		log_info("job %llu: on_dead %s ran (%lld ms)", (unsigned long long)x->j.id, x->h.argv[0],
+		    (long long)ms);
+	else
+		log_warn("job %llu: on_dead %s failed: %s%s%.300s (the job stays dead-lettered)",
+		    (unsigned long long)x->j.id, x->h.argv[0], words, err && *err ? ": " : "", err ? err : "");
+	free(out);
+	free(err);
+}
+
+/* Applies timeouts, logs and drops the alerts that ended, starts those
+ * waiting their turn. */
+void
+alerts_tick(struct alerts *a, int64_t now)
+{
+	size_t i = 0;
+
+	while (i < a->n) {
+		struct alert *x = &a->list[i];
+
+		if (x->run == NULL || (runner_tick(x->run, now), !runner_finished(x->run))) {
+			i++;
+			continue;
+		}
+		alert_done(x);
+		alert_clear(x);
+		a->list[i] = a->list[--a->n];
+	}
+	for (i = 0; i < a->n && alerts_busy(a) < ALERTS_MAX; i++)
+		if (a->list[i].run == NULL && !alert_start(a, i))
+			i--;
+}
+
+/* When alerts_tick next has work to do (INT64_MAX: never). */
+int64_t
+alerts_deadline(const struct alerts *a)
+{
+	int64_t t = INT64_MAX, d;
+	size_t i;
+
+	for (i = 0; i < a->n; i++)
+		if (a->list[i].run != NULL && (d = runner_deadline(a->list[i].run)) < t)
+			t = d;
+	return t;
+}

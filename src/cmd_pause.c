@@ -1,0 +1,78 @@
+/* cmd_pause.c -- `jobq pause QUEUE` and `jobq resume QUEUE`: stop and
+ * restart claiming from a queue, for every worker, through the
+ * database (flow.c). */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "flow.h"
+
+static void
+usage_pause(void)
+{
+	printf("Usage: jobq pause QUEUE\n"
+	       "Stop every worker, on every host, from taking jobs of QUEUE: they notice\n"
+	       "within one poll.  Jobs already running finish; jobs can still be enqueued.\n"
+	       "The pause is kept in the database until 'jobq resume QUEUE'.\n\n"
+	       "Exit status: 0 (also when it was already paused); 65 unknown queue;\n"
+	       "69 database unavailable.\n");
+}
+
+static void
+usage_resume(void)
+{
+	printf("Usage: jobq resume QUEUE\n"
+	       "Let workers take jobs of QUEUE again after 'jobq pause'.\n\n"
+	       "Exit status: 0 (also when it was not paused); 65 unknown queue;\n"
+	       "69 database unavailable.\n");
+}
+
+/* Both commands: pause is 1 for `pause`, 0 for `resume`. */
+static int
+pause_or_resume(int argc, char **argv, int pause)
+{
+	static const struct option longopts[] = { CLI_COMMON_LONGOPTS, { NULL, 0, NULL, 0 } };
+	const char *cmd = pause ? "pause" : "resume";
+	struct conf *c;
+	struct db *db;
+	char err[ERRSZ];
+	int opt, rc, changed;
+
+	while ((opt = getopt_long(argc, argv, CLI_COMMON_SHORTOPTS, longopts, NULL)) != -1)
+		if ((rc = cli_common_opt(opt, cmd, pause ? usage_pause : usage_resume)) != -2)
+			return rc < 0 ? EX_USAGE : rc;
+	if (optind >= argc)
+		return cli_usage_error(cmd, "which queue? (jobq %s QUEUE)", cmd);
+	if (optind + 1 < argc)
+		return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind + 1]);
+	if ((rc = cli_open(0, &c, &db)) != 0)
+		return rc;
+	if (!conf_has_queue(c, argv[optind])) {
+		cli_error("%s: unknown queue '%s' (no [queue %s] section in %s)", cmd, argv[optind],
+		    argv[optind], c->path);
+		rc = EX_DATAERR;
+	} else if (flow_pause(db, argv[optind], pause, &changed, err) != DB_OK) {
+		cli_error("%s: %s", cmd, err);
+		rc = EX_UNAVAILABLE;
+	} else if (changed)
+		printf("queue %s %s\n", argv[optind], pause ? "paused" : "resumed");
+	else
+		printf("queue %s was %s\n", argv[optind], pause ? "already paused" : "not paused");
+	db_free(db);
+	conf_free(c);
+	return rc;
+}
+
+int
+cmd_pause(int argc, char **argv)
+{
+	return pause_or_resume(argc, argv, 1);
+}
+
+int
+cmd_resume(int argc, char **argv)
+{
+	return pause_or_resume(argc, argv, 0);
+}

@@ -1,0 +1,70 @@
+#!/bin/bash
+# pause (issue 13, item 7): `jobq pause QUEUE` stops every worker from
+# claiming from QUEUE within one poll, jobs already running finish, the
+# other queues go on; `jobq status` marks it; `jobq resume` lets the
+# jobs run.  Both reservation modes.
+. "$top_srcdir/tests/lib.sh"
+setup flow_pause
+
+for mode in skip-locked update; do
+	empty_tables
+	write_conf <<EOC
+[worker]
+poll_interval = 50ms
+reserve_mode = $mode
+queues = mail,default
+
+[queue default]
+
+[queue mail]
+
+[handler slow]
+queue = mail
+exec = /bin/sleep 1
+
+[handler quick]
+queue = mail
+exec = /bin/true
+
+[handler echo]
+exec = /bin/true
+EOC
+	start_worker --concurrency 4
+	jq_ enqueue slow '{}' >/dev/null
+	jq_ enqueue slow '{}' >/dev/null
+	wait_for_sql 10 "SELECT COUNT(*) FROM jobs WHERE lease_token IS NOT NULL" 2
+	ok $? "[$mode] two slow mail jobs are running"
+	is "$(jq_ pause mail)" "queue mail paused" "[$mode] jobq pause mail"
+	is "$(jq_ pause mail)" "queue mail was already paused" "[$mode] pausing again changes nothing"
+	sleep 0.2 # more than one poll
+	for i in 1 2 3 4 5; do jq_ enqueue quick '{}' >/dev/null; jq_ enqueue echo '{}' >/dev/null; done
+	wait_for_sql 10 "SELECT COUNT(*) FROM job_runs WHERE type = 'echo'" 5
+	ok $? "[$mode] the default queue goes on"
+	wait_for_sql 10 "SELECT COUNT(*) FROM job_runs WHERE type = 'slow' AND outcome = 'done'" 2
+	ok $? "[$mode] the jobs that were running when mail was paused finished"
+	sleep 0.5
+	is "$(sql "SELECT COUNT(*), SUM(attempts) FROM jobs WHERE type = 'quick'")" "5	0" \
+		"[$mode] mail's new jobs wait, unclaimed and not charged an attempt"
+	like "$(jq_ status)" $'\nmail +0 +0 +0 +0 +0  -  paused\n|\nmail +5 +0 +0 +0 +0  [0-9]+s  paused\n' "[$mode] status marks mail paused"
+	js=$(jq_ status --json)
+	like "$js" '"mail":[^}]*"paused":[[:space:]]*true' "[$mode] --json: \"paused\": true for mail"
+	like "$js" '"default":[^}]*"paused":[[:space:]]*false' "[$mode] --json: \"paused\": false for default"
+	is "$(jq_ resume mail)" "queue mail resumed" "[$mode] jobq resume mail"
+	wait_for_sql 10 "SELECT COUNT(*) FROM jobs" 0
+	ok $? "[$mode] after resume the waiting jobs run"
+	is "$(jq_ resume mail)" "queue mail was not paused" "[$mode] resuming again changes nothing"
+	kill -TERM "$WORKER_PID"
+	wait_exit 20 "$WORKER_PID"
+	is "$?" 0 "[$mode] the worker stops cleanly"
+done
+
+jq_ pause nosuch 2>"$T/err"
+is "$?" 65 "pausing an unknown queue is bad data"
+like "$(cat "$T/err")" "^jobq: pause: unknown queue 'nosuch' \(no \[queue nosuch\] section in " "and says which"
+jq_ pause 2>/dev/null
+is "$?" 64 "pause needs a queue"
+jq_ resume mail default 2>/dev/null
+is "$?" 64 "resume takes one queue"
+is "$(sql "SELECT COUNT(*) FROM jobq_paused")" 0 "none of them paused anything"
+
+finish

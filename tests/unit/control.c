@@ -1,0 +1,160 @@
+/* control.c -- unit tests of control.c: a handler's control lines. */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "control.h"
+#include "util.h"
+
+#include "../tap.h"
+
+static const struct conf *conf;
+
+/* Parses text; returns the rc, err and ctl for the caller to look at. */
+static int
+parse(const char *text, struct control *ctl, char *err)
+{
+	err[0] = '\0';
+	return control_parse(conf, text, strlen(text), 0, ctl, err);
+}
+
+static void
+good(const char *text, const char *name)
+{
+	struct control ctl;
+	char err[ERRSZ];
+
+	ok(parse(text, &ctl, err) == 0, "accepted: %s", name);
+	if (err[0] != '\0')
+		printf("#   error: %s\n", err);
+	control_free(&ctl);
+}
+
+static void
+bad(const char *text, const char *want, const char *name)
+{
+	struct control ctl;
+	char err[ERRSZ];
+	int rc = parse(text, &ctl, err);
+
+	ok(rc == -1 && strstr(err, want) != NULL, "refused: %s", name);
+	if (rc != -1 || strstr(err, want) == NULL)
+		printf("#   got: '%s'\n#   want: '%s'\n", err, want);
+	ok(ctl.nfollow == 0 && ctl.result == NULL && ctl.retry_after_ms == -1, "refused leaves nothing: %s",
+	    name);
+	control_free(&ctl);
+}
+
+static void
+test_lines(void)
+{
+	struct control ctl;
+	char err[ERRSZ];
+
+	ok(parse("", &ctl, err) == 0 && ctl.nfollow == 0 && ctl.progress == -1 && ctl.result == NULL &&
+	        ctl.retry_after_ms == -1,
+	    "an empty channel says nothing");
+	control_free(&ctl);
+	ok(parse("{\"enqueue\": {\"type\": \"a\", \"payload\": {\"x\": 1}}}\n"
+	         "{\"progress\": 40, \"note\": \"half\"}\n"
+	         "\n"
+	         "{\"enqueue\": {\"type\": \"b\", \"payload\": [1], \"queue\": \"q2\", \"delay\": \"10m\"}}\n"
+	         "{\"progress\": 70.5}\n"
+	         "{\"retry_after\": \"10m\"}\n"
+	         "{\"result\": {\"rows\": 3}}",
+	       &ctl, err) == 0,
+	    "a channel of every kind of line");
+	ok(ctl.nfollow == 2, "two follow-ups");
+	is_str(ctl.nfollow == 2 ? ctl.follow[0].e.type : NULL, "a", "first follow-up's type");
+	is_str(ctl.nfollow == 2 ? ctl.follow[0].e.queue : NULL, "default", "its queue: the handler's");
+	is_str(ctl.nfollow == 2 ? ctl.follow[0].e.payload : NULL, "{\"x\":1}", "its payload");
+	is_str(ctl.nfollow == 2 ? ctl.follow[1].e.queue : NULL, "q2", "second follow-up's queue");
+	ok(ctl.nfollow == 2 && ctl.follow[1].e.delay_ms == 600000, "second follow-up's delay");
+	is_int(ctl.progress, 70, "the last progress wins");
+	is_str(ctl.note, "", "a progress line without a note clears the note");
+	ok(ctl.retry_after_ms == 600000, "retry_after 10m");
+	is_str(ctl.result, "{\"rows\":3}", "the result, compact");
+	control_free(&ctl);
+	ok(parse("{\"retry_after\": 90}\r\n", &ctl, err) == 0 && ctl.retry_after_ms == 90000,
+	    "retry_after as seconds, CRLF line");
+	control_free(&ctl);
+	good("{\"result\": \"ok\"}\n{\"result\": null}\n", "results: the last wins");
+	good("  {\"progress\": 0}  \n", "blanks around a line");
+}
+
+static void
+test_bad(void)
+{
+	char big[CONTROL_RESULT_MAX + 64];
+	struct control ctl;
+	char err[ERRSZ];
+
+	bad("{\"progress\": 1}\nhello\n", "control channel line 2: not JSON", "not JSON");
+	bad("[1, 2]\n", "line 1: not a JSON object", "an array");
+	bad("{\"enqeue\": {}}\n", "unknown key 'enqeue'", "a misspelt key");
+	bad("{}\n", "no key", "an empty object");
+	bad("{\"result\": 1, \"progress\": 2}\n", "two keys", "two keys on one line");
+	bad("{\"note\": \"x\"}\n", "unknown key 'note'", "a note without progress");
+	bad("{\"progress\": 101}\n", "progress must be a number from 0 to 100", "progress over 100");
+	bad("{\"progress\": \"40\"}\n", "progress must be a number", "progress as a string");
+	bad("{\"progress\": 4, \"note\": 5}\n", "note must be a string", "a note that is a number");
+	bad("{\"retry_after\": \"soon\"}\n", "retry_after:", "retry_after not a duration");
+	bad("{\"retry_after\": -1}\n", "retry_after must be", "negative retry_after");
+	bad("{\"retry_after\": true}\n", "retry_after must be", "retry_after a boolean");
+	bad("{\"enqueue\": 1}\n", "enqueue must be an object", "enqueue not an object");
+	bad("{\"enqueue\": {\"type\": \"nope\", \"payload\": {}}}\n", "unknown job type 'nope'",
+	    "a type not in the whitelist");
+	bad("{\"enqueue\": {\"type\": \"a\", \"payload\": {}, \"queue\": \"nope\"}}\n", "unknown queue 'nope'",
+	    "a queue not in the whitelist");
+	bad("{\"enqueue\": {\"type\": \"a\", \"payload\": \"" /* over max_payload 64 bytes */
+	    "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\"}}\n",
+	    "more than max_payload", "a payload over max_payload");
+	bad("{\"progress\": 1}\n{\"enqueue\": {\"type\": \"a\", \"delay\": \"soon\"}}\n", "line 2: enqueue:",
+	    "a follow-up with a bad delay");
+	bad("{\"enqueue\": {\"type\": \"a\", \"payload\": {}}}\n{\"x\":\n", "line 2", "a good line then a bad one");
+	bad("{\"bad\x01key\": 1}\n", "unknown key 'bad\\x01key'", "control characters made visible");
+	memset(big, 'a', sizeof big);
+	memcpy(big, "{\"result\": \"", 12);
+	memcpy(big + sizeof big - 4, "\"}\n", 4);
+	bad(big, "more than 16384", "a result over the bound");
+	ok(control_parse(conf, "{}", 2, 1, &ctl, err) == -1 && strstr(err, "more than 65536 bytes") != NULL,
+	    "overflow of the channel is an error");
+	control_free(&ctl);
+}
+
+static void
+test_progress(void)
+{
+	char note[CONTROL_NOTE_MAX + 1];
+	const char *s;
+	int p = -1;
+
+	s = "{\"progress\": 10, \"note\": \"a\"}\n{\"progress\": 20, \"note\": \"b\"}\n{\"progress\": 30";
+	ok(control_progress(s, strlen(s), &p, note, sizeof note) == 1 && p == 20 && strcmp(note, "b") == 0,
+	    "progress: the last complete line, not the one being written");
+	s = "{\"progress\": 10}\n{\"result\": 1}\ngarbage\n";
+	ok(control_progress(s, strlen(s), &p, note, sizeof note) == 1 && p == 10,
+	    "progress: other lines and garbage are passed over");
+	s = "{\"result\": 1}\n";
+	ok(control_progress(s, strlen(s), &p, note, sizeof note) == 0, "progress: none written");
+	s = "{\"progress\": 50, \"note\": \"tab\there\"}\n";
+	ok(control_progress(s, strlen(s), &p, note, sizeof note) == 1 && strcmp(note, "tab here") == 0,
+	    "progress: control characters in a note become spaces");
+}
+
+int
+main(void)
+{
+	struct conf *c = tap_conf("control",
+	    "[worker]\nmax_payload = 64\n[queue default]\n[queue q2]\n[handler a]\nexec = /bin/true\n"
+	    "[handler b]\nexec = /bin/true\n");
+
+	conf = c;
+	test_lines();
+	test_bad();
+	test_progress();
+	conf_free(c);
+	return done();
+}
