@@ -499,9 +499,11 @@ check_ready(struct db *db, char *err)
 	int rc;
 
 	db->galera = 0;
+	/* A server (or proxy) that refuses the SHOW is taken for no Galera
+	 * node: only a lost connection fails the connect. */
 	if ((rc = show_value(db, "SHOW GLOBAL VARIABLES LIKE 'wsrep_on'", "wsrep_on", on, sizeof on, err)) !=
 	    DB_OK)
-		return rc;
+		return rc == DB_EGONE ? rc : DB_OK;
 	if (strcasecmp(on, "ON") != 0)
 		return DB_OK;
 	db->galera = 1;
