@@ -4,6 +4,7 @@
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "cli.h"
 #include "queue.h"
@@ -20,7 +21,9 @@ usage(void)
 	       "an outcome of every handler fits the server's max_allowed_packet (see\n"
 	       "stdout_limit and stderr_limit), and find out, by trying, whether the server\n"
 	       "supports SELECT ... FOR UPDATE SKIP LOCKED.  Prints the reservation mode\n"
-	       "workers will use.\n\n"
+	       "workers will use, and the topology: one server, or a Galera node (its cluster\n"
+	       "size, state and wsrep_sync_wait, with a warning for binlog_format not ROW,\n"
+	       "innodb_autoinc_lock_mode not 2, a node not Synced).\n\n"
 	       "With --explain, also show how the database serves a worker's reservation\n"
 	       "of N jobs (default 10) from its queues: the plan of each statement (index,\n"
 	       "access type, any filesort) and the rows the server read for it, measured\n"
@@ -28,6 +31,108 @@ usage(void)
 	       "Exit status: 0 ready, 78 configuration error (also a refused user or password),\n"
 	       "69 database unavailable or "
 	       "schema missing.\n");
+}
+
+/* Reads the (name, value) rows of a SHOW into v: one slot per name in
+ * names, "" for a name the server does not have. */
+static int
+show_into(struct db *db, const char *sql, const char *const *names, size_t n, char v[][64], char *err)
+{
+	struct db_res *r;
+	char **row;
+	size_t i;
+	int rc;
+
+	for (i = 0; i < n; i++)
+		v[i][0] = '\0';
+	if ((r = db_query(db, &rc, err, "%s", sql)) == NULL)
+		return rc;
+	while ((row = db_res_next(r)) != NULL)
+		for (i = 0; i < n; i++)
+			if (row[0] != NULL && row[1] != NULL && strcasecmp(row[0], names[i]) == 0)
+				snprintf(v[i], sizeof v[i], "%s", row[1]);
+	db_res_free(r);
+	return DB_OK;
+}
+
+static size_t
+hosts_listed(const struct conf *c)
+{
+	char host[256];
+	const char *why;
+	unsigned port;
+	size_t i;
+
+	if (c->db.socket != NULL || c->db.host == NULL)
+		return 1;
+	for (i = 0; conf_db_host(&c->db, i, host, sizeof host, &port, &why) == 1; i++)
+		;
+	return i;
+}
+
+/* A Galera node: the cluster, the node's state and the settings a queue
+ * depends on, with a warning for each that breaks one. */
+static int
+report_galera(const struct conf *c, struct db *db, size_t hosts)
+{
+	static const char *const vars[] = { "wsrep_node_name", "wsrep_sync_wait", "binlog_format",
+		"innodb_autoinc_lock_mode" };
+	static const char *const stat[] = { "wsrep_cluster_size", "wsrep_cluster_status",
+		"wsrep_local_state_comment" };
+	char v[4][64], st[3][64], err[ERRSZ];
+	int rc;
+
+	if ((rc = show_into(db,
+	         "SHOW GLOBAL VARIABLES WHERE Variable_name IN ('wsrep_node_name', 'wsrep_sync_wait',"
+	         " 'binlog_format', 'innodb_autoinc_lock_mode')",
+	         vars, 4, v, err)) != DB_OK ||
+	    (rc = show_into(db,
+	         "SHOW GLOBAL STATUS WHERE Variable_name IN ('wsrep_cluster_size', 'wsrep_cluster_status',"
+	         " 'wsrep_local_state_comment')",
+	         stat, 3, st, err)) != DB_OK) {
+		cli_error("read the Galera state: %s", err);
+		return EX_UNAVAILABLE;
+	}
+	printf("galera: node %s, cluster of %s nodes (%s), state %s, wsrep_sync_wait %s\n", v[0], st[0],
+	    st[1], st[2], v[1]);
+	if (strcasecmp(v[2], "ROW") != 0)
+		fprintf(stderr, "jobq: warning: binlog_format is %s: Galera replicates rows only with ROW\n",
+		    v[2]);
+	if (strcmp(v[3], "2") != 0)
+		fprintf(stderr,
+		    "jobq: warning: innodb_autoinc_lock_mode is %s: Galera needs 2 (interleaved) for "
+		    "concurrent inserts\n",
+		    v[3]);
+	if (strcmp(st[2], "Synced") != 0 || strcmp(st[1], "Primary") != 0)
+		fprintf(stderr, "jobq: warning: this node is %s in a %s component: workers will skip it\n",
+		    st[2], st[1]);
+	if (hosts > 1)
+		printf("topology: Galera cluster, %zu hosts listed: workers write through the first ready "
+		       "one and move down the list when it fails (one writer node, the others standing by: "
+		       "the recommended layout)\n",
+		    hosts);
+	else
+		printf("topology: Galera cluster, one host listed: no failover when this node leaves "
+		       "(list every node: host = node1,node2,node3, the same order for every worker)\n");
+	(void)c;
+	return 0;
+}
+
+/* Which topology the connection shows: one server, or a Galera node. */
+static int
+report_topology(const struct conf *c, struct db *db)
+{
+	size_t hosts = hosts_listed(c);
+
+	if (db_galera(db))
+		return report_galera(c, db, hosts);
+	if (hosts > 1)
+		printf("topology: one server (not Galera), %zu hosts listed: the first that answers takes "
+		       "the work\n",
+		    hosts);
+	else
+		printf("topology: one server (not Galera)\n");
+	return 0;
 }
 
 static int
@@ -77,7 +182,7 @@ report_db(const struct conf *c, struct db *db)
 		cli_error("reserve_mode = skip-locked, but the server does not support SKIP LOCKED");
 		return EX_CONFIG;
 	}
-	return 0;
+	return report_topology(c, db);
 }
 
 static void

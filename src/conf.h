@@ -97,6 +97,8 @@ struct db_conf {
 	int64_t read_timeout_ms;
 };
 
+int conf_db_host(const struct db_conf *c, size_t i, char *host, size_t n, unsigned *port, const char **why);
+
 struct worker_conf {
 	char **queues; /* served in this order */
 	unsigned concurrency;

@@ -20,6 +20,84 @@
 #include "duration.h"
 #include "words.h"
 
+#define DB_HOSTS_MAX 16
+
+/* Host i (0-based) of the list in c->host ("db1, db2:3307, [::1]:3308",
+ * "::1"):
+ * its name into host (size n) and its port (the item's own, else
+ * c->port).  Returns 1 when there is such an item, 0 past the end, -1
+ * when item i is malformed (an empty name, a port that is not 1..65535,
+ * an item too long), with why set.  The one parser of the list: the
+ * loader checks it with this and db_connect walks it with this. */
+int
+conf_db_host(const struct db_conf *c, size_t i, char *host, size_t n, unsigned *port, const char **why)
+{
+	const char *p = c->host, *end, *colon, *name;
+	size_t len;
+
+	for (; p != NULL && i > 0; i--)
+		if ((p = strchr(p, ',')) != NULL)
+			p++;
+	if (p == NULL)
+		return 0;
+	while (isspace((unsigned char)*p))
+		p++;
+	end = strchr(p, ',');
+	if (end == NULL)
+		end = p + strlen(p);
+	while (end > p && isspace((unsigned char)end[-1]))
+		end--;
+	name = p;
+	if (*p == '[') { /* an IPv6 address, with or without a port */
+		name = p + 1;
+		colon = memchr(p, ']', (size_t)(end - p));
+		len = colon != NULL ? (size_t)(colon - name) : 0;
+		colon = colon != NULL && colon + 1 < end && colon[1] == ':' ? colon + 1 : NULL;
+	} else {
+		colon = memchr(p, ':', (size_t)(end - p));
+		/* Two colons: a bare IPv6 address, which takes no port. */
+		if (colon != NULL && memchr(colon + 1, ':', (size_t)(end - colon - 1)) != NULL)
+			colon = NULL;
+		len = (size_t)((colon != NULL ? colon : end) - p);
+	}
+	*port = c->port;
+	if (colon != NULL) {
+		char *stop;
+		unsigned long v = strtoul(colon + 1, &stop, 10);
+
+		if (stop != end || colon + 1 == end || v < 1 || v > 65535) {
+			*why = "its port is not a number from 1 to 65535";
+			return -1;
+		}
+		*port = (unsigned)v;
+	}
+	if (len == 0 || len >= n) {
+		*why = len == 0 ? "it names no host" : "its name is too long";
+		return -1;
+	}
+	memcpy(host, name, len);
+	host[len] = '\0';
+	return 1;
+}
+
+/* Refuses a host list that db_connect could not walk. */
+static void
+check_hosts(struct loader *ld, const struct db_conf *db, const struct entry *e)
+{
+	char host[256];
+	const char *why = NULL;
+	unsigned port;
+	size_t i;
+	int rc;
+
+	for (i = 0; (rc = conf_db_host(db, i, host, sizeof host, &port, &why)) == 1; i++)
+		;
+	if (rc < 0)
+		ld_error(ld, e->line, "host: item %zu of '%s': %s", i + 1, e->value, why);
+	else if (i > DB_HOSTS_MAX)
+		ld_error(ld, e->line, "host: %zu hosts; at most %d", i, DB_HOSTS_MAX);
+}
+
 static int
 db_set(struct loader *ld, struct db_conf *db, const struct entry *e)
 {
@@ -27,9 +105,10 @@ db_set(struct loader *ld, struct db_conf *db, const struct entry *e)
 	int64_t v;
 	int b;
 
-	if (strcmp(k, "host") == 0)
+	if (strcmp(k, "host") == 0) {
 		ld_str(&db->host, e->value);
-	else if (strcmp(k, "port") == 0) {
+		check_hosts(ld, db, e);
+	} else if (strcmp(k, "port") == 0) {
 		if (ld_uint(ld, e, 1, 65535, &v) < 0)
 			return -1;
 		db->port = (unsigned)v;

@@ -42,6 +42,9 @@ struct db {
 	int cancel_abandoned;     /* see db_cancel_abandoned() */
 	int64_t wait_limit_ms;    /* 0: the server's and the config's own limits */
 	const char *stmt_timeout; /* the variable that bounds statements, or NULL */
+	int galera;               /* the server is a Galera node (wsrep_on) */
+	char host[256];           /* the host of the list we are (or were last) on */
+	unsigned port;
 	char target[300];
 };
 
@@ -49,17 +52,31 @@ struct db_res {
 	MYSQL_RES *res;
 };
 
+/* Names the target "host:port" (or the socket) in db->target. */
+static void
+set_target(struct db *db, const char *host, unsigned port)
+{
+	const struct db_conf *conf = db->conf;
+
+	if (conf->socket != NULL || host == NULL)
+		snprintf(
+		    db->target, sizeof db->target, "socket %s", conf->socket ? conf->socket : "(default)");
+	else
+		snprintf(db->target, sizeof db->target, "%s:%u", host, port);
+}
+
 struct db *
 db_new(const struct db_conf *conf)
 {
 	struct db *db = xcalloc(1, sizeof *db);
+	const char *why;
 
 	db->conf = conf;
-	if (conf->socket != NULL || conf->host == NULL)
-		snprintf(
-		    db->target, sizeof db->target, "socket %s", conf->socket ? conf->socket : "(default)");
+	db->port = conf->port;
+	if (conf->host != NULL && conf_db_host(conf, 0, db->host, sizeof db->host, &db->port, &why) == 1)
+		set_target(db, db->host, db->port);
 	else
-		snprintf(db->target, sizeof db->target, "%s:%u", conf->host, conf->port);
+		set_target(db, NULL, 0);
 	return db;
 }
 
@@ -120,6 +137,11 @@ kill_abandoned(struct db *db, unsigned long thread, char *err)
 	struct db *k;
 	int rc;
 
+	/* The thread id is the node's own: never ask another host of a list. */
+	if (conf.socket == NULL && db->host[0] != '\0') {
+		conf.host = db->host;
+		conf.port = db->port;
+	}
 	if (conf.connect_timeout_ms > 5000) /* the server may really be gone */
 		conf.connect_timeout_ms = 5000;
 	if (conf.read_timeout_ms > 5000)
@@ -157,6 +179,7 @@ classify(const struct db *db, unsigned e)
 {
 	switch (e) {
 	case ER_LOCK_DEADLOCK:
+	case ER_ERROR_DURING_COMMIT: /* Galera: certification failed at COMMIT */
 		return DB_ERETRY;
 	case ER_LOCK_WAIT_TIMEOUT:
 		/* Under a wait limit the wait was already as long as we allow:
@@ -172,7 +195,8 @@ classify(const struct db *db, unsigned e)
 	case CR_SERVER_LOST:
 	case ER_SERVER_SHUTDOWN:
 	case ER_CON_COUNT_ERROR:
-	case ER_UNKNOWN_COM_ERROR: /* Galera node not ready */
+	case ER_UNKNOWN_COM_ERROR: /* Galera node not ready (left the primary
+	                            * component): reconnect, to a ready host */
 	case 1927:                 /* ER_CONNECTION_KILLED (MariaDB) */
 	case 2055:                 /* CR_SERVER_LOST_EXTENDED */
 	case 4031:                 /* ER_CLIENT_INTERACTION_TIMEOUT (MySQL) */
@@ -441,22 +465,79 @@ setup_session(struct db *db, char *err)
 	return read_max_packet(db, err);
 }
 
-/* Opens the connection (closing any old one).  with_database = 0
- * connects without selecting the database, for `jobq init` to create it. */
-int
-db_connect(struct db *db, int with_database, char *err)
+/* Reads SHOW output of (name, value) rows into value (size n) for the
+ * one name wanted; "" when the server has no such variable. */
+static int
+show_value(struct db *db, const char *sql, const char *name, char *value, size_t n, char *err)
+{
+	MYSQL_RES *res;
+	MYSQL_ROW row;
+
+	value[0] = '\0';
+	if (mysql_query(db->my, sql) != 0 || (res = mysql_store_result(db->my)) == NULL)
+		return fail(db, err, "read the node's state");
+	while ((row = mysql_fetch_row(res)) != NULL)
+		if (row[0] != NULL && row[1] != NULL && strcasecmp(row[0], name) == 0)
+			snprintf(value, n, "%s", row[1]);
+	mysql_free_result(res);
+	return DB_OK;
+}
+
+/* On a Galera node (wsrep_on), whether it is fit for work: wsrep_ready
+ * and Synced.  A joining, donor or non-primary node answers but refuses
+ * or delays statements (error 1047), so it counts as unreachable
+ * (DB_EGONE) and the caller goes on to the next host.  On a ready node the
+ * session stops the server from rerunning by itself a statement whose
+ * transaction another node's write aborted (wsrep_retry_autocommit): the
+ * rerun would run outside our transaction, on rows this node may not yet
+ * have seen change, and could claim a job another node holds.  jobq
+ * reruns whole transactions itself. */
+static int
+check_ready(struct db *db, char *err)
+{
+	char on[16], ready[16], state[64];
+	int rc;
+
+	db->galera = 0;
+	/* A server (or proxy) that refuses the SHOW is taken for no Galera
+	 * node: only a lost connection fails the connect. */
+	if ((rc = show_value(db, "SHOW GLOBAL VARIABLES LIKE 'wsrep_on'", "wsrep_on", on, sizeof on, err)) !=
+	    DB_OK)
+		return rc == DB_EGONE ? rc : DB_OK;
+	if (strcasecmp(on, "ON") != 0)
+		return DB_OK;
+	db->galera = 1;
+	if ((rc = show_value(db, "SHOW GLOBAL STATUS LIKE 'wsrep_ready'", "wsrep_ready", ready,
+	         sizeof ready, err)) != DB_OK ||
+	    (rc = show_value(db, "SHOW GLOBAL STATUS LIKE 'wsrep_local_state_comment'",
+	         "wsrep_local_state_comment", state, sizeof state, err)) != DB_OK)
+		return rc;
+	if (strcasecmp(ready, "ON") != 0 || strcmp(state, "Synced") != 0) {
+		errf(err, "%s is a Galera node not ready for work (wsrep_ready %s, state %s)", db->target,
+		    *ready ? ready : "?", *state ? state : "?");
+		db_disconnect(db);
+		return DB_EGONE;
+	}
+	if (mysql_query(db->my, "SET SESSION wsrep_retry_autocommit = 0") != 0)
+		return fail(db, err, "set up session (wsrep_retry_autocommit)");
+	return DB_OK;
+}
+
+/* Connects to one host (NULL with the socket or the library's default). */
+static int
+connect_one(struct db *db, const char *host, unsigned port, int with_database, char *err)
 {
 	const struct db_conf *c = db->conf;
+	int rc;
 
 	db_disconnect(db);
+	set_target(db, host, port);
 	if ((db->my = mysql_init(NULL)) == NULL)
 		fatal("mysql_init: out of memory");
 	set_options(db);
-	if (mysql_real_connect(db->my, c->socket != NULL ? NULL : c->host, c->user, c->password,
-	        with_database ? c->database : NULL, c->port, c->socket,
-	        CLIENT_FOUND_ROWS | CLIENT_MULTI_STATEMENTS) == NULL) {
+	if (mysql_real_connect(db->my, host, c->user, c->password, with_database ? c->database : NULL,
+	        port, c->socket, CLIENT_FOUND_ROWS | CLIENT_MULTI_STATEMENTS) == NULL) {
 		char what[400];
-		int rc;
 
 		snprintf(what, sizeof what, "connect to %s", db->target);
 		rc = fail(db, err, what);
@@ -466,7 +547,54 @@ db_connect(struct db *db, int with_database, char *err)
 		return rc == DB_EGONE ? DB_EGONE : DB_EFAIL;
 	}
 	db->thread_id = mysql_thread_id(db->my);
-	return setup_session(db, err);
+	if ((rc = setup_session(db, err)) != DB_OK)
+		return rc;
+	return check_ready(db, err);
+}
+
+/* Opens the connection (closing any old one).  with_database = 0
+ * connects without selecting the database, for `jobq init` to create it.
+ *
+ * With a host list (host = db1,db2:3307,db3) the hosts are tried in
+ * their order, always from the first, and the first that answers and is
+ * ready is kept: the list's order is the operator's preference (one node
+ * takes the writes, the others stand by), so a worker goes back to the
+ * first host once it is back.  err then says what each host answered.
+ * DB_EGONE when any host was unreachable or not ready (trying later may
+ * help), else the last host's error. */
+int
+db_connect(struct db *db, int with_database, char *err)
+{
+	const struct db_conf *c = db->conf;
+	char host[256], one[ERRSZ];
+	const char *why;
+	size_t i, len = 0;
+	unsigned port;
+	int rc = DB_EFAIL, gone = 0;
+
+	if (c->socket != NULL || c->host == NULL)
+		return connect_one(db, NULL, c->port, with_database, err);
+	for (i = 0; conf_db_host(c, i, host, sizeof host, &port, &why) == 1; i++) {
+		snprintf(db->host, sizeof db->host, "%s", host);
+		db->port = port;
+		if ((rc = connect_one(db, host, port, with_database, one)) == DB_OK)
+			return DB_OK;
+		gone |= rc == DB_EGONE;
+		if (i == 0)
+			len = (size_t)snprintf(err, ERRSZ, "%s", one);
+		else if (len < ERRSZ)
+			len += (size_t)snprintf(err + len, ERRSZ - len, "; %s", one);
+	}
+	if (i == 0)
+		errf(err, "host: no host to connect to");
+	return gone ? DB_EGONE : rc;
+}
+
+/* Whether the server is a Galera node (read at connect). */
+int
+db_galera(const struct db *db)
+{
+	return db->galera;
 }
 
 static void
@@ -792,6 +920,13 @@ char **
 db_res_next(struct db_res *r)
 {
 	return mysql_fetch_row(r->res);
+}
+
+/* Reads the rows again from the first. */
+void
+db_res_rewind(struct db_res *r)
+{
+	mysql_data_seek(r->res, 0);
 }
 
 /* Index of the column called name, or -1. */

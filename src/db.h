@@ -28,6 +28,7 @@ int db_connect(struct db *db, int with_database, char *err);
 int db_connected(const struct db *db);
 void db_disconnect(struct db *db);
 const char *db_target(const struct db *db);
+int db_galera(const struct db *db);
 size_t db_max_packet(const struct db *db);
 void db_cancel_abandoned(struct db *db, int on);
 void db_set_wait_limit(struct db *db, int64_t ms);
@@ -53,13 +54,16 @@ void db_rollback(struct db *db);
 
 size_t db_res_rows(const struct db_res *r);
 char **db_res_next(struct db_res *r);
+void db_res_rewind(struct db_res *r);
 const unsigned long *db_res_lengths(struct db_res *r);
 int db_res_column(struct db_res *r, const char *name);
 uint64_t db_col_u64(const char *v, uint64_t dflt);
 int64_t db_col_i64(const char *v, int64_t dflt);
 void db_res_free(struct db_res *r);
 
-#define DB_TX_ATTEMPTS 5
+/* Reruns of a transaction that deadlocked: on Galera several writers
+ * lose certification races in a row now and then. */
+#define DB_TX_ATTEMPTS 8
 
 int db_retryable(int rc);
 int db_retry_after(int rc, int attempt);

@@ -205,8 +205,48 @@ claim_update_sql(struct db *db, struct buf *sql, const struct claim *cl)
 	    cl->limit);
 }
 
+/* Keeps of cl's jobs those that carry its token, when the UPDATE stamped
+ * fewer rows than the SELECT locked.  Inside one transaction that cannot
+ * happen; it does on Galera when another node's claim aborted ours between
+ * the two statements and the node reran the UPDATE on its own, outside
+ * the transaction (wsrep_retry_autocommit): the UPDATE's own due_at test
+ * then kept it off the rows the other node took, and only what it did
+ * stamp is ours.  Rows stamped but not read back return when their lease
+ * expires. */
+static int
+claim_keep_stamped(struct db *db, struct claim *cl, char *err)
+{
+	struct db_res *r;
+	size_t i, k = 0;
+	char **row;
+	int rc;
+
+	r = db_query(db, &rc, err, "SELECT id FROM jobs WHERE lease_token = %q", cl->token);
+	if (r == NULL) {
+		claim_drop(cl);
+		return rc;
+	}
+	for (i = 0; i < cl->n; i++) {
+		int held = 0;
+
+		db_res_rewind(r);
+		while ((row = db_res_next(r)) != NULL)
+			held |= db_col_u64(row[0], 0) == cl->jobs[i]->id;
+		if (held)
+			cl->jobs[k++] = cl->jobs[i];
+		else
+			job_free(cl->jobs[i]);
+	}
+	cl->n = k;
+	db_res_free(r);
+	return DB_OK;
+}
+
 /* SKIP LOCKED: lock the first due rows nobody else has locked, stamp
- * them, commit; two round trips.  The claim counts only once the COMMIT
+ * them, commit; two round trips.  The UPDATE re-checks that each row is
+ * still due (unclaimed), so that a rerun of it alone can never take a
+ * job another worker holds, and its row count is checked against the
+ * rows locked.  The claim counts only once the COMMIT
  * succeeded (on Galera the COMMIT itself may report a deadlock): any
  * error rolls back and the caller reruns the whole transaction. */
 static int
@@ -248,7 +288,7 @@ claim_skip_locked(struct db *db, struct claim *cl, char *err)
 		    "UTC_TIMESTAMP(6), reserved_by = "
 		    "%q,"
 		    " lease_token = %q, lease_expires_at = UTC_TIMESTAMP(6) + INTERVAL %I MICROSECOND WHERE "
-		    "id IN (",
+		    "due_at <= UTC_TIMESTAMP(6) AND id IN (",
 		    cl->req->worker, cl->token, cl->req->ttl_ms * 1000);
 		for (i = 0; i < cl->n; i++)
 			buf_printf(&sql, "%s%llu", i ? "," : "", (unsigned long long)cl->jobs[i]->id);
@@ -262,7 +302,8 @@ claim_skip_locked(struct db *db, struct claim *cl, char *err)
 	if (rc != DB_OK) {
 		db_rollback(db);
 		claim_drop(cl);
-	}
+	} else if (cl->n > 0 && db_affected(db) != cl->n)
+		rc = claim_keep_stamped(db, cl, err);
 	return rc;
 }
 

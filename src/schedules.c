@@ -232,14 +232,23 @@ schedules_switch(struct db *db, const char *name, int enabled, char *err)
 }
 
 /* Records that the scheduler has looked at name's fires up to until
- * ("YYYY-MM-DD HH:MM:SS" UTC); it never moves back. */
+ * ("YYYY-MM-DD HH:MM:SS" UTC); it never moves back.  Rerun when it
+ * deadlocks: on Galera, ticks on two nodes write the same row at once
+ * and one loses certification. */
 int
 schedules_checked(struct db *db, const char *name, const char *until, char *err)
 {
-	return db_exec(db, err,
+	struct buf sql;
+	int rc;
+
+	buf_init(&sql);
+	db_sql(db, &sql,
 	    "INSERT INTO jobq_schedule_state (name, checked_until) VALUES (%q, %q)"
 	    " ON DUPLICATE KEY UPDATE checked_until = GREATEST(COALESCE(checked_until, %q), %q)",
 	    name, until, until, until);
+	rc = db_exec_retry(db, &sql, NULL, 0, err);
+	buf_free(&sql);
+	return rc;
 }
 
 /* How far the scheduler has looked at name's fires: the later of

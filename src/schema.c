@@ -3,13 +3,18 @@
  * The migrations are the files sql/NNN-*.sql, compiled into the binary
  * (schema_sql.c), so an installed jobq needs no data files to set up its
  * database.  jobq_schema records which versions were applied.  Two `jobq
- * init` running at once serialise on a named lock; every statement is
- * also idempotent on its own (CREATE TABLE IF NOT EXISTS ...). */
+ * init` running at once on one server serialise on a named lock.  On a
+ * Galera cluster the lock does not reach the other nodes: two inits there
+ * run the same migration side by side (the cluster orders their DDL), and
+ * the later one's statement fails as a duplicate of the earlier one's
+ * (table, column or key exists) or its version row does; that init then
+ * waits for the other's version row and counts the migration as done. */
 #include "config.h"
 
 #include <mysqld_error.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "schema.h"
 
@@ -19,7 +24,10 @@ schema_latest(void)
 	return schema_migrations[schema_nmigrations - 1].version;
 }
 
-/* The applied version: 0 when the schema was never installed. */
+/* The applied version: 0 when the schema was never installed.  On a
+ * Galera node the read first waits for the node to apply what the
+ * cluster has committed (wsrep_sync_wait): a `jobq init` that has just
+ * returned on another node must not look undone here. */
 int
 schema_version(struct db *db, unsigned *version, char *err)
 {
@@ -28,7 +36,11 @@ schema_version(struct db *db, unsigned *version, char *err)
 	int rc;
 
 	*version = 0;
-	r = db_query(db, &rc, err, "SELECT COALESCE(MAX(version), 0) FROM jobq_schema");
+	r = db_query(db, &rc, err,
+	    db_galera(db) ? "SET @jobq_sw = @@wsrep_sync_wait, SESSION wsrep_sync_wait = 1;"
+	                    "SELECT COALESCE(MAX(version), 0) FROM jobq_schema;"
+	                    "SET SESSION wsrep_sync_wait = @jobq_sw"
+	                  : "SELECT COALESCE(MAX(version), 0) FROM jobq_schema");
 	if (r == NULL)
 		return db_errno(db) == ER_NO_SUCH_TABLE ? DB_OK : rc;
 	if ((row = db_res_next(r)) != NULL && row[0] != NULL)
@@ -60,11 +72,52 @@ apply(struct db *db, const struct migration *m, char *err)
 			buf_reset(&stmt);
 		}
 	}
+	buf_reset(&stmt);
+	/* IGNORE and the rerun: another node's init may record it first. */
+	db_sql(db, &stmt, "INSERT IGNORE INTO jobq_schema (version, name) VALUES (%u, %q)", m->version,
+	    m->name);
 	if (rc == DB_OK)
-		rc = db_exec(
-		    db, err, "INSERT INTO jobq_schema (version, name) VALUES (%u, %q)", m->version, m->name);
+		rc = db_exec_retry(db, &stmt, NULL, 0, err);
 	buf_free(&stmt);
 	return rc;
+}
+
+/* Whether a statement failed with err_no because another init made the
+ * same change first. */
+static int
+duplicate_change(unsigned err_no)
+{
+	switch (err_no) {
+	case ER_TABLE_EXISTS_ERROR:
+	case ER_DUP_FIELDNAME:
+	case ER_DUP_KEYNAME:
+	case ER_DUP_ENTRY:
+	case ER_CANT_DROP_FIELD_OR_KEY:
+	case ER_LOCK_DEADLOCK:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* Waits up to 10 s for another init's row for version (its DDL is done
+ * by then, the row comes right after it). */
+static int
+applied_elsewhere(struct db *db, unsigned version)
+{
+	struct timespec tick = { 0, 100000000L };
+	char ignored[ERRSZ];
+	unsigned v;
+	int i;
+
+	for (i = 0; i < 100; i++) {
+		if (schema_version(db, &v, ignored) != DB_OK)
+			return 0;
+		if (v >= version)
+			return 1;
+		nanosleep(&tick, NULL);
+	}
+	return 0;
 }
 
 static int
@@ -117,6 +170,9 @@ schema_init(struct db *db, const char *database, unsigned *from, unsigned *to, c
 	for (i = 0; rc == DB_OK && i < schema_nmigrations; i++)
 		if (schema_migrations[i].version > *from) {
 			rc = apply(db, &schema_migrations[i], err);
+			if (rc != DB_OK && duplicate_change(db_errno(db)) &&
+			    applied_elsewhere(db, schema_migrations[i].version))
+				rc = DB_OK;
 			if (rc == DB_OK)
 				*to = schema_migrations[i].version;
 		}

@@ -257,8 +257,8 @@ try_reconnect(struct worker *w, int64_t now)
 	if (db_connect(w->db, 1, err) == DB_OK) {
 		char d[32];
 
-		duration_format(now - w->down_since, d, sizeof d);
-		log_info("database connection restored after %s", d);
+		duration_format(mono_ms() - w->down_since, d, sizeof d);
+		log_info("database connection restored after %s (to %s)", d, db_target(w->db));
 		w->db_up = 1;
 		w->next_heartbeat = now; /* renew leases at once */
 		w->next_write = now;

@@ -1,0 +1,88 @@
+# galera_lib.sh -- for the Galera tests (bash): a private cluster of
+# three nodes per test (contrib/jobq-testcluster), stopped at exit.
+#
+#   . "$top_srcdir/tests/galera_lib.sh"; galera_setup NAME PORT
+#   gsql I "SELECT ..."   SQL on node I, the test's database, no header,
+#                         reads causal (they see every commit made before)
+#   gconf FILE HOSTS      a configuration for the host list HOSTS (the
+#                         test's [worker], queue and handlers come on stdin)
+#   H1 H2 H3              the nodes' "127.0.0.1:PORT"
+#
+# The test is skipped, with the reason printed, when this machine cannot
+# run a cluster (no galera-4, no rsync, no mariadbd).  Each test names its
+# own PORT (node I uses PORT+10*(I-1) .. +3), so tests run side by side
+# under make -j; the cluster lives under /tmp (a short path: the nodes'
+# unix sockets must fit sun_path) and, run as root, belongs to the mysql
+# user, which must be able to reach it.
+. "$top_srcdir/tests/lib.sh"
+CLUSTER_SCRIPT=$top_srcdir/contrib/jobq-testcluster
+
+galera_cleanup() {
+	local p
+	[ "$BASHPID" = "$$" ] || return 0
+	for p in "${BG_PIDS[@]}"; do
+		kill -KILL "$p" 2>/dev/null
+		pkill -KILL -P "$p" 2>/dev/null
+	done
+	wait 2>/dev/null
+	"$CLUSTER_SCRIPT" stop "$CLUSTER" >/dev/null 2>&1
+	if [ -z "${KEEP_TMP:-}" ]; then
+		rm -rf "$T" "$CLUSTER"
+	fi
+}
+
+galera_setup() {
+	local name=$1 port=$2 why
+	why=$("$CLUSTER_SCRIPT" missing /tmp/jobq-missing-probe 2>&1)
+	rmdir /tmp/jobq-missing-probe 2>/dev/null
+	[ -z "$why" ] || skip_all "cannot run a Galera cluster here: $why"
+	DB="g_${name//[^a-zA-Z0-9]/_}"
+	T=$top_builddir/tests/tmp/$name.$$
+	rm -rf "$T"
+	mkdir -p "$T"
+	CONF=$T/jobq.ini
+	CLUSTER=$(mktemp -d /tmp/jobq-galera.XXXXXX)
+	chmod 755 "$CLUSTER"
+	trap galera_cleanup EXIT
+	"$CLUSTER_SCRIPT" start "$CLUSTER" 3 "$port" >"$T/cluster.log" 2>&1 || {
+		cat "$T/cluster.log"
+		echo "Bail out! cannot start the Galera cluster"
+		exit 99
+	}
+	H1=127.0.0.1:$port
+	H2=127.0.0.1:$((port + 10))
+	H3=127.0.0.1:$((port + 20))
+}
+
+# Reads are causal (wsrep_sync_wait = 1): a node applies what the cluster
+# committed elsewhere a little later, and a test's read on node 2 right
+# after a write through node 1 must see it.
+gsql() {
+	local i=$1
+	shift
+	"$CLUSTER_SCRIPT" client "$CLUSTER" "$i" -N -B "$DB" -e \
+		"SET time_zone = '+00:00', SESSION wsrep_sync_wait = 1; $*"
+}
+
+gconf() {
+	local file=$1 hosts=$2
+	{
+		cat <<EOC
+[database]
+host = $hosts
+user = root
+database = $DB
+
+EOC
+		cat
+	} >"$file"
+}
+
+# start_worker_conf FILE ARGS: as start_worker, with configuration FILE.
+start_worker_conf() {
+	local n=${#BG_PIDS[@]} conf=$1
+	shift
+	"$JOBQ" -c "$conf" work "$@" 2>"$T/worker.$n.log" &
+	WORKER_PID=$!
+	BG_PIDS+=("$WORKER_PID")
+}

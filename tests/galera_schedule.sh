@@ -1,0 +1,43 @@
+#!/bin/bash
+# The scheduler across Galera nodes: three `jobq schedule` ticks at once,
+# one per node, at 10 fire times: each fire enqueued exactly once (the
+# unique (name, fire_at) row certifies across the cluster).
+# JOBQ_SCHEDULER_NOW is the scheduler's test hook for "now".
+. "$top_srcdir/tests/galera_lib.sh"
+galera_setup galera_schedule 24720
+
+for i in 1 2 3; do
+	case $i in
+	1) hosts=$H1,$H2,$H3 ;;
+	2) hosts=$H2,$H3,$H1 ;;
+	3) hosts=$H3,$H1,$H2 ;;
+	esac
+	gconf "$T/n$i.ini" "$hosts" <<EOC
+[queue default]
+
+[handler echo]
+exec = $HANDLERS/echo.sh
+
+[schedule every5]
+cron = */5 * * * *
+type = echo
+overlap = allow
+payload = {"n": 5}
+EOC
+done
+"$JOBQ" -c "$T/n1.ini" init >/dev/null
+fails=0
+for m in $(seq 0 9); do
+	now=$(date -u -d "2026-01-05 10:00:00 UTC + $((m * 5)) minutes + 7 seconds" +%Y-%m-%dT%H:%M:%SZ)
+	for i in 1 2 3; do
+		JOBQ_SCHEDULER_NOW=$now "$JOBQ" -c "$T/n$i.ini" schedule --quiet >"$T/tick.$m.$i" 2>&1 &
+	done
+	for i in 1 2 3; do wait -n || fails=$((fails + 1)); done
+done
+is "$fails" 0 "30 ticks (3 at once, one per node, at 10 fire times) exit 0"
+is "$(cat "$T"/tick.* | head -3)" "" "... and print nothing"
+is "$(gsql 1 "SELECT COUNT(*) FROM jobq_schedule_runs WHERE name = 'every5'")" 10 "10 run rows, one per fire"
+is "$(gsql 2 "SELECT COUNT(*) FROM jobs WHERE type = 'echo'")" 10 "10 jobs, one per fire"
+is "$(gsql 3 "SELECT COUNT(DISTINCT job_id) FROM jobq_schedule_runs WHERE job_id IN (SELECT id FROM jobs)")" 10 \
+	"each run row names its own job"
+finish
