@@ -118,6 +118,7 @@ struct worker {
 	int64_t stopping_since;
 	int empty; /* the last reservation found nothing */
 	int reserved_once;
+	unsigned claim_conflicts; /* reservations in a row that lost every rerun */
 	int db_up;
 	int64_t down_since, reconnect_at, reconnect_delay;
 	int64_t next_poll, next_heartbeat, next_write, max_time_at;
@@ -137,6 +138,7 @@ static int sigpipe_fds[2] = { -1, -1 };
 
 static void keep_time(struct worker *w);
 static void tick_runners(struct worker *w, int64_t now);
+static void claim_conflict(struct worker *w, const char *err);
 static int64_t lease_stop_at(const struct worker *w, const struct slot *s);
 
 static int64_t
@@ -706,8 +708,12 @@ reserve(struct worker *w, int64_t now)
 	req.held = w->opts->stop_when_empty ? &held : NULL;
 	rc = queue_reserve(w->db, &req, &jobs, &n, err);
 	w->reserved_once = 1;
-	if (rc != DB_OK)
+	if (rc == DB_ERETRY)
+		claim_conflict(w, err);
+	else if (rc != DB_OK)
 		db_failed(w, rc, "reserving jobs", err);
+	else
+		w->claim_conflicts = 0;
 	w->empty = rc == DB_OK && n == 0 && !held; /* held: due jobs wait for a flow limit */
 	w->next_poll = n == limit ? now : now + w->conf->worker.poll_interval_ms;
 	for (i = 0; i < n; i++) {
@@ -718,6 +724,25 @@ reserve(struct worker *w, int64_t now)
 		start_job(w, &w->slots[k], jobs[i]);
 	}
 	free(jobs);
+}
+
+/* A reservation whose transaction deadlocked (or, on Galera, lost
+ * certification) on every rerun claimed nothing and changed nothing:
+ * with workers on several nodes that is contention, not a fault, and the
+ * next poll tries again.  It is logged at debug, and as a warning only
+ * when it goes on (every CLAIM_CONFLICT_WARN in a row), so that a busy
+ * cluster does not fill the log or cron's mail. */
+#define CLAIM_CONFLICT_WARN 20
+static void
+claim_conflict(struct worker *w, const char *err)
+{
+	w->claim_conflicts++;
+	if (w->claim_conflicts % CLAIM_CONFLICT_WARN == 0)
+		log_warn("reserving jobs: %u attempts in a row lost to other workers' claims (%s); "
+			 "with workers on several Galera nodes, consider writing through one node",
+		    w->claim_conflicts, err);
+	else
+		log_debug("reserving jobs: %s; trying again at the next poll", err);
 }
 
 /* ---- heartbeat ---- */

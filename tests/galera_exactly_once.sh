@@ -61,9 +61,9 @@ for topo in one spread; do
 	is "$(gsql 2 "SELECT CONCAT_WS(' ', COUNT(*), SUM(outcome = 'done'), COUNT(DISTINCT job_id), SUM(attempt = 1))
 		FROM job_runs")" "$N $N $N $N" "[$topo] job_runs: one 'done' run per job, all on attempt 1"
 	is "$(grep -h ' lease lost ' "${logs[@]}" | head -3)" "" "[$topo] no worker lost a lease"
-	errors=$(grep -hE '^[^ ]+ error ' "${logs[@]}" | grep -vc 'Deadlock found')
-	is "$errors" 0 "[$topo] no worker logged an error other than an exhausted certification retry"
-	diag "[$topo] exhausted certification retries logged: $(grep -h 'Deadlock found' "${logs[@]}" | wc -l)"
+	# A claim that lost certification on every rerun claimed nothing: it
+	# is contention, logged at debug, not an error.
+	is "$(grep -hE '^[^ ]+ error ' "${logs[@]}" | head -3)" "" "[$topo] no worker logged an error"
 	gsql 1 "DELETE FROM job_runs"
 done
 # Under --enable-sanitizers a report goes to the worker's stderr.
