@@ -38,6 +38,7 @@
 #include "duration.h"
 #include "isotime.h"
 #include "queue.h"
+#include "wakeup.h"
 
 #define CHUNK_ROWS 2000
 #define CHUNK_BYTES (4 * 1024 * 1024)
@@ -314,6 +315,8 @@ flush(struct batch_run *b, uint64_t to_line, char *err)
 		rc = queue_batch_add(b->db, b->key, &b->p, to_line, b->items, b->n, err);
 	if (rc == DB_OK)
 		b->added += b->n;
+	if (rc == DB_OK && !b->dry_run)
+		wakeup_enqueued(b->ctx->conf, b->items, b->n);
 	for (i = 0; i < b->n; i++)
 		batch_job_clear(&b->jobs[i]);
 	b->n = 0;
@@ -622,7 +625,8 @@ single(struct batch_ctx *ctx, const char *type, const char *payload_arg)
 		cli_error("%s", err);
 		rc = EX_DATAERR;
 	} else {
-		rc = insert_one(db, &job);
+		if ((rc = insert_one(db, &job)) == 0)
+			wakeup_enqueued(ctx->conf, &job.e, 1);
 		batch_job_clear(&job);
 	}
 out:

@@ -427,7 +427,15 @@ worker_set(struct loader *ld, struct conf *c, const struct entry *e)
 		w->concurrency = (unsigned)v;
 	} else if (strcmp(k, "poll_interval") == 0)
 		return ld_duration(ld, e, &w->poll_interval_ms, 10);
-	else if (strcmp(k, "reserve_ttl") == 0)
+	else if (strcmp(k, "wakeup_dir") == 0) {
+		/* A socket's whole path must fit in sun_path (108 bytes). */
+		if (strcmp(e->value, "off") != 0 && (e->value[0] != '/' || strlen(e->value) > 70)) {
+			ld_error(ld, e->line, "wakeup_dir: expected an absolute path of at most 70 bytes or off, not '%s'",
+			    e->value);
+			return -1;
+		}
+		ld_str(&w->wakeup_dir, e->value);
+	} else if (strcmp(k, "reserve_ttl") == 0)
 		return ld_duration(ld, e, &w->reserve_ttl_ms, 1000);
 	else if (strcmp(k, "heartbeat") == 0) {
 		ld->heartbeat_line = e->line;
@@ -585,7 +593,7 @@ conf_set_defaults(struct conf *c)
 	c->db.connect_timeout_ms = 10000;
 	c->db.read_timeout_ms = 60000;
 	c->worker.concurrency = 1;
-	c->worker.poll_interval_ms = 100;
+	c->worker.poll_interval_ms = 250;
 	c->worker.reserve_ttl_ms = 60000;
 	c->worker.reserve_mode = RESERVE_AUTO;
 	c->worker.timezone = xstrdup("UTC");
@@ -782,6 +790,7 @@ conf_free(struct conf *c)
 	free(c->db.tls_key);
 	strv_free(c->worker.queues);
 	free(c->worker.timezone);
+	free(c->worker.wakeup_dir);
 	strv_free(c->queues);
 	for (i = 0; i < c->nhandlers; i++) {
 		conf_handler_free_fields(c->handlers[i]);

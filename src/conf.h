@@ -80,6 +80,7 @@ struct worker_conf {
 	char **queues; /* served in this order */
 	unsigned concurrency;
 	int64_t poll_interval_ms;
+	char *wakeup_dir; /* NULL: the default (wakeup.c); "off": no wakeups */
 	int64_t reserve_ttl_ms;
 	int64_t heartbeat_ms;
 	enum reserve_mode reserve_mode;

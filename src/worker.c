@@ -13,7 +13,14 @@
  *      its row in the worker registry;
  *   5. reserves as many jobs as it has free slots, when polling is due,
  *      and starts their handlers;
- *   6. sleeps in poll() until a pipe, a signal or the next deadline.
+ *   6. sleeps in poll() until a pipe, a signal, a wakeup datagram
+ *      (wakeup.c: a job was committed on this host) or the next deadline.
+ *
+ * Polling adapts: right after work was found (or a wakeup came) the next
+ * poll follows within milliseconds, and the wait grows with the time
+ * since, up to poll_interval (idle_wait), so a stream of jobs inserted by
+ * plain SQL is seen at once while an idle worker sends a few statements
+ * a second.
  *
  * The loop has one thread, so a database call that waits holds up
  * everything else.  No call may wait long: the connection has a wait
@@ -49,6 +56,7 @@
 #include "registry.h"
 #include "runner.h"
 #include "scheduler.h"
+#include "wakeup.h"
 #include "worker.h"
 
 #define RECONNECT_MIN_MS 100
@@ -56,6 +64,10 @@
 #define WRITE_RETRY_MS 500
 #define START_RETRY_MIN_MS 100
 #define START_RETRY_MAX_MS 5000
+/* Adaptive polling (idle_wait): the shortest wait between two polls, and
+ * how long after the last work found the wait reaches poll_interval. */
+#define POLL_FAST_MS 5
+#define POLL_RAMP_MS 2000
 #define FDS_PER_SLOT 3 /* a handler's stdin, stdout and stderr pipes, our ends */
 #define FDS_SPARE 16
 /* An outcome whose write lost the connection this many times is written
@@ -114,6 +126,8 @@ struct worker {
 	int db_up;
 	int64_t down_since, reconnect_at, reconnect_delay;
 	int64_t next_poll, next_heartbeat, next_write, max_time_at;
+	int64_t active_at;   /* when work was last found, or a wakeup came */
+	struct wakeup *wake; /* NULL: no wakeups, polling only */
 	int64_t next_schedule;       /* --schedule: when to tick next */
 	int write_now;               /* an outcome is new: write without waiting */
 	int64_t write_delay;         /* between tries of a write that failed */
@@ -589,6 +603,24 @@ poll_due(const struct worker *w)
 	return w->next_poll > w->start_paused_until ? w->next_poll : w->start_paused_until;
 }
 
+/* The wait before the next poll when the last one found less than it
+ * asked for: in proportion to the time since work was last found or a
+ * wakeup came, from POLL_FAST_MS up to poll_interval, reached after
+ * POLL_RAMP_MS.  A job that arrives t after the last one waits about
+ * t * poll_interval / (2 * POLL_RAMP_MS) for the poll that finds it,
+ * while the polls of an idle spell are spaced geometrically (a few dozen
+ * to reach poll_interval, whatever it is). */
+static int64_t
+idle_wait(const struct worker *w, int64_t now)
+{
+	int64_t most = w->conf->worker.poll_interval_ms, since = now - w->active_at, t;
+
+	if (since >= POLL_RAMP_MS)
+		return most;
+	t = since * most / POLL_RAMP_MS;
+	return t < POLL_FAST_MS ? min64(POLL_FAST_MS, most) : t;
+}
+
 static void
 reserve(struct worker *w, int64_t now)
 {
@@ -611,7 +643,9 @@ reserve(struct worker *w, int64_t now)
 	if (rc != DB_OK)
 		db_failed(w, rc, "reserving jobs", err);
 	w->empty = rc == DB_OK && n == 0;
-	w->next_poll = n == limit ? now : now + w->conf->worker.poll_interval_ms;
+	if (n > 0)
+		w->active_at = now;
+	w->next_poll = n == limit ? now : now + idle_wait(w, now);
 	for (i = 0; i < n; i++) {
 		while (w->slots[k].state != SLOT_FREE)
 			k++;
@@ -976,13 +1010,17 @@ poll_timeout(const struct worker *w, int64_t now)
 static void
 wait_and_io(struct worker *w, int64_t now)
 {
-	struct pollfd *pfd = xcalloc(1 + (size_t)w->nslots * RUNNER_MAX_FDS, sizeof *pfd);
+	struct pollfd *pfd = xcalloc(2 + (size_t)w->nslots * RUNNER_MAX_FDS, sizeof *pfd);
 	int *first = xcalloc(w->nslots + 1, sizeof *first), *count = xcalloc(w->nslots + 1, sizeof *count);
 	int n = 1;
 	unsigned i;
 
 	pfd[0].fd = sigpipe_fds[0];
 	pfd[0].events = POLLIN;
+	if (w->wake != NULL) {
+		pfd[n].fd = wakeup_fd(w->wake);
+		pfd[n++].events = POLLIN;
+	}
 	for (i = 0; i < w->nslots; i++) {
 		first[i] = n;
 		if (w->slots[i].state == SLOT_RUNNING)
@@ -990,6 +1028,12 @@ wait_and_io(struct worker *w, int64_t now)
 	}
 	if (poll(pfd, (nfds_t)n, poll_timeout(w, now)) < 0 && errno != EINTR)
 		fatal("poll: %s", strerror(errno));
+	/* Always drained, even with no slot free: a datagram left unread
+	 * would make every poll() return at once. */
+	if (w->wake != NULL && (pfd[1].revents & POLLIN) && wakeup_drain(w->wake, w->opts->queues)) {
+		w->next_poll = mono_ms();
+		w->active_at = w->next_poll;
+	}
 	for (i = 0; i < w->nslots; i++)
 		if (count[i] > 0)
 			runner_io(w->slots[i].run, pfd + first[i], count[i]);
@@ -1209,6 +1253,11 @@ worker_run(const struct conf *c, struct db *db, const struct worker_opts *o)
 		return 69;
 	}
 	w.next_heartbeat = mono_ms() + c->worker.heartbeat_ms;
+	w.active_at = mono_ms();
+	if ((w.wake = wakeup_open(c, err)) == NULL && err[0] != '\0')
+		log_warn("no wakeups, polling every %lld ms at most: %s", (long long)c->worker.poll_interval_ms, err);
+	else if (w.wake != NULL)
+		log_debug("wakeup socket %s", wakeup_path(w.wake));
 	if (o->max_time_ms > 0)
 		w.max_time_at = mono_ms() + o->max_time_ms;
 	for (;;) {
@@ -1222,6 +1271,7 @@ worker_run(const struct conf *c, struct db *db, const struct worker_opts *o)
 		wait_and_io(&w, mono_ms());
 	}
 	worker_finish(&w);
+	wakeup_close(w.wake);
 	restore_signals();
 	free(w.slots);
 	return 0;
