@@ -435,6 +435,13 @@ worker_set(struct loader *ld, struct conf *c, const struct entry *e)
 			return -1;
 		}
 		ld_str(&w->wakeup_dir, e->value);
+	} else if (strcmp(k, "reserve_ahead") == 0) {
+		if (strcmp(e->value, "auto") == 0)
+			w->reserve_ahead = -1;
+		else if (ld_uint(ld, e, 0, 1024, &v) < 0)
+			return -1;
+		else
+			w->reserve_ahead = (int)v;
 	} else if (strcmp(k, "reserve_ttl") == 0)
 		return ld_duration(ld, e, &w->reserve_ttl_ms, 1000);
 	else if (strcmp(k, "heartbeat") == 0) {
@@ -594,6 +601,7 @@ conf_set_defaults(struct conf *c)
 	c->db.read_timeout_ms = 60000;
 	c->worker.concurrency = 1;
 	c->worker.poll_interval_ms = 250;
+	c->worker.reserve_ahead = -1;
 	c->worker.reserve_ttl_ms = 60000;
 	c->worker.reserve_mode = RESERVE_AUTO;
 	c->worker.timezone = xstrdup("UTC");

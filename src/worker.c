@@ -68,6 +68,17 @@
  * how long after the last work found the wait reaches poll_interval. */
 #define POLL_FAST_MS 5
 #define POLL_RAMP_MS 2000
+/* Reserving ahead (want_jobs): while jobs are short (mean under
+ * AHEAD_SHORT_MS) and the queue has a backlog, up to max(concurrency,
+ * AHEAD_MIN) jobs wait reserved beside the running ones, so that a slot
+ * that frees starts the next job without a round trip. */
+#define AHEAD_MIN 4
+#define AHEAD_SHORT_MS 100
+/* Group commit (hold_writes): a busy worker holds a new outcome up to
+ * WRITE_HOLD_MS, or until WRITE_BATCH wait, so that they share one
+ * transaction and one log flush. */
+#define WRITE_HOLD_MS 10
+#define WRITE_BATCH 16
 #define FDS_PER_SLOT 3 /* a handler's stdin, stdout and stderr pipes, our ends */
 #define FDS_SPARE 16
 /* An outcome whose write lost the connection this many times is written
@@ -78,7 +89,11 @@
 #define WRITE_TRIES_MINIMAL 3
 #define WRITE_TRIES_MAX 5
 
-enum slot_state { SLOT_FREE, SLOT_RUNNING, SLOT_WRITING };
+/* A slot: a reserved job from its claim until its outcome is written.
+ * READY: reserved ahead, its handler not started yet (at most
+ * `concurrency` handlers run; see want_jobs); RUNNING: its handler runs;
+ * WRITING: its outcome waits to be written. */
+enum slot_state { SLOT_FREE, SLOT_READY, SLOT_RUNNING, SLOT_WRITING };
 
 struct slot {
 	enum slot_state state;
@@ -104,6 +119,8 @@ struct slot {
 	int extend_failed;    /* the last one did not go through */
 	int extend_warned;    /* and that was logged */
 	int lease_stop;       /* its handler was told to stop for the lease */
+	uint64_t seq;         /* order of reservation: READY jobs start in it */
+	int64_t written_by;   /* WRITING: its outcome is held for a group until then */
 	unsigned write_tries; /* writes of this outcome that lost the connection */
 };
 
@@ -115,7 +132,11 @@ struct worker {
 	char host[128];
 	enum reserve_mode mode;
 	struct slot *slots;
-	unsigned nslots;
+	unsigned nslots; /* slots in the array: held jobs, at most */
+	unsigned conc;   /* handlers at once: --concurrency */
+	uint64_t seq;    /* reservations so far, for slot.seq */
+	int backlog;     /* the last reservation got all it asked for */
+	int64_t avg_ms;  /* recent handlers' mean duration; -1: none yet */
 	struct worker_counts counts;
 	uint64_t started;  /* jobs taken */
 	uint64_t finished; /* outcomes written or dropped */
@@ -211,13 +232,19 @@ busy_slots(const struct worker *w)
 }
 
 static unsigned
-writing_slots(const struct worker *w)
+slots_in(const struct worker *w, enum slot_state state)
 {
 	unsigned i, n = 0;
 
 	for (i = 0; i < w->nslots; i++)
-		n += w->slots[i].state == SLOT_WRITING;
+		n += w->slots[i].state == state;
 	return n;
+}
+
+static unsigned
+writing_slots(const struct worker *w)
+{
+	return slots_in(w, SLOT_WRITING);
 }
 
 static void
@@ -408,6 +435,31 @@ settle(struct worker *w, struct slot *s, const struct outcome *o, int rc)
 	w->finished++;
 }
 
+/* Whether to hold the outcomes that wait a moment longer, so that more
+ * share their transaction: only while a handler runs (there is something
+ * else to wait for), never when stopping, at most until the oldest one's
+ * written_by or until WRITE_BATCH wait.  An outcome held is still under
+ * its lease (the heartbeat extends it); a crash in that moment loses it
+ * like a crash during its handler, and the job runs again. */
+static int
+hold_writes(struct worker *w, int64_t now)
+{
+	int64_t by = INT64_MAX;
+	unsigned i, n = 0;
+
+	if (w->stopping || slots_in(w, SLOT_RUNNING) == 0)
+		return 0;
+	for (i = 0; i < w->nslots; i++)
+		if (w->slots[i].state == SLOT_WRITING) {
+			n++;
+			by = min64(by, w->slots[i].written_by);
+		}
+	if (n >= WRITE_BATCH || now >= by)
+		return 0;
+	w->next_write = by;
+	return 1;
+}
+
 /* Writes every outcome that waits, in as few transactions as fit (see
  * queue_write).  A slot is freed once its outcome is written, its lease
  * turned out lost, or the server refused it; when the database is away
@@ -424,6 +476,10 @@ write_pending(struct worker *w, int64_t now)
 
 	if (!w->db_up || (!w->write_now && now < w->next_write))
 		goto out;
+	if (w->write_failing_since == 0 && hold_writes(w, now)) {
+		w->write_now = 0;
+		goto out;
+	}
 	w->write_now = 0;
 	for (i = 0; i < w->nslots; i++) {
 		struct slot *s = &w->slots[i];
@@ -487,6 +543,8 @@ conclude(struct worker *w, struct slot *s)
 	runner_free(s->run);
 	s->run = NULL;
 	s->state = SLOT_WRITING;
+	s->written_by = mono_ms() + WRITE_HOLD_MS;
+	w->avg_ms = w->avg_ms < 0 ? s->duration_ms : (w->avg_ms * 7 + s->duration_ms) / 8;
 	w->write_now = 1;
 }
 
@@ -527,11 +585,11 @@ start_failed(struct worker *w, const struct job *j, const char *err)
 }
 
 static void
-start_job(struct worker *w, struct slot *s, struct job *j)
+start_job(struct worker *w, struct slot *s)
 {
 	char err[ERRSZ], reason[256];
+	struct job *j = s->job;
 
-	s->job = j;
 	s->h = conf_handler(w->conf, j->type);
 	s->max_attempts = j->max_attempts ? j->max_attempts : s->h ? s->h->max_attempts : 1;
 	w->started++;
@@ -574,16 +632,103 @@ start_job(struct worker *w, struct slot *s, struct job *j)
 	log_start(s);
 }
 
+/* The most jobs reserve_ahead lets wait beside conc running ones. */
+static unsigned
+ahead_most(const struct conf *c, unsigned conc)
+{
+	if (c->worker.reserve_ahead >= 0)
+		return (unsigned)c->worker.reserve_ahead;
+	return conc > AHEAD_MIN ? conc : AHEAD_MIN;
+}
+
+/* How many jobs may wait reserved beside the running ones: reserve_ahead
+ * when set; with auto (AHEAD_MIN) none until the handlers are known to
+ * be short.  None for --once and --max-jobs, none without a backlog (an
+ * idle queue gains nothing, and a job held here is one another worker
+ * cannot take, and one that a job arriving in an earlier queue or at a
+ * smaller priority does not overtake). */
+static unsigned
+ahead(const struct worker *w)
+{
+	int set = w->conf->worker.reserve_ahead;
+
+	if (set == 0 || w->opts->once || w->opts->max_jobs > 0 || !w->backlog)
+		return 0;
+	if (set > 0)
+		return (unsigned)set;
+	if (w->avg_ms < 0 || w->avg_ms >= AHEAD_SHORT_MS)
+		return 0;
+	return ahead_most(w->conf, w->conc);
+}
+
+/* How many jobs to reserve now: enough for every idle slot plus the ones
+ * reserved ahead; while every slot is busy, only once the jobs waiting
+ * have fallen to half of those ahead, so that claims come in batches. */
 static unsigned
 want_jobs(const struct worker *w)
 {
-	unsigned free_slots = w->nslots - busy_slots(w);
+	unsigned running = slots_in(w, SLOT_RUNNING), ready = slots_in(w, SLOT_READY);
+	unsigned more = ahead(w), target = w->conc + more, n, room = w->nslots - busy_slots(w);
 
-	if (w->opts->max_jobs > 0 && w->opts->max_jobs - w->started < free_slots)
-		free_slots = (unsigned)(w->opts->max_jobs - w->started);
-	if (w->opts->once && free_slots > 1)
-		free_slots = 1; /* --once takes one job, whatever the concurrency */
-	return free_slots;
+	if (running + ready >= target || (running + ready >= w->conc && ready > more / 2))
+		return 0;
+	n = target - running - ready;
+	if (n > room)
+		n = room;
+	if (w->opts->max_jobs > 0) {
+		uint64_t left = w->opts->max_jobs > w->started + ready ? w->opts->max_jobs - w->started - ready : 0;
+
+		if (left < n)
+			n = (unsigned)left;
+	}
+	if (w->opts->once && n > 1)
+		n = 1; /* --once takes one job, whatever the concurrency */
+	return n;
+}
+
+/* Starts the jobs reserved ahead, in the order they were reserved, while
+ * fewer than `concurrency` handlers run.  One whose lease is no longer
+ * ours, or has less than a third left (its extensions failed), is given
+ * back unstarted (the fence drops that if the lease is gone). */
+static void
+start_ready(struct worker *w)
+{
+	int64_t now = mono_ms();
+
+	while (slots_in(w, SLOT_RUNNING) < w->conc && !w->stopping) {
+		struct slot *s = NULL;
+		unsigned i;
+
+		for (i = 0; i < w->nslots; i++)
+			if (w->slots[i].state == SLOT_READY && (s == NULL || w->slots[i].seq < s->seq))
+				s = &w->slots[i];
+		if (s == NULL)
+			return;
+		if (s->lease_lost || s->lease_until - now < w->conf->worker.reserve_ttl_ms / 3) {
+			s->write = OUT_GIVEBACK;
+			snprintf(s->words, sizeof s->words, "not started");
+			s->state = SLOT_WRITING;
+			w->write_now = 1;
+			continue;
+		}
+		start_job(w, s);
+	}
+}
+
+/* Gives back the jobs reserved ahead, unstarted, attempt refunded: the
+ * worker is stopping. */
+static void
+give_back_ready(struct worker *w)
+{
+	unsigned i;
+
+	for (i = 0; i < w->nslots; i++)
+		if (w->slots[i].state == SLOT_READY) {
+			w->slots[i].write = OUT_GIVEBACK;
+			snprintf(w->slots[i].words, sizeof w->slots[i].words, "not started");
+			w->slots[i].state = SLOT_WRITING;
+			w->write_now = 1;
+		}
 }
 
 /* Whether a reservation may be made once polling is due. */
@@ -643,17 +788,21 @@ reserve(struct worker *w, int64_t now)
 	if (rc != DB_OK)
 		db_failed(w, rc, "reserving jobs", err);
 	w->empty = rc == DB_OK && n == 0;
+	w->backlog = n == limit;
 	if (n > 0)
 		w->active_at = now;
 	w->next_poll = n == limit ? now : now + idle_wait(w, now);
 	for (i = 0; i < n; i++) {
 		while (w->slots[k].state != SLOT_FREE)
 			k++;
+		w->slots[k].job = jobs[i];
+		w->slots[k].state = SLOT_READY;
+		w->slots[k].seq = ++w->seq;
 		w->slots[k].lease_until = now + req.ttl_ms;
 		w->slots[k].extend_tried = now;
-		start_job(w, &w->slots[k], jobs[i]);
 	}
 	free(jobs);
+	start_ready(w);
 }
 
 /* ---- heartbeat ---- */
@@ -769,7 +918,7 @@ register_worker(struct worker *w, char *err)
 {
 	char *queues = queue_list(w);
 	int rc = registry_register(
-	    w->db, w->id, w->host, (unsigned)getpid(), queues, w->nslots, w->conf->worker.heartbeat_ms, err);
+	    w->db, w->id, w->host, (unsigned)getpid(), queues, w->conc, w->conf->worker.heartbeat_ms, err);
 
 	free(queues);
 	return rc;
@@ -853,6 +1002,7 @@ begin_stop(struct worker *w, int level, const char *why)
 	if (w->stopping == 0)
 		w->stopping_since = mono_ms();
 	w->stopping = level;
+	give_back_ready(w);
 	for (i = 0; i < w->nslots; i++)
 		running += w->slots[i].state == SLOT_RUNNING;
 	if (level == 1) {
@@ -1056,6 +1206,7 @@ tick_runners(struct worker *w, int64_t now)
 		if (runner_finished(s->run))
 			conclude(w, s);
 	}
+	start_ready(w);
 }
 
 /* The longest one database call of the worker may wait (see
@@ -1141,7 +1292,7 @@ worker_start(struct worker *w, char *err)
 	queues = queue_list(w);
 	f[0] = LF_S("worker", w->id);
 	f[1] = LF_S("queues", queues);
-	f[2] = LF_N("concurrency", w->nslots);
+	f[2] = LF_N("concurrency", w->conc);
 	f[3] = LF_S("reserve_mode", conf_reserve_mode_name(w->mode));
 	duration_format(w->wait_ms, wait, sizeof wait);
 	f[4] = LF_S("db_wait_limit", wait);
@@ -1236,9 +1387,12 @@ worker_run(const struct conf *c, struct db *db, const struct worker_opts *o)
 	w.opts = o;
 	w.db = db;
 	w.db_up = 1;
-	w.nslots = o->concurrency;
+	w.conc = o->concurrency;
+	/* running, reserved ahead, and outcomes held for a group */
+	w.nslots = 2 * w.conc + ahead_most(c, w.conc) + WRITE_BATCH;
+	w.avg_ms = -1;
 	w.wait_ms = worker_wait_limit(c);
-	if (fd_budget(w.nslots, err) < 0) {
+	if (fd_budget(w.conc, err) < 0) {
 		log_error("cannot start: %s", err);
 		return 78;
 	}
