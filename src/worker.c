@@ -72,7 +72,7 @@
  * AHEAD_SHORT_MS) and the queue has a backlog, up to max(concurrency,
  * AHEAD_MIN) jobs wait reserved beside the running ones, so that a slot
  * that frees starts the next job without a round trip. */
-#define AHEAD_MIN 4
+#define AHEAD_MIN 8
 #define AHEAD_SHORT_MS 100
 /* Group commit (hold_writes): a busy worker holds a new outcome up to
  * WRITE_HOLD_MS, or until WRITE_BATCH wait, so that they share one
