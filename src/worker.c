@@ -47,6 +47,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "duration.h"
@@ -120,6 +121,7 @@ struct slot {
 	int extend_warned;    /* and that was logged */
 	int lease_stop;       /* its handler was told to stop for the lease */
 	uint64_t seq;         /* order of reservation: READY jobs start in it */
+	int64_t reserved_mono; /* when it was reserved (monotonic ms) */
 	int64_t written_by;   /* WRITING: its outcome is held for a group until then */
 	unsigned write_tries; /* writes of this outcome that lost the connection */
 };
@@ -460,6 +462,14 @@ hold_writes(struct worker *w, int64_t now)
 	return 1;
 }
 
+static int
+seq_order(const void *a, const void *b)
+{
+	const struct slot *x = *(struct slot *const *)a, *y = *(struct slot *const *)b;
+
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
 /* Writes every outcome that waits, in as few transactions as fit (see
  * queue_write).  A slot is freed once its outcome is written, its lease
  * turned out lost, or the server refused it; when the database is away
@@ -481,19 +491,22 @@ write_pending(struct worker *w, int64_t now)
 		goto out;
 	}
 	w->write_now = 0;
-	for (i = 0; i < w->nslots; i++) {
-		struct slot *s = &w->slots[i];
+	/* In the order the jobs were reserved (and started): the run rows'
+	 * ids then follow the runs, as they did with one write per job. */
+	for (i = 0; i < w->nslots; i++)
+		if (w->slots[i].state == SLOT_WRITING)
+			who[n++] = &w->slots[i];
+	qsort(who, n, sizeof *who, seq_order);
+	for (i = 0; i < n; i++) {
+		struct slot *s = who[i];
 
-		if (s->state != SLOT_WRITING)
-			continue;
-		runs[n] = (struct run_record){ w->id, s->duration_ms, s->words, s->output, s->error };
-		o[n] =
+		runs[i] = (struct run_record){ w->id, s->duration_ms, s->words, s->output, s->error };
+		o[i] =
 		    (struct outcome){ s->job, s->write, s->delay_ms, NULL, s->error ? s->error : "", s->words,
-			    s->reason, s->has_run ? &runs[n] : NULL, s->write_tries >= WRITE_TRIES_ALONE,
+			    s->reason, s->has_run ? &runs[i] : NULL, s->write_tries >= WRITE_TRIES_ALONE,
 			    s->write_tries >= WRITE_TRIES_MINIMAL, OUTS_PENDING, 0, "" };
 		if (s->write == OUT_RETRY)
-			o[n].last_error = texts[n] = last_error_text(s);
-		who[n++] = s;
+			o[i].last_error = texts[i] = last_error_text(s);
 	}
 	if (n == 0)
 		goto out;
@@ -584,12 +597,52 @@ start_failed(struct worker *w, const struct job *j, const char *err)
 		log_debug("job %llu: %s; taking no new job for %s", (unsigned long long)j->id, err, d);
 }
 
+/* Moves ts, a database time ("YYYY-MM-DD HH:MM:SS[.ffffff]", UTC), ms
+ * later; left as it is when it does not parse. */
+static void
+time_add_ms(char *ts, size_t size, int64_t ms)
+{
+	struct tm tm;
+	const char *dot = strchr(ts, '.'), *f = dot != NULL ? dot + 1 : "";
+	int64_t us = 0;
+	char out[96];
+	time_t t;
+	int i;
+
+	memset(&tm, 0, sizeof tm);
+	if (sscanf(ts, "%4d-%2d-%2d %2d:%2d:%2d", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
+	        &tm.tm_min, &tm.tm_sec) != 6)
+		return;
+	for (i = 0; i < 6; i++) {
+		us *= 10;
+		if (*f >= '0' && *f <= '9')
+			us += *f++ - '0';
+	}
+	tm.tm_year -= 1900;
+	tm.tm_mon -= 1;
+	us += ms * 1000;
+	t = timegm(&tm) + (time_t)(us / 1000000);
+	us %= 1000000;
+	if (gmtime_r(&t, &tm) == NULL)
+		return;
+	snprintf(out, sizeof out, "%04d-%02d-%02d %02d:%02d:%02d.%06lld", tm.tm_year + 1900, tm.tm_mon + 1,
+	    tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (long long)us);
+	if (strlen(out) < size)
+		memcpy(ts, out, strlen(out) + 1);
+}
+
 static void
 start_job(struct worker *w, struct slot *s)
 {
 	char err[ERRSZ], reason[256];
 	struct job *j = s->job;
+	int64_t waited = mono_ms() - s->reserved_mono;
 
+	/* The run's started_at is the claim's database time: a job that
+	 * waited reserved ahead starts that much later (a duration measured
+	 * here, added to the database's time, never a clock compared). */
+	if (waited > 0)
+		time_add_ms(j->reserved_at, sizeof j->reserved_at, waited);
 	s->h = conf_handler(w->conf, j->type);
 	s->max_attempts = j->max_attempts ? j->max_attempts : s->h ? s->h->max_attempts : 1;
 	w->started++;
@@ -774,6 +827,7 @@ reserve(struct worker *w, int64_t now)
 	size_t n, i, k = 0;
 	char err[ERRSZ];
 	unsigned limit = want_jobs(w);
+	int64_t got;
 	int rc;
 
 	if (!can_reserve(w) || now < poll_due(w))
@@ -784,6 +838,7 @@ reserve(struct worker *w, int64_t now)
 	req.worker = w->id;
 	req.mode = w->mode;
 	rc = queue_reserve(w->db, &req, &jobs, &n, err);
+	got = mono_ms();
 	w->reserved_once = 1;
 	if (rc != DB_OK)
 		db_failed(w, rc, "reserving jobs", err);
@@ -798,6 +853,7 @@ reserve(struct worker *w, int64_t now)
 		w->slots[k].job = jobs[i];
 		w->slots[k].state = SLOT_READY;
 		w->slots[k].seq = ++w->seq;
+		w->slots[k].reserved_mono = got;
 		w->slots[k].lease_until = now + req.ttl_ms;
 		w->slots[k].extend_tried = now;
 	}
