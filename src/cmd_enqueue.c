@@ -40,6 +40,7 @@
 #include "isotime.h"
 #include "queue.h"
 #include "utf8.h"
+#include "wakeup.h"
 
 #define CHUNK_ROWS 2000
 #define CHUNK_BYTES (4 * 1024 * 1024)
@@ -322,6 +323,8 @@ flush(struct batch_run *b, uint64_t to_line, char *err)
 		rc = queue_batch_add(b->db, b->key, &b->p, to_line, b->items, b->n, err);
 	if (rc == DB_OK)
 		b->added += b->n;
+	if (rc == DB_OK && !b->dry_run)
+		wakeup_enqueued(b->ctx->conf, b->items, b->n);
 	for (i = 0; i < b->n; i++)
 		batch_job_clear(&b->jobs[i]);
 	b->n = 0;
@@ -656,7 +659,8 @@ single(struct batch_ctx *ctx, const char *type, const char *payload_arg, const c
 		rc = EX_DATAERR;
 	} else {
 		job.e.unique_key = unique_key;
-		rc = insert_one(db, &job, unique_for_ms);
+		if ((rc = insert_one(db, &job, unique_for_ms)) == 0)
+			wakeup_enqueued(ctx->conf, &job.e, 1);
 		batch_job_clear(&job);
 	}
 out:

@@ -10,6 +10,7 @@
 #include "duration.h"
 #include "failed.h"
 #include "queue.h"
+#include "wakeup.h"
 
 static void
 usage(void)
@@ -578,9 +579,10 @@ cmd_failed(int argc, char **argv)
 		rc = do_list(db, c, &o);
 	else if (strcmp(sub, "show") == 0)
 		rc = do_show(db, c, &o, nargs, args);
-	else if (strcmp(sub, "retry") == 0)
+	else if (strcmp(sub, "retry") == 0) {
 		rc = o.all ? do_all(db, c, &o, 1) : do_each(db, &o, nargs, args, 1);
-	else if (strcmp(sub, "forget") == 0)
+		wakeup_send(c, NULL); /* retried jobs are due now */
+	} else if (strcmp(sub, "forget") == 0)
 		rc = o.all ? do_all(db, c, &o, 0) : do_each(db, &o, nargs, args, 0);
 	else
 		rc = do_clear(db, &o);

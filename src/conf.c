@@ -427,7 +427,23 @@ worker_set(struct loader *ld, struct conf *c, const struct entry *e)
 		w->concurrency = (unsigned)v;
 	} else if (strcmp(k, "poll_interval") == 0)
 		return ld_duration(ld, e, &w->poll_interval_ms, 10);
-	else if (strcmp(k, "reserve_ttl") == 0)
+	else if (strcmp(k, "wakeup_dir") == 0) {
+		/* A socket's whole path must fit in sun_path (108 bytes). */
+		if (strcmp(e->value, "off") != 0 && (e->value[0] != '/' || strlen(e->value) > 70)) {
+			ld_error(ld, e->line, "wakeup_dir: expected an absolute path of at most 70 bytes or off, not '%s'",
+			    e->value);
+			return -1;
+		}
+		ld_str(&w->wakeup_dir, e->value);
+	} else if (strcmp(k, "reserve_ahead") == 0) {
+		ld->reserve_ahead_line = e->line;
+		if (strcmp(e->value, "auto") == 0)
+			w->reserve_ahead = -1;
+		else if (ld_uint(ld, e, 0, 1024, &v) < 0)
+			return -1;
+		else
+			w->reserve_ahead = (int)v;
+	} else if (strcmp(k, "reserve_ttl") == 0)
 		return ld_duration(ld, e, &w->reserve_ttl_ms, 1000);
 	else if (strcmp(k, "heartbeat") == 0) {
 		ld->heartbeat_line = e->line;
@@ -587,7 +603,8 @@ conf_set_defaults(struct conf *c)
 	c->db.connect_timeout_ms = 10000;
 	c->db.read_timeout_ms = 60000;
 	c->worker.concurrency = 1;
-	c->worker.poll_interval_ms = 100;
+	c->worker.poll_interval_ms = 250;
+	c->worker.reserve_ahead = -1;
 	c->worker.reserve_ttl_ms = 60000;
 	c->worker.reserve_mode = RESERVE_AUTO;
 	c->worker.timezone = xstrdup("UTC");
@@ -692,6 +709,12 @@ validate(struct loader *ld, struct conf *c)
 		if (!conf_has_queue(c, c->worker.queues[i]))
 			ld_error(ld, ld->queues_line, "queues: unknown queue '%s' (no [queue %s] section)",
 			    c->worker.queues[i], c->worker.queues[i]);
+	/* A job held ahead counts as running for max_running, and its start
+	 * (after the claim that logged it for rate) is late: with limits,
+	 * only auto (which then holds none) or 0. */
+	if (c->worker.reserve_ahead > 0 && conf_has_flow_limits(c))
+		ld_error(ld, ld->reserve_ahead_line,
+		    "reserve_ahead: cannot hold jobs ahead with max_running or rate limits configured (use auto or 0)");
 	if (c->worker.heartbeat_ms == 0) {
 		c->worker.heartbeat_ms = c->worker.reserve_ttl_ms / 3;
 		if (c->worker.heartbeat_ms > 10000)
@@ -816,6 +839,7 @@ conf_free(struct conf *c)
 	strv_free(c->worker.queues);
 	strv_free(c->worker.on_dead_argv);
 	free(c->worker.timezone);
+	free(c->worker.wakeup_dir);
 	strv_free(c->queues);
 	conf_flow_free(c);
 	for (i = 0; i < c->nhandlers; i++) {

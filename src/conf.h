@@ -103,6 +103,8 @@ struct worker_conf {
 	char **queues; /* served in this order */
 	unsigned concurrency;
 	int64_t poll_interval_ms;
+	char *wakeup_dir; /* NULL: the default (wakeup.c); "off": no wakeups */
+	int reserve_ahead; /* jobs reserved beside the running ones; -1: auto (worker.c) */
 	int64_t reserve_ttl_ms;
 	int64_t heartbeat_ms;
 	enum reserve_mode reserve_mode;
@@ -191,6 +193,7 @@ void conf_free(struct conf *c);
 const struct handler *conf_handler(const struct conf *c, const char *type);
 int conf_has_queue(const struct conf *c, const char *name);
 unsigned conf_queue_max_running(const struct conf *c, const char *queue);
+int conf_has_flow_limits(const struct conf *c);
 int conf_rate_parse(const char *s, unsigned *count, int64_t *window_ms, char *err);
 const struct serve_user *conf_serve_user(const struct conf *c, const char *name);
 int conf_valid_name(const char *s);

@@ -94,6 +94,19 @@ conf_flow_free(struct conf *c)
 	free(c->queue_limits);
 }
 
+/* Whether any max_running or rate is configured (worker.c reserves no
+ * jobs ahead then: a held job would count as running and start late). */
+int
+conf_has_flow_limits(const struct conf *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->nhandlers; i++)
+		if (c->handlers[i]->max_running > 0 || c->handlers[i]->rate_count > 0)
+			return 1;
+	return c->nqueue_limits > 0;
+}
+
 /* The max_running of queue, 0 when it has none. */
 unsigned
 conf_queue_max_running(const struct conf *c, const char *queue)

@@ -37,6 +37,7 @@ struct loader {
 	char *config_dir;
 	int queues_line;    /* of [worker] queues, checked in validate() */
 	int heartbeat_line; /* of [worker] heartbeat */
+	int reserve_ahead_line;
 };
 
 void PRINTFLIKE(3, 4) ld_warning(struct loader *ld, int line, const char *fmt, ...);

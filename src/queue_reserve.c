@@ -382,7 +382,7 @@ claim_update(struct db *db, struct claim *cl, char *err)
 	/* The claim is committed.  If reading it back fails, the jobs come
 	 * back when their lease expires, one attempt used. */
 	r = db_query(db, &rc, err,
-	    "SELECT " JOB_COLUMNS "reserved_at FROM jobs WHERE lease_token = %q ORDER BY priority, id",
+	    "SELECT " JOB_COLUMNS "reserved_at FROM jobs WHERE lease_token = %q ORDER BY priority, available_at, id",
 	    cl->token);
 	if (r == NULL)
 		return rc;

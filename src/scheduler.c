@@ -39,6 +39,7 @@
 #include "queue.h"
 #include "scheduler.h"
 #include "schedules.h"
+#include "wakeup.h"
 
 #define ON_TIME_S 60     /* a fire this fresh is not late */
 #define COUNT_LIMIT 1000 /* past this many missed fires, stop counting each */
@@ -352,6 +353,8 @@ scheduler_tick(const struct conf *c, struct db *db, const struct scheduler_opts 
 		cron_zone_free(z);
 	}
 	schedules_free(v, nv);
+	if (n->enqueued > 0)
+		wakeup_send(c, NULL);
 	return rc;
 }
 
@@ -366,7 +369,6 @@ scheduler_run_now(const struct conf *c, struct db *db, const struct schedule *s,
 	char **row, at[40] = "";
 	int rc;
 
-	(void)c;
 	if (s->problem != NULL) {
 		errf(err, "%s: cannot fire: %s", s->name, s->problem);
 		return DB_EFAIL;
@@ -387,6 +389,7 @@ scheduler_run_now(const struct conf *c, struct db *db, const struct schedule *s,
 		errf(err, "%s: another run took the same microsecond; try again", s->name);
 		return DB_EFAIL;
 	}
+	wakeup_send(c, s->queue);
 	say(o, 1, "%s: enqueued now as job %llu (%s on %s)", s->name, (unsigned long long)*job_id, s->type,
 	    s->queue);
 	return DB_OK;

@@ -8,6 +8,7 @@
 
 #include "queue.h"
 #include "serve.h"
+#include "wakeup.h"
 
 /* GET /api/enqueue: the whitelists the form offers. */
 MHD_RESULT
@@ -108,6 +109,7 @@ api_enqueue(struct req *r)
 	else {
 		snprintf(
 		    detail, sizeof detail, "type=%s queue=%s count=%u", e.type, e.queue, (unsigned)e.count);
+		wakeup_enqueued(r->srv->conf, items, (size_t)e.count);
 		serve_audit(r, "enqueue", first, detail);
 		doc = cJSON_CreateObject();
 		ADD_NUM(doc, "first_id", first);

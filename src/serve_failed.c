@@ -9,6 +9,7 @@
 #include "failed.h"
 #include "queue.h"
 #include "serve.h"
+#include "wakeup.h"
 
 static cJSON *
 failed_row_json(const struct failed_row *x)
@@ -143,8 +144,12 @@ api_failed_retry(struct req *r)
 	char err[ERRSZ], detail[256];
 
 	if (!cJSON_IsTrue(cJSON_GetObjectItem(in, "all"))) {
+		MHD_RESULT ret;
+
 		cJSON_Delete(in);
-		return each_failed(r, "retry", failed_retry);
+		ret = each_failed(r, "retry", failed_retry);
+		wakeup_send(r->srv->conf, NULL); /* retried jobs are due now */
+		return ret;
 	}
 	f.queue = cJSON_GetStringValue(cJSON_GetObjectItem(in, "queue"));
 	f.type = cJSON_GetStringValue(cJSON_GetObjectItem(in, "type"));
@@ -157,6 +162,7 @@ api_failed_retry(struct req *r)
 		return serve_db_error(r, "retry matching", err);
 	}
 	n = t.moved;
+	wakeup_send(r->srv->conf, f.queue);
 	snprintf(detail, sizeof detail, "all matching queue=%s type=%s: %llu jobs, %llu refused",
 	    f.queue ? f.queue : "*", f.type ? f.type : "*", (unsigned long long)n,
 	    (unsigned long long)t.refused);

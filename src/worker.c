@@ -13,7 +13,14 @@
  *      its row in the worker registry;
  *   5. reserves as many jobs as it has free slots, when polling is due,
  *      and starts their handlers;
- *   6. sleeps in poll() until a pipe, a signal or the next deadline.
+ *   6. sleeps in poll() until a pipe, a signal, a wakeup datagram
+ *      (wakeup.c: a job was committed on this host) or the next deadline.
+ *
+ * Polling adapts: right after work was found (or a wakeup came) the next
+ * poll follows within milliseconds, and the wait grows with the time
+ * since, up to poll_interval (idle_wait), so a stream of jobs inserted by
+ * plain SQL is seen at once while an idle worker sends a few statements
+ * a second.
  *
  * The loop has one thread, so a database call that waits holds up
  * everything else.  No call may wait long: the connection has a wait
@@ -40,6 +47,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "alert.h"
@@ -53,6 +61,7 @@
 #include "runner.h"
 #include "spawn.h"
 #include "scheduler.h"
+#include "wakeup.h"
 #include "worker.h"
 
 #define RECONNECT_MIN_MS 100
@@ -60,6 +69,21 @@
 #define WRITE_RETRY_MS 500
 #define START_RETRY_MIN_MS 100
 #define START_RETRY_MAX_MS 5000
+/* Adaptive polling (idle_wait): the shortest wait between two polls, and
+ * how long after the last work found the wait reaches poll_interval. */
+#define POLL_FAST_MS 5
+#define POLL_RAMP_MS 2000
+/* Reserving ahead (want_jobs): while jobs are short (mean under
+ * AHEAD_SHORT_MS) and the queue has a backlog, up to max(concurrency,
+ * AHEAD_MIN) jobs wait reserved beside the running ones, so that a slot
+ * that frees starts the next job without a round trip. */
+#define AHEAD_MIN 8
+#define AHEAD_SHORT_MS 100
+/* Group commit (hold_writes): a busy worker holds a new outcome up to
+ * WRITE_HOLD_MS, or until WRITE_BATCH wait, so that they share one
+ * transaction and one log flush. */
+#define WRITE_HOLD_MS 10
+#define WRITE_BATCH 16
 #define FDS_PER_SLOT SPAWN_NFDS /* a handler's stdin, stdout, stderr and control pipes, our ends */
 #define FDS_SPARE 16
 /* An outcome whose write lost the connection this many times is written
@@ -70,7 +94,11 @@
 #define WRITE_TRIES_MINIMAL 3
 #define WRITE_TRIES_MAX 5
 
-enum slot_state { SLOT_FREE, SLOT_RUNNING, SLOT_WRITING };
+/* A slot: a reserved job from its claim until its outcome is written.
+ * READY: reserved ahead, its handler not started yet (at most
+ * `concurrency` handlers run; see want_jobs); RUNNING: its handler runs;
+ * WRITING: its outcome waits to be written. */
+enum slot_state { SLOT_FREE, SLOT_READY, SLOT_RUNNING, SLOT_WRITING };
 
 struct slot {
 	enum slot_state state;
@@ -96,6 +124,9 @@ struct slot {
 	int extend_failed;    /* the last one did not go through */
 	int extend_warned;    /* and that was logged */
 	int lease_stop;       /* its handler was told to stop for the lease */
+	uint64_t seq;         /* order of reservation: READY jobs start in it */
+	int64_t reserved_mono; /* when it was reserved (monotonic ms) */
+	int64_t written_by;   /* WRITING: its outcome is held for a group until then */
 	unsigned write_tries; /* writes of this outcome that lost the connection */
 	struct control ctl;                /* what the handler said on its control channel */
 	struct enqueue_item *follow;       /* done: its follow-ups, and on_success's job */
@@ -110,7 +141,11 @@ struct worker {
 	char host[128];
 	enum reserve_mode mode;
 	struct slot *slots;
-	unsigned nslots;
+	unsigned nslots; /* slots in the array: held jobs, at most */
+	unsigned conc;   /* handlers at once: --concurrency */
+	uint64_t seq;    /* reservations so far, for slot.seq */
+	int backlog;     /* the last reservation got all it asked for */
+	int64_t avg_ms;  /* recent handlers' mean duration; -1: none yet */
 	struct worker_counts counts;
 	uint64_t started;  /* jobs taken */
 	uint64_t finished; /* outcomes written or dropped */
@@ -122,6 +157,8 @@ struct worker {
 	int db_up;
 	int64_t down_since, reconnect_at, reconnect_delay;
 	int64_t next_poll, next_heartbeat, next_write, max_time_at;
+	int64_t active_at;   /* when work was last found, or a wakeup came */
+	struct wakeup *wake; /* NULL: no wakeups, polling only */
 	int64_t next_schedule;       /* --schedule: when to tick next */
 	int write_now;               /* an outcome is new: write without waiting */
 	int64_t write_delay;         /* between tries of a write that failed */
@@ -207,13 +244,19 @@ busy_slots(const struct worker *w)
 }
 
 static unsigned
-writing_slots(const struct worker *w)
+slots_in(const struct worker *w, enum slot_state state)
 {
 	unsigned i, n = 0;
 
 	for (i = 0; i < w->nslots; i++)
-		n += w->slots[i].state == SLOT_WRITING;
+		n += w->slots[i].state == state;
 	return n;
+}
+
+static unsigned
+writing_slots(const struct worker *w)
+{
+	return slots_in(w, SLOT_WRITING);
 }
 
 static void
@@ -441,6 +484,39 @@ settle(struct worker *w, struct slot *s, const struct outcome *o, int rc)
 	w->finished++;
 }
 
+/* Whether to hold the outcomes that wait a moment longer, so that more
+ * share their transaction: only while a handler runs (there is something
+ * else to wait for), never when stopping, at most until the oldest one's
+ * written_by or until WRITE_BATCH wait.  An outcome held is still under
+ * its lease (the heartbeat extends it); a crash in that moment loses it
+ * like a crash during its handler, and the job runs again. */
+static int
+hold_writes(struct worker *w, int64_t now)
+{
+	int64_t by = INT64_MAX;
+	unsigned i, n = 0;
+
+	if (w->stopping || slots_in(w, SLOT_RUNNING) == 0)
+		return 0;
+	for (i = 0; i < w->nslots; i++)
+		if (w->slots[i].state == SLOT_WRITING) {
+			n++;
+			by = min64(by, w->slots[i].written_by);
+		}
+	if (n >= WRITE_BATCH || now >= by)
+		return 0;
+	w->next_write = by;
+	return 1;
+}
+
+static int
+seq_order(const void *a, const void *b)
+{
+	const struct slot *x = *(struct slot *const *)a, *y = *(struct slot *const *)b;
+
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
 /* Writes every outcome that waits, in as few transactions as fit (see
  * queue_write).  A slot is freed once its outcome is written, its lease
  * turned out lost, or the server refused it; when the database is away
@@ -457,24 +533,31 @@ write_pending(struct worker *w, int64_t now)
 
 	if (!w->db_up || (!w->write_now && now < w->next_write))
 		goto out;
+	if (w->write_failing_since == 0 && hold_writes(w, now)) {
+		w->write_now = 0;
+		goto out;
+	}
 	w->write_now = 0;
-	for (i = 0; i < w->nslots; i++) {
-		struct slot *s = &w->slots[i];
+	/* In the order the jobs were reserved (and started): the run rows'
+	 * ids then follow the runs, as they did with one write per job. */
+	for (i = 0; i < w->nslots; i++)
+		if (w->slots[i].state == SLOT_WRITING)
+			who[n++] = &w->slots[i];
+	qsort(who, n, sizeof *who, seq_order);
+	for (i = 0; i < n; i++) {
+		struct slot *s = who[i];
 
-		if (s->state != SLOT_WRITING)
-			continue;
-		runs[n] = (struct run_record){ w->id, s->duration_ms, s->words, s->output, s->error, s->ctl.result };
-		o[n] =
+		runs[i] = (struct run_record){ w->id, s->duration_ms, s->words, s->output, s->error, s->ctl.result };
+		o[i] =
 		    (struct outcome){ s->job, s->write, s->delay_ms, NULL, s->error ? s->error : "", s->words,
-			    s->reason, s->has_run ? &runs[n] : NULL, s->write_tries >= WRITE_TRIES_ALONE,
+			    s->reason, s->has_run ? &runs[i] : NULL, s->write_tries >= WRITE_TRIES_ALONE,
 			    s->write_tries >= WRITE_TRIES_MINIMAL, OUTS_PENDING, 0, "", NULL, 0 };
 		if (s->write == OUT_DONE) {
-			o[n].follow = s->follow;
-			o[n].nfollow = s->nfollow;
+			o[i].follow = s->follow;
+			o[i].nfollow = s->nfollow;
 		}
 		if (s->write == OUT_RETRY)
-			o[n].last_error = texts[n] = last_error_text(s);
-		who[n++] = s;
+			o[i].last_error = texts[i] = last_error_text(s);
 	}
 	if (n == 0)
 		goto out;
@@ -571,6 +654,8 @@ conclude(struct worker *w, struct slot *s)
 	runner_free(s->run);
 	s->run = NULL;
 	s->state = SLOT_WRITING;
+	s->written_by = mono_ms() + WRITE_HOLD_MS;
+	w->avg_ms = w->avg_ms < 0 ? s->duration_ms : (w->avg_ms * 7 + s->duration_ms) / 8;
 	w->write_now = 1;
 }
 
@@ -610,12 +695,52 @@ start_failed(struct worker *w, const struct job *j, const char *err)
 		log_debug("job %llu: %s; taking no new job for %s", (unsigned long long)j->id, err, d);
 }
 
+/* Moves ts, a database time ("YYYY-MM-DD HH:MM:SS[.ffffff]", UTC), ms
+ * later; left as it is when it does not parse. */
 static void
-start_job(struct worker *w, struct slot *s, struct job *j)
+time_add_ms(char *ts, size_t size, int64_t ms)
+{
+	struct tm tm;
+	const char *dot = strchr(ts, '.'), *f = dot != NULL ? dot + 1 : "";
+	int64_t us = 0;
+	char out[96];
+	time_t t;
+	int i;
+
+	memset(&tm, 0, sizeof tm);
+	if (sscanf(ts, "%4d-%2d-%2d %2d:%2d:%2d", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
+	        &tm.tm_min, &tm.tm_sec) != 6)
+		return;
+	for (i = 0; i < 6; i++) {
+		us *= 10;
+		if (*f >= '0' && *f <= '9')
+			us += *f++ - '0';
+	}
+	tm.tm_year -= 1900;
+	tm.tm_mon -= 1;
+	us += ms * 1000;
+	t = timegm(&tm) + (time_t)(us / 1000000);
+	us %= 1000000;
+	if (gmtime_r(&t, &tm) == NULL)
+		return;
+	snprintf(out, sizeof out, "%04d-%02d-%02d %02d:%02d:%02d.%06lld", tm.tm_year + 1900, tm.tm_mon + 1,
+	    tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (long long)us);
+	if (strlen(out) < size)
+		memcpy(ts, out, strlen(out) + 1);
+}
+
+static void
+start_job(struct worker *w, struct slot *s)
 {
 	char err[ERRSZ], reason[256];
+	struct job *j = s->job;
+	int64_t waited = mono_ms() - s->reserved_mono;
 
-	s->job = j;
+	/* The run's started_at is the claim's database time: a job that
+	 * waited reserved ahead starts that much later (a duration measured
+	 * here, added to the database's time, never a clock compared). */
+	if (waited > 0)
+		time_add_ms(j->reserved_at, sizeof j->reserved_at, waited);
 	s->h = conf_handler(w->conf, j->type);
 	s->max_attempts = j->max_attempts ? j->max_attempts : s->h ? s->h->max_attempts : 1;
 	w->started++;
@@ -658,16 +783,105 @@ start_job(struct worker *w, struct slot *s, struct job *j)
 	log_start(s);
 }
 
+/* The most jobs reserve_ahead lets wait beside conc running ones. */
+static unsigned
+ahead_most(const struct conf *c, unsigned conc)
+{
+	if (c->worker.reserve_ahead >= 0)
+		return (unsigned)c->worker.reserve_ahead;
+	return conc > AHEAD_MIN ? conc : AHEAD_MIN;
+}
+
+/* How many jobs may wait reserved beside the running ones: reserve_ahead
+ * when set; with auto (AHEAD_MIN) none until the handlers are known to
+ * be short.  None for --once and --max-jobs, none without a backlog (an
+ * idle queue gains nothing, and a job held here is one another worker
+ * cannot take, and one that a job arriving in an earlier queue or at a
+ * smaller priority does not overtake). */
+static unsigned
+ahead(const struct worker *w)
+{
+	int set = w->conf->worker.reserve_ahead;
+
+	if (set == 0 || w->opts->once || w->opts->max_jobs > 0 || !w->backlog)
+		return 0;
+	if (set > 0)
+		return (unsigned)set;
+	if (conf_has_flow_limits(w->conf))
+		return 0; /* a held job would count as running, and start after its rate slot */
+	if (w->avg_ms < 0 || w->avg_ms >= AHEAD_SHORT_MS)
+		return 0;
+	return ahead_most(w->conf, w->conc);
+}
+
+/* How many jobs to reserve now: enough for every idle slot plus the ones
+ * reserved ahead; while every slot is busy, only once the jobs waiting
+ * have fallen to half of those ahead, so that claims come in batches. */
 static unsigned
 want_jobs(const struct worker *w)
 {
-	unsigned free_slots = w->nslots - busy_slots(w);
+	unsigned running = slots_in(w, SLOT_RUNNING), ready = slots_in(w, SLOT_READY);
+	unsigned more = ahead(w), target = w->conc + more, n, room = w->nslots - busy_slots(w);
 
-	if (w->opts->max_jobs > 0 && w->opts->max_jobs - w->started < free_slots)
-		free_slots = (unsigned)(w->opts->max_jobs - w->started);
-	if (w->opts->once && free_slots > 1)
-		free_slots = 1; /* --once takes one job, whatever the concurrency */
-	return free_slots;
+	if (running + ready >= target || (running + ready >= w->conc && ready > more / 2))
+		return 0;
+	n = target - running - ready;
+	if (n > room)
+		n = room;
+	if (w->opts->max_jobs > 0) {
+		uint64_t left = w->opts->max_jobs > w->started + ready ? w->opts->max_jobs - w->started - ready : 0;
+
+		if (left < n)
+			n = (unsigned)left;
+	}
+	if (w->opts->once && n > 1)
+		n = 1; /* --once takes one job, whatever the concurrency */
+	return n;
+}
+
+/* Starts the jobs reserved ahead, in the order they were reserved, while
+ * fewer than `concurrency` handlers run.  One whose lease is no longer
+ * ours, or has less than a third left (its extensions failed), is given
+ * back unstarted (the fence drops that if the lease is gone). */
+static void
+start_ready(struct worker *w)
+{
+	int64_t now = mono_ms();
+
+	while (slots_in(w, SLOT_RUNNING) < w->conc && !w->stopping) {
+		struct slot *s = NULL;
+		unsigned i;
+
+		for (i = 0; i < w->nslots; i++)
+			if (w->slots[i].state == SLOT_READY && (s == NULL || w->slots[i].seq < s->seq))
+				s = &w->slots[i];
+		if (s == NULL)
+			return;
+		if (s->lease_lost || s->lease_until - now < w->conf->worker.reserve_ttl_ms / 3) {
+			s->write = OUT_GIVEBACK;
+			snprintf(s->words, sizeof s->words, "not started");
+			s->state = SLOT_WRITING;
+			w->write_now = 1;
+			continue;
+		}
+		start_job(w, s);
+	}
+}
+
+/* Gives back the jobs reserved ahead, unstarted, attempt refunded: the
+ * worker is stopping. */
+static void
+give_back_ready(struct worker *w)
+{
+	unsigned i;
+
+	for (i = 0; i < w->nslots; i++)
+		if (w->slots[i].state == SLOT_READY) {
+			w->slots[i].write = OUT_GIVEBACK;
+			snprintf(w->slots[i].words, sizeof w->slots[i].words, "not started");
+			w->slots[i].state = SLOT_WRITING;
+			w->write_now = 1;
+		}
 }
 
 /* Whether a reservation may be made once polling is due. */
@@ -687,6 +901,24 @@ poll_due(const struct worker *w)
 	return w->next_poll > w->start_paused_until ? w->next_poll : w->start_paused_until;
 }
 
+/* The wait before the next poll when the last one found less than it
+ * asked for: in proportion to the time since work was last found or a
+ * wakeup came, from POLL_FAST_MS up to poll_interval, reached after
+ * POLL_RAMP_MS.  A job that arrives t after the last one waits about
+ * t * poll_interval / (2 * POLL_RAMP_MS) for the poll that finds it,
+ * while the polls of an idle spell are spaced geometrically (a few dozen
+ * to reach poll_interval, whatever it is). */
+static int64_t
+idle_wait(const struct worker *w, int64_t now)
+{
+	int64_t most = w->conf->worker.poll_interval_ms, since = now - w->active_at, t;
+
+	if (since >= POLL_RAMP_MS)
+		return most;
+	t = since * most / POLL_RAMP_MS;
+	return t < POLL_FAST_MS ? min64(POLL_FAST_MS, most) : t;
+}
+
 static void
 reserve(struct worker *w, int64_t now)
 {
@@ -695,6 +927,7 @@ reserve(struct worker *w, int64_t now)
 	size_t n, i, k = 0;
 	char err[ERRSZ];
 	unsigned limit = want_jobs(w);
+	int64_t got;
 	int rc, held = 0;
 
 	if (!can_reserve(w) || now < poll_due(w))
@@ -707,6 +940,7 @@ reserve(struct worker *w, int64_t now)
 	req.flow = w->conf;
 	req.held = w->opts->stop_when_empty ? &held : NULL;
 	rc = queue_reserve(w->db, &req, &jobs, &n, err);
+	got = mono_ms();
 	w->reserved_once = 1;
 	if (rc == DB_ERETRY)
 		claim_conflict(w, err);
@@ -715,15 +949,22 @@ reserve(struct worker *w, int64_t now)
 	else
 		w->claim_conflicts = 0;
 	w->empty = rc == DB_OK && n == 0 && !held; /* held: due jobs wait for a flow limit */
-	w->next_poll = n == limit ? now : now + w->conf->worker.poll_interval_ms;
+	w->backlog = n == limit;
+	if (n > 0)
+		w->active_at = now;
+	w->next_poll = n == limit ? now : now + idle_wait(w, now);
 	for (i = 0; i < n; i++) {
 		while (w->slots[k].state != SLOT_FREE)
 			k++;
+		w->slots[k].job = jobs[i];
+		w->slots[k].state = SLOT_READY;
+		w->slots[k].seq = ++w->seq;
+		w->slots[k].reserved_mono = got;
 		w->slots[k].lease_until = now + req.ttl_ms;
 		w->slots[k].extend_tried = now;
-		start_job(w, &w->slots[k], jobs[i]);
 	}
 	free(jobs);
+	start_ready(w);
 }
 
 /* A reservation whose transaction deadlocked (or, on Galera, lost
@@ -889,7 +1130,7 @@ register_worker(struct worker *w, char *err)
 {
 	char *queues = queue_list(w);
 	int rc = registry_register(
-	    w->db, w->id, w->host, (unsigned)getpid(), queues, w->nslots, w->conf->worker.heartbeat_ms, err);
+	    w->db, w->id, w->host, (unsigned)getpid(), queues, w->conc, w->conf->worker.heartbeat_ms, err);
 
 	free(queues);
 	return rc;
@@ -973,6 +1214,7 @@ begin_stop(struct worker *w, int level, const char *why)
 	if (w->stopping == 0)
 		w->stopping_since = mono_ms();
 	w->stopping = level;
+	give_back_ready(w);
 	for (i = 0; i < w->nslots; i++)
 		running += w->slots[i].state == SLOT_RUNNING;
 	if (level == 1) {
@@ -1132,13 +1374,17 @@ poll_timeout(const struct worker *w, int64_t now)
 static void
 wait_and_io(struct worker *w, int64_t now)
 {
-	struct pollfd *pfd = xcalloc(1 + (size_t)(w->nslots + ALERTS_MAX) * RUNNER_MAX_FDS, sizeof *pfd);
+	struct pollfd *pfd = xcalloc(2 + (size_t)(w->nslots + ALERTS_MAX) * RUNNER_MAX_FDS, sizeof *pfd);
 	int *first = xcalloc(w->nslots + 1, sizeof *first), *count = xcalloc(w->nslots + 1, sizeof *count);
 	int n = 1, nalert;
 	unsigned i;
 
 	pfd[0].fd = sigpipe_fds[0];
 	pfd[0].events = POLLIN;
+	if (w->wake != NULL) {
+		pfd[n].fd = wakeup_fd(w->wake);
+		pfd[n++].events = POLLIN;
+	}
 	for (i = 0; i < w->nslots; i++) {
 		first[i] = n;
 		if (w->slots[i].state == SLOT_RUNNING)
@@ -1148,6 +1394,12 @@ wait_and_io(struct worker *w, int64_t now)
 	n += alerts_fds(w->alerts, pfd + n);
 	if (poll(pfd, (nfds_t)n, poll_timeout(w, now)) < 0 && errno != EINTR)
 		fatal("poll: %s", strerror(errno));
+	/* Always drained, even with no slot free: a datagram left unread
+	 * would make every poll() return at once. */
+	if (w->wake != NULL && (pfd[1].revents & POLLIN) && wakeup_drain(w->wake, w->opts->queues)) {
+		w->next_poll = mono_ms();
+		w->active_at = w->next_poll;
+	}
 	for (i = 0; i < w->nslots; i++)
 		if (count[i] > 0)
 			runner_io(w->slots[i].run, pfd + first[i], count[i]);
@@ -1173,6 +1425,7 @@ tick_runners(struct worker *w, int64_t now)
 			conclude(w, s);
 	}
 	alerts_tick(w->alerts, now);
+	start_ready(w);
 }
 
 /* The longest one database call of the worker may wait (see
@@ -1258,7 +1511,7 @@ worker_start(struct worker *w, char *err)
 	queues = queue_list(w);
 	f[0] = LF_S("worker", w->id);
 	f[1] = LF_S("queues", queues);
-	f[2] = LF_N("concurrency", w->nslots);
+	f[2] = LF_N("concurrency", w->conc);
 	f[3] = LF_S("reserve_mode", conf_reserve_mode_name(w->mode));
 	duration_format(w->wait_ms, wait, sizeof wait);
 	f[4] = LF_S("db_wait_limit", wait);
@@ -1354,15 +1607,18 @@ worker_run(const struct conf *c, struct db *db, const struct worker_opts *o)
 	w.opts = o;
 	w.db = db;
 	w.db_up = 1;
-	w.nslots = o->concurrency;
+	w.conc = o->concurrency;
+	/* running, reserved ahead, and outcomes held for a group */
+	w.nslots = 2 * w.conc + ahead_most(c, w.conc) + WRITE_BATCH;
+	w.avg_ms = -1;
 	w.wait_ms = worker_wait_limit(c);
-	if (fd_budget(w.nslots, err) < 0) {
+	if (fd_budget(w.conc, err) < 0) {
 		log_error("cannot start: %s", err);
 		return 78;
 	}
 	w.slots = xcalloc(w.nslots, sizeof *w.slots);
 	w.alerts = alerts_new();
-	pool_init(w.nslots);
+	pool_init(w.conc); /* processes: one per handler running at once, not per held job */
 	worker_identity(&w);
 	/* Reconnect, so that the wait limit covers the client's timeouts. */
 	db_set_wait_limit(db, w.wait_ms);
@@ -1374,6 +1630,11 @@ worker_run(const struct conf *c, struct db *db, const struct worker_opts *o)
 		return 69;
 	}
 	w.next_heartbeat = mono_ms() + c->worker.heartbeat_ms;
+	w.active_at = mono_ms();
+	if ((w.wake = wakeup_open(c, err)) == NULL && err[0] != '\0')
+		log_warn("no wakeups, polling every %lld ms at most: %s", (long long)c->worker.poll_interval_ms, err);
+	else if (w.wake != NULL)
+		log_debug("wakeup socket %s", wakeup_path(w.wake));
 	if (o->max_time_ms > 0)
 		w.max_time_at = mono_ms() + o->max_time_ms;
 	for (;;) {
@@ -1387,6 +1648,7 @@ worker_run(const struct conf *c, struct db *db, const struct worker_opts *o)
 		wait_and_io(&w, mono_ms());
 	}
 	worker_finish(&w);
+	wakeup_close(w.wake);
 	restore_signals();
 	free(w.slots);
 	alerts_free(w.alerts);

@@ -26,6 +26,8 @@ for mode in skip-locked update; do
 poll_interval = 20ms
 reserve_mode = @MODE@
 concurrency = 1
+# strict order: no job is reserved before a slot is free to run it
+reserve_ahead = 0
 
 [queue default]
 [queue a]
