@@ -126,6 +126,7 @@ struct slot {
 	int lease_stop;       /* its handler was told to stop for the lease */
 	uint64_t seq;         /* order of reservation: READY jobs start in it */
 	int64_t reserved_mono; /* when it was reserved (monotonic ms) */
+	int ahead;             /* reserved while every handler slot was busy */
 	int64_t written_by;   /* WRITING: its outcome is held for a group until then */
 	unsigned write_tries; /* writes of this outcome that lost the connection */
 	struct control ctl;                /* what the handler said on its control channel */
@@ -736,10 +737,11 @@ start_job(struct worker *w, struct slot *s)
 	struct job *j = s->job;
 	int64_t waited = mono_ms() - s->reserved_mono;
 
-	/* The run's started_at is the claim's database time: a job that
+	/* The run's started_at is the claim's database time (for a job
+	 * under a rate limit, the time its start was counted at): a job that
 	 * waited reserved ahead starts that much later (a duration measured
 	 * here, added to the database's time, never a clock compared). */
-	if (waited > 0)
+	if (s->ahead && waited > 0)
 		time_add_ms(j->reserved_at, sizeof j->reserved_at, waited);
 	s->h = conf_handler(w->conf, j->type);
 	s->max_attempts = j->max_attempts ? j->max_attempts : s->h ? s->h->max_attempts : 1;
@@ -928,7 +930,7 @@ reserve(struct worker *w, int64_t now)
 	char err[ERRSZ];
 	unsigned limit = want_jobs(w);
 	int64_t got;
-	int rc, held = 0;
+	int rc, held = 0, free_run;
 
 	if (!can_reserve(w) || now < poll_due(w))
 		return;
@@ -953,9 +955,11 @@ reserve(struct worker *w, int64_t now)
 	if (n > 0)
 		w->active_at = now;
 	w->next_poll = n == limit ? now : now + idle_wait(w, now);
+	free_run = w->conc - slots_in(w, SLOT_RUNNING) - slots_in(w, SLOT_READY);
 	for (i = 0; i < n; i++) {
 		while (w->slots[k].state != SLOT_FREE)
 			k++;
+		w->slots[k].ahead = (int)i >= free_run;
 		w->slots[k].job = jobs[i];
 		w->slots[k].state = SLOT_READY;
 		w->slots[k].seq = ++w->seq;
