@@ -155,6 +155,10 @@ struct worker {
 	int empty; /* the last reservation found nothing */
 	int reserved_once;
 	unsigned claim_conflicts; /* reservations in a row that lost every rerun */
+	/* wait_and_io's poll set, made once: the loop turns for every pipe
+	 * read, and allocating on each turn only churns the heap. */
+	struct pollfd *pfd;
+	int *pfd_first, *pfd_count;
 	int db_up;
 	int64_t down_since, reconnect_at, reconnect_delay;
 	int64_t next_poll, next_heartbeat, next_write, max_time_at;
@@ -525,20 +529,28 @@ seq_order(const void *a, const void *b)
 static void
 write_pending(struct worker *w, int64_t now)
 {
-	struct outcome *o = xcalloc(w->nslots, sizeof *o);
-	struct run_record *runs = xcalloc(w->nslots, sizeof *runs);
-	struct slot **who = xcalloc(w->nslots, sizeof *who);
-	char **texts = xcalloc(w->nslots, sizeof *texts), err[ERRSZ];
+	struct outcome *o;
+	struct run_record *runs;
+	struct slot **who;
+	char **texts, err[ERRSZ];
 	unsigned i, n = 0;
 	int rc;
 
+	/* Called on every turn of the loop: nothing is allocated before
+	 * there is something to write. */
 	if (!w->db_up || (!w->write_now && now < w->next_write))
-		goto out;
+		return;
 	if (w->write_failing_since == 0 && hold_writes(w, now)) {
 		w->write_now = 0;
-		goto out;
+		return;
 	}
 	w->write_now = 0;
+	if (writing_slots(w) == 0)
+		return;
+	o = xcalloc(w->nslots, sizeof *o);
+	runs = xcalloc(w->nslots, sizeof *runs);
+	who = xcalloc(w->nslots, sizeof *who);
+	texts = xcalloc(w->nslots, sizeof *texts);
 	/* In the order the jobs were reserved (and started): the run rows'
 	 * ids then follow the runs, as they did with one write per job. */
 	for (i = 0; i < w->nslots; i++)
@@ -1378,8 +1390,8 @@ poll_timeout(const struct worker *w, int64_t now)
 static void
 wait_and_io(struct worker *w, int64_t now)
 {
-	struct pollfd *pfd = xcalloc(2 + (size_t)(w->nslots + ALERTS_MAX) * RUNNER_MAX_FDS, sizeof *pfd);
-	int *first = xcalloc(w->nslots + 1, sizeof *first), *count = xcalloc(w->nslots + 1, sizeof *count);
+	struct pollfd *pfd = w->pfd;
+	int *first = w->pfd_first, *count = w->pfd_count;
 	int n = 1, nalert;
 	unsigned i;
 
@@ -1391,8 +1403,8 @@ wait_and_io(struct worker *w, int64_t now)
 	}
 	for (i = 0; i < w->nslots; i++) {
 		first[i] = n;
-		if (w->slots[i].state == SLOT_RUNNING)
-			n += count[i] = runner_fds(w->slots[i].run, pfd + n);
+		count[i] = w->slots[i].state == SLOT_RUNNING ? runner_fds(w->slots[i].run, pfd + n) : 0;
+		n += count[i];
 	}
 	nalert = n;
 	n += alerts_fds(w->alerts, pfd + n);
@@ -1408,9 +1420,6 @@ wait_and_io(struct worker *w, int64_t now)
 		if (count[i] > 0)
 			runner_io(w->slots[i].run, pfd + first[i], count[i]);
 	alerts_io(w->alerts, pfd + nalert);
-	free(pfd);
-	free(first);
-	free(count);
 }
 
 static void
@@ -1430,6 +1439,16 @@ tick_runners(struct worker *w, int64_t now)
 	}
 	alerts_tick(w->alerts, now);
 	start_ready(w);
+}
+
+static void
+worker_free_arrays(struct worker *w)
+{
+	free(w->slots);
+	free(w->pfd);
+	free(w->pfd_first);
+	free(w->pfd_count);
+	alerts_free(w->alerts);
 }
 
 /* The longest one database call of the worker may wait (see
@@ -1621,6 +1640,9 @@ worker_run(const struct conf *c, struct db *db, const struct worker_opts *o)
 		return 78;
 	}
 	w.slots = xcalloc(w.nslots, sizeof *w.slots);
+	w.pfd = xcalloc(2 + (size_t)(w.nslots + ALERTS_MAX) * RUNNER_MAX_FDS, sizeof *w.pfd);
+	w.pfd_first = xcalloc(w.nslots + 1, sizeof *w.pfd_first);
+	w.pfd_count = xcalloc(w.nslots + 1, sizeof *w.pfd_count);
 	w.alerts = alerts_new();
 	pool_init(w.conc); /* processes: one per handler running at once, not per held job */
 	worker_identity(&w);
@@ -1629,8 +1651,7 @@ worker_run(const struct conf *c, struct db *db, const struct worker_opts *o)
 	if ((rc = db_connect(db, 1, err)) != DB_OK || setup_signals(err) < 0 ||
 	    (rc = worker_start(&w, err)) != DB_OK) {
 		log_error("cannot start: %s", err);
-		free(w.slots);
-		alerts_free(w.alerts);
+		worker_free_arrays(&w);
 		return 69;
 	}
 	w.next_heartbeat = mono_ms() + c->worker.heartbeat_ms;
@@ -1654,7 +1675,6 @@ worker_run(const struct conf *c, struct db *db, const struct worker_opts *o)
 	worker_finish(&w);
 	wakeup_close(w.wake);
 	restore_signals();
-	free(w.slots);
-	alerts_free(w.alerts);
+	worker_free_arrays(&w);
 	return 0;
 }

@@ -147,5 +147,23 @@ max_running = 2
 EOC
 jq_ check >/dev/null 2>&1
 is "$?" 78 "max_running is no [worker] key (a limit is per type or per queue)"
+# Jobs held ahead would count as running and start after their rate slot.
+write_conf <<EOC
+[worker]
+reserve_ahead = 4
+
+[queue default]
+
+[handler echo]
+exec = /bin/true
+rate = 5/s
+EOC
+jq_ check >/dev/null 2>"$T/err"
+st=$?
+like "$st $(head -1 "$T/err")" "^78 .*jobq.ini:[0-9]+: reserve_ahead: cannot hold jobs ahead with max_running or rate" \
+	"reserve_ahead = 4 with a rate limit is refused"
+sed -i 's/^reserve_ahead = 4$/reserve_ahead = auto/' "$CONF"
+jq_ check >/dev/null 2>&1
+is "$?" 0 "reserve_ahead = auto with a rate limit is accepted (it then holds none)"
 
 finish

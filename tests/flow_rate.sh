@@ -11,7 +11,7 @@ setup flow_rate
 WORKERS=4
 CONC=8
 RATE=20
-N=100 # 5 s of work at the rate
+N=200 # 10 s of work at the rate
 
 for mode in skip-locked update; do
 	empty_tables
