@@ -26,15 +26,23 @@ payload = {"n": 5}
 EOC
 done
 "$JOBQ" -c "$T/n1.ini" init >/dev/null
-fails=0
+# Each tick's own pid is waited for (not `wait -n`, which can report a
+# job that another call already reaped), and its status named.
+fails=""
 for m in $(seq 0 9); do
 	now=$(date -u -d "2026-01-05 10:00:00 UTC + $((m * 5)) minutes + 7 seconds" +%Y-%m-%dT%H:%M:%SZ)
+	pids=()
 	for i in 1 2 3; do
 		JOBQ_SCHEDULER_NOW=$now "$JOBQ" -c "$T/n$i.ini" schedule --quiet >"$T/tick.$m.$i" 2>&1 &
+		pids+=($!)
 	done
-	for i in 1 2 3; do wait -n || fails=$((fails + 1)); done
+	for i in 1 2 3; do
+		wait "${pids[$((i - 1))]}"
+		st=$?
+		[ $st = 0 ] || fails+=" tick $m on node $i exited $st;"
+	done
 done
-is "$fails" 0 "30 ticks (3 at once, one per node, at 10 fire times) exit 0"
+is "$fails" "" "30 ticks (3 at once, one per node, at 10 fire times) exit 0"
 is "$(cat "$T"/tick.* | head -3)" "" "... and print nothing"
 is "$(gsql 1 "SELECT COUNT(*) FROM jobq_schedule_runs WHERE name = 'every5'")" 10 "10 run rows, one per fire"
 is "$(gsql 2 "SELECT COUNT(*) FROM jobs WHERE type = 'echo'")" 10 "10 jobs, one per fire"
