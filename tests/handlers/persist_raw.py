@@ -54,6 +54,7 @@ for line in sys.stdin:
         time.sleep(30)
         continue
     status = json.dumps({"status": p.get("exit", 0)})
-    ctl.write(status + "\n")
-    if p.get("twice"):
-        ctl.write(status + "\n")
+    # "twice": both lines in one write, so that they reach the worker
+    # together (two writes could straddle the worker's handing this
+    # process its next job, and the second would then answer that job).
+    ctl.write((status + "\n") * (2 if p.get("twice") else 1))
