@@ -20,6 +20,7 @@
 
 #include <errno.h>
 #include <mysql.h>
+#include <poll.h>
 #include <mysqld_error.h>
 #include <errmsg.h>
 #include <stdarg.h>
@@ -43,6 +44,10 @@ struct db {
 	int64_t wait_limit_ms;    /* 0: the server's and the config's own limits */
 	const char *stmt_timeout; /* the variable that bounds statements, or NULL */
 	int galera;               /* the server is a Galera node (wsrep_on) */
+	db_waiter *waiter;        /* see db_set_waiter(); NULL: calls block */
+	void *waiter_arg;
+	int nonblock;             /* this connection was opened with a waiter */
+	int waiting;              /* inside a waiter: no call may start */
 	char host[256];           /* the host of the list we are (or were last) on */
 	unsigned port;
 	char target[300];
@@ -535,6 +540,11 @@ connect_one(struct db *db, const char *host, unsigned port, int with_database, c
 	if ((db->my = mysql_init(NULL)) == NULL)
 		fatal("mysql_init: out of memory");
 	set_options(db);
+	db->nonblock = 0;
+#ifdef HAVE_MYSQL_REAL_QUERY_START
+	if (db->waiter != NULL)
+		db->nonblock = mysql_options(db->my, MYSQL_OPT_NONBLOCK, 0) == 0;
+#endif
 	if (mysql_real_connect(db->my, host, c->user, c->password, with_database ? c->database : NULL,
 	        port, c->socket, CLIENT_FOUND_ROWS | CLIENT_MULTI_STATEMENTS) == NULL) {
 		char what[400];
@@ -718,6 +728,156 @@ db_sql(struct db *db, struct buf *b, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* ---- calls that wait for the server ----
+ *
+ * With a waiter set (db_set_waiter), every call that talks to the server
+ * goes through the client library's non-blocking interface: the library
+ * says what it waits for on its socket, and the waiter sleeps on that
+ * socket and on whatever else its program serves meanwhile (the worker:
+ * its handlers' pipes), so that a commit's round trip and fsync never
+ * hold up work that needs no database.  The waiter must not call into
+ * this connection: a call made while one is in flight is a bug (fatal).
+ * Timeouts are the library's own (the read and write timeouts set at
+ * connect), passed back to it as MYSQL_WAIT_TIMEOUT: the failures look
+ * exactly like those of the blocking calls.  Without a waiter, or with a
+ * client library that has no non-blocking interface, the calls block. */
+#ifdef HAVE_MYSQL_REAL_QUERY_START
+static int
+await(struct db *db, int status)
+{
+	int64_t deadline = -1;
+	short events = 0;
+	int fd = mysql_get_socket(db->my);
+
+	if (status & MYSQL_WAIT_READ)
+		events |= POLLIN;
+	if (status & MYSQL_WAIT_WRITE)
+		events |= POLLOUT;
+	if (status & MYSQL_WAIT_EXCEPT)
+		events |= POLLPRI;
+	if (status & MYSQL_WAIT_TIMEOUT)
+		deadline = mono_ms() + (int64_t)mysql_get_timeout_value_ms(db->my);
+	for (;;) {
+		int64_t now = mono_ms(), left = deadline < 0 ? -1 : deadline > now ? deadline - now : 0;
+		short rev;
+		int ready = 0;
+
+		db->waiting = 1;
+		rev = db->waiter(db->waiter_arg, fd, events, left > INT32_MAX ? INT32_MAX : (int)left);
+		db->waiting = 0;
+		if (rev & (POLLIN | POLLHUP | POLLERR))
+			ready |= MYSQL_WAIT_READ;
+		if (rev & (POLLOUT | POLLHUP | POLLERR))
+			ready |= MYSQL_WAIT_WRITE;
+		if (rev & POLLPRI)
+			ready |= MYSQL_WAIT_EXCEPT;
+		if ((ready &= status) != 0)
+			return ready;
+		if (deadline >= 0 && mono_ms() >= deadline)
+			return MYSQL_WAIT_TIMEOUT;
+	}
+}
+#endif
+
+static void
+not_waiting(const struct db *db)
+{
+	if (db->waiting)
+		fatal("db: a call on a connection while one is in flight");
+}
+
+static int
+my_query(struct db *db, const char *sql, unsigned long len)
+{
+	not_waiting(db);
+#ifdef HAVE_MYSQL_REAL_QUERY_START
+	if (db->nonblock && db->waiter != NULL) {
+		int ret, st = mysql_real_query_start(&ret, db->my, sql, len);
+
+		while (st != 0)
+			st = mysql_real_query_cont(&ret, db->my, await(db, st));
+		return ret;
+	}
+#endif
+	return mysql_real_query(db->my, sql, len);
+}
+
+static MYSQL_RES *
+my_store_result(struct db *db)
+{
+	not_waiting(db);
+#ifdef HAVE_MYSQL_REAL_QUERY_START
+	if (db->nonblock && db->waiter != NULL) {
+		MYSQL_RES *ret;
+		int st = mysql_store_result_start(&ret, db->my);
+
+		while (st != 0)
+			st = mysql_store_result_cont(&ret, db->my, await(db, st));
+		return ret;
+	}
+#endif
+	return mysql_store_result(db->my);
+}
+
+static int
+my_next_result(struct db *db)
+{
+	not_waiting(db);
+#ifdef HAVE_MYSQL_REAL_QUERY_START
+	if (db->nonblock && db->waiter != NULL) {
+		int ret, st = mysql_next_result_start(&ret, db->my);
+
+		while (st != 0)
+			st = mysql_next_result_cont(&ret, db->my, await(db, st));
+		return ret;
+	}
+#endif
+	return mysql_next_result(db->my);
+}
+
+static my_bool
+my_commit(struct db *db)
+{
+	not_waiting(db);
+#ifdef HAVE_MYSQL_REAL_QUERY_START
+	if (db->nonblock && db->waiter != NULL) {
+		my_bool ret;
+		int st = mysql_commit_start(&ret, db->my);
+
+		while (st != 0)
+			st = mysql_commit_cont(&ret, db->my, await(db, st));
+		return ret;
+	}
+#endif
+	return mysql_commit(db->my);
+}
+
+static my_bool
+my_rollback(struct db *db)
+{
+	not_waiting(db);
+#ifdef HAVE_MYSQL_REAL_QUERY_START
+	if (db->nonblock && db->waiter != NULL) {
+		my_bool ret;
+		int st = mysql_rollback_start(&ret, db->my);
+
+		while (st != 0)
+			st = mysql_rollback_cont(&ret, db->my, await(db, st));
+		return ret;
+	}
+#endif
+	return mysql_rollback(db->my);
+}
+
+/* Sets the waiter that the calls on this connection sleep in (see
+ * above); takes effect from the next db_connect on.  NULL: they block. */
+void
+db_set_waiter(struct db *db, db_waiter *fn, void *arg)
+{
+	db->waiter = fn;
+	db->waiter_arg = arg;
+}
+
 static int
 run(struct db *db, const char *sql, size_t len, char *err)
 {
@@ -728,7 +888,7 @@ run(struct db *db, const char *sql, size_t len, char *err)
 	}
 	db->affected = 0;
 	db->done = 0;
-	if (mysql_real_query(db->my, sql, (unsigned long)len) != 0) {
+	if (my_query(db, sql, (unsigned long)len) != 0) {
 		char what[200];
 		size_t n = len < 60 ? len : 60;
 
@@ -752,7 +912,7 @@ collect(struct db *db, MYSQL_RES **first_set, uint64_t *affected, size_t max, ch
 	if (first_set != NULL)
 		*first_set = NULL;
 	do {
-		MYSQL_RES *res = mysql_store_result(db->my);
+		MYSQL_RES *res = my_store_result(db);
 
 		if (res == NULL && mysql_field_count(db->my) != 0)
 			return fail(db, err, "read result");
@@ -766,7 +926,7 @@ collect(struct db *db, MYSQL_RES **first_set, uint64_t *affected, size_t max, ch
 		if (i < max)
 			affected[i] = (uint64_t)mysql_affected_rows(db->my);
 		db->done = ++i;
-		if ((status = mysql_next_result(db->my)) > 0) {
+		if ((status = my_next_result(db)) > 0) {
 			char what[64];
 
 			if (first_set != NULL && *first_set != NULL)
@@ -891,7 +1051,7 @@ db_commit(struct db *db, char *err)
 {
 	if (db->my == NULL)
 		return run(db, "", 0, err);
-	if (mysql_commit(db->my) != 0)
+	if (my_commit(db) != 0)
 		return fail(db, err, "commit");
 	return DB_OK;
 }
@@ -905,7 +1065,7 @@ db_commit(struct db *db, char *err)
 void
 db_rollback(struct db *db)
 {
-	if (db->my != NULL && mysql_rollback(db->my) != 0)
+	if (db->my != NULL && my_rollback(db) != 0)
 		db_disconnect(db);
 }
 

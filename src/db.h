@@ -67,6 +67,10 @@ void db_res_free(struct db_res *r);
 
 int db_retryable(int rc);
 int db_retry_after(int rc, int attempt);
+/* Sleeps until fd has one of events, or timeout_ms (-1: no limit), or
+ * earlier; returns fd's revents (0: none yet).  See db_set_waiter. */
+typedef short db_waiter(void *arg, int fd, short events, int timeout_ms);
+void db_set_waiter(struct db *db, db_waiter *fn, void *arg);
 int64_t db_retry_pause_ms(int attempt);
 int db_exec_retry(struct db *db, const struct buf *sql, uint64_t *affected, size_t max, char *err);
 

@@ -81,6 +81,44 @@ jq_ work -j 2 --max 5 2>"$T/max.log"
 is "$(sql "SELECT COUNT(*) FROM job_runs")" "6" "--max 5: five more"
 is "$(sql "SELECT COUNT(*) FROM jobs WHERE attempts <> 0 OR lease_token IS NOT NULL")" "0" "and no other job touched"
 
+# --- a stop while the database is answering ---
+# The worker serves its handlers while a statement is in flight (see
+# db_wait in worker.c), so a SIGTERM can arrive in the middle of a claim:
+# the jobs that claim brings must be given back too, or the worker would
+# wait for them forever.
+write_conf <<EOC
+[worker]
+poll_interval = 20ms
+
+[queue default]
+
+[handler t]
+exec = /bin/true
+EOC
+empty_tables
+fill 4000 t
+stuck=0 bad=0
+for i in $(seq 1 12); do
+	start_worker -j 4
+	sleep "0.$((RANDOM % 5 + 2))"
+	kill -TERM "$WORKER_PID"
+	wait_exit 15 "$WORKER_PID"
+	rc=$?
+	if [ "$rc" = 124 ]; then
+		stuck=$((stuck + 1))
+		kill -KILL "$WORKER_PID"
+		wait "$WORKER_PID"
+	elif [ "$rc" != 0 ]; then
+		bad=$((bad + 1))
+	fi
+done
+is "$stuck" 0 "12 SIGTERMs at random moments of a busy worker: none hung"
+is "$bad" 0 "each worker exited 0"
+is "$(sql "SELECT COUNT(*) FROM jobs WHERE lease_token IS NOT NULL")" 0 "no job is left held"
+is "$(sql "SELECT (SELECT COUNT(*) FROM jobs) + (SELECT COUNT(*) FROM job_runs WHERE outcome = 'done')")" 4000 \
+	"every job ran once (a done run row) or is queued"
+is "$(sql "SELECT COUNT(*) FROM (SELECT job_id FROM job_runs GROUP BY job_id HAVING COUNT(*) > 1) d")" 0 "none ran twice"
+
 # --- bad values ---
 conf 2000
 out=$(jq_ check 2>&1)
