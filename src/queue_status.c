@@ -59,43 +59,65 @@ status_queues(struct db *db, const char *where, struct queue_counts **out, size_
 	return DB_OK;
 }
 
-/* Builds the one statement that counts the listed queues.  Per queue:
- * its number of rows, the sum of its jobq_counts rows; a range count on
- * jobs_due of its rows due later (due_at > now: delayed or reserved);
- * and an ordered walk to the oldest due row nobody holds.  The last part
- * reads only the held rows (jobs_lease): how many are reserved, and how
- * many of them sort into each side of now, which status_read subtracts.
- * One statement, so every part reads one snapshot (the triggers keep
- * jobq_counts in the writers' own transactions, so the snapshot's sum is
- * its row count) at one UTC_TIMESTAMP(6).  Each row names its queue by
- * its 1-based place in q: FIELD and the queue columns compare alike
- * (trailing spaces ignored), so every spelling another program stored
- * finds its queue. */
+/* How many index entries a capped count reads at most (see status_sql). */
+#define STATUS_CAP 10000
+
+/* Appends the per-queue part of status_sql: the columns k, t, fc, dc,
+ * ff and oldest, then three zeros (the held part's columns).
+ * t: the queue's rows, the sum of its jobq_counts rows.
+ * fc: its rows due later (due_at > now), counted up to STATUS_CAP.
+ * dc: when fc reached the cap, its rows due by now, up to the cap.
+ * ff: when both reached it, the rows due later, all counted.
+ * Either side of now follows from t and the other side, so only the
+ * smaller side is counted: a backlog of ready jobs, or of delayed ones,
+ * costs a capped count, and only a queue with more than STATUS_CAP on
+ * both sides is counted through its delayed and reserved rows.  IF()
+ * runs a subquery only when its branch is taken. */
+static void
+status_queue_sql(struct db *db, uint64_t k, const char *queue, struct buf *sql)
+{
+	const char *rows = "FROM jobs FORCE INDEX (jobs_due) WHERE queue = %q AND due_at";
+
+	db_sql(db, sql, "SELECT %U, t, fc, dc, IF(fc < %d OR dc < %d, NULL, (SELECT COUNT(*) ", k,
+	    STATUS_CAP, STATUS_CAP);
+	db_sql(db, sql, rows, queue);
+	buf_adds(sql, " > UTC_TIMESTAMP(6))), (SELECT TIMESTAMPDIFF(SECOND, due_at, UTC_TIMESTAMP(6)) ");
+	db_sql(db, sql, rows, queue);
+	buf_adds(sql, " <= UTC_TIMESTAMP(6) AND lease_token IS NULL ORDER BY due_at LIMIT 1), 0, 0, 0");
+	db_sql(db, sql, " FROM (SELECT t, fc, IF(fc < %d, NULL, (SELECT COUNT(*) FROM (SELECT 1 ", STATUS_CAP);
+	db_sql(db, sql, rows, queue);
+	db_sql(db, sql, " <= UTC_TIMESTAMP(6) LIMIT %d) AS d)) AS dc", STATUS_CAP);
+	db_sql(db, sql, " FROM (SELECT (SELECT COALESCE(SUM(jobs), 0) FROM jobq_counts WHERE queue = %q) AS t,",
+	    queue);
+	buf_adds(sql, " (SELECT COUNT(*) FROM (SELECT 1 ");
+	db_sql(db, sql, rows, queue);
+	db_sql(db, sql, " > UTC_TIMESTAMP(6) LIMIT %d) AS f) AS fc) AS a) AS b UNION ALL ", STATUS_CAP);
+}
+
+/* Builds the one statement that counts the listed queues: per queue,
+ * its rows split at now (status_queue_sql) and an ordered walk to the
+ * oldest due row nobody holds; then the held rows only (jobs_lease): how
+ * many are reserved, and how many of them sort into each side of now,
+ * which status_read subtracts.  One statement, so every part reads one
+ * snapshot (the triggers keep jobq_counts in the writers' own
+ * transactions, so the snapshot's sum is its row count) at one
+ * UTC_TIMESTAMP(6).  Each row names its queue by its 1-based place in q:
+ * FIELD and the queue columns compare alike (trailing spaces ignored),
+ * so every spelling another program stored finds its queue. */
 static void
 status_sql(struct db *db, const struct queue_counts *q, size_t n, struct buf *sql)
 {
-	const char *due = "FROM jobs FORCE INDEX (jobs_due) WHERE queue = %q AND due_at";
 	size_t i;
 
-	for (i = 0; i < n; i++) {
-		db_sql(db, sql, "SELECT %U, (SELECT COALESCE(SUM(jobs), 0) FROM jobq_counts WHERE queue = %q)",
-		    (uint64_t)i + 1, q[i].queue);
-		buf_adds(sql, ", (SELECT COUNT(*) ");
-		db_sql(db, sql, due, q[i].queue);
-		buf_adds(
-		    sql, " > UTC_TIMESTAMP(6)), (SELECT TIMESTAMPDIFF(SECOND, due_at, UTC_TIMESTAMP(6)) ");
-		db_sql(db, sql, due, q[i].queue);
-		buf_adds(sql,
-		    " <= UTC_TIMESTAMP(6) AND lease_token IS NULL ORDER BY due_at LIMIT 1),"
-		    " 0, 0, 0 UNION ALL ");
-	}
+	for (i = 0; i < n; i++)
+		status_queue_sql(db, (uint64_t)i + 1, q[i].queue, sql);
 	/* A lease token without an expiry is no live lease: such a row is
 	 * stale, and sorts by available_at (its due_at) on either side. */
 	buf_adds(sql, "SELECT FIELD(queue");
 	for (i = 0; i < n; i++)
 		db_sql(db, sql, ", %q", q[i].queue);
 	buf_adds(sql,
-	    ") AS k, 0, 0, NULL, SUM(due_at <= UTC_TIMESTAMP(6)),"
+	    ") AS k, NULL, NULL, NULL, NULL, NULL, SUM(due_at <= UTC_TIMESTAMP(6)),"
 	    " SUM(COALESCE(lease_expires_at > UTC_TIMESTAMP(6), 0)), COUNT(*)"
 	    " FROM jobs FORCE INDEX (jobs_lease) WHERE lease_token IS NOT NULL"
 	    " GROUP BY k HAVING k > 0");
@@ -107,6 +129,20 @@ static uint64_t
 less(uint64_t a, uint64_t b)
 {
 	return a > b ? a - b : 0;
+}
+
+/* The rows due later of a queue with t rows, from the columns fc, dc
+ * and ff of status_queue_sql. */
+static uint64_t
+due_later(uint64_t t, char **col)
+{
+	uint64_t fc = db_col_u64(col[0], 0);
+
+	if (fc < STATUS_CAP)
+		return fc;
+	if (col[1] != NULL && db_col_u64(col[1], 0) < STATUS_CAP)
+		return less(t, db_col_u64(col[1], 0));
+	return db_col_u64(col[2], 0);
 }
 
 /* Runs status_sql and turns its parts into the five states. */
@@ -135,14 +171,15 @@ status_read(struct db *db, struct queue_counts *q, size_t n, char *err)
 		if ((k = db_col_u64(row[0], 0)) < 1 || k > n)
 			fatal("queue_status: a count for queue number '%s' of %zu", row[0], n);
 		k--;
-		if (row[1] != NULL && row[1][0] != '-')
-			total[k] += db_col_u64(row[1], 0);
-		q[k].delayed += db_col_u64(row[2], 0);
-		if (row[3] != NULL)
-			q[k].oldest_ready_s = db_col_i64(row[3], -1);
-		held_due[k] += db_col_u64(row[4], 0);
-		q[k].reserved += db_col_u64(row[5], 0);
-		held[k] += db_col_u64(row[6], 0);
+		if (row[2] != NULL) {
+			total[k] = row[1] != NULL && row[1][0] != '-' ? db_col_u64(row[1], 0) : 0;
+			q[k].delayed = due_later(total[k], &row[2]);
+		}
+		if (row[5] != NULL)
+			q[k].oldest_ready_s = db_col_i64(row[5], -1);
+		held_due[k] += db_col_u64(row[6], 0);
+		q[k].reserved += db_col_u64(row[7], 0);
+		held[k] += db_col_u64(row[8], 0);
 	}
 	db_res_free(r);
 	/* The rows due by now are all rows but those due later; the held
