@@ -34,7 +34,11 @@
 -- log_bin_trust_function_creators = 1.
 --
 -- Every statement is idempotent: a second run recreates the triggers and
--- adds nothing to counts that are right.
+-- adds nothing to counts that are right.  Writes that slip in between a
+-- DROP TRIGGER and its CREATE (a second run, or two inits on two Galera
+-- nodes) go uncounted, but they have committed before the CREATE returns
+-- (it waits for them), so the counting statement at the end, which every
+-- run reaches, puts them in.
 CREATE TABLE IF NOT EXISTS jobq_counts (
   queue VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
   shard SMALLINT UNSIGNED NOT NULL,

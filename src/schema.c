@@ -7,8 +7,9 @@
  * Galera cluster the lock does not reach the other nodes: two inits there
  * run the same migration side by side (the cluster orders their DDL), and
  * the later one's statement fails as a duplicate of the earlier one's
- * (table, column or key exists) or its version row does; that init then
- * waits for the other's version row and counts the migration as done. */
+ * (table, column, key or trigger exists) or its version row does; that
+ * init then waits for the other's version row and counts the migration
+ * as done. */
 #include "config.h"
 
 #include <mysqld_error.h>
@@ -149,6 +150,7 @@ duplicate_change(unsigned err_no)
 	case ER_DUP_KEYNAME:
 	case ER_DUP_ENTRY:
 	case ER_CANT_DROP_FIELD_OR_KEY:
+	case ER_TRG_ALREADY_EXISTS:
 	case ER_LOCK_DEADLOCK:
 		return 1;
 	default:
