@@ -326,7 +326,6 @@ explain(const struct conf *c, struct db *db, unsigned batch, int json)
 
 enum { OPT_EXPLAIN = 256, OPT_BATCH, OPT_JSON, OPT_REPAIR_COUNTS };
 
-
 int
 cmd_check(int argc, char **argv)
 {

@@ -78,17 +78,18 @@ status_queue_sql(struct db *db, uint64_t k, const char *queue, struct buf *sql)
 {
 	const char *rows = "FROM jobs FORCE INDEX (jobs_due) WHERE queue = %q AND due_at";
 
-	db_sql(db, sql, "SELECT %U, t, fc, dc, IF(fc < %d OR dc < %d, NULL, (SELECT COUNT(*) ", k,
-	    STATUS_CAP, STATUS_CAP);
+	db_sql(db, sql, "SELECT %U, t, fc, dc, IF(fc < %d OR dc < %d, NULL, (SELECT COUNT(*) ", k, STATUS_CAP,
+	    STATUS_CAP);
 	db_sql(db, sql, rows, queue);
 	buf_adds(sql, " > UTC_TIMESTAMP(6))), (SELECT TIMESTAMPDIFF(SECOND, due_at, UTC_TIMESTAMP(6)) ");
 	db_sql(db, sql, rows, queue);
 	buf_adds(sql, " <= UTC_TIMESTAMP(6) AND lease_token IS NULL ORDER BY due_at LIMIT 1), 0, 0, 0");
-	db_sql(db, sql, " FROM (SELECT t, fc, IF(fc < %d, NULL, (SELECT COUNT(*) FROM (SELECT 1 ", STATUS_CAP);
+	db_sql(
+	    db, sql, " FROM (SELECT t, fc, IF(fc < %d, NULL, (SELECT COUNT(*) FROM (SELECT 1 ", STATUS_CAP);
 	db_sql(db, sql, rows, queue);
 	db_sql(db, sql, " <= UTC_TIMESTAMP(6) LIMIT %d) AS d)) AS dc", STATUS_CAP);
-	db_sql(db, sql, " FROM (SELECT (SELECT COALESCE(SUM(jobs), 0) FROM jobq_counts WHERE queue = %q) AS t,",
-	    queue);
+	db_sql(db, sql,
+	    " FROM (SELECT (SELECT COALESCE(SUM(jobs), 0) FROM jobq_counts WHERE queue = %q) AS t,", queue);
 	buf_adds(sql, " (SELECT COUNT(*) FROM (SELECT 1 ");
 	db_sql(db, sql, rows, queue);
 	db_sql(db, sql, " > UTC_TIMESTAMP(6) LIMIT %d) AS f) AS fc) AS a) AS b UNION ALL ", STATUS_CAP);

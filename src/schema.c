@@ -68,7 +68,8 @@ trigger_hint(struct db *db, const char *database, const struct migration *m, con
 		    "set log_bin_trust_function_creators = 1 on the server (SET GLOBAL, and in its "
 		    "configuration), or run init as a user with SUPER (error %u)",
 		    m->name, ER_BINLOG_CREATE_ROUTINE_NEED_SUPER);
-	else if (db_errno(db) == ER_TABLEACCESS_DENIED_ERROR || db_errno(db) == ER_SPECIFIC_ACCESS_DENIED_ERROR)
+	else if (db_errno(db) == ER_TABLEACCESS_DENIED_ERROR ||
+	    db_errno(db) == ER_SPECIFIC_ACCESS_DENIED_ERROR)
 		errf(err,
 		    "%s: creating the triggers on jobs needs the TRIGGER right: GRANT TRIGGER ON `%s`.* "
 		    "TO the user init runs as ('jobq init --print-grants' prints it) (error %u)",
