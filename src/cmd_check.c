@@ -13,7 +13,7 @@
 static void
 usage(void)
 {
-	printf("Usage: jobq check [-c FILE] [--explain [--batch N] [--json]]\n"
+	printf("Usage: jobq check [-c FILE] [--repair-counts] [--explain [--batch N] [--json]]\n"
 	       "Load the configuration (every handler program must exist and be executable,\n"
 	       "every workdir must be a folder, resource limits must fit under this\n"
 	       "process's own; a warning for a configuration, program or folder that others\n"
@@ -23,7 +23,11 @@ usage(void)
 	       "supports SELECT ... FOR UPDATE SKIP LOCKED.  Prints the reservation mode\n"
 	       "workers will use, and the topology: one server, or a Galera node (its cluster\n"
 	       "size, state and wsrep_sync_wait, with a warning for binlog_format not ROW,\n"
-	       "innodb_autoinc_lock_mode not 2, a node not Synced).\n\n"
+	       "innodb_autoinc_lock_mode not 2, a node not Synced).  Compares the job counts\n"
+	       "that 'jobq status' starts from (kept by triggers) with a count of every job,\n"
+	       "and warns when they differ (TRUNCATE jobs bypasses the triggers).\n\n"
+	       "With --repair-counts, first make those counts agree with the jobs table\n"
+	       "again (safe while workers and applications write).\n\n"
 	       "With --explain, also show how the database serves a worker's reservation\n"
 	       "of N jobs (default 10) from its queues: the plan of each statement (index,\n"
 	       "access type, any filesort) and the rows the server read for it, measured\n"
@@ -135,12 +139,61 @@ report_topology(const struct conf *c, struct db *db)
 	return 0;
 }
 
+/* --repair-counts: makes the trigger-kept counts agree with the table. */
 static int
-report_db(const struct conf *c, struct db *db)
+repair_counts(struct db *db)
+{
+	char err[ERRSZ];
+
+	if (queue_counts_repair(db, err) != DB_OK) {
+		cli_error("repair the job counts: %s", err);
+		return EX_UNAVAILABLE;
+	}
+	printf("job counts: repaired from a count of the jobs table\n");
+	return 0;
+}
+
+/* Whether the trigger-kept counts agree with the jobs table: a line
+ * when they do, a one-line warning naming the queues when they do not.
+ * Not an error: workers do not read the counts, only status does. */
+static int
+report_counts(struct db *db)
+{
+	struct counts_drift *d;
+	char err[ERRSZ];
+	struct buf b;
+	size_t i, n;
+
+	if (queue_counts_drift(db, &d, &n, err) != DB_OK) {
+		cli_error("compare the job counts with the jobs table: %s", err);
+		return EX_UNAVAILABLE;
+	}
+	if (n == 0) {
+		printf("job counts: jobq_counts agrees with the jobs table: ok\n");
+		return 0;
+	}
+	buf_init(&b);
+	for (i = 0; i < n && i < 5; i++)
+		buf_printf(&b, "%s'%s' counted %lld, holds %lld", i ? "; " : "", d[i].queue,
+		    (long long)d[i].kept, (long long)d[i].rows);
+	if (n > 5)
+		buf_printf(&b, "; %zu more", n - 5);
+	fprintf(stderr,
+	    "jobq: warning: job counts differ from the jobs table for %zu queue%s (%s), so 'jobq "
+	    "status' is off (did something TRUNCATE jobs?): run 'jobq check --repair-counts'\n",
+	    n, n == 1 ? "" : "s", b.data);
+	buf_free(&b);
+	queue_counts_drift_free(d, n);
+	return 0;
+}
+
+static int
+report_db(const struct conf *c, struct db *db, int repair)
 {
 	enum reserve_mode probed;
 	char err[ERRSZ];
 	unsigned version;
+	int rc;
 
 	if (schema_version(db, &version, err) != DB_OK) {
 		cli_error("%s", err);
@@ -160,6 +213,8 @@ report_db(const struct conf *c, struct db *db)
 	}
 	printf(
 	    "database: %s, database '%s', schema version %u: ok\n", db_target(db), c->db.database, version);
+	if (repair && (rc = repair_counts(db)) != 0)
+		return rc;
 	if (queue_check_limits(c, db_max_packet(db), err) < 0) {
 		cli_error("%s", err);
 		return EX_CONFIG;
@@ -182,7 +237,9 @@ report_db(const struct conf *c, struct db *db)
 		cli_error("reserve_mode = skip-locked, but the server does not support SKIP LOCKED");
 		return EX_CONFIG;
 	}
-	return report_topology(c, db);
+	if ((rc = report_topology(c, db)) != 0)
+		return rc;
+	return report_counts(db);
 }
 
 static void
@@ -267,7 +324,7 @@ explain(const struct conf *c, struct db *db, unsigned batch, int json)
 	return 0;
 }
 
-enum { OPT_EXPLAIN = 256, OPT_BATCH, OPT_JSON };
+enum { OPT_EXPLAIN = 256, OPT_BATCH, OPT_JSON, OPT_REPAIR_COUNTS };
 
 int
 cmd_check(int argc, char **argv)
@@ -277,11 +334,12 @@ cmd_check(int argc, char **argv)
 		{ "explain", no_argument, NULL, OPT_EXPLAIN },
 		{ "batch", required_argument, NULL, OPT_BATCH },
 		{ "json", no_argument, NULL, OPT_JSON },
+		{ "repair-counts", no_argument, NULL, OPT_REPAIR_COUNTS },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct conf *c;
 	struct db *db;
-	int opt, rc, do_explain = 0, json = 0;
+	int opt, rc, do_explain = 0, json = 0, repair = 0;
 	unsigned batch = 10;
 	int64_t v;
 
@@ -292,6 +350,8 @@ cmd_check(int argc, char **argv)
 			do_explain = 1;
 		else if (opt == OPT_JSON)
 			json = 1;
+		else if (opt == OPT_REPAIR_COUNTS)
+			repair = 1;
 		else if (opt == OPT_BATCH) {
 			if (str_to_int64(optarg, 1, 10000, &v) < 0)
 				return cli_usage_error(
@@ -315,7 +375,7 @@ cmd_check(int argc, char **argv)
 	    strv_len(c->queues) == 1 ? "" : "s", c->nhandlers, c->nhandlers == 1 ? "" : "s", c->nschedules,
 	    c->nschedules == 1 ? "" : "s");
 	if ((rc = cli_db(c, &db)) == 0) {
-		rc = report_db(c, db);
+		rc = report_db(c, db, repair);
 		db_free(db);
 	}
 	conf_free(c);

@@ -91,10 +91,14 @@ print_grants(const struct conf *c)
 	printf("-- What the worker and the operator's commands need: rows, nothing else.\n"
 	       "GRANT SELECT, INSERT, UPDATE, DELETE ON %s.* TO %s;\n",
 	    db.data, acct.data);
-	printf("-- What 'jobq init' needs beyond that, to create and upgrade the tables.\n"
+	printf("-- What 'jobq init' needs beyond that, to create and upgrade the tables and\n"
+	       "-- the triggers that keep the counts of 'jobq status' (with binary logging\n"
+	       "-- on, the server also needs log_bin_trust_function_creators = 1, or run init\n"
+	       "-- as a user with SUPER).  The triggers run as the user that created them: keep\n"
+	       "-- that user and its TRIGGER right, or every write to jobs fails.\n"
 	       "-- To run init (and later upgrades) as another user, leave it out, or after\n"
 	       "-- init run: REVOKE CREATE, ALTER, INDEX ON %s.* FROM %s;\n"
-	       "GRANT CREATE, ALTER, INDEX ON %s.* TO %s;\n",
+	       "GRANT CREATE, ALTER, INDEX, TRIGGER ON %s.* TO %s;\n",
 	    db.data, acct.data, db.data, acct.data);
 	buf_free(&db);
 	buf_free(&acct);

@@ -106,6 +106,13 @@ struct batch_progress {
 	uint64_t lines_done, jobs_done; /* committed: input lines 1..lines_done */
 };
 
+/* A queue whose trigger-kept count (jobq_counts) is not its number of
+ * rows in jobs (queue_counts_drift). */
+struct counts_drift {
+	char *queue;
+	int64_t kept, rows;
+};
+
 struct queue_counts {
 	char *queue;
 	uint64_t ready, delayed, reserved, stale, failed;
@@ -171,6 +178,9 @@ int queue_batch_add(struct db *db, const char *key, struct batch_progress *p, ui
 int queue_status(struct db *db, const struct conf *c, const char *only_queue, struct queue_counts **out,
     size_t *n, char *err);
 void queue_counts_free(struct queue_counts *q, size_t n);
+int queue_counts_drift(struct db *db, struct counts_drift **out, size_t *n, char *err);
+void queue_counts_drift_free(struct counts_drift *d, size_t n);
+int queue_counts_repair(struct db *db, char *err);
 int queue_show(struct db *db, uint64_t id, const char *tz, struct job_view *v, char *err);
 int failed_show(struct db *db, uint64_t id, const char *tz, struct job_view *v, char *err);
 void job_view_free(struct job_view *v);

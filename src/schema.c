@@ -7,8 +7,9 @@
  * Galera cluster the lock does not reach the other nodes: two inits there
  * run the same migration side by side (the cluster orders their DDL), and
  * the later one's statement fails as a duplicate of the earlier one's
- * (table, column or key exists) or its version row does; that init then
- * waits for the other's version row and counts the migration as done. */
+ * (table, column, key or trigger exists) or its version row does; that
+ * init then waits for the other's version row and counts the migration
+ * as done. */
 #include "config.h"
 
 #include <mysqld_error.h>
@@ -49,10 +50,36 @@ schema_version(struct db *db, unsigned *version, char *err)
 	return DB_OK;
 }
 
+/* Replaces err with what to grant or set when a trigger could not be
+ * made for want of a right: the server's message names neither the
+ * migration nor the remedy. */
+static void
+trigger_hint(struct db *db, const char *database, const struct migration *m, const char *stmt, char *err)
+{
+	const char *s = stmt + strspn(stmt, " \n");
+
+	while (strncmp(s, "--", 2) == 0 && strchr(s, '\n') != NULL)
+		s = strchr(s, '\n') + 1;
+	if (strncmp(s, "CREATE TRIGGER", 14) != 0 && strncmp(s, "DROP TRIGGER", 12) != 0)
+		return;
+	if (db_errno(db) == ER_BINLOG_CREATE_ROUTINE_NEED_SUPER)
+		errf(err,
+		    "%s: the server logs binary and the user lacks SUPER, so it may not create triggers: "
+		    "set log_bin_trust_function_creators = 1 on the server (SET GLOBAL, and in its "
+		    "configuration), or run init as a user with SUPER (error %u)",
+		    m->name, ER_BINLOG_CREATE_ROUTINE_NEED_SUPER);
+	else if (db_errno(db) == ER_TABLEACCESS_DENIED_ERROR ||
+	    db_errno(db) == ER_SPECIFIC_ACCESS_DENIED_ERROR)
+		errf(err,
+		    "%s: creating the triggers on jobs needs the TRIGGER right: GRANT TRIGGER ON `%s`.* "
+		    "TO the user init runs as ('jobq init --print-grants' prints it) (error %u)",
+		    m->name, database, db_errno(db));
+}
+
 /* Runs each statement of one migration; statements end with ';' at the
  * end of a line. */
 static int
-apply(struct db *db, const struct migration *m, char *err)
+apply(struct db *db, const char *database, const struct migration *m, char *err)
 {
 	const char *p = m->sql;
 	struct buf stmt;
@@ -68,7 +95,8 @@ apply(struct db *db, const struct migration *m, char *err)
 		buf_addc(&stmt, '\n');
 		p += len + (nl != NULL);
 		if (last) {
-			rc = db_exec_buf(db, &stmt, err);
+			if ((rc = db_exec_buf(db, &stmt, err)) != DB_OK)
+				trigger_hint(db, database, m, stmt.data, err);
 			buf_reset(&stmt);
 		}
 	}
@@ -82,6 +110,36 @@ apply(struct db *db, const struct migration *m, char *err)
 	return rc;
 }
 
+/* Copies into stmt the first statement of migration version that begins
+ * with start (after its comment lines): for a statement jobq reruns
+ * outside init, so that it exists once.  -1 when there is none. */
+int
+schema_statement(unsigned version, const char *start, struct buf *stmt)
+{
+	const char *p = NULL, *first = NULL, *nl;
+	size_t len;
+	unsigned i;
+
+	for (i = 0; i < schema_nmigrations; i++)
+		if (schema_migrations[i].version == version)
+			p = schema_migrations[i].sql;
+	for (; p != NULL && *p != '\0'; p = nl != NULL ? nl + 1 : p + len) {
+		nl = strchr(p, '\n');
+		len = nl != NULL ? (size_t)(nl - p) : strlen(p);
+		if (first == NULL && len > 0 && strncmp(p, "--", 2) != 0)
+			first = p;
+		if (len == 0 || p[len - 1] != ';')
+			continue;
+		if (first != NULL && strncmp(first, start, strlen(start)) == 0) {
+			buf_reset(stmt);
+			buf_add(stmt, first, (size_t)(p + len - 1 - first));
+			return 0;
+		}
+		first = NULL;
+	}
+	return -1;
+}
+
 /* Whether a statement failed with err_no because another init made the
  * same change first. */
 static int
@@ -93,6 +151,7 @@ duplicate_change(unsigned err_no)
 	case ER_DUP_KEYNAME:
 	case ER_DUP_ENTRY:
 	case ER_CANT_DROP_FIELD_OR_KEY:
+	case ER_TRG_ALREADY_EXISTS:
 	case ER_LOCK_DEADLOCK:
 		return 1;
 	default:
@@ -150,7 +209,6 @@ schema_init(struct db *db, const char *database, unsigned *from, unsigned *to, c
 	unsigned i;
 	int rc;
 
-	(void)database;
 	if ((rc = lock(db, 1, err)) != DB_OK)
 		return rc;
 	rc = db_exec(db, err,
@@ -169,7 +227,7 @@ schema_init(struct db *db, const char *database, unsigned *from, unsigned *to, c
 	}
 	for (i = 0; rc == DB_OK && i < schema_nmigrations; i++)
 		if (schema_migrations[i].version > *from) {
-			rc = apply(db, &schema_migrations[i], err);
+			rc = apply(db, database, &schema_migrations[i], err);
 			if (rc != DB_OK && duplicate_change(db_errno(db)) &&
 			    applied_elsewhere(db, schema_migrations[i].version))
 				rc = DB_OK;

@@ -16,5 +16,6 @@ extern const unsigned schema_nmigrations;
 int schema_init(struct db *db, const char *database, unsigned *from, unsigned *to, char *err);
 int schema_version(struct db *db, unsigned *version, char *err);
 unsigned schema_latest(void);
+int schema_statement(unsigned version, const char *start, struct buf *stmt);
 
 #endif

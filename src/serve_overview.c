@@ -2,10 +2,11 @@
  * runs per minute over the last hour and workers alive.
  *
  * Counting costs the database time that grows with the tables (queue_status
- * reads the jobs_due index once, about 0.2 s at 1,000,000 jobs; the chart
- * groups every run of the last hour), and every open page asks every two
- * seconds.  So the answer is a snapshot shared by every client and
- * computed at most once per [serve] overview_cache: a request that finds
+ * reads the reserved and stale jobs one by one, and every delayed one of a
+ * queue with more than 10,000 due and due later; the chart groups every
+ * run of the last hour), and every open page asks every two seconds.
+ * So the answer is a snapshot shared by every client and computed at
+ * most once per [serve] overview_cache: a request that finds
  * the snapshot older than that gets it at once and wakes the one
  * refresher thread, which computes the next (stale while revalidating).
  * A request waits for the next snapshot instead when the last one took

@@ -4,7 +4,8 @@
 # twice), in both documented topologies: (a) every worker writes through
 # node 1, the others standing by (the same host list everywhere), and
 # (b) the workers spread over the three nodes (each list starts at its
-# own node).  10,000 jobs per topology (GALERA_JOBS=N to change it);
+# own node); the job counts kept by triggers end at zero.  10,000 jobs
+# per topology (GALERA_JOBS=N to change it);
 # about 20 s each on two cores.
 . "$top_srcdir/tests/galera_lib.sh"
 galera_setup galera_exactly_once 24600
@@ -53,6 +54,11 @@ for topo in one spread; do
 	is "$bad" 0 "[$topo] 6 workers drained the queue and exited 0"
 	diag "[$topo] $N jobs in $((SECONDS - started)) s"
 	is "$(gsql 3 "SELECT COUNT(*) FROM jobs")" 0 "[$topo] the jobs table is empty"
+	# The counting triggers (sql/010-counts.sql) ran on every node that
+	# wrote, each in its own band of shard rows.
+	is "$(gsql 2 "SELECT COALESCE(SUM(jobs), 0) FROM jobq_counts")" 0 "[$topo] and the job counts say so"
+	[ $topo = spread ] && is "$(gsql 1 "SELECT COUNT(DISTINCT shard DIV 64) FROM jobq_counts WHERE shard > 0")" 3 \
+		"[$topo] the three nodes counted in three bands of shard rows"
 	is "$(gsql 1 "SELECT COUNT(*) FROM failed_jobs")" 0 "[$topo] nothing was dead-lettered"
 	is "$(wc -l <"$ran")" "$N" "[$topo] the handlers ran $N times"
 	is "$(sort "$ran" | uniq -d | head -5 | tr '\n' ' ')" "" "[$topo] no job ran twice"

@@ -8,7 +8,8 @@
 setup grants
 
 U="jq_grants_$$"
-trap 'sql_root "DROP USER IF EXISTS '"'$U'@'localhost'"'" >/dev/null 2>&1; cleanup' EXIT
+U2="jq_notrig_$$"
+trap 'sql_root "DROP USER IF EXISTS '"'$U'@'localhost', '$U2'@'localhost'; DROP DATABASE IF EXISTS \\\`${DB}_nt\\\`"'" >/dev/null 2>&1; cleanup' EXIT
 sql_root "DROP DATABASE \`$DB\`"
 write_conf <<EOC
 [worker]
@@ -32,6 +33,8 @@ like "$grants" "CREATE USER IF NOT EXISTS '$U'@'localhost' IDENTIFIED BY 'it''s 
 	"it creates the configured user with the configured password, quoted"
 like "$grants" "GRANT SELECT, INSERT, UPDATE, DELETE ON \`$DB\`\.\* TO '$U'@'localhost';" \
 	"the worker's rights: rows of the jobq database only"
+like "$grants" "GRANT CREATE, ALTER, INDEX, TRIGGER ON \`$DB\`\.\* TO '$U'@'localhost';" \
+	"init's rights include TRIGGER, for the counting triggers"
 
 # Before the administrator runs it: access denied is a config problem.
 out=$(jq_ status 2>&1)
@@ -53,6 +56,8 @@ sql_root "$revoke"
 ok $? "and that REVOKE runs"
 is "$(sql_root "SHOW GRANTS FOR '$U'@'localhost'" | grep -c 'CREATE\|ALTER\|INDEX\|DROP')" "0" \
 	"the user is left with row rights only"
+like "$(sql_root "SHOW GRANTS FOR '$U'@'localhost'")" "TRIGGER" \
+	"and TRIGGER, which the triggers it created run with"
 
 # Everything but init, as that user.
 id=$(jq_ enqueue echo '{"n": 1}')
@@ -75,6 +80,21 @@ fid=$(sql "SELECT id FROM failed_jobs")
 out=$(jq_ failed forget --yes "$fid" 2>&1)
 ok $? "failed forget as the row-rights user" || echo "# $out"
 is "$(sql "SELECT COUNT(*) FROM failed_jobs")" "0" "the dead-letter table is empty"
+
+# The rights of an older jobq's recipe, without TRIGGER: init says in
+# one line what to grant.
+sql_root "CREATE USER '$U2'@'localhost' IDENTIFIED BY 'pw';
+	GRANT SELECT, INSERT, UPDATE, DELETE, CREATE, ALTER, INDEX ON \`${DB}_nt\`.* TO '$U2'@'localhost'"
+cp "$CONF" "$T/notrig.ini"
+sed -i -e "s/^user = .*/user = $U2/" -e "s/^password = .*/password = pw/" -e "s/^database = .*/database = ${DB}_nt/" "$T/notrig.ini"
+out=$("$JOBQ" -c "$T/notrig.ini" init 2>&1)
+is "$?" "1" "init without the TRIGGER right fails"
+is "$(printf '%s\n' "$out" | wc -l)" "1" "in one line"
+like "$out" "^jobq: init database '${DB}_nt': 010-counts.sql: creating the triggers on jobs needs the TRIGGER right: GRANT TRIGGER ON \`${DB}_nt\`\.\* TO the user init runs as \('jobq init --print-grants' prints it\) \(error 1142\)$" \
+	"naming the right to grant and where" || diag "$out"
+sql_root "GRANT TRIGGER ON \`${DB}_nt\`.* TO '$U2'@'localhost'"
+out=$("$JOBQ" -c "$T/notrig.ini" init 2>&1)
+like "$out" "upgraded from version 9 to 10" "once granted, init finishes the upgrade" || diag "$out"
 
 # No rights on another database: 78 with a hint.
 sed -i "s/^database = .*/database = ${DB}_other/" "$CONF"

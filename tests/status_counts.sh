@@ -1,8 +1,14 @@
 #!/bin/bash
-# jobq status counts (served by indexes) against a brute-force count of
-# every row, over a table that mixes every state, rows written by other
-# programs (a lease token with no expiry, on either side of now), several
-# queues and a queue the configuration lacks.  Not timed: contrib/bench
+# jobq status counts (a queue's rows from the trigger-kept jobq_counts,
+# split by index) against a brute-force count of every row, over a table
+# that mixes every state, rows written by other programs (a lease token
+# with no expiry, on either side of now), several queues and a queue the
+# configuration lacks, and queues past the capped counts on one side of
+# now or both.  Then the counts through work: enqueue (jobq and plain
+# INSERT), claims (which write no counter row), done, retry, dead-letter,
+# failed retry, prune, a queue changed and rows deleted by plain SQL, a
+# rollback, concurrent workers; and TRUNCATE's drift, which `jobq check`
+# reports and --repair-counts corrects.  Not timed: contrib/bench
 # measures the speed.
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/operator/common.sh"
@@ -16,6 +22,21 @@ write_conf <<EOC
 
 [handler echo]
 exec = $HANDLERS/echo.sh
+
+[handler ok]
+exec = /bin/true
+
+[handler flaky]
+exec = /bin/false
+max_attempts = 2
+backoff = 10ms
+
+[handler dead]
+exec = /bin/false
+max_attempts = 1
+
+[handler gate]
+exec = $top_srcdir/tests/handlers/gate.sh $T/open
 EOC
 
 # mixed SEED: 3,000 jobs over four queues; each row's state depends on
@@ -103,4 +124,153 @@ for seed in 1 2; do
 	same "$(brute)" "$(counted)"
 	ok $? "round $seed: after deletes and releases the counts still match"
 done
+# Past the capped counts (STATUS_CAP in queue_status.c, 10,000): 'late'
+# has more rows due later than the cap and few due, 'big' more than the
+# cap on both sides of now.
+sql "SET SESSION max_recursive_iterations = 100000;
+INSERT INTO jobs (queue, type, payload, available_at, lease_token, lease_expires_at)
+WITH RECURSIVE s(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM s WHERE n < 37000)
+SELECT IF(n <= 12040, 'late', 'big'), 'echo', '{}',
+  UTC_TIMESTAMP(6) + INTERVAL (IF(n <= 40 OR (n > 12040 AND n % 2), -1, 1) * (3600 + n)) SECOND,
+  IF(n % 401 = 0, MD5(n), NULL),
+  IF(n % 401 = 0, UTC_TIMESTAMP(6) + INTERVAL IF(n % 3, 1, -1) HOUR, NULL)
+FROM s"
+want=$(brute)
+same "$want" "$(counted)"
+ok $? "queues past the capped counts on one side of now and on both count right"
+like "$want" "big 1[0-9]{4} 1[0-9]{4} [1-9]" "big has more than 10,000 jobs on both sides"
+like "$want" "late [0-9]{2} 1[0-9]{4} " "late has more than 10,000 jobs due later, few due"
+
+# agree: the trigger-kept counts equal a count of every row (both sides
+# printed the same way, for the diagnostics).
+agree() {
+	local kept rows
+	kept=$(sql "SELECT RTRIM(queue), SUM(jobs) FROM jobq_counts GROUP BY RTRIM(queue)
+		HAVING SUM(jobs) <> 0 ORDER BY 1")
+	rows=$(sql "SELECT RTRIM(queue), COUNT(*) FROM jobs GROUP BY RTRIM(queue) ORDER BY 1")
+	[ "$kept" = "$rows" ] && return 0
+	diag "jobq_counts: $(echo $kept); jobs: $(echo $rows)"
+	return 1
+}
+
+empty_tables
+agree
+ok $? "after deleting every row by plain SQL the counts are zero"
+for i in $(seq 10); do jq_ enqueue ok '{}' >/dev/null; done
+for i in $(seq 5); do jq_ enqueue -q mail flaky '{}' >/dev/null; done
+for i in $(seq 4); do jq_ enqueue dead '{}' >/dev/null; done
+printf '{"type": "ok", "payload": {"n": %d}}\n' $(seq 30) | jq_ enqueue --batch >/dev/null
+sql "INSERT INTO jobs (queue, type, payload, available_at) VALUES
+	('default', 'ok', '{}', UTC_TIMESTAMP()), ('mail', 'ok', '{}', UTC_TIMESTAMP()),
+	('mail ', 'ok', '{}', UTC_TIMESTAMP())"
+sql "START TRANSACTION; INSERT INTO jobs (queue, type, payload, available_at) VALUES ('default', 'ok', '{}', UTC_TIMESTAMP()); ROLLBACK"
+agree
+ok $? "jobq enqueue, enqueue --batch, plain INSERTs and a rolled-back one are counted exactly"
+is "$(sql "SELECT COUNT(*) FROM jobs")" 52 "52 jobs in the table"
+
+# A claim changes no queue: the UPDATE trigger writes no counter row.
+kept=$(sql "SELECT queue, shard, jobs FROM jobq_counts ORDER BY queue, shard")
+for i in 1 2 3; do jq_ enqueue -q idle gate '{}' >/dev/null; done
+before=$(sql "SELECT queue, shard, jobs FROM jobq_counts ORDER BY queue, shard")
+start_worker -q idle -j 3 --stop-when-empty
+wait_for_sql 20 "SELECT COUNT(*) FROM jobs WHERE queue = 'idle' AND lease_token IS NOT NULL" 3
+ok $? "a worker claimed the three jobs of idle"
+sql "UPDATE jobs SET attempts = attempts + 1 WHERE queue = 'idle'; UPDATE jobs SET priority = 1 WHERE queue = 'default'"
+is "$(sql "SELECT queue, shard, jobs FROM jobq_counts ORDER BY queue, shard")" "$before" \
+	"claims and updates that keep the queue wrote no counter row"
+touch "$T/open"
+wait_exit 30 "$WORKER_PID"
+is "$?" 0 "the worker finished the claimed jobs"
+is "$(sql "SELECT queue, shard, jobs FROM jobq_counts ORDER BY queue, shard" | grep -v '^idle')" \
+	"$(echo "$kept" | grep -v '^idle')" "only idle's counters moved"
+agree
+ok $? "done jobs are counted off"
+
+# drain: work until no job is left (a retry waits out its 10 ms backoff).
+drain() {
+	local i
+	for i in 1 2 3 4 5; do
+		jq_ work -q default,mail --stop-when-empty --quiet || return 1
+		[ "$(sql "SELECT COUNT(*) FROM jobs")" = 0 ] && return 0
+		sleep 0.2
+	done
+}
+out=$(drain 2>&1)
+ok $? "a worker runs done, retried and dead-lettered jobs" || diag "$out"
+is "$(sql "SELECT COUNT(*) FROM jobs")/$(sql "SELECT COUNT(*) FROM failed_jobs")" "0/9" \
+	"every job ran; 9 were dead-lettered (4 at once, 5 after a retry)"
+agree
+ok $? "done, retry and dead-letter keep the counts exact"
+jq_ failed retry --all >/dev/null
+is "$(sql "SELECT COUNT(*) FROM jobs")" 9 "failed retry --all puts the 9 jobs back"
+agree
+ok $? "a failed retry is counted"
+drain 2>/dev/null
+jq_ prune --older-than 0 --failed --yes >/dev/null
+is "$(sql "SELECT COUNT(*) FROM jobs")/$(sql "SELECT COUNT(*) FROM failed_jobs")" "0/0" \
+	"they failed again and prune deleted them"
+agree
+ok $? "the counts are zero again after prune"
+
+# Another program moves jobs between queues and deletes them.
+sql "INSERT INTO jobs (queue, type, payload, available_at)
+	SELECT ELT(1 + seq % 3, 'default', 'mail', 'other'), 'ok', '{}', UTC_TIMESTAMP() + INTERVAL 1 DAY
+	FROM (SELECT 1 AS seq UNION SELECT 2 UNION SELECT 3 UNION SELECT 4 UNION SELECT 5 UNION SELECT 6
+	      UNION SELECT 7 UNION SELECT 8 UNION SELECT 9) s"
+sql "UPDATE jobs SET queue = 'moved' WHERE queue IN ('default', 'mail'); UPDATE jobs SET queue = 'mail ' WHERE queue = 'other'"
+agree
+ok $? "a queue changed by plain UPDATE moves the count"
+same "$(brute)" "$(counted)"
+ok $? "and status counts the moved jobs in their new queues"
+sql "DELETE FROM jobs WHERE queue = 'moved' LIMIT 4"
+agree
+ok $? "a plain DELETE is counted off"
+empty_tables
+
+# Several workers on one queue while jobs keep coming, by jobq and by
+# plain INSERTs.
+for i in 1 2 3; do start_worker -q default -j 4 --quiet; done
+pids="${BG_PIDS[*]: -3}"
+for i in $(seq 8); do
+	printf '{"type": "ok", "payload": {"n": %d}}\n' $(seq 25) | jq_ enqueue --batch >/dev/null &
+	sql "INSERT INTO jobs (queue, type, payload, available_at) VALUES
+		('default', 'ok', '{}', UTC_TIMESTAMP()), ('default', 'flaky', '{}', UTC_TIMESTAMP()),
+		('default', 'dead', '{}', UTC_TIMESTAMP())" &
+done
+wait_for_sql 60 "SELECT COUNT(*) FROM jobs" 0
+ok $? "three workers drained 224 jobs"
+for p in $pids; do kill -TERM "$p"; wait_exit 20 "$p" >/dev/null; done
+is "$(sql "SELECT COUNT(*) FROM failed_jobs")" 16 "16 were dead-lettered"
+agree
+ok $? "concurrent workers and writers leave the counts exact"
+is "$(sql "SELECT COUNT(DISTINCT shard) > 1 FROM jobq_counts WHERE queue = 'default'")" 1 \
+	"their writes spread over several shard rows"
+
+# TRUNCATE bypasses the triggers: check finds it, --repair-counts fixes it.
+sql "INSERT INTO jobs (queue, type, payload, available_at) VALUES
+	('default', 'ok', '{}', UTC_TIMESTAMP() + INTERVAL 1 DAY), ('default', 'ok', '{}', UTC_TIMESTAMP() + INTERVAL 1 DAY),
+	('mail', 'ok', '{}', UTC_TIMESTAMP() + INTERVAL 1 DAY)"
+run check
+is "$RC" 0 "check exits 0"
+like "$OUT" "job counts: jobq_counts agrees with the jobs table: ok" "and says the counts agree"
+sql "TRUNCATE jobs"
+sql "INSERT INTO jobs (queue, type, payload, available_at) VALUES ('mail', 'ok', '{}', UTC_TIMESTAMP())"
+run check
+is "$RC" 0 "after TRUNCATE jobs check still exits 0 (workers do not read the counts)"
+is "$(printf '%s\n' "$ERR" | grep -c 'job counts')" 1 "and warns in one line"
+like "$ERR" "^jobq: warning: job counts differ from the jobs table for 2 queues \('default' counted 2, holds 0; 'mail' counted 2, holds 1\), so 'jobq status' is off \(did something TRUNCATE jobs\?\): run 'jobq check --repair-counts'$" \
+	"naming each queue, both numbers and the remedy"
+run check --repair-counts
+is "$RC" 0 "check --repair-counts exits 0"
+like "$OUT" "job counts: repaired from a count of the jobs table" "it repairs"
+like "$OUT" "job counts: jobq_counts agrees with the jobs table: ok" "and the check that follows agrees"
+is "$ERR" "" "with no warning"
+agree
+ok $? "the counts equal the table again"
+same "$(brute)" "$(counted)"
+ok $? "and status counts right"
+run check --repair-counts
+like "$OUT" "agrees" "a second repair changes nothing"
+agree
+ok $? "the counts are still exact"
 finish

@@ -1,0 +1,354 @@
+/* queue_status.c -- how many jobs each queue holds, by state: the counts
+ * of `jobq status`, the dashboard's overview and /metrics, and the check
+ * and repair of the trigger-kept counts they start from (jobq_counts,
+ * sql/010-counts.sql). */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "flow.h"
+#include "queue.h"
+#include "schema.h"
+
+/* Whether two queue names are one queue to the database: the column's
+ * collation ignores trailing spaces, so 'mail ' (written by another
+ * program) is served by the workers of 'mail' and counted with it. */
+static int
+same_queue(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+
+	while (la > 0 && a[la - 1] == ' ')
+		la--;
+	while (lb > 0 && b[lb - 1] == ' ')
+		lb--;
+	return la == lb && memcmp(a, b, la) == 0;
+}
+
+static struct queue_counts *
+counts_for(struct queue_counts **q, size_t *n, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < *n; i++)
+		if (same_queue((*q)[i].queue, name))
+			return &(*q)[i];
+	*q = xrealloc(*q, (*n + 1) * sizeof **q);
+	memset(&(*q)[*n], 0, sizeof **q);
+	(*q)[*n].queue = xstrdup(name);
+	(*q)[*n].oldest_ready_s = -1;
+	return &(*q)[(*n)++];
+}
+
+/* Adds to *out (once each) every queue the jobs table holds, by a loose
+ * index scan: one index dive per queue, however many jobs. */
+static int
+status_queues(struct db *db, const char *where, struct queue_counts **out, size_t *n, char *err)
+{
+	struct db_res *r;
+	char **row;
+	int rc;
+
+	r = db_query(db, &rc, err, "SELECT DISTINCT queue FROM jobs WHERE %s", where);
+	if (r == NULL)
+		return rc;
+	while ((row = db_res_next(r)) != NULL)
+		counts_for(out, n, row[0] ? row[0] : "");
+	db_res_free(r);
+	return DB_OK;
+}
+
+/* How many index entries a capped count reads at most (see status_sql). */
+#define STATUS_CAP 10000
+
+/* Appends the per-queue part of status_sql: the columns k, t, fc, dc,
+ * ff and oldest, then three zeros (the held part's columns).
+ * t: the queue's rows, the sum of its jobq_counts rows.
+ * fc: its rows due later (due_at > now), counted up to STATUS_CAP.
+ * dc: when fc reached the cap, its rows due by now, up to the cap.
+ * ff: when both reached it, the rows due later, all counted.
+ * Either side of now follows from t and the other side, so only the
+ * smaller side is counted: a backlog of ready jobs, or of delayed ones,
+ * costs a capped count, and only a queue with more than STATUS_CAP on
+ * both sides is counted through its delayed and reserved rows.  IF()
+ * runs a subquery only when its branch is taken. */
+static void
+status_queue_sql(struct db *db, uint64_t k, const char *queue, struct buf *sql)
+{
+	const char *rows = "FROM jobs FORCE INDEX (jobs_due) WHERE queue = %q AND due_at";
+
+	db_sql(db, sql, "SELECT %U, t, fc, dc, IF(fc < %d OR dc < %d, NULL, (SELECT COUNT(*) ", k, STATUS_CAP,
+	    STATUS_CAP);
+	db_sql(db, sql, rows, queue);
+	buf_adds(sql, " > UTC_TIMESTAMP(6))), (SELECT TIMESTAMPDIFF(SECOND, due_at, UTC_TIMESTAMP(6)) ");
+	db_sql(db, sql, rows, queue);
+	buf_adds(sql, " <= UTC_TIMESTAMP(6) AND lease_token IS NULL ORDER BY due_at LIMIT 1), 0, 0, 0");
+	db_sql(
+	    db, sql, " FROM (SELECT t, fc, IF(fc < %d, NULL, (SELECT COUNT(*) FROM (SELECT 1 ", STATUS_CAP);
+	db_sql(db, sql, rows, queue);
+	db_sql(db, sql, " <= UTC_TIMESTAMP(6) LIMIT %d) AS d)) AS dc", STATUS_CAP);
+	db_sql(db, sql,
+	    " FROM (SELECT (SELECT COALESCE(SUM(jobs), 0) FROM jobq_counts WHERE queue = %q) AS t,", queue);
+	buf_adds(sql, " (SELECT COUNT(*) FROM (SELECT 1 ");
+	db_sql(db, sql, rows, queue);
+	db_sql(db, sql, " > UTC_TIMESTAMP(6) LIMIT %d) AS f) AS fc) AS a) AS b UNION ALL ", STATUS_CAP);
+}
+
+/* Builds the one statement that counts the listed queues: per queue,
+ * its rows split at now (status_queue_sql) and an ordered walk to the
+ * oldest due row nobody holds; then the held rows only (jobs_lease): how
+ * many are reserved, and how many of them sort into each side of now,
+ * which status_read subtracts.  One statement, so every part reads one
+ * snapshot (the triggers keep jobq_counts in the writers' own
+ * transactions, so the snapshot's sum is its row count) at one
+ * UTC_TIMESTAMP(6).  Each row names its queue by its 1-based place in q:
+ * FIELD and the queue columns compare alike (trailing spaces ignored),
+ * so every spelling another program stored finds its queue. */
+static void
+status_sql(struct db *db, const struct queue_counts *q, size_t n, struct buf *sql)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		status_queue_sql(db, (uint64_t)i + 1, q[i].queue, sql);
+	/* A lease token without an expiry is no live lease: such a row is
+	 * stale, and sorts by available_at (its due_at) on either side. */
+	buf_adds(sql, "SELECT FIELD(queue");
+	for (i = 0; i < n; i++)
+		db_sql(db, sql, ", %q", q[i].queue);
+	buf_adds(sql,
+	    ") AS k, NULL, NULL, NULL, NULL, NULL, SUM(due_at <= UTC_TIMESTAMP(6)),"
+	    " SUM(COALESCE(lease_expires_at > UTC_TIMESTAMP(6), 0)), COUNT(*)"
+	    " FROM jobs FORCE INDEX (jobs_lease) WHERE lease_token IS NOT NULL"
+	    " GROUP BY k HAVING k > 0");
+}
+
+/* a - b, or 0 when b is larger: counts that drifted (TRUNCATE jobs
+ * bypasses the triggers, see queue_counts_drift) must not wrap around. */
+static uint64_t
+less(uint64_t a, uint64_t b)
+{
+	return a > b ? a - b : 0;
+}
+
+/* The rows due later of a queue with t rows, from the columns fc, dc
+ * and ff of status_queue_sql. */
+static uint64_t
+due_later(uint64_t t, char **col)
+{
+	uint64_t fc = db_col_u64(col[0], 0);
+
+	if (fc < STATUS_CAP)
+		return fc;
+	if (col[1] != NULL && db_col_u64(col[1], 0) < STATUS_CAP)
+		return less(t, db_col_u64(col[1], 0));
+	return db_col_u64(col[2], 0);
+}
+
+/* Runs status_sql and turns its parts into the five states. */
+static int
+status_read(struct db *db, struct queue_counts *q, size_t n, char *err)
+{
+	uint64_t *held_due, *held, *total, k;
+	struct db_res *r;
+	struct buf sql;
+	char **row;
+	size_t i;
+	int rc;
+
+	if (n == 0)
+		return DB_OK;
+	buf_init(&sql);
+	status_sql(db, q, n, &sql);
+	r = db_query_buf(db, &sql, &rc, err);
+	buf_free(&sql);
+	if (r == NULL)
+		return rc;
+	held_due = xcalloc(n, sizeof *held_due);
+	held = xcalloc(n, sizeof *held);
+	total = xcalloc(n, sizeof *total);
+	while ((row = db_res_next(r)) != NULL) {
+		if ((k = db_col_u64(row[0], 0)) < 1 || k > n)
+			fatal("queue_status: a count for queue number '%s' of %zu", row[0], n);
+		k--;
+		if (row[2] != NULL) {
+			total[k] = row[1] != NULL && row[1][0] != '-' ? db_col_u64(row[1], 0) : 0;
+			q[k].delayed = due_later(total[k], &row[2]);
+		}
+		if (row[5] != NULL)
+			q[k].oldest_ready_s = db_col_i64(row[5], -1);
+		held_due[k] += db_col_u64(row[6], 0);
+		q[k].reserved += db_col_u64(row[7], 0);
+		held[k] += db_col_u64(row[8], 0);
+	}
+	db_res_free(r);
+	/* The rows due by now are all rows but those due later; the held
+	 * rows were counted on their side of now.  One snapshot: with counts
+	 * that match the table nothing here goes below zero. */
+	for (i = 0; i < n; i++) {
+		q[i].stale = less(held[i], q[i].reserved);
+		q[i].ready = less(less(total[i], q[i].delayed), held_due[i]);
+		q[i].delayed = less(q[i].delayed, less(held[i], held_due[i]));
+	}
+	free(held_due);
+	free(held);
+	free(total);
+	return DB_OK;
+}
+
+/* Sets paused on each of q that `jobq pause` paused. */
+static int
+status_paused(struct db *db, struct queue_counts *q, size_t n, char *err)
+{
+	char **paused;
+	size_t i, k;
+	int rc = flow_paused_list(db, &paused, err);
+
+	for (i = 0; rc == DB_OK && paused[i] != NULL; i++)
+		for (k = 0; k < n; k++)
+			if (same_queue(q[k].queue, paused[i]))
+				q[k].paused = 1;
+	strv_free(paused);
+	return rc;
+}
+
+/* Counts per queue and state (DESIGN.md 5b): every configured queue,
+ * plus any other queue the tables hold jobs for.  only_queue, when not
+ * NULL, limits the answer to that queue.
+ *
+ * How many rows a queue has comes from jobq_counts, kept by triggers on
+ * jobs (sql/010-counts.sql); the split into states is counted by index.
+ * That answers the three reasons a counts table was once turned down:
+ * - The states depend on the clock (a delayed job becomes ready, a lease
+ *   runs out) with no write.  The counter keeps only the number of rows,
+ *   which the clock never changes; the states are told apart by counting
+ *   what sorts after now on jobs_due (delayed and reserved rows, usually
+ *   few) and the held rows on jobs_lease; ready is what is left.
+ * - Applications enqueue with plain INSERTs (DESIGN 5).  Triggers see
+ *   those too, in the application's own transaction (a rollback takes
+ *   its count back).  TRUNCATE does bypass them: `jobq check` compares the
+ *   counts with the table and --repair-counts corrects them.
+ * - Every claim would update one hot counter row.  A claim changes no
+ *   row count and the UPDATE trigger writes nothing for it; the enqueues
+ *   and outcomes that do write spread over shard rows per connection and
+ *   per Galera node, so workers neither queue on one row nor fail each
+ *   other's commits at certification.
+ * The cost is now linear in the delayed and reserved rows only, not in
+ * the ready backlog: a drained queue with 1,000,000 ready jobs is counted
+ * in a few index dives.  The price is one counter write per enqueued and
+ * per finished job, in the transaction that writes the job. */
+int
+queue_status(struct db *db, const struct conf *c, const char *only_queue, struct queue_counts **out,
+    size_t *n, char *err)
+{
+	struct db_res *r;
+	struct buf where;
+	char **row;
+	size_t i;
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	buf_init(&where);
+	if (only_queue != NULL)
+		db_sql(db, &where, "queue = %q", only_queue);
+	else
+		buf_adds(&where, "1 = 1");
+	for (i = 0; c->queues[i] != NULL; i++)
+		if (only_queue == NULL || strcmp(only_queue, c->queues[i]) == 0)
+			counts_for(out, n, c->queues[i]);
+	if ((rc = status_queues(db, where.data, out, n, err)) != DB_OK)
+		goto fail;
+	if ((rc = status_read(db, *out, *n, err)) != DB_OK)
+		goto fail;
+	r = db_query(
+	    db, &rc, err, "SELECT queue, COUNT(*) FROM failed_jobs WHERE %s GROUP BY queue", where.data);
+	if (r == NULL)
+		goto fail;
+	while ((row = db_res_next(r)) != NULL)
+		counts_for(out, n, row[0] ? row[0] : "")->failed = db_col_u64(row[1], 0);
+	db_res_free(r);
+	if ((rc = status_paused(db, *out, *n, err)) != DB_OK)
+		goto fail;
+	buf_free(&where);
+	return DB_OK;
+fail:
+	buf_free(&where);
+	queue_counts_free(*out, *n);
+	*out = NULL;
+	*n = 0;
+	return rc;
+}
+
+void
+queue_counts_free(struct queue_counts *q, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		free(q[i].queue);
+	free(q);
+}
+
+/* Compares jobq_counts with a count of every row of jobs (one snapshot;
+ * it reads a whole index of jobs, about a second at 1,000,000 jobs) and
+ * fills *out with the queues where they differ: the name, what the
+ * counts say (kept) and what the table holds (rows).  *n is 0 when they
+ * agree. */
+int
+queue_counts_drift(struct db *db, struct counts_drift **out, size_t *n, char *err)
+{
+	struct db_res *r;
+	char **row;
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	r = db_query(db, &rc, err,
+	    "SELECT queue, SUM(kept), SUM(n) FROM ("
+	    "SELECT queue, 0 AS kept, COUNT(*) AS n FROM jobs GROUP BY queue"
+	    " UNION ALL SELECT queue, SUM(jobs), 0 FROM jobq_counts GROUP BY queue) AS diff"
+	    " GROUP BY queue HAVING SUM(kept) <> SUM(n) ORDER BY queue");
+	if (r == NULL)
+		return rc;
+	while ((row = db_res_next(r)) != NULL) {
+		*out = xrealloc(*out, (*n + 1) * sizeof **out);
+		(*out)[*n].queue = xstrdup(row[0] ? row[0] : "");
+		(*out)[*n].kept = db_col_i64(row[1], 0);
+		(*out)[*n].rows = db_col_i64(row[2], 0);
+		(*n)++;
+	}
+	db_res_free(r);
+	return DB_OK;
+}
+
+void
+queue_counts_drift_free(struct counts_drift *d, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		free(d[i].queue);
+	free(d);
+}
+
+/* Makes jobq_counts agree with the rows of jobs again, with workers and
+ * applications writing all the while: it reruns the statement that set
+ * the counts up in `jobq init` (sql/010-counts.sql says why it is exact
+ * without a lock), taken from the migration compiled into jobq, so there
+ * is one copy of it.  With nothing to correct it writes nothing.  Rerun
+ * as a whole on a deadlock. */
+int
+queue_counts_repair(struct db *db, char *err)
+{
+	struct buf sql;
+	int rc;
+
+	buf_init(&sql);
+	if (schema_statement(10, "INSERT INTO jobq_counts", &sql) < 0)
+		fatal("queue_counts_repair: migration 10 has no INSERT INTO jobq_counts");
+	rc = db_exec_retry(db, &sql, NULL, 0, err);
+	buf_free(&sql);
+	return rc;
+}
