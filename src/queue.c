@@ -81,6 +81,51 @@ queue_enqueue(struct db *db, const struct enqueue_item *items, size_t n, uint64_
 	return rc;
 }
 
+/* Inserts items like queue_enqueue, inside the caller's transaction,
+ * and counts them in jobq_counts itself: one counter write per queue
+ * instead of the insert trigger's one per row, which the trigger skips
+ * while @jobq_counted is set (sql/010-counts.sql).  For bulk enqueue,
+ * whose chunks are thousands of rows.  The rows and their count commit or
+ * roll back together; the count goes to shard 0, which only bulk
+ * enqueues and `check --repair-counts` write (a conflict over it is a
+ * deadlock, and the caller reruns the chunk). */
+int
+queue_enqueue_counted(struct db *db, const struct enqueue_item *items, size_t n, char *err)
+{
+	struct buf sql;
+	size_t i, k, nq = 0;
+	const char **queue = xcalloc(n + 1, sizeof *queue);
+	uint64_t *count = xcalloc(n + 1, sizeof *count);
+	int rc;
+
+	for (i = 0; i < n; i++) {
+		for (k = 0; k < nq && strcmp(queue[k], items[i].queue) != 0; k++)
+			;
+		if (k == nq)
+			queue[nq++] = items[i].queue;
+		count[k]++;
+	}
+	buf_init(&sql);
+	buf_adds(&sql, "SET @jobq_counted = 1;");
+	queue_enqueue_sql(db, &sql, items, n, NULL);
+	buf_adds(&sql, ";SET @jobq_counted = NULL;INSERT INTO jobq_counts (queue, shard, jobs) VALUES ");
+	for (k = 0; k < nq; k++)
+		db_sql(db, &sql, "%s(%q, 0, %U)", k ? ", " : "", queue[k], count[k]);
+	buf_adds(&sql, " ON DUPLICATE KEY UPDATE jobs = jobs + VALUES(jobs)");
+	rc = db_exec_buf(db, &sql, err);
+	/* A failed INSERT skipped the statements after it: the session must
+	 * not go on skipping the trigger. */
+	if (rc != DB_OK && db_connected(db)) {
+		char ignored[ERRSZ];
+
+		db_exec(db, ignored, "SET @jobq_counted = NULL");
+	}
+	buf_free(&sql);
+	free(queue);
+	free(count);
+	return rc;
+}
+
 /* Makes every job whose lease expired ready again now; a lease token
  * with no expiry (written by another program) is no lease either.  One
  * conditional statement: a worker that still runs such a job finds its

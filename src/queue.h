@@ -171,6 +171,7 @@ int queue_extend(struct db *db, struct job *const *jobs, size_t n, int64_t ttl_m
 
 void queue_enqueue_sql(struct db *db, struct buf *sql, const struct enqueue_item *items, size_t n, const char *cond);
 int queue_enqueue(struct db *db, const struct enqueue_item *items, size_t n, uint64_t *first_id, char *err);
+int queue_enqueue_counted(struct db *db, const struct enqueue_item *items, size_t n, char *err);
 int queue_batch_get(struct db *db, const char *key, struct batch_progress *p, int *found, char *err);
 int queue_batch_open(struct db *db, const char *key, struct batch_progress *p, int *same, char *err);
 int queue_batch_add(struct db *db, const char *key, struct batch_progress *p, uint64_t to_line,

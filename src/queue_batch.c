@@ -98,7 +98,7 @@ add_once(struct db *db, const char *key, const struct batch_progress *p, uint64_
 		rc = DB_EFAIL;
 	}
 	if (rc == DB_OK && n > 0)
-		rc = queue_enqueue(db, items, n, NULL, err);
+		rc = queue_enqueue_counted(db, items, n, err);
 	if (rc == DB_OK)
 		rc = db_commit(db, err);
 	if (rc != DB_OK)
