@@ -835,7 +835,9 @@ my_next_result(struct db *db)
 	return mysql_next_result(db->my);
 }
 
-static my_bool
+/* Nonzero on failure, like mysql_commit (whose my_bool MySQL 8 no longer
+ * has). */
+static int
 my_commit(struct db *db)
 {
 	not_waiting(db);
@@ -846,13 +848,13 @@ my_commit(struct db *db)
 
 		while (st != 0)
 			st = mysql_commit_cont(&ret, db->my, await(db, st));
-		return ret;
+		return ret != 0;
 	}
 #endif
-	return mysql_commit(db->my);
+	return mysql_commit(db->my) != 0;
 }
 
-static my_bool
+static int
 my_rollback(struct db *db)
 {
 	not_waiting(db);
@@ -863,10 +865,10 @@ my_rollback(struct db *db)
 
 		while (st != 0)
 			st = mysql_rollback_cont(&ret, db->my, await(db, st));
-		return ret;
+		return ret != 0;
 	}
 #endif
-	return mysql_rollback(db->my);
+	return mysql_rollback(db->my) != 0;
 }
 
 /* Sets the waiter that the calls on this connection sleep in (see
