@@ -765,9 +765,9 @@ await(struct db *db, int status)
 		db->waiting = 1;
 		rev = db->waiter(db->waiter_arg, fd, events, left > INT32_MAX ? INT32_MAX : (int)left);
 		db->waiting = 0;
-		if (rev & (POLLIN | POLLHUP | POLLERR))
+		if (rev & (POLLIN | POLLHUP | POLLERR | POLLNVAL))
 			ready |= MYSQL_WAIT_READ;
-		if (rev & (POLLOUT | POLLHUP | POLLERR))
+		if (rev & (POLLOUT | POLLHUP | POLLERR | POLLNVAL))
 			ready |= MYSQL_WAIT_WRITE;
 		if (rev & POLLPRI)
 			ready |= MYSQL_WAIT_EXCEPT;

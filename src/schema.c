@@ -141,7 +141,11 @@ schema_statement(unsigned version, const char *start, struct buf *stmt)
 }
 
 /* Whether a statement failed with err_no because another init made the
- * same change first. */
+ * same change first, or (on Galera) because another node's init ran its
+ * DDL in the cluster's total order over ours: the node aborts a local
+ * statement that holds a lock such DDL needs, as a deadlock or as an
+ * interrupted query (1317; seen with two inits creating the counting
+ * triggers on jobs while the other altered it). */
 static int
 duplicate_change(unsigned err_no)
 {
@@ -153,6 +157,7 @@ duplicate_change(unsigned err_no)
 	case ER_CANT_DROP_FIELD_OR_KEY:
 	case ER_TRG_ALREADY_EXISTS:
 	case ER_LOCK_DEADLOCK:
+	case ER_QUERY_INTERRUPTED:
 		return 1;
 	default:
 		return 0;
