@@ -102,8 +102,8 @@ apply(struct db *db, const char *database, const struct migration *m, char *err)
 	}
 	buf_reset(&stmt);
 	/* IGNORE and the rerun: another node's init may record it first. */
-	db_sql(db, &stmt, "INSERT IGNORE INTO jobq_schema (version, name) VALUES (%u, %q)", m->version,
-	    m->name);
+	db_sql(
+	    db, &stmt, "INSERT IGNORE INTO jobq_schema (version, name) VALUES (%u, %q)", m->version, m->name);
 	if (rc == DB_OK)
 		rc = db_exec_retry(db, &stmt, NULL, 0, err);
 	buf_free(&stmt);
@@ -206,13 +206,57 @@ lock(struct db *db, int take, char *err)
 	return DB_OK;
 }
 
+/* On Galera, GET_LOCK does not reach the other nodes, and two inits
+ * that create the same trigger at once on two nodes can hang the node
+ * for good (its applier waits for the trigger's metadata lock, which the
+ * local CREATE TRIGGER holds while it waits to run in total order).  So
+ * inits there take turns through a row: version 0 of jobq_schema, which
+ * no migration uses (versions start at 1, and MAX(version) ignores it).
+ * The insert that commits first holds it; the other fails with a
+ * duplicate key (or at certification, as a deadlock) and waits for the
+ * row to go, up to 120 s; a row older than that was left by an init
+ * that died, and is taken over. */
+#define CLUSTER_LOCK_S 120
+static int
+cluster_lock(struct db *db, int take, char *err)
+{
+	struct timespec tick = { 0, 100000000L };
+	int i, rc;
+
+	if (!db_galera(db))
+		return DB_OK;
+	if (!take)
+		return db_exec(db, err,
+		    "DELETE FROM jobq_schema WHERE version = 0 AND name = CONCAT('init lock ', "
+		    "CONNECTION_ID(), '@', @@hostname, ':', @@port)");
+	for (i = 0; i < CLUSTER_LOCK_S * 10; i++) {
+		rc = db_exec(db, err,
+		    "INSERT INTO jobq_schema (version, name) VALUES (0, CONCAT('init lock ', "
+		    "CONNECTION_ID(), '@', @@hostname, ':', @@port))");
+		if (rc == DB_OK)
+			return DB_OK;
+		if (db_errno(db) != ER_DUP_ENTRY && db_errno(db) != ER_LOCK_DEADLOCK &&
+		    db_errno(db) != ER_ERROR_DURING_COMMIT)
+			return rc;
+		if ((rc = db_exec(db, err,
+		         "DELETE FROM jobq_schema WHERE version = 0 AND applied_at < UTC_TIMESTAMP(6) - "
+		         "INTERVAL %d SECOND",
+		         CLUSTER_LOCK_S)) != DB_OK &&
+		    !db_retryable(rc))
+			return rc;
+		nanosleep(&tick, NULL);
+	}
+	errf(err, "another 'jobq init' in the cluster has held the schema lock for %d s", CLUSTER_LOCK_S);
+	return DB_EFAIL;
+}
+
 /* Brings the schema up to the latest version; *from and *to say what it
  * did.  A schema newer than this binary is an error. */
 int
 schema_init(struct db *db, const char *database, unsigned *from, unsigned *to, char *err)
 {
 	unsigned i;
-	int rc;
+	int rc, locked = 0;
 
 	if ((rc = lock(db, 1, err)) != DB_OK)
 		return rc;
@@ -222,6 +266,8 @@ schema_init(struct db *db, const char *database, unsigned *from, unsigned *to, c
 	    " name VARCHAR(255) NOT NULL,"
 	    " applied_at DATETIME(6) NOT NULL DEFAULT (UTC_TIMESTAMP(6))"
 	    ") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4");
+	if (rc == DB_OK && (rc = cluster_lock(db, 1, err)) == DB_OK)
+		locked = 1;
 	if (rc == DB_OK)
 		rc = schema_version(db, from, err);
 	*to = *from;
@@ -242,6 +288,8 @@ schema_init(struct db *db, const char *database, unsigned *from, unsigned *to, c
 	if (db_connected(db)) {
 		char ignored[ERRSZ];
 
+		if (locked)
+			cluster_lock(db, 0, ignored);
 		lock(db, 0, ignored);
 	}
 	return rc;
