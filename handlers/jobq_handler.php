@@ -57,7 +57,7 @@ function jobq_control_line(array $obj): void
 }
 
 /* A follow-up job, committed only if this job is done. */
-function jobq_enqueue(string $type, $payload, ?string $queue = null, $delay = null): void
+function jobq_enqueue(string $type, $payload, ?string $queue = null, $delay = null, ?string $at = null): void
 {
     $job = ['type' => $type, 'payload' => $payload];
     if ($queue !== null) {
@@ -65,6 +65,9 @@ function jobq_enqueue(string $type, $payload, ?string $queue = null, $delay = nu
     }
     if ($delay !== null) {
         $job['delay'] = $delay;
+    }
+    if ($at !== null) {
+        $job['at'] = $at;
     }
     jobq_control_line(['enqueue' => $job]);
 }

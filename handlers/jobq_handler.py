@@ -61,13 +61,17 @@ def _write_line(obj):
         data = data[n:]
 
 
-def enqueue(type, payload, queue=None, delay=None):
-    """Enqueue a follow-up job, committed only if this job is done."""
+def enqueue(type, payload, queue=None, delay=None, at=None):
+    """Enqueue a follow-up job, committed only if this job is done.
+
+    delay (seconds or "5m") or at (an ISO 8601 time) says when it starts."""
     job = {"type": type, "payload": payload}
     if queue is not None:
         job["queue"] = queue
     if delay is not None:
         job["delay"] = delay
+    if at is not None:
+        job["at"] = at
     _write_line({"enqueue": job})
 
 

@@ -10,6 +10,7 @@
 #include "batch.h"
 #include "duration.h"
 #include "isotime.h"
+#include "json.h"
 #include "utf8.h"
 
 /* A job's row text beyond its escaped strings: separators, quotes,
@@ -36,6 +37,7 @@ batch_job_clear(struct batch_job *job)
 	free(job->type);
 	free(job->queue);
 	free(job->payload);
+	free(job->at);
 	memset(job, 0, sizeof *job);
 }
 
@@ -67,33 +69,12 @@ escaped_len(const char *s, size_t n)
 	return len;
 }
 
-/* Parses exactly one JSON value filling s[0..len), white space around
- * it allowed; *end points where parsing stopped (for the message). */
-static cJSON *
-json_parse_exact(const char *s, size_t len, const char **end)
-{
-	cJSON *j = cJSON_ParseWithLengthOpts(s, len, end, 0);
-	const char *p = *end;
-
-	if (j == NULL)
-		return NULL;
-	while (p < s + len && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n'))
-		p++;
-	if (p != s + len) {
-		*end = p;
-		cJSON_Delete(j);
-		return NULL;
-	}
-	return j;
-}
-
 /* The payload as the server will store it: JSON (when it is not known to
  * be already, as cJSON's own output is), UTF-8, no NUL, within limits. */
 static int
 check_payload(const struct batch_ctx *ctx, const char *p, size_t len, int is_json, char *err)
 {
-	const char *end = NULL;
-	size_t ok;
+	size_t ok, at;
 	cJSON *j;
 
 	if (len > ctx->conf->worker.max_payload) {
@@ -114,9 +95,8 @@ check_payload(const struct batch_ctx *ctx, const char *p, size_t len, int is_jso
 	}
 	if (is_json)
 		return 0;
-	if ((j = json_parse_exact(p, len, &end)) == NULL) {
-		errf(err, "payload is not valid JSON (at byte %zu)",
-		    end != NULL && end >= p ? (size_t)(end - p) : 0);
+	if ((j = json_parse_exact(p, len, &at)) == NULL) {
+		errf(err, "payload is not valid JSON (at byte %zu)", at);
 		return -1;
 	}
 	cJSON_Delete(j);
@@ -151,11 +131,12 @@ static int
 finish(const struct batch_ctx *ctx, struct batch_job *job, const char *at, int is_json, char *err)
 {
 	struct enqueue_item *e = &job->e;
+	char utc[40];
 
 	if (check_names(ctx, job, err) < 0 ||
 	    check_payload(ctx, job->payload, e->payload_len, is_json, err) < 0)
 		return -1;
-	if (at != NULL && isotime_to_utc(at, job->at, sizeof job->at, err) < 0)
+	if (at != NULL && isotime_to_utc(at, utc, sizeof utc, err) < 0)
 		return -1;
 	if (at == NULL && (e->delay_ms < 0 || e->delay_ms > DELAY_MAX_MS)) {
 		errf(err, "delay must be from 0 to 100 years");
@@ -168,7 +149,9 @@ finish(const struct batch_ctx *ctx, struct batch_job *job, const char *at, int i
 	e->type = job->type;
 	e->queue = job->queue;
 	e->payload = job->payload;
-	e->at = at != NULL ? job->at : NULL;
+	if (at != NULL)
+		job->at = xstrdup(utc);
+	e->at = job->at;
 	job->sql_len = escaped_len(job->type, strlen(job->type)) +
 	    escaped_len(job->queue, strlen(job->queue)) + escaped_len(job->payload, e->payload_len) +
 	    ROW_OVERHEAD;
@@ -366,7 +349,8 @@ has_escaped_nul(const char *s, size_t len)
 int
 batch_line_parse(const char *line, size_t len, const struct batch_ctx *ctx, struct batch_job *job, char *err)
 {
-	const char *end = NULL, *at = ctx->at;
+	const char *at = ctx->at;
+	size_t at_byte;
 	cJSON *o;
 	int rc = -1;
 
@@ -379,7 +363,7 @@ batch_line_parse(const char *line, size_t len, const struct batch_ctx *ctx, stru
 		errf(err, "the line contains \\u0000, which cannot be stored");
 		return -1;
 	}
-	o = json_parse_exact(line, len, &end);
+	o = json_parse_exact(line, len, &at_byte);
 	if (o == NULL || !cJSON_IsObject(o))
 		errf(err, "not a JSON object");
 	else if (check_fields(o, err) == 0 && get_names(o, job, err) == 0 &&

@@ -46,11 +46,12 @@ struct batch_ctx {
 	size_t max_packet;     /* the server's max_allowed_packet; 0: unknown, not checked */
 };
 
-/* One checked job.  e points into the strings below. */
+/* One checked job.  e points into the heap strings below (never into the
+ * struct itself), so a batch_job may be copied or moved by value. */
 struct batch_job {
 	struct enqueue_item e;
 	char *type, *queue, *payload;
-	char at[40];
+	char *at; /* the start time in UTC as the server reads it, or NULL */
 	size_t sql_len; /* the most bytes this job adds to a multi-row INSERT */
 };
 

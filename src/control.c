@@ -19,7 +19,7 @@
 
 #include "control.h"
 #include "duration.h"
-#include "runner.h"
+#include "json.h"
 #include "utf8.h"
 
 #define RETRY_AFTER_MAX_MS (365LL * 24 * 3600 * 1000) /* a year */
@@ -42,26 +42,6 @@ control_free(struct control *ctl)
 	free(ctl->follow);
 	free(ctl->result);
 	control_init(ctl);
-}
-
-/* Parses exactly one JSON value filling s[0..len), blanks around it
- * allowed; NULL otherwise, *at then says at which byte it went wrong. */
-static cJSON *
-parse_exact(const char *s, size_t len, size_t *at)
-{
-	const char *end = NULL;
-	cJSON *j = cJSON_ParseWithLengthOpts(s, len, &end, 0);
-
-	if (end == NULL || end < s || end > s + len)
-		end = s;
-	while (j != NULL && end < s + len && (*end == ' ' || *end == '\t' || *end == '\r'))
-		end++;
-	if (j != NULL && end != s + len) {
-		cJSON_Delete(j);
-		j = NULL;
-	}
-	*at = (size_t)(end - s);
-	return j;
 }
 
 /* A note as stored: valid UTF-8, at most CONTROL_NOTE_MAX bytes, no
@@ -220,7 +200,7 @@ parse_line(const struct conf *c, const char *s, size_t len, struct control *ctl,
 		errf(err, "not JSON (a NUL byte)");
 		return -1;
 	}
-	if ((o = parse_exact(s, len, &at)) == NULL) {
+	if ((o = json_parse_exact(s, len, &at)) == NULL) {
 		errf(err, "not JSON (at byte %zu)", at + 1);
 		return -1;
 	}
@@ -264,7 +244,7 @@ control_parse(const struct conf *c, const char *buf, size_t len, int overflow, s
 
 	control_init(ctl);
 	if (overflow) {
-		errf(err, "control channel: more than %d bytes written (the most it keeps)", RUNNER_CONTROL_MAX);
+		errf(err, "control channel: more than %d bytes written (the most it keeps)", CONTROL_CHANNEL_MAX);
 		return -1;
 	}
 	while (pos < len) {
@@ -283,6 +263,38 @@ control_parse(const struct conf *c, const char *buf, size_t len, int overflow, s
 	return 0;
 }
 
+/* Whether line[0..len) (no newline) is a well-formed progress line:
+ * fills *progress and note when it is.  The same rules as control_parse. */
+static int
+one_progress(const char *line, size_t len, int *progress, char *note, size_t notelen)
+{
+	char err[ERRSZ];
+	const cJSON *v;
+	size_t at;
+	cJSON *o;
+	int found = 0;
+
+	if (memmem(line, len, "\"progress\"", 10) == NULL || memchr(line, '\0', len) != NULL ||
+	    (o = json_parse_exact(line, len, &at)) == NULL)
+		return 0;
+	v = cJSON_IsObject(o) ? cJSON_GetObjectItemCaseSensitive(o, "progress") : NULL;
+	found = v != NULL && line_kind(o, err) == v && get_progress(o, v, progress, note, notelen, err) == 0;
+	cJSON_Delete(o);
+	return found;
+}
+
+/* Whether line[0..len) is a well-formed progress line: the reader keeps
+ * only the newest of those, since progress is a value, not a log (a
+ * handler may report it a million times without filling the channel). */
+int
+control_is_progress(const char *line, size_t len)
+{
+	char note[CONTROL_NOTE_MAX + 1];
+	int progress;
+
+	return one_progress(line, len, &progress, note, sizeof note);
+}
+
 /* The last well-formed progress line among the complete lines of
  * buf[0..len) (a handler still running may be in the middle of one):
  * 1 with *progress and note set, 0 when there is none. */
@@ -290,27 +302,15 @@ int
 control_progress(const char *buf, size_t len, int *progress, char *note, size_t notelen)
 {
 	size_t end = len;
-	char err[ERRSZ];
 
 	while (end > 0 && buf[end - 1] != '\n')
 		end--; /* drop an unfinished line */
 	while (end > 0) {
-		size_t start = end - 1, at;
-		const cJSON *v;
-		cJSON *o;
-		int found = 0;
+		size_t start = end - 1;
 
 		while (start > 0 && buf[start - 1] != '\n')
 			start--;
-		if (memmem(buf + start, end - start, "\"progress\"", 10) != NULL &&
-		    memchr(buf + start, '\0', end - 1 - start) == NULL &&
-		    (o = parse_exact(buf + start, end - 1 - start, &at)) != NULL) {
-			v = cJSON_IsObject(o) ? cJSON_GetObjectItemCaseSensitive(o, "progress") : NULL;
-			found = v != NULL && line_kind(o, err) == v &&
-			    get_progress(o, v, progress, note, notelen, err) == 0;
-			cJSON_Delete(o);
-		}
-		if (found)
+		if (one_progress(buf + start, end - 1 - start, progress, note, notelen))
 			return 1;
 		end = start;
 	}

@@ -32,6 +32,9 @@
 #include "batch.h"
 #include "conf.h"
 
+/* Bytes of control lines a job may keep; progress lines count once (only
+ * the newest is kept: see control_is_progress). */
+#define CONTROL_CHANNEL_MAX 65536
 #define CONTROL_RESULT_MAX 16384 /* bytes of a result, as compact JSON */
 #define CONTROL_NOTE_MAX 255     /* bytes of a progress note; longer ones are cut */
 
@@ -49,5 +52,6 @@ int control_parse(const struct conf *c, const char *buf, size_t len, int overflo
     char *err);
 void control_free(struct control *ctl);
 int control_progress(const char *buf, size_t len, int *progress, char *note, size_t notelen);
+int control_is_progress(const char *line, size_t len);
 
 #endif

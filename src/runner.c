@@ -29,6 +29,7 @@
 #include <cjson/cJSON.h>
 
 #include "capture.h"
+#include "json.h"
 #include "log.h"
 #include "pool.h"
 #include "runner.h"
@@ -45,9 +46,12 @@ struct runner {
 	const char *payload;
 	size_t payload_len, written;
 	struct capture *out, *err;
-	char *ctl; /* the control channel's bytes, at most RUNNER_CONTROL_MAX */
+	char *ctl; /* the control channel's complete lines, at most RUNNER_CONTROL_MAX */
 	size_t ctl_len;
 	int ctl_overflow;
+	size_t prog_off, prog_len; /* where in ctl the newest progress line is; 0 long: none */
+	char *line;                /* a control line not yet ended by its newline */
+	size_t line_len;
 	int64_t started, ended;
 	int64_t timeout_at, kill_at, drain_until;
 	int64_t timeout_ms, grace_ms;
@@ -58,8 +62,6 @@ struct runner {
 	/* persistent mode */
 	struct pooled *pooled; /* the process lent for this job; NULL in exec mode */
 	char *req;             /* the request line (payload points into it) */
-	char *line;            /* a control line not yet ended by its newline */
-	size_t line_len;
 	int replied, reply_status; /* its status line came */
 	int broken;                /* it wrote past its status line: not reused */
 	char *violation;           /* the protocol violation it was killed for */
@@ -273,7 +275,36 @@ keep_control(struct runner *r, const char *buf, size_t n)
 	r->ctl[r->ctl_len] = '\0';
 }
 
+/* Keeps one complete control line.  A progress line replaces the one
+ * before it, so that reporting progress never fills the channel. */
+static void
+keep_line(struct runner *r, const char *line, size_t len)
+{
+	if (control_is_progress(line, len)) {
+		if (r->prog_len > 0) {
+			memmove(r->ctl + r->prog_off, r->ctl + r->prog_off + r->prog_len,
+			    r->ctl_len - r->prog_off - r->prog_len + 1);
+			r->ctl_len -= r->prog_len;
+		}
+		r->prog_off = r->ctl_len;
+		r->prog_len = r->ctl_len + len + 1 <= RUNNER_CONTROL_MAX ? len + 1 : 0;
+	}
+	keep_control(r, line, len);
+	keep_control(r, "\n", 1);
+}
+
 static void control_bytes(struct runner *r, const char *buf, size_t n);
+
+/* The end of the control channel: in exec mode a last line without its
+ * newline still counts (control_parse reads it). */
+static void
+close_control(struct runner *r)
+{
+	if (r->pooled == NULL && r->line_len > 0 && !r->ctl_overflow)
+		keep_line(r, r->line, r->line_len);
+	r->line_len = 0;
+	close_fd(&r->fd[P_CTL]);
+}
 
 static void
 drain(struct runner *r, int which)
@@ -287,10 +318,8 @@ drain(struct runner *r, int which)
 		ssize_t n = read(r->fd[which], buf, sizeof buf);
 
 		if (n > 0) {
-			if (which == P_CTL && r->pooled != NULL)
+			if (which == P_CTL)
 				control_bytes(r, buf, (size_t)n);
-			else if (which == P_CTL)
-				keep_control(r, buf, (size_t)n);
 			else
 				capture_add(which == P_OUT ? r->out : r->err, buf, (size_t)n);
 			continue;
@@ -299,7 +328,10 @@ drain(struct runner *r, int which)
 			continue;
 		if (n < 0 && errno == EAGAIN)
 			return;
-		close_fd(&r->fd[which]); /* EOF or a real error */
+		if (which == P_CTL) /* EOF or a real error */
+			close_control(r);
+		else
+			close_fd(&r->fd[which]);
 		return;
 	}
 }
@@ -325,7 +357,8 @@ violate(struct runner *r, const char *why, const char *line, size_t len)
 static int
 status_line(const char *line, size_t len, int *status)
 {
-	cJSON *o = cJSON_ParseWithLength(line, len), *st;
+	size_t at;
+	cJSON *o = json_parse_exact(line, len, &at), *st;
 	int rc = -1;
 
 	if (o == NULL || !cJSON_IsObject(o))
@@ -389,8 +422,7 @@ control_line(struct runner *r, const char *line, size_t len)
 		return;
 	}
 	if (rc == 0) {
-		keep_control(r, line, len);
-		keep_control(r, "\n", 1);
+		keep_line(r, line, len);
 		return;
 	}
 	r->replied = 1;
@@ -399,15 +431,21 @@ control_line(struct runner *r, const char *line, size_t len)
 	drain_output(r);
 }
 
-/* Splits a persistent handler's descriptor-3 bytes into lines: control
- * lines are kept as in exec mode, the status line ends the job. */
+/* Splits a handler's descriptor-3 bytes into lines.  In exec mode each
+ * line is kept (keep_line); in persistent mode control_line also looks
+ * for the status line that ends the job.  A line longer than the channel
+ * overflows it (exec mode) or breaks the protocol (persistent mode). */
 static void
 control_bytes(struct runner *r, const char *buf, size_t n)
 {
-	while (n > 0 && r->violation == NULL && !r->broken) {
+	while (n > 0 && r->violation == NULL && !r->broken && !(r->ctl_overflow && r->pooled == NULL)) {
 		const char *nl = memchr(buf, '\n', n);
 		size_t take = nl != NULL ? (size_t)(nl - buf) : n;
 
+		if (r->line_len + take > RUNNER_CONTROL_MAX && r->pooled == NULL) {
+			r->ctl_overflow = 1;
+			return;
+		}
 		if (r->line_len + take > RUNNER_CONTROL_MAX) {
 			violate(r, "a line on descriptor 3 is longer than 64 KiB", NULL, 0);
 			return;
@@ -419,7 +457,10 @@ control_bytes(struct runner *r, const char *buf, size_t n)
 			r->broken |= r->replied;
 			return;
 		}
-		control_line(r, r->line, r->line_len);
+		if (r->pooled != NULL)
+			control_line(r, r->line, r->line_len);
+		else
+			keep_line(r, r->line, r->line_len);
 		r->line_len = 0;
 		buf += take + 1;
 		n -= take + 1;
@@ -503,7 +544,7 @@ runner_tick(struct runner *r, int64_t now)
 		if (now >= r->drain_until) {
 			close_fd(&r->fd[P_OUT]);
 			close_fd(&r->fd[P_ERR]);
-			close_fd(&r->fd[P_CTL]);
+			close_control(r);
 		}
 		return;
 	}

@@ -7,11 +7,12 @@
 #include <sys/types.h>
 
 #include "conf.h"
+#include "control.h"
 #include "outcome.h"
 #include "queue.h"
 
 #define RUNNER_MAX_FDS 4
-#define RUNNER_CONTROL_MAX 65536 /* bytes of control lines a job may write */
+#define RUNNER_CONTROL_MAX CONTROL_CHANNEL_MAX
 
 struct runner;
 

@@ -1,0 +1,11 @@
+/* json.h -- JSON parsing rules shared by every reader of handler and user
+ * input (batch lines, control lines, the persistent status line). */
+#ifndef JOBQ_JSON_H
+#define JOBQ_JSON_H
+
+#include <cjson/cJSON.h>
+#include <stddef.h>
+
+cJSON *json_parse_exact(const char *s, size_t len, size_t *at);
+
+#endif

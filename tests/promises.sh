@@ -1,0 +1,71 @@
+#!/bin/bash
+# Promises where features meet (issue 19), in exec and persistent mode:
+#   1. a follow-up written on descriptor 3 with a start time ("at")
+#      commits with its parent's done outcome and starts at that time;
+#   3. progress is a value, not a log: the handler guide's example
+#      reporting progress for each of 100,000 rows ends done, with its
+#      result, in both modes (progress lines do not fill the 64K channel);
+#  14. a persistent handler's status line followed by anything else on
+#      the same line is a protocol violation, not a status.
+. "$top_srcdir/tests/lib.sh"
+setup promises
+TH=$top_srcdir/tests/handlers
+
+for mode in exec persistent; do
+	empty_tables
+	write_conf <<EOC
+[worker]
+poll_interval = 20ms
+backoff = 200ms
+backoff_jitter = 0
+max_attempts = 2
+
+[queue default]
+
+[handler child]
+exec = /bin/true
+
+[handler promise]
+exec = $TH/promise.py $mode
+mode = $mode
+env.PYTHONPATH = $HANDLERS
+env.PYTHONDONTWRITEBYTECODE = 1
+EOC
+	at=$(date -u -d '+3 hours' +%Y-%m-%dT%H:%M:%SZ)
+	f=$(jq_ enqueue promise "{\"at\": \"$at\", \"from\": 1}")
+	p=$(jq_ enqueue promise '{"rows": 100000}')
+	timeout 300 "$JOBQ" -c "$CONF" work --stop-when-empty 2>"$T/work.$mode.log"
+	is "$?" 0 "[$mode] the worker runs both jobs and exits"
+
+	is "$(where "$f")" gone "[$mode] item 1: the job that wrote a follow-up with \"at\" is done"
+	is "$(sql "SELECT CONCAT_WS('|', COUNT(*), MIN(DATE_FORMAT(available_at, '%Y-%m-%dT%H:%i:%sZ'))) FROM jobs WHERE type = 'child'")" \
+		"1|$at" "[$mode] item 1: exactly one follow-up, starting at the time written"
+	is "$(sql "SELECT COUNT(*) FROM job_runs WHERE job_id = $f AND outcome = 'done'")" 1 \
+		"[$mode] item 1: one run, recorded done"
+	is "$(where "$p")" gone "[$mode] item 3: 100,000 progress lines: the job is done"
+	is "$(sql "SELECT CONCAT_WS('|', outcome, result) FROM job_runs WHERE job_id = $p ORDER BY id")" \
+		'done|{"rows":100000}' "[$mode] item 3: one run, done, with the result written after the progress lines"
+	is "$(sql "SELECT COUNT(*) FROM job_runs WHERE job_id = $p AND outcome <> 'done'")" 0 \
+		"[$mode] item 3: no attempt failed on the way (the channel never overflowed)"
+done
+
+# 14: trailing garbage after the status line.
+empty_tables
+write_conf <<EOC
+[worker]
+poll_interval = 20ms
+backoff = exponential 30s 4m
+backoff_jitter = 0
+mode = persistent
+
+[queue default]
+
+[handler raw]
+exec = $TH/persist_raw.py
+EOC
+g=$(jq_ enqueue raw '{"garbage": "{\"status\": 0} trailing garbage\n"}')
+timeout 60 "$JOBQ" -c "$CONF" work --stop-when-empty 2>"$T/work.garbage.log"
+is "$(where "$g")" queue "item 14: {\"status\": 0} followed by garbage is not a done reply: the job is retried"
+like "$(sql "SELECT last_error FROM jobs WHERE id = $g")" "protocol violation" \
+	"item 14: last_error names the protocol violation"
+finish
