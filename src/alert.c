@@ -116,6 +116,11 @@ alerts_add(struct alerts *a, const struct handler *h, uint64_t job_id, char *jso
 	memset(x, 0, sizeof *x);
 	x->h = *h; /* shallow: its strings outlive the worker's loop, but for these: */
 	x->h.argv = h->on_dead_argv;
+	/* An alert is always its own process that reads one job and exits,
+	 * whatever mode the dead job's handler runs in: it is not that
+	 * handler, speaks no request protocol and must not take or evict
+	 * that handler's warm processes. */
+	x->h.persistent = 0;
 	x->h.timeout_ms = ALERT_TIMEOUT_MS;
 	x->h.kill_grace_ms = 2000;
 	x->h.stdout_limit = x->h.stderr_limit = 4096;

@@ -5,6 +5,8 @@
 #   3. progress is a value, not a log: the handler guide's example
 #      reporting progress for each of 100,000 rows ends done, with its
 #      result, in both modes (progress lines do not fill the 64K channel);
+#   2. on_dead of a persistent handler runs as a program of its own that
+#      reads the dead job's JSON and ends (alerts are always exec'd);
 #  14. a persistent handler's status line followed by anything else on
 #      the same line is a protocol violation, not a status.
 . "$top_srcdir/tests/lib.sh"
@@ -68,4 +70,48 @@ timeout 60 "$JOBQ" -c "$CONF" work --stop-when-empty 2>"$T/work.garbage.log"
 is "$(where "$g")" queue "item 14: {\"status\": 0} followed by garbage is not a done reply: the job is retried"
 like "$(sql "SELECT last_error FROM jobs WHERE id = $g")" "protocol violation" \
 	"item 14: last_error names the protocol violation"
+
+# 2: on_dead with mode = persistent, set on the handler and in [worker].
+empty_tables
+cat >"$T/alert.sh" <<'EOA'
+#!/bin/sh
+# Appends the dead job's JSON to $1, one line per alert.
+{ cat; echo; } >>"$1"
+EOA
+chmod +x "$T/alert.sh"
+write_conf <<EOC
+[worker]
+poll_interval = 20ms
+mode = persistent
+concurrency = 1
+on_dead = $T/alert.sh $T/alerts.worker
+
+[queue default]
+
+[handler raw]
+exec = $TH/persist_raw.py
+
+[handler raw_own]
+exec = $TH/persist_raw.py
+on_dead = $T/alert.sh $T/alerts.own
+EOC
+d2=$(jq_ enqueue raw_own '{"exit": 65}')
+d1=$(jq_ enqueue raw '{"exit": 65, "pid": 1}')
+ok1=$(jq_ enqueue raw '{"pid": 1}')
+start=$(date +%s)
+timeout 60 "$JOBQ" -c "$CONF" work --stop-when-empty 2>"$T/work.alert.log"
+took=$(($(date +%s) - start))
+is "$(where "$d1"),$(where "$d2")" "failed,failed" "item 2: both jobs are dead-lettered"
+# The alert's first line: the dead job's id and whether failed_at is a
+# top-level key (a persistent request line carries the JSON inside).
+alert_of() {
+	python3 -c 'import json, sys; d = json.loads(open(sys.argv[1]).readline()); print("%s,%s" % (d.get("id"), "failed_at" in d))' "$1" 2>/dev/null
+}
+is "$(alert_of "$T/alerts.worker")" "$d1,True" \
+	"item 2: [worker] on_dead read the dead job's JSON (not a request line) and ended"
+is "$(alert_of "$T/alerts.own")" "$d2,True" \
+	"item 2: the handler's on_dead read the dead job's JSON and ended"
+ok "$([ "$took" -lt 20 ]; echo $?)" "item 2: the worker did not wait on an alert that never ends (took ${took}s)"
+is "$(sql "SELECT COUNT(DISTINCT output) FROM job_runs WHERE job_id IN ($d1, $ok1)")" 1 \
+	"item 2: the dead job's alert did not replace the warm handler (one pid served both jobs)"
 finish
