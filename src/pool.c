@@ -23,6 +23,7 @@
  * pool_reap. */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -32,6 +33,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "guard.h"
 #include "log.h"
 #include "pool.h"
 
@@ -199,22 +201,43 @@ pool_take(const struct handler *h, unsigned max_attempts, struct spawned *sp, ch
 	return p;
 }
 
-/* Resident memory of process pid in bytes (/proc/PID/statm), 0 when
- * unknown. */
+/* Resident memory of process group pgid in bytes: the sum over every
+ * process of the group (a wrapper script that does not exec, and what a
+ * handler starts, count too), read from /proc/PID/stat; 0 when unknown.
+ * It reads one small file per process on the machine, so it runs only
+ * for handlers that set max_memory, once per job. */
 static uint64_t
-rss_bytes(pid_t pid)
+rss_bytes(pid_t pgid)
 {
-	char path[64];
-	unsigned long long size, resident;
+	char path[64], line[1024], *p;
+	unsigned long long rss, total = 0;
+	struct dirent *d;
+	DIR *dir;
 	FILE *f;
-	int n;
+	int grp;
 
-	snprintf(path, sizeof path, "/proc/%d/statm", (int)pid);
-	if ((f = fopen(path, "r")) == NULL)
+	if ((dir = opendir("/proc")) == NULL)
 		return 0;
-	n = fscanf(f, "%llu %llu", &size, &resident);
-	fclose(f);
-	return n == 2 ? resident * (uint64_t)sysconf(_SC_PAGESIZE) : 0;
+	while ((d = readdir(dir)) != NULL) {
+		if (d->d_name[0] < '1' || d->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof path, "/proc/%.20s/stat", d->d_name);
+		if ((f = fopen(path, "r")) == NULL)
+			continue;
+		p = fgets(line, sizeof line, f);
+		fclose(f);
+		/* pid (comm) state ppid pgrp ... rss is field 24; comm may hold
+		 * spaces and parentheses, so count from the last ')'. */
+		if (p == NULL || (p = strrchr(line, ')')) == NULL ||
+		    sscanf(p + 1, " %*s %*s %d" /* state ppid pgrp */
+		                  " %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s" /* session .. stime */
+		                  " %*s %*s %*s %*s %*s %*s %*s %*s %llu", /* cutime .. vsize, rss */
+		        &grp, &rss) != 2 || grp != (int)pgid)
+			continue;
+		total += rss;
+	}
+	closedir(dir);
+	return total * (uint64_t)sysconf(_SC_PAGESIZE);
 }
 
 /* Takes p back after a job, with the pipes the runner still holds (fd,
@@ -295,6 +318,7 @@ pool_reap(pid_t pid)
 			status = 0;
 			break;
 		}
+	guard_forget(pid);
 	if (procs[i]->state == PS_IDLE)
 		log_warn("persistent handler '%s' (pid %d) ended between jobs (%s); a new one starts for "
 		         "the next job",
@@ -358,8 +382,10 @@ pool_stop(void)
 		for (i = 0; i < nprocs;) {
 			pid_t r = waitpid(procs[i]->pid, &status, WNOHANG);
 
-			if (r == procs[i]->pid || (r < 0 && errno == ECHILD))
+			if (r == procs[i]->pid || (r < 0 && errno == ECHILD)) {
+				guard_forget(procs[i]->pid);
 				drop(i);
+			}
 			else
 				i++;
 		}

@@ -7,6 +7,8 @@
 #      result, in both modes (progress lines do not fill the 64K channel);
 #   2. on_dead of a persistent handler runs as a program of its own that
 #      reads the dead job's JSON and ends (alerts are always exec'd);
+#  13. max_memory counts the handler's whole process group: a wrapper
+#      script that does not exec its interpreter no longer hides it;
 #  14. a persistent handler's status line followed by anything else on
 #      the same line is a protocol violation, not a status.
 . "$top_srcdir/tests/lib.sh"
@@ -114,4 +116,32 @@ is "$(alert_of "$T/alerts.own")" "$d2,True" \
 ok "$([ "$took" -lt 20 ]; echo $?)" "item 2: the worker did not wait on an alert that never ends (took ${took}s)"
 is "$(sql "SELECT COUNT(DISTINCT output) FROM job_runs WHERE job_id IN ($d1, $ok1)")" 1 \
 	"item 2: the dead job's alert did not replace the warm handler (one pid served both jobs)"
+# 13: max_memory through a wrapper that does not exec.
+empty_tables
+cat >"$T/wrapper.sh" <<EOW
+#!/bin/sh
+# Runs the handler as a child, not with exec: the worker's own pid is the shell.
+$TH/persist_raw.py
+EOW
+chmod +x "$T/wrapper.sh"
+write_conf <<EOC
+[worker]
+poll_interval = 20ms
+concurrency = 1
+
+[queue default]
+
+[handler big]
+exec = $T/wrapper.sh
+mode = persistent
+max_memory = 60M
+EOC
+m1=$(jq_ enqueue big '{"mem": 120, "pid": 1}')
+m2=$(jq_ enqueue big '{"pid": 1}')
+timeout 60 "$JOBQ" -c "$CONF" work --stop-when-empty 2>"$T/work.mem.log"
+is "$(where "$m1"),$(where "$m2")" "gone,gone" "item 13: both jobs are done"
+like "$(cat "$T/work.mem.log")" "is recycled: resident memory [0-9]+ KiB is over max_memory" \
+	"item 13: the group's memory (the interpreter under a non-exec wrapper) recycles the process"
+is "$(sql "SELECT COUNT(DISTINCT output) FROM job_runs WHERE job_id IN ($m1, $m2)")" 2 \
+	"item 13: the next job ran in a fresh process"
 finish
