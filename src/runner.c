@@ -29,6 +29,7 @@
 #include <cjson/cJSON.h>
 
 #include "capture.h"
+#include "guard.h"
 #include "json.h"
 #include "log.h"
 #include "pool.h"
@@ -502,6 +503,7 @@ runner_reap(struct runner *r)
 			status = 0;
 			break;
 		}
+	guard_forget(r->pid);
 	r->reaped = 1;
 	r->status = status;
 	r->ended = mono_ms();

@@ -33,6 +33,7 @@
 #include <linux/close_range.h>
 #endif
 
+#include "guard.h"
 #include "spawn.h"
 
 #define DEFAULT_PATH "/usr/local/bin:/usr/bin:/bin"
@@ -377,6 +378,7 @@ spawn_handler(const struct handler *h, char **envp, struct spawned *sp, char *er
 		return -1;
 	}
 	sp->pid = pid;
+	guard_add(pid); /* its own group: stopped by the guard if the worker dies */
 	for (i = 0; i < SPAWN_NFDS; i++)
 		sp->fd[i] = p[i][ours(i)];
 	if (failure.err != 0) {
