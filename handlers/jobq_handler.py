@@ -93,17 +93,32 @@ def result(value):
     _write_line({"result": value})
 
 
+def _exit_status(code):
+    """The status sys.exit(code) gives a process, as the shell would see it."""
+    if code is None:
+        return EX_DONE
+    if isinstance(code, int):
+        return code & 0xFF
+    print(code, file=sys.stderr)
+    return 1
+
+
 def _run(fn, payload, job):
-    """Calls fn; returns the status the job ends with."""
+    """Calls fn; returns (status, exiting): the status the job ends with,
+    and whether fn called sys.exit.  sys.exit(N) means what exit status N
+    means in both modes (0 done, 75 retry, ...): in persistent mode the
+    status is sent as the job's reply, then the process exits."""
     try:
         fn(payload, job)
-        return EX_DONE
+        return EX_DONE, False
+    except SystemExit as e:
+        return _exit_status(e.code), True
     except Permanent:
         traceback.print_exc()
-        return EX_DATAERR
+        return EX_DATAERR, False
     except Exception:  # any other failure: retry with backoff
         traceback.print_exc()
-        return EX_TEMPFAIL
+        return EX_TEMPFAIL, False
 
 
 def _flush():
@@ -121,7 +136,7 @@ def _serve_exec(fn):
     for k in ("id", "attempt", "max_attempts"):
         if job[k] is not None:
             job[k] = int(job[k])
-    status = _run(fn, payload, job)
+    status, _ = _run(fn, payload, job)
     _flush()
     sys.exit(status)
 
@@ -132,9 +147,11 @@ def _serve_persistent(fn):
         payload = request.pop("payload", None)
         for k, v in _JOB_ENV.items():  # as an exec-mode handler would see them
             os.environ[v] = str(request.get(k, ""))
-        status = _run(fn, payload, request)
+        status, exiting = _run(fn, payload, request)
         _flush()  # the job's output reaches jobq before its status line
         _write_line({"status": status})
+        if exiting:
+            sys.exit(status)
 
 
 def serve(fn):

@@ -9,6 +9,8 @@
 #      reads the dead job's JSON and ends (alerts are always exec'd);
 #  13. max_memory counts the handler's whole process group: a wrapper
 #      script that does not exec its interpreter no longer hides it;
+#  15. sys.exit(N) inside a Python helper-based handler means what exit
+#      status N means, in both modes (0 done, 75 retry, 65 dead);
 #  14. a persistent handler's status line followed by anything else on
 #      the same line is a protocol violation, not a status.
 . "$top_srcdir/tests/lib.sh"
@@ -144,4 +146,28 @@ like "$(cat "$T/work.mem.log")" "is recycled: resident memory [0-9]+ KiB is over
 	"item 13: the group's memory (the interpreter under a non-exec wrapper) recycles the process"
 is "$(sql "SELECT COUNT(DISTINCT output) FROM job_runs WHERE job_id IN ($m1, $m2)")" 2 \
 	"item 13: the next job ran in a fresh process"
+# 15: sys.exit(N) inside the Python helper, in both modes.
+for mode in exec persistent; do
+	empty_tables
+	write_conf <<EOC
+[worker]
+poll_interval = 20ms
+backoff = exponential 30s 4m
+backoff_jitter = 0
+
+[queue default]
+
+[handler ex]
+exec = $TH/helper_exit.py
+mode = $mode
+env.PYTHONPATH = $HANDLERS
+env.PYTHONDONTWRITEBYTECODE = 1
+EOC
+	e0=$(jq_ enqueue ex '{"exit": 0}')
+	e75=$(jq_ enqueue ex '{"exit": 75}')
+	e65=$(jq_ enqueue ex '{"exit": 65}')
+	timeout 60 "$JOBQ" -c "$CONF" work --stop-when-empty 2>"$T/work.exit.$mode.log"
+	is "$(where "$e0"),$(where "$e75"),$(where "$e65")" "gone,queue,failed" \
+		"[$mode] item 15: sys.exit(0) is done, sys.exit(75) retried, sys.exit(65) dead-lettered"
+done
 finish
