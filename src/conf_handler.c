@@ -16,7 +16,9 @@
 #include <unistd.h>
 
 #include "conf.h"
-#include "conf_int.h"
+#include "conf_flow.h"
+#include "conf_handler.h"
+#include "conf_ini.h"
 #include "cron.h"
 #include "duration.h"
 #include "words.h"
@@ -458,6 +460,18 @@ conf_handler_set(struct loader *ld, struct handler *h, const struct entry *e)
 }
 
 /* ---- sections ---- */
+
+/* The handler for a job type, or NULL when the type is unknown. */
+const struct handler *
+conf_handler(const struct conf *c, const char *type)
+{
+	size_t i;
+
+	for (i = 0; i < c->nhandlers; i++)
+		if (strcmp(c->handlers[i]->type, type) == 0)
+			return c->handlers[i];
+	return NULL;
+}
 
 /* Looks prog up in the handler's env.PATH, else the worker's PATH. */
 static char *
