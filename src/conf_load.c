@@ -78,6 +78,7 @@ section_kind(const char *name, char *kind, size_t kindlen, const char **arg)
 	return 0;
 }
 
+/* Reports section upto when an earlier one has the same name. */
 static int
 is_duplicate(struct loader *ld, size_t upto)
 {
@@ -92,6 +93,7 @@ is_duplicate(struct loader *ld, size_t upto)
 	return 0;
 }
 
+/* Reports each key given twice in one section. */
 static void
 check_duplicate_keys(struct loader *ld, const struct section *s)
 {
