@@ -15,7 +15,8 @@
 #include <unistd.h>
 
 #include "conf.h"
-#include "conf_int.h"
+#include "conf_db.h"
+#include "conf_ini.h"
 #include "cron.h"
 #include "duration.h"
 #include "words.h"
@@ -216,6 +217,17 @@ read_password_file(struct loader *ld, struct db_conf *db, const struct entry *e)
 	free(path);
 }
 
+/* The [database] defaults: what an empty section means. */
+void
+conf_db_defaults(struct conf *c)
+{
+	c->db.port = 3306;
+	c->db.database = xstrdup("jobq");
+	c->db.connect_timeout_ms = 10000;
+	c->db.read_timeout_ms = 60000;
+}
+
+/* [database]: every key into c->db. */
 void
 conf_db_load(struct loader *ld, struct conf *c, const struct section *s)
 {
@@ -229,4 +241,35 @@ conf_db_load(struct loader *ld, struct conf *c, const struct section *s)
 		else if (rc == -2)
 			read_password_file(ld, &c->db, &s->entries[i]);
 	}
+}
+
+/* Warns when the password can be read by other users: in the
+ * password_file, or in the configuration itself. */
+void
+conf_db_check_password(struct loader *ld)
+{
+	struct stat st;
+
+	if (ld->has_password == 2)
+		buf_printf(ld->warnings,
+		    "%s: warning: password_file %s is readable by other users (chmod o-r %s)\n", ld->path,
+		    ld->password_file, ld->password_file);
+	else if (ld->has_password && fstat(fileno(ld->fp), &st) == 0 && (st.st_mode & S_IROTH))
+		buf_printf(ld->warnings,
+		    "%s: warning: the database password is readable by other users (chmod o-r %s)\n",
+		    ld->path, ld->path);
+}
+
+/* Frees what [database] and its defaults allocated. */
+void
+conf_db_free(struct conf *c)
+{
+	free(c->db.host);
+	free(c->db.socket);
+	free(c->db.user);
+	free(c->db.password);
+	free(c->db.database);
+	free(c->db.tls_ca);
+	free(c->db.tls_cert);
+	free(c->db.tls_key);
 }

@@ -8,7 +8,8 @@
 #include <string.h>
 
 #include "conf.h"
-#include "conf_int.h"
+#include "conf_flow.h"
+#include "conf_ini.h"
 #include "duration.h"
 
 /* The largest max_running and rate count: far above any real fleet,

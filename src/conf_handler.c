@@ -11,12 +11,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "conf.h"
-#include "conf_int.h"
+#include "conf_flow.h"
+#include "conf_handler.h"
+#include "conf_ini.h"
+#include "conf_limit.h"
 #include "cron.h"
 #include "duration.h"
 #include "words.h"
@@ -229,78 +231,6 @@ set_jitter(struct loader *ld, const struct entry *e, double *out)
 	return 0;
 }
 
-/* ---- resource limits ---- */
-
-static const struct {
-	const char *key;
-	int resource;
-} limit_defs[NLIMITS] = {
-	[LIMIT_AS] = { "limit_as", RLIMIT_AS },
-	[LIMIT_CPU] = { "limit_cpu", RLIMIT_CPU },
-	[LIMIT_NOFILE] = { "limit_nofile", RLIMIT_NOFILE },
-	[LIMIT_NPROC] = { "limit_nproc", RLIMIT_NPROC },
-};
-
-const char *
-conf_limit_key(enum handler_limit l)
-{
-	return limit_defs[l].key;
-}
-
-int
-conf_limit_resource(enum handler_limit l)
-{
-	return limit_defs[l].resource;
-}
-
-/* Parses one limit_* value into *out (0 for "none": keep the worker's
- * own limit).  The lower bounds refuse values no program can start
- * under, which are almost always a missing unit ("limit_as = 512"):
- *   limit_as      a size, at least 1M
- *   limit_cpu     a duration of whole seconds (RLIMIT_CPU counts
- *                 seconds), 1s to 365d
- *   limit_nofile  8 to 1048576 (the kernel's default nr_open): the
- *                 dynamic loader and fds 0-2 need a few
- *   limit_nproc   1 to 4194304 (the kernel's PID_MAX_LIMIT) */
-static int
-parse_limit(struct loader *ld, const struct entry *e, enum handler_limit l, uint64_t *out)
-{
-	int64_t v;
-	size_t sz;
-
-	if (strcmp(e->value, "none") == 0)
-		return *out = 0, 0;
-	switch (l) {
-	case LIMIT_AS:
-		if (ld_size(ld, e, &sz) < 0)
-			return -1;
-		if (sz < 1024 * 1024) {
-			ld_error(
-			    ld, e->line, "%s: '%s' is too small (at least 1M, or none)", e->key, e->value);
-			return -1;
-		}
-		return *out = sz, 0;
-	case LIMIT_CPU:
-		if (ld_duration(ld, e, &v, 1000) < 0)
-			return -1;
-		if (v % 1000 != 0 || v > 365LL * 86400 * 1000) {
-			ld_error(ld, e->line, "%s: '%s' is not a whole number of seconds from 1s to 365d",
-			    e->key, e->value);
-			return -1;
-		}
-		return *out = (uint64_t)(v / 1000), 0;
-	case LIMIT_NOFILE:
-		if (ld_uint(ld, e, 8, 1048576, &v) < 0)
-			return -1;
-		return *out = (uint64_t)v, 0;
-	default:
-		if (ld_uint(ld, e, 1, 4194304, &v) < 0)
-			return -1;
-		return *out = (uint64_t)v, 0;
-	}
-}
-
-/* limit_* keys; 1 when e is not one. */
 /* on_dead = PROGRAM ARGS...: split like exec (no shell) and its program
  * found as exec's is: a bare name through PATH, a relative path against
  * the configuration file's folder. */
@@ -335,19 +265,6 @@ set_on_dead(struct loader *ld, struct handler *h, const struct entry *e)
 	strv_free(h->on_dead_argv);
 	h->on_dead_argv = argv;
 	return 0;
-}
-
-static int
-set_limit(struct loader *ld, struct handler *h, const struct entry *e)
-{
-	int l;
-
-	for (l = 0; l < NLIMITS; l++)
-		if (strcmp(e->key, limit_defs[l].key) == 0) {
-			h->limit_lines[l] = e->line;
-			return parse_limit(ld, e, (enum handler_limit)l, &h->limits[l]);
-		}
-	return 1;
 }
 
 /* mode, max_jobs, max_memory and idle_timeout (persistent handlers,
@@ -451,13 +368,25 @@ conf_handler_set(struct loader *ld, struct handler *h, const struct entry *e)
 	if (strcmp(k, "stderr_limit") == 0)
 		return ld_output_limit(ld, e, &h->stderr_limit);
 	if (strncmp(k, "limit_", 6) == 0)
-		return set_limit(ld, h, e);
+		return conf_limit_set(ld, h, e);
 	if (strcmp(k, "on_dead") == 0)
 		return set_on_dead(ld, h, e);
 	return set_mode_key(ld, h, e);
 }
 
 /* ---- sections ---- */
+
+/* The handler for a job type, or NULL when the type is unknown. */
+const struct handler *
+conf_handler(const struct conf *c, const char *type)
+{
+	size_t i;
+
+	for (i = 0; i < c->nhandlers; i++)
+		if (strcmp(c->handlers[i]->type, type) == 0)
+			return c->handlers[i];
+	return NULL;
+}
 
 /* Looks prog up in the handler's env.PATH, else the worker's PATH. */
 static char *
@@ -559,43 +488,6 @@ check_workdir(struct loader *ld, const struct handler *h)
 		ld_error(ld, line, "workdir: %s is not a directory", h->workdir);
 }
 
-/* With CONF_CHECK_EXEC: a limit above the worker's own hard limit is
- * refused.  Only a process with CAP_SYS_RESOURCE may raise a hard limit
- * (not every root has it: containers drop it), so such a limit would
- * fail every job; a handler can be given less than the worker, never
- * more.  limit_nproc does not bind a handler running as root. */
-static void
-check_limits(struct loader *ld, const struct handler *h)
-{
-	struct rlimit cur;
-	int l;
-
-	for (l = 0; l < NLIMITS; l++) {
-		/* limit_cpu's hard limit is a second above (see runner.c) */
-		uint64_t want = h->limits[l] + (l == LIMIT_CPU);
-
-		if (h->limits[l] == 0 || getrlimit(limit_defs[l].resource, &cur) < 0 ||
-		    cur.rlim_max == RLIM_INFINITY || want <= (uint64_t)cur.rlim_max)
-			continue;
-		if (l == LIMIT_CPU)
-			ld_error(ld, h->limit_lines[l],
-			    "limit_cpu: %llus is not below the worker's own hard limit (%llus): a "
-			    "handler can only be given less",
-			    (unsigned long long)h->limits[l], (unsigned long long)cur.rlim_max);
-		else
-			ld_error(ld, h->limit_lines[l],
-			    "%s: %llu is above the worker's own hard limit (%llu): a handler can only "
-			    "be given less",
-			    limit_defs[l].key, (unsigned long long)h->limits[l],
-			    (unsigned long long)cur.rlim_max);
-	}
-	if (h->limits[LIMIT_NPROC] != 0 && geteuid() == 0 && !h->has_uid)
-		ld_warning(ld, h->limit_lines[LIMIT_NPROC],
-		    "limit_nproc: handler '%s' runs as root, which the process limit does not bind "
-		    "(set user =)",
-		    h->type);
-}
-
 /* With CONF_CHECK_EXEC: warns when others could change the handler's
  * program, or a script given to it by absolute path. */
 static void
@@ -686,7 +578,7 @@ conf_handler_load(struct loader *ld, struct conf *c, const struct section *s, co
 	check_mode_keys(ld, h, s);
 	if (ld->flags & CONF_CHECK_EXEC) {
 		check_workdir(ld, h);
-		check_limits(ld, h);
+		conf_limit_check(ld, h);
 		check_writers(ld, h, exec_line);
 	}
 }

@@ -12,7 +12,8 @@
 #include <strings.h>
 
 #include "conf.h"
-#include "conf_int.h"
+#include "conf_ini.h"
+#include "conf_schedule.h"
 #include "cron.h"
 #include "duration.h"
 #include "utf8.h"

@@ -10,7 +10,8 @@
 #include <unistd.h>
 
 #include "conf.h"
-#include "conf_int.h"
+#include "conf_ini.h"
+#include "conf_serve.h"
 #include "duration.h"
 
 void
@@ -174,7 +175,8 @@ conf_serve_load(struct loader *ld, struct conf *c, const struct section *sec)
 		else if (strcmp(e->key, "overview_cache") == 0) {
 			if (ld_duration(ld, e, &s->overview_cache_ms, 0) == 0 &&
 			    s->overview_cache_ms > 3600 * 1000LL)
-				ld_error(ld, e->line, "overview_cache: '%s' is too long (at most 1h)", e->value);
+				ld_error(
+				    ld, e->line, "overview_cache: '%s' is too long (at most 1h)", e->value);
 		} else if (strcmp(e->key, "metrics_token") == 0) {
 			if (strlen(e->value) < 16)
 				ld_error(ld, e->line, "metrics_token: too short (at least 16 characters)");

@@ -41,7 +41,7 @@ grep -q '^\.Ss help$' "$p1" || grep -q '^\.It Cm help' "$p1" || grep -q 'Cm help
 keys=$(cat "$top_srcdir"/src/conf*.c |
 	grep -ohE 'strcmp\((k|key|e->key|s->entries\[i\]\.key), "[a-z_]+"\)' |
 	sed -E 's/.*"([a-z_]+)".*/\1/' | sort -u)
-limits=$(grep -ohE '\{ "limit_[a-z]+",' "$top_srcdir"/src/conf_handler.c | grep -oE 'limit_[a-z]+')
+limits=$(grep -ohE '\{ "limit_[a-z]+",' "$top_srcdir"/src/conf_limit.c | grep -oE 'limit_[a-z]+')
 keys="$keys $limits env.NAME"
 ok "$(for k in exec queues socket cron limit_as; do echo "$keys" | grep -qw "$k" || exit 1; done; echo $?)" \
 	"the INI keys were read from the loader ($(echo $keys | wc -w) keys)"

@@ -1,8 +1,10 @@
-/* conf_int.h -- what the parts of the INI loader share: the entries of
- * pass 1 and the value parsers of pass 2.  Private to conf*.c; the rest
- * of jobq sees only conf.h. */
-#ifndef JOBQ_CONF_INT_H
-#define JOBQ_CONF_INT_H
+/* conf_ini.h -- the loader of jobq.ini (conf_ini.c): the entries pass 1
+ * reads and the value parsers pass 2 uses.  Private to conf*.c;
+ * the rest of jobq sees only conf.h. */
+#ifndef JOBQ_CONF_INI_H
+#define JOBQ_CONF_INI_H
+
+#include <stdio.h>
 
 #include "conf.h"
 
@@ -35,10 +37,15 @@ struct loader {
 	int has_password;
 	char *password_file; /* set when it is readable by others */
 	char *config_dir;
-	int queues_line;    /* of [worker] queues, checked in validate() */
+	int queues_line;    /* of [worker] queues, checked in conf_worker_validate() */
 	int heartbeat_line; /* of [worker] heartbeat */
 	int reserve_ahead_line;
 };
+
+/* pass 1 */
+int ld_open(struct loader *ld, const char *path, int flags, struct buf *errors, struct buf *warnings);
+void ld_read(struct loader *ld);
+void ld_free(struct loader *ld);
 
 void PRINTFLIKE(3, 4) ld_warning(struct loader *ld, int line, const char *fmt, ...);
 void ld_check_writers(struct loader *ld, int line, const char *what, const char *path, uid_t run_uid);
@@ -52,29 +59,5 @@ int ld_output_limit(struct loader *ld, const struct entry *e, size_t *out);
 int ld_bool(struct loader *ld, const struct entry *e, int *out);
 void ld_str(char **dst, const char *value);
 pcre2_code *ld_regex(struct loader *ld, const struct entry *e);
-
-/* max_running and rate of [handler TYPE] and [queue NAME] (conf_flow.c) */
-int conf_flow_handler(struct loader *ld, struct handler *h, const struct entry *e);
-int conf_flow_queue(struct loader *ld, struct conf *c, const char *queue, const struct entry *e);
-void conf_flow_free(struct conf *c);
-
-/* [database] (conf_db.c) */
-void conf_db_load(struct loader *ld, struct conf *c, const struct section *s);
-
-/* [handler TYPE] and the handler keys of [worker] (conf_handler.c) */
-void conf_handler_defaults(struct handler *h);
-void conf_handler_free_fields(struct handler *h);
-int conf_handler_set(struct loader *ld, struct handler *h, const struct entry *e);
-void conf_handler_load(struct loader *ld, struct conf *c, const struct section *s, const char *type,
-    const struct handler *defaults);
-
-/* [schedule NAME] (conf_schedule.c) */
-void conf_schedule_load(struct loader *ld, struct conf *c, const struct section *s, const char *name);
-
-/* [serve] and [user NAME] (conf_serve.c) */
-void conf_serve_defaults(struct conf *c);
-void conf_serve_load(struct loader *ld, struct conf *c, const struct section *s);
-void conf_user_load(struct loader *ld, struct conf *c, const struct section *s, const char *name);
-void conf_serve_free(struct conf *c);
 
 #endif

@@ -1,0 +1,445 @@
+/* conf_ini.c -- the INI file itself, at the bottom of the configuration
+ * files: pass 1, and what the section files share in pass 2 (the ld_*
+ * functions of struct loader).
+ *
+ * Pass 1 lets inih split the file into (section, key, value, line)
+ * entries; our own line reader counts lines (Debian's inih does not pass
+ * line numbers to handlers), sees section headers even when the section
+ * is empty, and refuses lines longer than inih can hold.  Pass 2 (conf_load.c
+ * and the conf_*.c section files above this one) interprets the entries
+ * with the value parsers below, which report every problem as
+ * "FILE:LINE: message".  This file calls no other conf*.c file. */
+#include "config.h"
+
+#include <errno.h>
+#include <ctype.h>
+#include <grp.h>
+#include <ini.h>
+#include <limits.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "conf_ini.h"
+#include "duration.h"
+
+/* ---- reports ---- */
+
+/* Appends "FILE:LINE: message" to the errors and counts it. */
+void
+ld_error(struct loader *ld, int line, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (line > 0)
+		buf_printf(ld->errors, "%s:%d: ", ld->path, line);
+	else
+		buf_printf(ld->errors, "%s: ", ld->path);
+	va_start(ap, fmt);
+	buf_vprintf(ld->errors, fmt, ap);
+	va_end(ap);
+	buf_addc(ld->errors, '\n');
+	ld->nerrors++;
+}
+
+/* Appends "FILE:LINE: warning: message" to the warnings. */
+void
+ld_warning(struct loader *ld, int line, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (line > 0)
+		buf_printf(ld->warnings, "%s:%d: warning: ", ld->path, line);
+	else
+		buf_printf(ld->warnings, "%s: warning: ", ld->path);
+	va_start(ap, fmt);
+	buf_vprintf(ld->warnings, fmt, ap);
+	va_end(ap);
+	buf_addc(ld->warnings, '\n');
+}
+
+/* ---- who else can change what the worker runs ---- */
+
+/* Says who, besides the worker's own user, the handler's run user and
+ * root, can change the file or folder st; returns 0 when nobody can.
+ *   - anyone, when it is world-writable;
+ *   - when the worker runs as root, also the members of a group other
+ *     than root's (gid 0) that may write it, and an owner other than
+ *     root or the run user (an owner can chmod at will): either could
+ *     make root run their code.  An ordinary worker is not warned about
+ *     these: its files are commonly group-writable by the user's own
+ *     private group or owned by a deploy user, and whoever controls them
+ *     gains no more than that worker's rights.
+ * A folder with the sticky bit (/tmp) lets others add entries but not
+ * replace ours, so with_mode = 0 skips the mode tests for such a folder
+ * above the file's own. */
+static int
+other_writers(const struct stat *st, uid_t run_uid, int with_mode, char *who, size_t len)
+{
+	if (with_mode && (st->st_mode & S_IWOTH)) {
+		snprintf(who, len, "world-writable (chmod o-w)");
+		return 1;
+	}
+	if (geteuid() != 0)
+		return 0;
+	if (with_mode && (st->st_mode & S_IWGRP) && st->st_gid != 0) {
+		struct group *gr = getgrgid(st->st_gid);
+
+		if (gr != NULL)
+			snprintf(who, len, "writable by group %s (chmod g-w)", gr->gr_name);
+		else
+			snprintf(who, len, "writable by group %lu (chmod g-w)", (unsigned long)st->st_gid);
+		return 1;
+	}
+	if (st->st_uid != 0 && st->st_uid != run_uid) {
+		struct passwd *pw = getpwuid(st->st_uid);
+
+		if (pw != NULL)
+			snprintf(who, len, "owned by user %s", pw->pw_name);
+		else
+			snprintf(who, len, "owned by uid %lu", (unsigned long)st->st_uid);
+		return 1;
+	}
+	return 0;
+}
+
+/* Walks the folders that hold the absolute path, nearest first; warns
+ * about the first one others can change (they could replace the file
+ * with their own).  Returns 1 when it warned. */
+static int
+check_folders(struct loader *ld, int line, const char *what, const char *path, uid_t run_uid)
+{
+	char *dir = xstrdup(path), *slash, who[160];
+	struct stat st;
+	int nearest = 1, warned = 0;
+
+	while (!warned && (slash = strrchr(dir, '/')) != NULL) {
+		if (slash == dir)
+			slash[1] = '\0';
+		else
+			*slash = '\0';
+		if (stat(dir, &st) == 0 &&
+		    other_writers(&st, run_uid, nearest || !(st.st_mode & S_ISVTX), who, sizeof who)) {
+			ld_warning(ld, line, "%s %s is in %s, which is %s: others could replace it", what,
+			    path, dir, who);
+			warned = 1;
+		}
+		if (strcmp(dir, "/") == 0)
+			break;
+		nearest = 0;
+	}
+	free(dir);
+	return warned;
+}
+
+/* Warns (one line at most) when someone other than the worker's user,
+ * run_uid and root can change the file at path, or one of the folders
+ * on its way, as written and with symbolic links resolved. */
+void
+ld_check_writers(struct loader *ld, int line, const char *what, const char *path, uid_t run_uid)
+{
+	char real[PATH_MAX], who[160];
+	struct stat st;
+
+	if (stat(path, &st) < 0)
+		return; /* a missing program is reported elsewhere */
+	if (other_writers(&st, run_uid, 1, who, sizeof who)) {
+		ld_warning(ld, line, "%s %s is %s: others could change what jobq runs", what, path, who);
+		return;
+	}
+	if (path[0] == '/' && check_folders(ld, line, what, path, run_uid))
+		return;
+	if (realpath(path, real) != NULL && strcmp(real, path) != 0)
+		check_folders(ld, line, what, real, run_uid);
+}
+
+/* ---- pass 1: lines, sections, entries ---- */
+
+/* Starts a new section at line. */
+static struct section *
+add_section(struct loader *ld, const char *name, int line)
+{
+	struct section *s;
+
+	ld->sections = xrealloc(ld->sections, (ld->nsections + 1) * sizeof *ld->sections);
+	s = &ld->sections[ld->nsections++];
+	memset(s, 0, sizeof *s);
+	s->name = xstrdup(name);
+	s->line = line;
+	return s;
+}
+
+/* Notes a "[name]" header so empty sections exist too. */
+static void
+see_header(struct loader *ld, const char *line)
+{
+	const char *p = line, *end;
+	char *name;
+
+	while (isspace((unsigned char)*p))
+		p++;
+	if (*p != '[')
+		return;
+	end = strchr(p, ']');
+	if (end == NULL)
+		return; /* inih reports it */
+	name = xstrndup(p + 1, (size_t)(end - p - 1));
+	add_section(ld, str_trim(name), ld->lineno);
+	free(name);
+}
+
+/* The ini_reader: hands inih one line at a time and counts it. */
+static char *
+read_line(char *str, int num, void *stream)
+{
+	struct loader *ld = stream;
+	ssize_t n = getline(&ld->linebuf, &ld->linecap, ld->fp);
+	const char *p;
+
+	if (n < 0)
+		return NULL;
+	ld->lineno++;
+	if (n > 0 && ld->linebuf[n - 1] == '\n')
+		ld->linebuf[--n] = '\0';
+	if (n > 0 && ld->linebuf[n - 1] == '\r')
+		ld->linebuf[--n] = '\0';
+	/* Editors on Windows start UTF-8 files with a byte-order mark. */
+	if (ld->lineno == 1 && n >= 3 && memcmp(ld->linebuf, "\xEF\xBB\xBF", 3) == 0) {
+		memmove(ld->linebuf, ld->linebuf + 3, (size_t)n - 2);
+		n -= 3;
+	}
+	if (n >= num - 1) {
+		ld_error(ld, ld->lineno, "line too long (%zd characters, at most %d)", n, num - 2);
+		str[0] = '\0';
+		return str;
+	}
+	ld->continuation = n > 0 && isspace((unsigned char)ld->linebuf[0]);
+	for (p = ld->linebuf; isspace((unsigned char)*p); p++)
+		;
+	if (*p == '\0' || *p == ';' || *p == '#')
+		ld->continuation = 0;
+	else if (!ld->continuation && (*p == '[' ? strchr(p, ']') == NULL : strpbrk(p, "=:") == NULL)) {
+		/* inih reports only its first error: report each one here
+		 * and hand inih an empty line instead. */
+		ld_error(ld, ld->lineno, "syntax error (expected [section], key = value or a comment)");
+		str[0] = '\0';
+		return str;
+	}
+	see_header(ld, ld->linebuf);
+	memcpy(str, ld->linebuf, (size_t)n + 1);
+	return str;
+}
+
+/* The inih handler: files each key = value under the section it is in. */
+static int
+on_entry(void *user, const char *section, const char *key, const char *value)
+{
+	struct loader *ld = user;
+	struct section *s;
+	struct entry *e;
+
+	(void)section;
+	if (ld->continuation) {
+		ld_error(ld, ld->lineno, "indented line: continuation lines are not supported");
+		return 1;
+	}
+	if (ld->nsections == 0) {
+		ld_error(ld, ld->lineno, "key '%s' outside any section", key);
+		return 1;
+	}
+	s = &ld->sections[ld->nsections - 1];
+	s->entries = xrealloc(s->entries, (s->nentries + 1) * sizeof *s->entries);
+	e = &s->entries[s->nentries++];
+	e->key = xstrdup(key);
+	e->value = xstrdup(value);
+	e->line = ld->lineno;
+	return 1;
+}
+
+/* The folder that holds path, with symbolic links resolved when it can
+ * be (relative paths in the file are read from there). */
+static char *
+dir_of(const char *path)
+{
+	char *slash = strrchr(path, '/'), *dir, resolved[PATH_MAX];
+
+	if (slash == NULL)
+		dir = xstrdup(".");
+	else if (slash == path)
+		dir = xstrdup("/");
+	else
+		dir = xstrndup(path, (size_t)(slash - path));
+	if (realpath(dir, resolved) != NULL) {
+		free(dir);
+		dir = xstrdup(resolved);
+	}
+	return dir;
+}
+
+/* Opens path for pass 1 and notes where problems are reported; -1 when
+ * it cannot be opened (reported). */
+int
+ld_open(struct loader *ld, const char *path, int flags, struct buf *errors, struct buf *warnings)
+{
+	memset(ld, 0, sizeof *ld);
+	ld->path = path;
+	ld->errors = errors;
+	ld->warnings = warnings;
+	ld->flags = flags;
+	if ((ld->fp = fopen(path, "r")) == NULL) {
+		ld_error(ld, 0, "cannot open configuration: %s", strerror(errno));
+		return -1;
+	}
+	ld->config_dir = dir_of(path);
+	return 0;
+}
+
+/* Pass 1: reads the whole file into ld->sections. */
+void
+ld_read(struct loader *ld)
+{
+	int rc = ini_parse_stream(read_line, ld, on_entry, ld);
+
+	if (rc > 0)
+		ld_error(ld, rc, "syntax error (expected [section], key = value or a comment)");
+	else if (rc < 0)
+		ld_error(ld, 0, "cannot read configuration");
+}
+
+/* Closes the file and frees what pass 1 read. */
+void
+ld_free(struct loader *ld)
+{
+	size_t i, j;
+
+	fclose(ld->fp);
+	for (i = 0; i < ld->nsections; i++) {
+		for (j = 0; j < ld->sections[i].nentries; j++) {
+			free(ld->sections[i].entries[j].key);
+			free(ld->sections[i].entries[j].value);
+		}
+		free(ld->sections[i].entries);
+		free(ld->sections[i].name);
+	}
+	free(ld->sections);
+	free(ld->linebuf);
+	free(ld->config_dir);
+	free(ld->password_file);
+}
+
+/* ---- value parsers: each reports its own error and returns -1 ---- */
+
+/* A duration of at least min_ms. */
+int
+ld_duration(struct loader *ld, const struct entry *e, int64_t *out, int64_t min_ms)
+{
+	char err[ERRSZ];
+
+	if (duration_parse(e->value, out, err) < 0) {
+		ld_error(ld, e->line, "%s: %s", e->key, err);
+		return -1;
+	}
+	if (*out < min_ms) {
+		char d[32];
+
+		duration_format(min_ms, d, sizeof d);
+		ld_error(ld, e->line, "%s: '%s' is too short (at least %s)", e->key, e->value, d);
+		return -1;
+	}
+	return 0;
+}
+
+/* A whole number from min to max. */
+int
+ld_uint(struct loader *ld, const struct entry *e, int64_t min, int64_t max, int64_t *out)
+{
+	if (str_to_int64(e->value, min, max, out) < 0) {
+		ld_error(ld, e->line, "%s: bad number '%s' (expected a whole number from %lld to %lld)",
+		    e->key, e->value, (long long)min, (long long)max);
+		return -1;
+	}
+	return 0;
+}
+
+/* A byte size ("64K", "2M"). */
+int
+ld_size(struct loader *ld, const struct entry *e, size_t *out)
+{
+	char err[ERRSZ];
+
+	if (size_parse(e->value, out, err) < 0) {
+		ld_error(ld, e->line, "%s: %s", e->key, err);
+		return -1;
+	}
+	return 0;
+}
+
+/* Output kept per stream: 1 KiB to 4 MiB, so that the stored text (at
+ * most three bytes per kept byte after UTF-8 repair) fits MEDIUMTEXT. */
+int
+ld_output_limit(struct loader *ld, const struct entry *e, size_t *out)
+{
+	if (ld_size(ld, e, out) < 0)
+		return -1;
+	if (*out < 1024 || *out > 4 * 1024 * 1024) {
+		ld_error(ld, e->line, "%s: '%s' is out of range (1K to 4M)", e->key, e->value);
+		return -1;
+	}
+	return 0;
+}
+
+/* yes/true/on/1 or no/false/off/0, in any case. */
+int
+ld_bool(struct loader *ld, const struct entry *e, int *out)
+{
+	static const char *const yes[] = { "yes", "true", "on", "1" };
+	static const char *const no[] = { "no", "false", "off", "0" };
+	size_t i;
+
+	for (i = 0; i < ARRAY_LEN(yes); i++) {
+		if (strcasecmp(e->value, yes[i]) == 0)
+			return *out = 1, 0;
+		if (strcasecmp(e->value, no[i]) == 0)
+			return *out = 0, 0;
+	}
+	ld_error(ld, e->line, "%s: expected yes or no, not '%s'", e->key, e->value);
+	return -1;
+}
+
+/* Replaces *dst with a copy of value (a later key wins). */
+void
+ld_str(char **dst, const char *value)
+{
+	free(*dst);
+	*dst = xstrdup(value);
+}
+
+/* A PCRE2 pattern, compiled; NULL when bad (reported). */
+pcre2_code *
+ld_regex(struct loader *ld, const struct entry *e)
+{
+	int code;
+	PCRE2_SIZE offset;
+	pcre2_code *re;
+
+	re = pcre2_compile((PCRE2_SPTR)e->value, PCRE2_ZERO_TERMINATED, PCRE2_UTF, &code, &offset, NULL);
+	if (re == NULL) {
+		PCRE2_UCHAR msg[256];
+
+		pcre2_get_error_message(code, msg, sizeof msg);
+		ld_error(ld, e->line, "%s: bad regular expression at offset %zu: %s", e->key, (size_t)offset,
+		    (const char *)msg);
+	}
+	return re;
+}
+
+/* Reports a key that section s does not take. */
+void
+ld_unknown_key(struct loader *ld, const struct section *s, const struct entry *e)
+{
+	ld_error(ld, e->line, "unknown key '%s' in [%s]", e->key, s->name);
+}
