@@ -211,6 +211,39 @@ interpret(struct loader *ld, struct conf *c)
 	conf_handler_free_fields(&defaults);
 }
 
+/* Refuses an on_success chain that comes back to h (a -> a, a -> b -> a):
+ * every done job would enqueue the next one forever.  Reported once per
+ * loop, at the line of its first handler in the file. */
+static void
+on_success_loop(struct loader *ld, const struct conf *c, size_t first)
+{
+	const struct handler *h = c->handlers[first], *k = h;
+	struct buf path;
+	size_t steps, i;
+
+	for (steps = 0; steps < c->nhandlers && k->on_success != NULL; steps++) {
+		if ((k = conf_handler(c, k->on_success)) == NULL)
+			return;
+		for (i = 0; i < first; i++)
+			if (c->handlers[i] == k)
+				return; /* a loop through an earlier handler: reported there */
+		if (k == h)
+			break;
+	}
+	if (k != h || h->on_success == NULL)
+		return;
+	buf_init(&path);
+	buf_adds(&path, h->type);
+	k = h;
+	do {
+		k = conf_handler(c, k->on_success);
+		buf_printf(&path, " -> %s", k->type);
+	} while (k != h);
+	ld_error(ld, h->on_success_line,
+	    "on_success: %s is a loop (each done job would enqueue the next forever)", path.data);
+	buf_free(&path);
+}
+
 /* Checks what only makes sense once everything is loaded. */
 static void
 validate(struct loader *ld, struct conf *c)
@@ -225,6 +258,8 @@ validate(struct loader *ld, struct conf *c)
 			ld_error(ld, h->on_success_line,
 			    "on_success: unknown job type '%s' (no [handler %s] section)", h->on_success,
 			    h->on_success);
+		else
+			on_success_loop(ld, c, i);
 	}
 }
 

@@ -11,6 +11,7 @@
 #      script that does not exec its interpreter no longer hides it;
 #  15. sys.exit(N) inside a Python helper-based handler means what exit
 #      status N means, in both modes (0 done, 75 retry, 65 dead);
+#  12. on_success loops (a -> a, a -> b -> a) are refused at load;
 #  14. a persistent handler's status line followed by anything else on
 #      the same line is a protocol violation, not a status.
 . "$top_srcdir/tests/lib.sh"
@@ -170,4 +171,30 @@ EOC
 	is "$(where "$e0"),$(where "$e75"),$(where "$e65")" "gone,queue,failed" \
 		"[$mode] item 15: sys.exit(0) is done, sys.exit(75) retried, sys.exit(65) dead-lettered"
 done
+# 12: on_success loops are refused when the configuration is read.
+write_conf <<EOC
+[queue default]
+[handler a]
+exec = /bin/true
+on_success = b
+[handler b]
+exec = /bin/true
+on_success = a
+[handler self]
+exec = /bin/true
+on_success = self
+[handler c]
+exec = /bin/true
+on_success = a
+[handler end]
+exec = /bin/true
+[handler chain]
+exec = /bin/true
+on_success = end
+EOC
+out=$(jq_ check 2>&1 >/dev/null; echo "rc=$?")
+like "$out" "jobq.ini:[0-9]+: on_success: a -> b -> a is a loop" "item 12: a -> b -> a is refused with its line"
+like "$out" "jobq.ini:[0-9]+: on_success: self -> self is a loop" "item 12: self -> self is refused"
+like "$out" "rc=78" "item 12: ... exit 78 (configuration error)"
+is "$(grep -c 'is a loop' <<<"$out")" 2 "item 12: each loop is reported once; a chain into a loop and a plain chain are not loops"
 finish
