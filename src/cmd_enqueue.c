@@ -5,47 +5,26 @@
  * its INSERT within the server's packet) before anything is written;
  * --dry-run runs the very same checks.
  *
- * A batch is streamed twice, with memory bounded by one chunk whatever
- * the input's size.  Pass 1 checks every line, reporting each bad one,
- * and hashes the input; stdin that cannot be rewound (a pipe) is spooled
- * to an unlinked temporary file on the way.  Only if every line is good
- * does pass 2 read the input again and insert it in chunks.  Each chunk
- * commits in one transaction with the batch's progress row
- * (queue_batch.c), so after a lost connection the count printed is the
- * exact count committed, and re-running with the batch key the error
- * names adds exactly the lines that are missing.
- *
- * Why not one transaction for the whole batch: a million-row transaction
- * keeps every job invisible to workers until the end, holds its undo on
- * the server, loses all the work when the connection drops (and its
- * rollback can take longer than the insert), and can exceed a Galera
- * cluster's write-set limit.  Checking first gives the all-or-nothing
- * that matters (bad data writes nothing); the progress row makes the
- * chunks exactly-once across failures. */
+ * This file is the command: it turns the options into the defaults every
+ * job gets (struct batch_ctx), then writes one job here or hands stdin to
+ * the batch driver, enqueue_batch.c (two passes, resumable chunks). */
 #include "config.h"
 
-#include <errno.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "batch.h"
 #include "cli.h"
 #include "duration.h"
+#include "enqueue_batch.h"
 #include "flow.h"
 #include "isotime.h"
 #include "queue.h"
 #include "utf8.h"
 #include "wakeup.h"
 
-#define CHUNK_ROWS 2000
-#define CHUNK_BYTES (4 * 1024 * 1024)
-#define BLOCK (64 * 1024)
-#define MAX_REPORTED 100 /* bad lines reported one by one; the rest are counted */
 #define KEY_MAX 64
 
 static void
@@ -87,483 +66,6 @@ usage(void)
 	       "Exit status: 0 enqueued (or refused by --unique-key), 65 bad input (nothing\n"
 	       "written), 69 database unavailable (a batch says how much was committed),\n"
 	       "78 configuration error.\n");
-}
-
-/* ---- reading the input: lines, bounded, hashed, optionally spooled ---- */
-
-struct reader {
-	FILE *in;
-	FILE *copy; /* pass 1 of a pipe: every byte read is written here too */
-	char *block;
-	size_t pos, end;
-	struct buf line;
-	size_t max;      /* a longer line is skipped (too_long) */
-	int too_long;    /* the last line was longer than max */
-	int error;       /* errno of a failed read or write, 0 if none */
-	uint64_t lineno; /* of the last line returned, 1-based */
-	uint64_t hash;   /* FNV-1a of every byte read */
-};
-
-static void
-reader_init(struct reader *r, FILE *in, FILE *copy, size_t max)
-{
-	memset(r, 0, sizeof *r);
-	r->in = in;
-	r->copy = copy;
-	r->max = max;
-	r->block = xmalloc(BLOCK);
-	r->hash = 14695981039346656037ULL;
-	buf_init(&r->line);
-}
-
-static void
-reader_free(struct reader *r)
-{
-	free(r->block);
-	buf_free(&r->line);
-}
-
-/* Reads the next block; 0 at the end of the input or on an error. */
-static int
-fill(struct reader *r)
-{
-	size_t n = fread(r->block, 1, BLOCK, r->in), i;
-
-	if (n == 0) {
-		if (ferror(r->in))
-			r->error = errno ? errno : EIO;
-		return 0;
-	}
-	for (i = 0; i + 8 <= n; i += 8) { /* FNV-1a over 8-byte words: a change detector, not a MAC */
-		uint64_t w;
-
-		memcpy(&w, r->block + i, 8);
-		r->hash = (r->hash ^ w) * 1099511628211ULL;
-		r->hash ^= r->hash >> 29;
-	}
-	for (; i < n; i++)
-		r->hash = (r->hash ^ (unsigned char)r->block[i]) * 1099511628211ULL;
-	if (r->copy != NULL && fwrite(r->block, 1, n, r->copy) != n)
-		r->error = errno ? errno : EIO;
-	r->pos = 0;
-	r->end = n;
-	return r->error == 0;
-}
-
-/* The next line without its newline (any bytes, NUL included), in
- * r->line; 0 at the end of the input.  A line longer than r->max is
- * returned empty with too_long set, so memory stays bounded. */
-static int
-next_line(struct reader *r)
-{
-	int any = 0;
-
-	buf_reset(&r->line);
-	r->too_long = 0;
-	for (;;) {
-		char *p, *nl;
-		size_t n;
-
-		if (r->pos == r->end && !fill(r))
-			break;
-		p = r->block + r->pos;
-		nl = memchr(p, '\n', r->end - r->pos);
-		n = nl != NULL ? (size_t)(nl - p) : r->end - r->pos;
-		any = 1;
-		if (!r->too_long && r->line.len + n > r->max) {
-			r->too_long = 1;
-			buf_reset(&r->line);
-		}
-		if (!r->too_long)
-			buf_add(&r->line, p, n);
-		r->pos += n + (nl != NULL);
-		if (nl != NULL)
-			break;
-	}
-	if (!any || r->error)
-		return 0;
-	r->lineno++;
-	return 1;
-}
-
-/* The current line without surrounding blanks (and a CR before the
- * newline); *len 0 for a blank line. */
-static const char *
-trimmed(const struct reader *r, size_t *len)
-{
-	const char *s = r->line.len ? r->line.data : "";
-	size_t l = r->line.len;
-
-	while (l > 0 && (s[l - 1] == '\r' || s[l - 1] == ' ' || s[l - 1] == '\t'))
-		l--;
-	while (l > 0 && (*s == ' ' || *s == '\t'))
-		s++, l--;
-	*len = l;
-	return s;
-}
-
-/* ---- a batch ---- */
-
-/* Set by SIGINT, SIGTERM or SIGHUP: pass 2 stops after the chunk it is
- * writing and reports what is committed, rather than dying mid-chunk
- * without saying which key resumes. */
-static volatile sig_atomic_t stop_signal;
-
-static void
-on_signal(int sig)
-{
-	stop_signal = sig;
-}
-
-static void
-catch_signals(void)
-{
-	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
-	struct sigaction sa;
-	size_t i;
-
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = on_signal;
-	sa.sa_flags = SA_RESTART; /* the statement in flight completes */
-	sigemptyset(&sa.sa_mask);
-	for (i = 0; i < ARRAY_LEN(sigs); i++)
-		sigaction(sigs[i], &sa, NULL);
-}
-
-struct batch_run {
-	const struct batch_ctx *ctx;
-	struct db *db;
-	const char *key;
-	int dry_run;
-	struct batch_progress p;
-	struct batch_job *jobs; /* the chunk being filled */
-	struct enqueue_item *items;
-	size_t n, bytes, max_bytes;
-	uint64_t chunk_last; /* input line of the chunk's last job */
-	uint64_t added;      /* jobs this run committed (or, dry, printed) */
-};
-
-/* Mixes the command line's defaults into the input's hash: resuming a
- * batch with other --queue, --priority... would give its second half
- * other jobs than its first. */
-static uint64_t
-defaults_hash(uint64_t h, const struct batch_ctx *ctx)
-{
-	char *d = xasprintf("%s|%lld|%s|%d|%u", ctx->queue ? ctx->queue : "", (long long)ctx->delay_ms,
-	    ctx->at ? ctx->at : "", ctx->priority, ctx->max_attempts);
-	const char *p;
-
-	for (p = d; *p != '\0'; p++)
-		h = (h ^ (unsigned char)*p) * 1099511628211ULL;
-	free(d);
-	return h;
-}
-
-/* Pass 1: checks every line, reporting the bad ones; counts lines and
- * jobs and hashes the input into *p.  Returns the number of bad lines. */
-static uint64_t
-check_all(struct reader *r, const struct batch_ctx *ctx, struct batch_progress *p)
-{
-	struct batch_job job;
-	char err[ERRSZ];
-	uint64_t bad = 0;
-
-	while (next_line(r)) {
-		size_t l;
-		const char *s = trimmed(r, &l);
-
-		if (r->too_long)
-			errf(err, "longer than %zu bytes", r->max);
-		else if (l == 0)
-			continue;
-		else if (batch_line_parse(s, l, ctx, &job, err) == 0) {
-			batch_job_clear(&job);
-			p->jobs_total++;
-			continue;
-		}
-		if (++bad <= MAX_REPORTED)
-			fprintf(stderr, "jobq: line %llu: %s\n", (unsigned long long)r->lineno, err);
-	}
-	p->lines_total = r->lineno;
-	snprintf(
-	    p->input_hash, sizeof p->input_hash, "%016llx", (unsigned long long)defaults_hash(r->hash, ctx));
-	if (bad > MAX_REPORTED)
-		cli_error("... and %llu more bad lines", (unsigned long long)(bad - MAX_REPORTED));
-	return bad;
-}
-
-static void
-print_job(uint64_t line, const struct enqueue_item *e)
-{
-	char d[48];
-
-	if (e->at != NULL)
-		snprintf(d, sizeof d, "at %s", e->at);
-	else
-		duration_format(e->delay_ms, d, sizeof d);
-	printf("line %llu: %s queue=%s priority=%d %s%s payload=%s\n", (unsigned long long)line, e->type,
-	    e->queue, e->priority, e->at ? "" : "delay=", d, e->payload);
-}
-
-/* Writes (or, dry, prints) the chunk, which ends at input line to_line. */
-static int
-flush(struct batch_run *b, uint64_t to_line, char *err)
-{
-	size_t i;
-	int rc = DB_OK;
-
-	for (i = 0; i < b->n; i++) {
-		b->items[i] = b->jobs[i].e;
-		if (b->items[i].at != NULL) /* the job may have moved slots */
-			b->items[i].at = b->jobs[i].at;
-	}
-	if (b->dry_run)
-		b->p.lines_done = to_line;
-	else
-		rc = queue_batch_add(b->db, b->key, &b->p, to_line, b->items, b->n, err);
-	if (rc == DB_OK)
-		b->added += b->n;
-	if (rc == DB_OK && !b->dry_run)
-		wakeup_enqueued(b->ctx->conf, b->items, b->n);
-	for (i = 0; i < b->n; i++)
-		batch_job_clear(&b->jobs[i]);
-	b->n = 0;
-	b->bytes = 0;
-	return rc;
-}
-
-/* Pass 2: reads the checked input again from line p.lines_done + 1 and
- * writes it chunk by chunk. */
-static int
-write_all(struct reader *r, struct batch_run *b, char *err)
-{
-	int rc = DB_OK;
-
-	while (rc == DB_OK && next_line(r)) {
-		struct batch_job *job = &b->jobs[b->n];
-		size_t l;
-		const char *s;
-
-		if (stop_signal) {
-			errf(err, "stopped by %s", signal_name(stop_signal));
-			return DB_EFAIL;
-		}
-
-		if (r->lineno <= b->p.lines_done)
-			continue; /* committed by an earlier run of this batch */
-		s = trimmed(r, &l);
-		if (l == 0)
-			continue;
-		if (r->too_long || batch_line_parse(s, l, b->ctx, job, err) < 0) {
-			errf(err, "line %llu changed since it was checked", (unsigned long long)r->lineno);
-			return DB_EFAIL;
-		}
-		if (b->dry_run)
-			print_job(r->lineno, &job->e);
-		if (b->n > 0 && b->bytes + job->sql_len > b->max_bytes) {
-			struct batch_job last = *job; /* flush() clears slots 0..n-1 */
-
-			memset(job, 0, sizeof *job);
-			rc = flush(b, b->chunk_last, err);
-			b->jobs[0] = last;
-		}
-		b->bytes += b->jobs[b->n].sql_len;
-		b->n++;
-		b->chunk_last = r->lineno;
-		if (rc == DB_OK && b->n == CHUNK_ROWS)
-			rc = flush(b, r->lineno, err);
-	}
-	if (r->error) {
-		errf(err, "reading the input again: %s", strerror(r->error));
-		return DB_EFAIL;
-	}
-	if (rc == DB_OK && (b->n > 0 || b->p.lines_done < r->lineno))
-		rc = flush(b, r->lineno, err); /* to the last line: the batch is complete */
-	return rc;
-}
-
-/* After a failed chunk: reads back what is committed (reconnecting if
- * the connection was lost) and says it, with the key that resumes. */
-static int
-report_failure(struct batch_run *b, int rc, const char *err)
-{
-	char err2[ERRSZ];
-	unsigned long long total = b->p.jobs_total;
-	int exact = 0, found = 0, i;
-
-	cli_error("enqueue: %s", err);
-	for (i = 0; i < 3 && !exact && !b->dry_run; i++) {
-		if (i > 0)
-			sleep(1);
-		if ((db_connected(b->db) || db_connect(b->db, 1, err2) == DB_OK) &&
-		    queue_batch_get(b->db, b->key, &b->p, &found, err2) == DB_OK && found)
-			exact = 1;
-	}
-	if (exact && b->p.jobs_done == 0)
-		cli_error("nothing was written; run again (with --batch-key %s or without)", b->key);
-	else if (exact)
-		cli_error("%llu of %llu jobs are committed (input lines 1-%llu of batch %s); run again with "
-		          "--batch-key %s and the same input to add the other %llu",
-		    (unsigned long long)b->p.jobs_done, total, (unsigned long long)b->p.lines_done, b->key,
-		    b->key, total - (unsigned long long)b->p.jobs_done);
-	else
-		cli_error(
-		    "at least %llu of %llu jobs are committed (input lines 1-%llu of batch %s), and the "
-		    "next chunk may be (its COMMIT got no answer); run again with --batch-key %s and the "
-		    "same input: it adds exactly the jobs that are missing",
-		    (unsigned long long)b->p.jobs_done, total, (unsigned long long)b->p.lines_done, b->key,
-		    b->key);
-	return rc == DB_EGONE ? EX_UNAVAILABLE : EXIT_FAIL;
-}
-
-/* Finds or starts the batch row and checks it belongs to this input;
- * dry runs only look. */
-static int
-open_batch(struct batch_run *b)
-{
-	struct batch_progress old;
-	char err[ERRSZ];
-	int rc, same = 1, found = 0;
-
-	if (b->dry_run) {
-		rc = queue_batch_get(b->db, b->key, &old, &found, err);
-		if (rc == DB_OK && found) {
-			same = strcmp(old.input_hash, b->p.input_hash) == 0 &&
-			    old.lines_total == b->p.lines_total && old.jobs_total == b->p.jobs_total;
-			b->p.lines_done = old.lines_done;
-			b->p.jobs_done = old.jobs_done;
-		}
-	} else
-		rc = queue_batch_open(b->db, b->key, &b->p, &same, err);
-	if (rc != DB_OK) {
-		cli_error("enqueue: %s (nothing was written)", err);
-		return rc == DB_EGONE ? EX_UNAVAILABLE : EXIT_FAIL;
-	}
-	if (!same) {
-		cli_error("batch key '%s' was used with other input or options (%llu lines, %llu jobs then); "
-		          "nothing was written",
-		    b->key, (unsigned long long)old.lines_total, (unsigned long long)old.jobs_total);
-		return EX_DATAERR;
-	}
-	if (b->p.lines_done > 0)
-		fprintf(stderr, "jobq: batch %s: lines 1-%llu (%llu jobs) were committed before; %s\n",
-		    b->key, (unsigned long long)b->p.lines_done, (unsigned long long)b->p.jobs_done,
-		    b->p.lines_done == b->p.lines_total ? "the batch is complete" : "going on from there");
-	return 0;
-}
-
-/* Pass 2 and its report. */
-static int
-write_batch(struct batch_run *b, struct reader *r)
-{
-	char err[ERRSZ];
-	size_t i;
-	int rc;
-
-	if ((rc = open_batch(b)) != 0)
-		return rc;
-	if (!b->dry_run) {
-		catch_signals();
-		if (isatty(STDERR_FILENO))
-			fprintf(stderr, "jobq: batch %s: writing %llu jobs\n", b->key,
-			    (unsigned long long)(b->p.jobs_total - b->p.jobs_done));
-	}
-	b->jobs = xcalloc(CHUNK_ROWS, sizeof *b->jobs);
-	b->items = xcalloc(CHUNK_ROWS, sizeof *b->items);
-	b->max_bytes = db_max_packet(b->db) - BATCH_SQL_OVERHEAD;
-	if (b->max_bytes > CHUNK_BYTES)
-		b->max_bytes = CHUNK_BYTES;
-	rc = write_all(r, b, err);
-	for (i = 0; i < CHUNK_ROWS; i++)
-		batch_job_clear(&b->jobs[i]);
-	free(b->jobs);
-	free(b->items);
-	if (rc != DB_OK)
-		return report_failure(b, rc, err);
-	if (b->dry_run)
-		printf("would enqueue %llu job%s (dry run: nothing written)\n", (unsigned long long)b->added,
-		    b->added == 1 ? "" : "s");
-	else
-		printf("enqueued %llu job%s (batch %s)\n", (unsigned long long)b->added,
-		    b->added == 1 ? "" : "s", b->key);
-	return 0;
-}
-
-/* Where pass 2 reads from: stdin rewound if it is a regular file, else
- * an unlinked temporary file that pass 1 fills. */
-static int
-open_spool(FILE **spool, off_t *start)
-{
-	struct stat st;
-	const char *dir = getenv("TMPDIR");
-	char *path;
-	int fd;
-
-	*spool = NULL;
-	if (fstat(STDIN_FILENO, &st) == 0 && S_ISREG(st.st_mode) && (*start = ftello(stdin)) >= 0)
-		return 0;
-	path = xasprintf("%s/jobq-batch.XXXXXX", dir != NULL && *dir != '\0' ? dir : "/tmp");
-	if ((fd = mkstemp(path)) < 0 || unlink(path) < 0 || (*spool = fdopen(fd, "w+")) == NULL) {
-		cli_error("enqueue: create a temporary file %s: %s", path, strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		free(path);
-		return EXIT_FAIL;
-	}
-	free(path);
-	return 0;
-}
-
-static int
-rewind_input(FILE *spool, off_t start, FILE **in)
-{
-	*in = spool != NULL ? spool : stdin;
-	if ((spool != NULL && fflush(spool) != 0) || fseeko(*in, spool != NULL ? 0 : start, SEEK_SET) != 0) {
-		cli_error("enqueue: rewind the input: %s", strerror(errno));
-		return EXIT_FAIL;
-	}
-	clearerr(*in);
-	return 0;
-}
-
-static int
-batch(const struct batch_ctx *ctx, struct db *db, const char *key, int dry_run)
-{
-	struct batch_run b;
-	struct reader r;
-	FILE *spool, *in;
-	off_t start = 0;
-	uint64_t bad;
-	int rc;
-
-	memset(&b, 0, sizeof b);
-	b.ctx = ctx;
-	b.db = db;
-	b.key = key;
-	b.dry_run = dry_run;
-	if ((rc = open_spool(&spool, &start)) != 0)
-		return rc;
-	reader_init(&r, stdin, spool, batch_line_max(ctx));
-	bad = check_all(&r, ctx, &b.p);
-	if (r.error) {
-		cli_error("enqueue: reading the input%s: %s (nothing was written)",
-		    spool ? " or spooling it" : "", strerror(r.error));
-		rc = EXIT_FAIL;
-	} else if (bad > 0) {
-		cli_error(
-		    "%llu bad line%s; nothing was enqueued", (unsigned long long)bad, bad == 1 ? "" : "s");
-		rc = EX_DATAERR;
-	} else if (b.p.jobs_total == 0)
-		printf(dry_run ? "would enqueue 0 jobs (dry run: nothing written)\n" : "enqueued 0 jobs\n");
-	else if ((rc = rewind_input(spool, start, &in)) == 0) {
-		reader_free(&r);
-		reader_init(&r, in, NULL, batch_line_max(ctx));
-		rc = write_batch(&b, &r);
-	}
-	reader_free(&r);
-	if (spool != NULL)
-		fclose(spool);
-	return rc;
 }
 
 /* ---- a single job ---- */
@@ -671,15 +173,6 @@ out:
 
 /* ---- the command ---- */
 
-static int
-key_ok(const char *k)
-{
-	size_t n = strlen(k);
-
-	return n > 0 && n <= KEY_MAX &&
-	    strspn(k, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._:-") == n;
-}
-
 /* A fresh key: the local time for people to recognise, and randomness
  * so that two runs never share one. */
 static void
@@ -707,81 +200,132 @@ struct opts {
 	int64_t unique_for_ms;
 };
 
+/* The steps of parse_opt: each checks optarg for one option and stores
+ * it, returning -1, or says what is wrong and returns EX_USAGE. */
+
+/* --delay, --unique-for: a duration (90, 90s, 5m, 2h...). */
+static int
+duration_opt(const char *name, int64_t *ms)
+{
+	char err[ERRSZ];
+
+	if (duration_parse(optarg, ms, err) < 0)
+		return cli_usage_error("enqueue", "--%s: %s", name, err);
+	return -1;
+}
+
+/* --priority, --max-attempts: a whole number in lo..hi. */
+static int
+int_opt(const char *name, int64_t lo, int64_t hi, int64_t *v)
+{
+	if (str_to_int64(optarg, lo, hi, v) < 0)
+		return cli_usage_error("enqueue", "--%s: expected %lld to %lld, not '%s'", name,
+		    (long long)lo, (long long)hi, optarg);
+	return -1;
+}
+
+/* One rule for every option: a value that does not parse is a usage
+ * error (64), like --delay 5x; one that parses but the job may not have
+ * (a year past 9999 in UTC) is bad data (65), found by the same check a
+ * batch line gets. */
+static int
+at_opt(struct batch_ctx *ctx)
+{
+	char utc[64], err[ERRSZ];
+
+	if (isotime_to_utc(optarg, utc, sizeof utc, err) == -1)
+		return cli_usage_error("enqueue", "--at: %s", err);
+	ctx->at = optarg;
+	return -1;
+}
+
+/* --batch-key: 1 to KEY_MAX characters that are safe in a shell and a
+ * log line. */
+static int
+batch_key_opt(struct opts *o)
+{
+	size_t n = strlen(optarg);
+
+	if (n == 0 || n > KEY_MAX ||
+	    strspn(optarg, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._:-") != n)
+		return cli_usage_error(
+		    "enqueue", "--batch-key: 1 to %d of A-Z a-z 0-9 . _ : -, not '%s'", KEY_MAX, optarg);
+	o->key = optarg;
+	return -1;
+}
+
+/* --unique-key: what jobs.unique_key holds, with no control characters. */
+static int
+unique_key_opt(struct opts *o)
+{
+	size_t n = strlen(optarg), i;
+
+	for (i = 0; i < n && (unsigned char)optarg[i] >= 0x20 && optarg[i] != 0x7f; i++)
+		;
+	if (n == 0 || n > UNIQUE_KEY_MAX || i < n || utf8_valid_prefix(optarg, n) != n)
+		return cli_usage_error("enqueue",
+		    "--unique-key: expected 1 to %d bytes of UTF-8 without control characters",
+		    UNIQUE_KEY_MAX);
+	o->unique_key = optarg;
+	return -1;
+}
+
+/* --unique-for: a duration above 0. */
+static int
+unique_for_opt(struct opts *o)
+{
+	int rc = duration_opt("unique-for", &o->unique_for_ms);
+
+	if (rc >= 0)
+		return rc;
+	if (o->unique_for_ms <= 0)
+		return cli_usage_error(
+		    "enqueue", "--unique-for: expected a duration above 0, not '%s'", optarg);
+	return -1;
+}
+
+/* One option of enqueue's own: -1 once stored, else the exit status. */
 static int
 parse_opt(int opt, struct opts *o)
 {
-	char err[ERRSZ];
 	int64_t v;
+	int rc = -1;
 
 	switch (opt) {
 	case 'q':
 		o->ctx.queue = optarg;
 		break;
 	case 'd':
-		if (duration_parse(optarg, &o->ctx.delay_ms, err) < 0)
-			return cli_usage_error("enqueue", "--delay: %s", err);
-		break;
-	case OPT_AT: {
-		char utc[64];
-
-		/* One rule for every option: a value that does not parse is a
-		 * usage error (64), like --delay 5x; one that parses but the
-		 * job may not have (a year past 9999 in UTC) is bad data (65),
-		 * found by the same check a batch line gets. */
-		if (isotime_to_utc(optarg, utc, sizeof utc, err) == -1)
-			return cli_usage_error("enqueue", "--at: %s", err);
-		o->ctx.at = optarg;
-		break;
-	}
+		return duration_opt("delay", &o->ctx.delay_ms);
+	case OPT_AT:
+		return at_opt(&o->ctx);
 	case 'p':
-		if (str_to_int64(optarg, -32768, 32767, &v) < 0)
-			return cli_usage_error(
-			    "enqueue", "--priority: expected -32768 to 32767, not '%s'", optarg);
-		o->ctx.priority = (int)v;
+		if ((rc = int_opt("priority", -32768, 32767, &v)) < 0)
+			o->ctx.priority = (int)v;
 		break;
 	case OPT_MAX_ATTEMPTS:
-		if (str_to_int64(optarg, 1, 1000000, &v) < 0)
-			return cli_usage_error(
-			    "enqueue", "--max-attempts: expected 1 to 1000000, not '%s'", optarg);
-		o->ctx.max_attempts = (unsigned)v;
+		if ((rc = int_opt("max-attempts", 1, 1000000, &v)) < 0)
+			o->ctx.max_attempts = (unsigned)v;
 		break;
 	case OPT_BATCH:
 		o->is_batch = 1;
 		break;
 	case 'k':
-		if (!key_ok(optarg))
-			return cli_usage_error("enqueue",
-			    "--batch-key: 1 to %d of A-Z a-z 0-9 . _ : -, not '%s'", KEY_MAX, optarg);
-		o->key = optarg;
-		break;
+		return batch_key_opt(o);
 	case 'n':
 		o->dry_run = 1;
 		break;
-	case 'u': {
-		size_t n = strlen(optarg), i;
-
-		for (i = 0; i < n && (unsigned char)optarg[i] >= 0x20 && optarg[i] != 0x7f; i++)
-			;
-		if (n == 0 || n > UNIQUE_KEY_MAX || i < n || utf8_valid_prefix(optarg, n) != n)
-			return cli_usage_error("enqueue",
-			    "--unique-key: expected 1 to %d bytes of UTF-8 without control characters",
-			    UNIQUE_KEY_MAX);
-		o->unique_key = optarg;
-		break;
-	}
+	case 'u':
+		return unique_key_opt(o);
 	case OPT_UNIQUE_FOR:
-		if (duration_parse(optarg, &o->unique_for_ms, err) < 0)
-			return cli_usage_error("enqueue", "--unique-for: %s", err);
-		if (o->unique_for_ms <= 0)
-			return cli_usage_error(
-			    "enqueue", "--unique-for: expected a duration above 0, not '%s'", optarg);
-		break;
+		return unique_for_opt(o);
 	default:
 		return EX_USAGE;
 	}
-	return -1;
+	return rc;
 }
 
+/* Options that do not go together, and the arguments, as usage errors. */
 static int
 check_args(const struct opts *o, int argc)
 {
@@ -850,7 +394,7 @@ cmd_enqueue(int argc, char **argv)
 		o.ctx.max_packet = db_max_packet(db);
 		if (o.key == NULL)
 			new_key(key, sizeof key);
-		rc = batch(&o.ctx, db, o.key != NULL ? o.key : key, o.dry_run);
+		rc = enqueue_batch_run(&o.ctx, db, o.key != NULL ? o.key : key, o.dry_run);
 	}
 	db_free(db);
 	conf_free(c);

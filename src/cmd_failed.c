@@ -457,6 +457,64 @@ enum { OPT_ALL = 256, OPT_LIMIT, OPT_OLDER, OPT_JSON, OPT_DRY_RUN, OPT_AFTER, OP
 
 #define LIST_PAGE 50
 
+/* --limit, --after, --before: which page `failed list` shows; -1 once
+ * stored, else the exit status. */
+static int
+page_opt(int opt, struct opts *o)
+{
+	int64_t v;
+
+	if (opt == OPT_LIMIT) {
+		if (str_to_int64(optarg, 0, 1000000000, &v) < 0)
+			return cli_usage_error(
+			    "failed", "--limit: expected a number (0: all), not '%s'", optarg);
+		o->f.limit = (unsigned)v;
+		o->limit_set = 1;
+	} else if (cli_parse_id(optarg, opt == OPT_AFTER ? &o->f.after : &o->f.before) < 0)
+		return cli_usage_error(
+		    "failed", "--%s: '%s' is not a job id", opt == OPT_AFTER ? "after" : "before", optarg);
+	return -1;
+}
+
+/* One option of failed's own: -1 once stored (or not one of them),
+ * else the exit status. */
+static int
+parse_opt(int opt, struct opts *o)
+{
+	char err[ERRSZ];
+
+	switch (opt) {
+	case 'q':
+		o->f.queue = optarg;
+		break;
+	case 't':
+		o->f.type = optarg;
+		break;
+	case OPT_LIMIT:
+	case OPT_AFTER:
+	case OPT_BEFORE:
+		return page_opt(opt, o);
+	case OPT_ALL:
+		o->all = 1;
+		break;
+	case OPT_OLDER:
+		if (duration_parse(optarg, &o->older_than_ms, err) < 0)
+			return cli_usage_error("failed", "--older-than: %s", err);
+		break;
+	case OPT_JSON:
+		o->json = 1;
+		break;
+	case OPT_DRY_RUN:
+		o->dry_run = 1;
+		break;
+	case 'y':
+		o->yes = 1;
+		break;
+	}
+	return -1;
+}
+
+/* Fills *o from the command line; -1 to go on, else the exit status. */
 static int
 parse_opts(int argc, char **argv, struct opts *o)
 {
@@ -474,55 +532,15 @@ parse_opts(int argc, char **argv, struct opts *o)
 		{ "before", required_argument, NULL, OPT_BEFORE },
 		{ NULL, 0, NULL, 0 },
 	};
-	char err[ERRSZ];
-	int64_t v;
 	int opt, rc;
 
 	memset(o, 0, sizeof *o);
 	o->older_than_ms = -1;
 	o->f.limit = LIST_PAGE;
 	/* Options may follow the subcommand: jobq failed retry --all. */
-	while ((opt = getopt_long(argc, argv, "c:hq:t:y", longopts, NULL)) != -1) {
-		if ((rc = cli_common_opt(opt, "failed", usage)) >= 0)
+	while ((opt = getopt_long(argc, argv, "c:hq:t:y", longopts, NULL)) != -1)
+		if ((rc = cli_common_opt(opt, "failed", usage)) >= 0 || (rc = parse_opt(opt, o)) >= 0)
 			return rc;
-		switch (opt) {
-		case 'q':
-			o->f.queue = optarg;
-			break;
-		case 't':
-			o->f.type = optarg;
-			break;
-		case OPT_LIMIT:
-			if (str_to_int64(optarg, 0, 1000000000, &v) < 0)
-				return cli_usage_error(
-				    "failed", "--limit: expected a number (0: all), not '%s'", optarg);
-			o->f.limit = (unsigned)v;
-			o->limit_set = 1;
-			break;
-		case OPT_AFTER:
-		case OPT_BEFORE:
-			if (cli_parse_id(optarg, opt == OPT_AFTER ? &o->f.after : &o->f.before) < 0)
-				return cli_usage_error("failed", "--%s: '%s' is not a job id",
-				    opt == OPT_AFTER ? "after" : "before", optarg);
-			break;
-		case OPT_ALL:
-			o->all = 1;
-			break;
-		case OPT_OLDER:
-			if (duration_parse(optarg, &o->older_than_ms, err) < 0)
-				return cli_usage_error("failed", "--older-than: %s", err);
-			break;
-		case OPT_JSON:
-			o->json = 1;
-			break;
-		case OPT_DRY_RUN:
-			o->dry_run = 1;
-			break;
-		case 'y':
-			o->yes = 1;
-			break;
-		}
-	}
 	return -1;
 }
 

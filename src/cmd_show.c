@@ -99,17 +99,13 @@ add_time(cJSON *o, const char *k, const char *v)
 	free(iso);
 }
 
+/* The job's own fields, in print_json's order: what it is, its payload
+ * (as JSON when it parses), its attempts and when it is due. */
 static void
-print_json(
-    const struct conf *c, const struct job_view *v, const struct run_row *runs, size_t nruns, uint64_t total)
+json_add_job(cJSON *o, const struct job_view *v, unsigned max)
 {
-	cJSON *o = cJSON_CreateObject(), *arr, *payload = cJSON_Parse(v->payload);
-	unsigned max, failing;
-	int64_t next_ms;
-	char *s;
-	size_t i;
+	cJSON *payload = cJSON_Parse(v->payload);
 
-	policy(c, v, &max, &next_ms, &failing);
 	cJSON_AddNumberToObject(o, "id", (double)v->id);
 	cJSON_AddStringToObject(o, "state", v->state);
 	cJSON_AddStringToObject(o, "queue", v->queue);
@@ -126,6 +122,12 @@ print_json(
 	add_time(o, "available_at", v->available_at);
 	if (v->available_at != NULL)
 		cJSON_AddNumberToObject(o, "available_in_seconds", (double)v->available_in_ms / 1000.0);
+}
+
+/* Who holds the job and until when; its progress only while it runs. */
+static void
+json_add_lease(cJSON *o, const struct job_view *v)
+{
 	add_str(o, "reserved_by", v->reserved_by);
 	add_time(o, "reserved_at", v->reserved_at);
 	add_time(o, "lease_expires_at", v->lease_expires_at);
@@ -135,6 +137,13 @@ print_json(
 		cJSON_AddNumberToObject(o, "progress", v->progress);
 		add_str(o, "progress_note", v->progress_note);
 	}
+}
+
+/* How it failed so far, and the backoff its next failure would get
+ * (null when none: no handler, or no attempts left). */
+static void
+json_add_failure(cJSON *o, const struct job_view *v, int64_t next_ms)
+{
 	add_str(o, "last_error", v->last_error);
 	if (next_ms > 0)
 		cJSON_AddNumberToObject(o, "next_backoff_seconds", (double)next_ms / 1000.0);
@@ -144,9 +153,15 @@ print_json(
 	add_str(o, "exit_status", v->exit_status);
 	add_str(o, "reason", v->reason);
 	add_str(o, "error", v->exception);
-	cJSON_AddStringToObject(o, "timezone", "UTC"); /* of every time above */
-	cJSON_AddNumberToObject(o, "runs_total", (double)total);
-	arr = cJSON_AddArrayToObject(o, "runs");
+}
+
+/* The runs as an array "runs" of o; a result is JSON when it parses. */
+static void
+json_add_runs(cJSON *o, const struct run_row *runs, size_t nruns)
+{
+	cJSON *arr = cJSON_AddArrayToObject(o, "runs");
+	size_t i;
+
 	for (i = 0; i < nruns; i++) {
 		cJSON *r = cJSON_CreateObject();
 
@@ -167,6 +182,26 @@ print_json(
 		}
 		cJSON_AddItemToArray(arr, r);
 	}
+}
+
+/* `show --json`: the job, its policy and its last runs as one object,
+ * every time in UTC; runs_total counts all runs, shown or not. */
+static void
+print_json(
+    const struct conf *c, const struct job_view *v, const struct run_row *runs, size_t nruns, uint64_t total)
+{
+	cJSON *o = cJSON_CreateObject();
+	unsigned max, failing;
+	int64_t next_ms;
+	char *s;
+
+	policy(c, v, &max, &next_ms, &failing);
+	json_add_job(o, v, max);
+	json_add_lease(o, v);
+	json_add_failure(o, v, next_ms);
+	cJSON_AddStringToObject(o, "timezone", "UTC"); /* of every time above */
+	cJSON_AddNumberToObject(o, "runs_total", (double)total);
+	json_add_runs(o, runs, nruns);
 	s = cJSON_Print(o);
 	puts(s);
 	cJSON_free(s);
