@@ -275,11 +275,8 @@ flush(struct batch_run *b, uint64_t to_line, char *err)
 	size_t i;
 	int rc = DB_OK;
 
-	for (i = 0; i < b->n; i++) {
-		b->items[i] = b->jobs[i].e;
-		if (b->items[i].at != NULL) /* the job may have moved slots */
-			b->items[i].at = b->jobs[i].at;
-	}
+	for (i = 0; i < b->n; i++)
+		b->items[i] = b->jobs[i].e; /* its strings are on the heap: a copy is safe */
 	if (b->dry_run)
 		b->p.lines_done = to_line;
 	else
