@@ -30,12 +30,16 @@ struct alert {
 struct alerts {
 	struct alert *list;
 	size_t n;
+	int64_t stop_at; /* the worker stops: running alerts are stopped then */
 };
 
 struct alerts *
 alerts_new(void)
 {
-	return xcalloc(1, sizeof(struct alerts));
+	struct alerts *a = xcalloc(1, sizeof(struct alerts));
+
+	a->stop_at = INT64_MAX;
+	return a;
 }
 
 static void
@@ -104,8 +108,21 @@ alert_start(struct alerts *a, size_t i)
 	return 0;
 }
 
+/* Drops alert i, which has not started, with a log line. */
+static void
+alert_drop(struct alerts *a, size_t i)
+{
+	struct alert *x = &a->list[i];
+
+	log_warn("job %llu: on_dead %s not run: the worker stops (the job stays dead-lettered)",
+	    (unsigned long long)x->j.id, x->h.argv[0]);
+	alert_clear(x);
+	a->list[i] = a->list[--a->n];
+}
+
 /* Runs h's on_dead program for dead job job_id with json (taken) on its
- * stdin: now, or once fewer than ALERTS_MAX run. */
+ * stdin: now, or once fewer than ALERTS_MAX run (not at all once the
+ * worker stops: alerts_stop). */
 void
 alerts_add(struct alerts *a, const struct handler *h, uint64_t job_id, char *json)
 {
@@ -133,8 +150,33 @@ alerts_add(struct alerts *a, const struct handler *h, uint64_t job_id, char *jso
 	x->j.payload = json;
 	x->j.payload_len = strlen(json);
 	x->j.attempt = 1;
-	if (alerts_busy(a) < ALERTS_MAX)
+	if (a->stop_at != INT64_MAX)
+		alert_drop(a, a->n - 1);
+	else if (alerts_busy(a) < ALERTS_MAX)
 		alert_start(a, a->n - 1);
+}
+
+/* The worker stops and says so: a backlog of alerts must not hold it up
+ * (40 alerts of 2 s each kept a stopping worker 18 s).  Alerts still
+ * waiting their turn are dropped, each logged (its job stays in
+ * failed_jobs, where `jobq failed list` shows it); those running get
+ * ALERT_STOP_MS more, then are stopped as a timeout would stop them. */
+void
+alerts_stop(struct alerts *a, int64_t now)
+{
+	size_t i = 0;
+
+	if (a->stop_at != INT64_MAX)
+		return;
+	a->stop_at = now + ALERT_STOP_MS;
+	while (i < a->n)
+		if (a->list[i].run == NULL)
+			alert_drop(a, i);
+		else
+			i++;
+	if (a->n > 0)
+		log_info("the worker stops: waiting at most %d s for %zu on_dead program%s still running",
+		    ALERT_STOP_MS / 1000, a->n, a->n == 1 ? "" : "s");
 }
 
 unsigned
@@ -228,6 +270,12 @@ alerts_tick(struct alerts *a, int64_t now)
 		alert_clear(x);
 		a->list[i] = a->list[--a->n];
 	}
+	if (now >= a->stop_at) {
+		for (i = 0; i < a->n; i++)
+			if (a->list[i].run != NULL)
+				runner_terminate(a->list[i].run);
+		return;
+	}
 	for (i = 0; i < a->n && alerts_busy(a) < ALERTS_MAX; i++)
 		if (a->list[i].run == NULL && !alert_start(a, i))
 			i--;
@@ -243,5 +291,5 @@ alerts_deadline(const struct alerts *a)
 	for (i = 0; i < a->n; i++)
 		if (a->list[i].run != NULL && (d = runner_deadline(a->list[i].run)) < t)
 			t = d;
-	return t;
+	return a->n > 0 && a->stop_at < t ? a->stop_at : t;
 }

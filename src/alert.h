@@ -11,6 +11,7 @@
 
 #define ALERTS_MAX 4          /* on_dead programs running at once; more wait their turn */
 #define ALERT_TIMEOUT_MS 30000 /* an on_dead program is killed after this long */
+#define ALERT_STOP_MS 5000     /* ... or this long after the worker began to stop */
 
 struct alerts;
 
@@ -23,6 +24,7 @@ int alerts_fds(struct alerts *a, struct pollfd *pfd);
 void alerts_io(struct alerts *a, const struct pollfd *pfd);
 int alerts_reap(struct alerts *a, pid_t pid);
 void alerts_tick(struct alerts *a, int64_t now);
+void alerts_stop(struct alerts *a, int64_t now);
 int64_t alerts_deadline(const struct alerts *a);
 
 #endif

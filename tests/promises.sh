@@ -11,6 +11,8 @@
 #      script that does not exec its interpreter no longer hides it;
 #  15. sys.exit(N) inside a Python helper-based handler means what exit
 #      status N means, in both modes (0 done, 75 retry, 65 dead);
+#   5. schedule names that differ only in case are two schedules, each
+#      with its own fires and history;
 #  12. on_success loops (a -> a, a -> b -> a) are refused at load;
 #  14. a persistent handler's status line followed by anything else on
 #      the same line is a protocol violation, not a status.
@@ -197,4 +199,24 @@ like "$out" "jobq.ini:[0-9]+: on_success: a -> b -> a is a loop" "item 12: a -> 
 like "$out" "jobq.ini:[0-9]+: on_success: self -> self is a loop" "item 12: self -> self is refused"
 like "$out" "rc=78" "item 12: ... exit 78 (configuration error)"
 is "$(grep -c 'is a loop' <<<"$out")" 2 "item 12: each loop is reported once; a chain into a loop and a plain chain are not loops"
+# 5: [schedule Report] and [schedule report] both fire, each its own history.
+empty_tables
+write_conf <<EOC
+[queue default]
+[handler echo]
+exec = /bin/true
+[schedule Report]
+cron = 0 * * * *
+type = echo
+payload = {"which": "Report"}
+[schedule report]
+cron = 0 * * * *
+type = echo
+payload = {"which": "report"}
+EOC
+JOBQ_SCHEDULER_NOW=2026-01-05T10:00:05Z jq_ schedule --quiet 2>"$T/tick.case.log"
+is "$(sql "SELECT GROUP_CONCAT(payload ORDER BY BINARY payload SEPARATOR ' ') FROM jobs WHERE type = 'echo'")" \
+	'{"which": "Report"} {"which": "report"}' "item 5: Report and report both fire at 10:00"
+is "$(sql "SELECT GROUP_CONCAT(name ORDER BY BINARY name SEPARATOR ' ') FROM jobq_schedule_runs")" "Report report" \
+	"item 5: each has its own run row"
 finish
