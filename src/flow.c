@@ -269,6 +269,16 @@ unique_try(
 			return holder(db, it->unique_key, 1, &u->id, err);
 		}
 	}
+	/* A plain key is refused too while a window on it is open: the
+	 * window outlives its job, which the jobs index alone cannot see.
+	 * (Were a window opened concurrently, its job is still in jobs and
+	 * the index refuses one of the two.) */
+	if (rc == DB_OK && unique_for_ms <= 0 &&
+	    (rc = holder(db, it->unique_key, 1, &u->id, err)) == DB_OK && u->id != 0) {
+		db_rollback(db);
+		u->refused = u->in_window = 1;
+		return DB_OK;
+	}
 	if (rc == DB_OK)
 		rc = queue_enqueue(db, it, 1, &u->id, err);
 	if (rc != DB_OK && dup_of(db, err, "jobs_unique")) {

@@ -13,6 +13,8 @@
 #      status N means, in both modes (0 done, 75 retry, 65 dead);
 #   5. schedule names that differ only in case are two schedules, each
 #      with its own fires and history;
+#   8. a plain --unique-key enqueue is refused while an earlier
+#      --unique-for window on the key is open (its job done or not);
 #  12. on_success loops (a -> a, a -> b -> a) are refused at load;
 #  14. a persistent handler's status line followed by anything else on
 #      the same line is a protocol violation, not a status.
@@ -219,4 +221,23 @@ is "$(sql "SELECT GROUP_CONCAT(payload ORDER BY BINARY payload SEPARATOR ' ') FR
 	'{"which": "Report"} {"which": "report"}' "item 5: Report and report both fire at 10:00"
 is "$(sql "SELECT GROUP_CONCAT(name ORDER BY BINARY name SEPARATOR ' ') FROM jobq_schedule_runs")" "Report report" \
 	"item 5: each has its own run row"
+# 8: a plain key while a window on it is open.
+empty_tables
+write_conf <<EOC
+[worker]
+poll_interval = 20ms
+[queue default]
+[handler echo]
+exec = /bin/true
+EOC
+w=$(jq_ enqueue --unique-key w8 --unique-for 1h echo '{}')
+timeout 60 "$JOBQ" -c "$CONF" work --stop-when-empty 2>/dev/null
+is "$(where "$w")" gone "item 8: the job that opened the window is done"
+out=$(jq_ enqueue --unique-key w8 echo '{}' 2>"$T/err8")
+is "$out" "$w" "item 8: a plain --unique-key enqueue during the window prints the holder, enqueues nothing"
+like "$(cat "$T/err8")" "its --unique-for window is still open" "item 8: ... and says why"
+is "$(sql "SELECT COUNT(*) FROM jobs")" 0 "item 8: no job was queued"
+sql "UPDATE jobq_unique SET expires_at = UTC_TIMESTAMP(6) - INTERVAL 1 SECOND WHERE unique_key = 'w8'"
+n=$(jq_ enqueue --unique-key w8 echo '{}' 2>/dev/null)
+is "$(where "$n")" queue "item 8: once the window has passed the key is free"
 finish
