@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "cron.h"
 #include "duration.h"
+#include "schedule_view.h"
 #include "scheduler.h"
 #include "schedules.h"
 
@@ -127,9 +128,9 @@ print_row(const struct schedule *s, const struct schedule_status *st)
 	char next[64], last[64], counts[48];
 	char *what = what_text(s);
 
-	scheduler_fire_text(s, st->next, next, sizeof next);
+	schedule_view_fire_text(s, st->next, next, sizeof next);
 	if (st->last_fire[0] != '\0')
-		scheduler_fire_text(s, st->last_fire_t, last, sizeof last);
+		schedule_view_fire_text(s, st->last_fire_t, last, sizeof last);
 	else
 		snprintf(last, sizeof last, "-");
 	snprintf(counts, sizeof counts, "%llu/%llu", (unsigned long long)st->runs,
@@ -155,7 +156,7 @@ list(const struct conf *c, struct db *db, int json, int64_t window_s)
 		cJSON *arr;
 		char *text;
 
-		if ((rc = scheduler_list_json(c, db, window_s, &arr, err)) != DB_OK)
+		if ((rc = schedule_view_list_json(c, db, window_s, &arr, err)) != DB_OK)
 			return db_status(rc, err);
 		text = cJSON_Print(arr);
 		printf("%s\n", text);
@@ -163,14 +164,14 @@ list(const struct conf *c, struct db *db, int json, int64_t window_s)
 		cJSON_Delete(arr);
 		return 0;
 	}
-	if ((rc = scheduler_now(db, &now, err)) != DB_OK ||
+	if ((rc = schedules_now(db, &now, err)) != DB_OK ||
 	    (rc = schedules_load(c, db, &v, &n, err)) != DB_OK)
 		return db_status(rc, err);
 	duration_format(window_s * 1000, wtext, sizeof wtext);
 	printf("%-16s %-3s %-3s %-15s %-25s %-25s %-8s %-9s %s\n", "NAME", "SRC", "ON", "CRON", "NEXT FIRE",
 	    "LAST FIRE", "OUTCOME", "RUNS/FAIL", "WHAT");
 	for (i = 0; i < n && rc == DB_OK; i++) {
-		if ((rc = scheduler_status(db, v[i], now, window_s, &st, err)) != DB_OK)
+		if ((rc = schedule_view_status(db, v[i], now, window_s, &st, err)) != DB_OK)
 			break;
 		print_row(v[i], &st);
 	}

@@ -1,5 +1,6 @@
-/* cron.h -- five-field cron expressions: parse, match, next fire time in
- * a time zone, and an English description. */
+/* cron.h -- five-field cron expressions: parse and match (cron.c), next
+ * fire time in a time zone (cron_next.c, on cron_zone.c), and an English
+ * description (cron_describe.c). */
 #ifndef JOBQ_CRON_H
 #define JOBQ_CRON_H
 

@@ -3,7 +3,6 @@
 #ifndef JOBQ_SCHEDULER_H
 #define JOBQ_SCHEDULER_H
 
-#include <cjson/cJSON.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -23,39 +22,10 @@ struct scheduler_counts {
 	unsigned enqueued, skipped, missed, late, failed;
 };
 
-/* What `jobq schedule --list` shows about one schedule. */
-struct schedule_status {
-	int64_t next;       /* 0: never */
-	char last_fire[40]; /* "" when it never fired */
-	int64_t last_fire_t;
-	int last_manual;
-	char outcome[16]; /* done, queued, running, stale, retrying, failed, skipped, missed */
-	uint64_t last_job;
-	uint64_t runs, failures, skipped, missed; /* within the window */
-};
-
-/* One fire of a schedule (jobq_schedule_runs) and what became of it. */
-struct schedule_fire {
-	char at[40]; /* UTC, "YYYY-MM-DD HH:MM:SS.ffffff" */
-	int64_t at_t;
-	int manual;
-	uint64_t job;     /* 0: none enqueued (skipped, missed) */
-	char outcome[16]; /* as schedule_status.outcome */
-	char error[512];  /* the dead-lettered job's exception (start of it) */
-};
-
-int scheduler_now(struct db *db, int64_t *now, char *err);
 int scheduler_tick(const struct conf *c, struct db *db, const struct scheduler_opts *o,
     struct scheduler_counts *n, char *err);
 int scheduler_run_now(const struct conf *c, struct db *db, const struct schedule *s,
     const struct scheduler_opts *o, uint64_t *job_id, char *err);
-int scheduler_status(struct db *db, const struct schedule *s, int64_t now, int64_t window_s,
-    struct schedule_status *st, char *err);
-int scheduler_history(
-    struct db *db, const char *name, unsigned limit, struct schedule_fire **out, size_t *n, char *err);
-const char *scheduler_fire_text(const struct schedule *s, int64_t t, char *buf, size_t len);
-cJSON *scheduler_status_json(const struct schedule *s, const struct schedule_status *st);
-int scheduler_list_json(const struct conf *c, struct db *db, int64_t window_s, cJSON **out, char *err);
 int64_t scheduler_worker_tick(const struct conf *c, struct db *db);
 
 #endif

@@ -1,13 +1,15 @@
 /* schedules.c -- jobq_schedules and jobq_schedule_state: the schedules
  * kept in the database, and each schedule's on/off switch and how far
  * the scheduler has looked.  Every SQL statement on those two tables is
- * here. */
+ * here; so is the clock schedules are judged by (schedules_now), which
+ * the scheduler and the views of schedules share. */
 #include "config.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cron.h"
 #include "schedules.h"
 
 static struct schedule *
@@ -274,6 +276,37 @@ schedules_checked_until(struct db *db, const char *name, int64_t *until, int *fo
 		*until = strtoll(row[0], NULL, 10);
 		*found = *until > 2 * 86400;
 	}
+	db_res_free(r);
+	return DB_OK;
+}
+
+/* The clock every schedule is judged by: the database's, in seconds
+ * since the epoch (never the host's: hosts drift, and every host must
+ * agree on what is due).
+ *
+ * Test hook: JOBQ_SCHEDULER_NOW=ISO-8601 replaces the database's clock
+ * for deciding what is due (only that: leases, available_at and every
+ * other time stay the database's).  It lets the tests play hours of
+ * schedule in seconds. */
+int
+schedules_now(struct db *db, int64_t *now, char *err)
+{
+	const char *fixed = getenv("JOBQ_SCHEDULER_NOW");
+	struct db_res *r;
+	char **row;
+	int rc;
+
+	if (fixed != NULL && *fixed != '\0') {
+		struct cron_zone *utc = cron_zone_open("UTC", err);
+
+		rc = cron_parse_time(utc, fixed, now, err);
+		cron_zone_free(utc);
+		return rc < 0 ? DB_EFAIL : DB_OK;
+	}
+	if ((r = db_query(db, &rc, err, "SELECT UNIX_TIMESTAMP()")) == NULL)
+		return rc;
+	if ((row = db_res_next(r)) != NULL && row[0] != NULL)
+		*now = strtoll(row[0], NULL, 10);
 	db_res_free(r);
 	return DB_OK;
 }

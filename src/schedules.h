@@ -1,6 +1,6 @@
 /* schedules.h -- the one list of schedules: [schedule NAME] sections of
  * the INI and rows of jobq_schedules, with the on/off switches kept in
- * jobq_schedule_state. */
+ * jobq_schedule_state; and the clock they are judged by. */
 #ifndef JOBQ_SCHEDULES_H
 #define JOBQ_SCHEDULES_H
 
@@ -25,5 +25,6 @@ int schedules_remove(struct db *db, const char *name, char *err);
 int schedules_switch(struct db *db, const char *name, int enabled, char *err);
 int schedules_checked(struct db *db, const char *name, const char *until, char *err);
 int schedules_checked_until(struct db *db, const char *name, int64_t *until, int *found, char *err);
+int schedules_now(struct db *db, int64_t *now, char *err);
 
 #endif

@@ -26,6 +26,7 @@
 
 #include "cron.h"
 #include "log.h"
+#include "schedule_view.h"
 #include "scheduler.h"
 #include "schedules.h"
 #include "serve.h"
@@ -72,7 +73,7 @@ api_schedules(struct req *r)
 	if (serve_query_uint(r, "window", 1, 366 * 86400LL, 7 * 86400LL, &window_s) < 0)
 		return serve_error(r, 400, "window must be a whole number of seconds from 1 to 31622400");
 	tz_enter();
-	rc = scheduler_list_json(r->srv->conf, r->db, window_s, &arr, err);
+	rc = schedule_view_list_json(r->srv->conf, r->db, window_s, &arr, err);
 	tz_leave();
 	if (rc == SCHEDULES_CLASH) {
 		log_error("serve: %s", err);
@@ -151,7 +152,7 @@ api_schedule_history(struct req *r)
 		return ret;
 	}
 	schedules_free(v, n);
-	rc = scheduler_history(r->db, name, HISTORY_MAX, &f, &nf, err);
+	rc = schedule_view_history(r->db, name, HISTORY_MAX, &f, &nf, err);
 	tz_leave();
 	if (rc != DB_OK)
 		return serve_db_error(r, "schedule history", err);
@@ -368,7 +369,7 @@ api_cron_preview(struct req *r)
 
 	if (expr == NULL)
 		return serve_error(r, 400, "expr is required");
-	if ((rc = scheduler_now(r->db, &now, err)) != DB_OK)
+	if ((rc = schedules_now(r->db, &now, err)) != DB_OK)
 		return serve_db_error(r, "read the clock", err);
 	tz_enter();
 	if ((z = cron_zone_open(tz != NULL ? tz : "UTC", err)) == NULL ||

@@ -1,0 +1,258 @@
+/* schedule_view.c -- read-only views of the schedules: the status
+ * `jobq schedule --list` shows for each (next fire, last fire and its
+ * outcome, counts over a window), the same as JSON for --list --json and
+ * the dashboard, and a schedule's fire history.  A view over the stored
+ * schedules (schedules.c), the cron module's next-fire times and the
+ * jobq_schedule_runs rows the scheduler (scheduler.c) writes; it never
+ * ticks or enqueues.  Used by cmd_schedule.c and serve_schedules.c. */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "cron.h"
+#include "schedule_view.h"
+#include "schedules.h"
+
+/* The outcome word of the job a fire enqueued. */
+static void
+job_outcome(char **row, char *out, size_t len)
+{
+	const char *w = "done";
+
+	if (strcmp(row[2], "enqueued") != 0)
+		w = row[2];
+	else if (row[9] != NULL && strcmp(row[9], "1") == 0)
+		w = "failed";
+	else if (row[5] != NULL && strcmp(row[5], "1") == 0)
+		w = "running";
+	else if (row[6] != NULL && strcmp(row[6], "1") == 0)
+		w = "stale";
+	else if (row[7] != NULL && strtoull(row[7], NULL, 10) > 0)
+		w = "retrying";
+	else if (row[4] != NULL && strcmp(row[4], "1") == 0)
+		w = "queued";
+	snprintf(out, len, "%s", w);
+}
+
+/* Cuts a string shortened by snprintf back to its last whole UTF-8
+ * character. */
+static void
+utf8_trim_tail(char *s)
+{
+	size_t n = strlen(s), i = n;
+
+	while (i > 0 && ((unsigned char)s[i - 1] & 0xC0) == 0x80)
+		i--;
+	if (i > 0 && ((unsigned char)s[i - 1] & 0x80) != 0) {
+		unsigned char lead = (unsigned char)s[i - 1];
+		size_t need = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 1;
+
+		if (n - (i - 1) < need)
+			s[i - 1] = '\0';
+	}
+}
+
+/* The last limit fires of the schedule named name, newest first, each
+ * with what became of its job.  The one query behind both the "last
+ * fire" of --list and the dashboard's history.  *out is NULL when there
+ * are none; free it with free(). */
+int
+schedule_view_history(
+    struct db *db, const char *name, unsigned limit, struct schedule_fire **out, size_t *n, char *err)
+{
+	struct db_res *r;
+	char **row;
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	r = db_query(db, &rc, err,
+	    "SELECT r.fire_at, UNIX_TIMESTAMP(r.fire_at), r.status, r.job_id, j.id IS NOT NULL,"
+	    " j.lease_token IS NOT NULL AND j.lease_expires_at > UTC_TIMESTAMP(6),"
+	    " j.lease_token IS NOT NULL AND j.lease_expires_at <= UTC_TIMESTAMP(6),"
+	    " j.attempts, r.manual, f.id IS NOT NULL, f.exception"
+	    " FROM jobq_schedule_runs r LEFT JOIN jobs j ON j.id = r.job_id LEFT JOIN failed_jobs f ON f.id "
+	    "= r.job_id"
+	    " WHERE r.name = %q ORDER BY r.fire_at DESC LIMIT %u",
+	    name, limit);
+	if (r == NULL)
+		return rc;
+	if (db_res_rows(r) > 0)
+		*out = xcalloc(db_res_rows(r), sizeof **out);
+	while ((row = db_res_next(r)) != NULL) {
+		struct schedule_fire *f = &(*out)[(*n)++];
+
+		snprintf(f->at, sizeof f->at, "%s", row[0]);
+		f->at_t = strtoll(row[1], NULL, 10);
+		f->job = row[3] ? strtoull(row[3], NULL, 10) : 0;
+		f->manual = strcmp(row[8], "1") == 0;
+		job_outcome(row, f->outcome, sizeof f->outcome);
+		snprintf(f->error, sizeof f->error, "%s", row[10] ? row[10] : "");
+		utf8_trim_tail(f->error);
+	}
+	db_res_free(r);
+	return DB_OK;
+}
+
+/* The newest fire of s and what became of it, into st. */
+static int
+last_fire(struct db *db, const struct schedule *s, struct schedule_status *st, char *err)
+{
+	struct schedule_fire *f;
+	size_t n;
+	int rc;
+
+	if ((rc = schedule_view_history(db, s->name, 1, &f, &n, err)) != DB_OK)
+		return rc;
+	if (n > 0) {
+		snprintf(st->last_fire, sizeof st->last_fire, "%s", f->at);
+		st->last_fire_t = f->at_t;
+		st->last_job = f->job;
+		st->last_manual = f->manual;
+		snprintf(st->outcome, sizeof st->outcome, "%s", f->outcome);
+	}
+	free(f);
+	return DB_OK;
+}
+
+/* What `jobq schedule --list` shows for s: next fire after now, the last
+ * fire and what became of its job, and counts over the last window_s
+ * seconds (runs: jobs enqueued; failures: those now dead-lettered). */
+int
+schedule_view_status(struct db *db, const struct schedule *s, int64_t now, int64_t window_s,
+    struct schedule_status *st, char *err)
+{
+	struct cron_zone *z;
+	struct cron *cr;
+	struct db_res *r;
+	char **row, e2[ERRSZ];
+	int rc;
+
+	memset(st, 0, sizeof *st);
+	if ((z = cron_zone_open(s->timezone ? s->timezone : "UTC", e2)) != NULL &&
+	    (cr = cron_parse(s->cron, e2)) != NULL) {
+		if (cron_next(cr, z, now, &st->next) != CRON_FOUND)
+			st->next = 0;
+		cron_free(cr);
+	}
+	cron_zone_free(z);
+	if ((rc = last_fire(db, s, st, err)) != DB_OK)
+		return rc;
+	r = db_query(db, &rc, err,
+	    "SELECT COUNT(r.job_id), COUNT(f.id), COALESCE(SUM(r.status = 'skipped'), 0),"
+	    " COALESCE(SUM(r.status = 'missed'), 0)"
+	    " FROM jobq_schedule_runs r LEFT JOIN failed_jobs f ON f.id = r.job_id"
+	    " WHERE r.name = %q AND r.fire_at >= FROM_UNIXTIME(%I)",
+	    s->name, now - window_s);
+	if (r == NULL)
+		return rc;
+	if ((row = db_res_next(r)) != NULL) {
+		st->runs = strtoull(row[0], NULL, 10);
+		st->failures = strtoull(row[1], NULL, 10);
+		st->skipped = strtoull(row[2], NULL, 10);
+		st->missed = strtoull(row[3], NULL, 10);
+	}
+	db_res_free(r);
+	return DB_OK;
+}
+
+/* t as ISO 8601 in the schedule's zone ("never" for 0, "-" when the
+ * zone cannot be opened). */
+const char *
+schedule_view_fire_text(const struct schedule *s, int64_t t, char *buf, size_t len)
+{
+	char e2[ERRSZ];
+	struct cron_zone *z = cron_zone_open(s->timezone ? s->timezone : "UTC", e2);
+
+	if (t == 0 || z == NULL)
+		snprintf(buf, len, "%s", t == 0 ? "never" : "-");
+	else
+		cron_format(z, t, buf, len);
+	cron_zone_free(z);
+	return buf;
+}
+
+/* One schedule as `jobq schedule --list --json` (and the dashboard)
+ * show it. */
+static cJSON *
+status_json(const struct schedule *s, const struct schedule_status *st)
+{
+	cJSON *o = cJSON_CreateObject();
+	char buf[64];
+	char *when = NULL, e2[ERRSZ];
+	struct cron *cr = cron_parse(s->cron, e2);
+
+	cJSON_AddStringToObject(o, "name", s->name);
+	cJSON_AddStringToObject(o, "source", s->source == SCHEDULE_INI ? "ini" : "db");
+	cJSON_AddBoolToObject(o, "enabled", s->enabled);
+	cJSON_AddStringToObject(o, "cron", s->cron);
+	if (cr != NULL) {
+		when = cron_describe(cr);
+		cJSON_AddStringToObject(o, "when", when);
+		free(when);
+		cron_free(cr);
+	}
+	cJSON_AddStringToObject(o, "description", s->description ? s->description : "");
+	cJSON_AddStringToObject(o, "type", s->type ? s->type : "");
+	cJSON_AddStringToObject(o, "queue", s->queue ? s->queue : "");
+	cJSON_AddStringToObject(o, "timezone", s->timezone ? s->timezone : "");
+	cJSON_AddStringToObject(o, "overlap", s->overlap_allow ? "allow" : "skip");
+	cJSON_AddNumberToObject(o, "catch_up_s", (double)(s->catch_up_ms / 1000));
+	if (st->next != 0)
+		cJSON_AddStringToObject(
+		    o, "next_fire", schedule_view_fire_text(s, st->next, buf, sizeof buf));
+	else
+		cJSON_AddNullToObject(o, "next_fire");
+	if (st->last_fire[0] != '\0') {
+		cJSON_AddStringToObject(
+		    o, "last_fire", schedule_view_fire_text(s, st->last_fire_t, buf, sizeof buf));
+		cJSON_AddStringToObject(o, "last_outcome", st->outcome);
+		cJSON_AddBoolToObject(o, "last_manual", st->last_manual);
+		if (st->last_job)
+			cJSON_AddNumberToObject(o, "last_job", (double)st->last_job);
+	} else {
+		cJSON_AddNullToObject(o, "last_fire");
+		cJSON_AddNullToObject(o, "last_outcome");
+	}
+	cJSON_AddNumberToObject(o, "runs", (double)st->runs);
+	cJSON_AddNumberToObject(o, "failures", (double)st->failures);
+	cJSON_AddNumberToObject(o, "skipped", (double)st->skipped);
+	cJSON_AddNumberToObject(o, "missed", (double)st->missed);
+	if (s->problem)
+		cJSON_AddStringToObject(o, "problem", s->problem);
+	return o;
+}
+
+/* Every schedule (INI and database) with its status over the last
+ * window_s seconds, as the JSON array `jobq schedule --list --json`
+ * prints.  Returns DB_OK (and *out), SCHEDULES_CLASH or a DB_* code. */
+int
+schedule_view_list_json(const struct conf *c, struct db *db, int64_t window_s, cJSON **out, char *err)
+{
+	struct schedule **v;
+	struct schedule_status st;
+	int64_t now;
+	size_t n, i;
+	int rc;
+
+	*out = NULL;
+	if ((rc = schedules_now(db, &now, err)) != DB_OK ||
+	    (rc = schedules_load(c, db, &v, &n, err)) != DB_OK)
+		return rc;
+	*out = cJSON_CreateArray();
+	for (i = 0; i < n; i++) {
+		if ((rc = schedule_view_status(db, v[i], now, window_s, &st, err)) != DB_OK)
+			break;
+		cJSON_AddItemToArray(*out, status_json(v[i], &st));
+	}
+	schedules_free(v, n);
+	if (rc != DB_OK) {
+		cJSON_Delete(*out);
+		*out = NULL;
+	}
+	return rc;
+}
