@@ -1,6 +1,7 @@
 /* serve_static.c -- the dashboard's HTML, CSS and JavaScript, compiled
  * into the binary (serve_www.c).  Every page address gets the same
- * index.html; app.js reads the address and asks the JSON API. */
+ * index.html; its module app.js reads the address, draws that page with
+ * the page's module (jobs.js, ...) and asks the JSON API. */
 #include "config.h"
 
 #include <string.h>

@@ -1,0 +1,191 @@
+/* common.js -- what every page of the dashboard shares, below all of
+ * them: the session state, building elements, formatting (numbers,
+ * durations, times, state colours), toasts and the JSON API with its CSRF
+ * token.  It imports nothing; the shell (app.js) hands it its refresh and
+ * login through `shell`, so no page and no shell function is imported
+ * back into here.  Every value goes into the page as text (textContent,
+ * attributes), never as markup. */
+
+export const STATES = ["ready", "delayed", "reserved", "stale", "failed"];
+const SVG = "http://www.w3.org/2000/svg";
+export const app = { me: null, live: true, timer: null, page: null, busy: false };
+
+/* What the shell (app.js) does for the pages: redraw the current page
+ * and show the login form.  Set by app.js when it loads. */
+export const shell = { refresh: null, showLogin: null };
+
+/* el("td", {class: "num"}, "text", child...): an element; strings become
+ * text nodes. */
+export function el(tag, attrs, ...kids) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === null || v === undefined || v === false) continue;
+    if (k === "on") for (const [ev, fn] of Object.entries(v)) e.addEventListener(ev, fn);
+    else if (k === "text") e.textContent = v;
+    else e.setAttribute(k, v === true ? "" : String(v));
+  }
+  for (const kid of kids.flat(Infinity)) {
+    if (kid === null || kid === undefined || kid === false) continue;
+    e.append(kid instanceof Node ? kid : document.createTextNode(String(kid)));
+  }
+  return e;
+}
+
+export function svg(tag, attrs) {
+  const e = document.createElementNS(SVG, tag);
+  for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, String(v));
+  return e;
+}
+
+export function badge(state) {
+  return el("span", { class: "badge s-" + state }, state);
+}
+
+export function fmtNum(n) {
+  return Number(n).toLocaleString("en-US");
+}
+
+/* 90061000 -> "1d 1h"; keeps the two largest units. */
+export function fmtDur(ms) {
+  let s = Math.round(Math.abs(ms) / 1000);
+  if (s < 60) return s + "s";
+  const parts = [];
+  for (const [u, n] of [["d", 86400], ["h", 3600], ["m", 60], ["s", 1]]) {
+    if (s >= n) { parts.push(Math.floor(s / n) + u); s %= n; }
+    if (parts.length === 2) break;
+  }
+  return parts.join(" ");
+}
+
+export function dueIn(ms) {
+  return ms > 0 ? "in " + fmtDur(ms) : fmtDur(ms) + " ago";
+}
+
+/* Formats times in the configured zone ([worker] timezone) as
+ * "2026-11-30 21:26:01"; UTC when the browser does not know the zone. */
+let zoneFmt = null;
+function zoneFormat() {
+  if (zoneFmt) return zoneFmt;
+  const opts = { year: "numeric", month: "2-digit", day: "2-digit", hour: "2-digit", minute: "2-digit",
+    second: "2-digit", hourCycle: "h23" };
+  let tz = app.me && app.me.timezone ? app.me.timezone : "UTC";
+  try { new Intl.DateTimeFormat("sv-SE", { ...opts, timeZone: tz }); } catch (e) { tz = "UTC"; }
+  zoneFmt = { tz: tz, fmt: new Intl.DateTimeFormat("sv-SE", { ...opts, timeZone: tz }) };
+  return zoneFmt;
+}
+
+/* A time from the API (UTC, "2026-11-30 20:26:01.123456") in the
+ * configured zone, UTC on hover. */
+export function when(t) {
+  if (!t) return el("span", { class: "muted" }, "—");
+  const utc = t.replace(/\.\d+$/, "");
+  const d = new Date(utc.replace(" ", "T") + "Z");
+  if (isNaN(d)) return el("span", {}, t);
+  const z = zoneFormat();
+  return el("time", { datetime: utc.replace(" ", "T") + "Z", title: utc + " UTC" }, z.fmt.format(d));
+}
+
+export function firstLine(s) {
+  return (s || "").split("\n")[0];
+}
+
+export function toast(msg, isError) {
+  const t = document.getElementById("toast");
+  t.className = isError ? "error" : "";
+  t.textContent = msg;
+  clearTimeout(toast.timer);
+  toast.timer = setTimeout(() => { t.textContent = ""; }, 4000);
+}
+
+class HttpError extends Error {
+  constructor(status, msg, body) { super(msg); this.status = status; this.body = body; }
+}
+
+/* Calls the API; a POST carries the session's CSRF token.  A lost
+ * session shows the login form. */
+export async function api(path, body) {
+  const opts = { headers: {}, credentials: "same-origin" };
+  if (body !== undefined) {
+    opts.method = "POST";
+    opts.headers["Content-Type"] = "application/json";
+    opts.headers["X-CSRF-Token"] = app.me ? app.me.csrf : "";
+    opts.body = JSON.stringify(body);
+  }
+  const res = await fetch(path, opts);
+  let data = null;
+  try { data = await res.json(); } catch (e) { data = null; }
+  if (res.status === 401 && path !== "/api/login") {
+    app.me = null;
+    shell.showLogin();
+    throw new HttpError(401, "not logged in", data);
+  }
+  if (!res.ok) {
+    const err = new HttpError(res.status, (data && data.error) || ("HTTP " + res.status), data);
+    err.retryAfter = res.headers.get("Retry-After");
+    throw err;
+  }
+  return data;
+}
+
+/* Runs an admin action and reports it. */
+export async function act(path, body, done) {
+  try {
+    const r = await api(path, body);
+    if (done) toast(done(r));
+    await shell.refresh();
+  } catch (e) {
+    if (e.status !== 401) toast(e.message, true);
+  }
+}
+
+export function isAdmin() {
+  return app.me && app.me.role === "admin";
+}
+
+export function main() {
+  return document.getElementById("main");
+}
+
+export function setMain(title, ...kids) {
+  const m = main();
+  m.replaceChildren(...kids.flat(Infinity).filter((k) => k !== null && k !== undefined && k !== false));
+  document.title = title + " · jobq";
+}
+
+/* ---- shared by the pages' filters and forms ---- */
+
+export function filterForm(fields, onSubmit) {
+  const f = el("form", { class: "filters", on: { submit: (ev) => { ev.preventDefault(); onSubmit(new FormData(f)); } } },
+    fields, el("button", { type: "submit" }, "Filter"));
+  return f;
+}
+
+export function select(name, label, options, value) {
+  return el("label", {}, label,
+    el("select", { name: name },
+      el("option", { value: "" }, "any"),
+      options.map((o) => el("option", { value: o, selected: o === value }, o))));
+}
+
+export function params() {
+  return new URLSearchParams(location.search);
+}
+
+let enqueueCache = null;
+export async function enqueueOptions() {
+  if (!enqueueCache) enqueueCache = await api("/api/enqueue");
+  return enqueueCache;
+}
+
+/* Forgets what belongs to the previous session: the enqueue choices and
+ * the time zone. */
+export function resetCaches() {
+  enqueueCache = null;
+  zoneFmt = null;
+}
+
+export function navigate(path) {
+  history.pushState(null, "", path);
+  shell.refresh();
+  main().focus({ preventScroll: true });
+}

@@ -1,0 +1,67 @@
+/* failed.js -- the Dead letter page (/failed): the dead jobs, filtered by
+ * queue and type, with retry, forget and clear for an admin (from
+ * /api/failed). */
+
+import { act, api, el, enqueueOptions, filterForm, firstLine, fmtNum, isAdmin, navigate, params, select, setMain, when } from "./common.js";
+
+const selected = new Set();
+
+export async function pageFailed() {
+  const p = params();
+  const q = new URLSearchParams();
+  for (const k of ["queue", "type"]) if (p.get(k)) q.set(k, p.get(k));
+  const [d, form] = await Promise.all([api("/api/failed?" + q), enqueueOptions()]);
+  const ids = new Set(d.failed.map((f) => f.id));
+  for (const id of [...selected]) if (!ids.has(id)) selected.delete(id);
+  const admin = isAdmin();
+  const filt = { queue: p.get("queue") || "", type: p.get("type") || "" };
+  const retrySel = el("button", { id: "retry-selected", disabled: selected.size === 0, on: { click: () => {
+    act("/api/failed/retry", { ids: [...selected] }, (r) => "Retried " + r.retried);
+    selected.clear();
+  } } }, "Retry selected");
+  const forgetSel = el("button", { class: "danger", disabled: selected.size === 0, on: { click: () => {
+    if (!confirm("Forget " + selected.size + " dead job(s) for good?")) return;
+    act("/api/failed/forget", { ids: [...selected] }, (r) => "Forgot " + r.forgotten);
+    selected.clear();
+  } } }, "Forget selected");
+  const sync = () => { retrySel.disabled = forgetSel.disabled = selected.size === 0; };
+  const rows = d.failed.map((f) => el("tr", { "data-id": f.id },
+    admin ? el("td", {}, el("input", { type: "checkbox", "aria-label": "select job " + f.id, checked: selected.has(f.id),
+      on: { change: (ev) => { ev.target.checked ? selected.add(f.id) : selected.delete(f.id); sync(); } } })) : null,
+    el("td", { class: "num" }, el("a", { href: "/jobs/" + f.id }, "#" + f.id)),
+    el("td", { class: "wide" }, f.queue),
+    el("td", {}, f.type),
+    el("td", { class: "wide" }, when(f.failed_at)),
+    el("td", {}, el("span", { class: "first-line", title: f.exception }, firstLine(f.exception)),
+      el("span", { class: "muted" }, [f.reason, f.exit_status].filter(Boolean).join(" · "))),
+    admin ? el("td", {}, el("button", { class: "retry-one", on: { click: () =>
+      act("/api/failed/retry", { ids: [f.id] }, () => "Job " + f.id + " is back in the queue") } }, "Retry")) : null));
+  setMain("Dead letter",
+    el("h1", {}, "Dead letter", el("span", { class: "badge s-failed", id: "failed-total" }, fmtNum(d.total))),
+    filterForm([
+      select("queue", "Queue", form.queues, p.get("queue")),
+      el("label", {}, "Type", el("input", { name: "type", value: filt.type, list: "types", size: 14 })),
+      el("datalist", { id: "types" }, form.types.map((t) => el("option", { value: t.type }))),
+    ], (fd) => {
+      const n = new URLSearchParams();
+      for (const [k, v] of fd) if (v) n.set(k, v);
+      navigate("/failed" + (n.toString() ? "?" + n : ""));
+    }),
+    admin ? el("div", { class: "row" }, retrySel, forgetSel, el("span", { class: "spacer" }),
+      el("button", { id: "retry-all", disabled: d.failed.length === 0, on: { click: () => {
+        const what = (filt.queue || filt.type) ? "matching queue " + (filt.queue || "any") + ", type " + (filt.type || "any") : "in every queue";
+        if (confirm("Retry all dead jobs " + what + "?"))
+          act("/api/failed/retry", { all: true, queue: filt.queue, type: filt.type }, (r) => "Retried " + r.retried);
+      } } }, "Retry all matching"),
+      el("button", { class: "danger", id: "clear-all", disabled: d.total === 0, on: { click: () => {
+        if (confirm("Delete all " + d.total + " dead jobs in every queue for good?"))
+          act("/api/failed/clear", { count: d.total }, (r) => "Removed " + r.removed);
+      } } }, "Clear all (" + fmtNum(d.total) + ")")) : null,
+    el("p", {}),
+    rows.length === 0 ? el("p", { class: "empty" }, "No dead jobs. ") :
+      el("table", { id: "failed-table" },
+        el("thead", {}, el("tr", {}, admin ? el("th", {}, "") : null, el("th", { class: "num" }, "ID"),
+          el("th", { class: "wide" }, "Queue"), el("th", {}, "Type"), el("th", { class: "wide" }, "Failed"),
+          el("th", {}, "Error"), admin ? el("th", {}, "") : null)),
+        el("tbody", {}, rows)));
+}

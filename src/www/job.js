@@ -1,0 +1,91 @@
+/* job.js -- one job's page (/jobs/ID): its details, payload, runs and
+ * audit trail, and the admin's actions on it (from /api/jobs/ID). */
+
+import { act, api, badge, dueIn, el, firstLine, fmtDur, isAdmin, navigate, setMain, toast, when } from "./common.js";
+
+function pretty(text) {
+  try { return JSON.stringify(JSON.parse(text), null, 2); } catch (e) { return text; }
+}
+
+function jobActions(j) {
+  if (!isAdmin()) return null;
+  const id = j.id, b = [];
+  if (j.state === "failed") {
+    b.push(el("button", { class: "primary", id: "act-retry", on: { click: () =>
+      act("/api/failed/retry", { ids: [id] }, () => "Job " + id + " is back in the queue") } }, "Retry"));
+    b.push(el("button", { class: "danger", on: { click: () => {
+      if (confirm("Forget dead job " + id + " for good?"))
+        act("/api/failed/forget", { ids: [id] }, () => "Job " + id + " forgotten");
+    } } }, "Forget"));
+    return el("div", { class: "row" }, b);
+  }
+  if (j.state === "ready" || j.state === "delayed")
+    b.push(el("button", { class: "primary", id: "act-run", on: { click: () =>
+      act("/api/jobs/" + id + "/run-now", {}, () => "Job " + id + " is due now") } }, "Run now"));
+  if (j.state === "stale")
+    b.push(el("button", { on: { click: () =>
+      act("/api/jobs/" + id + "/release", {}, () => "Job " + id + " released") } }, "Release"));
+  if (j.state !== "reserved")
+    b.push(el("button", { class: "danger", on: { click: () => {
+      if (confirm("Delete job " + id + " (" + j.type + ")? It will not run."))
+        api("/api/jobs/" + id + "/delete", {}).then(() => {
+          toast("Job " + id + " deleted");
+          navigate("/jobs"); /* its own page would only say it is gone */
+        }, (e) => { if (e.status !== 401) toast(e.message, true); });
+    } } }, "Delete"));
+  return el("div", { class: "row" }, b);
+}
+
+function kv(pairs) {
+  return el("dl", { class: "kv" }, pairs.filter((p) => p[1] !== null && p[1] !== undefined && p[1] !== "")
+    .map(([k, v]) => [el("dt", {}, k), el("dd", {}, v)]));
+}
+
+export async function pageJob(id) {
+  let d;
+  try {
+    d = await api("/api/jobs/" + id);
+  } catch (e) {
+    if (e.status !== 404) throw e;
+    setMain("Job " + id, el("h1", {}, "Job " + id),
+      el("p", { class: "empty" }, "Job " + id + " is not in the queue or the dead letter: it finished, was deleted or forgotten."));
+    return;
+  }
+  const j = d.job;
+  setMain("Job " + id,
+    el("h1", {}, "Job #" + j.id, badge(j.state), el("span", { class: "muted" }, j.type)),
+    jobActions(j),
+    el("h2", {}, "Details"),
+    el("div", { class: "card" }, kv([
+      ["Queue", j.queue], ["Type", j.type], ["Priority", String(j.priority)],
+      ["Attempts", j.attempts + " of " + (j.max_attempts || "—")],
+      ["Unique key", j.unique_key],
+      ["Progress", j.progress !== undefined ? el("span", { id: "progress" },
+        el("progress", { max: 100, value: j.progress }), " " + j.progress + "%" + (j.progress_note ? " " + j.progress_note : "")) : null],
+      ["Created", when(j.created_at)],
+      ["Available", j.available_at ? el("span", {}, when(j.available_at), " (" + dueIn(j.available_in_ms) + ")") : null],
+      ["Reserved by", j.reserved_by], ["Reserved at", j.reserved_at ? when(j.reserved_at) : null],
+      ["Lease expires", j.lease_expires_at ? when(j.lease_expires_at) : null],
+      ["Next backoff", j.next_backoff_ms !== undefined ? fmtDur(j.next_backoff_ms) + " if this attempt fails" : null],
+      ["Failed at", j.failed_at ? when(j.failed_at) : null], ["Exit status", j.exit_status], ["Reason", j.reason],
+    ])),
+    el("h2", {}, "Payload"), el("pre", { id: "payload" }, pretty(j.payload)),
+    j.last_error ? [el("h2", {}, "Last error"), el("pre", {}, j.last_error)] : null,
+    j.exception ? [el("h2", {}, "Exception"), el("pre", { id: "exception" }, j.exception)] : null,
+    el("h2", {}, "Runs"),
+    d.runs.length === 0 ? el("p", { class: "empty" }, "No runs yet.") :
+      el("table", {}, el("thead", {}, el("tr", {}, el("th", {}, "#"), el("th", {}, "Started"),
+        el("th", { class: "num" }, "Took"), el("th", {}, "Outcome"), el("th", { class: "wide" }, "Exit"), el("th", {}, "Output"))),
+      el("tbody", {}, d.runs.map((r) => el("tr", {},
+        el("td", {}, String(r.attempt)), el("td", {}, when(r.started_at)),
+        el("td", { class: "num" }, r.duration_ms < 1000 ? r.duration_ms + " ms" : fmtDur(r.duration_ms)), el("td", {}, badge(r.outcome)),
+        el("td", { class: "wide" }, r.exit_status || ""),
+        el("td", {}, r.error ? el("details", {}, el("summary", {}, "stderr: " + firstLine(r.error)), el("pre", {}, r.error)) : null,
+          r.output ? el("details", {}, el("summary", {}, "stdout"), el("pre", {}, r.output)) : null,
+          r.result ? el("details", {}, el("summary", {}, "result"), el("pre", { class: "result" }, pretty(r.result))) : null))))),
+    el("h2", {}, "Audit"),
+    d.audit.length === 0 ? el("p", { class: "empty" }, "No admin actions on this job.") :
+      el("table", { id: "audit" }, el("tbody", {}, d.audit.map((a) => el("tr", {},
+        el("td", {}, when(a.at)), el("td", {}, a.user), el("td", {}, a.action),
+        el("td", { class: "wide" }, a.detail), el("td", { class: "wide mono" }, a.address))))));
+}

@@ -1,0 +1,47 @@
+/* jobs.js -- the Jobs page (/jobs): the jobs waiting or running, filtered
+ * by queue, type and state, a page at a time (from /api/jobs). */
+
+import { STATES, api, badge, dueIn, el, enqueueOptions, filterForm, navigate, params, select, setMain } from "./common.js";
+
+export async function pageJobs() {
+  const p = params();
+  const q = new URLSearchParams();
+  for (const k of ["queue", "type", "state", "after"]) if (p.get(k)) q.set(k, p.get(k));
+  const [d, form] = await Promise.all([api("/api/jobs?" + q), enqueueOptions()]);
+  const go = (fd) => {
+    const n = new URLSearchParams();
+    for (const [k, v] of fd) if (v) n.set(k, v);
+    navigate("/jobs" + (n.toString() ? "?" + n : ""));
+  };
+  const rows = d.jobs.map((j) => el("tr", { "data-id": j.id },
+    el("td", { class: "num" }, el("a", { href: "/jobs/" + j.id }, "#" + j.id)),
+    el("td", {}, badge(j.state)),
+    el("td", { class: "wide" }, j.queue),
+    el("td", {}, j.type),
+    el("td", { class: "num" }, j.attempts + "/" + (j.max_attempts || "—"),
+      j.last_failed ? el("span", { class: "mark", title: "the last attempt failed" }, " ✕") : null),
+    el("td", { class: "num" }, j.state === "ready" || j.state === "delayed" ? dueIn(j.due_in_ms) : "—"),
+    el("td", { class: "wide mono" }, j.reserved_by || "")));
+  const next = new URLSearchParams(p);
+  if (d.next_after !== null) next.set("after", d.next_after);
+  const first = new URLSearchParams(p);
+  first.delete("after");
+  setMain("Jobs",
+    el("h1", {}, "Jobs"),
+    filterForm([
+      select("queue", "Queue", form.queues, p.get("queue")),
+      el("label", {}, "Type", el("input", { name: "type", value: p.get("type") || "", list: "types", size: 14 })),
+      el("datalist", { id: "types" }, form.types.map((t) => el("option", { value: t.type }))),
+      select("state", "State", STATES.slice(0, 4), p.get("state")),
+    ], go),
+    rows.length === 0 ? el("p", { class: "empty" }, "No jobs match.") :
+      el("table", { id: "jobs-table" },
+        el("thead", {}, el("tr", {},
+          el("th", { class: "num" }, "ID"), el("th", {}, "State"), el("th", { class: "wide" }, "Queue"),
+          el("th", {}, "Type"), el("th", { class: "num" }, "Attempts"), el("th", { class: "num" }, "Due"),
+          el("th", { class: "wide" }, "Reserved by"))),
+        el("tbody", {}, rows)),
+    el("div", { class: "row" },
+      p.get("after") ? el("a", { class: "button", href: "/jobs?" + first }, "First page") : null,
+      d.next_after !== null ? el("a", { class: "button", href: "/jobs?" + next, id: "next-page" }, "Next page") : null));
+}

@@ -1,0 +1,76 @@
+/* overview.js -- the Overview page (/): the totals by state, the runs
+ * per minute of the last hour and a card per queue, with Pause and
+ * Resume for an admin.  Drawn by the shell (app.js) from /api/overview. */
+
+import { STATES, act, api, el, fmtDur, fmtNum, isAdmin, setMain, svg } from "./common.js";
+
+function counter(state, n) {
+  return el("div", { class: "counter s-" + state }, el("b", {}, fmtNum(n)), el("span", {}, state));
+}
+
+function chart(rpm) {
+  const W = 600, H = 150, pad = 4, n = rpm.done.length;
+  const total = (i) => rpm.done[i] + rpm.retry[i] + rpm.dead[i];
+  let max = 1;
+  for (let i = 0; i < n; i++) max = Math.max(max, total(i));
+  const s = svg("svg", { class: "chart", viewBox: `0 0 ${W} ${H}`, preserveAspectRatio: "none", role: "img",
+    "aria-label": "Runs per minute over the last hour by outcome" });
+  const bw = (W - pad) / n;
+  for (let i = 0; i < n; i++) {
+    /* minute i ago is drawn at the right, i from the right edge */
+    const x = W - (i + 1) * bw;
+    let y = H - pad;
+    for (const k of ["done", "retry", "dead"]) {
+      const h = (rpm[k][i] / max) * (H - 2 * pad);
+      if (h <= 0) continue;
+      y -= h;
+      const r = svg("rect", { class: "bar-" + k, x: x + 1, y: y, width: Math.max(bw - 2, 1), height: h });
+      const t = svg("title", {});
+      t.textContent = `${i === 0 ? "this minute" : i + " min ago"}: ${rpm[k][i]} ${k}`;
+      r.append(t);
+      s.append(r);
+    }
+  }
+  s.append(svg("line", { class: "axis", x1: 0, x2: W, y1: H - pad, y2: H - pad }));
+  return s;
+}
+
+export async function pageOverview() {
+  const d = await api("/api/overview");
+  const tot = { ready: 0, delayed: 0, reserved: 0, stale: 0, failed: 0 };
+  let done = 0;
+  for (const q of d.queues) {
+    for (const s of STATES) tot[s] += q[s];
+    done += q.done_last_hour;
+  }
+  const sum = (k) => d.runs_per_minute[k].reduce((a, b) => a + b, 0);
+  setMain("Overview",
+    el("h1", {}, "Overview"),
+    el("div", { class: "card totals", id: "totals" },
+      el("div", { class: "strip" }, STATES.map((s) => counter(s, tot[s]))),
+      el("div", { class: "facts" },
+        el("span", {}, fmtNum(done) + " done in the last hour"),
+        el("span", { id: "workers-alive" }, fmtNum(d.workers_alive) + " worker" + (d.workers_alive === 1 ? "" : "s") + " alive"))),
+    el("h2", {}, "Runs per minute"),
+    el("div", { class: "card" }, chart(d.runs_per_minute),
+      el("div", { class: "axis-labels muted" }, el("span", {}, "60 min ago"), el("span", {}, "now")),
+      el("div", { class: "legend" },
+        el("span", { class: "s-done" }, "■ done " + sum("done")),
+        el("span", { class: "s-retry" }, "■ retry " + sum("retry")),
+        el("span", { class: "s-dead" }, "■ dead " + sum("dead")))),
+    el("h2", {}, "Queues"),
+    el("div", { class: "grid" }, d.queues.map((q) =>
+      el("div", { class: "card queue", "data-queue": q.queue },
+        el("div", { class: "row" },
+          el("a", { class: "queue-name", href: "/jobs?queue=" + encodeURIComponent(q.queue) }, q.queue),
+          q.paused ? el("span", { class: "badge s-stale paused" }, "paused") : null,
+          isAdmin() ? el("button", { class: q.paused ? "primary pause" : "pause", on: { click: () =>
+            act("/api/queues/" + (q.paused ? "resume" : "pause"), { queue: q.queue },
+              (r) => "Queue " + r.queue + (r.paused ? " paused: workers take no new job from it" : " resumed")) } },
+            q.paused ? "Resume" : "Pause") : null),
+        el("div", { class: "strip" }, STATES.map((s) => counter(s, q[s]))),
+        el("div", { class: "facts" },
+          el("span", {}, fmtNum(q.done_last_hour) + " done last hour"),
+          el("span", {}, q.oldest_ready_s === null ? "nothing waiting"
+            : "oldest ready " + fmtDur(q.oldest_ready_s * 1000) + " ago"))))));
+}

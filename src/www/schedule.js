@@ -1,0 +1,110 @@
+/* schedule.js -- one schedule's page (/schedules/NAME): its facts, fire
+ * history and, for a database schedule, the admin's form that edits its
+ * expression with a live preview (from /api/schedules, /api/cron). */
+
+import { act, api, el, firstLine, isAdmin, main, setMain, shell, toast, when } from "./common.js";
+import { cronCard, outcomeBadge, zoned } from "./cron.js";
+
+function cronPreview(input, tz, out, save) {
+  let seq = 0, timer = null;
+  const run = async () => {
+    const mine = ++seq;
+    const q = new URLSearchParams({ expr: input.value, timezone: tz || "UTC" });
+    try {
+      const r = await api("/api/cron?" + q);
+      if (mine !== seq) return;
+      input.removeAttribute("aria-invalid");
+      out.replaceChildren(el("p", { id: "preview-desc" }, r.description),
+        el("ol", { id: "preview-next", class: "mono" }, r.next.map((t) => el("li", {}, zoned(t, tz)))));
+      if (save) save.disabled = false;
+    } catch (e) {
+      if (mine !== seq || e.status === 401) return;
+      input.setAttribute("aria-invalid", "true");
+      out.replaceChildren(el("p", { class: "field-error", id: "preview-error" }, e.message));
+      if (save) save.disabled = true;
+    }
+  };
+  input.addEventListener("input", () => { clearTimeout(timer); timer = setTimeout(run, 150); });
+  run();
+}
+
+function fireTable(id, fires, withError) {
+  if (fires.length === 0) return el("p", { class: "empty", id: id + "-empty" }, "None.");
+  return el("table", { id: id },
+    el("thead", {}, el("tr", {}, el("th", {}, "Fired"), el("th", {}, "Outcome"), el("th", { class: "num" }, "Job"),
+      withError ? el("th", { class: "wide" }, "Error") : null)),
+    el("tbody", {}, fires.map((f) => el("tr", {},
+      el("td", {}, when(f.fire_at), f.manual ? el("span", { class: "muted small" }, " (run now)") : null),
+      el("td", {}, outcomeBadge(f.outcome)),
+      el("td", { class: "num" }, f.job ? el("a", { href: "/jobs/" + f.job }, "#" + f.job) : "—"),
+      withError ? el("td", { class: "wide" }, el("span", { class: "first-line", title: f.error || "" }, firstLine(f.error))) : null))));
+}
+
+export async function pageSchedule(name) {
+  const [list, h] = await Promise.all([api("/api/schedules"), api("/api/schedules/history?name=" + encodeURIComponent(name))]);
+  const s = list.schedules.find((x) => x.name === name);
+  if (!s) { setMain("Schedules", el("h1", {}, "No such schedule"), el("p", {}, el("a", { href: "/schedules" }, "All schedules"))); return; }
+  const admin = isAdmin();
+  const info = [
+    el("dl", { class: "kv" },
+      el("dt", {}, "Source"), el("dd", {}, s.source === "ini" ? "INI file" : "database"),
+      el("dt", {}, "Expression"), el("dd", {}, el("code", {}, s.cron), " — ", s.when || ""),
+      s.description ? [el("dt", {}, "Description"), el("dd", {}, s.description)] : null,
+      el("dt", {}, "Job"), el("dd", {}, s.type + " on " + s.queue),
+      el("dt", {}, "Time zone"), el("dd", {}, s.timezone || "UTC"),
+      el("dt", {}, "Next fire"), el("dd", {}, zoned(s.next_fire, s.timezone)),
+      el("dt", {}, "Last fire"), el("dd", {}, s.last_fire ? [zoned(s.last_fire, s.timezone), " ", outcomeBadge(s.last_outcome)] : "—"),
+      el("dt", {}, "Overlap"), el("dd", {}, s.overlap),
+      el("dt", {}, "Runs / failures"), el("dd", {}, s.runs + " / " + s.failures + " (skipped " + s.skipped + ", missed " + s.missed + ")"),
+      s.problem ? [el("dt", {}, "Problem"), el("dd", { class: "field-error" }, s.problem)] : null),
+    admin ? el("div", { class: "row" },
+      el("button", { class: "toggle", on: { click: () => act("/api/schedules/" + (s.enabled ? "disable" : "enable"), { name: s.name },
+        () => s.name + (s.enabled ? " disabled" : " enabled")) } }, s.enabled ? "Disable" : "Enable"),
+      el("button", { class: "run-now", on: { click: () => act("/api/schedules/run-now", { name: s.name },
+        (r) => s.name + " enqueued as job " + r.job) } }, "Run now")) : null,
+  ];
+  const history = [
+    el("h2", {}, "Failures ", el("span", { class: "badge s-failed" }, String(h.failed.length))),
+    fireTable("history-failed", h.failed, true),
+    el("h2", {}, "Successes ", el("span", { class: "badge s-done" }, String(h.succeeded.length))),
+    fireTable("history-succeeded", h.succeeded, false),
+    h.other.length ? [el("h2", {}, "Pending or skipped"), fireTable("history-other", h.other, false)] : null,
+  ];
+  /* A form being filled in is never redrawn: only the facts and the
+   * history around it are. */
+  const form = main().querySelector("#schedule-edit");
+  if (form && form.dataset.name === name) {
+    document.getElementById("schedule-info").replaceChildren(...info.flat().filter(Boolean));
+    document.getElementById("schedule-history").replaceChildren(...history.flat().filter(Boolean));
+    return;
+  }
+  let edit = null;
+  if (admin && s.source === "db") {
+    const input = el("input", { id: "cron-input", name: "cron", value: s.cron, class: "mono", autocomplete: "off",
+      spellcheck: "false", "aria-describedby": "cron-preview" });
+    const out = el("div", { id: "cron-preview", "aria-live": "polite" });
+    const save = el("button", { class: "primary", type: "submit" }, "Save");
+    edit = el("form", { id: "schedule-edit", class: "form card", "data-name": name, on: { submit: async (ev) => {
+      ev.preventDefault();
+      try {
+        await api("/api/schedules/edit", { name: name, cron: input.value });
+        toast(name + ": expression saved");
+        edit.remove();
+        await shell.refresh();
+      } catch (e) {
+        if (e.status !== 401) out.replaceChildren(el("p", { class: "field-error", id: "preview-error" }, e.message));
+      }
+    } } },
+      el("h2", {}, "Edit the expression"),
+      el("label", { for: "cron-input" }, "Cron expression (" + (s.timezone || "UTC") + ")", input),
+      out, el("div", { class: "row" }, save));
+    cronPreview(input, s.timezone, out, save);
+  }
+  setMain(name + " · Schedules",
+    el("p", {}, el("a", { href: "/schedules" }, "← All schedules")),
+    el("h1", {}, name, s.enabled ? null : el("span", { class: "badge s-stale" }, "off")),
+    el("div", { class: "card", id: "schedule-info" }, info),
+    edit,
+    el("div", { id: "schedule-history" }, history),
+    cronCard());
+}
