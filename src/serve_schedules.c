@@ -28,7 +28,9 @@
 #include "log.h"
 #include "scheduler.h"
 #include "schedules.h"
-#include "serve.h"
+#include "serve_audit.h"
+#include "serve_http.h"
+#include "serve_schedules.h"
 
 #define HISTORY_MAX 50 /* fires shown in a schedule's history */
 #define PREVIEW_FIRES 5
