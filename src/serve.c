@@ -1,12 +1,15 @@
-/* serve.c -- the dashboard's daemon: the route table, the router and the
- * libmicrohttpd daemon with its clean shutdown.
+/* serve.c -- the dashboard's daemon, the top of its files: the route
+ * table, the router and the libmicrohttpd daemon with its clean shutdown.
+ * It calls down into the page handlers (serve_*.c) and the HTTP layer
+ * under them (serve_http.c, serve_thread.c, serve_proxy.c); none of those
+ * calls back up.
  *
  * libmicrohttpd runs a small pool of threads; each answers its requests
- * one at a time with a database connection of its own (thread-local,
- * opened on first use, closed when the thread ends), so a slow page does
- * not hold up the others.  The main thread only waits for SIGTERM or
- * SIGINT (blocked everywhere, read with sigwait: no handler runs at all)
- * and then stops the daemon, which finishes the requests in hand. */
+ * one at a time with a database connection of its own (serve_thread.c),
+ * so a slow page does not hold up the others.  The main thread only
+ * waits for SIGTERM or SIGINT (blocked everywhere, read with sigwait: no
+ * handler runs at all) and then stops the daemon, which finishes the
+ * requests in hand. */
 #include "config.h"
 
 #include <arpa/inet.h>
@@ -22,6 +25,21 @@
 
 #include "log.h"
 #include "serve.h"
+#include "serve_auth.h"
+#include "serve_enqueue.h"
+#include "serve_failed.h"
+#include "serve_http.h"
+#include "serve_jobs.h"
+#include "serve_metrics.h"
+#include "serve_overview.h"
+#include "serve_proxy.h"
+#include "serve_queues.h"
+#include "serve_schedules.h"
+#include "serve_static.h"
+#include "serve_thread.h"
+#include "serve_workers.h"
+
+#define SERVE_BODY_MAX (4 * 1024 * 1024)
 
 enum need {
 	ANYONE,  /* pages, static files, the login itself */
@@ -180,36 +198,17 @@ dispatch(struct req *r)
 
 #define SERVE_THREADS 4
 
-static pthread_key_t db_key;
-
-static void
-db_key_free(void *db)
-{
-	db_free(db);
-}
-
-/* This thread's database connection, connected and answering; NULL
- * (logged) when the server cannot be reached.  A connection that died
- * while idle (server restart, wait_timeout, KILL) is found by a no-op
- * round trip and opened again, so it costs no request a 500. */
-struct db *
-serve_thread_db(struct serve *s)
-{
-	struct db *db = pthread_getspecific(db_key);
-	char err[ERRSZ];
-
-	if (db == NULL) {
-		db = db_new(&s->conf->db);
-		pthread_setspecific(db_key, db);
-	}
-	if (db_connected(db) && db_exec(db, err, "DO 1") != DB_OK)
-		db_disconnect(db);
-	if (!db_connected(db) && db_connect(db, 1, err) != DB_OK) {
-		log_error("serve: %s", err);
-		return NULL;
-	}
-	return db;
-}
+/* One listening socket and what it serves: everything, or with
+ * metrics_listen set, the main one all but /metrics and the metrics
+ * one /metrics alone. */
+struct listener {
+	struct serve *srv;
+	int metrics;
+	int fd;
+	char bound[128]; /* the address it listens on */
+	struct MHD_Daemon *d;
+	char *cert, *key;
+};
 
 /* libmicrohttpd's access handler: called once with the headers, then
  * with each piece of the body, then once more with none; the request is
@@ -403,6 +402,74 @@ listener_stop(struct listener *l)
 	l->fd = -1;
 }
 
+/* Fills s, prepares logins and connects once, so that a wrong password
+ * fails the start, not the first page.  0, or -1 with err set. */
+static int
+prepare(struct serve *s, const struct conf *c, char *err)
+{
+	struct db *probe;
+	int rc;
+
+	s->conf = c;
+	/* The API speaks UTC; the page shows the configured zone (and UTC
+	 * on hover), so the server needs no time zone tables. */
+	s->tz = "+00:00";
+	s->tls = c->serve.tls_cert != NULL;
+	if (serve_auth_init(s) < 0)
+		return errf(err, "libsodium failed to initialise"), -1;
+	probe = db_new(&c->db);
+	rc = db_connect(probe, 1, err) == DB_OK ? 0 : -1;
+	db_free(probe);
+	return rc;
+}
+
+/* Blocks the signals that stop the server (and HUP), to be read with
+ * sigwait; called before the daemon's threads start, so they inherit the
+ * mask and the signals reach sigwait() in wait_for_stop. */
+static void
+block_signals(sigset_t *set)
+{
+	sigemptyset(set);
+	sigaddset(set, SIGTERM);
+	sigaddset(set, SIGINT);
+	sigaddset(set, SIGHUP); /* no reload yet: a HUP from a closing terminal is ignored */
+	pthread_sigmask(SIG_BLOCK, set, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+/* Starts the metrics listener (with metrics_listen set), then the main
+ * one.  0, or -1 with err set. */
+static int
+start_listeners(
+    struct serve *s, struct listener *main_l, struct listener *metrics_l, const char *listen_at, char *err)
+{
+	const struct conf *c = s->conf;
+
+	if (c->serve.metrics_listen != NULL) {
+		char merr[ERRSZ];
+
+		if (listener_start(metrics_l, s, 1, c->serve.metrics_listen, merr) < 0) {
+			/* "metrics_listen: ..." (cmd_serve reports a listen
+			 * problem as a configuration error). */
+			errf(err, "%s%s", strncmp(merr, "listen", 6) == 0 ? "metrics_" : "", merr);
+			return -1;
+		}
+	}
+	return listener_start(main_l, s, 0, listen_at, err);
+}
+
+/* Waits for SIGTERM or SIGINT (those of set, which are blocked). */
+static void
+wait_for_stop(const sigset_t *set)
+{
+	int sig = 0;
+
+	while (sig != SIGTERM && sig != SIGINT)
+		if (sigwait(set, &sig) != 0)
+			break;
+	log_info("serve: %s: stopping", signal_name(sig));
+}
+
 /* Serves until SIGTERM or SIGINT.  Returns 0, or -1 with err set when
  * the server could not start. */
 int
@@ -410,61 +477,24 @@ serve_run(const struct conf *c, const char *listen_at, char *err)
 {
 	struct serve s = { 0 };
 	struct listener main_l = { .fd = -1 }, metrics_l = { .fd = -1 };
-	struct db *probe;
 	sigset_t set;
-	int sig = 0, rc = -1;
+	int rc = -1;
 
-	s.conf = c;
-	/* The API speaks UTC; the page shows the configured zone (and UTC
-	 * on hover), so the server needs no time zone tables. */
-	s.tz = "+00:00";
-	s.tls = c->serve.tls_cert != NULL;
-	if (serve_auth_init(&s) < 0)
-		return errf(err, "libsodium failed to initialise"), -1;
-	/* Connect once here so a wrong password fails the start, not the
-	 * first page. */
-	probe = db_new(&c->db);
-	rc = db_connect(probe, 1, err) == DB_OK ? 0 : -1;
-	db_free(probe);
-	if (rc < 0)
+	if (prepare(&s, c, err) < 0)
 		return -1;
-	rc = -1;
 	serve_schedules_init(); /* before the request threads: see serve_schedules.c */
-	if (pthread_key_create(&db_key, db_key_free) != 0)
+	if (serve_thread_init() < 0)
 		return errf(err, "pthread_key_create: out of resources"), -1;
-	sigemptyset(&set);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGHUP); /* no reload yet: a HUP from a closing terminal is ignored */
-	/* Blocked before the daemon's threads start, so they inherit the mask
-	 * and the signals reach sigwait() below. */
-	pthread_sigmask(SIG_BLOCK, &set, NULL);
-	signal(SIGPIPE, SIG_IGN);
-	if (serve_overview_start(&s) < 0) {
+	block_signals(&set);
+	if (serve_overview_start(&s) < 0)
 		errf(err, "cannot start the overview thread: out of resources");
-		goto out;
+	else if (start_listeners(&s, &main_l, &metrics_l, listen_at, err) == 0) {
+		wait_for_stop(&set);
+		rc = 0;
 	}
-	if (c->serve.metrics_listen != NULL) {
-		char merr[ERRSZ];
-
-		if (listener_start(&metrics_l, &s, 1, c->serve.metrics_listen, merr) < 0) {
-			/* "metrics_listen: ..." (cmd_serve reports a listen
-			 * problem as a configuration error). */
-			errf(err, "%s%s", strncmp(merr, "listen", 6) == 0 ? "metrics_" : "", merr);
-			goto out;
-		}
-	}
-	if (listener_start(&main_l, &s, 0, listen_at, err) < 0)
-		goto out;
-	while (sig != SIGTERM && sig != SIGINT)
-		if (sigwait(&set, &sig) != 0)
-			break;
-	log_info("serve: %s: stopping", signal_name(sig));
-	rc = 0;
-out:
 	listener_stop(&main_l);
 	listener_stop(&metrics_l);
 	serve_overview_stop();
-	pthread_key_delete(db_key);
+	serve_thread_end();
 	return rc;
 }

@@ -15,8 +15,10 @@
 #include <string.h>
 
 #include "log.h"
-#include "serve.h"
+#include "serve_auth.h"
+#include "serve_http.h"
 
+#define SERVE_COOKIE "jobq_session"
 #define TOKEN_BYTES 32
 #define TOKEN_HEX (2 * TOKEN_BYTES)
 

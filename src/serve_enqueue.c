@@ -7,7 +7,9 @@
 #include <string.h>
 
 #include "queue.h"
-#include "serve.h"
+#include "serve_audit.h"
+#include "serve_enqueue.h"
+#include "serve_http.h"
 #include "wakeup.h"
 
 /* GET /api/enqueue: the whitelists the form offers. */

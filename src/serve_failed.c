@@ -8,7 +8,9 @@
 
 #include "failed.h"
 #include "queue.h"
-#include "serve.h"
+#include "serve_audit.h"
+#include "serve_failed.h"
+#include "serve_http.h"
 #include "wakeup.h"
 
 static cJSON *

@@ -1,6 +1,7 @@
 /* serve_http.c -- the one function that sends every response of `jobq
  * serve`, so no route can forget a security header, and the small
- * helpers around it (JSON out, JSON in, query strings). */
+ * helpers around it (JSON out, JSON in, query strings).  The bottom of
+ * the dashboard: every page handler calls down into it, it calls none. */
 #include "config.h"
 
 #include <stdio.h>
@@ -8,7 +9,7 @@
 #include <string.h>
 
 #include "log.h"
-#include "serve.h"
+#include "serve_http.h"
 
 /* Sends status with body (copied) and the headers every response
  * carries: a CSP that allows only our own files (no inline script or
@@ -113,6 +114,16 @@ serve_db_error(struct req *r, const char *what, const char *err)
 	return serve_error(r, 500, "internal error (the server log has the detail)");
 }
 
+/* Adds v as a string, or null when v is NULL. */
+void
+serve_add_str_or_null(cJSON *o, const char *k, const char *v)
+{
+	if (v != NULL)
+		cJSON_AddStringToObject(o, k, v);
+	else
+		cJSON_AddNullToObject(o, k);
+}
+
 /* The request body as a JSON object, or NULL when it is not one. */
 cJSON *
 serve_body_json(struct req *r)
@@ -133,4 +144,15 @@ serve_query(struct req *r, const char *key)
 	const char *v = MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, key);
 
 	return v != NULL && *v != '\0' ? v : NULL;
+}
+
+/* A whole number from the query string in [min, max]; def when absent;
+ * -1 when malformed. */
+int
+serve_query_uint(struct req *r, const char *key, int64_t min, int64_t max, int64_t def, int64_t *out)
+{
+	const char *v = serve_query(r, key);
+
+	*out = def;
+	return v == NULL ? 0 : str_to_int64(v, min, max, out);
 }

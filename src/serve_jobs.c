@@ -10,7 +10,9 @@
 #include "queue.h"
 #include "queue_list.h"
 #include "runs.h"
-#include "serve.h"
+#include "serve_audit.h"
+#include "serve_http.h"
+#include "serve_jobs.h"
 
 static cJSON *
 job_row_json(struct req *r, const struct job_row *j)

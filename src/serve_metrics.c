@@ -11,7 +11,8 @@
 #include "queue.h"
 #include "registry.h"
 #include "runs_recent.h"
-#include "serve.h"
+#include "serve_http.h"
+#include "serve_metrics.h"
 
 /* A label value: backslash, quote and newline escaped. */
 static void

@@ -27,7 +27,9 @@
 #include "queue.h"
 #include "registry.h"
 #include "runs_recent.h"
-#include "serve.h"
+#include "serve_http.h"
+#include "serve_overview.h"
+#include "serve_thread.h"
 
 #define STALE_MAX_MS 10000
 #define WAIT_MS 50
@@ -148,7 +150,8 @@ refresher(void *arg)
 		pthread_mutex_unlock(&ov.mu);
 		t0 = mono_ms();
 		/* serve_thread_db logs why it has no connection. */
-		if ((db = serve_thread_db(ov.srv)) != NULL && (doc = overview_compute(db, ov.srv->conf, err)) == NULL)
+		if ((db = serve_thread_db(ov.srv)) != NULL &&
+		    (doc = overview_compute(db, ov.srv->conf, err)) == NULL)
 			log_error("serve: overview: %s", err);
 		pthread_mutex_lock(&ov.mu);
 		cJSON_Delete(ov.doc);

@@ -19,7 +19,8 @@
 #include <strings.h>
 #include <sys/socket.h>
 
-#include "serve.h"
+#include "serve_http.h"
+#include "serve_proxy.h"
 
 /* An address parsed from text; an IPv4-mapped IPv6 address (what a
  * dual-stack socket reports for an IPv4 peer) counts as the IPv4 one. */
@@ -140,7 +141,8 @@ serve_client_address(struct req *r)
 	snprintf(r->addr, sizeof r->addr, "?");
 	if (ci == NULL || ci->client_addr == NULL ||
 	    getnameinfo(ci->client_addr,
-	        ci->client_addr->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in),
+	        ci->client_addr->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+	                                               : sizeof(struct sockaddr_in),
 	        r->addr, sizeof r->addr, NULL, 0, NI_NUMERICHOST) != 0)
 		return;
 	if (sc->ntrusted_proxies == 0 || ip_parse(r->addr, &ip) < 0 || !trusted(sc, &ip))

@@ -8,7 +8,10 @@
 #include <string.h>
 
 #include "flow.h"
-#include "serve.h"
+#include "serve_audit.h"
+#include "serve_http.h"
+#include "serve_overview.h"
+#include "serve_queues.h"
 
 static MHD_RESULT
 pause_queue(struct req *r, int pause)

@@ -29,7 +29,9 @@
 #include "schedule_view.h"
 #include "scheduler.h"
 #include "schedules.h"
-#include "serve.h"
+#include "serve_audit.h"
+#include "serve_http.h"
+#include "serve_schedules.h"
 
 #define HISTORY_MAX 50 /* fires shown in a schedule's history */
 #define PREVIEW_FIRES 5

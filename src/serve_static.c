@@ -6,7 +6,9 @@
 
 #include <string.h>
 
-#include "serve.h"
+#include "serve_http.h"
+#include "serve_static.h"
+#include "serve_www.h"
 
 static const struct www_file *
 find(const char *path)

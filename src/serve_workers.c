@@ -6,7 +6,8 @@
 #include <string.h>
 
 #include "registry.h"
-#include "serve.h"
+#include "serve_http.h"
+#include "serve_workers.h"
 
 /* GET /api/workers: the registry, dead workers marked. */
 MHD_RESULT

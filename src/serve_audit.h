@@ -1,0 +1,11 @@
+/* serve_audit.h -- the audit trail of the dashboard's admin actions. */
+#ifndef JOBQ_SERVE_AUDIT_H
+#define JOBQ_SERVE_AUDIT_H
+
+#include <stdint.h>
+
+#include "serve_http.h"
+
+void serve_audit(struct req *r, const char *action, uint64_t job_id, const char *detail);
+
+#endif

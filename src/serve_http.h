@@ -1,0 +1,72 @@
+/* serve_http.h -- the HTTP layer of the dashboard (`jobq serve`), below
+ * every page handler: the server every thread shares, the request being
+ * answered, the one function that sends every response (serve_http.c)
+ * and the JSON and query-string helpers around it.  The handlers
+ * (serve_*.c) include this; the route table (serve.c) sits on top. */
+#ifndef JOBQ_SERVE_HTTP_H
+#define JOBQ_SERVE_HTTP_H
+
+#include <cjson/cJSON.h>
+#include <microhttpd.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "conf.h"
+#include "db.h"
+
+#if MHD_VERSION < 0x00097002
+typedef int MHD_RESULT;
+#else
+typedef enum MHD_Result MHD_RESULT;
+#endif
+
+/* The server: what every thread of libmicrohttpd's pool shares, all of
+ * it read only while it serves.  Each thread has its own database
+ * connection (serve_thread.c). */
+struct serve {
+	const struct conf *conf;
+	const char *tz; /* of every time the API sends: UTC */
+	int tls;
+	char dummy_hash[160]; /* verified for unknown users: same timing */
+};
+
+/* One request, from its first byte to its response. */
+struct req {
+	struct serve *srv;
+	struct db *db; /* this thread's connection */
+	struct MHD_Connection *conn;
+	const char *method, *url;
+	struct buf body;
+	int too_large;
+	char addr[64];        /* the client's (serve_client_address) */
+	int metrics_listener; /* asked on metrics_listen */
+	/* set by the router */
+	uint64_t id;      /* the number in /jobs/42 */
+	const char *rest; /* what a trailing '*' matched */
+	/* set once the session is known */
+	const struct serve_user *user;
+	char csrf[65];
+};
+
+/* The one place a response is built and sent. */
+struct resp_extra {
+	const char *set_cookie;    /* NULL: none */
+	const char *allow;         /* 405: the methods the path takes */
+	int64_t retry_after_s;     /* 429: > 0 */
+	const char *server_timing; /* NULL: none */
+};
+MHD_RESULT serve_respond(struct req *r, unsigned status, const char *ctype, const void *body, size_t len,
+    const struct resp_extra *x);
+MHD_RESULT serve_json(struct req *r, unsigned status, cJSON *doc);
+MHD_RESULT serve_json_x(struct req *r, unsigned status, cJSON *doc, const struct resp_extra *x);
+MHD_RESULT serve_error(struct req *r, unsigned status, const char *msg);
+MHD_RESULT serve_db_error(struct req *r, const char *what, const char *err);
+
+/* What the JSON endpoints read and write. */
+#define ADD_NUM(o, k, v) cJSON_AddNumberToObject((o), (k), (double)(v))
+void serve_add_str_or_null(cJSON *o, const char *k, const char *v);
+cJSON *serve_body_json(struct req *r);
+const char *serve_query(struct req *r, const char *key);
+int serve_query_uint(struct req *r, const char *key, int64_t min, int64_t max, int64_t def, int64_t *out);
+
+#endif
