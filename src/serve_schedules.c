@@ -2,12 +2,13 @@
  * --list --json` prints, a schedule's history (successes and failures
  * apart), enable/disable, run now, editing a database schedule's
  * expression, and the live preview of an expression as it is typed.
- * Each is a thin layer over the scheduler_*, schedules_* and cron_*
- * functions the CLI calls; every admin action is audited.
+ * Each is a thin layer over the schedule_view_*, scheduler_*,
+ * schedules_* and cron_* functions the CLI calls; every admin action is
+ * audited.
  *
  * Threads and time zones: the cron module computes fire times by
  * switching the process's TZ with setenv()/tzset() and putting it back
- * (see its comment in cron.c), which is a data race if two request
+ * (see its comment in cron_zone.c), which is a data race if two request
  * threads do it at once.  So every call from here into the cron,
  * scheduler and schedules code runs while holding tz_lock, one mutex
  * for the whole process (the calls are short: a list of a few dozen
