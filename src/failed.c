@@ -184,13 +184,18 @@ retry_once(struct db *db, uint64_t id, char *err)
 	db_res_free(r);
 	if (!found)
 		return QUEUE_NOT_FOUND;
+	/* The job takes its unique key back (a retry must not let a second
+	 * job with the key be queued); when another job holds the key now,
+	 * the unique index refuses the move and the job stays dead. */
 	rc = db_exec(db, err,
 	    "INSERT INTO jobs (id, queue, type, payload, priority, attempts, max_attempts, available_at, "
-	    "created_at)"
-	    " SELECT id, queue, type, payload, priority, 0, max_attempts, UTC_TIMESTAMP(6), created_at"
-	    " FROM failed_jobs WHERE id = %U",
+	    "created_at, unique_key)"
+	    " SELECT id, queue, type, payload, priority, 0, max_attempts, UTC_TIMESTAMP(6), created_at,"
+	    " unique_key FROM failed_jobs WHERE id = %U",
 	    id);
-	if (rc == DB_EFAIL && db_errno(db) == ER_DUP_ENTRY)
+	if (rc == DB_EFAIL && db_errno(db) == ER_DUP_ENTRY && strstr(err, "jobs_unique") != NULL)
+		errf(err, "its unique key is held by another job in the queue; it stays dead-lettered");
+	else if (rc == DB_EFAIL && db_errno(db) == ER_DUP_ENTRY)
 		errf(err, "the queue already holds a job with id %llu (jobs.id); it stays dead-lettered",
 		    (unsigned long long)id);
 	if (rc == DB_OK)

@@ -127,10 +127,10 @@ outcome_sql(struct db *db, struct buf *sql, const struct outcome *o, const struc
 		db_sql(db, sql,
 		    "INSERT INTO failed_jobs (id, queue, type, payload, priority, attempts, max_attempts, "
 		    "exception,"
-		    " exit_status, reason, created_at, failed_at)"
+		    " exit_status, reason, created_at, failed_at, unique_key)"
 		    " SELECT id, queue, type, payload, priority, attempts, max_attempts, %q, %q, %q, "
 		    "created_at,"
-		    " UTC_TIMESTAMP(6) FROM jobs WHERE id = %U AND lease_token = %q;"
+		    " UTC_TIMESTAMP(6), unique_key FROM jobs WHERE id = %U AND lease_token = %q;"
 		    "DELETE FROM jobs WHERE id = %U AND lease_token = %q;",
 		    v->text[T_EXCEPTION], v->exit_status, v->reason, j->id, j->token, j->id, j->token);
 		return 2;

@@ -13,6 +13,8 @@
 #      status N means, in both modes (0 done, 75 retry, 65 dead);
 #   5. schedule names that differ only in case are two schedules, each
 #      with its own fires and history;
+#   7. `jobq failed retry` gives a job its unique key back (and refuses
+#      while another job holds the key);
 #   8. a plain --unique-key enqueue is refused while an earlier
 #      --unique-for window on the key is open (its job done or not);
 #  12. on_success loops (a -> a, a -> b -> a) are refused at load;
@@ -240,4 +242,24 @@ is "$(sql "SELECT COUNT(*) FROM jobs")" 0 "item 8: no job was queued"
 sql "UPDATE jobq_unique SET expires_at = UTC_TIMESTAMP(6) - INTERVAL 1 SECOND WHERE unique_key = 'w8'"
 n=$(jq_ enqueue --unique-key w8 echo '{}' 2>/dev/null)
 is "$(where "$n")" queue "item 8: once the window has passed the key is free"
+# 7: a dead job keeps its unique key through `failed retry`.
+empty_tables
+write_conf <<EOC
+[worker]
+poll_interval = 20ms
+[queue default]
+[handler dies]
+exec = /bin/sh -c 'exit 65'
+EOC
+k=$(jq_ enqueue --unique-key k7 dies '{}')
+timeout 60 "$JOBQ" -c "$CONF" work --stop-when-empty 2>/dev/null
+is "$(where "$k")" failed "item 7: the keyed job is dead-lettered"
+other=$(jq_ enqueue --unique-key k7 dies '{}' 2>/dev/null)
+like "$(jq_ failed retry "$k" 2>&1)" "unique key is held by another job" \
+	"item 7: retry while another job holds the key: refused, saying why"
+is "$(where "$k")" failed "item 7: ... and the job stays dead-lettered"
+sql "DELETE FROM jobs WHERE id = $other"
+jq_ failed retry "$k" >/dev/null 2>&1
+is "$(sql "SELECT unique_key FROM jobs WHERE id = $k")" k7 "item 7: the retried job has its unique key back"
+is "$(jq_ enqueue --unique-key k7 dies '{}' 2>/dev/null)" "$k" "item 7: a second job with the key is refused (the retried job holds it)"
 finish
