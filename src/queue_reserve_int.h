@@ -13,10 +13,14 @@
 
 struct flow_gate;
 
+/* The columns of a claimed job as queue_claim_rows reads them; the claim
+ * adds the reservation time as the last one. */
 #define JOB_COLUMNS                                                                 \
 	"id, queue, type, payload, priority, attempts, COALESCE(max_attempts, 0), " \
 	"TIMESTAMPDIFF(MICROSECOND, created_at, UTC_TIMESTAMP(6)) DIV 1000, created_at, "
 
+/* One claim: up to limit jobs of one queue's due priorities, stamped
+ * with token; the jobs it took so far are jobs[0..n). */
 struct claim {
 	const struct reserve_req *req;
 	const char *queue;
