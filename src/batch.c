@@ -54,7 +54,7 @@ batch_line_max(const struct batch_ctx *ctx)
 	return p > (SIZE_MAX - 65536) / 6 ? SIZE_MAX : p * 6 + 65536;
 }
 
-/* Bytes s[0..n) takes inside quotes once escaped (db.c's add_quoted
+/* Bytes s[0..n) takes inside quotes once escaped (db_sql.c's add_quoted
  * adds a backslash before NUL, LF, CR, backslash, both quotes and ^Z). */
 static size_t
 escaped_len(const char *s, size_t n)

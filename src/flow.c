@@ -6,7 +6,8 @@
  *    that such a limit governs first locks the limit's row in jobq_flow,
  *    counts what runs (live leases) and what started within the window
  *    (jobq_starts), and claims no more than that leaves, all in the
- *    claim's own transaction (queue_reserve.c calls flow_gate_*);
+ *    claim's own transaction (the claim modes, queue_claim_*.c, and
+ *    queue_limits.c call flow_gate_*);
  *  - paused queues: a row in jobq_paused, which the reservation's due
  *    scan consults, so a paused queue yields nothing to claim.
  *

@@ -1,4 +1,4 @@
-/* job_defect.c -- unit tests of job_defect() (queue_reserve.c): which
+/* job_defect.c -- unit tests of job_defect() (queue_claim.c): which
  * reserved rows, as another program may write them, are dead-lettered
  * without running, and the reason given.  Also db_col_u64/i64, the
  * NULL-safe column readers. */

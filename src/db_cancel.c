@@ -1,0 +1,58 @@
+/* db_cancel.c -- stopping on the server a statement the client gave up on.
+ *
+ * The top of the db layer: it opens a second connection (db_connect.c)
+ * and sends KILL QUERY (db_exec.c).  db_error.c reaches it through the
+ * handle's cancel hook, which db_cancel_abandoned sets, so that the
+ * files below never call up into this one. */
+#include "config.h"
+
+#include <mysqld_error.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "db_int.h"
+
+/* Asks the server, over a second short-lived connection, to stop the
+ * statement that connection `thread` runs (KILL QUERY).  The client's
+ * read timeout only ends the wait on our side: the server would go on
+ * running the query, or waiting for its locks, for a client that has
+ * left.  A user may always kill its own statements, no privilege needed.
+ * Adds what happened to err. */
+static void
+kill_abandoned(struct db *db, unsigned long thread, char *err)
+{
+	struct db_conf conf = *db->conf;
+	char kerr[ERRSZ];
+	size_t len = strlen(err);
+	struct db *k;
+	int rc;
+
+	/* The thread id is the node's own: never ask another host of a list. */
+	if (conf.socket == NULL && db->host[0] != '\0') {
+		conf.host = db->host;
+		conf.port = db->port;
+	}
+	if (conf.connect_timeout_ms > 5000) /* the server may really be gone */
+		conf.connect_timeout_ms = 5000;
+	if (conf.read_timeout_ms > 5000)
+		conf.read_timeout_ms = 5000;
+	k = db_new(&conf);
+	rc = db_connect(k, 0, kerr);
+	if (rc == DB_OK)
+		rc = db_exec(k, kerr, "KILL QUERY %U", (uint64_t)thread);
+	if (rc != DB_OK && db_errno(k) == ER_NO_SUCH_THREAD)
+		rc = DB_OK; /* it ended by itself */
+	db_free(k);
+	if (rc == DB_OK)
+		snprintf(err + len, ERRSZ - len, "; the statement was cancelled on the server");
+	else
+		snprintf(err + len, ERRSZ - len, "; cancelling it on the server failed: %s", kerr);
+}
+
+/* With on set, a statement the client gives up on (read_timeout) is also
+ * stopped on the server: see kill_abandoned(). */
+void
+db_cancel_abandoned(struct db *db, int on)
+{
+	db->cancel = on ? kill_abandoned : NULL;
+}

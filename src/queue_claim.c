@@ -1,0 +1,119 @@
+/* queue_claim.c -- the claim both modes share, and the jobs it reads.
+ *
+ * A claim (struct claim) is one reservation statement's worth of jobs
+ * from one queue: the mode files (queue_claim_skip.c,
+ * queue_claim_update.c) fill it from the rows they claimed, through
+ * queue_claim_rows, which reads each row NULL-safe into a struct job. */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "queue_reserve_int.h"
+
+/* Frees a job from queue_reserve (NULL: nothing). */
+void
+job_free(struct job *j)
+{
+	if (j == NULL)
+		return;
+	free(j->queue);
+	free(j->type);
+	free(j->payload);
+	free(j);
+}
+
+/* The attempt counter's ceiling (attempts is INT UNSIGNED). */
+#define ATTEMPTS_MAX 4294967295u
+
+/* Reads one claimed row.  Only the columns the schema makes NOT NULL
+ * are read as they are; the rest may be NULL in a row another program
+ * wrote.  add_attempt: the row holds the attempts before this claim;
+ * the count saturates at ATTEMPTS_MAX as the claim's SQL does. */
+static struct job *
+job_from_row(char **row, const unsigned long *len, int add_attempt)
+{
+	struct job *j = xcalloc(1, sizeof *j);
+	uint64_t attempts = db_col_u64(row[5], 0);
+
+	if (attempts > ATTEMPTS_MAX)
+		attempts = ATTEMPTS_MAX;
+	j->id = db_col_u64(row[0], 0);
+	j->queue = xstrdup_or_empty(row[1]);
+	j->type = xstrdup_or_empty(row[2]);
+	j->payload = row[3] ? xstrndup(row[3], len[3]) : xstrdup("");
+	j->payload_len = row[3] ? len[3] : 0;
+	j->priority = (int)db_col_i64(row[4], 0);
+	j->attempt = (unsigned)attempts + (add_attempt && attempts < ATTEMPTS_MAX ? 1 : 0);
+	j->max_attempts = (unsigned)db_col_u64(row[6], 0);
+	j->age_ms = db_col_i64(row[7], 0);
+	if (row[8] != NULL && strlen(row[8]) > 11)
+		snprintf(j->created_at, sizeof j->created_at, "%.10sT%.15sZ", row[8], row[8] + 11);
+	snprintf(j->reserved_at, sizeof j->reserved_at, "%s", row[9] ? row[9] : "");
+	return j;
+}
+
+/* Why job j, as reserved, cannot be given to a handler: NULL when it
+ * can.  Rows written by other programs need not keep what `jobq
+ * enqueue` promises handlers (DESIGN.md section 3): a payload that is
+ * JSON, an attempt count that can still count.  Such a job is
+ * dead-lettered at once, with this reason, rather than run or left to
+ * loop. */
+const char *
+job_defect(const struct job *j, char *why, size_t whylen)
+{
+	const char *end = NULL;
+	cJSON *json;
+
+	if (j->attempt >= ATTEMPTS_MAX) {
+		snprintf(why, whylen, "attempts counter at its limit (%u): the row was changed outside jobq",
+		    j->attempt);
+		return why;
+	}
+	if (memchr(j->payload, '\0', j->payload_len) != NULL) {
+		snprintf(why, whylen, "payload is not valid JSON (it holds a NUL byte)");
+		return why;
+	}
+	json = cJSON_ParseWithLengthOpts(j->payload, j->payload_len, &end, 0);
+	if (json != NULL)
+		while (end < j->payload + j->payload_len && strchr(" \t\r\n", *end) != NULL)
+			end++;
+	cJSON_Delete(json);
+	if (json == NULL || end != j->payload + j->payload_len) {
+		snprintf(why, whylen, "payload is not valid JSON (at byte %zu of %zu)",
+		    end != NULL && end >= j->payload ? (size_t)(end - j->payload) : (size_t)0,
+		    j->payload_len);
+		return why;
+	}
+	return NULL;
+}
+
+/* Frees the jobs cl holds, for a claim that failed or starts again. */
+void
+queue_claim_drop(struct claim *cl)
+{
+	size_t i;
+
+	for (i = 0; i < cl->n; i++)
+		job_free(cl->jobs[i]);
+	cl->n = 0;
+}
+
+/* Adds the claimed rows of r to cl's jobs, each with cl's token.
+ * add_attempt: as for job_from_row. */
+int
+queue_claim_rows(struct claim *cl, struct db_res *r, int add_attempt)
+{
+	char **row;
+
+	while ((row = db_res_next(r)) != NULL) {
+		struct job *j = job_from_row(row, db_res_lengths(r), add_attempt);
+
+		memcpy(j->token, cl->token, sizeof j->token);
+		cl->jobs[cl->n++] = j;
+	}
+	return DB_OK;
+}

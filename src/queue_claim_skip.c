@@ -1,0 +1,137 @@
+/* queue_claim_skip.c -- the claim with SELECT ... FOR UPDATE SKIP LOCKED.
+ *
+ * The mode of every server that knows SKIP LOCKED (queue_probe): lock
+ * the first due rows nobody else has locked, stamp them with the
+ * claim's token, commit. */
+#include "config.h"
+
+#include "flow.h"
+#include "queue_reserve_int.h"
+
+/* The claim statements, built in one place so that `jobq check
+ * --explain` examines exactly what workers run. */
+void
+queue_claim_skip_sql(struct db *db, struct buf *sql, const struct claim *cl)
+{
+	db_sql(db, sql,
+	    "SELECT " JOB_COLUMNS "UTC_TIMESTAMP(6) FROM jobs"
+	    " WHERE queue = %q%s AND priority IN (%s) AND due_at <= UTC_TIMESTAMP(6)"
+	    " ORDER BY priority, due_at, id LIMIT %u FOR UPDATE SKIP LOCKED",
+	    cl->queue, cl->only, cl->priorities, cl->limit);
+}
+
+/* Keeps of cl's jobs those that carry its token, when the UPDATE stamped
+ * fewer rows than the SELECT locked.  Inside one transaction that cannot
+ * happen; it does on Galera when another node's claim aborted ours between
+ * the two statements and the node reran the UPDATE on its own, outside
+ * the transaction (wsrep_retry_autocommit): the UPDATE's own due_at test
+ * then kept it off the rows the other node took, and only what it did
+ * stamp is ours.  Rows stamped but not read back return when their lease
+ * expires. */
+static int
+claim_keep_stamped(struct db *db, struct claim *cl, char *err)
+{
+	struct db_res *r;
+	size_t i, k = 0;
+	char **row;
+	int rc;
+
+	r = db_query(db, &rc, err, "SELECT id FROM jobs WHERE lease_token = %q", cl->token);
+	if (r == NULL) {
+		queue_claim_drop(cl);
+		return rc;
+	}
+	for (i = 0; i < cl->n; i++) {
+		int held = 0;
+
+		db_res_rewind(r);
+		while ((row = db_res_next(r)) != NULL)
+			held |= db_col_u64(row[0], 0) == cl->jobs[i]->id;
+		if (held)
+			cl->jobs[k++] = cl->jobs[i];
+		else
+			job_free(cl->jobs[i]);
+	}
+	cl->n = k;
+	db_res_free(r);
+	return DB_OK;
+}
+
+/* SKIP LOCKED: lock the first due rows nobody else has locked, stamp
+ * them, commit; two round trips.  The UPDATE re-checks that each row is
+ * still due (unclaimed), so that a rerun of it alone can never take a
+ * job another worker holds, and its row count is checked against the
+ * rows locked.  The claim counts only once the COMMIT
+ * succeeded (on Galera the COMMIT itself may report a deadlock): any
+ * error rolls back and the caller reruns the whole transaction. */
+static int
+claim_skip_locked(struct db *db, struct claim *cl, char *err)
+{
+	struct db_res *r;
+	struct buf sql;
+	size_t i;
+	int rc;
+
+	queue_claim_drop(cl);
+	buf_init(&sql);
+	buf_adds(&sql, "START TRANSACTION;");
+	if (cl->gate != NULL) {
+		unsigned want = cl->limit;
+
+		rc = flow_gate_open(db, cl->gate, &sql, &cl->limit, err);
+		cl->held |= rc == DB_OK && cl->limit < want;
+		buf_reset(&sql);
+		if (rc != DB_OK || cl->limit == 0) {
+			db_rollback(db);
+			buf_free(&sql);
+			return rc;
+		}
+	}
+	queue_claim_skip_sql(db, &sql, cl);
+	r = db_query_buf(db, &sql, &rc, err);
+	buf_reset(&sql);
+	if (r == NULL) {
+		db_rollback(db);
+		buf_free(&sql);
+		return rc;
+	}
+	queue_claim_rows(cl, r, 1);
+	db_res_free(r);
+	if (cl->n > 0) {
+		db_sql(db, &sql,
+		    "UPDATE jobs SET attempts = attempts + (attempts < 4294967295), reserved_at = "
+		    "UTC_TIMESTAMP(6), reserved_by = "
+		    "%q,"
+		    " lease_token = %q, lease_expires_at = UTC_TIMESTAMP(6) + INTERVAL %I MICROSECOND WHERE "
+		    "due_at <= UTC_TIMESTAMP(6) AND id IN (",
+		    cl->req->worker, cl->token, cl->req->ttl_ms * 1000);
+		for (i = 0; i < cl->n; i++)
+			buf_printf(&sql, "%s%llu", i ? "," : "", (unsigned long long)cl->jobs[i]->id);
+		buf_adds(&sql, ");");
+		if (cl->gate != NULL)
+			flow_gate_charge_sql(db, &sql, cl->gate, cl->token);
+	}
+	buf_adds(&sql, "COMMIT");
+	rc = db_exec_buf(db, &sql, err);
+	buf_free(&sql);
+	if (rc != DB_OK) {
+		db_rollback(db);
+		queue_claim_drop(cl);
+	} else if (cl->n > 0 && db_affected(db) != cl->n)
+		rc = claim_keep_stamped(db, cl, err);
+	return rc;
+}
+
+/* Claims as claim_skip_locked does, rerun while it deadlocks. */
+int
+queue_claim_skip(struct db *db, struct claim *cl, char *err)
+{
+	unsigned limit = cl->limit;
+	int attempt = 0, rc;
+
+	do {
+		cl->limit = limit; /* the gate may have lowered it */
+		rc = claim_skip_locked(db, cl, err);
+	} while (db_retry_after(rc, ++attempt));
+	return rc;
+}

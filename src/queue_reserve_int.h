@@ -1,0 +1,73 @@
+/* queue_reserve_int.h -- the reservation's steps, shared by its files only.
+ *
+ * From the top: queue_reserve.c (the driver) and queue_explain.c (jobq
+ * check --explain) use queue_due.c (which priorities have due jobs) and
+ * queue_limits.c (a queue's claims under its flow limits), which uses
+ * one claim mode, queue_claim_skip.c (SKIP LOCKED) or
+ * queue_claim_update.c (the conditional UPDATE), both over queue_claim.c
+ * (the claim and its rows). */
+#ifndef JOBQ_QUEUE_RESERVE_INT_H
+#define JOBQ_QUEUE_RESERVE_INT_H
+
+#include "queue.h"
+
+struct flow_gate;
+
+/* The columns of a claimed job as queue_claim_rows reads them; the claim
+ * adds the reservation time as the last one. */
+#define JOB_COLUMNS                                                                 \
+	"id, queue, type, payload, priority, attempts, COALESCE(max_attempts, 0), " \
+	"TIMESTAMPDIFF(MICROSECOND, created_at, UTC_TIMESTAMP(6)) DIV 1000, created_at, "
+
+/* One claim: up to limit jobs of one queue's due priorities, stamped
+ * with token; the jobs it took so far are jobs[0..n). */
+struct claim {
+	const struct reserve_req *req;
+	const char *queue;
+	const char *priorities;
+	unsigned limit;
+	const char *only;             /* SQL: "AND type ..." of a flow-governed claim, or "" */
+	const struct flow_gate *gate; /* max_running and rate (flow.c); NULL: none */
+	int held;                     /* the gate let fewer jobs be claimed than asked */
+	char token[LEASE_TOKEN_LEN + 1];
+	struct job **jobs;
+	size_t n;
+};
+
+/* queue_claim.c: the claim and its rows */
+void queue_claim_drop(struct claim *cl);
+int queue_claim_rows(struct claim *cl, struct db_res *r, int add_attempt);
+
+/* queue_claim_skip.c: SKIP LOCKED */
+void queue_claim_skip_sql(struct db *db, struct buf *sql, const struct claim *cl);
+int queue_claim_skip(struct db *db, struct claim *cl, char *err);
+
+/* queue_claim_update.c: the conditional UPDATE */
+void queue_claim_update_sql(struct db *db, struct buf *sql, const struct claim *cl);
+int queue_claim_update(struct db *db, struct claim *cl, char *err);
+
+/* queue_limits.c: the claims of one queue under its flow limits */
+int queue_limits_claim(struct db *db, struct claim *cl, struct job **jobs, size_t *n, char *err);
+
+/* queue_due.c: which priorities have due jobs */
+#define DUE_SLACK 16 /* due rows the scan reads beyond the claim's limit */
+
+/* The due priorities of one queue, ascending. */
+struct due {
+	int *prio;
+	size_t n;
+	unsigned rows; /* due index entries the scan returned */
+	int lowest;    /* the queue's smallest priority, due or not */
+	int bound;     /* the groups up to this one hold enough due rows */
+};
+
+void queue_due_free(struct due *d, size_t n);
+void queue_due_list(const struct due *d, struct buf *list);
+void queue_due_scan_sql(struct db *db, struct buf *sql, char *const *queues, unsigned scan);
+int queue_due_scan(struct db *db, char *const *queues, unsigned limit, struct due **due, char *err);
+void queue_due_walk_sql(struct db *db, struct buf *sql, const char *queue, const char *after);
+int queue_due_walk(struct db *db, const char *queue, int bound, struct due *d, char *err);
+int queue_due_needs_walk(const struct due *d, unsigned scan);
+int queue_due_complete(struct db *db, const char *queue, unsigned scan, struct due *d, char *err);
+
+#endif
