@@ -262,12 +262,29 @@ ini_schedule(const struct conf *c, const char *name)
 	return NULL;
 }
 
+/* An edit that changes a schedule's type, not its queue: a schedule
+ * that used its old type's queue takes the new type's (the queue is
+ * stored resolved, so "the type's queue" is recognised by its value);
+ * one given a queue of its own keeps it. */
+static void
+follow_type_queue(const struct conf *c, struct schedule *s, const char *old_type, const char *old_queue)
+{
+	const struct handler *h = old_type != NULL ? conf_handler(c, old_type) : NULL;
+
+	if (old_type == NULL || s->type == NULL || strcmp(old_type, s->type) == 0 || s->queue == NULL ||
+	    old_queue == NULL || strcmp(s->queue, old_queue) != 0 || h == NULL ||
+	    strcmp(h->queue, old_queue) != 0)
+		return;
+	free(s->queue);
+	s->queue = NULL; /* schedule_finish takes the new type's */
+}
+
 static int
 add_or_edit(const struct conf *c, struct db *db, const char *cmd, const char *name, int argc, char **argv)
 {
 	struct schedule **v = NULL, *s = NULL;
 	const struct schedule *old;
-	char err[ERRSZ];
+	char err[ERRSZ], *old_type = NULL, *old_queue = NULL;
 	size_t n = 0;
 	int rc, adding = strcmp(cmd, "add") == 0;
 
@@ -287,9 +304,13 @@ add_or_edit(const struct conf *c, struct db *db, const char *cmd, const char *na
 		s = (struct schedule *)old;
 		free(s->problem);
 		s->problem = NULL;
+		old_type = xstrdup_or_null(s->type);
+		old_queue = xstrdup_or_null(s->queue);
 	} else
 		s = schedule_new(name, SCHEDULE_DB);
-	if ((rc = apply_options(c, s, cmd, argc, argv)) == 0 && schedule_finish(c, s, err) < 0) {
+	if ((rc = apply_options(c, s, cmd, argc, argv)) == 0 && !adding)
+		follow_type_queue(c, s, old_type, old_queue);
+	if (rc == 0 && schedule_finish(c, s, err) < 0) {
 		cli_error("schedule %s %s: %s", cmd, name, err);
 		rc = EX_DATAERR;
 	}
@@ -301,6 +322,8 @@ add_or_edit(const struct conf *c, struct db *db, const char *cmd, const char *na
 	if (adding)
 		schedule_free(s);
 	schedules_free(v, n);
+	free(old_type);
+	free(old_queue);
 	return rc < 0 ? 0 : rc;
 }
 

@@ -17,6 +17,8 @@
 #      while another job holds the key);
 #   8. a plain --unique-key enqueue is refused while an earlier
 #      --unique-for window on the key is open (its job done or not);
+#   9. `schedule edit --type` moves a schedule that used its type's queue
+#      to the new type's queue (one given its own queue keeps it);
 #  12. on_success loops (a -> a, a -> b -> a) are refused at load;
 #  14. a persistent handler's status line followed by anything else on
 #      the same line is a protocol violation, not a status.
@@ -262,4 +264,24 @@ sql "DELETE FROM jobs WHERE id = $other"
 jq_ failed retry "$k" >/dev/null 2>&1
 is "$(sql "SELECT unique_key FROM jobs WHERE id = $k")" k7 "item 7: the retried job has its unique key back"
 is "$(jq_ enqueue --unique-key k7 dies '{}' 2>/dev/null)" "$k" "item 7: a second job with the key is refused (the retried job holds it)"
+# 9: schedule edit --type and the queue.
+write_conf <<EOC
+[queue default]
+[queue qa]
+[queue qb]
+[queue qx]
+[handler a]
+exec = /bin/true
+queue = qa
+[handler b]
+exec = /bin/true
+queue = qb
+EOC
+sql "DELETE FROM jobq_schedules"
+jq_ schedule add s9 --cron '0 * * * *' --type a >/dev/null
+jq_ schedule add s9x --cron '0 * * * *' --type a --queue qx >/dev/null
+jq_ schedule edit s9 --type b >/dev/null
+jq_ schedule edit s9x --type b >/dev/null
+is "$(sql "SELECT GROUP_CONCAT(CONCAT(name, ':', type, ':', queue) ORDER BY name) FROM jobq_schedules")" \
+	"s9:b:qb,s9x:b:qx" "item 9: edit --type takes the new type's queue, unless the schedule had its own"
 finish
