@@ -207,9 +207,9 @@ schedules_update(struct db *db, const struct schedule *s, char *err)
 	return rc;
 }
 
-/* Removes a database schedule and its switch; its run history stays. */
-int
-schedules_remove(struct db *db, const char *name, char *err)
+/* One try of schedules_remove, inside a transaction. */
+static int
+remove_once(struct db *db, const char *name, char *err)
 {
 	int rc = db_exec(db, err, "DELETE FROM jobq_schedules WHERE name = %q", name);
 
@@ -219,6 +219,27 @@ schedules_remove(struct db *db, const char *name, char *err)
 	}
 	if (rc == DB_OK)
 		rc = db_exec(db, err, "DELETE FROM jobq_schedule_state WHERE name = %q", name);
+	if (rc == DB_OK)
+		rc = db_exec(db, err, "DELETE FROM jobq_schedule_runs WHERE name = %q", name);
+	return rc;
+}
+
+/* Removes a database schedule with its switch and its run history, in
+ * one transaction: a schedule added later under the same name is a new
+ * one, and the ticks must not take the old one's last fire for its own
+ * (they would enqueue a fire from before it existed). */
+int
+schedules_remove(struct db *db, const char *name, char *err)
+{
+	int rc, attempt = 0;
+
+	do {
+		if ((rc = db_begin(db, err)) != DB_OK)
+			return rc;
+		if ((rc = remove_once(db, name, err)) == DB_OK && (rc = db_commit(db, err)) == DB_OK)
+			return DB_OK;
+		db_rollback(db);
+	} while (db_retry_after(rc, ++attempt));
 	return rc;
 }
 

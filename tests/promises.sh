@@ -19,6 +19,8 @@
 #      --unique-for window on the key is open (its job done or not);
 #   9. `schedule edit --type` moves a schedule that used its type's queue
 #      to the new type's queue (one given its own queue keeps it);
+#  10. a removed and re-added schedule starts afresh: no fire from before
+#      it existed is enqueued;
 #  12. on_success loops (a -> a, a -> b -> a) are refused at load;
 #  14. a persistent handler's status line followed by anything else on
 #      the same line is a protocol violation, not a status.
@@ -284,4 +286,21 @@ jq_ schedule edit s9 --type b >/dev/null
 jq_ schedule edit s9x --type b >/dev/null
 is "$(sql "SELECT GROUP_CONCAT(CONCAT(name, ':', type, ':', queue) ORDER BY name) FROM jobq_schedules")" \
 	"s9:b:qb,s9x:b:qx" "item 9: edit --type takes the new type's queue, unless the schedule had its own"
+# 10: remove, then add again under the same name.
+write_conf <<EOC
+[queue default]
+[handler echo]
+exec = /bin/true
+EOC
+empty_tables
+sql "DELETE FROM jobq_schedules; DELETE FROM jobq_schedule_state; DELETE FROM jobq_schedule_runs"
+jq_ schedule add s10 --cron '0 * * * *' --type echo >/dev/null
+JOBQ_SCHEDULER_NOW=2026-01-05T10:00:05Z jq_ schedule --quiet
+is "$(sql "SELECT COUNT(*) FROM jobs")" 1 "item 10: the schedule fires at 10:00"
+jq_ schedule remove s10 >/dev/null
+jq_ schedule add s10 --cron '30 * * * *' --type echo >/dev/null
+JOBQ_SCHEDULER_NOW=2026-01-05T10:45:05Z jq_ schedule --quiet 2>"$T/tick10.log"
+is "$(sql "SELECT COUNT(*) FROM jobs")" 1 "item 10: re-added at 10:45, it does not enqueue the 10:30 fire from before it existed"
+JOBQ_SCHEDULER_NOW=2026-01-05T11:30:05Z jq_ schedule --quiet
+is "$(sql "SELECT COUNT(*) FROM jobs")" 2 "item 10: ... and fires at 11:30"
 finish
