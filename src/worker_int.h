@@ -2,20 +2,23 @@
  * slots, and the steps each file below worker.c offers the ones above it.
  * Private to worker*.c; the rest of jobq sees only worker.h.
  *
- * The files, from the top of the loop down (a file calls only the ones
- * below it):
+ * The files, in the order of the loop (worker.c's header comment):
  *   worker.c          the loop: set-up, the turn's steps, stop conditions
- *   worker_poll.c     step 6: sleeping in poll(), and the database waiter
- *   worker_lease.c    step 4: the heartbeat (lease extensions, registry row)
- *   worker_keep.c     keep_time: what must not wait for the database
- *   worker_reserve.c  step 5: reserving jobs, and how many ahead
- *   worker_signal.c   step 1: signals read as events, children, stopping
- *   worker_start.c    starting the handlers of reserved jobs
- *   worker_write.c    step 3: a handler's outcome, decided and written
- *   worker_row.c      the worker's row in the registry
- *   worker_conn.c     step 2: the connection lost and restored
+ *   worker_signal.c   1. signals read as events, children reaped, stopping
+ *   worker_conn.c     2. the connection lost and restored
+ *   worker_write.c    3. a handler's outcome, decided and written
+ *   worker_lease.c    4. the heartbeat: lease extensions and progress
+ *   worker_row.c         and the worker's row in the registry
+ *   worker_reserve.c  5. reserving jobs, and how many ahead
+ *   worker_start.c       and starting their handlers
+ *   worker_poll.c     6. sleeping in poll(), and the database waiter
+ *   worker_keep.c     keep_time, between any two database calls
  *   worker_setup.c    process set-up: fd budget, identity, wait limit
- *   worker_slot.c     counting and clearing slots */
+ *   worker_slot.c     counting and clearing slots
+ * Calls only go down, never back up: worker.c calls them all; poll calls
+ * keep, reserve and signal; lease calls keep and row; keep calls signal,
+ * start and write; reserve and signal call start; and start, write,
+ * conn, row, setup and slot call no other worker file but slot. */
 #ifndef JOBQ_WORKER_INT_H
 #define JOBQ_WORKER_INT_H
 
@@ -99,8 +102,9 @@ struct worker {
 	int empty; /* the last reservation found nothing */
 	int reserved_once;
 	unsigned claim_conflicts; /* reservations in a row that lost every rerun */
-	/* wait_and_io's poll set, made once: the loop turns for every pipe
-	 * read, and allocating on each turn only churns the heap. */
+	/* serve_io's poll set (worker_poll.c), made once: the loop turns
+	 * for every pipe read, and allocating on each turn only churns the
+	 * heap. */
 	struct pollfd *pfd;
 	int *pfd_first, *pfd_count;
 	int db_up;
@@ -126,23 +130,6 @@ min64(int64_t a, int64_t b)
 	return a < b ? a : b;
 }
 
-/* worker_poll.c */
-void poll_wait(struct worker *w, int64_t now);
-short poll_db_wait(void *arg, int fd, short events, int timeout_ms);
-
-/* worker_lease.c */
-void lease_heartbeat(struct worker *w, int64_t now);
-
-/* worker_keep.c */
-void keep_time(struct worker *w);
-int64_t keep_due(const struct worker *w);
-
-/* worker_reserve.c */
-unsigned reserve_ahead_most(const struct conf *c, unsigned conc);
-int reserve_can(const struct worker *w);
-int64_t reserve_due(const struct worker *w);
-void reserve_jobs(struct worker *w, int64_t now);
-
 /* worker_signal.c */
 int signal_setup(char *err);
 void signal_restore(void);
@@ -150,22 +137,39 @@ int signal_fd(void);
 void signal_read(struct worker *w);
 void signal_stop(struct worker *w, int level, const char *why);
 
-/* worker_start.c */
-void start_ready(struct worker *w);
-void start_give_back(struct worker *w);
+/* worker_conn.c */
+void conn_failed(struct worker *w, int rc, const char *what, const char *err);
+void conn_reconnect(struct worker *w, int64_t now);
 
 /* worker_write.c */
 void write_conclude(struct worker *w, struct slot *s);
 void write_pending(struct worker *w, int64_t now);
+
+/* worker_lease.c */
+void lease_heartbeat(struct worker *w, int64_t now);
 
 /* worker_row.c */
 char *row_queues(const struct worker *w);
 int row_register(struct worker *w, char *err);
 char *row_jobs(const struct worker *w);
 
-/* worker_conn.c */
-void conn_failed(struct worker *w, int rc, const char *what, const char *err);
-void conn_reconnect(struct worker *w, int64_t now);
+/* worker_reserve.c */
+unsigned reserve_ahead_most(const struct conf *c, unsigned conc);
+int reserve_can(const struct worker *w);
+int64_t reserve_due(const struct worker *w);
+void reserve_jobs(struct worker *w, int64_t now);
+
+/* worker_start.c */
+void start_ready(struct worker *w);
+void start_give_back(struct worker *w);
+
+/* worker_poll.c */
+void poll_wait(struct worker *w, int64_t now);
+short poll_db_wait(void *arg, int fd, short events, int timeout_ms);
+
+/* worker_keep.c */
+void keep_time(struct worker *w);
+int64_t keep_due(const struct worker *w);
 
 /* worker_setup.c */
 int64_t setup_wait_limit(const struct conf *c);
