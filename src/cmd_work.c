@@ -10,6 +10,7 @@
 #include "queue.h"
 #include "worker.h"
 
+/* --help */
 static void
 usage(void)
 {
@@ -32,6 +33,8 @@ usage(void)
 
 enum { OPT_ONCE = 256, OPT_MAX, OPT_MAX_TIME, OPT_STOP_WHEN_EMPTY, OPT_LOG_FORMAT, OPT_SCHEDULE, OPT_QUIET };
 
+/* Every queue in queues has a [queue] section; EX_CONFIG (said) when
+ * one has not. */
 static int
 check_queues(const struct conf *c, char **queues)
 {
@@ -46,8 +49,70 @@ check_queues(const struct conf *c, char **queues)
 	return 0;
 }
 
-int
-cmd_work(int argc, char **argv)
+/* What the command line asked for: the worker's options, and two that
+ * are read once the configuration is loaded. */
+struct work_args {
+	struct worker_opts o;
+	const char *queue_arg; /* NULL: [worker] queues */
+	const char *log_arg;   /* NULL: text */
+};
+
+/* Takes one option of `jobq work` (not a common one); returns 0, or the
+ * exit status of a usage error. */
+static int
+take_opt(int opt, struct work_args *a)
+{
+	char err[ERRSZ];
+	int64_t v;
+
+	switch (opt) {
+	case 'q':
+		a->queue_arg = optarg;
+		break;
+	case 'j':
+		if (str_to_int64(optarg, 1, 1024, &v) < 0)
+			return cli_usage_error("work", "--concurrency: expected 1 to 1024, not '%s'", optarg);
+		a->o.concurrency = (unsigned)v;
+		break;
+	case OPT_ONCE:
+		a->o.once = 1;
+		break;
+	case OPT_MAX:
+		if (str_to_int64(optarg, 1, INT64_MAX, &v) < 0)
+			return cli_usage_error("work", "--max: expected a positive number, not '%s'", optarg);
+		a->o.max_jobs = (uint64_t)v;
+		break;
+	case OPT_MAX_TIME:
+		/* duration_parse fills err only when it fails. */
+		if (duration_parse(optarg, &a->o.max_time_ms, err) < 0)
+			return cli_usage_error("work", "--max-time: %s", err);
+		if (a->o.max_time_ms <= 0)
+			return cli_usage_error("work",
+			    "--max-time: expected a time above 0 (e.g. 55, 90s, 5m), not '%s'", optarg);
+		break;
+	case OPT_STOP_WHEN_EMPTY:
+		a->o.stop_when_empty = 1;
+		break;
+	case OPT_SCHEDULE:
+		a->o.schedule = 1;
+		break;
+	case OPT_LOG_FORMAT:
+		a->log_arg = optarg;
+		break;
+	case 'v':
+		cli_log_level = LOG_DEBUG;
+		break;
+	case OPT_QUIET:
+		cli_log_level = LOG_WARN;
+		break;
+	}
+	return 0;
+}
+
+/* Reads the command line into a.  Returns -1 to go on, or the exit
+ * status (--help, --version, a usage error). */
+static int
+parse_args(int argc, char **argv, struct work_args *a)
 {
 	static const struct option longopts[] = {
 		CLI_COMMON_LONGOPTS,
@@ -63,90 +128,48 @@ cmd_work(int argc, char **argv)
 		{ "quiet", no_argument, NULL, OPT_QUIET },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct worker_opts o;
-	const char *queue_arg = NULL, *log_arg = NULL;
-	struct conf *c;
-	struct db *db;
-	char err[ERRSZ];
-	int64_t v;
 	int opt, rc;
 
-	memset(&o, 0, sizeof o);
+	memset(a, 0, sizeof *a);
 	while ((opt = getopt_long(argc, argv, CLI_COMMON_SHORTOPTS "q:j:v", longopts, NULL)) != -1) {
 		if ((rc = cli_common_opt(opt, "work", usage)) >= 0)
 			return rc;
 		if (rc == -2)
 			continue;
-		switch (opt) {
-		case 'q':
-			queue_arg = optarg;
-			break;
-		case 'j':
-			if (str_to_int64(optarg, 1, 1024, &v) < 0)
-				return cli_usage_error(
-				    "work", "--concurrency: expected 1 to 1024, not '%s'", optarg);
-			o.concurrency = (unsigned)v;
-			break;
-		case OPT_ONCE:
-			o.once = 1;
-			break;
-		case OPT_MAX:
-			if (str_to_int64(optarg, 1, INT64_MAX, &v) < 0)
-				return cli_usage_error(
-				    "work", "--max: expected a positive number, not '%s'", optarg);
-			o.max_jobs = (uint64_t)v;
-			break;
-		case OPT_MAX_TIME:
-			/* duration_parse fills err only when it fails. */
-			if (duration_parse(optarg, &o.max_time_ms, err) < 0)
-				return cli_usage_error("work", "--max-time: %s", err);
-			if (o.max_time_ms <= 0)
-				return cli_usage_error("work",
-				    "--max-time: expected a time above 0 (e.g. 55, 90s, 5m), not '%s'",
-				    optarg);
-			break;
-		case OPT_STOP_WHEN_EMPTY:
-			o.stop_when_empty = 1;
-			break;
-		case OPT_SCHEDULE:
-			o.schedule = 1;
-			break;
-		case OPT_LOG_FORMAT:
-			log_arg = optarg;
-			break;
-		case 'v':
-			cli_log_level = LOG_DEBUG;
-			break;
-		case OPT_QUIET:
-			cli_log_level = LOG_WARN;
-			break;
-		}
+		if ((rc = take_opt(opt, a)) != 0)
+			return rc;
 	}
 	if (optind < argc)
 		return cli_usage_error("work", "unexpected argument '%s'", argv[optind]);
-	if ((rc = cli_open(CONF_CHECK_EXEC, &c, &db)) != 0)
-		return rc;
-	if (log_arg != NULL) {
+	return -1;
+}
+
+/* Applies the options that need the configuration (log format, queues,
+ * concurrency) and checks them against it and the server; returns 0 or
+ * the exit status. */
+static int
+apply_args(const struct conf *c, struct db *db, struct work_args *a)
+{
+	char err[ERRSZ];
+	int rc;
+
+	if (a->log_arg != NULL) {
 		enum log_format f;
 
-		if (log_format_parse(log_arg, &f) < 0) {
-			rc =
-			    cli_usage_error("work", "--log-format: expected text or json, not '%s'", log_arg);
-			goto out;
-		}
+		if (log_format_parse(a->log_arg, &f) < 0)
+			return cli_usage_error(
+			    "work", "--log-format: expected text or json, not '%s'", a->log_arg);
 		log_set_format(f);
 	}
-	if (queue_arg != NULL) {
-		if (split_list(queue_arg, &o.queues) <= 0) {
-			rc = cli_usage_error("work", "--queue: expected a comma-separated list of queues");
-			goto out;
-		}
+	if (a->queue_arg != NULL) {
+		if (split_list(a->queue_arg, &a->o.queues) <= 0)
+			return cli_usage_error("work", "--queue: expected a comma-separated list of queues");
 	} else
-		o.queues = c->worker.queues;
-	if ((rc = check_queues(c, o.queues)) != 0)
-		goto out;
-	if (o.concurrency == 0)
-		o.concurrency = c->worker.concurrency;
+		a->o.queues = c->worker.queues;
+	if ((rc = check_queues(c, a->o.queues)) != 0)
+		return rc;
+	if (a->o.concurrency == 0)
+		a->o.concurrency = c->worker.concurrency;
 	/* Output limits the server cannot store are a configuration error,
 	 * refused here like in `jobq check`, rather than clamped with a
 	 * warning: the operator asked for that much output to be kept, and a
@@ -155,13 +178,28 @@ cmd_work(int argc, char **argv)
 	 * texts to fit and says so for each job.) */
 	if (queue_check_limits(c, db_max_packet(db), err) < 0) {
 		cli_error("%s", err);
-		rc = EX_CONFIG;
-		goto out;
+		return EX_CONFIG;
 	}
-	rc = worker_run(c, db, &o);
-out:
-	if (o.queues != c->worker.queues)
-		strv_free(o.queues);
+	return 0;
+}
+
+/* `jobq work`: the options, then the worker's loop until it stops. */
+int
+cmd_work(int argc, char **argv)
+{
+	struct work_args a;
+	struct conf *c;
+	struct db *db;
+	int rc;
+
+	if ((rc = parse_args(argc, argv, &a)) >= 0)
+		return rc;
+	if ((rc = cli_open(CONF_CHECK_EXEC, &c, &db)) != 0)
+		return rc;
+	if ((rc = apply_args(c, db, &a)) == 0)
+		rc = worker_run(c, db, &a.o);
+	if (a.o.queues != c->worker.queues)
+		strv_free(a.o.queues);
 	db_free(db);
 	conf_free(c);
 	return rc;

@@ -83,9 +83,9 @@ is "$(sql "SELECT COUNT(*) FROM jobs WHERE attempts <> 0 OR lease_token IS NOT N
 
 # --- a stop while the database is answering ---
 # The worker serves its handlers while a statement is in flight (see
-# db_wait in worker.c), so a SIGTERM can arrive in the middle of a claim:
-# the jobs that claim brings must be given back too, or the worker would
-# wait for them forever.
+# poll_db_wait in worker_poll.c), so a SIGTERM can arrive in the middle of
+# a claim: the jobs that claim brings must be given back too, or the
+# worker would wait for them forever.
 write_conf <<EOC
 [worker]
 poll_interval = 20ms

@@ -1,0 +1,208 @@
+/* worker_start.c -- starting the handlers of reserved jobs: in the order
+ * they were reserved, while fewer than `concurrency` run.  A job that no
+ * handler may get is buried unrun; one whose handler cannot be started,
+ * or that waited too long reserved ahead, goes back unstarted. */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "duration.h"
+#include "log.h"
+#include "runner.h"
+#include "worker_int.h"
+
+#define START_RETRY_MIN_MS 100
+#define START_RETRY_MAX_MS 5000
+
+/* At -v, a line when a handler starts: with only the finishes logged,
+ * jobs of a later queue that finish first look as if they were taken
+ * first. */
+static void
+log_start(const struct slot *s)
+{
+	char attempt[32];
+	struct log_field f[5];
+
+	snprintf(attempt, sizeof attempt, "%u/%u", s->job->attempt, s->max_attempts);
+	f[0] = LF_N("job", s->job->id);
+	f[1] = LF_S("type", s->job->type);
+	f[2] = LF_S("queue", s->job->queue);
+	f[3] = LF_S("attempt", attempt);
+	f[4] = LF_N("pid", runner_pid(s->run));
+	log_fields(LOG_DEBUG, "job started", f, 5);
+}
+
+/* Buries a job without running it. */
+static void
+bury_unrun(struct worker *w, struct slot *s, const char *words, const char *reason, const char *error)
+{
+	s->write = OUT_DEAD;
+	snprintf(s->words, sizeof s->words, "%s", words);
+	snprintf(s->reason, sizeof s->reason, "%s", reason);
+	s->error = xstrdup(error);
+	s->state = SLOT_WRITING;
+	w->write_now = 1;
+}
+
+/* Hands s's job back unstarted, attempt refunded: its outcome waits to
+ * be written like any other. */
+static void
+give_back_unstarted(struct worker *w, struct slot *s)
+{
+	s->write = OUT_GIVEBACK;
+	snprintf(s->words, sizeof s->words, "not started");
+	s->state = SLOT_WRITING;
+	w->write_now = 1;
+}
+
+/* A handler could not be started (no descriptors, no processes left):
+ * the job goes back, and this worker takes no new job for a while, from
+ * 100 ms doubling to 5 s, rather than taking it again at once and
+ * failing in a loop.  The same error is logged once per streak. */
+static void
+start_failed(struct worker *w, const struct job *j, const char *err)
+{
+	char d[32];
+
+	w->start_delay = w->start_delay == 0 ? START_RETRY_MIN_MS : w->start_delay * 2;
+	if (w->start_delay > START_RETRY_MAX_MS)
+		w->start_delay = START_RETRY_MAX_MS;
+	w->start_paused_until = mono_ms() + w->start_delay;
+	duration_format(w->start_delay, d, sizeof d);
+	if (strcmp(err, w->start_err) != 0) {
+		log_error("job %llu: %s; taking no new job for %s (and longer while it lasts)",
+		    (unsigned long long)j->id, err, d);
+		snprintf(w->start_err, sizeof w->start_err, "%s", err);
+	} else
+		log_debug("job %llu: %s; taking no new job for %s", (unsigned long long)j->id, err, d);
+}
+
+/* Moves ts, a database time ("YYYY-MM-DD HH:MM:SS[.ffffff]", UTC), ms
+ * later; left as it is when it does not parse. */
+static void
+time_add_ms(char *ts, size_t size, int64_t ms)
+{
+	struct tm tm;
+	const char *dot = strchr(ts, '.'), *f = dot != NULL ? dot + 1 : "";
+	int64_t us = 0;
+	char out[96];
+	time_t t;
+	int i;
+
+	memset(&tm, 0, sizeof tm);
+	if (sscanf(ts, "%4d-%2d-%2d %2d:%2d:%2d", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
+	        &tm.tm_min, &tm.tm_sec) != 6)
+		return;
+	for (i = 0; i < 6; i++) {
+		us *= 10;
+		if (*f >= '0' && *f <= '9')
+			us += *f++ - '0';
+	}
+	tm.tm_year -= 1900;
+	tm.tm_mon -= 1;
+	us += ms * 1000;
+	t = timegm(&tm) + (time_t)(us / 1000000);
+	us %= 1000000;
+	if (gmtime_r(&t, &tm) == NULL)
+		return;
+	snprintf(out, sizeof out, "%04d-%02d-%02d %02d:%02d:%02d.%06lld", tm.tm_year + 1900, tm.tm_mon + 1,
+	    tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (long long)us);
+	if (strlen(out) < size)
+		memcpy(ts, out, strlen(out) + 1);
+}
+
+/* Starts the handler of the READY job in s, or settles the job without
+ * one: buried unrun when no handler may get it, given back when its
+ * handler cannot be started. */
+static void
+start_job(struct worker *w, struct slot *s)
+{
+	char err[ERRSZ], reason[256];
+	struct job *j = s->job;
+	int64_t waited = mono_ms() - s->reserved_mono;
+
+	/* The run's started_at is the claim's database time (for a job
+	 * under a rate limit, the time its start was counted at): a job that
+	 * waited reserved ahead starts that much later (a duration measured
+	 * here, added to the database's time, never a clock compared). */
+	if (s->ahead && waited > 0)
+		time_add_ms(j->reserved_at, sizeof j->reserved_at, waited);
+	s->h = conf_handler(w->conf, j->type);
+	s->max_attempts = j->max_attempts ? j->max_attempts : s->h ? s->h->max_attempts : 1;
+	w->started++;
+	if (s->h == NULL) {
+		char *msg = xasprintf(
+		    "unknown job type '%s': no [handler %s] section in %s", j->type, j->type, w->conf->path);
+
+		bury_unrun(w, s, "not run", "unknown job type", msg);
+		free(msg);
+		return;
+	}
+	if (job_defect(j, reason, sizeof reason) != NULL) {
+		/* A row another program wrote that no handler should get. */
+		bury_unrun(w, s, "not run", reason, reason);
+		return;
+	}
+	if (j->attempt > s->max_attempts) {
+		/* The earlier attempts ended with their worker (crash, kill -9):
+		 * a job that keeps killing workers must stop somewhere. */
+		snprintf(reason, sizeof reason, "attempts used up (%u of %u; the last ended with its worker)",
+		    j->attempt - 1, s->max_attempts);
+		bury_unrun(w, s, "not run", reason, reason);
+		return;
+	}
+	s->run = runner_start(s->h, j, s->max_attempts, err);
+	if (s->run == NULL) {
+		/* fork failed: hand the job straight back, attempt refunded. */
+		start_failed(w, j, err);
+		give_back_unstarted(w, s);
+		return;
+	}
+	if (w->start_delay > 0)
+		log_info("handlers start again (the last failure: %s)", w->start_err);
+	w->start_delay = 0;
+	w->start_err[0] = '\0';
+	s->state = SLOT_RUNNING;
+	log_start(s);
+}
+
+/* Starts the jobs reserved ahead, in the order they were reserved, while
+ * fewer than `concurrency` handlers run.  One whose lease is no longer
+ * ours, or has less than a third left (its extensions failed), is given
+ * back unstarted (the fence drops that if the lease is gone). */
+void
+start_ready(struct worker *w)
+{
+	int64_t now = mono_ms();
+
+	while (slot_count(w, SLOT_RUNNING) < w->conc && !w->stopping) {
+		struct slot *s = NULL;
+		unsigned i;
+
+		for (i = 0; i < w->nslots; i++)
+			if (w->slots[i].state == SLOT_READY && (s == NULL || w->slots[i].seq < s->seq))
+				s = &w->slots[i];
+		if (s == NULL)
+			return;
+		if (s->lease_lost || s->lease_until - now < w->conf->worker.reserve_ttl_ms / 3) {
+			give_back_unstarted(w, s);
+			continue;
+		}
+		start_job(w, s);
+	}
+}
+
+/* Gives back the jobs reserved ahead, unstarted, attempt refunded: the
+ * worker is stopping. */
+void
+start_give_back(struct worker *w)
+{
+	unsigned i;
+
+	for (i = 0; i < w->nslots; i++)
+		if (w->slots[i].state == SLOT_READY)
+			give_back_unstarted(w, &w->slots[i]);
+}

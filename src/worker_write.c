@@ -1,0 +1,386 @@
+/* worker_write.c -- step 3 of the worker's loop: a job's outcome.  When a
+ * handler ends, write_conclude turns its exit and control channel into
+ * the outcome to write (done, retry, dead or given back); write_pending
+ * writes the outcomes that wait, several in one transaction
+ * (queue_write, in queue_outcome.c), and settles each slot from what the
+ * write did. */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alert.h"
+#include "duration.h"
+#include "failed.h"
+#include "log.h"
+#include "outcome.h"
+#include "queue.h"
+#include "runner.h"
+#include "worker_int.h"
+
+#define WRITE_RETRY_MS 500
+/* An outcome whose write lost the connection this many times is written
+ * in a transaction of its own, then without the handler's texts, then
+ * given up (its job returns when its lease expires): a statement that
+ * makes the server drop the connection must not be resent forever. */
+#define WRITE_TRIES_ALONE 1
+#define WRITE_TRIES_MINIMAL 3
+#define WRITE_TRIES_MAX 5
+
+/* The jobs a done outcome of s enqueues: the follow-ups its handler
+ * wrote, then its handler's on_success job (same payload). */
+static void
+gather_follow(struct worker *w, struct slot *s)
+{
+	const struct handler *next = s->h->on_success ? conf_handler(w->conf, s->h->on_success) : NULL;
+	size_t i;
+
+	s->follow = xcalloc(s->ctl.nfollow + 1, sizeof *s->follow);
+	for (i = 0; i < s->ctl.nfollow; i++)
+		s->follow[s->nfollow++] = s->ctl.follow[i].e;
+	if (next != NULL)
+		s->follow[s->nfollow++] = (struct enqueue_item){ .type = next->type,
+			.queue = next->queue,
+			.payload = s->job->payload,
+			.payload_len = s->job->payload_len,
+			.priority = s->job->priority };
+}
+
+/* Reads the control channel of s's finished handler; a bad one is a
+ * handler error, its message added to the run's error.  Returns 0 when
+ * it was good. */
+static int
+read_control(struct worker *w, struct slot *s, char *why, size_t whylen)
+{
+	size_t len;
+	int overflow;
+	const char *buf = runner_control(s->run, &len, &overflow);
+	char err[ERRSZ];
+	char *text;
+
+	if (control_parse(w->conf, buf, len, overflow, &s->ctl, err) == 0)
+		return 0;
+	text = xasprintf("%s%sjobq: %s", s->error ? s->error : "", s->error && *s->error ? "\n" : "", err);
+	free(s->error);
+	s->error = text;
+	snprintf(why, whylen, "%s", err);
+	return -1;
+}
+
+/* Turns a finished handler into the outcome to write. */
+void
+write_conclude(struct worker *w, struct slot *s)
+{
+	struct exit_info x;
+	struct decision d;
+	char why[ERRSZ];
+	int ctl_bad;
+
+	runner_result(s->run, &x, &s->output, &s->error, &s->duration_ms);
+	outcome_exit_words(&x, s->words, sizeof s->words);
+	s->has_run = 1;
+	ctl_bad = read_control(w, s, why, sizeof why) < 0;
+	/* A handler we terminated (a hard stop, or a lease we could not
+	 * keep) gives its job back, unless it still finished its work (exit
+	 * 0 on SIGTERM): that counts as done.  The fence drops either when
+	 * the lease is already gone. */
+	if (runner_interrupted(s->run) && (w->stopping >= 2 || s->lease_stop) && !(x.exited && x.code == 0)) {
+		s->write = OUT_GIVEBACK;
+	} else {
+		int64_t age = s->job->age_ms + s->duration_ms;
+
+		outcome_decide(s->h, &x, s->error, s->job->attempt, s->max_attempts, age, &d);
+		if (ctl_bad && d.kind == OUTCOME_DONE)
+			outcome_handler_error(s->h, why, s->job->attempt, s->max_attempts, age, &d);
+		else if (!ctl_bad && s->ctl.retry_after_ms >= 0)
+			outcome_retry_after(s->h, s->ctl.retry_after_ms, age, &d);
+		if (d.kind == OUTCOME_DONE)
+			gather_follow(w, s);
+		s->write = d.kind == OUTCOME_DONE ? OUT_DONE : d.kind == OUTCOME_RETRY ? OUT_RETRY : OUT_DEAD;
+		s->delay_ms = d.delay_ms;
+		snprintf(s->reason, sizeof s->reason, "%s", d.reason);
+	}
+	runner_free(s->run);
+	s->run = NULL;
+	s->state = SLOT_WRITING;
+	s->written_by = mono_ms() + WRITE_HOLD_MS;
+	w->avg_ms = w->avg_ms < 0 ? s->duration_ms : (w->avg_ms * 7 + s->duration_ms) / 8;
+	w->write_now = 1;
+}
+
+/* The log line of a written outcome. */
+static void
+log_outcome(struct worker *w, const struct slot *s, const char *outcome)
+{
+	char attempt[32], delay[32];
+	struct log_field f[10];
+	int n = 0;
+
+	snprintf(attempt, sizeof attempt, "%u/%u", s->job->attempt, s->max_attempts);
+	f[n++] = LF_N("job", s->job->id);
+	f[n++] = LF_S("type", s->job->type);
+	f[n++] = LF_S("queue", s->job->queue);
+	f[n++] = LF_S("attempt", attempt);
+	f[n++] = LF_S("outcome", outcome);
+	f[n++] = LF_N("ms", s->duration_ms);
+	f[n++] = LF_S("exit", s->words);
+	if (s->write == OUT_RETRY && strcmp(outcome, "retry") == 0) {
+		duration_format(s->delay_ms, delay, sizeof delay);
+		f[n++] = LF_S("retry_in", delay);
+	}
+	if (s->write == OUT_DEAD)
+		f[n++] = LF_S("reason", s->reason);
+	(void)w;
+	log_fields(strcmp(outcome, "done") == 0 ? LOG_INFO : LOG_WARN, "job", f, n);
+}
+
+/* The error text kept with a retry: the exit status, then stderr. */
+static char *
+last_error_text(const struct slot *s)
+{
+	return xasprintf("[%s] %s", s->words, s->error ? s->error : "");
+}
+
+/* Logs and counts the outcome of s, written or (lost) dropped, and frees
+ * its slot. */
+static void
+count_outcome(struct worker *w, struct slot *s, int lost)
+{
+	if (lost)
+		log_warn(
+		    "job %llu: lease lost (another worker or release-stale took it); outcome '%s' dropped",
+		    (unsigned long long)s->job->id, queue_outcome_name(s->write));
+	else {
+		log_outcome(w, s, queue_outcome_name(s->write));
+		if (s->write == OUT_DONE)
+			w->counts.done++;
+		else if (s->write == OUT_RETRY)
+			w->counts.retried++;
+		else if (s->write == OUT_DEAD)
+			w->counts.dead++;
+	}
+	slot_clear(s);
+	w->finished++;
+}
+
+/* Schedules the next try of a write that failed but may succeed later.
+ * Each try may wait up to the wait limit (a row locked elsewhere), so
+ * the tries grow apart, up to a heartbeat, to leave the loop its time. */
+static void
+write_failed(struct worker *w, int64_t now)
+{
+	if (w->write_failing_since == 0)
+		w->write_failing_since = now;
+	w->write_delay = w->write_delay == 0 ? WRITE_RETRY_MS : w->write_delay * 2;
+	if (w->write_delay > w->conf->worker.heartbeat_ms)
+		w->write_delay = w->conf->worker.heartbeat_ms;
+	w->next_write = now + w->write_delay;
+}
+
+/* A job of s is committed to dead-letter: its handler's on_dead program
+ * gets the row as committed (read back, so that it says what a person
+ * will find). */
+static void
+alert_dead(struct worker *w, const struct slot *s)
+{
+	static char *no_env[] = { NULL };
+	const struct handler *h = s->h;
+	struct handler none;
+	struct job_view v;
+	char err[ERRSZ];
+
+	if (h == NULL && w->conf->worker.on_dead_argv != NULL) {
+		/* A job of no [handler]: the [worker] on_dead, in a clean
+		 * environment, as the worker's user. */
+		memset(&none, 0, sizeof none);
+		none.type = s->job->type;
+		none.queue = s->job->queue;
+		none.env = no_env;
+		none.on_dead_argv = w->conf->worker.on_dead_argv;
+		h = &none;
+	}
+	if (h == NULL || h->on_dead_argv == NULL)
+		return;
+	if (failed_show(w->db, s->job->id, "+00:00", &v, err) != DB_OK) {
+		log_warn("job %llu: on_dead not run: reading the dead job back: %s",
+		    (unsigned long long)s->job->id, err);
+		return;
+	}
+	alerts_add(w->alerts, h, s->job->id, alert_json(&v));
+	job_view_free(&v);
+}
+
+/* Acts on what queue_write did with the outcome of slot s: a written
+ * or lost outcome frees the slot, a refused one too (logged: its job
+ * returns when its lease expires); one whose write failed stays for the
+ * next try, unless the connection was lost under it too often. */
+static void
+settle(struct worker *w, struct slot *s, const struct outcome *o, int rc)
+{
+	unsigned long long id = (unsigned long long)s->job->id;
+
+	switch (o->state) {
+	case OUTS_WRITTEN:
+	case OUTS_LOST:
+		if (o->cut)
+			log_warn(
+			    "job %llu: handler output cut to fit the server's max_allowed_packet (%zu bytes)",
+			    id, db_max_packet(w->db));
+		if (o->note[0] != '\0')
+			log_warn("job %llu: %s", id, o->note);
+		if (o->minimal && o->state == OUTS_WRITTEN)
+			log_warn("job %llu: written without the handler's output: writing it with the output "
+			         "lost the connection %u times",
+			    id, s->write_tries);
+		if (o->state == OUTS_WRITTEN && s->write == OUT_DEAD)
+			alert_dead(w, s);
+		count_outcome(w, s, o->state == OUTS_LOST);
+		return;
+	case OUTS_REFUSED:
+		log_error("job %llu: outcome '%s' not written: %s; the job returns when its lease expires",
+		    id, queue_outcome_name(s->write), o->note);
+		break;
+	case OUTS_FAILED:
+		if (rc != DB_EGONE || ++s->write_tries < WRITE_TRIES_MAX)
+			return;
+		log_error("job %llu: the connection was lost %u times while writing its outcome '%s'; giving "
+		          "it up: the job returns when its lease expires",
+		    id, s->write_tries, queue_outcome_name(s->write));
+		break;
+	default:
+		return;
+	}
+	slot_clear(s);
+	w->finished++;
+}
+
+/* Whether to hold the outcomes that wait a moment longer, so that more
+ * share their transaction: only while a handler runs (there is something
+ * else to wait for), never when stopping, at most until the oldest one's
+ * written_by or until WRITE_BATCH wait.  An outcome held is still under
+ * its lease (the heartbeat extends it); a crash in that moment loses it
+ * like a crash during its handler, and the job runs again. */
+static int
+hold_writes(struct worker *w, int64_t now)
+{
+	int64_t by = INT64_MAX;
+	unsigned i, n = 0;
+
+	if (w->stopping || slot_count(w, SLOT_RUNNING) == 0)
+		return 0;
+	for (i = 0; i < w->nslots; i++)
+		if (w->slots[i].state == SLOT_WRITING) {
+			n++;
+			by = min64(by, w->slots[i].written_by);
+		}
+	if (n >= WRITE_BATCH || now >= by)
+		return 0;
+	w->next_write = by;
+	return 1;
+}
+
+/* qsort order of slots: as they were reserved. */
+static int
+seq_order(const void *a, const void *b)
+{
+	const struct slot *x = *(struct slot *const *)a, *y = *(struct slot *const *)b;
+
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* Whether the outcomes that wait are written on this turn: when the
+ * database is up and a new outcome or the next try is due, unless they
+ * are held for a group (hold_writes).  It clears write_now once it has
+ * looked. */
+static int
+write_due(struct worker *w, int64_t now)
+{
+	if (!w->db_up || (!w->write_now && now < w->next_write))
+		return 0;
+	if (w->write_failing_since == 0 && hold_writes(w, now)) {
+		w->write_now = 0;
+		return 0;
+	}
+	w->write_now = 0;
+	return slot_count(w, SLOT_WRITING) > 0;
+}
+
+/* Puts the slots whose outcomes wait in who, in the order the jobs were
+ * reserved (and started): the run rows' ids then follow the runs, as
+ * they did with one write per job.  Returns how many. */
+static unsigned
+writing_in_order(struct worker *w, struct slot **who)
+{
+	unsigned i, n = 0;
+
+	for (i = 0; i < w->nslots; i++)
+		if (w->slots[i].state == SLOT_WRITING)
+			who[n++] = &w->slots[i];
+	qsort(who, n, sizeof *who, seq_order);
+	return n;
+}
+
+/* What queue_write is given for s: its outcome o, with its run record
+ * when its handler ran, its follow-ups when done, and for a retry the
+ * error text kept with it (*text, the caller frees it). */
+static void
+outcome_of(struct worker *w, struct slot *s, struct outcome *o, struct run_record *run, char **text)
+{
+	*run = (struct run_record){ w->id, s->duration_ms, s->words, s->output, s->error, s->ctl.result };
+	*o = (struct outcome){ s->job, s->write, s->delay_ms, NULL, s->error ? s->error : "", s->words,
+		s->reason, s->has_run ? run : NULL, s->write_tries >= WRITE_TRIES_ALONE,
+		s->write_tries >= WRITE_TRIES_MINIMAL, OUTS_PENDING, 0, "", NULL, 0 };
+	if (s->write == OUT_DONE) {
+		o->follow = s->follow;
+		o->nfollow = s->nfollow;
+	}
+	if (s->write == OUT_RETRY)
+		o->last_error = *text = last_error_text(s);
+}
+
+/* Writes every outcome that waits, in as few transactions as fit (see
+ * queue_write).  A slot is freed once its outcome is written, its lease
+ * turned out lost, or the server refused it; when the database is away
+ * they all stay and are tried again. */
+void
+write_pending(struct worker *w, int64_t now)
+{
+	struct outcome *o;
+	struct run_record *runs;
+	struct slot **who;
+	char **texts, err[ERRSZ];
+	unsigned i, n;
+	int rc;
+
+	/* Called on every turn of the loop: nothing is allocated before
+	 * there is something to write. */
+	if (!write_due(w, now))
+		return;
+	o = xcalloc(w->nslots, sizeof *o);
+	runs = xcalloc(w->nslots, sizeof *runs);
+	who = xcalloc(w->nslots, sizeof *who);
+	texts = xcalloc(w->nslots, sizeof *texts);
+	n = writing_in_order(w, who);
+	for (i = 0; i < n; i++)
+		outcome_of(w, who[i], &o[i], &runs[i], &texts[i]);
+	if (n > 0) {
+		rc = queue_write(w->db, o, n, err);
+		for (i = 0; i < n; i++)
+			settle(w, who[i], &o[i], rc);
+		if (rc == DB_OK) {
+			w->next_poll = now; /* slots are free: look for work at once */
+			w->write_delay = 0;
+			w->write_failing_since = 0;
+		} else {
+			conn_failed(w, rc, "writing outcomes", err);
+			write_failed(w, now);
+		}
+	}
+	for (i = 0; i < w->nslots; i++)
+		free(texts[i]);
+	free(texts);
+	free(who);
+	free(runs);
+	free(o);
+}
