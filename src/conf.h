@@ -104,7 +104,7 @@ struct worker_conf {
 	unsigned concurrency;
 	int64_t poll_interval_ms;
 	char *wakeup_dir; /* NULL: the default (wakeup.c); "off": no wakeups */
-	int reserve_ahead; /* jobs reserved beside the running ones; -1: auto (worker.c) */
+	int reserve_ahead; /* jobs reserved beside the running ones; -1: auto (worker_reserve.c) */
 	int64_t reserve_ttl_ms;
 	int64_t heartbeat_ms;
 	enum reserve_mode reserve_mode;

@@ -95,7 +95,7 @@ conf_flow_free(struct conf *c)
 	free(c->queue_limits);
 }
 
-/* Whether any max_running or rate is configured (worker.c reserves no
+/* Whether any max_running or rate is configured (worker_reserve.c reserves no
  * jobs ahead then: a held job would count as running and start late). */
 int
 conf_has_flow_limits(const struct conf *c)

@@ -51,6 +51,7 @@
 
 #include "alert.h"
 #include "duration.h"
+#include "guard.h"
 #include "log.h"
 #include "pool.h"
 #include "queue.h"
@@ -210,6 +211,10 @@ worker_init(struct worker *w, const struct conf *c, struct db *db, const struct 
 	w->alerts = alerts_new();
 	pool_init(w->conc); /* processes: one per handler running at once, not per held job */
 	setup_identity(w);
+	/* Before the first handler: if this worker is killed, its guard stops
+	 * every handler group it left (guard.c). */
+	if (guard_start(err) < 0)
+		log_warn("%s: handlers would outlive this worker if it were killed", err);
 	return 0;
 }
 

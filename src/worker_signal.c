@@ -108,6 +108,7 @@ signal_stop(struct worker *w, int level, const char *why)
 		w->stopping_since = mono_ms();
 	w->stopping = level;
 	start_give_back(w);
+	alerts_stop(w->alerts, mono_ms());
 	for (i = 0; i < w->nslots; i++)
 		running += w->slots[i].state == SLOT_RUNNING;
 	if (level == 1) {

@@ -22,6 +22,8 @@
 #  10. a removed and re-added schedule starts afresh: no fire from before
 #      it existed is enqueued;
 #  12. on_success loops (a -> a, a -> b -> a) are refused at load;
+#  16. a worker stopped by SIGTERM with a backlog of on_dead alerts says
+#      so and stops within a bound (waiting alerts are dropped, logged);
 #  14. a persistent handler's status line followed by anything else on
 #      the same line is a protocol violation, not a status.
 . "$top_srcdir/tests/lib.sh"
@@ -303,4 +305,33 @@ JOBQ_SCHEDULER_NOW=2026-01-05T10:45:05Z jq_ schedule --quiet 2>"$T/tick10.log"
 is "$(sql "SELECT COUNT(*) FROM jobs")" 1 "item 10: re-added at 10:45, it does not enqueue the 10:30 fire from before it existed"
 JOBQ_SCHEDULER_NOW=2026-01-05T11:30:05Z jq_ schedule --quiet
 is "$(sql "SELECT COUNT(*) FROM jobs")" 2 "item 10: ... and fires at 11:30"
+# 16: SIGTERM with 40 alerts of 2 s each waiting.
+empty_tables
+cat >"$T/slow_alert.sh" <<'EOA'
+#!/bin/sh
+cat >/dev/null
+sleep 2
+EOA
+chmod +x "$T/slow_alert.sh"
+write_conf <<EOC
+[worker]
+poll_interval = 20ms
+concurrency = 8
+[queue default]
+[handler dies]
+exec = /bin/sh -c 'exit 65'
+on_dead = $T/slow_alert.sh
+EOC
+for i in $(seq 40); do echo '{"type": "dies", "payload": {}}'; done >"$T/dies.jsonl"
+jq_ enqueue --batch <"$T/dies.jsonl" >/dev/null
+start_worker
+wait_for_sql 60 "SELECT COUNT(*) FROM failed_jobs WHERE type = 'dies'" 40
+t0=$(date +%s%N)
+kill -TERM "$WORKER_PID"
+wait_exit 30 "$WORKER_PID" >/dev/null
+ms=$((($(date +%s%N) - t0) / 1000000))
+log16=$(cat "$T"/worker.*.log)
+ok "$([ "$ms" -lt 8000 ]; echo $?)" "item 16: SIGTERM with 40 slow alerts waiting: the worker stops in ${ms} ms (bound 5 s + a kill_grace)"
+like "$log16" "waiting at most 5 s for [0-9]+ on_dead programs? still running" "item 16: it says what it waits for"
+like "$log16" "on_dead .* not run: the worker stops \\(the job stays dead-lettered\\)" "item 16: each dropped alert is logged"
 finish

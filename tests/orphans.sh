@@ -1,0 +1,70 @@
+#!/bin/bash
+# A worker that dies by any means leaves no handler behind (issue 19,
+# item 4): within 2 s of a SIGKILL to the worker, every process it
+# started for a job -- the handler's whole process group, grandchildren
+# included -- is gone, in exec and in persistent mode, so that no job's
+# two runs can overlap once its lease (here 3 s) has expired.  The
+# worker's guard process (src/guard.c) does it; with the worker alive it
+# changes nothing (the job's next run, by a new worker, is done).
+. "$top_srcdir/tests/lib.sh"
+setup orphans
+TH=$top_srcdir/tests/handlers
+
+# A process is gone once it is dead, reaped or not (an orphan's zombie
+# waits for whatever reaps orphans here).
+alive() {
+	local st
+	st=$(sed -n 's/^[0-9]* (.*) \([A-Z]\).*/\1/p' "/proc/$1/stat" 2>/dev/null)
+	[ -n "$st" ] && [ "$st" != Z ] && [ "$st" != X ] && echo alive || echo gone
+}
+
+for mode in exec persistent; do
+	empty_tables
+	rm -f "$T"/pids.*
+	write_conf <<EOC
+[worker]
+poll_interval = 20ms
+reserve_ttl = 3s
+
+[queue default]
+
+[handler slow]
+exec = $TH/orphan.py $mode
+mode = $mode
+max_running = 1
+env.DIR = $T
+EOC
+	id=$(jq_ enqueue slow '{}')
+	start_worker
+	w1=$WORKER_PID
+	for ((i = 0; i < 100; i++)); do [ -s "$T/pids.$id" ] && break; sleep 0.1; done
+	read -r handler grandchild <"$T/pids.$id"
+	is "$(alive "$handler"),$(alive "$grandchild")" "alive,alive" "[$mode] the handler and its grandchild run"
+	kill -KILL "$w1"
+	wait "$w1" 2>/dev/null
+	t0=$(date +%s%N)
+	for ((i = 0; i < 40; i++)); do
+		[ "$(alive "$handler"),$(alive "$grandchild")" = gone,gone ] && break
+		sleep 0.05
+	done
+	ms=$((($(date +%s%N) - t0) / 1000000))
+	is "$(alive "$handler"),$(alive "$grandchild")" "gone,gone" \
+		"[$mode] SIGKILL to the worker: handler and grandchild are gone within 2 s (${ms} ms)"
+	ok "$([ "$ms" -le 2000 ]; echo $?)" "[$mode] ... and it took at most 2000 ms"
+
+	# The job comes back once its lease expires; the next run is the only one.
+	rm -f "$T/pids.$id"
+	start_worker
+	w2=$WORKER_PID
+	for ((i = 0; i < 150; i++)); do [ -s "$T/pids.$id" ] && break; sleep 0.1; done
+	read -r handler2 grandchild2 <"$T/pids.$id" 2>/dev/null
+	ok "$([ -n "${handler2:-}" ] && [ "$handler2" != "$handler" ]; echo $?)" \
+		"[$mode] a new worker runs the job again after its lease expired"
+	is "$(pgrep -fc "orphan.py $mode" || true)" 1 "[$mode] one handler of the type runs (max_running = 1 holds)"
+	kill -TERM "$w2"
+	kill -TERM "$grandchild2" 2>/dev/null
+	wait_exit 30 "$w2" >/dev/null
+	is "$(alive "$handler2"),$(alive "$grandchild2")" "gone,gone" \
+		"[$mode] a worker that stops normally leaves nothing behind either"
+done
+finish
