@@ -7,7 +7,9 @@
 #include <strings.h>
 
 #include "cli.h"
+#include "cron.h"
 #include "queue.h"
+#include "schedules.h"
 #include "schema.h"
 
 static void
@@ -187,6 +189,61 @@ report_counts(struct db *db)
 	return 0;
 }
 
+/* Whether schedule s can ever fire; says why not (one line) if not. */
+static int
+schedule_fires(const struct schedule *s)
+{
+	char err[ERRSZ], where[64];
+	struct cron *cr;
+	int never;
+
+	if (s->line > 0)
+		snprintf(where, sizeof where, "[schedule %s] (line %d)", s->name, s->line);
+	else
+		snprintf(where, sizeof where, "database schedule '%s'", s->name);
+	if (s->problem != NULL) {
+		cli_error("%s: %s: it never fires", where, s->problem);
+		return 0;
+	}
+	if ((cr = cron_parse(s->cron, err)) == NULL) {
+		cli_error("%s: cron '%s': %s", where, s->cron, err);
+		return 0;
+	}
+	never = cron_never(cr);
+	cron_free(cr);
+	if (never)
+		cli_error("%s: cron '%s' names no date that exists: it never fires", where, s->cron);
+	return !never;
+}
+
+/* Every schedule, the INI's and the database's, as a tick would read
+ * them: a name in both places (every tick exits 78), a database
+ * schedule whose handler or queue left the INI, and an expression that
+ * can never fire are configuration errors. */
+static int
+report_schedules(const struct conf *c, struct db *db)
+{
+	struct schedule **v;
+	size_t n, i, ini = 0, bad = 0, off = 0;
+	char err[ERRSZ];
+	int rc;
+
+	if ((rc = schedules_load(c, db, &v, &n, err)) != DB_OK) {
+		cli_error("schedules: %s", err);
+		return rc == SCHEDULES_CLASH ? EX_CONFIG : EX_UNAVAILABLE;
+	}
+	for (i = 0; i < n; i++) {
+		ini += v[i]->source == SCHEDULE_INI;
+		off += !v[i]->enabled;
+		bad += !schedule_fires(v[i]);
+	}
+	if (bad == 0)
+		printf("schedules: %zu (%zu in the configuration, %zu in the database, %zu disabled): ok\n", n,
+		    ini, n - ini, off);
+	schedules_free(v, n);
+	return bad > 0 ? EX_CONFIG : 0;
+}
+
 static int
 report_db(const struct conf *c, struct db *db, int repair)
 {
@@ -239,7 +296,9 @@ report_db(const struct conf *c, struct db *db, int repair)
 	}
 	if ((rc = report_topology(c, db)) != 0)
 		return rc;
-	return report_counts(db);
+	if ((rc = report_counts(db)) != 0)
+		return rc;
+	return report_schedules(c, db);
 }
 
 static void

@@ -21,7 +21,8 @@ usage(void)
 	       "  -n, --count N        how many fire times (default 5, at most 1000)\n"
 	       "      --timezone ZONE  IANA time zone (default UTC), e.g. Europe/Berlin\n\n"
 	       "EXPR is five fields, MIN HOUR DAY-OF-MONTH MONTH DAY-OF-WEEK, or @hourly,\n"
-	       "@daily, @weekly, @monthly, @yearly.  Exit status 65 when EXPR is invalid.\n\n"
+	       "@daily, @weekly, @monthly, @yearly.  Exit status 65 when EXPR is invalid\n"
+	       "or names no date that exists (0 0 31 2 *: it would never fire).\n\n"
 	       "Clock changes (as Vixie cron and cronie): a job at a fixed time that the\n"
 	       "clocks skip runs once at the end of the gap; one in a repeated hour runs\n"
 	       "once, the first time; a job whose minute or hour starts with '*' follows\n"
@@ -30,8 +31,10 @@ usage(void)
 
 enum { OPT_FROM = 256, OPT_TZ };
 
-/* Prints the description and the fire times; the expression is valid. */
-static void
+/* Prints the description and the fire times; the expression is valid.
+ * One that names no date that exists is described as "never" once, and
+ * is an error (EX_DATAERR): a schedule written with it would never run. */
+static int
 print_fires(const struct cron *cr, const struct cron_zone *z, int64_t from, int64_t count)
 {
 	char *desc = cron_describe(cr), when[64];
@@ -39,14 +42,19 @@ print_fires(const struct cron *cr, const struct cron_zone *z, int64_t from, int6
 
 	printf("%s\n", desc);
 	free(desc);
+	if (cron_never(cr)) {
+		cli_error("cron: the expression names no date that exists: it never fires");
+		return EX_DATAERR;
+	}
 	for (i = 0; i < count; i++) {
 		if (cron_next(cr, z, t, &t) != CRON_FOUND) {
 			printf("never\n");
-			return;
+			break;
 		}
 		cron_format(z, t, when, sizeof when);
 		printf("%s\n", when);
 	}
+	return 0;
 }
 
 int
@@ -96,8 +104,8 @@ cmd_cron(int argc, char **argv)
 		cron_zone_free(z);
 		return EX_DATAERR;
 	}
-	print_fires(cr, z, from, count);
+	rc = print_fires(cr, z, from, count);
 	cron_free(cr);
 	cron_zone_free(z);
-	return 0;
+	return rc;
 }

@@ -48,7 +48,7 @@ static const struct field fields[NFIELDS] = {
 	{ "hour", 0, 23, 23, NULL },
 	{ "day of month", 1, 31, 30, NULL },
 	{ "month", 1, 12, 11, month_names },
-	{ "day of week", 0, 7, 6, day_names },
+	{ "day of week", 0, 7, 7, day_names }, /* 0-7 as in Vixie cron: a step of 7 is Sunday */
 };
 
 /* ---- parsing ---- */
@@ -146,7 +146,7 @@ static int
 parse_item(const struct field *f, const char *s, int col, uint64_t *bits, char *err)
 {
 	const char *p = s;
-	int lo, hi, step = 1, v;
+	int lo, hi, step = 1, v, ranged = 0;
 
 	if (*p == '*') {
 		lo = f->lo, hi = f->hi, p++;
@@ -155,6 +155,7 @@ parse_item(const struct field *f, const char *s, int col, uint64_t *bits, char *
 			return -1;
 		hi = lo;
 		if (*p == '-') {
+			ranged = 1;
 			p++;
 			if (parse_value(f, &p, col + (int)(p - s), &hi, err) < 0)
 				return -1;
@@ -168,8 +169,8 @@ parse_item(const struct field *f, const char *s, int col, uint64_t *bits, char *
 		p++;
 		if (parse_step(f, &p, col + (int)(p - s), &step, err) < 0)
 			return -1;
-		if (lo == hi)
-			hi = f->hi; /* "5/15" means 5-59/15 */
+		if (lo == hi && !ranged)
+			hi = f->hi; /* "5/15" means 5-59/15; "5-5/15" is 5 alone, as in Vixie cron */
 	}
 	if (*p != '\0') {
 		unexpected(f, *p, col + (int)(p - s), err);

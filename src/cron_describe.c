@@ -231,9 +231,8 @@ add_mdays(struct buf *b, uint64_t bits)
 }
 
 /* "Monday through Friday", else prefix and the days joined by last:
- * "on Monday and Friday" (every such day), "on Monday or Friday" (the
- * day-of-month/day-of-week "either" rule), "a Monday or Friday" (after
- * "if it is"). */
+ * "on Monday and Friday", "every Monday and Friday" (beside days of the
+ * month: the "either" rule), "a Monday or Friday" (after "if it is"). */
 static void
 add_wdays(struct buf *b, uint64_t bits, const char *prefix, const char *last)
 {
@@ -265,9 +264,18 @@ add_day_part(struct buf *b, const struct cron *c)
 		add_mdays(b, dom);
 		buf_adds(b, " of ");
 		add_months(b, mon);
-		if (!all_dow) {
-			buf_adds(b, either ? ", or " : ", if it is ");
-			add_wdays(b, dow, either ? "on " : "a ", " or ");
+		if (!all_dow && either) {
+			/* Vixie's rule: the days of the month and the weekdays
+			 * both fire, each within the months given */
+			buf_adds(b, " and ");
+			add_wdays(b, dow, "every ", " and ");
+			if (mon != range_bits(1, 12)) {
+				buf_adds(b, " in ");
+				add_months(b, mon);
+			}
+		} else if (!all_dow) {
+			buf_adds(b, ", if it is ");
+			add_wdays(b, dow, "a ", " or ");
 		}
 		return;
 	}

@@ -8,15 +8,21 @@
  * what it started.
  *
  * So the worker forks one small guard process before it starts any
- * handler and tells it, through a pipe, each process group it makes and
- * each one it has reaped.  The guard does nothing else: it waits on the
- * pipe.  When the pipe reads end of file the worker is gone, however it
- * ended; the guard then sends SIGTERM to every group still listed,
- * SIGKILL after GUARD_GRACE_MS to what is left, and exits.  A worker
- * that stops normally has reaped its groups first, and the list is empty.
+ * handler.  The two share a table of the worker's live process groups
+ * (an anonymous shared mapping made before the fork): the worker writes
+ * a group's id into a free entry when it makes the group and clears it
+ * once it has reaped the group's leader, a plain store each, with no
+ * system call and no wakeup of the guard per job.  The guard does
+ * nothing but wait on a pipe whose only writer is the worker.  When that
+ * pipe reads end of file the worker is gone, however it ended; the guard
+ * then sends SIGTERM to every group in the table, SIGKILL after
+ * GUARD_GRACE_MS to what is left, and exits.  A worker that stops
+ * normally has reaped its groups first, and the table is empty.
  *
- * Messages are 8 bytes (an op and a pid), written whole: a pipe write of
- * at most PIPE_BUF bytes is atomic. */
+ * An entry is one aligned 32-bit store, so the guard never reads half an
+ * id; a worker killed between reaping a leader and clearing its entry
+ * leaves an id that names no group any more (the kill then fails with
+ * ESRCH), unless the kernel gave it to a new group in that instant. */
 #include "config.h"
 
 #include <errno.h>
@@ -24,6 +30,7 @@
 #include <signal.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/types.h>
 #include <time.h>
@@ -39,12 +46,10 @@
 #define GUARD_GRACE_MS 1000 /* SIGTERM, then SIGKILL this much later */
 #define GUARD_MAX 65536     /* groups listed at once (far above any concurrency) */
 
-struct guard_msg {
-	int32_t op; /* 'a' a group was made, 'r' it was reaped */
-	int32_t pid;
-};
-
-static int guard_fd = -1; /* the worker's end of the pipe; -1: no guard */
+/* The table both processes see; 0 is a free entry. */
+static volatile int32_t *groups;
+static size_t used;        /* the worker's high-water mark: entries past it are 0 */
+static int guard_fd = -1;  /* the worker's end of the pipe; -1: no guard */
 
 /* Closes every descriptor from lo up, in the guard process. */
 static void
@@ -71,51 +76,42 @@ group_alive(pid_t pgid)
 
 /* The worker is gone: stop every group still listed, gently first. */
 static void
-stop_groups(const pid_t *groups, size_t n)
+stop_groups(void)
 {
 	struct timespec ts = { 0, 50 * 1000 * 1000 };
 	size_t i;
 	int waited, left;
 
-	for (i = 0; i < n; i++)
-		kill(-groups[i], SIGTERM);
+	for (i = 0; i < GUARD_MAX; i++)
+		if (groups[i] > 0)
+			kill(-(pid_t)groups[i], SIGTERM);
 	for (waited = 0; waited < GUARD_GRACE_MS; waited += 50) {
-		for (i = 0, left = 0; i < n; i++)
-			left += group_alive(groups[i]);
+		for (i = 0, left = 0; i < GUARD_MAX; i++)
+			left += groups[i] > 0 && group_alive((pid_t)groups[i]);
 		if (left == 0)
 			return;
 		nanosleep(&ts, NULL);
 	}
-	for (i = 0; i < n; i++)
-		kill(-groups[i], SIGKILL);
+	for (i = 0; i < GUARD_MAX; i++)
+		if (groups[i] > 0)
+			kill(-(pid_t)groups[i], SIGKILL);
 }
 
-/* The guard process: keeps the list of the worker's groups until the
- * pipe ends.  Never returns. */
+/* The guard process: waits until the pipe ends (the worker is gone),
+ * then stops what the table lists.  Never returns. */
 static void NORETURN
 guard_main(int rfd)
 {
-	static pid_t groups[GUARD_MAX];
-	struct guard_msg m;
-	size_t n = 0, i;
-	ssize_t got;
+	ssize_t n;
+	char c;
 
 	for (;;) {
-		got = read(rfd, &m, sizeof m);
-		if (got < 0 && errno == EINTR)
+		n = read(rfd, &c, 1); /* nobody writes: this returns at end of file */
+		if (n > 0 || (n < 0 && errno == EINTR))
 			continue;
-		if (got != (ssize_t)sizeof m)
-			break; /* end of file (or a broken pipe): the worker is gone */
-		if (m.op == 'a' && n < GUARD_MAX)
-			groups[n++] = (pid_t)m.pid;
-		else if (m.op == 'r')
-			for (i = 0; i < n; i++)
-				if (groups[i] == (pid_t)m.pid) {
-					groups[i] = groups[--n];
-					break;
-				}
+		break;
 	}
-	stop_groups(groups, n);
+	stop_groups();
 	_exit(0);
 }
 
@@ -150,6 +146,16 @@ guard_start(char *err)
 
 	if (guard_fd >= 0)
 		return 0;
+	if (groups == NULL) {
+		void *m = mmap(NULL, GUARD_MAX * sizeof *groups, PROT_READ | PROT_WRITE,
+		    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+		if (m == MAP_FAILED) {
+			errf(err, "mmap the handler guard's table: %s", strerror(errno));
+			return -1;
+		}
+		groups = m;
+	}
 	if (pipe2(p, O_CLOEXEC) < 0) {
 		errf(err, "pipe for the handler guard: %s", strerror(errno));
 		return -1;
@@ -172,32 +178,24 @@ guard_start(char *err)
 	return 0;
 }
 
-/* Sends one message; a guard that died is reported once and forgotten
- * (the worker goes on without it). */
-static void
-guard_send(int op, pid_t pid)
-{
-	struct guard_msg m = { op, (int32_t)pid };
-	ssize_t n;
-
-	if (guard_fd < 0)
-		return;
-	while ((n = write(guard_fd, &m, sizeof m)) < 0 && errno == EINTR)
-		;
-	if (n != (ssize_t)sizeof m) {
-		log_warn("handler guard: write: %s; handlers are no longer stopped if this worker is "
-		         "killed",
-		    n < 0 ? strerror(errno) : "short write");
-		close(guard_fd);
-		guard_fd = -1;
-	}
-}
-
 /* A handler's process group pgid was made. */
 void
 guard_add(pid_t pgid)
 {
-	guard_send('a', pgid);
+	size_t i;
+
+	if (guard_fd < 0)
+		return;
+	for (i = 0; i < used && groups[i] != 0; i++)
+		;
+	if (i == GUARD_MAX) {
+		log_warn("handler guard: more than %d process groups at once; group %d is not guarded",
+		    GUARD_MAX, (int)pgid);
+		return;
+	}
+	groups[i] = (int32_t)pgid;
+	if (i == used)
+		used++;
 }
 
 /* The group pgid's leader was reaped after the group was killed: the
@@ -205,5 +203,15 @@ guard_add(pid_t pgid)
 void
 guard_forget(pid_t pgid)
 {
-	guard_send('r', pgid);
+	size_t i;
+
+	if (guard_fd < 0)
+		return;
+	for (i = 0; i < used; i++)
+		if (groups[i] == (int32_t)pgid) {
+			groups[i] = 0;
+			break;
+		}
+	while (used > 0 && groups[used - 1] == 0)
+		used--;
 }

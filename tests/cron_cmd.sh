@@ -23,8 +23,18 @@ now=$(date -u +%s)
 first=$("$JOBQ" cron '* * * * *' -n 1 | tail -1)
 t=$(date -u -d "$first" +%s)
 ok $([ "$t" -gt "$now" ] && [ "$t" -le $((now + 61)) ]; echo $?) "the default --from is now"
-is "$("$JOBQ" cron '0 0 31 4 *')" "never (no such day)
-never" "an expression that never fires says never"
+OUT=$("$JOBQ" cron '0 0 31 4 *' 2>"$T/never.err")
+is "$?/$OUT" "65/never (no such day)" "an expression that never fires says never once and exits 65 (issue 19, item 17)"
+is "$(cat "$T/never.err")" "jobq: cron: the expression names no date that exists: it never fires" "... and says why on stderr"
+# Vixie cron's reading (issue 19, item 17): N-N/S is N alone; day of week
+# is 0-7, so a step of 7 there is Sunday.
+is "$("$JOBQ" cron '48-48/3 * * * *' -n 3 --from 2026-01-05T10:00:00Z | tail -n 3)" "2026-01-05T10:48:00+00:00
+2026-01-05T11:48:00+00:00
+2026-01-05T12:48:00+00:00" "48-48/3 fires at :48 only"
+is "$("$JOBQ" cron '0 0 * * 3-3/2' -n 2 --from 2026-01-05T10:00:00Z | tail -n 2)" "2026-01-07T00:00:00+00:00
+2026-01-14T00:00:00+00:00" "3-3/2 in day of week is Wednesday only"
+is "$("$JOBQ" cron '0 0 * * */7' -n 2 --from 2026-01-05T10:00:00Z | tail -n 2)" "2026-01-11T00:00:00+00:00
+2026-01-18T00:00:00+00:00" "*/7 in day of week is accepted: Sunday"
 ERR=$("$JOBQ" cron '30 12 32 * *' 2>&1 >/dev/null)
 is "$?" 65 "a bad expression exits 65"
 is "$ERR" "jobq: cron: day of month: 32 is out of range 1-31 (column 7)" "... naming the field and the column"

@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 # cron_diff.py JOBQ -- differential test of `jobq cron` against Python's
-# croniter (an independent implementation): 500 random valid expressions,
+# croniter (an independent implementation): 1,000 random valid expressions
+# (values, names, ranges, steps, single-value ranges with a step, lists),
 # the next 20 fire times in UTC after a random instant, all equal.
 # Prints TAP.  Seeded, so a failure repeats; JOBQ_CRON_SEED overrides.
 import os
@@ -32,9 +33,14 @@ def value(lo, hi, names):
 def item(lo, hi, names, allow_star):
     """One list item; never a range covering the whole field (croniter
     reads 1-31 as '*', Vixie cron does not)."""
-    kind = rng.choice(["value", "range", "range_step", "star_step"] if allow_star else ["value", "range", "range_step"])
+    kinds = ["value", "range", "range_step", "single_step"] + (["star_step"] if allow_star else [])
+    kind = rng.choice(kinds)
     if kind == "value":
         return value(lo, hi, names)[0]
+    if kind == "single_step":
+        # N-N/S is N alone in Vixie cron (not N-max/S)
+        v = rng.randint(lo, hi)
+        return "%d-%d/%d" % (v, v, rng.randint(1, max(1, (hi - lo) // 2)))
     if kind == "star_step":
         return "*/%d" % rng.randint(2, max(2, (hi - lo) // 2))
     a = rng.randint(lo, hi - 1)
@@ -139,7 +145,7 @@ def referee(expr, start, count):
     return out
 
 
-n = 500
+n = 1000
 croniter_wrong = 0
 print("1..%d" % n)
 bad = 0

@@ -1,6 +1,6 @@
 #!/bin/bash
 # Differential test of the cron module: `jobq cron` against Python's
-# croniter for 500 random valid expressions (tests/cron_diff.py).  The
+# croniter for 1,000 random valid expressions (tests/cron_diff.py).  The
 # Debian python is used on purpose: python3-croniter is a distribution
 # package, and a python3 earlier on PATH (pyenv) would not see it.
 : "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}"

@@ -21,6 +21,9 @@
 #      to the new type's queue (one given its own queue keeps it);
 #  10. a removed and re-added schedule starts afresh: no fire from before
 #      it existed is enqueued;
+#  11. `jobq check` fails on a schedule name in the INI and the database,
+#      on a database schedule whose handler left the INI, and on an
+#      expression that never fires; it counts the database's schedules;
 #  12. on_success loops (a -> a, a -> b -> a) are refused at load;
 #  16. a worker stopped by SIGTERM with a backlog of on_dead alerts says
 #      so and stops within a bound (waiting alerts are dropped, logged);
@@ -334,4 +337,45 @@ log16=$(cat "$T"/worker.*.log)
 ok "$([ "$ms" -lt 8000 ]; echo $?)" "item 16: SIGTERM with 40 slow alerts waiting: the worker stops in ${ms} ms (bound 5 s + a kill_grace)"
 like "$log16" "waiting at most 5 s for [0-9]+ on_dead programs? still running" "item 16: it says what it waits for"
 like "$log16" "on_dead .* not run: the worker stops \\(the job stays dead-lettered\\)" "item 16: each dropped alert is logged"
+# 11: what `jobq check` says about schedules.
+sql "DELETE FROM jobq_schedules; DELETE FROM jobq_schedule_state; DELETE FROM jobq_schedule_runs"
+write_conf <<EOC
+[queue default]
+[handler echo]
+exec = /bin/true
+[handler gone]
+exec = /bin/true
+[schedule ini1]
+cron = 0 * * * *
+type = echo
+EOC
+jq_ schedule add db1 --cron '0 * * * *' --type echo >/dev/null
+jq_ schedule add db2 --cron '0 * * * *' --type gone >/dev/null
+like "$(jq_ check 2>&1; echo "rc=$?")" "schedules: 3 \\(1 in the configuration, 2 in the database, 0 disabled\\): ok.*rc=0" \
+	"item 11: check counts the database's schedules too"
+write_conf <<EOC
+[queue default]
+[handler echo]
+exec = /bin/true
+[schedule ini1]
+cron = 0 * * * *
+type = echo
+[schedule db1]
+cron = 0 * * * *
+type = echo
+EOC
+like "$(jq_ check 2>&1; echo "rc=$?")" "defined twice.*rc=78" "item 11: a name in the INI and the database: check fails (78)"
+write_conf <<EOC
+[queue default]
+[handler echo]
+exec = /bin/true
+[schedule ini1]
+cron = 0 0 31 2 *
+type = echo
+EOC
+out=$(jq_ check 2>&1; echo "rc=$?")
+like "$out" "\\[schedule ini1\\] \\(line [0-9]+\\): cron '0 0 31 2 \\*' names no date that exists" \
+	"item 11: an expression that never fires: check says so"
+like "$out" "database schedule 'db2': .*gone.*it never fires" "item 11: a database schedule whose handler left the INI: check says so"
+like "$out" "rc=78" "item 11: ... and exits 78"
 finish

@@ -96,6 +96,11 @@ test_matching(void)
 	ok(!matches("10-30/10 * * * *", 40, 0, 1, 1, 0), "a step on a range stops at its end");
 	ok(!matches("10-30/10 * * * *", 15, 0, 1, 1, 0), "a step on a range skips between");
 	ok(matches("5/15 * * * *", 50, 0, 1, 1, 0), "N/S runs from N to the end of the field");
+	ok(matches("48-48/3 * * * *", 48, 0, 1, 1, 0), "N-N/S takes N (Vixie cron)");
+	ok(!matches("48-48/3 * * * *", 51, 0, 1, 1, 0), "N-N/S is N alone, not N-max/S (Vixie cron)");
+	ok(!matches("0 0 * * 3-3/2", 0, 0, 4, 1, 0), "3-3/2 in day of week is not Sunday");
+	ok(matches("0 0 * * */7", 0, 0, 4, 1, 0), "*/7 in day of week (0-7) is Sunday");
+	ok(!matches("0 0 * * */7", 0, 0, 5, 1, 1), "*/7 in day of week is not Monday");
 	ok(matches("0 0 * JAN,Mar * ", 0, 0, 5, 3, 3), "month names, any case");
 	ok(!matches("0 0 * jan,mar *", 0, 0, 5, 2, 3), "February is not in jan,mar");
 	ok(matches("0 0 * * mon-fri", 0, 0, 5, 3, 5), "weekday range by name takes Friday");
@@ -128,7 +133,7 @@ test_errors(void)
 	refused("*/60 * * * *", "minute: step 60 is wider than the field (0-59) (column 3)");
 	refused("0 */24 * * *", "hour: step 24 is wider than the field (0-23) (column 5)");
 	refused("0 0 * */12 *", "month: step 12 is wider than the field (1-12) (column 9)");
-	refused("0 0 * * */7", "day of week: step 7 is wider than the field (0-6) (column 11)");
+	refused("0 0 * * */8", "day of week: step 8 is wider than the field (0-7) (column 11)");
 	refused("0 17-9 * * *", "hour: range 17-9 is reversed (column 3)");
 	refused("0 0 * * fri-mon", "day of week: range 5-1 is reversed (column 9)");
 	refused("0 0 * foo *", "month: unknown name 'foo' (column 7)");
@@ -247,10 +252,11 @@ test_descriptions(void)
 	describes("0 12 * 6-8 *", "at 12:00 in June through August");
 	describes("*/10 9-17 * * *", "every 10 minutes during hours 9 through 17");
 	describes("5 */2 * * *", "at minute 5 of every 2nd hour");
-	describes("0 0 1 * 1", "at 00:00 on day 1 of the month, or on Monday");
+	describes("0 0 1 * 1", "at 00:00 on day 1 of the month and every Monday");
+	describes("0 0 1 6 1", "at 00:00 on day 1 of June and every Monday in June");
 	describes("0 0 */2 * 1", "at 00:00 on every 2nd day of the month, if it is a Monday");
 	describes("0 0 */2 * 1,5", "at 00:00 on every 2nd day of the month, if it is a Monday or Friday");
-	describes("0 0 1,15 * 1,5", "at 00:00 on days 1 and 15 of the month, or on Monday or Friday");
+	describes("0 0 1,15 * 1,5", "at 00:00 on days 1 and 15 of the month and every Monday and Friday");
 	describes("0 0 */2 * 1-5", "at 00:00 on every 2nd day of the month, if it is Monday through Friday");
 	describes("0 0 1-31 * 1", "at 00:00");
 	describes("0 0 30 2 *", "never (no such day)");
