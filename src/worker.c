@@ -170,7 +170,7 @@ worker_finish(struct worker *w)
 	for (i = 0; i < w->nslots; i++)
 		if (w->slots[i].state != SLOT_FREE) {
 			unwritten++;
-			slot_clear(&w->slots[i]);
+			slot_clear(w, &w->slots[i]);
 		}
 	if (unwritten > 0)
 		log_warn("%u outcomes could not be written; those jobs return when their leases expire",

@@ -89,7 +89,8 @@ struct worker {
 	char host[128];
 	enum reserve_mode mode;
 	struct slot *slots;
-	unsigned nslots; /* slots in the array: held jobs, at most */
+	unsigned nslots;       /* slots in the array: held jobs, at most */
+	unsigned in_state[4];  /* slots in each enum slot_state but SLOT_FREE (slot_set) */
 	unsigned conc;   /* handlers at once: --concurrency */
 	uint64_t seq;    /* reservations so far, for slot.seq */
 	int backlog;     /* the last reservation got all it asked for */
@@ -179,6 +180,7 @@ void setup_identity(struct worker *w);
 /* worker_slot.c */
 unsigned slot_busy(const struct worker *w);
 unsigned slot_count(const struct worker *w, enum slot_state state);
-void slot_clear(struct slot *s);
+void slot_set(struct worker *w, struct slot *s, enum slot_state state);
+void slot_clear(struct worker *w, struct slot *s);
 
 #endif

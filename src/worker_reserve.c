@@ -188,7 +188,7 @@ reserve_jobs(struct worker *w, int64_t now)
 			k++;
 		w->slots[k].ahead = (int)i >= free_run;
 		w->slots[k].job = jobs[i];
-		w->slots[k].state = SLOT_READY;
+		slot_set(w, &w->slots[k], SLOT_READY);
 		w->slots[k].seq = ++w->seq;
 		w->slots[k].reserved_mono = got;
 		w->slots[k].lease_until = now + req.ttl_ms;

@@ -10,32 +10,38 @@
 #include "runner.h"
 #include "worker_int.h"
 
-/* How many slots hold a job, in any state. */
+/* How many slots hold a job, in any state.  The loop asks this and
+ * slot_count several times a turn: the counts are kept as states change
+ * (slot_set, slot_clear) rather than counted over every slot. */
 unsigned
 slot_busy(const struct worker *w)
 {
-	unsigned i, n = 0;
-
-	for (i = 0; i < w->nslots; i++)
-		n += w->slots[i].state != SLOT_FREE;
-	return n;
+	return w->in_state[SLOT_READY] + w->in_state[SLOT_RUNNING] + w->in_state[SLOT_WRITING];
 }
 
-/* How many slots are in state. */
+/* How many slots are in state (not SLOT_FREE). */
 unsigned
 slot_count(const struct worker *w, enum slot_state state)
 {
-	unsigned i, n = 0;
+	return w->in_state[state];
+}
 
-	for (i = 0; i < w->nslots; i++)
-		n += w->slots[i].state == state;
-	return n;
+/* Moves s to state, keeping the counts. */
+void
+slot_set(struct worker *w, struct slot *s, enum slot_state state)
+{
+	if (s->state != SLOT_FREE)
+		w->in_state[s->state]--;
+	s->state = state;
+	if (state != SLOT_FREE)
+		w->in_state[state]++;
 }
 
 /* Frees what s holds and makes it a free slot. */
 void
-slot_clear(struct slot *s)
+slot_clear(struct worker *w, struct slot *s)
 {
+	slot_set(w, s, SLOT_FREE);
 	runner_free(s->run);
 	job_free(s->job);
 	free(s->output);

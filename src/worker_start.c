@@ -43,7 +43,7 @@ bury_unrun(struct worker *w, struct slot *s, const char *words, const char *reas
 	snprintf(s->words, sizeof s->words, "%s", words);
 	snprintf(s->reason, sizeof s->reason, "%s", reason);
 	s->error = xstrdup(error);
-	s->state = SLOT_WRITING;
+	slot_set(w, s, SLOT_WRITING);
 	w->write_now = 1;
 }
 
@@ -54,7 +54,7 @@ give_back_unstarted(struct worker *w, struct slot *s)
 {
 	s->write = OUT_GIVEBACK;
 	snprintf(s->words, sizeof s->words, "not started");
-	s->state = SLOT_WRITING;
+	slot_set(w, s, SLOT_WRITING);
 	w->write_now = 1;
 }
 
@@ -165,7 +165,7 @@ start_job(struct worker *w, struct slot *s)
 		log_info("handlers start again (the last failure: %s)", w->start_err);
 	w->start_delay = 0;
 	w->start_err[0] = '\0';
-	s->state = SLOT_RUNNING;
+	slot_set(w, s, SLOT_RUNNING);
 	log_start(s);
 }
 

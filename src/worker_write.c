@@ -103,7 +103,7 @@ write_conclude(struct worker *w, struct slot *s)
 	}
 	runner_free(s->run);
 	s->run = NULL;
-	s->state = SLOT_WRITING;
+	slot_set(w, s, SLOT_WRITING);
 	s->written_by = mono_ms() + WRITE_HOLD_MS;
 	w->avg_ms = w->avg_ms < 0 ? s->duration_ms : (w->avg_ms * 7 + s->duration_ms) / 8;
 	w->write_now = 1;
@@ -160,7 +160,7 @@ count_outcome(struct worker *w, struct slot *s, int lost)
 		else if (s->write == OUT_DEAD)
 			w->counts.dead++;
 	}
-	slot_clear(s);
+	slot_clear(w, s);
 	w->finished++;
 }
 
@@ -251,7 +251,7 @@ settle(struct worker *w, struct slot *s, const struct outcome *o, int rc)
 	default:
 		return;
 	}
-	slot_clear(s);
+	slot_clear(w, s);
 	w->finished++;
 }
 
