@@ -33,6 +33,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/types.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #ifdef HAVE_CLOSE_RANGE
@@ -141,8 +142,8 @@ guard_signals(void)
 int
 guard_start(char *err)
 {
-	int p[2];
-	pid_t pid;
+	int p[2], status = 0;
+	pid_t pid, rc;
 
 	if (guard_fd >= 0)
 		return 0;
@@ -160,6 +161,9 @@ guard_start(char *err)
 		errf(err, "pipe for the handler guard: %s", strerror(errno));
 		return -1;
 	}
+	/* Forked twice: the guard is not the worker's child (the worker's
+	 * children are its handlers, and tools that wait for those to end
+	 * must not wait on the guard), and nothing has to reap it. */
 	if ((pid = fork()) < 0) {
 		errf(err, "fork the handler guard: %s", strerror(errno));
 		close(p[0]);
@@ -168,12 +172,21 @@ guard_start(char *err)
 	}
 	if (pid == 0) {
 		guard_signals();
+		if ((pid = fork()) != 0)
+			_exit(pid < 0 ? 1 : 0); /* the guard's parent: done */
 		if (dup2(p[0], 0) < 0)
 			_exit(1);
 		close_from(3);
 		guard_main(0);
 	}
 	close(p[0]);
+	while ((rc = waitpid(pid, &status, 0)) < 0 && errno == EINTR)
+		;
+	if (rc < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		errf(err, "fork the handler guard: it did not start");
+		close(p[1]);
+		return -1;
+	}
 	guard_fd = p[1];
 	return 0;
 }
