@@ -106,8 +106,10 @@ def _exit_status(code):
 def _run(fn, payload, job):
     """Calls fn; returns (status, exiting): the status the job ends with,
     and whether fn called sys.exit.  sys.exit(N) means what exit status N
-    means in both modes (0 done, 75 retry, ...): in persistent mode the
-    status is sent as the job's reply, then the process exits."""
+    means in both modes (0 done, 75 retry, ...).  In persistent mode the
+    status is sent as the job's reply and the process goes on to the next
+    job: were it to exit after replying, the worker could hand it the next
+    job first, which would then fail for no fault of its own."""
     try:
         fn(payload, job)
         return EX_DONE, False
@@ -147,11 +149,9 @@ def _serve_persistent(fn):
         payload = request.pop("payload", None)
         for k, v in _JOB_ENV.items():  # as an exec-mode handler would see them
             os.environ[v] = str(request.get(k, ""))
-        status, exiting = _run(fn, payload, request)
+        status, _ = _run(fn, payload, request)
         _flush()  # the job's output reaches jobq before its status line
         _write_line({"status": status})
-        if exiting:
-            sys.exit(status)
 
 
 def serve(fn):
