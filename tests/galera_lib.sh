@@ -32,9 +32,9 @@ galera_cleanup() {
 }
 
 galera_setup() {
-	local name=$1 port=$2 why
-	why=$("$CLUSTER_SCRIPT" missing /tmp/jobq-missing-probe 2>&1)
-	rmdir /tmp/jobq-missing-probe 2>/dev/null
+	local name=$1 port=$(($2 + ${JOBQ_TEST_PORT_OFFSET:-0})) why
+	why=$("$CLUSTER_SCRIPT" missing /tmp/jobq-missing-probe.$$ 2>&1)
+	rmdir /tmp/jobq-missing-probe.$$ 2>/dev/null
 	[ -z "$why" ] || skip_all "cannot run a Galera cluster here: $why"
 	DB="g_${name//[^a-zA-Z0-9]/_}"
 	T=$top_builddir/tests/tmp/$name.$$
