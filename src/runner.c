@@ -624,8 +624,6 @@ runner_result(const struct runner *r, struct exit_info *x, char **out, char **er
 		x->code = r->reply_status;
 	} else if (r->violation != NULL)
 		snprintf(x->failure, sizeof x->failure, "protocol violation");
-	else if (r->pooled != NULL && WIFEXITED(r->status) && WEXITSTATUS(r->status) == 0)
-		snprintf(x->failure, sizeof x->failure, "exit 0 before its status line");
 	else if (WIFEXITED(r->status)) {
 		x->exited = 1;
 		x->code = WEXITSTATUS(r->status);

@@ -127,7 +127,8 @@ check_dead "$c100" "exit 100" "permanent" "" 1 "permanent_exit = 3, 100: reply 1
 check_retry "$c65" "exit 65" "custom 65" "retry_exit = 65: reply 65"
 check_retry "$c66" "exit 66" "custom 66" "permanent_exit replaces 64-78: reply 66"
 check_retry "$died" "exit 3" "leaving" "exit 3 mid-job, no status line"
-check_retry "$died0" "exit 0 before its status line" "leaving quietly" "exit 0 mid-job, no status line"
+# Exit 0 without a status line is done, as the same exit is in exec mode.
+is "$(where "$died0")|$(run_of "$died0")" "gone|done|exit 0" "exit 0 mid-job, no status line: done"
 is "$(run_of "$ctl")" "done|exit 0" "a control line before the status line: done"
 is "$(sql "SELECT output FROM job_runs WHERE job_id = $ctl")" 'with a control line\n' "a control line: stdout kept"
 is "$(sql "SELECT CONCAT_WS('|', outcome, output) FROM job_runs WHERE job_id = $pretty")" \

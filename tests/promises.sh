@@ -178,13 +178,25 @@ exec = $TH/helper_exit.py
 mode = $mode
 env.PYTHONPATH = $HANDLERS
 env.PYTHONDONTWRITEBYTECODE = 1
+
+[handler phpex]
+exec = /usr/bin/php $TH/helper_exit.php
+mode = $mode
+env.HANDLER_LIB = $HANDLERS
 EOC
 	e0=$(jq_ enqueue ex '{"exit": 0}')
 	e75=$(jq_ enqueue ex '{"exit": 75}')
 	e65=$(jq_ enqueue ex '{"exit": 65}')
+	p0=$(jq_ enqueue phpex '{"exit": 0}')
+	p75=$(jq_ enqueue phpex '{"exit": 75}')
+	p65=$(jq_ enqueue phpex '{"exit": 65}')
 	timeout 60 "$JOBQ" -c "$CONF" work --stop-when-empty 2>"$T/work.exit.$mode.log"
 	is "$(where "$e0"),$(where "$e75"),$(where "$e65")" "gone,queue,failed" \
 		"[$mode] item 15: sys.exit(0) is done, sys.exit(75) retried, sys.exit(65) dead-lettered"
+	is "$(where "$p0"),$(where "$p75"),$(where "$p65")" "gone,queue,failed" \
+		"[$mode] item 15: PHP exit(0) is done, exit(75) retried, exit(65) dead-lettered"
+	is "$(sql "SELECT CONCAT_WS('|', outcome, exit_status) FROM job_runs WHERE job_id = $p0")" "done|exit 0" \
+		"[$mode] item 15: PHP exit(0) is recorded as exec mode records it"
 done
 # 12: on_success loops are refused when the configuration is read.
 write_conf <<EOC
