@@ -51,7 +51,7 @@ drain(const struct conf *c, unsigned batch, const char *queue, const char *id)
 		o = calloc(n, sizeof *o);
 		for (i = 0; i < n; i++)
 			o[i] = (struct outcome){ .job = jobs[i], .kind = OUT_DONE, .run = &run };
-		if (queue_write(db, o, n, err) != DB_OK) {
+		if (queue_write(db, o, n, NULL, 0, err) != DB_OK) {
 			fprintf(stderr, "bench-db: write: %s\n", err);
 			exit(1);
 		}

@@ -194,6 +194,7 @@ cmd_work(int argc, char **argv)
 
 	if ((rc = parse_args(argc, argv, &a)) >= 0)
 		return rc;
+	worker_hold_signals();
 	if ((rc = cli_open(CONF_CHECK_EXEC, &c, &db)) != 0)
 		return rc;
 	if ((rc = apply_args(c, db, &a)) == 0)

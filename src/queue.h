@@ -22,6 +22,12 @@ struct job {
 	size_t payload_len;
 	int priority;
 	unsigned attempt;      /* this attempt, 1-based */
+	/* Whether the row's attempts counts this attempt yet.  A job is
+	 * charged when its handler starts: by the claim for the jobs that
+	 * start at once, by the next outcome transaction for a job reserved
+	 * ahead (queue_write's charges), so that jobs a crashed worker held
+	 * unstarted come back with nothing charged. */
+	int charged;
 	unsigned max_attempts; /* the job's own limit; 0: the handler's */
 	int64_t age_ms;        /* since it was enqueued, by the database's clock */
 	char created_at[32];   /* ISO 8601, UTC */
@@ -34,14 +40,27 @@ struct job {
 	char progress_note[256];
 };
 
+/* A claim whose answer never came: the connection dropped with its
+ * stamping statement sent, so the rows may carry token, and the ids in
+ * charged (every row, with all_charged) were charged an attempt.
+ * queue_release_lost gives them back.  token "": none. */
+struct claim_lost {
+	char token[LEASE_TOKEN_LEN + 1];
+	uint64_t *charged;
+	size_t ncharged;
+	int all_charged;
+};
+
 struct reserve_req {
 	char *const *queues; /* in the order they are drained */
 	unsigned limit;      /* at most this many jobs */
+	unsigned charge;     /* the first this many are charged an attempt now (skip-locked mode) */
 	int64_t ttl_ms;      /* lease length */
 	const char *worker;  /* reserved_by */
 	enum reserve_mode mode;
 	const struct conf *flow; /* max_running and rate limits; NULL: none */
 	int *held;               /* out, if not NULL: set to 1 when a limit left due jobs */
+	struct claim_lost *lost; /* out, if not NULL: a claim whose answer was lost */
 };
 
 /* One execution of a handler, for the run history. */
@@ -77,6 +96,7 @@ struct outcome {
 	const struct run_record *run; /* NULL: the handler never ran */
 	int alone;                    /* in: in a transaction of its own */
 	int minimal;                  /* in: without the handler's texts */
+	int unsure;                   /* in: an earlier try's answer never came (applied or not) */
 	enum outcome_state state;     /* out */
 	int cut;                      /* out: texts were cut to fit max_allowed_packet */
 	char note[400];               /* out: what else happened to it, for the log */
@@ -163,7 +183,10 @@ int queue_reserve(struct db *db, const struct reserve_req *req, struct job ***jo
 void job_free(struct job *j);
 const char *job_defect(const struct job *j, char *why, size_t whylen);
 
-int queue_write(struct db *db, struct outcome *o, size_t n, char *err);
+int queue_release_lost(struct db *db, struct claim_lost *l, uint64_t *released, char *err);
+void queue_lost_free(struct claim_lost *l);
+int queue_write(struct db *db, struct outcome *o, size_t n, struct job *const *charge, size_t ncharge,
+    char *err);
 size_t queue_outcome_worst(size_t stdout_limit, size_t stderr_limit);
 int queue_check_limits(const struct conf *c, size_t max_packet, char *err);
 const char *queue_outcome_name(enum outcome_write k);

@@ -113,6 +113,7 @@ queue_claim_rows(struct claim *cl, struct db_res *r, int add_attempt)
 		struct job *j = job_from_row(row, db_res_lengths(r), add_attempt);
 
 		memcpy(j->token, cl->token, sizeof j->token);
+		j->charged = 1; /* claim_skip_locked says which it left for later */
 		cl->jobs[cl->n++] = j;
 	}
 	return DB_OK;

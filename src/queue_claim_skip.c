@@ -57,6 +57,32 @@ claim_keep_stamped(struct db *db, struct claim *cl, char *err)
 	return DB_OK;
 }
 
+/* The UPDATE that stamps the rows claim_skip_locked locked: each still
+ * due gets the lease; the first cl->charge of them (the jobs that start
+ * at once) are charged their attempt, the rest are charged when they
+ * start (job.charged). */
+static void
+stamp_sql(struct db *db, struct buf *sql, const struct claim *cl)
+{
+	size_t i, k = cl->charge < cl->n ? cl->charge : cl->n;
+
+	buf_adds(sql, "UPDATE jobs SET attempts = attempts + (attempts < 4294967295");
+	if (k < cl->n) {
+		buf_adds(sql, " AND id IN (");
+		for (i = 0; i < k; i++)
+			buf_printf(sql, "%s%llu", i ? "," : "", (unsigned long long)cl->jobs[i]->id);
+		buf_adds(sql, k == 0 ? "0)" : ")");
+	}
+	db_sql(db, sql,
+	    "), reserved_at = UTC_TIMESTAMP(6), reserved_by = %q, lease_token = %q,"
+	    " lease_expires_at = UTC_TIMESTAMP(6) + INTERVAL %I MICROSECOND"
+	    " WHERE due_at <= UTC_TIMESTAMP(6) AND id IN (",
+	    cl->req->worker, cl->token, cl->req->ttl_ms * 1000);
+	for (i = 0; i < cl->n; i++)
+		buf_printf(sql, "%s%llu", i ? "," : "", (unsigned long long)cl->jobs[i]->id);
+	buf_adds(sql, ");");
+}
+
 /* SKIP LOCKED: lock the first due rows nobody else has locked, stamp
  * them, commit; two round trips.  The UPDATE re-checks that each row is
  * still due (unclaimed), so that a rerun of it alone can never take a
@@ -98,27 +124,28 @@ claim_skip_locked(struct db *db, struct claim *cl, char *err)
 	queue_claim_rows(cl, r, 1);
 	db_res_free(r);
 	if (cl->n > 0) {
-		db_sql(db, &sql,
-		    "UPDATE jobs SET attempts = attempts + (attempts < 4294967295), reserved_at = "
-		    "UTC_TIMESTAMP(6), reserved_by = "
-		    "%q,"
-		    " lease_token = %q, lease_expires_at = UTC_TIMESTAMP(6) + INTERVAL %I MICROSECOND WHERE "
-		    "due_at <= UTC_TIMESTAMP(6) AND id IN (",
-		    cl->req->worker, cl->token, cl->req->ttl_ms * 1000);
-		for (i = 0; i < cl->n; i++)
-			buf_printf(&sql, "%s%llu", i ? "," : "", (unsigned long long)cl->jobs[i]->id);
-		buf_adds(&sql, ");");
+		stamp_sql(db, &sql, cl);
 		if (cl->gate != NULL)
 			flow_gate_charge_sql(db, &sql, cl->gate, cl->token);
+		queue_lost_set(cl, cl->charge < cl->n ? cl->charge : cl->n, 0);
 	}
 	buf_adds(&sql, "COMMIT");
 	rc = db_exec_buf(db, &sql, err);
 	buf_free(&sql);
 	if (rc != DB_OK) {
+		if (cl->n > 0)
+			queue_lost_settle(cl, rc);
 		db_rollback(db);
 		queue_claim_drop(cl);
-	} else if (cl->n > 0 && db_affected(db) != cl->n)
+		return rc;
+	}
+	for (i = 0; i < cl->n; i++)
+		cl->jobs[i]->charged = i < cl->charge;
+	cl->charge -= cl->n < cl->charge ? (unsigned)cl->n : cl->charge;
+	if (cl->n > 0 && db_affected(db) != cl->n)
 		rc = claim_keep_stamped(db, cl, err);
+	if (cl->n > 0 || rc != DB_OK)
+		queue_lost_settle(cl, rc);
 	return rc;
 }
 

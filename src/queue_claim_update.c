@@ -72,6 +72,8 @@ queue_claim_update(struct db *db, struct claim *cl, char *err)
 
 	queue_claim_drop(cl);
 	buf_init(&sql);
+	/* The single UPDATE charges every row it stamps. */
+	queue_lost_set(cl, 0, 1);
 	if (cl->gate != NULL)
 		rc = claim_update_gated(db, cl, &claimed, err);
 	else {
@@ -80,14 +82,17 @@ queue_claim_update(struct db *db, struct claim *cl, char *err)
 		claimed = rc == DB_OK ? db_affected(db) : 0;
 	}
 	buf_free(&sql);
-	if (rc != DB_OK || claimed == 0)
+	if (rc != DB_OK || claimed == 0) {
+		queue_lost_settle(cl, rc);
 		return rc;
+	}
 	/* The claim is committed.  If reading it back fails, the jobs come
 	 * back when their lease expires, one attempt used. */
 	r = db_query(db, &rc, err,
 	    "SELECT " JOB_COLUMNS
 	    "reserved_at FROM jobs WHERE lease_token = %q ORDER BY priority, available_at, id",
 	    cl->token);
+	queue_lost_settle(cl, r == NULL ? rc : DB_OK);
 	if (r == NULL)
 		return rc;
 	queue_claim_rows(cl, r, 0);

@@ -72,6 +72,10 @@ struct group {
 	size_t n;
 	int alone;
 	uint64_t *affected; /* after group_run */
+	/* Jobs whose handlers started uncharged, charged by this
+	 * transaction (its first statements); marked once it committed. */
+	struct job *const *charge;
+	size_t ncharge;
 };
 
 const char *
@@ -102,6 +106,17 @@ run_sql(struct db *db, struct buf *sql, const struct outcome *o, const struct va
 	    v->text[T_OUTPUT], v->text[T_ERROR], run->result);
 }
 
+/* 1 when o's job ran but its attempt is not counted in the row yet (a
+ * job reserved ahead whose charge had not gone out, job.charged): the
+ * outcome's statement counts it, setting the count to the attempt's
+ * number rather than adding one, so that a rewrite after a lost answer
+ * cannot count it twice. */
+static int
+charge_due(const struct outcome *o)
+{
+	return o->run != NULL && !o->job->charged;
+}
+
 /* Appends the fenced statements of one outcome; returns how many there
  * are (the last of them decides "lost"). */
 static size_t
@@ -115,11 +130,12 @@ outcome_sql(struct db *db, struct buf *sql, const struct outcome *o, const struc
 		return 1;
 	case OUT_RETRY:
 		db_sql(db, sql,
-		    "UPDATE jobs SET available_at = UTC_TIMESTAMP(6) + INTERVAL %I MICROSECOND, last_error = "
+		    "UPDATE jobs SET attempts = IF(%d, %u, attempts),"
+		    " available_at = UTC_TIMESTAMP(6) + INTERVAL %I MICROSECOND, last_error = "
 		    "%q, progress = NULL, progress_note = NULL,"
 		    " reserved_at = NULL, reserved_by = NULL, lease_token = NULL, lease_expires_at = NULL"
 		    " WHERE id = %U AND lease_token = %q;",
-		    o->delay_ms * 1000, v->text[T_LAST_ERROR], j->id, j->token);
+		    charge_due(o), j->attempt, o->delay_ms * 1000, v->text[T_LAST_ERROR], j->id, j->token);
 		return 1;
 	case OUT_DEAD:
 		/* Copy, then delete under the same fence: both change a row or
@@ -128,21 +144,23 @@ outcome_sql(struct db *db, struct buf *sql, const struct outcome *o, const struc
 		    "INSERT INTO failed_jobs (id, queue, type, payload, priority, attempts, max_attempts, "
 		    "exception,"
 		    " exit_status, reason, created_at, failed_at, unique_key)"
-		    " SELECT id, queue, type, payload, priority, attempts, max_attempts, %q, %q, %q, "
-		    "created_at,"
+		    " SELECT id, queue, type, payload, priority, IF(%d, %u, attempts),"
+		    " max_attempts, %q, %q, %q, created_at,"
 		    " UTC_TIMESTAMP(6), unique_key FROM jobs WHERE id = %U AND lease_token = %q;"
 		    "DELETE FROM jobs WHERE id = %U AND lease_token = %q;",
-		    v->text[T_EXCEPTION], v->exit_status, v->reason, j->id, j->token, j->id, j->token);
+		    charge_due(o), j->attempt, v->text[T_EXCEPTION], v->exit_status, v->reason, j->id, j->token,
+		    j->id, j->token);
 		return 2;
 	default:
 		/* Interrupted by the operator (second SIGTERM) or never
-		 * started: back to the queue, due now, attempt refunded. */
+		 * started: back to the queue, due now, attempt refunded (when
+		 * it was charged). */
 		db_sql(db, sql,
-		    "UPDATE jobs SET attempts = IF(attempts > 0, attempts - 1, 0), available_at = "
+		    "UPDATE jobs SET attempts = IF(%d AND attempts > 0, attempts - 1, attempts), available_at = "
 		    "UTC_TIMESTAMP(6), progress = NULL, progress_note = NULL,"
 		    " reserved_at = NULL, reserved_by = NULL, lease_token = NULL, lease_expires_at = NULL"
 		    " WHERE id = %U AND lease_token = %q;",
-		    j->id, j->token);
+		    j->charged, j->id, j->token);
 		return 1;
 	}
 }
@@ -420,6 +438,25 @@ group_add(struct group *g, struct piece *p, int alone)
 	buf_free(&p->sql);
 }
 
+/* Puts the charges of the n jobs in charge at the head of g, which must
+ * hold nothing else yet: each job's attempt is counted, fenced by its
+ * lease (a job no longer ours is not touched), by setting the count to
+ * the attempt's number: sent again after a lost answer, it changes
+ * nothing. */
+static void
+group_charge(struct db *db, struct group *g, struct job *const *charge, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		db_sql(db, &g->sql,
+		    "UPDATE jobs SET attempts = %u WHERE id = %U AND lease_token = %q;", charge[i]->attempt,
+		    charge[i]->id, charge[i]->token);
+	g->nstmt += n;
+	g->charge = charge;
+	g->ncharge = n;
+}
+
 /* Sends g as one transaction (rerun on deadlock).  On success each
  * member's state says whether its lease still held; on a retryable
  * error each is OUTS_FAILED; on DB_EFAIL nothing is marked. */
@@ -433,6 +470,8 @@ group_run(struct db *db, struct group *g, struct outcome *o, char *err)
 	g->nstmt++;
 	g->affected = xcalloc(g->nstmt, sizeof *g->affected);
 	rc = db_exec_retry(db, &g->sql, g->affected, g->nstmt, err);
+	for (i = 0; rc == DB_OK && i < g->ncharge; i++)
+		g->charge[i]->charged = 1;
 	for (i = 0; i < g->n; i++) {
 		struct outcome *x = &o[g->m[i].out];
 
@@ -595,6 +634,49 @@ group_flush(struct db *db, struct group *g, struct outcome *o, char *err)
 	return rc;
 }
 
+/* Whether o, whose earlier try's answer never came (the connection
+ * dropped with the transaction sent), was applied by that try: then its
+ * state becomes what that try did (OUTS_WRITTEN, or OUTS_LOST if its
+ * fence had failed) and it is not written again, so its side effects
+ * (on_dead, the counts, the run row) happen once; it stays
+ * OUTS_PENDING when it was not applied.  The run row of that try tells
+ * (one per run: job, attempt, worker and start time); an outcome
+ * without a run is told by the job's row: still under our lease, not
+ * applied; a dead-letter is applied if failed_jobs has the job since
+ * its reservation; a job given back is applied either way. */
+static int
+unsure_check(struct db *db, struct outcome *o, char *err)
+{
+	const struct job *j = o->job;
+	struct db_res *r;
+	char **row;
+	int rc;
+
+	if (o->run != NULL)
+		r = db_query(db, &rc, err,
+		    "SELECT outcome FROM job_runs WHERE job_id = %U AND attempt = %u AND worker = %q"
+		    " AND started_at = %q",
+		    j->id, j->attempt, o->run->worker, j->reserved_at);
+	else
+		r = db_query(db, &rc, err,
+		    "SELECT IF(lease_token = %q, 'ours', 'gone') FROM jobs WHERE id = %U UNION ALL"
+		    " SELECT 'dead' FROM failed_jobs WHERE id = %U AND failed_at >= %q",
+		    j->token, j->id, j->id, j->reserved_at);
+	if (r == NULL)
+		return rc;
+	row = db_res_next(r);
+	if (o->run != NULL && row != NULL)
+		o->state = row[0] != NULL && strcmp(row[0], "lost") == 0 ? OUTS_LOST : OUTS_WRITTEN;
+	else if (o->run == NULL && (row == NULL || row[0] == NULL || strcmp(row[0], "ours") != 0))
+		o->state = o->kind != OUT_DEAD || (row != NULL && row[0] != NULL && strcmp(row[0], "dead") == 0)
+		    ? OUTS_WRITTEN
+		    : OUTS_LOST;
+	db_res_free(r);
+	if (o->state != OUTS_PENDING)
+		note_add(o, "its earlier write's answer was lost, and the database shows it applied");
+	return DB_OK;
+}
+
 /* Writes n outcomes, each fenced by its job's lease token, in as few
  * transactions as fit the server's max_allowed_packet (an outcome with
  * `alone` set gets one of its own; one with `minimal` set is written
@@ -603,9 +685,15 @@ group_flush(struct db *db, struct group *g, struct outcome *o, char *err)
  * should log.  Returns DB_OK when none is left to try again, else the
  * retryable rc (err set) that stopped it: the outcomes before it are
  * written, those of its transaction are OUTS_FAILED, the rest
- * OUTS_PENDING.  A permanent error never stops it (see group_refused). */
+ * OUTS_PENDING.  A permanent error never stops it (see group_refused).
+ *
+ * The first transaction also charges the attempts of the ncharge jobs in
+ * charge (running jobs reserved ahead, started since the last write);
+ * each gets job.charged set once that transaction committed, and is
+ * left for the next call otherwise.  n may be 0. */
 int
-queue_write(struct db *db, struct outcome *o, size_t n, char *err)
+queue_write(struct db *db, struct outcome *o, size_t n, struct job *const *charge, size_t ncharge,
+    char *err)
 {
 	size_t budget = budget_of(db), i;
 	struct group g;
@@ -616,21 +704,31 @@ queue_write(struct db *db, struct outcome *o, size_t n, char *err)
 		o[i].cut = 0;
 		o[i].note[0] = '\0';
 	}
+	for (i = 0; i < n && rc == DB_OK; i++)
+		if (o[i].unsure)
+			rc = unsure_check(db, &o[i], err);
+	if (rc != DB_OK)
+		return rc;
 	group_init(&g);
+	group_charge(db, &g, charge, ncharge);
 	for (i = 0; i < n && rc == DB_OK; i++) {
 		struct piece p;
+
+		if (o[i].state != OUTS_PENDING)
+			continue;
 
 		piece_build(db, o, i, o[i].minimal ? FORM_PLAIN : FORM_FULL, 0, NULL, budget, &p);
 		/* Send what is gathered first when o[i] must be alone, follows
 		 * one that must, or does not fit beside them. */
-		if (g.n > 0 && (g.alone || o[i].alone || g.sql.len - strlen(TX_BEGIN) + p.sql.len > budget) &&
+		if (g.n + g.ncharge > 0 &&
+		    (g.alone || o[i].alone || g.sql.len - strlen(TX_BEGIN) + p.sql.len > budget) &&
 		    (rc = group_flush(db, &g, o, err)) != DB_OK) {
 			buf_free(&p.sql);
 			break;
 		}
 		group_add(&g, &p, o[i].alone);
 	}
-	if (rc == DB_OK && g.n > 0)
+	if (rc == DB_OK && g.n + g.ncharge > 0)
 		rc = group_flush(db, &g, o, err);
 	group_free(&g);
 	return rc;
@@ -689,41 +787,4 @@ queue_check_limits(const struct conf *c, size_t max_packet, char *err)
 		return -1;
 	}
 	return 0;
-}
-
-/* Heartbeat: the leases of jobs[0..n) run ttl_ms from now, those that
- * are still ours; lost[i] says which are not.  One round trip, one
- * statement per job, each committed on its own: when one fails (its row
- * locked elsewhere past the wait limit) those before it stand, lost[i]
- * saying which, and those from it on are not run: lost[i] = -1.  A job
- * with progress_new gets its progress written in the same fenced
- * statement (and progress_new cleared once it went through). */
-int
-queue_extend(struct db *db, struct job *const *jobs, size_t n, int64_t ttl_ms, int *lost, char *err)
-{
-	struct buf sql;
-	uint64_t *affected = xcalloc(n + 1, sizeof *affected);
-	size_t i;
-	int rc;
-
-	buf_init(&sql);
-	for (i = 0; i < n; i++) {
-		db_sql(db, &sql, "%sUPDATE jobs SET lease_expires_at = UTC_TIMESTAMP(6) + INTERVAL %I MICROSECOND",
-		    i ? ";" : "", ttl_ms * 1000);
-		if (jobs[i]->progress_new && jobs[i]->progress < 0)
-			buf_adds(&sql, ", progress = NULL, progress_note = NULL");
-		else if (jobs[i]->progress_new)
-			db_sql(db, &sql, ", progress = %d, progress_note = %q", jobs[i]->progress,
-			    jobs[i]->progress_note[0] ? jobs[i]->progress_note : NULL);
-		db_sql(db, &sql, " WHERE id = %U AND lease_token = %q", jobs[i]->id, jobs[i]->token);
-	}
-	rc = n > 0 ? db_exec_many(db, &sql, affected, n, err) : DB_OK;
-	for (i = 0; i < n; i++) {
-		lost[i] = rc != DB_OK && i >= db_statements_done(db) ? -1 : affected[i] == 0;
-		if (lost[i] == 0)
-			jobs[i]->progress_new = 0;
-	}
-	free(affected);
-	buf_free(&sql);
-	return rc;
 }

@@ -62,8 +62,11 @@ queue_probe(struct db *db, enum reserve_mode *mode, char *err)
 
 /* Reserves up to req->limit due jobs, draining req->queues in order,
  * then by priority (smaller first), then oldest due first.  Each job's
- * attempt count has grown by one (saturating at the column's maximum)
- * and it carries a fresh lease token.  *jobs is a new array (free each
+ * attempt is the row's count plus one and it carries a fresh lease
+ * token; the row counts that attempt (saturating at the column's
+ * maximum, job.charged) for the first req->charge jobs in skip-locked
+ * mode and for all in update mode, whose single UPDATE cannot tell the
+ * jobs apart.  *jobs is a new array (free each
  * with job_free, then the array). */
 int
 queue_reserve(struct db *db, const struct reserve_req *req, struct job ***jobs, size_t *n, char *err)
@@ -82,6 +85,7 @@ queue_reserve(struct db *db, const struct reserve_req *req, struct job ***jobs, 
 	buf_init(&prio);
 	memset(&cl, 0, sizeof cl);
 	cl.req = req;
+	cl.charge = req->charge;
 	cl.jobs = xcalloc(req->limit + 1, sizeof *cl.jobs);
 	for (qi = 0; req->queues[qi] != NULL && *n < req->limit; qi++) {
 		if (due[qi].n == 0)

@@ -26,6 +26,7 @@ struct claim {
 	const char *queue;
 	const char *priorities;
 	unsigned limit;
+	unsigned charge; /* jobs still to charge at claim (reserve_req.charge, counted down) */
 	const char *only;             /* SQL: "AND type ..." of a flow-governed claim, or "" */
 	const struct flow_gate *gate; /* max_running and rate (flow.c); NULL: none */
 	int held;                     /* the gate let fewer jobs be claimed than asked */
@@ -33,6 +34,10 @@ struct claim {
 	struct job **jobs;
 	size_t n;
 };
+
+/* queue_lost.c: a claim whose answer may be lost */
+void queue_lost_set(struct claim *cl, size_t ncharged, int all_charged);
+void queue_lost_settle(struct claim *cl, int rc);
 
 /* queue_claim.c: the claim and its rows */
 void queue_claim_drop(struct claim *cl);

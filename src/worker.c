@@ -176,6 +176,9 @@ worker_finish(struct worker *w)
 		log_warn("%u outcomes could not be written; those jobs return when their leases expire",
 		    unwritten);
 	pool_stop(); /* persistent handlers: EOF, SIGTERM, SIGKILL after kill_grace */
+	if (w->db_up)
+		reserve_release_lost(w);
+	queue_lost_free(&w->lost);
 	if (w->db_up && registry_unregister(w->db, w->id, err) != DB_OK)
 		log_warn("unregister: %s", err);
 	getrusage(RUSAGE_SELF, &ru);
@@ -261,6 +264,14 @@ worker_loop(struct worker *w)
 			break;
 		poll_wait(w, mono_ms()); /* 6. */
 	}
+}
+
+/* Called first by `jobq work`: a SIGTERM or SIGINT from here on waits
+ * for the loop, which stops cleanly (see signal_hold). */
+void
+worker_hold_signals(void)
+{
+	signal_hold();
 }
 
 /* Runs the loop until a stop condition holds; returns the exit status. */

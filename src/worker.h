@@ -17,6 +17,7 @@ struct worker_opts {
 	int schedule;         /* also tick the scheduler, at most once a minute */
 };
 
+void worker_hold_signals(void);
 int worker_run(const struct conf *c, struct db *db, const struct worker_opts *o);
 
 #endif

@@ -76,6 +76,7 @@ struct slot {
 	int ahead;                   /* reserved while every handler slot was busy */
 	int64_t written_by;          /* WRITING: its outcome is held for a group until then */
 	unsigned write_tries;        /* writes of this outcome that lost the connection */
+	int write_unsure;            /* one of them may have been applied (queue_write checks) */
 	struct control ctl;          /* what the handler said on its control channel */
 	struct enqueue_item *follow; /* done: its follow-ups, and on_success's job */
 	size_t nfollow;
@@ -115,6 +116,8 @@ struct worker {
 	struct wakeup *wake;         /* NULL: no wakeups, polling only */
 	int64_t next_schedule;       /* --schedule: when to tick next */
 	int write_now;               /* an outcome is new: write without waiting */
+	int charge_due;              /* a job reserved ahead started uncharged (job.charged) */
+	struct claim_lost lost;      /* a claim whose answer never came, to give back */
 	int64_t write_delay;         /* between tries of a write that failed */
 	int64_t write_failing_since; /* 0: the last write went through */
 	int64_t wait_ms;             /* the database wait limit (db_set_wait_limit) */
@@ -132,6 +135,7 @@ min64(int64_t a, int64_t b)
 }
 
 /* worker_signal.c */
+void signal_hold(void);
 int signal_setup(char *err);
 void signal_restore(void);
 int signal_fd(void);
@@ -159,6 +163,7 @@ unsigned reserve_ahead_most(const struct conf *c, unsigned conc);
 int reserve_can(const struct worker *w);
 int64_t reserve_due(const struct worker *w);
 void reserve_jobs(struct worker *w, int64_t now);
+int reserve_release_lost(struct worker *w);
 
 /* worker_start.c */
 void start_ready(struct worker *w);

@@ -145,6 +145,26 @@ claim_conflict(struct worker *w, const char *err)
 		log_debug("reserving jobs: %s; trying again at the next poll", err);
 }
 
+/* Gives back the jobs of a claim whose answer never came (queue_lost.c),
+ * once the database answers again; returns DB_OK when none is left. */
+int
+reserve_release_lost(struct worker *w)
+{
+	char err[ERRSZ];
+	uint64_t n;
+	int rc;
+
+	if (w->lost.token[0] == '\0')
+		return DB_OK;
+	if ((rc = queue_release_lost(w->db, &w->lost, &n, err)) != DB_OK)
+		conn_failed(w, rc, "giving back the jobs of a claim whose answer was lost", err);
+	else if (n > 0)
+		log_info("%llu jobs of a claim whose answer was lost are back in their queue, attempt "
+		         "refunded",
+		    (unsigned long long)n);
+	return rc;
+}
+
 /* Step 5: once polling is due and a slot is free, claims as many jobs as
  * want_jobs says, puts them in free slots as READY and starts what may
  * run now; then sets when to poll next. */
@@ -159,15 +179,20 @@ reserve_jobs(struct worker *w, int64_t now)
 	int64_t got;
 	int rc, held = 0, free_run;
 
-	if (!reserve_can(w) || now < reserve_due(w))
+	if (!reserve_can(w) || now < reserve_due(w) || reserve_release_lost(w) != DB_OK)
 		return;
 	req.queues = w->opts->queues;
 	req.limit = limit;
+	/* The jobs that start at once are charged by the claim, the ones
+	 * reserved ahead when they start (job.charged). */
+	free_run = (int)w->conc - (int)slot_count(w, SLOT_RUNNING) - (int)slot_count(w, SLOT_READY);
+	req.charge = free_run > 0 ? (unsigned)free_run : 0;
 	req.ttl_ms = w->conf->worker.reserve_ttl_ms;
 	req.worker = w->id;
 	req.mode = w->mode;
 	req.flow = w->conf;
 	req.held = w->opts->stop_when_empty ? &held : NULL;
+	req.lost = &w->lost;
 	rc = queue_reserve(w->db, &req, &jobs, &n, err);
 	got = mono_ms();
 	w->reserved_once = 1;

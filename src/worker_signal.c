@@ -31,9 +31,24 @@ on_signal(int sig)
 	errno = saved;
 }
 
-/* Makes the self-pipe and routes SIGTERM, SIGINT and SIGCHLD to it;
- * SIGPIPE and SIGHUP are ignored.  -1 (err filled) when the pipe cannot
- * be made. */
+/* Holds SIGTERM and SIGINT (blocked, kept pending) until signal_setup
+ * routes them: a stop that comes while the worker starts (connecting,
+ * registering) is then a stop like any other, the worker exits 0,
+ * rather than the default action killing it half-started. */
+void
+signal_hold(void)
+{
+	sigset_t stop;
+
+	sigemptyset(&stop);
+	sigaddset(&stop, SIGTERM);
+	sigaddset(&stop, SIGINT);
+	sigprocmask(SIG_BLOCK, &stop, NULL);
+}
+
+/* Makes the self-pipe and routes SIGTERM, SIGINT and SIGCHLD to it, then
+ * lets through what signal_hold held; SIGPIPE and SIGHUP are ignored.
+ * -1 (err filled) when the pipe cannot be made. */
 int
 signal_setup(char *err)
 {
@@ -53,6 +68,10 @@ signal_setup(char *err)
 	sa.sa_handler = SIG_IGN;
 	sigaction(SIGPIPE, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
+	sigemptyset(&sa.sa_mask);
+	sigaddset(&sa.sa_mask, SIGTERM);
+	sigaddset(&sa.sa_mask, SIGINT);
+	sigprocmask(SIG_UNBLOCK, &sa.sa_mask, NULL);
 	return 0;
 }
 

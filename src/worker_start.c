@@ -166,6 +166,12 @@ start_job(struct worker *w, struct slot *s)
 	w->start_delay = 0;
 	w->start_err[0] = '\0';
 	slot_set(w, s, SLOT_RUNNING);
+	if (!j->charged) {
+		/* Reserved ahead: its attempt is counted by the next outcome
+		 * transaction (write_pending), or by its own outcome. */
+		w->charge_due = 1;
+		w->write_now = 1;
+	}
 	log_start(s);
 }
 

@@ -242,6 +242,9 @@ settle(struct worker *w, struct slot *s, const struct outcome *o, int rc)
 		    id, queue_outcome_name(s->write), o->note);
 		break;
 	case OUTS_FAILED:
+		/* The connection dropped with the transaction sent: the server
+		 * may have applied it, and the next try asks first. */
+		s->write_unsure |= rc == DB_EGONE;
 		if (rc != DB_EGONE || ++s->write_tries < WRITE_TRIES_MAX)
 			return;
 		log_error("job %llu: the connection was lost %u times while writing its outcome '%s'; giving "
@@ -274,7 +277,7 @@ hold_writes(struct worker *w, int64_t now)
 			n++;
 			by = min64(by, w->slots[i].written_by);
 		}
-	if (n >= WRITE_BATCH || now >= by)
+	if (n == 0 || n >= WRITE_BATCH || now >= by)
 		return 0;
 	w->next_write = by;
 	return 1;
@@ -303,7 +306,20 @@ write_due(struct worker *w, int64_t now)
 		return 0;
 	}
 	w->write_now = 0;
-	return slot_count(w, SLOT_WRITING) > 0;
+	return slot_count(w, SLOT_WRITING) > 0 || w->charge_due;
+}
+
+/* Puts the running jobs whose attempts are not charged yet in charge;
+ * returns how many. */
+static unsigned
+uncharged(struct worker *w, struct job **charge)
+{
+	unsigned i, n = 0;
+
+	for (i = 0; i < w->nslots; i++)
+		if (w->slots[i].state == SLOT_RUNNING && !w->slots[i].job->charged)
+			charge[n++] = w->slots[i].job;
+	return n;
 }
 
 /* Puts the slots whose outcomes wait in who, in the order the jobs were
@@ -330,7 +346,7 @@ outcome_of(struct worker *w, struct slot *s, struct outcome *o, struct run_recor
 	*run = (struct run_record){ w->id, s->duration_ms, s->words, s->output, s->error, s->ctl.result };
 	*o = (struct outcome){ s->job, s->write, s->delay_ms, NULL, s->error ? s->error : "", s->words,
 		s->reason, s->has_run ? run : NULL, s->write_tries >= WRITE_TRIES_ALONE,
-		s->write_tries >= WRITE_TRIES_MINIMAL, OUTS_PENDING, 0, "", NULL, 0 };
+		s->write_tries >= WRITE_TRIES_MINIMAL, s->write_unsure, OUTS_PENDING, 0, "", NULL, 0 };
 	if (s->write == OUT_DONE) {
 		o->follow = s->follow;
 		o->nfollow = s->nfollow;
@@ -349,8 +365,9 @@ write_pending(struct worker *w, int64_t now)
 	struct outcome *o;
 	struct run_record *runs;
 	struct slot **who;
+	struct job **charge;
 	char **texts, err[ERRSZ];
-	unsigned i, n;
+	unsigned i, n, nc;
 	int rc;
 
 	/* Called on every turn of the loop: nothing is allocated before
@@ -361,11 +378,16 @@ write_pending(struct worker *w, int64_t now)
 	runs = xcalloc(w->nslots, sizeof *runs);
 	who = xcalloc(w->nslots, sizeof *who);
 	texts = xcalloc(w->nslots, sizeof *texts);
+	charge = xcalloc(w->nslots, sizeof *charge);
 	n = writing_in_order(w, who);
+	nc = uncharged(w, charge);
+	w->charge_due = 0;
 	for (i = 0; i < n; i++)
 		outcome_of(w, who[i], &o[i], &runs[i], &texts[i]);
-	if (n > 0) {
-		rc = queue_write(w->db, o, n, err);
+	if (n + nc > 0) {
+		rc = queue_write(w->db, o, n, charge, nc, err);
+		for (i = 0; i < nc; i++)
+			w->charge_due |= !charge[i]->charged;
 		for (i = 0; i < n; i++)
 			settle(w, who[i], &o[i], rc);
 		if (rc == DB_OK) {
@@ -380,6 +402,7 @@ write_pending(struct worker *w, int64_t now)
 	for (i = 0; i < w->nslots; i++)
 		free(texts[i]);
 	free(texts);
+	free(charge);
 	free(who);
 	free(runs);
 	free(o);

@@ -6,6 +6,10 @@
 # two runs can overlap once its lease (here 3 s) has expired.  The
 # worker's guard process (src/guard.c) does it; with the worker alive it
 # changes nothing (the job's next run, by a new worker, is done).
+#
+# Item 6: an attempt is charged when the handler starts.  The jobs the
+# killed worker held reserved ahead, never started, come back with
+# nothing charged: with max_attempts = 1 they still run, once.
 . "$top_srcdir/tests/lib.sh"
 setup orphans
 TH=$top_srcdir/tests/handlers
@@ -66,5 +70,49 @@ EOC
 	wait_exit 30 "$w2" >/dev/null
 	is "$(alive "$handler2"),$(alive "$grandchild2")" "gone,gone" \
 		"[$mode] a worker that stops normally leaves nothing behind either"
+done
+
+for mode in exec persistent; do
+	empty_tables
+	write_conf <<EOC
+[worker]
+poll_interval = 20ms
+reserve_ttl = 3s
+reserve_ahead = 6
+
+[queue default]
+
+[handler first]
+exec = /bin/sleep 60
+max_attempts = 1
+
+[handler quick]
+exec = $TH/helper_exit.py
+mode = $mode
+max_attempts = 1
+env.PYTHONPATH = $HANDLERS
+env.PYTHONDONTWRITEBYTECODE = 1
+EOC
+	first=$(jq_ enqueue first '{}')
+	for i in 1 2 3 4 5 6; do jq_ enqueue quick '{"exit": 0}' >/dev/null; done
+	start_worker --concurrency 1
+	w1=$WORKER_PID
+	for ((i = 0; i < 100; i++)); do
+		[ "$(sql "SELECT COUNT(*) FROM jobs WHERE lease_token IS NOT NULL")" = 7 ] && break
+		sleep 0.1
+	done
+	is "$(sql "SELECT COUNT(*) FROM jobs WHERE lease_token IS NOT NULL")" 7 \
+		"[$mode] item 6: one job runs, six wait reserved ahead"
+	is "$(sql "SELECT GROUP_CONCAT(attempts ORDER BY id) FROM jobs")" "1,0,0,0,0,0,0" \
+		"[$mode] item 6: only the started job is charged"
+	kill -KILL "$w1"
+	wait "$w1" 2>/dev/null
+	sleep 3
+	timeout 60 "$JOBQ" -c "$CONF" work --stop-when-empty --concurrency 1 2>"$T/charge.$mode.log"
+	is "$(sql "SELECT COUNT(*) FROM job_runs WHERE type = 'quick' AND outcome = 'done' AND attempt = 1")" 6 \
+		"[$mode] item 6: after the kill the six ran, each once, as attempt 1 of 1"
+	is "$(sql "SELECT CONCAT_WS('|', id, reason) FROM failed_jobs")" \
+		"$first|attempts used up (1 of 1; the last ended with its worker)" \
+		"[$mode] item 6: the one that had started is the one whose attempts are used up"
 done
 finish

@@ -1,0 +1,133 @@
+#!/bin/bash
+# Lost answers (issue 26): the database applies a statement but its
+# answer never reaches the worker.  The worker talks to the server through
+# tests/replylost.py, which forwards the statement named in $PX/drop,
+# throws the server's answer away and closes the connection.
+#   2. an outcome (done with a follow-up and on_success, retry, dead with
+#      on_dead) whose COMMIT answer is lost is not rewritten as "lease
+#      lost": its side effects happen once and the history holds one run
+#      row, in exec and in persistent mode;
+#   3. a claim whose answer is lost uses up no attempt: once back, the
+#      worker gives its rows back, attempt refunded, and with
+#      max_attempts = 1 the job still runs, in both reservation modes.
+. "$top_srcdir/tests/lib.sh"
+setup replylost
+TH=$top_srcdir/tests/handlers
+PX=$T/px
+mkdir -p "$PX"
+python3 "$top_srcdir/tests/replylost.py" "unix:$T/p.sock" "unix:$SOCKET" "$PX" &
+BG_PIDS+=($!)
+for ((i = 0; i < 50; i++)); do [ -S "$T/p.sock" ] && break; sleep 0.1; done
+
+cat >"$T/alert.sh" <<'EOS'
+#!/bin/sh
+# alert.sh DIR: one file per dead job that reached on_dead.
+cat >"$1/$JOBQ_JOB_ID.$$"
+EOS
+# once.sh FILE: fails (75) the first time for a job, succeeds after.
+cat >"$T/once.sh" <<'EOS'
+#!/bin/sh
+cat >/dev/null
+[ -e "$1.$JOBQ_JOB_ID" ] && exit 0
+: >"$1.$JOBQ_JOB_ID"
+echo "not yet" >&2
+exit 75
+EOS
+chmod +x "$T"/*.sh
+
+# Runs a worker through the proxy until the queue is empty.
+drain() {
+	timeout 90 "$JOBQ" -c "$CONF" work --stop-when-empty 2>>"$T/work.$1.log"
+}
+dropped() { wc -l <"$PX/dropped" 2>/dev/null || echo 0; }
+
+for mode in exec persistent; do
+	empty_tables
+	rm -rf "$T/alerts" "$PX/dropped" "$T/marks"; mkdir "$T/marks"
+	mkdir "$T/alerts"
+	SOCKET=$T/p.sock write_conf <<EOC
+[worker]
+poll_interval = 20ms
+reserve_ttl = 30s
+backoff = 1s
+backoff_jitter = 0
+
+[queue default]
+
+[handler parent]
+exec = $TH/control.sh follow_ok
+on_success = tail
+[handler child]
+exec = /bin/true
+[handler tail]
+exec = /bin/true
+
+[handler dead]
+exec = $TH/helper_exit.py
+mode = $mode
+env.PYTHONPATH = $HANDLERS
+env.PYTHONDONTWRITEBYTECODE = 1
+on_dead = $T/alert.sh $T/alerts
+
+[handler again]
+exec = $T/once.sh $T/marks/once
+EOC
+	p=$(jq_ enqueue parent '{}')
+	echo "DELETE FROM jobs WHERE id = $p " >"$PX/drop"
+	drain "$mode"
+	is "$(dropped)" 1 "[$mode] the done outcome's answer was lost once"
+	is "$(sql "SELECT COUNT(*) FROM job_runs WHERE job_id = $p")" 1 "[$mode] done: one run row"
+	is "$(sql "SELECT outcome FROM job_runs WHERE job_id = $p")" done "[$mode] done: recorded as done"
+	is "$(sql "SELECT COUNT(*) FROM jobs WHERE type = 'child'") $(sql "SELECT COUNT(*) FROM job_runs WHERE type = 'tail'")" \
+		"1 1" "[$mode] done: its follow-up queued once, its on_success ran once"
+
+	d=$(jq_ enqueue dead '{"exit": 65}')
+	rm -f "$PX/dropped"
+	echo "INSERT INTO failed_jobs .* WHERE id = $d " >"$PX/drop"
+	drain "$mode"
+	is "$(dropped)" 1 "[$mode] the dead outcome's answer was lost once"
+	is "$(sql "SELECT COUNT(*) FROM job_runs WHERE job_id = $d")" 1 "[$mode] dead: one run row"
+	is "$(sql "SELECT CONCAT_WS('|', outcome, (SELECT COUNT(*) FROM failed_jobs WHERE id = $d)) FROM job_runs WHERE job_id = $d")" \
+		"dead|1" "[$mode] dead: recorded as dead, in failed_jobs"
+	is "$(ls "$T/alerts" | grep -c "^$d\.")" 1 "[$mode] dead: on_dead ran once"
+
+	a=$(jq_ enqueue again '{}')
+	rm -f "$PX/dropped"
+	echo "UPDATE jobs SET attempts = .* WHERE id = $a " >"$PX/drop"
+	drain "$mode"
+	is "$(dropped)" 1 "[$mode] the retry outcome's answer was lost once"
+	is "$(sql "SELECT GROUP_CONCAT(CONCAT(attempt, ':', outcome) ORDER BY id) FROM job_runs WHERE job_id = $a")" \
+		"1:retry,2:done" "[$mode] retry: one row per run, then done on attempt 2"
+	problems=$(grep -E "lease lost|dropped" "$T/work.$mode.log" | head -3)
+	is "$problems" "" "[$mode] no outcome was taken for lost"
+	like "$(cat "$T/work.$mode.log")" "earlier write's answer was lost, and the database shows it applied" \
+		"[$mode] the worker says what happened"
+done
+
+# 3: the claim's answer is lost.
+for mode in skip-locked update; do
+	empty_tables
+	rm -f "$PX/dropped"
+	SOCKET=$T/p.sock write_conf <<EOC
+[worker]
+poll_interval = 20ms
+reserve_mode = $mode
+reserve_ttl = 60s
+
+[queue default]
+
+[handler one]
+exec = /bin/true
+max_attempts = 1
+EOC
+	j=$(jq_ enqueue one '{}')
+	echo "^UPDATE jobs SET attempts = attempts \+" >"$PX/drop"
+	drain "claim.$mode"
+	is "$(dropped)" 1 "[$mode] the claim's answer was lost once"
+	is "$(where "$j")" gone "[$mode] the job ran to done, not dead-lettered"
+	is "$(sql "SELECT CONCAT_WS('|', attempt, outcome) FROM job_runs WHERE job_id = $j")" "1|done" \
+		"[$mode] as attempt 1 of 1: the lost claim used no attempt"
+	like "$(cat "$T/work.claim.$mode.log")" "1 jobs of a claim whose answer was lost are back in their queue" \
+		"[$mode] the worker gave the claimed job back once it was connected again"
+done
+finish
