@@ -25,6 +25,7 @@ struct db_res;
 struct db *db_new(const struct db_conf *conf);
 void db_free(struct db *db);
 int db_connect(struct db *db, int with_database, char *err);
+int db_connect_step(struct db *db, int with_database, int *more, char *err);
 int db_connected(const struct db *db);
 void db_disconnect(struct db *db);
 const char *db_target(const struct db *db);

@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #include "db_int.h"
 
@@ -61,8 +62,8 @@ connect_one(struct db *db, const char *host, unsigned port, int with_database, c
 	if (db->waiter != NULL)
 		db->nonblock = mysql_options(db->my, MYSQL_OPT_NONBLOCK, 0) == 0;
 #endif
-	if (mysql_real_connect(db->my, host, c->user, c->password, with_database ? c->database : NULL, port,
-	        c->socket, CLIENT_FOUND_ROWS | CLIENT_MULTI_STATEMENTS) == NULL) {
+	if (db_nb_connect(db, host, with_database ? c->database : NULL, port,
+	        CLIENT_FOUND_ROWS | CLIENT_MULTI_STATEMENTS) == NULL) {
 		char what[400];
 
 		snprintf(what, sizeof what, "connect to %s", db->target);
@@ -78,6 +79,65 @@ connect_one(struct db *db, const char *host, unsigned port, int with_database, c
 	return db_galera_check(db, err);
 }
 
+/* Tries one host: the next of the list in this round (from the first),
+ * or the socket or single host there is.  DB_OK when connected (the next
+ * round starts from the first host again).  Otherwise *more says whether
+ * hosts remain in this round; once none do, err says what each host of
+ * the round answered and the return is DB_EGONE when any was unreachable
+ * or not ready (trying later may help), else the last host's error.
+ *
+ * A caller with other work to do between hosts calls it once per turn:
+ * the worker, whose handlers must be stopped before their leases end
+ * however many silent hosts the list holds. */
+int
+db_connect_step(struct db *db, int with_database, int *more, char *err)
+{
+	const struct db_conf *c = db->conf;
+	char host[256], one[ERRSZ];
+	const char *why;
+	unsigned port;
+	size_t len;
+	int rc;
+
+	*more = 0;
+	if (c->socket != NULL || c->host == NULL)
+		return connect_one(db, NULL, c->port, with_database, err);
+	if (db->next_host == 0) {
+		db->round_gone = 0;
+		db->round_err[0] = '\0';
+	}
+	if (conf_db_host(c, db->next_host, host, sizeof host, &port, &why) != 1) {
+		db->next_host = 0;
+		errf(err, "host: no host to connect to");
+		return DB_EFAIL;
+	}
+	snprintf(db->host, sizeof db->host, "%s", host);
+	db->port = port;
+	if ((rc = connect_one(db, host, port, with_database, one)) == DB_OK) {
+		db->next_host = 0;
+		return DB_OK;
+	}
+	db->round_gone |= rc == DB_EGONE;
+	len = strlen(db->round_err);
+	if (len > 0 && len + 2 < sizeof db->round_err) {
+		memcpy(db->round_err + len, "; ", 3);
+		len += 2;
+	}
+	if (len + 1 < sizeof db->round_err) {
+		size_t n = strnlen(one, sizeof db->round_err - len - 1);
+
+		memcpy(db->round_err + len, one, n);
+		db->round_err[len + n] = '\0';
+	}
+	db->next_host++;
+	*more = conf_db_host(c, db->next_host, host, sizeof host, &port, &why) == 1;
+	if (*more)
+		return rc;
+	db->next_host = 0;
+	snprintf(err, ERRSZ, "%s", db->round_err);
+	return db->round_gone ? DB_EGONE : rc;
+}
+
 /* Opens the connection (closing any old one).  with_database = 0
  * connects without selecting the database, for `jobq init` to create it.
  *
@@ -85,33 +145,15 @@ connect_one(struct db *db, const char *host, unsigned port, int with_database, c
  * their order, always from the first, and the first that answers and is
  * ready is kept: the list's order is the operator's preference (one node
  * takes the writes, the others stand by), so a worker goes back to the
- * first host once it is back.  err then says what each host answered.
- * DB_EGONE when any host was unreachable or not ready (trying later may
- * help), else the last host's error. */
+ * first host once it is back.  err then says what each host answered. */
 int
 db_connect(struct db *db, int with_database, char *err)
 {
-	const struct db_conf *c = db->conf;
-	char host[256], one[ERRSZ];
-	const char *why;
-	size_t i, len = 0;
-	unsigned port;
-	int rc = DB_EFAIL, gone = 0;
+	int rc, more;
 
-	if (c->socket != NULL || c->host == NULL)
-		return connect_one(db, NULL, c->port, with_database, err);
-	for (i = 0; conf_db_host(c, i, host, sizeof host, &port, &why) == 1; i++) {
-		snprintf(db->host, sizeof db->host, "%s", host);
-		db->port = port;
-		if ((rc = connect_one(db, host, port, with_database, one)) == DB_OK)
-			return DB_OK;
-		gone |= rc == DB_EGONE;
-		if (i == 0)
-			len = (size_t)snprintf(err, ERRSZ, "%s", one);
-		else if (len < ERRSZ)
-			len += (size_t)snprintf(err + len, ERRSZ - len, "; %s", one);
-	}
-	if (i == 0)
-		errf(err, "host: no host to connect to");
-	return gone ? DB_EGONE : rc;
+	db->next_host = 0;
+	do
+		rc = db_connect_step(db, with_database, &more, err);
+	while (rc != DB_OK && more);
+	return rc;
 }

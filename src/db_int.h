@@ -33,6 +33,11 @@ struct db {
 	int waiting;    /* inside a waiter: no call may start */
 	char host[256]; /* the host of the list we are (or were last) on */
 	unsigned port;
+	/* db_connect_step's round through the host list: the next host to
+	 * try, and what the hosts tried so far answered. */
+	size_t next_host;
+	int round_gone;
+	char round_err[ERRSZ];
 	char target[300];
 };
 
@@ -58,6 +63,8 @@ int db_galera_check(struct db *db, char *err);
 void db_sql_va(struct buf *b, const char *fmt, va_list ap);
 
 /* db_nb.c: the client calls that wait for the server */
+MYSQL *db_nb_connect(struct db *db, const char *host, const char *database, unsigned port,
+    unsigned long flags);
 int db_nb_query(struct db *db, const char *sql, unsigned long len);
 MYSQL_RES *db_nb_store_result(struct db *db);
 int db_nb_next_result(struct db *db);

@@ -67,6 +67,29 @@ not_waiting(const struct db *db)
 		fatal("db: a call on a connection while one is in flight");
 }
 
+/* mysql_real_connect with the configuration's user, password and
+ * socket: through the waiter too, so that a host that accepts but never
+ * greets holds up nothing but this connection. */
+MYSQL *
+db_nb_connect(struct db *db, const char *host, const char *database, unsigned port, unsigned long flags)
+{
+	const struct db_conf *c = db->conf;
+
+	not_waiting(db);
+#ifdef HAVE_MYSQL_REAL_QUERY_START
+	if (db->nonblock && db->waiter != NULL) {
+		MYSQL *ret;
+		int st = mysql_real_connect_start(
+		    &ret, db->my, host, c->user, c->password, database, port, c->socket, flags);
+
+		while (st != 0)
+			st = mysql_real_connect_cont(&ret, db->my, await(db, st));
+		return ret;
+	}
+#endif
+	return mysql_real_connect(db->my, host, c->user, c->password, database, port, c->socket, flags);
+}
+
 /* mysql_real_query. */
 int
 db_nb_query(struct db *db, const char *sql, unsigned long len)

@@ -34,15 +34,21 @@ conn_failed(struct worker *w, int rc, const char *what, const char *err)
 
 /* Step 2: while the connection is lost, tries again when the backoff
  * allows (100 ms doubling to 5 s), logging each new error once; once it
- * is back, leases, writes and polls are due at once. */
+ * is back, leases, writes and polls are due at once.  One host of a
+ * host list per turn, the next on the next turn: between them
+ * keep_time stops the handlers whose leases end, however many hosts
+ * fail to answer (each connect is bounded by the wait limit, and goes
+ * through the waiter, which keeps time too, when the client library
+ * can). */
 void
 conn_reconnect(struct worker *w, int64_t now)
 {
 	char err[ERRSZ];
+	int more;
 
 	if (w->db_up || now < w->reconnect_at)
 		return;
-	if (db_connect(w->db, 1, err) == DB_OK) {
+	if (db_connect_step(w->db, 1, &more, err) == DB_OK) {
 		char d[32];
 
 		duration_format(mono_ms() - w->down_since, d, sizeof d);
@@ -54,6 +60,8 @@ conn_reconnect(struct worker *w, int64_t now)
 		w->db_err[0] = '\0';
 		return;
 	}
+	if (more)
+		return; /* the next host on the next turn */
 	if (strcmp(err, w->db_err) != 0) {
 		log_warn("reconnect: %s", err);
 		snprintf(w->db_err, sizeof w->db_err, "%s", err);

@@ -33,7 +33,7 @@ reserve_ttl = 3s
 [queue default]
 
 [handler slow]
-exec = $TH/orphan.py $mode
+exec = $TH/orphan.py $mode $T
 mode = $mode
 max_running = 1
 env.DIR = $T
@@ -64,7 +64,7 @@ EOC
 	read -r handler2 grandchild2 <"$T/pids.$id" 2>/dev/null
 	ok "$([ -n "${handler2:-}" ] && [ "$handler2" != "$handler" ]; echo $?)" \
 		"[$mode] a new worker runs the job again after its lease expired"
-	is "$(pgrep -fc "orphan.py $mode" || true)" 1 "[$mode] one handler of the type runs (max_running = 1 holds)"
+	is "$(pgrep -fc "orphan.py $mode $T" || true)" 1 "[$mode] one handler of the type runs (max_running = 1 holds)"
 	kill -TERM "$w2"
 	kill -TERM "$grandchild2" 2>/dev/null
 	wait_exit 30 "$w2" >/dev/null

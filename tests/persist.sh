@@ -50,20 +50,20 @@ mode = persistent
 [queue default]
 
 [handler x]
-exec = $TH/persist_raw.py
+exec = $TH/persist_raw.py $T
 
 [handler strict]
-exec = $TH/persist_raw.py
+exec = $TH/persist_raw.py $T
 permanent_stderr = ^FATAL:
 retry_stderr = (?i)try again
 
 [handler custom]
-exec = $TH/persist_raw.py
+exec = $TH/persist_raw.py $T
 permanent_exit = 3, 100
 retry_exit = 65
 
 [handler until]
-exec = $TH/persist_raw.py
+exec = $TH/persist_raw.py $T
 retry_until = 1m
 
 [handler ex]
@@ -136,7 +136,7 @@ is "$(sql "SELECT CONCAT_WS('|', outcome, output) FROM job_runs WHERE job_id = $
 is "$(run_of "$exec0")" "done|exit 0" "mode = exec in a section overrides the [worker] default"
 is "$(sql "SELECT COUNT(*) FROM jobs WHERE lease_token IS NOT NULL")" 0 "no job is left reserved"
 ok $(grep -qE 'Sanitizer|runtime error' "$log"; [ $? = 1 ]; echo $?) "no sanitizer report in the worker log"
-n=$(pgrep -f "$TH/persist_raw.py" | wc -l)
+n=$(pgrep -f "$TH/persist_raw.py $T" | wc -l)
 is "$n" 0 "no handler process outlives the worker"
 
 # The helper modules, in persistent mode and in exec mode.
@@ -207,7 +207,7 @@ conf_err() {
 	write_conf <<EOC
 [queue default]
 [handler a]
-exec = $TH/persist_raw.py
+exec = $TH/persist_raw.py $T
 $1
 EOC
 	jq_ check 2>&1 >/dev/null
@@ -221,7 +221,7 @@ write_conf <<EOC
 max_memory = 200M
 [queue default]
 [handler a]
-exec = $TH/persist_raw.py
+exec = $TH/persist_raw.py $T
 EOC
 like "$(jq_ check 2>&1 >/dev/null; echo "rc=$?")" "jobq.ini:[0-9]+: max_memory: only for mode = persistent, and no handler is.*rc=78" \
 	"max_memory in [worker] with no persistent handler: refused, exit 78"
