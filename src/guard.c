@@ -15,9 +15,14 @@
  * system call and no wakeup of the guard per job.  The guard does
  * nothing but wait on a pipe whose only writer is the worker.  When that
  * pipe reads end of file the worker is gone, however it ended; the guard
- * then sends SIGTERM to every group in the table, SIGKILL after
- * GUARD_GRACE_MS to what is left, and exits.  A worker that stops
- * normally has reaped its groups first, and the table is empty.
+ * then sends SIGTERM to every group in the table, SIGKILL a grace later
+ * to what is left, and exits.  A worker that stops normally has reaped
+ * its groups first, and the table is empty.
+ *
+ * The grace is bounded by the lease (guard_grace): the dead worker's
+ * jobs come back when their leases end, and a handler that catches
+ * SIGTERM to clean up must be gone by then, or the job's next run, by
+ * another worker, overlaps it.
  *
  * An entry is one aligned 32-bit store, so the guard never reads half an
  * id; a worker killed between reaping a leader and clearing its entry
@@ -44,7 +49,7 @@
 #include "log.h"
 #include "util.h"
 
-#define GUARD_GRACE_MS 1000 /* SIGTERM, then SIGKILL this much later */
+#define GUARD_GRACE_MS 1000 /* SIGTERM, then SIGKILL at most this much later */
 #define GUARD_MAX 65536     /* groups listed at once (far above any concurrency) */
 
 /* The table both processes see; 0 is a free entry. */
@@ -75,9 +80,22 @@ group_alive(pid_t pgid)
 	return kill(-pgid, 0) == 0 || errno == EPERM;
 }
 
-/* The worker is gone: stop every group still listed, gently first. */
+/* SIGTERM to SIGKILL for the groups of a worker whose leases last
+ * lease_ms: GUARD_GRACE_MS, at most a tenth of the lease (as for a
+ * handler the worker stops for its lease, worker_keep.c).  The worker
+ * extended its leases at most a heartbeat -- at most half of the lease
+ * -- before it died, so its handlers are gone well before the first of
+ * its jobs can be taken again. */
+static int
+guard_grace(int64_t lease_ms)
+{
+	return lease_ms / 10 < GUARD_GRACE_MS ? (int)(lease_ms / 10) : GUARD_GRACE_MS;
+}
+
+/* The worker is gone: stop every group still listed, gently first,
+ * and with SIGKILL grace_ms later. */
 static void
-stop_groups(void)
+stop_groups(int grace_ms)
 {
 	struct timespec ts = { 0, 50 * 1000 * 1000 };
 	size_t i;
@@ -86,7 +104,7 @@ stop_groups(void)
 	for (i = 0; i < GUARD_MAX; i++)
 		if (groups[i] > 0)
 			kill(-(pid_t)groups[i], SIGTERM);
-	for (waited = 0; waited < GUARD_GRACE_MS; waited += 50) {
+	for (waited = 0; waited < grace_ms; waited += 50) {
 		for (i = 0, left = 0; i < GUARD_MAX; i++)
 			left += groups[i] > 0 && group_alive((pid_t)groups[i]);
 		if (left == 0)
@@ -101,7 +119,7 @@ stop_groups(void)
 /* The guard process: waits until the pipe ends (the worker is gone),
  * then stops what the table lists.  Never returns. */
 static void NORETURN
-guard_main(int rfd)
+guard_main(int rfd, int grace_ms)
 {
 	ssize_t n;
 	char c;
@@ -112,7 +130,7 @@ guard_main(int rfd)
 			continue;
 		break;
 	}
-	stop_groups();
+	stop_groups(grace_ms);
 	_exit(0);
 }
 
@@ -137,10 +155,11 @@ guard_signals(void)
 	sigprocmask(SIG_SETMASK, &none, NULL);
 }
 
-/* Starts the guard, once, before the first handler.  Returns 0, or -1
- * with err set (the worker then runs without one, and says so). */
+/* Starts the guard, once, before the first handler, for a worker whose
+ * leases last lease_ms (reserve_ttl).  Returns 0, or -1 with err set
+ * (the worker then runs without one, and says so). */
 int
-guard_start(char *err)
+guard_start(int64_t lease_ms, char *err)
 {
 	int p[2], status = 0;
 	pid_t pid, rc;
@@ -177,7 +196,7 @@ guard_start(char *err)
 		if (dup2(p[0], 0) < 0)
 			_exit(1);
 		close_from(3);
-		guard_main(0);
+		guard_main(0, guard_grace(lease_ms));
 	}
 	close(p[0]);
 	while ((rc = waitpid(pid, &status, 0)) < 0 && errno == EINTR)

@@ -2,9 +2,10 @@
 #ifndef JOBQ_GUARD_H
 #define JOBQ_GUARD_H
 
+#include <stdint.h>
 #include <sys/types.h>
 
-int guard_start(char *err);
+int guard_start(int64_t lease_ms, char *err);
 void guard_add(pid_t pgid);
 void guard_forget(pid_t pgid);
 

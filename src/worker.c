@@ -216,7 +216,7 @@ worker_init(struct worker *w, const struct conf *c, struct db *db, const struct 
 	setup_identity(w);
 	/* Before the first handler: if this worker is killed, its guard stops
 	 * every handler group it left (guard.c). */
-	if (guard_start(err) < 0)
+	if (guard_start(c->worker.reserve_ttl_ms, err) < 0)
 		log_warn("%s: handlers would outlive this worker if it were killed", err);
 	return 0;
 }
