@@ -9,7 +9,10 @@
 #      row, in exec and in persistent mode;
 #   3. a claim whose answer is lost uses up no attempt: once back, the
 #      worker gives its rows back, attempt refunded, and with
-#      max_attempts = 1 the job still runs, in both reservation modes.
+#      max_attempts = 1 the job still runs, in both reservation modes;
+#   1. a reconnect through a host list of silent hosts (they accept TCP
+#      and never greet) does not outlast a lease: the worker stops its
+#      handler before the lease it last wrote ends.
 . "$top_srcdir/tests/lib.sh"
 setup replylost
 TH=$top_srcdir/tests/handlers
@@ -130,4 +133,62 @@ EOC
 	like "$(cat "$T/work.claim.$mode.log")" "1 jobs of a claim whose answer was lost are back in their queue" \
 		"[$mode] the worker gave the claimed job back once it was connected again"
 done
+
+# 1: the connection is cut right after a heartbeat and the host list is
+# the cut proxy and six silent hosts.  Each silent host costs a connect
+# timeout (the wait limit's bound, about 2 s here); together they last
+# far longer than the 6 s lease.
+PX2=$T/px2
+mkdir -p "$PX2"
+python3 "$top_srcdir/tests/replylost.py" tcp:127.0.0.1:0 "unix:$SOCKET" "$PX2" &
+BG_PIDS+=($!)
+hosts=
+for i in 1 2 3 4 5 6; do
+	mkdir -p "$T/silent$i"
+	python3 "$top_srcdir/tests/replylost.py" tcp:127.0.0.1:0 silent "$T/silent$i" &
+	BG_PIDS+=($!)
+done
+for ((i = 0; i < 100; i++)); do
+	[ -s "$PX2/port" ] && [ -s "$T/silent6/port" ] && break
+	sleep 0.1
+done
+hosts=127.0.0.1:$(cat "$PX2/port")
+for i in 1 2 3 4 5 6; do hosts="$hosts, 127.0.0.1:$(cat "$T/silent$i/port")"; done
+empty_tables
+cat >"$CONF" <<EOC
+[database]
+host = $hosts
+user = root
+database = $DB
+
+[worker]
+poll_interval = 50ms
+reserve_ttl = 6s
+
+[queue default]
+
+[handler long]
+exec = /bin/sh -c 'echo \$\$ >$T/long.pid; exec sleep 60'
+EOC
+id=$(jq_ enqueue long '{}')
+start_worker
+for ((i = 0; i < 100; i++)); do [ -s "$T/long.pid" ] && break; sleep 0.1; done
+hpid=$(cat "$T/long.pid")
+# Right after a heartbeat: the lease was just extended.
+l0=$(sql "SELECT lease_expires_at FROM jobs WHERE id = $id")
+for ((i = 0; i < 100; i++)); do
+	[ "$(sql "SELECT lease_expires_at FROM jobs WHERE id = $id")" != "$l0" ] && break
+	sleep 0.05
+done
+: >"$PX2/cut"
+ends=$(sql "SELECT UNIX_TIMESTAMP(lease_expires_at) * 1000 FROM jobs WHERE id = $id")
+ends=${ends%.*}
+for ((i = 0; i < 200; i++)); do kill -0 "$hpid" 2>/dev/null || break; sleep 0.05; done
+gone=$((${EPOCHREALTIME/./} / 1000))
+ok "$([ "$gone" -lt "$ends" ]; echo $?)" \
+	"host list of silent hosts: the handler is stopped before its lease ends ($((ends - gone)) ms before)"
+like "$(cat "$T/worker.$((${#BG_PIDS[@]} - 1)).log")" "stopping its handler: its lease could not be extended" \
+	"host list of silent hosts: the worker says why it stopped the handler"
+kill -TERM "$WORKER_PID"
+wait_exit 60 "$WORKER_PID" >/dev/null
 finish
