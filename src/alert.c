@@ -225,7 +225,7 @@ alerts_reap(struct alerts *a, pid_t pid)
 	size_t i;
 
 	for (i = 0; i < a->n; i++)
-		if (a->list[i].run != NULL && runner_pid(a->list[i].run) == pid) {
+		if (a->list[i].run != NULL && runner_waits_for(a->list[i].run, pid)) {
 			runner_reap(a->list[i].run);
 			return 1;
 		}

@@ -215,6 +215,14 @@ runner_pid(const struct runner *r)
 	return r->pid;
 }
 
+/* Whether pid is this runner's handler, not yet reaped: after the reap,
+ * while its pipes drain, the pid may be another child's. */
+int
+runner_waits_for(const struct runner *r, pid_t pid)
+{
+	return !r->reaped && r->pid == pid;
+}
+
 /* Fills up to RUNNER_MAX_FDS pollfds for the pipes still open; returns
  * how many. */
 int
@@ -337,6 +345,16 @@ drain(struct runner *r, int which)
 	}
 }
 
+/* Sends sig to the handler's process group, unless the handler was
+ * reaped: its pid (and group id) may then belong to another process, an
+ * alert program or a persistent handler started since. */
+static void
+signal_group(const struct runner *r, int sig)
+{
+	if (!r->reaped)
+		kill(-r->pid, sig);
+}
+
 /* A persistent handler broke the protocol: its process is killed at
  * once (a fresh one takes the next job) and the job fails with why. */
 static void
@@ -348,7 +366,7 @@ violate(struct runner *r, const char *why, const char *line, size_t len)
 	    (int)r->pid, why, line ? ": '" : "", (int)(len > 80 ? 80 : len), line ? line : "",
 	    line ? (len > 80 ? "...'" : "'") : "");
 	log_warn("%s; killing it", r->violation);
-	kill(-r->pid, SIGKILL);
+	signal_group(r, SIGKILL);
 	close_fd(&r->fd[P_CTL]);
 }
 
@@ -531,7 +549,7 @@ runner_deadline(const struct runner *r)
 static void
 stop_group(struct runner *r, int64_t now)
 {
-	kill(-r->pid, SIGTERM);
+	signal_group(r, SIGTERM);
 	r->kill_at = now + r->grace_ms;
 	r->timeout_at = INT64_MAX;
 }
@@ -555,7 +573,7 @@ runner_tick(struct runner *r, int64_t now)
 		stop_group(r, now);
 	}
 	if (now >= r->kill_at) {
-		kill(-r->pid, SIGKILL);
+		signal_group(r, SIGKILL);
 		r->kill_at = INT64_MAX;
 	}
 }

@@ -19,6 +19,7 @@ struct runner;
 struct runner *runner_start(const struct handler *h, const struct job *j, unsigned max_attempts, char *err);
 void runner_free(struct runner *r);
 pid_t runner_pid(const struct runner *r);
+int runner_waits_for(const struct runner *r, pid_t pid);
 int runner_fds(struct runner *r, struct pollfd *pfd);
 void runner_io(struct runner *r, const struct pollfd *pfd, int n);
 void runner_reap(struct runner *r);

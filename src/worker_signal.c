@@ -104,7 +104,7 @@ reap_children(struct worker *w)
 		if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) < 0 || si.si_pid == 0)
 			return;
 		for (i = 0; i < w->nslots; i++)
-			if (w->slots[i].state == SLOT_RUNNING && runner_pid(w->slots[i].run) == si.si_pid)
+			if (w->slots[i].state == SLOT_RUNNING && runner_waits_for(w->slots[i].run, si.si_pid))
 				break;
 		if (i < w->nslots)
 			runner_reap(w->slots[i].run);
