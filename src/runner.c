@@ -372,9 +372,10 @@ violate(struct runner *r, const char *why, const char *line, size_t len)
 
 /* Whether line (without its newline) is the status line {"status": N},
  * N in 0..255: sets *status.  A JSON object with other keys is a
- * control line (0); anything else is a violation (-1). */
-static int
-status_line(const char *line, size_t len, int *status)
+ * control line (0); anything else is a violation (-1).  The persistent
+ * protocol's parser (tests/fuzz/fuzz_status.c runs it on any bytes). */
+int
+runner_status_line(const char *line, size_t len, int *status)
 {
 	size_t at;
 	cJSON *o = json_parse_exact(line, len, &at), *st;
@@ -435,7 +436,7 @@ control_line(struct runner *r, const char *line, size_t len)
 		    (int)r->pid);
 		return;
 	}
-	if ((rc = status_line(line, len, &status)) < 0) {
+	if ((rc = runner_status_line(line, len, &status)) < 0) {
 		violate(
 		    r, "descriptor 3 got a line that is not a JSON object or a valid status line", line, len);
 		return;

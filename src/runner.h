@@ -20,6 +20,7 @@ struct runner *runner_start(const struct handler *h, const struct job *j, unsign
 void runner_free(struct runner *r);
 pid_t runner_pid(const struct runner *r);
 int runner_waits_for(const struct runner *r, pid_t pid);
+int runner_status_line(const char *line, size_t len, int *status);
 int runner_fds(struct runner *r, struct pollfd *pfd);
 void runner_io(struct runner *r, const struct pollfd *pfd, int n);
 void runner_reap(struct runner *r);

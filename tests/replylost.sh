@@ -20,7 +20,7 @@ PX=$T/px
 mkdir -p "$PX"
 python3 "$top_srcdir/tests/replylost.py" "unix:$T/p.sock" "unix:$SOCKET" "$PX" &
 BG_PIDS+=($!)
-for ((i = 0; i < 50; i++)); do [ -S "$T/p.sock" ] && break; sleep 0.1; done
+for ((i = 0; i < 300; i++)); do [ -S "$T/p.sock" ] && break; sleep 0.1; done
 
 cat >"$T/alert.sh" <<'EOS'
 #!/bin/sh
@@ -148,10 +148,11 @@ for i in 1 2 3 4 5 6; do
 	python3 "$top_srcdir/tests/replylost.py" tcp:127.0.0.1:0 silent "$T/silent$i" &
 	BG_PIDS+=($!)
 done
-for ((i = 0; i < 100; i++)); do
-	[ -s "$PX2/port" ] && [ -s "$T/silent6/port" ] && break
-	sleep 0.1
-done
+ports_written() {
+	local d
+	for d in "$PX2" "$T"/silent[1-6]; do [ -s "$d/port" ] || return 1; done
+}
+for ((i = 0; i < 300; i++)); do ports_written && break; sleep 0.1; done
 hosts=127.0.0.1:$(cat "$PX2/port")
 for i in 1 2 3 4 5 6; do hosts="$hosts, 127.0.0.1:$(cat "$T/silent$i/port")"; done
 empty_tables
