@@ -13,7 +13,18 @@ cJSON *
 json_parse_exact(const char *s, size_t len, size_t *at)
 {
 	const char *end = NULL;
-	cJSON *j = cJSON_ParseWithLengthOpts(s, len, &end, 0);
+	cJSON *j;
+	size_t i;
+
+	/* cJSON skips every byte up to 32 as white space, NUL included;
+	 * JSON allows no control character but tab, newline and return,
+	 * anywhere (one in a string is written escaped). */
+	for (i = 0; i < len; i++)
+		if ((unsigned char)s[i] < 0x20 && s[i] != '\t' && s[i] != '\n' && s[i] != '\r') {
+			*at = i;
+			return NULL;
+		}
+	j = cJSON_ParseWithLengthOpts(s, len, &end, 0);
 
 	if (end == NULL || end < s || end > s + len)
 		end = s;

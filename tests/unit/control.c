@@ -114,7 +114,8 @@ test_bad(void)
 	bad("{\"progress\": 1}\n{\"enqueue\": {\"type\": \"a\", \"delay\": \"soon\"}}\n", "line 2: enqueue:",
 	    "a follow-up with a bad delay");
 	bad("{\"enqueue\": {\"type\": \"a\", \"payload\": {}}}\n{\"x\":\n", "line 2", "a good line then a bad one");
-	bad("{\"bad\x01key\": 1}\n", "unknown key 'bad\\x01key'", "control characters made visible");
+	bad("{\"bad\\u0001key\": 1}\n", "unknown key 'bad\\x01key'", "control characters made visible");
+	bad("{\"status\x01\": 1}\n", "not JSON", "a raw control character is not JSON (cJSON would take it for a blank)");
 	memset(big, 'a', sizeof big);
 	memcpy(big, "{\"result\": \"", 12);
 	memcpy(big + sizeof big - 4, "\"}\n", 4);
