@@ -22,7 +22,7 @@ usage(void)
 	    "       jobq failed forget [--dry-run] [--yes] (ID... | - | --all [-q QUEUE] [-t TYPE])\n"
 	    "       jobq failed clear [--older-than DURATION] [--dry-run] [--yes]\n\n"
 	    "Dead-lettered jobs wait here for a person.  'list' shows the newest first with\n"
-	    "the first line of each error, a page of --limit jobs (50; 0 for all) at a time:\n"
+	    "the line of each error that names it, a page of --limit jobs (50; 0 for all) at a time:\n"
 	    "--after ID shows the page after job ID (older), --before ID the page before it\n"
 	    "(newer), and the last line says how many more there are and how to see them\n"
 	    "(with --json, stderr does); 'show' the whole job and error; 'retry' moves jobs\n"
@@ -48,26 +48,12 @@ struct opts {
 	int64_t older_than_ms;
 };
 
-static const char *
-first_line(const char *s, char *buf, size_t len)
-{
-	size_t n = strcspn(s, "\n");
-
-	if (n >= len)
-		n = len - 1;
-	memcpy(buf, s, n);
-	buf[n] = '\0';
-	return buf;
-}
-
 static void
 print_list_line(const struct failed_row *r, int tty)
 {
-	char line[120];
 	char *queue = cli_visible(r->queue, tty), *type = cli_visible(r->type, tty),
 	     *exit_status = cli_visible(r->exit_status, tty),
-	     *error =
-	         cli_visible(first_line(*r->exception ? r->exception : r->reason, line, sizeof line), tty);
+	     *error = cli_visible(*r->summary ? r->summary : r->reason, tty);
 
 	printf("%-8llu %.19s  %-10s %-16s %-3u %-18s %s\n", (unsigned long long)r->id, r->failed_at, queue,
 	    type, r->attempts, exit_status, error);
@@ -96,7 +82,7 @@ print_list_json(const struct failed_row *rows, size_t n)
 		free(iso);
 		cJSON_AddStringToObject(r, "exit_status", rows[i].exit_status);
 		cJSON_AddStringToObject(r, "reason", rows[i].reason);
-		cJSON_AddStringToObject(r, "error", rows[i].exception);
+		cJSON_AddStringToObject(r, "error", rows[i].summary);
 		cJSON_AddItemToArray(arr, r);
 	}
 	s = cJSON_Print(arr);
@@ -113,7 +99,7 @@ print_list_header(const struct conf *c)
 
 	snprintf(when, sizeof when, "FAILED (%s)", c->worker.timezone);
 	printf("%-8s %-19s  %-10s %-16s %-3s %-18s %s\n", "ID", when, "QUEUE", "TYPE", "TRY", "EXIT",
-	    "ERROR (first line)");
+	    "ERROR");
 }
 
 /* The last line of a page: the count, and where the rest is when there

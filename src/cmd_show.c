@@ -172,6 +172,7 @@ json_add_runs(cJSON *o, const struct run_row *runs, size_t nruns)
 		add_str(r, "outcome", runs[i].outcome);
 		add_str(r, "exit_status", runs[i].exit_status);
 		add_str(r, "error", runs[i].error);
+		add_str(r, "error_summary", runs[i].summary);
 		if (runs[i].result != NULL) {
 			cJSON *res = cJSON_Parse(runs[i].result);
 
@@ -288,6 +289,8 @@ print_runs(const struct run_row *runs, size_t nruns, uint64_t total)
 			    "  -- retried by hand (jobq failed retry): attempts counted from 1 again --\n");
 		print_vis(tty, "  %-7u %-26s %-28s %8lld  %-11s %s\n", runs[i].attempt, runs[i].started_at,
 		    runs[i].worker, (long long)runs[i].duration_ms, runs[i].outcome, runs[i].exit_status);
+		if (runs[i].summary != NULL && *runs[i].summary)
+			print_vis(tty, "          error  %s\n", runs[i].summary);
 		if (runs[i].result != NULL)
 			print_vis(tty, "          result %s\n", runs[i].result);
 	}

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "errtext.h"
 #include "runs.h"
 
 #define CHUNK 1000
@@ -50,6 +51,7 @@ runs_for_job_last(struct db *db, uint64_t id, const char *tz, unsigned last, str
 		x->outcome = xstrdup_or_empty(row[5]);
 		x->exit_status = xstrdup_or_empty(row[6]);
 		x->error = xstrdup_or_null(row[7]);
+		x->summary = row[7] ? errtext_summary(row[7]) : NULL;
 		x->queue = xstrdup_or_empty(row[8]);
 		x->type = xstrdup_or_empty(row[9]);
 		x->output = xstrdup_or_null(row[10]);
@@ -95,6 +97,7 @@ runs_free(struct run_row *rows, size_t n)
 		free(rows[i].error);
 		free(rows[i].output);
 		free(rows[i].result);
+		free(rows[i].summary);
 	}
 	free(rows);
 }

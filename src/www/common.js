@@ -85,10 +85,6 @@ export function when(t) {
   return el("time", { datetime: utc.replace(" ", "T") + "Z", title: utc + " UTC" }, z.fmt.format(d));
 }
 
-export function firstLine(s) {
-  return (s || "").split("\n")[0];
-}
-
 export function toast(msg, isError) {
   const t = document.getElementById("toast");
   t.className = isError ? "error" : "";

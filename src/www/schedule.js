@@ -2,7 +2,7 @@
  * history and, for a database schedule, the admin's form that edits its
  * expression with a live preview (from /api/schedules, /api/cron). */
 
-import { act, api, el, firstLine, isAdmin, main, setMain, shell, toast, when } from "./common.js";
+import { act, api, el, isAdmin, main, setMain, shell, toast, when } from "./common.js";
 import { cronCard, outcomeBadge, zoned } from "./cron.js";
 
 function cronPreview(input, tz, out, save) {
@@ -37,7 +37,7 @@ function fireTable(id, fires, withError) {
       el("td", {}, when(f.fire_at), f.manual ? el("span", { class: "muted small" }, " (run now)") : null),
       el("td", {}, outcomeBadge(f.outcome)),
       el("td", { class: "num" }, f.job ? el("a", { href: "/jobs/" + f.job }, "#" + f.job) : "—"),
-      withError ? el("td", { class: "wide" }, el("span", { class: "first-line", title: f.error || "" }, firstLine(f.error))) : null))));
+      withError ? el("td", { class: "wide" }, el("span", { class: "first-line", title: f.error || "" }, f.error || "")) : null))));
 }
 
 export async function pageSchedule(name) {

