@@ -90,4 +90,25 @@ is "$(grep -c firstLine "$top_srcdir"/src/www/*.js | awk -F: '{ s += $2 } END { 
 	"no page computes a summary of its own"
 serve_stop
 
+# ---- 2. a worker that is gone runs nothing and its uptime stops ----
+# Killed an hour ago after running an hour, in the middle of job 17.
+sql "INSERT INTO jobq_workers (id, host, pid, queues, concurrency, heartbeat_ms, started_at, last_seen_at,
+	current_jobs, version) VALUES ('old:1:ab', 'old', 1, 'default', 2, 1000,
+	UTC_TIMESTAMP(6) - INTERVAL 2 HOUR, UTC_TIMESTAMP(6) - INTERVAL 1 HOUR, '17:pyboom', 'x')"
+run workers
+line=$(printf '%s\n' "$OUT" | grep '^old:1:ab ')
+like "$line" "^old:1:ab +gone +2 +1h +" "workers: a gone worker is 'gone', its uptime the hour it ran"
+like "$line" " -$" "workers: and it runs nothing"
+is "$(printf '%s\n' "$OUT" | grep -c '17:pyboom')" 0 "workers: the job it held is not listed as running"
+run workers --json
+is "$(printf '%s' "$OUT" | jget '[(w["state"], w["uptime_seconds"], w["current_jobs"]) for w in d["workers"] if w["id"] == "old:1:ab"]')" \
+	'[["gone", 3600, ""]]' "workers --json: gone, uptime 3600 s, no current jobs"
+serve_start
+login alice "$T/a.jar"
+hit GET /api/workers "$T/a.jar"
+is "$(printf '%s' "$BODY" | jget '[(w["alive"], w["current_jobs"]) for w in d["workers"] if w["id"] == "old:1:ab"]')" \
+	'[[false, ""]]' "dashboard: the gone worker runs nothing either"
+serve_stop
+sql "DELETE FROM jobq_workers"
+
 finish
