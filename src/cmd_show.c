@@ -19,8 +19,10 @@ usage(void)
 	printf("Usage: jobq show [--json] [--runs N | --all-runs] ID\n"
 	       "Show job ID from the queue or the dead-letter table: its state, payload,\n"
 	       "attempts, times (in [worker] timezone), lease, last error, the backoff its next\n"
-	       "failure would get, and its last 20 runs.  On a terminal, control characters\n"
-	       "in stored text (a handler's error output, the payload) are shown as \\xHH.\n\n"
+	       "failure would get, and its last 20 runs.  A done job has left the queue: it is\n"
+	       "shown as its runs keep it (created time, payload up to 64 KiB) until pruned.\n"
+	       "On a terminal, control characters in stored text (a handler's error output,\n"
+	       "the payload) are shown as \\xHH.\n\n"
 	       "      --runs N     show the last N runs (default 20)\n"
 	       "      --all-runs   show every run\n"
 	       "      --json       print JSON (times in UTC, ISO 8601); runs_total counts all runs\n\n"
@@ -112,7 +114,9 @@ json_add_job(cJSON *o, const struct job_view *v, unsigned max)
 	cJSON_AddStringToObject(o, "type", v->type);
 	cJSON_AddNumberToObject(o, "priority", v->priority);
 	add_str(o, "unique_key", v->unique_key);
-	if (payload != NULL)
+	if (v->payload == NULL)
+		cJSON_AddNullToObject(o, "payload"); /* a done job whose runs did not keep it */
+	else if (payload != NULL)
 		cJSON_AddItemToObject(o, "payload", payload);
 	else
 		cJSON_AddStringToObject(o, "payload", v->payload);
@@ -354,6 +358,49 @@ print_text(
 	print_runs(runs, nruns, total);
 }
 
+/* A done job as its runs keep it: created_at and payload from the
+ * newest run that has them (the run that made it done keeps the
+ * payload, sql/013); NULL where none does. */
+static void
+view_from_runs(struct job_view *v, const struct run_row *runs, size_t nruns)
+{
+	size_t i;
+
+	for (i = 0; i < nruns; i++) {
+		if (runs[i].enqueued_at != NULL)
+			v->created_at = runs[i].enqueued_at;
+		if (runs[i].payload != NULL)
+			v->payload = runs[i].payload;
+	}
+}
+
+/* print_text for a job known only by its runs. */
+static void
+print_done(const struct conf *c, const struct job_view *v, const struct run_row *runs, size_t nruns,
+    uint64_t total)
+{
+	int tty = cli_isatty();
+	char *pretty;
+
+	printf("job %llu: %s (no longer queued; its runs are kept until pruned)\n", (unsigned long long)v->id,
+	    v->state);
+	print_vis(tty, "  queue        %s\n  type         %s\n", v->queue, v->type);
+	printf("  attempts     %u\n", v->attempts);
+	if (v->created_at != NULL)
+		printf("  created      %s %s\n", v->created_at, c->worker.timezone);
+	else
+		printf("  created      not kept (its runs are older than jobq keeping it)\n");
+	if (v->payload != NULL) {
+		pretty = pretty_payload(v->payload);
+		print_indented("payload:", pretty, tty);
+		free(pretty);
+	} else
+		printf("payload: not kept (%s)\n",
+		    strcmp(v->state, "done") == 0 ? "over 64 KiB, or done before jobq kept it"
+		                                  : "only a done job's is kept");
+	print_runs(runs, nruns, total);
+}
+
 /* A job in neither table: done (or forgotten), known only by its runs,
  * which stay in the history until pruned. */
 static int
@@ -384,14 +431,11 @@ show_done(const struct conf *c, struct db *db, uint64_t id, int json, unsigned l
 	v.queue = runs[nruns - 1].queue;
 	v.type = runs[nruns - 1].type;
 	v.attempts = runs[nruns - 1].attempt;
+	view_from_runs(&v, runs, nruns);
 	if (json)
 		print_json(c, &v, runs, nruns, total);
-	else {
-		printf("job %llu: %s (no longer queued; its runs are kept until pruned)\n",
-		    (unsigned long long)id, v.state);
-		print_vis(cli_isatty(), "  queue        %s\n  type         %s\n", v.queue, v.type);
-		print_runs(runs, nruns, total);
-	}
+	else
+		print_done(c, &v, runs, nruns, total);
 	runs_free(runs, nruns);
 	return 0;
 }

@@ -111,4 +111,20 @@ is "$(printf '%s' "$BODY" | jget '[(w["alive"], w["current_jobs"]) for w in d["w
 serve_stop
 sql "DELETE FROM jobq_workers"
 
+# ---- 3. show of a done job: what the run history keeps ----
+done_id=$(jq_ enqueue echo '{"to": "ann@example.com", "n": 7}')
+created=$(sql "SELECT DATE_FORMAT(created_at, '%Y-%m-%d %H:%i:%s') FROM jobs WHERE id = $done_id")
+jq_ work --stop-when-empty --quiet 2>>"$T/work.log"
+is "$(where "$done_id")" gone "the echo job is done and has left the queue"
+run show "$done_id"
+is "$RC" 0 "show of a done job exits 0"
+like "$OUT" "^job $done_id: done" "show: it is done"
+like "$OUT" $'\n'"payload:"$'\n'" +\\{"$'\n'" +\"to\": \"ann@example.com\"," "show: its payload"
+like "$OUT" $'\n'" +created +$created" "show: the time it was enqueued"
+like "$OUT" $'\n'"runs:"$'\n' "show: and its runs"
+run show --json "$done_id"
+is "$(printf '%s' "$OUT" | jget '(d["state"], d["payload"], d["created_at"][:19])')" \
+	"[\"done\", {\"to\": \"ann@example.com\", \"n\": 7}, \"${created/ /T}\"]" \
+	"show --json: state, payload and created_at of the done job"
+
 finish
