@@ -30,7 +30,8 @@ usage(void)
 	       "  -n, --dry-run          print what would be enqueued; write nothing\n"
 	       "  -q, --quiet            print only late, missed and failed fires\n"
 	       "      --run NAME         enqueue now, whatever the time and the overlap rule\n"
-	       "  -l, --list             name, source, on/off, cron, next and last fire, outcome\n"
+	       "  -l, --list             name, source, on/off, cron, next (none when disabled) and\n"
+	       "                         last fire, outcome\n"
 	       "      --json             --list as JSON\n"
 	       "      --window D         count runs and failures over D (default 7d)\n\n"
 	       "add/edit options (checked against the INI: exit 65 and nothing changed if bad):\n"
@@ -128,7 +129,10 @@ print_row(const struct schedule *s, const struct schedule_status *st)
 	char next[64], last[64], counts[48];
 	char *what = what_text(s);
 
-	schedule_view_fire_text(s, st->next, next, sizeof next);
+	if (s->enabled)
+		schedule_view_fire_text(s, st->next, next, sizeof next);
+	else
+		snprintf(next, sizeof next, "disabled"); /* it will not fire */
 	if (st->last_fire[0] != '\0')
 		schedule_view_fire_text(s, st->last_fire_t, last, sizeof last);
 	else

@@ -102,21 +102,22 @@ last_fire(struct db *db, const struct schedule *s, struct schedule_status *st, c
 	return DB_OK;
 }
 
-/* What `jobq schedule --list` shows for s: next fire after now, the last
- * fire and what became of its job, and counts over the last window_s
- * seconds (runs: jobs enqueued; failures: those now dead-lettered). */
+/* What `jobq schedule --list` shows for s: next fire after now (none
+ * when s is disabled: it will not fire), the last fire and what became
+ * of its job, and counts over the last window_s seconds (runs: jobs
+ * enqueued; failures: those now dead-lettered). */
 int
 schedule_view_status(struct db *db, const struct schedule *s, int64_t now, int64_t window_s,
     struct schedule_status *st, char *err)
 {
-	struct cron_zone *z;
+	struct cron_zone *z = NULL;
 	struct cron *cr;
 	struct db_res *r;
 	char **row, e2[ERRSZ];
 	int rc;
 
 	memset(st, 0, sizeof *st);
-	if ((z = cron_zone_open(s->timezone ? s->timezone : "UTC", e2)) != NULL &&
+	if (s->enabled && (z = cron_zone_open(s->timezone ? s->timezone : "UTC", e2)) != NULL &&
 	    (cr = cron_parse(s->cron, e2)) != NULL) {
 		if (cron_next(cr, z, now, &st->next) != CRON_FOUND)
 			st->next = 0;

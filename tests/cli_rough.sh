@@ -127,4 +127,31 @@ is "$(printf '%s' "$OUT" | jget '(d["state"], d["payload"], d["created_at"][:19]
 	"[\"done\", {\"to\": \"ann@example.com\", \"n\": 7}, \"${created/ /T}\"]" \
 	"show --json: state, payload and created_at of the done job"
 
+# ---- 4. a disabled schedule has no next fire ----
+cat >>"$CONF" <<EOC
+
+[schedule nightly]
+cron = 0 3 * * *
+type = echo
+
+[schedule hourly]
+cron = 0 * * * *
+type = echo
+EOC
+jq_ schedule disable nightly >/dev/null
+run schedule --list
+like "$(printf '%s\n' "$OUT" | grep '^nightly ')" "^nightly +ini +off +0 3 \* \* \* +disabled " \
+	"schedule --list: a disabled schedule's next fire is 'disabled'"
+like "$(printf '%s\n' "$OUT" | grep '^hourly ')" "^hourly +ini +on +0 \* \* \* \* +[0-9]{4}-" \
+	"schedule --list: an enabled one still has its next fire"
+run schedule --list --json
+is "$(printf '%s' "$OUT" | jget '[(s["name"], s["enabled"], s["next_fire"]) for s in d if s["name"] == "nightly"]')" \
+	'[["nightly", false, null]]' "schedule --list --json: next_fire is null when disabled"
+serve_start
+login alice "$T/a.jar"
+hit GET /api/schedules "$T/a.jar"
+is "$(printf '%s' "$BODY" | jget '[(s["enabled"], s["next_fire"]) for s in d["schedules"] if s["name"] == "nightly"]')" \
+	'[[false, null]]' "dashboard: no next fire for the disabled schedule"
+serve_stop
+
 finish

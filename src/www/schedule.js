@@ -52,7 +52,7 @@ export async function pageSchedule(name) {
       s.description ? [el("dt", {}, "Description"), el("dd", {}, s.description)] : null,
       el("dt", {}, "Job"), el("dd", {}, s.type + " on " + s.queue),
       el("dt", {}, "Time zone"), el("dd", {}, s.timezone || "UTC"),
-      el("dt", {}, "Next fire"), el("dd", {}, zoned(s.next_fire, s.timezone)),
+      el("dt", {}, "Next fire"), el("dd", {}, s.enabled ? zoned(s.next_fire, s.timezone) : el("span", { class: "muted" }, "disabled")),
       el("dt", {}, "Last fire"), el("dd", {}, s.last_fire ? [zoned(s.last_fire, s.timezone), " ", outcomeBadge(s.last_outcome)] : "—"),
       el("dt", {}, "Overlap"), el("dd", {}, s.overlap),
       el("dt", {}, "Runs / failures"), el("dd", {}, s.runs + " / " + s.failures + " (skipped " + s.skipped + ", missed " + s.missed + ")"),
