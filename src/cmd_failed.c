@@ -98,8 +98,8 @@ print_list_header(const struct conf *c)
 	char when[32];
 
 	snprintf(when, sizeof when, "FAILED (%s)", c->worker.timezone);
-	printf("%-8s %-19s  %-10s %-16s %-3s %-18s %s\n", "ID", when, "QUEUE", "TYPE", "TRY", "EXIT",
-	    "ERROR");
+	printf(
+	    "%-8s %-19s  %-10s %-16s %-3s %-18s %s\n", "ID", when, "QUEUE", "TYPE", "TRY", "EXIT", "ERROR");
 }
 
 /* The last line of a page: the count, and where the rest is when there

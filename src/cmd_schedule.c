@@ -28,14 +28,14 @@ usage(void)
 	       "hosts run it at once.  For cron:  * * * * * jobq schedule --quiet\n"
 	       "(or run 'jobq work --schedule' and need no crontab at all).\n\n"
 	       "  -n, --dry-run          print what would be enqueued; write nothing\n"
-	       "  -q, --quiet            print only late, missed and failed fires\n"
+	       "      --quiet            print only late, missed and failed fires\n"
 	       "      --run NAME         enqueue now, whatever the time and the overlap rule\n"
 	       "  -l, --list             name, source, on/off, cron, next (none when disabled) and\n"
 	       "                         last fire, outcome\n"
 	       "      --json             --list as JSON\n"
 	       "      --window D         count runs and failures over D (default 7d)\n\n"
 	       "add/edit options (checked against the INI: exit 65 and nothing changed if bad):\n"
-	       "  --cron EXPR  --type TYPE  --payload JSON  --queue Q  --priority N\n"
+	       "  --cron EXPR  -t, --type TYPE  --payload JSON  -q, --queue Q  --priority N\n"
 	       "  --timezone ZONE  --overlap skip|allow  --catch-up D  --description TEXT\n"
 	       "enable/disable work on INI schedules too: the switch lives in the database.\n\n"
 	       "Exit status: 0; 1 a schedule could not fire (its type or queue left the INI);\n"
@@ -208,10 +208,12 @@ edit_key(int opt)
 	switch (opt) {
 	case 'C':
 		return "cron";
+	case 't': /* -t is --type, -q is --queue, as in every command */
 	case 'T':
 		return "type";
 	case 'P':
 		return "payload";
+	case 'q':
 	case 'Q':
 		return "queue";
 	case 'R':
@@ -237,7 +239,7 @@ apply_options(const struct conf *c, struct schedule *s, const char *cmd, int arg
 	char err[ERRSZ];
 	int opt, rc;
 
-	while ((opt = getopt_long(argc, argv, CLI_COMMON_SHORTOPTS, edit_longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, CLI_COMMON_SHORTOPTS "q:t:", edit_longopts, NULL)) != -1) {
 		const char *key = edit_key(opt);
 
 		if ((rc = cli_common_opt(opt, cmd, usage)) >= 0)
@@ -413,7 +415,7 @@ manage(const char *cmd, int argc, char **argv)
 	return rc;
 }
 
-enum { OPT_RUN = 256, OPT_JSON, OPT_WINDOW };
+enum { OPT_RUN = 256, OPT_JSON, OPT_WINDOW, OPT_QUIET };
 
 int
 cmd_schedule(int argc, char **argv)
@@ -421,7 +423,7 @@ cmd_schedule(int argc, char **argv)
 	static const struct option longopts[] = {
 		CLI_COMMON_LONGOPTS,
 		{ "dry-run", no_argument, NULL, 'n' },
-		{ "quiet", no_argument, NULL, 'q' },
+		{ "quiet", no_argument, NULL, OPT_QUIET }, /* no -q: that is --queue */
 		{ "run", required_argument, NULL, OPT_RUN },
 		{ "list", no_argument, NULL, 'l' },
 		{ "json", no_argument, NULL, OPT_JSON },
@@ -441,11 +443,14 @@ cmd_schedule(int argc, char **argv)
 		if (strcmp(argv[1], subs[i]) == 0)
 			return manage(subs[i], argc - 1, argv + 1);
 	while ((opt = getopt_long(argc, argv, CLI_COMMON_SHORTOPTS "nql", longopts, NULL)) != -1) {
+		if (opt == 'q') /* -q once meant --quiet here: say so, do not guess */
+			return cli_usage_error(
+			    "schedule", "-q is --queue (of add and edit); for a quiet tick, say --quiet");
 		if ((rc = cli_common_opt(opt, "schedule", usage)) >= 0)
 			return rc;
 		if (opt == 'n')
 			dry_run = 1;
-		else if (opt == 'q')
+		else if (opt == OPT_QUIET)
 			quiet = 1;
 		else if (opt == 'l')
 			listing = 1;

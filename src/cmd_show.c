@@ -376,8 +376,8 @@ view_from_runs(struct job_view *v, const struct run_row *runs, size_t nruns)
 
 /* print_text for a job known only by its runs. */
 static void
-print_done(const struct conf *c, const struct job_view *v, const struct run_row *runs, size_t nruns,
-    uint64_t total)
+print_done(
+    const struct conf *c, const struct job_view *v, const struct run_row *runs, size_t nruns, uint64_t total)
 {
 	int tty = cli_isatty();
 	char *pretty;

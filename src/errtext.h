@@ -5,9 +5,9 @@
 /* The most bytes of an error text a list reads to find its summary:
  * the head and the tail of a long text (a Python traceback names its
  * error last), joined by a newline.  For SELECT lists: ERRTEXT_SQL(col). */
-#define ERRTEXT_SQL(col)                                                                            \
-	"IF(CHAR_LENGTH(" col ") <= 4096, " col ", CONCAT(LEFT(" col ", 2048), '\\n', RIGHT(" col \
-	", 2048)))"
+#define ERRTEXT_SQL(col)                             \
+	"IF(CHAR_LENGTH(" col ") <= 4096, " col ", " \
+	"CONCAT(LEFT(" col ", 2048), '\\n', RIGHT(" col ", 2048)))"
 
 /* The longest summary, in bytes (cut on a character boundary). */
 #define ERRTEXT_SUMMARY_MAX 500

@@ -100,9 +100,8 @@ failed_list(struct db *db, const struct failed_filter *f, const char *tz, struct
 		buf_printf(&where, " LIMIT %u", f->limit);
 	r = db_query(db, &rc, err,
 	    "SELECT id, queue, type, CONVERT_TZ(failed_at, '+00:00', %q), exit_status, reason,"
-	    " COALESCE(" ERRTEXT_SQL("exception") ", ''), attempts"
-	    " FROM failed_jobs WHERE %s",
-	    tz, where.data);
+	    " COALESCE(%s, ''), attempts FROM failed_jobs WHERE %s",
+	    tz, ERRTEXT_SQL("exception"), where.data);
 	buf_free(&where);
 	if (r == NULL)
 		return rc;

@@ -103,11 +103,13 @@ run_sql(struct db *db, struct buf *sql, const struct outcome *o, const struct va
 	    strlen(j->created_at) > 11 ? j->created_at + 11 : "00:00:00");
 	db_sql(db, sql,
 	    "INSERT INTO job_runs (job_id, queue, type, attempt, worker, started_at, duration_ms, outcome,"
-	    " exit_status, output, error, result, enqueued_at, payload) VALUES (%U, %q, %q, %u, %q, %q, %I, IF(",
+	    " exit_status, output, error, result, enqueued_at, payload) VALUES (%U, %q, %q, %u, %q, %q, %I, "
+	    "IF(",
 	    j->id, j->queue, j->type, j->attempt, run->worker, j->reserved_at, run->duration_ms);
 	buf_adds(sql, fenced);
-	db_sql(db, sql, " > 0, %q, 'lost'), %q, %q, %q, %q, %q, %q);", queue_outcome_name(o->kind), v->run_exit,
-	    v->text[T_OUTPUT], v->text[T_ERROR], run->result, *j->created_at ? enqueued : NULL, v->payload);
+	db_sql(db, sql, " > 0, %q, 'lost'), %q, %q, %q, %q, %q, %q);", queue_outcome_name(o->kind),
+	    v->run_exit, v->text[T_OUTPUT], v->text[T_ERROR], run->result, *j->created_at ? enqueued : NULL,
+	    v->payload);
 }
 
 /* Appends the fenced statements of one outcome; returns how many there

@@ -32,7 +32,8 @@ runs_for_job_last(struct db *db, uint64_t id, const char *tz, unsigned last, str
 		snprintf(limit, sizeof limit, " LIMIT %u", last);
 	r = db_query(db, &rc, err,
 	    "SELECT * FROM (SELECT id, attempt, worker, CONVERT_TZ(started_at, '+00:00', %q), duration_ms,"
-	    " outcome, exit_status, error, queue, type, output, result, CONVERT_TZ(enqueued_at, '+00:00', %q),"
+	    " outcome, exit_status, error, queue, type, output, result, CONVERT_TZ(enqueued_at, '+00:00', "
+	    "%q),"
 	    " payload FROM job_runs WHERE job_id = %U ORDER BY id "
 	    "DESC%s) r"
 	    " ORDER BY id",

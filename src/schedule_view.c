@@ -56,11 +56,11 @@ schedule_view_history(
 	    "SELECT r.fire_at, UNIX_TIMESTAMP(r.fire_at), r.status, r.job_id, j.id IS NOT NULL,"
 	    " j.lease_token IS NOT NULL AND j.lease_expires_at > UTC_TIMESTAMP(6),"
 	    " j.lease_token IS NOT NULL AND j.lease_expires_at <= UTC_TIMESTAMP(6),"
-	    " j.attempts, r.manual, f.id IS NOT NULL, " ERRTEXT_SQL("f.exception")
+	    " j.attempts, r.manual, f.id IS NOT NULL, %s"
 	    " FROM jobq_schedule_runs r LEFT JOIN jobs j ON j.id = r.job_id LEFT JOIN failed_jobs f ON f.id "
 	    "= r.job_id"
 	    " WHERE r.name = %q ORDER BY r.fire_at DESC LIMIT %u",
-	    name, limit);
+	    ERRTEXT_SQL("f.exception"), name, limit);
 	if (r == NULL)
 		return rc;
 	if (db_res_rows(r) > 0)

@@ -154,4 +154,26 @@ is "$(printf '%s' "$BODY" | jget '[(s["enabled"], s["next_fire"]) for s in d["sc
 	'[[false, null]]' "dashboard: no next fire for the disabled schedule"
 serve_stop
 
+# ---- 5. -q is --queue everywhere, schedule too ----
+cat >>"$CONF" <<EOC
+[queue mail]
+EOC
+run schedule add weekly --cron '0 4 * * 1' -t echo -q mail
+is "$RC" 0 "schedule add: -t TYPE -q QUEUE are accepted"
+run schedule --list --json
+is "$(printf '%s' "$OUT" | jget '[(s["type"], s["queue"]) for s in d if s["name"] == "weekly"]')" '[["echo", "mail"]]' \
+	"schedule add: -q set the queue, -t the type"
+run schedule edit weekly -q default
+is "$(printf '%s' "$(jq_ schedule --list --json)" | jget '[s["queue"] for s in d if s["name"] == "weekly"]')" '["default"]' \
+	"schedule edit: -q sets the queue"
+run schedule -q
+is "$RC" 64 "schedule -q (once --quiet) is a usage error, not a silent tick"
+like "$ERR" "-q is --queue.*--quiet" "and says what to use"
+run schedule --quiet
+is "$RC/$OUT" "0/" "schedule --quiet: the tick, quiet"
+for cmd in enqueue status work failed schedule; do
+	like "$(jq_ "$cmd" --help)" "-q(, --queue | QUEUE)" "$cmd --help: -q is the queue"
+done
+is "$(jq_ schedule --help | grep -c -- '-q, --quiet')" 0 "schedule --help: no -q for --quiet"
+
 finish
