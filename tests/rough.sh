@@ -133,7 +133,7 @@ sql "INSERT INTO jobq_workers (id, host, pid, queues, concurrency, heartbeat_ms,
              UTC_TIMESTAMP(6) - INTERVAL 30000 SECOND, UTC_TIMESTAMP(6) - INTERVAL 10900 SECOND)"
 out=$(jq_ workers)
 line=$(printf '%s\n' "$out" | grep '^oldhost:777:dead')
-like "$line" "^oldhost:777:dead +gone +2  8h20m[0-9]*s? +3h1m[0-9]+s ago +0 +0 +0  mail " \
+like "$line" "^oldhost:777:dead +gone +2  5h18m[0-9]*s? +3h1m[0-9]+s ago +0 +0 +0  mail " \
 	"a gone worker's line: uptime and 'seen ... ago' in columns of their own"
 is "$(printf '%s\n' "$out" | head -1 | awk '{ print $4, $5 }')" "UPTIME SEEN" "the header names them"
 
