@@ -10,6 +10,7 @@
 #include "duration.h"
 #include "failed.h"
 #include "queue.h"
+#include "timefmt.h"
 #include "wakeup.h"
 
 static void
@@ -49,14 +50,15 @@ struct opts {
 };
 
 static void
-print_list_line(const struct failed_row *r, int tty)
+print_list_line(const struct timefmt *f, const struct failed_row *r, int tty)
 {
+	char t[TIMEFMT_HUMAN_MAX];
 	char *queue = cli_visible(r->queue, tty), *type = cli_visible(r->type, tty),
 	     *exit_status = cli_visible(r->exit_status, tty),
 	     *error = cli_visible(*r->summary ? r->summary : r->reason, tty);
 
-	printf("%-8llu %.19s  %-10s %-16s %-3u %-18s %s\n", (unsigned long long)r->id, r->failed_at, queue,
-	    type, r->attempts, exit_status, error);
+	printf("%-8llu %-26s  %-10s %-16s %-3u %-18s %s\n", (unsigned long long)r->id,
+	    timefmt_human(f, r->failed_at, 0, t, sizeof t), queue, type, r->attempts, exit_status, error);
 	free(queue);
 	free(type);
 	free(exit_status);
@@ -77,7 +79,7 @@ print_list_json(const struct failed_row *rows, size_t n)
 		cJSON_AddStringToObject(r, "queue", rows[i].queue);
 		cJSON_AddStringToObject(r, "type", rows[i].type);
 		cJSON_AddNumberToObject(r, "attempts", rows[i].attempts);
-		iso = cli_iso_time(rows[i].failed_at);
+		iso = timefmt_json(rows[i].failed_at);
 		cJSON_AddStringToObject(r, "failed_at", iso);
 		free(iso);
 		cJSON_AddStringToObject(r, "exit_status", rows[i].exit_status);
@@ -93,13 +95,10 @@ print_list_json(const struct failed_row *rows, size_t n)
 
 /* The column titles above print_list_line's columns. */
 static void
-print_list_header(const struct conf *c)
+print_list_header(void)
 {
-	char when[32];
-
-	snprintf(when, sizeof when, "FAILED (%s)", c->worker.timezone);
-	printf(
-	    "%-8s %-19s  %-10s %-16s %-3s %-18s %s\n", "ID", when, "QUEUE", "TYPE", "TRY", "EXIT", "ERROR");
+	printf("%-8s %-26s  %-10s %-16s %-3s %-18s %s\n", "ID", "FAILED", "QUEUE", "TYPE", "TRY", "EXIT",
+	    "ERROR");
 }
 
 /* The last line of a page: the count, and where the rest is when there
@@ -138,11 +137,12 @@ static int
 do_list(struct db *db, const struct conf *c, const struct opts *o)
 {
 	struct failed_row *rows;
+	struct timefmt *f;
 	char err[ERRSZ];
 	size_t n, i;
 	int rc, tty = cli_isatty();
 
-	if ((rc = failed_list(db, &o->f, cli_time_tz(c, o->json), &rows, &n, err)) != DB_OK) {
+	if ((rc = failed_list(db, &o->f, CLI_DB_TZ, &rows, &n, err)) != DB_OK) {
 		cli_error("failed list: %s", err);
 		return rc == QUEUE_NOT_FOUND ? EX_DATAERR : EX_UNAVAILABLE;
 	}
@@ -161,12 +161,15 @@ do_list(struct db *db, const struct conf *c, const struct opts *o)
 				    "all\n",
 				    (unsigned long long)older, (unsigned long long)rows[n - 1].id);
 		}
-	} else {
+	} else if ((f = cli_timefmt(c, db, "failed list")) == NULL)
+		rc = EX_UNAVAILABLE;
+	else {
 		if (n > 0)
-			print_list_header(c);
+			print_list_header();
 		for (i = 0; i < n; i++)
-			print_list_line(&rows[i], tty);
+			print_list_line(f, &rows[i], tty);
 		rc = print_list_footer(db, o, rows, n);
+		timefmt_free(f);
 	}
 	failed_rows_free(rows, n);
 	return rc;

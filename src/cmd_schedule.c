@@ -14,6 +14,7 @@
 #include "schedule_view.h"
 #include "scheduler.h"
 #include "schedules.h"
+#include "timefmt.h"
 
 static void
 usage(void)
@@ -123,23 +124,33 @@ what_text(const struct schedule *s)
 	return d;
 }
 
+/* The fire times of s, in its own zone (where its cron is read). */
 static void
-print_row(const struct schedule *s, const struct schedule_status *st)
+fire_texts(const struct schedule *s, const struct schedule_status *st, int64_t now, char *next, char *last,
+    size_t len)
 {
-	char next[64], last[64], counts[48];
+	char err[ERRSZ];
+	struct timefmt *f = timefmt_new(s->timezone ? s->timezone : "UTC", now * 1000, err);
+
+	snprintf(next, len, "%s", !s->enabled ? "disabled" : st->next == 0 ? "never" : "-");
+	snprintf(last, len, "-");
+	if (f != NULL && s->enabled && st->next != 0)
+		timefmt_human_at(f, st->next * 1000, 0, next, len);
+	if (f != NULL && st->last_fire[0] != '\0')
+		timefmt_human_at(f, st->last_fire_t * 1000, 0, last, len);
+	timefmt_free(f);
+}
+
+static void
+print_row(const struct schedule *s, const struct schedule_status *st, int64_t now)
+{
+	char next[TIMEFMT_HUMAN_MAX], last[TIMEFMT_HUMAN_MAX], counts[48];
 	char *what = what_text(s);
 
-	if (s->enabled)
-		schedule_view_fire_text(s, st->next, next, sizeof next);
-	else
-		snprintf(next, sizeof next, "disabled"); /* it will not fire */
-	if (st->last_fire[0] != '\0')
-		schedule_view_fire_text(s, st->last_fire_t, last, sizeof last);
-	else
-		snprintf(last, sizeof last, "-");
+	fire_texts(s, st, now, next, last, sizeof next);
 	snprintf(counts, sizeof counts, "%llu/%llu", (unsigned long long)st->runs,
 	    (unsigned long long)st->failures);
-	printf("%-16s %-3s %-3s %-15s %-25s %-25s %-8s %-9s %s%s%s\n", s->name,
+	printf("%-16s %-3s %-3s %-15s %-26s %-26s %-8s %-9s %s%s%s\n", s->name,
 	    s->source == SCHEDULE_INI ? "ini" : "db", s->enabled ? "on" : "off", s->cron, next, last,
 	    st->last_fire[0] ? st->outcome : "-", counts, what, s->problem ? "  PROBLEM: " : "",
 	    s->problem ? s->problem : "");
@@ -172,12 +183,12 @@ list(const struct conf *c, struct db *db, int json, int64_t window_s)
 	    (rc = schedules_load(c, db, &v, &n, err)) != DB_OK)
 		return db_status(rc, err);
 	duration_format(window_s * 1000, wtext, sizeof wtext);
-	printf("%-16s %-3s %-3s %-15s %-25s %-25s %-8s %-9s %s\n", "NAME", "SRC", "ON", "CRON", "NEXT FIRE",
+	printf("%-16s %-3s %-3s %-15s %-26s %-26s %-8s %-9s %s\n", "NAME", "SRC", "ON", "CRON", "NEXT FIRE",
 	    "LAST FIRE", "OUTCOME", "RUNS/FAIL", "WHAT");
 	for (i = 0; i < n && rc == DB_OK; i++) {
 		if ((rc = schedule_view_status(db, v[i], now, window_s, &st, err)) != DB_OK)
 			break;
-		print_row(v[i], &st);
+		print_row(v[i], &st, now);
 	}
 	if (rc == DB_OK)
 		printf("(RUNS/FAIL: jobs enqueued and jobs dead-lettered over the last %s)\n", wtext);

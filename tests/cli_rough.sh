@@ -176,4 +176,29 @@ for cmd in enqueue status work failed schedule; do
 done
 is "$(jq_ schedule --help | grep -c -- '-q, --quiet')" 0 "schedule --help: no -q for --quiet"
 
+# ---- 6. one format for times: people's and --json's ----
+run show "$py"
+like "$OUT" $'\n'"  created +[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2} \\+00:00 \\([0-9.hms]+ ago\\)"$'\n' \
+	"show: local time with offset, and how long ago"
+like "$OUT" $'\n'"  failed +[0-9-]{10} [0-9:]{8} \\+00:00 \\([0-9.hms]+ ago\\)"$'\n' "show: failed, the same way"
+like "$OUT" $'\n'"  1 +[0-9-]{10} [0-9:]{8} \\+00:00 +[^ ]+ +[0-9]+ +dead " "show: a run's start, the same way"
+run failed list
+like "$(printf '%s\n' "$OUT" | awk -v id="$py" '$1 == id')" "^$py +[0-9-]{10} [0-9:]{8} \\+00:00 +default " \
+	"failed list: the same format"
+run show --json "$py"
+like "$(printf '%s' "$OUT" | jget '" ".join([d["created_at"], d["failed_at"], d["runs"][0]["started_at"]])')" \
+	"^([0-9-]{10}T[0-9:]{8}\\.[0-9]{6}\\+00:00( |$)){3}" "show --json: ISO 8601 with its offset, in UTC"
+# A named zone is converted by jobq itself (the server needs no time
+# zone tables): Asia/Kolkata is UTC+05:30 all year.
+sed -i 's/^poll_interval = 20ms$/poll_interval = 20ms\ntimezone = Asia\/Kolkata/' "$CONF"
+utc=$(sql "SELECT DATE_FORMAT(created_at, '%Y-%m-%d %H:%i:%s') FROM failed_jobs WHERE id = $py")
+ist=$(sql "SELECT DATE_FORMAT(created_at + INTERVAL 330 MINUTE, '%Y-%m-%d %H:%i:%s') FROM failed_jobs WHERE id = $py")
+run show "$py"
+like "$OUT" $'\n'"  created +$ist \\+05:30 \\(" "show: in [worker] timezone, with its offset"
+run show --json "$py"
+is "$(printf '%s' "$OUT" | jget 'd["created_at"][:19]')" "${utc/ /T}" "show --json: still UTC"
+run failed list
+like "$(printf '%s\n' "$OUT" | awk -v id="$py" '$1 == id')" "^$py +[0-9-]{10} [0-9:]{8} \\+05:30 " \
+	"failed list: in [worker] timezone too"
+
 finish
