@@ -18,8 +18,8 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "timefmt.h"
 #include "schema.h"
+#include "timefmt.h"
 
 const char *cli_config_path;
 int cli_log_level = -1;
