@@ -19,6 +19,7 @@
 
 #include "cli.h"
 #include "schema.h"
+#include "timefmt.h"
 
 const char *cli_config_path;
 int cli_log_level = -1;
@@ -214,30 +215,25 @@ cli_tz(const struct conf *c)
 	return tz;
 }
 
-/* The time zone a command's times are read in: UTC for --json (whose
- * times are ISO 8601 with Z, for programs), else the configured one. */
-const char *
-cli_time_tz(const struct conf *c, int json)
+/* The formatter of every time a command prints (timefmt.c): in the
+ * configured zone, relative to the database's clock.  NULL (and the
+ * error printed) when the clock cannot be read. */
+struct timefmt *
+cli_timefmt(const struct conf *c, struct db *db, const char *cmd)
 {
-	return json ? "+00:00" : cli_tz(c);
-}
+	struct timefmt *f = NULL;
+	struct db_res *r;
+	char **row, err[ERRSZ];
+	int rc;
 
-/* A UTC time as the database prints it ("2026-11-30 18:43:00.611279")
- * in ISO 8601 ("2026-11-30T18:43:00.611279Z"), for --json; NULL stays
- * NULL.  Returns a string to free. */
-char *
-cli_iso_time(const char *dbtime)
-{
-	struct buf b;
-
-	if (dbtime == NULL)
-		return NULL;
-	buf_init(&b);
-	buf_adds(&b, dbtime);
-	if (b.len > 10 && b.data[10] == ' ')
-		b.data[10] = 'T';
-	buf_addc(&b, 'Z');
-	return buf_steal(&b);
+	r = db_query(db, &rc, err, "SELECT FLOOR(UNIX_TIMESTAMP(UTC_TIMESTAMP(3)) * 1000)");
+	if (r != NULL && (row = db_res_next(r)) != NULL &&
+	    (f = timefmt_new(c->worker.timezone, db_col_i64(row[0], 0), err)) == NULL)
+		cli_error("%s: [worker] timezone: %s", cmd, err);
+	else if (r == NULL || f == NULL)
+		cli_error("%s: reading the database's clock: %s", cmd, r == NULL ? err : "no row");
+	db_res_free(r);
+	return f;
 }
 
 /* A job id: a positive decimal number. */

@@ -38,8 +38,11 @@ int cli_connect(const struct conf *c, struct db **db);
 int cli_open(int conf_flags, struct conf **c, struct db **db);
 int cli_open_cancelling(struct conf **c, struct db **db);
 const char *cli_tz(const struct conf *c);
-const char *cli_time_tz(const struct conf *c, int json);
-char *cli_iso_time(const char *dbtime);
+/* The zone the database is asked for times in: UTC, always; they are
+ * shown in [worker] timezone by timefmt (cli_timefmt). */
+#define CLI_DB_TZ "+00:00"
+struct timefmt;
+struct timefmt *cli_timefmt(const struct conf *c, struct db *db, const char *cmd);
 int cli_parse_id(const char *s, uint64_t *id);
 int cli_isatty(void);
 int cli_reconnect(struct db *db, char *err);

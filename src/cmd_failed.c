@@ -10,6 +10,7 @@
 #include "duration.h"
 #include "failed.h"
 #include "queue.h"
+#include "timefmt.h"
 #include "wakeup.h"
 
 static void
@@ -22,7 +23,7 @@ usage(void)
 	    "       jobq failed forget [--dry-run] [--yes] (ID... | - | --all [-q QUEUE] [-t TYPE])\n"
 	    "       jobq failed clear [--older-than DURATION] [--dry-run] [--yes]\n\n"
 	    "Dead-lettered jobs wait here for a person.  'list' shows the newest first with\n"
-	    "the first line of each error, a page of --limit jobs (50; 0 for all) at a time:\n"
+	    "the line of each error that names it, a page of --limit jobs (50; 0 for all) at a time:\n"
 	    "--after ID shows the page after job ID (older), --before ID the page before it\n"
 	    "(newer), and the last line says how many more there are and how to see them\n"
 	    "(with --json, stderr does); 'show' the whole job and error; 'retry' moves jobs\n"
@@ -48,29 +49,16 @@ struct opts {
 	int64_t older_than_ms;
 };
 
-static const char *
-first_line(const char *s, char *buf, size_t len)
-{
-	size_t n = strcspn(s, "\n");
-
-	if (n >= len)
-		n = len - 1;
-	memcpy(buf, s, n);
-	buf[n] = '\0';
-	return buf;
-}
-
 static void
-print_list_line(const struct failed_row *r, int tty)
+print_list_line(const struct timefmt *f, const struct failed_row *r, int tty)
 {
-	char line[120];
+	char t[TIMEFMT_HUMAN_MAX];
 	char *queue = cli_visible(r->queue, tty), *type = cli_visible(r->type, tty),
 	     *exit_status = cli_visible(r->exit_status, tty),
-	     *error =
-	         cli_visible(first_line(*r->exception ? r->exception : r->reason, line, sizeof line), tty);
+	     *error = cli_visible(*r->summary ? r->summary : r->reason, tty);
 
-	printf("%-8llu %.19s  %-10s %-16s %-3u %-18s %s\n", (unsigned long long)r->id, r->failed_at, queue,
-	    type, r->attempts, exit_status, error);
+	printf("%-8llu %-26s  %-10s %-16s %-3u %-18s %s\n", (unsigned long long)r->id,
+	    timefmt_human(f, r->failed_at, 0, t, sizeof t), queue, type, r->attempts, exit_status, error);
 	free(queue);
 	free(type);
 	free(exit_status);
@@ -91,12 +79,12 @@ print_list_json(const struct failed_row *rows, size_t n)
 		cJSON_AddStringToObject(r, "queue", rows[i].queue);
 		cJSON_AddStringToObject(r, "type", rows[i].type);
 		cJSON_AddNumberToObject(r, "attempts", rows[i].attempts);
-		iso = cli_iso_time(rows[i].failed_at);
+		iso = timefmt_json(rows[i].failed_at);
 		cJSON_AddStringToObject(r, "failed_at", iso);
 		free(iso);
 		cJSON_AddStringToObject(r, "exit_status", rows[i].exit_status);
 		cJSON_AddStringToObject(r, "reason", rows[i].reason);
-		cJSON_AddStringToObject(r, "error", rows[i].exception);
+		cJSON_AddStringToObject(r, "error", rows[i].summary);
 		cJSON_AddItemToArray(arr, r);
 	}
 	s = cJSON_Print(arr);
@@ -107,13 +95,10 @@ print_list_json(const struct failed_row *rows, size_t n)
 
 /* The column titles above print_list_line's columns. */
 static void
-print_list_header(const struct conf *c)
+print_list_header(void)
 {
-	char when[32];
-
-	snprintf(when, sizeof when, "FAILED (%s)", c->worker.timezone);
-	printf("%-8s %-19s  %-10s %-16s %-3s %-18s %s\n", "ID", when, "QUEUE", "TYPE", "TRY", "EXIT",
-	    "ERROR (first line)");
+	printf("%-8s %-26s  %-10s %-16s %-3s %-18s %s\n", "ID", "FAILED", "QUEUE", "TYPE", "TRY", "EXIT",
+	    "ERROR");
 }
 
 /* The last line of a page: the count, and where the rest is when there
@@ -152,11 +137,12 @@ static int
 do_list(struct db *db, const struct conf *c, const struct opts *o)
 {
 	struct failed_row *rows;
+	struct timefmt *f;
 	char err[ERRSZ];
 	size_t n, i;
 	int rc, tty = cli_isatty();
 
-	if ((rc = failed_list(db, &o->f, cli_time_tz(c, o->json), &rows, &n, err)) != DB_OK) {
+	if ((rc = failed_list(db, &o->f, CLI_DB_TZ, &rows, &n, err)) != DB_OK) {
 		cli_error("failed list: %s", err);
 		return rc == QUEUE_NOT_FOUND ? EX_DATAERR : EX_UNAVAILABLE;
 	}
@@ -175,12 +161,15 @@ do_list(struct db *db, const struct conf *c, const struct opts *o)
 				    "all\n",
 				    (unsigned long long)older, (unsigned long long)rows[n - 1].id);
 		}
-	} else {
+	} else if ((f = cli_timefmt(c, db, "failed list")) == NULL)
+		rc = EX_UNAVAILABLE;
+	else {
 		if (n > 0)
-			print_list_header(c);
+			print_list_header();
 		for (i = 0; i < n; i++)
-			print_list_line(&rows[i], tty);
+			print_list_line(f, &rows[i], tty);
 		rc = print_list_footer(db, o, rows, n);
+		timefmt_free(f);
 	}
 	failed_rows_free(rows, n);
 	return rc;

@@ -14,6 +14,7 @@
 #include "schedule_view.h"
 #include "scheduler.h"
 #include "schedules.h"
+#include "timefmt.h"
 
 static void
 usage(void)
@@ -28,13 +29,14 @@ usage(void)
 	       "hosts run it at once.  For cron:  * * * * * jobq schedule --quiet\n"
 	       "(or run 'jobq work --schedule' and need no crontab at all).\n\n"
 	       "  -n, --dry-run          print what would be enqueued; write nothing\n"
-	       "  -q, --quiet            print only late, missed and failed fires\n"
+	       "      --quiet            print only late, missed and failed fires\n"
 	       "      --run NAME         enqueue now, whatever the time and the overlap rule\n"
-	       "  -l, --list             name, source, on/off, cron, next and last fire, outcome\n"
+	       "  -l, --list             name, source, on/off, cron, next (none when disabled) and\n"
+	       "                         last fire, outcome\n"
 	       "      --json             --list as JSON\n"
 	       "      --window D         count runs and failures over D (default 7d)\n\n"
 	       "add/edit options (checked against the INI: exit 65 and nothing changed if bad):\n"
-	       "  --cron EXPR  --type TYPE  --payload JSON  --queue Q  --priority N\n"
+	       "  --cron EXPR  -t, --type TYPE  --payload JSON  -q, --queue Q  --priority N\n"
 	       "  --timezone ZONE  --overlap skip|allow  --catch-up D  --description TEXT\n"
 	       "enable/disable work on INI schedules too: the switch lives in the database.\n\n"
 	       "Exit status: 0; 1 a schedule could not fire (its type or queue left the INI);\n"
@@ -122,20 +124,33 @@ what_text(const struct schedule *s)
 	return d;
 }
 
+/* The fire times of s, in its own zone (where its cron is read). */
 static void
-print_row(const struct schedule *s, const struct schedule_status *st)
+fire_texts(const struct schedule *s, const struct schedule_status *st, int64_t now, char *next, char *last,
+    size_t len)
 {
-	char next[64], last[64], counts[48];
+	char err[ERRSZ];
+	struct timefmt *f = timefmt_new(s->timezone ? s->timezone : "UTC", now * 1000, err);
+
+	snprintf(next, len, "%s", !s->enabled ? "disabled" : st->next == 0 ? "never" : "-");
+	snprintf(last, len, "-");
+	if (f != NULL && s->enabled && st->next != 0)
+		timefmt_human_at(f, st->next * 1000, 0, next, len);
+	if (f != NULL && st->last_fire[0] != '\0')
+		timefmt_human_at(f, st->last_fire_t * 1000, 0, last, len);
+	timefmt_free(f);
+}
+
+static void
+print_row(const struct schedule *s, const struct schedule_status *st, int64_t now)
+{
+	char next[TIMEFMT_HUMAN_MAX], last[TIMEFMT_HUMAN_MAX], counts[48];
 	char *what = what_text(s);
 
-	schedule_view_fire_text(s, st->next, next, sizeof next);
-	if (st->last_fire[0] != '\0')
-		schedule_view_fire_text(s, st->last_fire_t, last, sizeof last);
-	else
-		snprintf(last, sizeof last, "-");
+	fire_texts(s, st, now, next, last, sizeof next);
 	snprintf(counts, sizeof counts, "%llu/%llu", (unsigned long long)st->runs,
 	    (unsigned long long)st->failures);
-	printf("%-16s %-3s %-3s %-15s %-25s %-25s %-8s %-9s %s%s%s\n", s->name,
+	printf("%-16s %-3s %-3s %-15s %-26s %-26s %-8s %-9s %s%s%s\n", s->name,
 	    s->source == SCHEDULE_INI ? "ini" : "db", s->enabled ? "on" : "off", s->cron, next, last,
 	    st->last_fire[0] ? st->outcome : "-", counts, what, s->problem ? "  PROBLEM: " : "",
 	    s->problem ? s->problem : "");
@@ -168,12 +183,12 @@ list(const struct conf *c, struct db *db, int json, int64_t window_s)
 	    (rc = schedules_load(c, db, &v, &n, err)) != DB_OK)
 		return db_status(rc, err);
 	duration_format(window_s * 1000, wtext, sizeof wtext);
-	printf("%-16s %-3s %-3s %-15s %-25s %-25s %-8s %-9s %s\n", "NAME", "SRC", "ON", "CRON", "NEXT FIRE",
+	printf("%-16s %-3s %-3s %-15s %-26s %-26s %-8s %-9s %s\n", "NAME", "SRC", "ON", "CRON", "NEXT FIRE",
 	    "LAST FIRE", "OUTCOME", "RUNS/FAIL", "WHAT");
 	for (i = 0; i < n && rc == DB_OK; i++) {
 		if ((rc = schedule_view_status(db, v[i], now, window_s, &st, err)) != DB_OK)
 			break;
-		print_row(v[i], &st);
+		print_row(v[i], &st, now);
 	}
 	if (rc == DB_OK)
 		printf("(RUNS/FAIL: jobs enqueued and jobs dead-lettered over the last %s)\n", wtext);
@@ -204,10 +219,12 @@ edit_key(int opt)
 	switch (opt) {
 	case 'C':
 		return "cron";
+	case 't': /* -t is --type, -q is --queue, as in every command */
 	case 'T':
 		return "type";
 	case 'P':
 		return "payload";
+	case 'q':
 	case 'Q':
 		return "queue";
 	case 'R':
@@ -233,7 +250,7 @@ apply_options(const struct conf *c, struct schedule *s, const char *cmd, int arg
 	char err[ERRSZ];
 	int opt, rc;
 
-	while ((opt = getopt_long(argc, argv, CLI_COMMON_SHORTOPTS, edit_longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, CLI_COMMON_SHORTOPTS "q:t:", edit_longopts, NULL)) != -1) {
 		const char *key = edit_key(opt);
 
 		if ((rc = cli_common_opt(opt, cmd, usage)) >= 0)
@@ -409,7 +426,7 @@ manage(const char *cmd, int argc, char **argv)
 	return rc;
 }
 
-enum { OPT_RUN = 256, OPT_JSON, OPT_WINDOW };
+enum { OPT_RUN = 256, OPT_JSON, OPT_WINDOW, OPT_QUIET };
 
 int
 cmd_schedule(int argc, char **argv)
@@ -417,7 +434,7 @@ cmd_schedule(int argc, char **argv)
 	static const struct option longopts[] = {
 		CLI_COMMON_LONGOPTS,
 		{ "dry-run", no_argument, NULL, 'n' },
-		{ "quiet", no_argument, NULL, 'q' },
+		{ "quiet", no_argument, NULL, OPT_QUIET }, /* no -q: that is --queue */
 		{ "run", required_argument, NULL, OPT_RUN },
 		{ "list", no_argument, NULL, 'l' },
 		{ "json", no_argument, NULL, OPT_JSON },
@@ -437,11 +454,14 @@ cmd_schedule(int argc, char **argv)
 		if (strcmp(argv[1], subs[i]) == 0)
 			return manage(subs[i], argc - 1, argv + 1);
 	while ((opt = getopt_long(argc, argv, CLI_COMMON_SHORTOPTS "nql", longopts, NULL)) != -1) {
+		if (opt == 'q') /* -q once meant --quiet here: say so, do not guess */
+			return cli_usage_error(
+			    "schedule", "-q is --queue (of add and edit); for a quiet tick, say --quiet");
 		if ((rc = cli_common_opt(opt, "schedule", usage)) >= 0)
 			return rc;
 		if (opt == 'n')
 			dry_run = 1;
-		else if (opt == 'q')
+		else if (opt == OPT_QUIET)
 			quiet = 1;
 		else if (opt == 'l')
 			listing = 1;

@@ -12,18 +12,21 @@
 #include "duration.h"
 #include "queue.h"
 #include "runs.h"
+#include "timefmt.h"
 
 static void
 usage(void)
 {
 	printf("Usage: jobq show [--json] [--runs N | --all-runs] ID\n"
 	       "Show job ID from the queue or the dead-letter table: its state, payload,\n"
-	       "attempts, times (in [worker] timezone), lease, last error, the backoff its next\n"
-	       "failure would get, and its last 20 runs.  On a terminal, control characters\n"
-	       "in stored text (a handler's error output, the payload) are shown as \\xHH.\n\n"
+	       "attempts, times ([worker] timezone, with offset), lease, last error, the backoff its next\n"
+	       "failure would get, and its last 20 runs.  A done job has left the queue: it is\n"
+	       "shown as its runs keep it (created time, payload up to 64 KiB) until pruned.\n"
+	       "On a terminal, control characters in stored text (a handler's error output,\n"
+	       "the payload) are shown as \\xHH.\n\n"
 	       "      --runs N     show the last N runs (default 20)\n"
 	       "      --all-runs   show every run\n"
-	       "      --json       print JSON (times in UTC, ISO 8601); runs_total counts all runs\n\n"
+	       "      --json       print JSON (times ISO 8601 in UTC, +00:00); runs_total counts all runs\n\n"
 	       "Exit status: 0, 65 when there is no job ID.\n");
 }
 
@@ -89,11 +92,11 @@ add_str(cJSON *o, const char *k, const char *v)
 		cJSON_AddNullToObject(o, k);
 }
 
-/* A time, as ISO 8601 UTC (the JSON output reads times in UTC). */
+/* A time as ISO 8601 with its offset, in UTC (timefmt_json). */
 static void
 add_time(cJSON *o, const char *k, const char *v)
 {
-	char *iso = cli_iso_time(v);
+	char *iso = timefmt_json(v);
 
 	add_str(o, k, iso);
 	free(iso);
@@ -112,7 +115,9 @@ json_add_job(cJSON *o, const struct job_view *v, unsigned max)
 	cJSON_AddStringToObject(o, "type", v->type);
 	cJSON_AddNumberToObject(o, "priority", v->priority);
 	add_str(o, "unique_key", v->unique_key);
-	if (payload != NULL)
+	if (v->payload == NULL)
+		cJSON_AddNullToObject(o, "payload"); /* a done job whose runs did not keep it */
+	else if (payload != NULL)
 		cJSON_AddItemToObject(o, "payload", payload);
 	else
 		cJSON_AddStringToObject(o, "payload", v->payload);
@@ -172,6 +177,7 @@ json_add_runs(cJSON *o, const struct run_row *runs, size_t nruns)
 		add_str(r, "outcome", runs[i].outcome);
 		add_str(r, "exit_status", runs[i].exit_status);
 		add_str(r, "error", runs[i].error);
+		add_str(r, "error_summary", runs[i].summary);
 		if (runs[i].result != NULL) {
 			cJSON *res = cJSON_Parse(runs[i].result);
 
@@ -206,22 +212,6 @@ print_json(
 	puts(s);
 	cJSON_free(s);
 	cJSON_Delete(o);
-}
-
-/* "in 4.0s", "3m20s ago", "in 0.9s": tenths of a second below ten
- * seconds (not "3s993ms"), whole seconds above. */
-static void
-relative(int64_t ms, char *out, size_t outlen)
-{
-	int64_t a = ms < 0 ? -ms : ms;
-	char d[32];
-
-	if (a < 10000)
-		snprintf(d, sizeof d, "%lld.%llds", (long long)((a + 50) / 1000),
-		    (long long)((a + 50) % 1000 / 100));
-	else
-		duration_format(a / 1000 * 1000, d, sizeof d);
-	snprintf(out, outlen, ms < 0 ? "%s ago" : ms == 0 ? "now" : "in %s", d);
 }
 
 /* Stored text (a handler's stderr, a payload) as it is safe to show:
@@ -267,9 +257,10 @@ print_vis(int tty, const char *fmt, ...)
  * nruns when only the last ones were read).  Attempts start again at 1
  * after `jobq failed retry`: that is said where it happened. */
 static void
-print_runs(const struct run_row *runs, size_t nruns, uint64_t total)
+print_runs(const struct timefmt *f, const struct run_row *runs, size_t nruns, uint64_t total)
 {
 	int tty = cli_isatty();
+	char t[TIMEFMT_HUMAN_MAX];
 	size_t i;
 
 	if (nruns == 0) {
@@ -286,22 +277,52 @@ print_runs(const struct run_row *runs, size_t nruns, uint64_t total)
 		if (i > 0 && runs[i].attempt <= runs[i - 1].attempt)
 			printf(
 			    "  -- retried by hand (jobq failed retry): attempts counted from 1 again --\n");
-		print_vis(tty, "  %-7u %-26s %-28s %8lld  %-11s %s\n", runs[i].attempt, runs[i].started_at,
-		    runs[i].worker, (long long)runs[i].duration_ms, runs[i].outcome, runs[i].exit_status);
+		print_vis(tty, "  %-7u %-26s %-28s %8lld  %-11s %s\n", runs[i].attempt,
+		    timefmt_human(f, runs[i].started_at, 0, t, sizeof t), runs[i].worker,
+		    (long long)runs[i].duration_ms, runs[i].outcome, runs[i].exit_status);
+		if (runs[i].summary != NULL && *runs[i].summary)
+			print_vis(tty, "          error  %s\n", runs[i].summary);
 		if (runs[i].result != NULL)
 			print_vis(tty, "          result %s\n", runs[i].result);
 	}
 }
 
+/* When the job was created, is due, was reserved and until when, and
+ * when it failed: in the configured zone, relative to now. */
 static void
-print_text(
-    const struct conf *c, const struct job_view *v, const struct run_row *runs, size_t nruns, uint64_t total)
+print_times(const struct timefmt *f, const struct job_view *v, int tty)
+{
+	char t[TIMEFMT_HUMAN_MAX], rel[64];
+
+	printf("  created      %s\n", timefmt_human(f, v->created_at, 1, t, sizeof t));
+	if (v->available_at != NULL)
+		printf("  available    %s\n", timefmt_human(f, v->available_at, 1, t, sizeof t));
+	if (strcmp(v->state, "reserved") == 0 || strcmp(v->state, "stale") == 0) {
+		/* Any of these may be NULL in a row another program wrote. */
+		print_vis(tty, "  reserved by  %s at %s\n", v->reserved_by ? v->reserved_by : "-",
+		    timefmt_human(f, v->reserved_at, 0, t, sizeof t));
+		timefmt_relative(v->lease_left_ms, rel, sizeof rel);
+		if (v->lease_expires_at != NULL)
+			printf("  lease        %s %s, at %s\n", v->lease_left_ms > 0 ? "expires" : "expired",
+			    rel, timefmt_human(f, v->lease_expires_at, 0, t, sizeof t));
+		else
+			printf("  lease        none (no expiry: it can be taken again)\n");
+		if (v->progress >= 0)
+			print_vis(tty, "  progress     %d%%%s%s\n", v->progress, v->progress_note ? "  " : "",
+			    v->progress_note ? v->progress_note : "");
+	}
+	if (v->failed_at != NULL)
+		printf("  failed       %s\n", timefmt_human(f, v->failed_at, 1, t, sizeof t));
+}
+
+static void
+print_text(const struct conf *c, const struct timefmt *f, const struct job_view *v,
+    const struct run_row *runs, size_t nruns, uint64_t total)
 {
 	unsigned max, failing;
 	int64_t next_ms;
-	char rel[64], d[32];
+	char d[32];
 	char *pretty = pretty_payload(v->payload);
-	const char *tz = c->worker.timezone;
 	int tty = cli_isatty();
 
 	policy(c, v, &max, &next_ms, &failing);
@@ -314,41 +335,87 @@ print_text(
 		printf("  attempts     %u of %u\n", v->attempts, max);
 	else
 		print_vis(tty, "  attempts     %u (no [handler %s]: no limit known)\n", v->attempts, v->type);
-	printf("  created      %s %s\n", v->created_at, tz);
-	if (v->available_at != NULL) {
-		relative(v->available_in_ms, rel, sizeof rel);
-		printf("  available    %s %s (%s)\n", v->available_at, tz, rel);
-	}
-	if (strcmp(v->state, "reserved") == 0 || strcmp(v->state, "stale") == 0) {
-		/* Any of these may be NULL in a row another program wrote. */
-		relative(v->lease_left_ms, rel, sizeof rel);
-		print_vis(tty, "  reserved by  %s at %s %s\n", v->reserved_by ? v->reserved_by : "-",
-		    v->reserved_at ? v->reserved_at : "-", tz);
-		if (v->lease_expires_at != NULL)
-			printf("  lease        %s %s, at %s %s\n",
-			    v->lease_left_ms > 0 ? "expires" : "expired", rel, v->lease_expires_at, tz);
-		else
-			printf("  lease        none (no expiry: it can be taken again)\n");
-		if (v->progress >= 0)
-			print_vis(tty, "  progress     %d%%%s%s\n", v->progress, v->progress_note ? "  " : "",
-			    v->progress_note ? v->progress_note : "");
-	}
+	print_times(f, v, tty);
 	if (next_ms > 0) {
 		duration_format(next_ms, d, sizeof d);
 		printf("  next backoff %s (if attempt %u fails)\n", d, failing);
 	} else if (strcmp(v->state, "failed") != 0 && max > 0)
 		printf("  next backoff none: attempt %u is its last\n", failing);
-	if (v->failed_at != NULL) {
-		print_vis(tty, "  failed       %s %s\n  exit status  %s\n  reason       %s\n", v->failed_at,
-		    tz, v->exit_status ? v->exit_status : "", v->reason ? v->reason : "");
-	}
+	if (v->failed_at != NULL)
+		print_vis(tty, "  exit status  %s\n  reason       %s\n", v->exit_status ? v->exit_status : "",
+		    v->reason ? v->reason : "");
 	if (v->last_error != NULL && *v->last_error)
 		print_indented("last error:", v->last_error, tty);
 	if (v->exception != NULL && *v->exception)
 		print_indented("error:", v->exception, tty);
 	print_indented("payload:", pretty, tty);
 	free(pretty);
-	print_runs(runs, nruns, total);
+	print_runs(f, runs, nruns, total);
+}
+
+/* A done job as its runs keep it: created_at and payload from the
+ * newest run that has them (the run that made it done keeps the
+ * payload, sql/013); NULL where none does. */
+static void
+view_from_runs(struct job_view *v, const struct run_row *runs, size_t nruns)
+{
+	size_t i;
+
+	for (i = 0; i < nruns; i++) {
+		if (runs[i].enqueued_at != NULL)
+			v->created_at = runs[i].enqueued_at;
+		if (runs[i].payload != NULL)
+			v->payload = runs[i].payload;
+	}
+}
+
+/* print_text for a job known only by its runs. */
+static void
+print_done(const struct timefmt *f, const struct job_view *v, const struct run_row *runs, size_t nruns,
+    uint64_t total)
+{
+	int tty = cli_isatty();
+	char *pretty, t[TIMEFMT_HUMAN_MAX];
+
+	printf("job %llu: %s (no longer queued; its runs are kept until pruned)\n", (unsigned long long)v->id,
+	    v->state);
+	print_vis(tty, "  queue        %s\n  type         %s\n", v->queue, v->type);
+	printf("  attempts     %u\n", v->attempts);
+	if (v->created_at != NULL)
+		printf("  created      %s\n", timefmt_human(f, v->created_at, 1, t, sizeof t));
+	else
+		printf("  created      not kept (its runs are older than jobq keeping it)\n");
+	if (v->payload != NULL) {
+		pretty = pretty_payload(v->payload);
+		print_indented("payload:", pretty, tty);
+		free(pretty);
+	} else
+		printf("payload: not kept (%s)\n",
+		    strcmp(v->state, "done") == 0 ? "over 64 KiB, or done before jobq kept it"
+		                                  : "only a done job's is kept");
+	print_runs(f, runs, nruns, total);
+}
+
+/* Prints the job: as JSON, or as text with its times for people (gone:
+ * a job known only by its runs).  Returns the exit status. */
+static int
+print_job(const struct conf *c, struct db *db, const struct job_view *v, const struct run_row *runs,
+    size_t nruns, uint64_t total, int json, int gone)
+{
+	struct timefmt *f;
+
+	if (json) {
+		print_json(c, v, runs, nruns, total);
+		return 0;
+	}
+	if ((f = cli_timefmt(c, db, "show")) == NULL)
+		return EX_UNAVAILABLE;
+	if (gone)
+		print_done(f, v, runs, nruns, total);
+	else
+		print_text(c, f, v, runs, nruns, total);
+	timefmt_free(f);
+	return 0;
 }
 
 /* A job in neither table: done (or forgotten), known only by its runs,
@@ -361,9 +428,9 @@ show_done(const struct conf *c, struct db *db, uint64_t id, int json, unsigned l
 	size_t nruns = 0, i;
 	struct job_view v;
 	char err[ERRSZ];
-	int done = 0;
+	int done = 0, rc;
 
-	if (runs_for_job_last(db, id, cli_time_tz(c, json), last, &runs, &nruns, &total, err) != DB_OK) {
+	if (runs_for_job_last(db, id, CLI_DB_TZ, last, &runs, &nruns, &total, err) != DB_OK) {
 		cli_error("show %llu: %s", (unsigned long long)id, err);
 		return EX_UNAVAILABLE;
 	}
@@ -381,16 +448,10 @@ show_done(const struct conf *c, struct db *db, uint64_t id, int json, unsigned l
 	v.queue = runs[nruns - 1].queue;
 	v.type = runs[nruns - 1].type;
 	v.attempts = runs[nruns - 1].attempt;
-	if (json)
-		print_json(c, &v, runs, nruns, total);
-	else {
-		printf("job %llu: %s (no longer queued; its runs are kept until pruned)\n",
-		    (unsigned long long)id, v.state);
-		print_vis(cli_isatty(), "  queue        %s\n  type         %s\n", v.queue, v.type);
-		print_runs(runs, nruns, total);
-	}
+	view_from_runs(&v, runs, nruns);
+	rc = print_job(c, db, &v, runs, nruns, total, json, 1);
 	runs_free(runs, nruns);
-	return 0;
+	return rc;
 }
 
 /* Prints job id (only from the dead-letter table when failed_only) with
@@ -406,11 +467,11 @@ show_job_runs(const struct conf *c, struct db *db, uint64_t id, int json, int fa
 	int rc = QUEUE_NOT_FOUND;
 
 	if (!failed_only)
-		rc = queue_show(db, id, cli_time_tz(c, json), &v, err);
+		rc = queue_show(db, id, CLI_DB_TZ, &v, err);
 	if (rc == QUEUE_NOT_FOUND)
-		rc = failed_show(db, id, cli_time_tz(c, json), &v, err);
+		rc = failed_show(db, id, CLI_DB_TZ, &v, err);
 	if (rc == DB_OK &&
-	    (rc = runs_for_job_last(db, id, cli_time_tz(c, json), last, &runs, &nruns, &total, err)) != DB_OK)
+	    (rc = runs_for_job_last(db, id, CLI_DB_TZ, last, &runs, &nruns, &total, err)) != DB_OK)
 		job_view_free(&v);
 	if (rc == QUEUE_NOT_FOUND && !failed_only)
 		return show_done(c, db, id, json, last);
@@ -422,13 +483,10 @@ show_job_runs(const struct conf *c, struct db *db, uint64_t id, int json, int fa
 		cli_error("show %llu: %s", (unsigned long long)id, err);
 		return rc == DB_EGONE ? EX_UNAVAILABLE : EXIT_FAIL;
 	}
-	if (json)
-		print_json(c, &v, runs, nruns, total);
-	else
-		print_text(c, &v, runs, nruns, total);
+	rc = print_job(c, db, &v, runs, nruns, total, json, 0);
 	runs_free(runs, nruns);
 	job_view_free(&v);
-	return 0;
+	return rc;
 }
 
 #define SHOW_RUNS 20

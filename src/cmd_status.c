@@ -8,6 +8,7 @@
 #include "cli.h"
 #include "queue.h"
 #include "registry.h"
+#include "timefmt.h"
 
 static void
 usage(void)
@@ -95,8 +96,8 @@ print_queues(const struct queue_counts *q, size_t n)
 		char oldest[32] = "-";
 		char *name = cli_visible(q[i].queue, tty);
 
-		if (q[i].oldest_ready_s >= 0)
-			snprintf(oldest, sizeof oldest, "%llds", (long long)q[i].oldest_ready_s);
+		if (q[i].oldest_ready_s >= 0) /* "2m5s ago", as every relative time */
+			timefmt_relative(-q[i].oldest_ready_s * 1000, oldest, sizeof oldest);
 		printf("%-16s %9llu %9llu %9llu %s%9llu%s %9llu  %s%s\n", name,
 		    (unsigned long long)q[i].ready, (unsigned long long)q[i].delayed,
 		    (unsigned long long)q[i].reserved, tty && q[i].stale ? "\033[1;31m" : "",

@@ -23,9 +23,11 @@ usage(void)
 	printf("Usage: jobq workers [--json]\n"
 	       "List the registered workers: host, pid, queues, concurrency, uptime, when last\n"
 	       "seen, jobs done/retried/dead, the jobs they run now; a worker that stopped\n"
-	       "heart-beating (crashed, killed, cut off) is marked 'gone'.  Then, per job type,\n"
-	       "runs and mean duration over the last 24 hours from the run history; on a\n"
-	       "busier day, over the newest %d runs (the header says how far back).\n\n"
+	       "heart-beating (crashed, killed, cut off) is marked 'gone': its uptime is how\n"
+	       "long it ran, and it runs nothing (its jobs return when their leases expire).\n"
+	       "Then, per job type, runs and mean duration over the last 24 hours from the\n"
+	       "run history; on a busier day, over the newest %d runs (the header says how\n"
+	       "far back).\n\n"
 	       "A part the database does not answer within [database] read_timeout is\n"
 	       "cancelled on the server and reported missing on stderr; the rest is printed.\n\n"
 	       "Exit status: 0; 1 when a part is missing; 69 when nothing could be read.\n",
@@ -42,7 +44,7 @@ worker_json(const struct worker_row *w)
 	cJSON_AddNumberToObject(o, "pid", w->pid);
 	cJSON_AddStringToObject(o, "queues", w->queues);
 	cJSON_AddNumberToObject(o, "concurrency", w->concurrency);
-	cJSON_AddNumberToObject(o, "uptime_seconds", (double)w->uptime_s);
+	cJSON_AddNumberToObject(o, "uptime_seconds", (double)w->uptime_s); /* gone: how long it ran */
 	cJSON_AddNumberToObject(o, "last_seen_ms_ago", (double)w->seen_ago_ms);
 	cJSON_AddStringToObject(o, "state", w->alive ? "alive" : "gone");
 	cJSON_AddNumberToObject(o, "done", (double)w->done);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "errtext.h"
 #include "failed.h"
 #include "queue.h"
 #include "runs.h"
@@ -70,9 +71,9 @@ reverse_rows(struct failed_row *rows, size_t n)
 }
 
 /* Dead-lettered jobs, newest first: one page of f->limit rows (all when
- * 0), after or before an anchor job when f says so.  Only the first line
- * of each error is read (at most 500 bytes): a list of 50,000 jobs with
- * 32 KiB errors must not hold them all. */
+ * 0), after or before an anchor job when f says so.  Of each error only
+ * its summary is kept, read from at most 4 KiB of it (ERRTEXT_SQL): a
+ * list of 50,000 jobs with 32 KiB errors must not hold them all. */
 int
 failed_list(struct db *db, const struct failed_filter *f, const char *tz, struct failed_row **rows, size_t *n,
     char *err)
@@ -99,9 +100,8 @@ failed_list(struct db *db, const struct failed_filter *f, const char *tz, struct
 		buf_printf(&where, " LIMIT %u", f->limit);
 	r = db_query(db, &rc, err,
 	    "SELECT id, queue, type, CONVERT_TZ(failed_at, '+00:00', %q), exit_status, reason,"
-	    " LEFT(SUBSTRING_INDEX(exception, '\n', 1), 500), attempts"
-	    " FROM failed_jobs WHERE %s",
-	    tz, where.data);
+	    " COALESCE(%s, ''), attempts FROM failed_jobs WHERE %s",
+	    tz, ERRTEXT_SQL("exception"), where.data);
 	buf_free(&where);
 	if (r == NULL)
 		return rc;
@@ -115,7 +115,7 @@ failed_list(struct db *db, const struct failed_filter *f, const char *tz, struct
 		x->failed_at = xstrdup_or_empty(row[3]);
 		x->exit_status = xstrdup_or_empty(row[4]);
 		x->reason = xstrdup_or_empty(row[5]);
-		x->exception = xstrdup_or_empty(row[6]);
+		x->summary = errtext_summary(row[6]);
 		x->attempts = (unsigned)db_col_u64(row[7], 0);
 	}
 	db_res_free(r);
@@ -152,7 +152,7 @@ failed_rows_free(struct failed_row *rows, size_t n)
 		free(rows[i].failed_at);
 		free(rows[i].exit_status);
 		free(rows[i].reason);
-		free(rows[i].exception);
+		free(rows[i].summary);
 	}
 	free(rows);
 }

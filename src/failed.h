@@ -17,7 +17,8 @@ struct failed_filter {
 
 struct failed_row {
 	uint64_t id;
-	char *queue, *type, *failed_at, *exit_status, *reason, *exception;
+	char *queue, *type, *failed_at, *exit_status, *reason;
+	char *summary; /* the line that names the error (errtext_summary) */
 	unsigned attempts;
 };
 

@@ -62,14 +62,16 @@ parse_offset(const char **p, int *offset_s)
 	return 0;
 }
 
+/* Parses s (see the top of this file) into *t, seconds since 1970 UTC,
+ * and *usec; see isotime_to_utc for the return values. */
 int
-isotime_to_utc(const char *s, char *out, size_t outlen, char *err)
+isotime_parse(const char *s, int64_t *t, int *usec, char *err)
 {
 	const char *p = s;
 	struct tm tm;
-	int y, mo, d, h = 0, mi = 0, sec = 0, usec = 0, offset = 0, scale = 100000;
-	time_t t;
+	int y, mo, d, h = 0, mi = 0, sec = 0, offset = 0, scale = 100000;
 
+	*usec = 0;
 	if (digits(&p, 4, &y) < 0 || *p++ != '-' || digits(&p, 2, &mo) < 0 || *p++ != '-' ||
 	    digits(&p, 2, &d) < 0)
 		goto bad;
@@ -83,7 +85,7 @@ isotime_to_utc(const char *s, char *out, size_t outlen, char *err)
 				goto bad;
 			if (*p == '.' || *p == ',') {
 				for (p++; isdigit((unsigned char)*p); p++, scale /= 10)
-					usec += (*p - '0') * scale;
+					*usec += (*p - '0') * scale;
 			}
 		}
 	}
@@ -97,20 +99,34 @@ isotime_to_utc(const char *s, char *out, size_t outlen, char *err)
 	tm.tm_mday = d;
 	tm.tm_hour = h;
 	tm.tm_min = mi;
-	t = timegm(&tm);
+	*t = (int64_t)timegm(&tm);
 	if (tm.tm_mday != d) /* February 30th normalised into March */
 		goto bad;
-	t += sec - offset; /* after the date check: a leap second 60 is the next minute's 0 */
-	if ((long long)t < UTC_MIN || (long long)t > UTC_MAX) {
+	*t += sec - offset; /* after the date check: a leap second 60 is the next minute's 0 */
+	if (*t < UTC_MIN || *t > UTC_MAX) {
 		errf(err, "time '%s' is outside years 0001-9999 once converted to UTC", s);
 		return ISOTIME_RANGE;
 	}
-	gmtime_r(&t, &tm);
-	snprintf(out, outlen, "%04d-%02d-%02d %02d:%02d:%02d.%06d", tm.tm_year + 1900, tm.tm_mon + 1,
-	    tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, usec);
 	return 0;
 bad:
 	errf(
 	    err, "bad time '%s' (expected ISO 8601, e.g. 2026-12-01T09:30:00Z or 2026-12-01 10:30+01:00)", s);
 	return -1;
+}
+
+int
+isotime_to_utc(const char *s, char *out, size_t outlen, char *err)
+{
+	struct tm tm;
+	int64_t t;
+	time_t tt;
+	int usec, rc;
+
+	if ((rc = isotime_parse(s, &t, &usec, err)) != 0)
+		return rc;
+	tt = (time_t)t;
+	gmtime_r(&tt, &tm);
+	snprintf(out, outlen, "%04d-%02d-%02d %02d:%02d:%02d.%06d", tm.tm_year + 1900, tm.tm_mon + 1,
+	    tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, usec);
+	return 0;
 }

@@ -3,6 +3,7 @@
 #define JOBQ_ISOTIME_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* isotime_to_utc fails with -1 when s is not an ISO 8601 time, and with
  * ISOTIME_RANGE when it is one but falls outside years 0001-9999 in UTC
@@ -10,6 +11,7 @@
  * command line, the second bad data. */
 #define ISOTIME_RANGE (-2)
 
+int isotime_parse(const char *s, int64_t *t, int *usec, char *err);
 int isotime_to_utc(const char *s, char *out, size_t outlen, char *err);
 
 #endif

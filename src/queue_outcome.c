@@ -40,6 +40,10 @@
  * the SQL, the moving-aside of an older dead-letter, the names, token,
  * worker id, exit words, reason and run times, each escaped. */
 #define OUTCOME_FIXED_MAX 16384
+/* The largest payload the run that finishes a job as done keeps (sql/013):
+ * what `jobq show` shows of a done job, bounded so that a big payload
+ * never squeezes the handler's texts out of the statement. */
+#define RUN_PAYLOAD_MAX 65536
 
 /* How much of an outcome is written: all of it; without the handler's
  * texts (a note in their place); without the run row; without either. */
@@ -52,7 +56,8 @@ struct values {
 	const char *text[NTEXTS]; /* NULL: that column gets NULL / is not written */
 	char *owned[NTEXTS];      /* cut copies of texts, freed with the values */
 	const char *exit_status, *reason, *run_exit;
-	char *clipped[3]; /* clipped copies of those three */
+	const char *payload; /* kept with the run of a done job, or NULL */
+	char *clipped[3];    /* clipped copies of those three */
 	int with_run;
 	int cut;
 };
@@ -96,14 +101,19 @@ run_sql(struct db *db, struct buf *sql, const struct outcome *o, const struct va
 {
 	const struct job *j = o->job;
 	const struct run_record *run = o->run;
+	char enqueued[32]; /* created_at as a DATETIME: no T, no Z */
 
+	snprintf(enqueued, sizeof enqueued, "%.10s %.15s", j->created_at,
+	    strlen(j->created_at) > 11 ? j->created_at + 11 : "00:00:00");
 	db_sql(db, sql,
 	    "INSERT INTO job_runs (job_id, queue, type, attempt, worker, started_at, duration_ms, outcome,"
-	    " exit_status, output, error, result) VALUES (%U, %q, %q, %u, %q, %q, %I, IF(",
+	    " exit_status, output, error, result, enqueued_at, payload) VALUES (%U, %q, %q, %u, %q, %q, %I, "
+	    "IF(",
 	    j->id, j->queue, j->type, j->attempt, run->worker, j->reserved_at, run->duration_ms);
 	buf_adds(sql, fenced);
-	db_sql(db, sql, " > 0, %q, 'lost'), %q, %q, %q, %q);", queue_outcome_name(o->kind), v->run_exit,
-	    v->text[T_OUTPUT], v->text[T_ERROR], run->result);
+	db_sql(db, sql, " > 0, %q, 'lost'), %q, %q, %q, %q, %q, %q);", queue_outcome_name(o->kind),
+	    v->run_exit, v->text[T_OUTPUT], v->text[T_ERROR], run->result, *j->created_at ? enqueued : NULL,
+	    v->payload);
 }
 
 /* 1 when o's job ran but its attempt is not counted in the row yet (a
@@ -269,6 +279,9 @@ values_of(const struct outcome *o, enum form f, const char *note, struct values 
 	v->exit_status = o->exit_status;
 	v->reason = o->reason;
 	v->run_exit = o->run != NULL ? o->run->exit_status : NULL;
+	if (f == FORM_FULL && v->with_run && o->kind == OUT_DONE && o->job->payload != NULL &&
+	    o->job->payload_len <= RUN_PAYLOAD_MAX)
+		v->payload = o->job->payload;
 	if (f == FORM_FULL || f == FORM_NORUN)
 		return;
 	if (note == NULL)
@@ -310,11 +323,15 @@ share(const size_t *cost, size_t n, size_t avail, size_t *cap)
 }
 
 /* What o's statements take beyond OUTCOME_FIXED_MAX and the handler's
- * texts, at most: its follow-up jobs and its result, escaped. */
+ * texts, at most: its follow-up jobs, its result and the payload a done
+ * run keeps, escaped. */
 static size_t
 extra_cost(const struct outcome *o)
 {
 	size_t i, n = o->run != NULL && o->run->result != NULL ? 2 * strlen(o->run->result) : 0;
+
+	if (o->kind == OUT_DONE && o->job->payload_len <= RUN_PAYLOAD_MAX)
+		n += 2 * o->job->payload_len;
 
 	for (i = 0; o->kind == OUT_DONE && i < o->nfollow; i++)
 		n += 2 * (o->follow[i].payload_len + strlen(o->follow[i].type) + strlen(o->follow[i].queue)) +

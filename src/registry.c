@@ -81,7 +81,11 @@ registry_unregister(struct db *db, const char *id, char *err)
 }
 
 /* Every registered worker, newest first; alive says whether it
- * heart-beat within the last three of its own intervals. */
+ * heart-beat within the last three of its own intervals.  A worker that
+ * is gone runs nothing: its current_jobs are what it ran when it was
+ * last seen, long since given back by their expired leases, so they are
+ * not reported; and its uptime is how long it ran, up to that last
+ * heartbeat, not a clock that keeps going after it died. */
 int
 registry_list(struct db *db, struct worker_row **rows, size_t *n, char *err)
 {
@@ -95,7 +99,8 @@ registry_list(struct db *db, struct worker_row **rows, size_t *n, char *err)
 	    "SELECT id, host, pid, queues, concurrency, heartbeat_ms, started_at, last_seen_at,"
 	    " jobs_done, jobs_retried, jobs_dead, current_jobs, version,"
 	    " TIMESTAMPDIFF(SECOND, started_at, UTC_TIMESTAMP(6)),"
-	    " TIMESTAMPDIFF(MICROSECOND, last_seen_at, UTC_TIMESTAMP(6)) DIV 1000"
+	    " TIMESTAMPDIFF(MICROSECOND, last_seen_at, UTC_TIMESTAMP(6)) DIV 1000,"
+	    " TIMESTAMPDIFF(SECOND, started_at, last_seen_at)"
 	    " FROM jobq_workers ORDER BY started_at DESC, id");
 	if (r == NULL)
 		return rc;
@@ -119,6 +124,10 @@ registry_list(struct db *db, struct worker_row **rows, size_t *n, char *err)
 		w->uptime_s = db_col_i64(row[13], 0);
 		w->seen_ago_ms = db_col_i64(row[14], INT64_MAX / 2); /* NULL: never seen */
 		w->alive = w->seen_ago_ms <= ALIVE_INTERVALS * w->heartbeat_ms + 1000;
+		if (!w->alive) {
+			w->uptime_s = db_col_i64(row[15], 0);
+			w->current_jobs[0] = '\0';
+		}
 	}
 	db_res_free(r);
 	return DB_OK;

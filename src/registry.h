@@ -14,7 +14,8 @@ struct worker_row {
 	char *id, *host, *queues, *current_jobs, *version, *started_at, *last_seen_at;
 	unsigned pid, concurrency;
 	int64_t heartbeat_ms;
-	int64_t uptime_s, seen_ago_ms;
+	int64_t uptime_s;    /* alive: since it started; gone: how long it ran */
+	int64_t seen_ago_ms;
 	uint64_t done, retried, dead;
 	int alive; /* heart-beat within three intervals */
 };

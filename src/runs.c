@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "errtext.h"
 #include "runs.h"
 
 #define CHUNK 1000
@@ -31,10 +32,12 @@ runs_for_job_last(struct db *db, uint64_t id, const char *tz, unsigned last, str
 		snprintf(limit, sizeof limit, " LIMIT %u", last);
 	r = db_query(db, &rc, err,
 	    "SELECT * FROM (SELECT id, attempt, worker, CONVERT_TZ(started_at, '+00:00', %q), duration_ms,"
-	    " outcome, exit_status, error, queue, type, output, result FROM job_runs WHERE job_id = %U ORDER BY id "
+	    " outcome, exit_status, error, queue, type, output, result, CONVERT_TZ(enqueued_at, '+00:00', "
+	    "%q),"
+	    " payload FROM job_runs WHERE job_id = %U ORDER BY id "
 	    "DESC%s) r"
 	    " ORDER BY id",
-	    tz, id, limit);
+	    tz, tz, id, limit);
 	if (r == NULL)
 		return rc;
 	*rows = xcalloc(db_res_rows(r) + 1, sizeof **rows);
@@ -50,10 +53,13 @@ runs_for_job_last(struct db *db, uint64_t id, const char *tz, unsigned last, str
 		x->outcome = xstrdup_or_empty(row[5]);
 		x->exit_status = xstrdup_or_empty(row[6]);
 		x->error = xstrdup_or_null(row[7]);
+		x->summary = row[7] ? errtext_summary(row[7]) : NULL;
 		x->queue = xstrdup_or_empty(row[8]);
 		x->type = xstrdup_or_empty(row[9]);
 		x->output = xstrdup_or_null(row[10]);
 		x->result = xstrdup_or_null(row[11]);
+		x->enqueued_at = xstrdup_or_null(row[12]);
+		x->payload = xstrdup_or_null(row[13]);
 	}
 	db_res_free(r);
 	*total = *n;
@@ -95,6 +101,9 @@ runs_free(struct run_row *rows, size_t n)
 		free(rows[i].error);
 		free(rows[i].output);
 		free(rows[i].result);
+		free(rows[i].summary);
+		free(rows[i].enqueued_at);
+		free(rows[i].payload);
 	}
 	free(rows);
 }

@@ -10,7 +10,10 @@
 struct run_row {
 	unsigned attempt;
 	char *queue, *type, *worker, *started_at, *outcome, *exit_status, *error, *output;
-	char *result; /* the handler's {"result": ...} JSON, or NULL */
+	char *result;  /* the handler's {"result": ...} JSON, or NULL */
+	char *summary; /* the line of error that names it (errtext_summary), or NULL */
+	char *enqueued_at; /* the job's created_at, or NULL (runs before schema 13) */
+	char *payload;     /* the job's payload, kept by the run that made it done, or NULL */
 	int64_t duration_ms;
 };
 

@@ -38,24 +38,6 @@ job_outcome(char **row, char *out, size_t len)
 	snprintf(out, len, "%s", w);
 }
 
-/* Cuts a string shortened by snprintf back to its last whole UTF-8
- * character. */
-static void
-utf8_trim_tail(char *s)
-{
-	size_t n = strlen(s), i = n;
-
-	while (i > 0 && ((unsigned char)s[i - 1] & 0xC0) == 0x80)
-		i--;
-	if (i > 0 && ((unsigned char)s[i - 1] & 0x80) != 0) {
-		unsigned char lead = (unsigned char)s[i - 1];
-		size_t need = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 1;
-
-		if (n - (i - 1) < need)
-			s[i - 1] = '\0';
-	}
-}
-
 /* The last limit fires of the schedule named name, newest first, each
  * with what became of its job.  The one query behind both the "last
  * fire" of --list and the dashboard's history.  *out is NULL when there
@@ -65,7 +47,7 @@ schedule_view_history(
     struct db *db, const char *name, unsigned limit, struct schedule_fire **out, size_t *n, char *err)
 {
 	struct db_res *r;
-	char **row;
+	char **row, *sum;
 	int rc;
 
 	*out = NULL;
@@ -74,11 +56,11 @@ schedule_view_history(
 	    "SELECT r.fire_at, UNIX_TIMESTAMP(r.fire_at), r.status, r.job_id, j.id IS NOT NULL,"
 	    " j.lease_token IS NOT NULL AND j.lease_expires_at > UTC_TIMESTAMP(6),"
 	    " j.lease_token IS NOT NULL AND j.lease_expires_at <= UTC_TIMESTAMP(6),"
-	    " j.attempts, r.manual, f.id IS NOT NULL, f.exception"
+	    " j.attempts, r.manual, f.id IS NOT NULL, %s"
 	    " FROM jobq_schedule_runs r LEFT JOIN jobs j ON j.id = r.job_id LEFT JOIN failed_jobs f ON f.id "
 	    "= r.job_id"
 	    " WHERE r.name = %q ORDER BY r.fire_at DESC LIMIT %u",
-	    name, limit);
+	    ERRTEXT_SQL("f.exception"), name, limit);
 	if (r == NULL)
 		return rc;
 	if (db_res_rows(r) > 0)
@@ -91,8 +73,9 @@ schedule_view_history(
 		f->job = row[3] ? strtoull(row[3], NULL, 10) : 0;
 		f->manual = strcmp(row[8], "1") == 0;
 		job_outcome(row, f->outcome, sizeof f->outcome);
-		snprintf(f->error, sizeof f->error, "%s", row[10] ? row[10] : "");
-		utf8_trim_tail(f->error);
+		sum = errtext_summary(row[10]);
+		snprintf(f->error, sizeof f->error, "%s", sum);
+		free(sum);
 	}
 	db_res_free(r);
 	return DB_OK;
@@ -119,21 +102,22 @@ last_fire(struct db *db, const struct schedule *s, struct schedule_status *st, c
 	return DB_OK;
 }
 
-/* What `jobq schedule --list` shows for s: next fire after now, the last
- * fire and what became of its job, and counts over the last window_s
- * seconds (runs: jobs enqueued; failures: those now dead-lettered). */
+/* What `jobq schedule --list` shows for s: next fire after now (none
+ * when s is disabled: it will not fire), the last fire and what became
+ * of its job, and counts over the last window_s seconds (runs: jobs
+ * enqueued; failures: those now dead-lettered). */
 int
 schedule_view_status(struct db *db, const struct schedule *s, int64_t now, int64_t window_s,
     struct schedule_status *st, char *err)
 {
-	struct cron_zone *z;
+	struct cron_zone *z = NULL;
 	struct cron *cr;
 	struct db_res *r;
 	char **row, e2[ERRSZ];
 	int rc;
 
 	memset(st, 0, sizeof *st);
-	if ((z = cron_zone_open(s->timezone ? s->timezone : "UTC", e2)) != NULL &&
+	if (s->enabled && (z = cron_zone_open(s->timezone ? s->timezone : "UTC", e2)) != NULL &&
 	    (cr = cron_parse(s->cron, e2)) != NULL) {
 		if (cron_next(cr, z, now, &st->next) != CRON_FOUND)
 			st->next = 0;

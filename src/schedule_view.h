@@ -10,6 +10,7 @@
 
 #include "conf.h"
 #include "db.h"
+#include "errtext.h"
 
 /* What `jobq schedule --list` shows about one schedule. */
 struct schedule_status {
@@ -29,7 +30,7 @@ struct schedule_fire {
 	int manual;
 	uint64_t job;     /* 0: none enqueued (skipped, missed) */
 	char outcome[16]; /* as schedule_status.outcome */
-	char error[512];  /* the dead-lettered job's exception (start of it) */
+	char error[ERRTEXT_SUMMARY_MAX + 1]; /* the dead-lettered job's error: its summary */
 };
 
 int schedule_view_status(struct db *db, const struct schedule *s, int64_t now, int64_t window_s,

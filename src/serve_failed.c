@@ -24,7 +24,7 @@ failed_row_json(const struct failed_row *x)
 	cJSON_AddStringToObject(o, "failed_at", x->failed_at);
 	cJSON_AddStringToObject(o, "exit_status", x->exit_status);
 	cJSON_AddStringToObject(o, "reason", x->reason);
-	cJSON_AddStringToObject(o, "exception", x->exception);
+	cJSON_AddStringToObject(o, "summary", x->summary); /* errtext_summary */
 	ADD_NUM(o, "attempts", x->attempts);
 	return o;
 }

@@ -145,6 +145,7 @@ runs_json(const struct run_row *runs, size_t n)
 		serve_add_str_or_null(o, "outcome", runs[i].outcome);
 		serve_add_str_or_null(o, "exit_status", runs[i].exit_status);
 		add_excerpt(o, "error", runs[i].error);
+		serve_add_str_or_null(o, "error_summary", runs[i].summary);
 		add_excerpt(o, "output", runs[i].output);
 		serve_add_str_or_null(o, "result", runs[i].result); /* JSON text, as the handler wrote it */
 		cJSON_AddItemToArray(a, o);

@@ -53,7 +53,7 @@ is "$RC" 0 "failed (list) exits 0"
 is "$(printf '%s\n' "$OUT" | ids)" "$a2 $b1 $a1 $b2 $a3 " "newest first"
 is "$(printf '%s\n' "$OUT" | tail -1)" "5 failed jobs" "then the total"
 is "$(lines "$OUT")" 7 "a header, one line per job, the total"
-like "$(printf '%s\n' "$OUT" | head -1)" "^ID +FAILED \(UTC\) +QUEUE +TYPE +TRY +EXIT +ERROR" "the header names the columns"
+like "$(printf '%s\n' "$OUT" | head -1)" "^ID +FAILED +QUEUE +TYPE +TRY +EXIT +ERROR" "the header names the columns"
 line_a1=$(printf '%s\n' "$OUT" | awk -v id="$a1" '$1 == id')
 like "$line_a1" "default +dead .*dead: cannot parse payload$" "a line shows queue, type and the first line of the error"
 like "$line_a1" "exit 65" "and the exit status"

@@ -291,7 +291,7 @@ sql "INSERT INTO jobq_schedule_runs (name, fire_at, status) VALUES ('miss-one', 
 LIST=$(JOBQ_SCHEDULER_NOW=$now jq_ schedule --list)
 echo "$LIST" | sed 's/^/# /'
 row() { echo "$LIST" | grep "^$1 "; }
-like "$(row done-one)" "^done-one +ini +on +0 3 \* \* \* +[0-9-]+T03:00:00\+0[12]:00 +${day}T03:00:00\+01:00 +done +1/0 +nightly report$" \
+like "$(row done-one)" "^done-one +ini +on +0 3 \* \* \* +[0-9-]+ 03:00:00 \+0[12]:00 +${day} 03:00:00 \+01:00 +done +1/0 +nightly report$" \
 	"--list: an INI schedule, next fire and last fire in its zone, outcome done, 1 run, description"
 like "$(row failed-one)" " failed +1/1 +at 03:00$" "--list: a dead-lettered job is failed and counted as a failure"
 like "$(row retry-one)" " retrying +1/0 " "--list: a job waiting out a backoff is retrying"

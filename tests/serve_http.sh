@@ -134,7 +134,7 @@ is "$CODE" 400 "an unknown state filter: 400"
 # ---- CSRF and roles: 403 and nothing changed ----
 sql "INSERT INTO failed_jobs (id, queue, type, payload, attempts, exception) VALUES (500, 'default', 'echo', '{}', 3, '$X')"
 h GET /api/failed "$T/a.jar"
-is "$(printf '%s' "$BODY" | jget '[(f["id"], f["exception"]) for f in d["failed"]]')" "[[500, \"$X\"]]" "the dead letter lists the job, its exception as text"
+is "$(printf '%s' "$BODY" | jget '[(f["id"], f["summary"]) for f in d["failed"]]')" "[[500, \"$X\"]]" "the dead letter lists the job, its error's summary as text"
 hit POST /api/failed/retry "$T/a.jar" '{"ids": [500]}'
 check_headers "csrf missing"
 is "$CODE" 403 "a POST without the CSRF token: 403"

@@ -51,13 +51,14 @@ near() {
 	ok "$(awk -v a="$1" -v b="$2" -v c="$3" 'BEGIN { print (a <= b + 0.5 && a >= c - 0.5 && a * c > 0) ? 0 : 1 }')" \
 		"$4 (got ${1}s, database ${2}s .. ${3}s)"
 }
-# dbtime ID COLUMN [TABLE]: the column as show prints it (UTC).
+# dbtime ID COLUMN [TABLE]: the column as show prints it in UTC, before
+# its " +00:00" offset.
 dbtime() {
-	sql "SELECT DATE_FORMAT($2, '%Y-%m-%d %H:%i:%s.%f') FROM ${3:-jobs} WHERE id = $1"
+	sql "SELECT DATE_FORMAT($2, '%Y-%m-%d %H:%i:%s') FROM ${3:-jobs} WHERE id = $1"
 }
-# A time as --json prints it: ISO 8601, UTC, with Z.
+# A time as --json prints it: ISO 8601, UTC, with its offset +00:00.
 jtime() {
-	sql "SELECT DATE_FORMAT($2, '%Y-%m-%dT%H:%i:%s.%fZ') FROM ${3:-jobs} WHERE id = $1"
+	sql "SELECT DATE_FORMAT($2, '%Y-%m-%dT%H:%i:%s.%f+00:00') FROM ${3:-jobs} WHERE id = $1"
 }
 
 # ---- ready ----
@@ -80,8 +81,8 @@ like "$OUT" $'\n  queue +default\n' "text: queue"
 like "$OUT" $'\n  type +echo\n' "text: type"
 like "$OUT" $'\n  priority +3\n' "text: priority"
 like "$OUT" $'\n  attempts +0 of 6\n' "text: attempts 0 of 6"
-like "$OUT" "created +$(dbtime "$ready" created_at) UTC" "text: created, in UTC"
-like "$OUT" "available +$(dbtime "$ready" available_at) UTC" "text: available, in UTC"
+like "$OUT" "created +$(dbtime "$ready" created_at) \\+00:00" "text: created, in UTC"
+like "$OUT" "available +$(dbtime "$ready" available_at) \\+00:00" "text: available, in UTC"
 like "$OUT" "next backoff 100ms \(if attempt 1 fails\)" "text: next backoff"
 like "$OUT" '"to":[[:space:]]+"a@example.com"' "text: the payload"
 like "$OUT" "runs: none yet" "text: no runs yet"
@@ -93,7 +94,7 @@ is "$(j '[d["state"], d["queue"], d["max_attempts"]]')" '["delayed", "mail", 2]'
 is "$(j '3590 <= d["available_in_seconds"] <= 3600')" true "delayed: available in about an hour"
 is "$(j 'd["available_at"]')" "$(jtime "$delayed" available_at)" "delayed: available_at as in the database"
 run show "$delayed"
-like "$OUT" "available .* UTC \(in (59m[0-9]*s|1h)\)" "text: available in about 1h"
+like "$OUT" "available .* \+00:00 \(in (59m[0-9]*s|1h)\)" "text: available in about 1h"
 
 # ---- reserved and stale (leases made with SQL) ----
 reserved=$(jq_ enqueue echo '{"r": 1}')
@@ -108,8 +109,8 @@ is "$(j 'd["lease_expires_at"]')" "$(jtime "$reserved" lease_expires_at)" "reser
 near "$(j 'd["lease_left_seconds"]')" "$l0" "$l1" "reserved: lease_left_seconds as the database says"
 is "$(j 'd["next_backoff_seconds"]')" "0.2" "reserved: if this (2nd) attempt fails, 200ms"
 run show "$reserved"
-like "$OUT" "reserved by +hostA:4242:abcd at $(dbtime "$reserved" reserved_at) UTC" "text: reserved by, at"
-like "$OUT" "lease +expires in [0-9]+s\\b.* $(dbtime "$reserved" lease_expires_at) UTC" "text: lease expires in ..."
+like "$OUT" "reserved by +hostA:4242:abcd at $(dbtime "$reserved" reserved_at) \\+00:00" "text: reserved by, at"
+like "$OUT" "lease +expires in [0-9]+s\\b.* $(dbtime "$reserved" lease_expires_at) \\+00:00" "text: lease expires in ..."
 
 stale=$(jq_ enqueue echo '{"s": 1}')
 sql "UPDATE jobs SET attempts = 1, reserved_by = 'hostB:1:dead', reserved_at = UTC_TIMESTAMP(6) - INTERVAL 2 MINUTE,
@@ -120,7 +121,7 @@ l1=$(lease_left "$stale")
 is "$(j '[d["state"], d["reserved_by"]]')" '["stale", "hostB:1:dead"]' "stale: state and the dead worker"
 near "$(j 'd["lease_left_seconds"]')" "$l0" "$l1" "stale: negative lease_left_seconds, as the database says"
 run show "$stale"
-like "$OUT" "lease +expired [0-9]+s ago\\b.* $(dbtime "$stale" lease_expires_at) UTC" "text: lease expired ... ago"
+like "$OUT" "lease +expired [0-9]+s ago\\b.* $(dbtime "$stale" lease_expires_at) \\+00:00" "text: lease expired ... ago"
 
 # ---- runs: a worker runs a failing job twice ----
 flaky=$(jq_ enqueue flaky '{"f": 1}')
@@ -135,7 +136,7 @@ is "$(j '[(r["attempt"], r["outcome"], r["exit_status"]) for r in d["runs"]]')" 
 	'[[1, "retry", "exit 75"], [2, "retry", "exit 75"]]' "runs: attempt, outcome, exit status"
 like "$(j 'd["runs"][0]["error"]')" "flaky: database busy" "a run keeps its error"
 like "$(j 'd["runs"][1]["worker"]')" "^[^:]+:[0-9]+:" "a run names its worker"
-is "$(j 'd["runs"][0]["started_at"]')" "$(sql "SELECT DATE_FORMAT(started_at, '%Y-%m-%dT%H:%i:%s.%fZ') FROM job_runs WHERE job_id = $flaky ORDER BY id LIMIT 1")" \
+is "$(j 'd["runs"][0]["started_at"]')" "$(sql "SELECT DATE_FORMAT(started_at, '%Y-%m-%dT%H:%i:%s.%f+00:00') FROM job_runs WHERE job_id = $flaky ORDER BY id LIMIT 1")" \
 	"a run's started_at as in the database"
 run show "$flaky"
 like "$OUT" "attempts +2 of 4" "text: attempts 2 of 4"
@@ -168,7 +169,7 @@ is "$(j 'd["next_backoff_seconds"]')" null "failed: no next backoff"
 run show "$bad"
 is "$(printf '%s\n' "$OUT" | head -1)" "job $bad: failed" "text: job N: failed"
 like "$OUT" $'error:\n  bad: field x missing\n  more detail' "text: the error, indented"
-like "$OUT" "failed +$(dbtime "$bad" failed_at failed_jobs) UTC" "text: failed at"
+like "$OUT" "failed +$(dbtime "$bad" failed_at failed_jobs) \\+00:00" "text: failed at"
 
 # ---- unknown id, usage ----
 run show 999999
@@ -185,12 +186,12 @@ is "$RC" 64 "no id is a usage error"
 conf "timezone = +02:00"
 l0=$(lease_left "$reserved")
 plus2() {
-	sql "SELECT DATE_FORMAT($2 + INTERVAL 2 HOUR, '%Y-%m-%d %H:%i:%s.%f') FROM ${3:-jobs} WHERE id = $1"
+	sql "SELECT DATE_FORMAT($2 + INTERVAL 2 HOUR, '%Y-%m-%d %H:%i:%s') FROM ${3:-jobs} WHERE id = $1"
 }
 show_json "$reserved"
 l1=$(lease_left "$reserved")
-# --json is for programs: its times stay UTC, ISO 8601 with Z.
-is "$(j 'd["created_at"]')" "$(jtime "$reserved" created_at)" "+02:00 --json: created_at stays UTC (Z)"
+# --json is for programs: its times stay UTC, ISO 8601 with +00:00.
+is "$(j 'd["created_at"]')" "$(jtime "$reserved" created_at)" "+02:00 --json: created_at stays UTC (+00:00)"
 is "$(j 'd["available_at"]')" "$(jtime "$reserved" available_at)" "+02:00 --json: available_at stays UTC"
 is "$(j 'd["reserved_at"]')" "$(jtime "$reserved" reserved_at)" "+02:00 --json: reserved_at stays UTC"
 is "$(j 'd["lease_expires_at"]')" "$(jtime "$reserved" lease_expires_at)" "+02:00 --json: lease_expires_at stays UTC"
@@ -201,6 +202,6 @@ like "$OUT" "created +$(plus2 "$reserved" created_at) \+02:00" "+02:00 text: cre
 show_json "$bad"
 is "$(j 'd["failed_at"]')" "$(jtime "$bad" failed_at failed_jobs)" "+02:00 --json: failed_at (dead-letter) stays UTC"
 show_json "$flaky"
-is "$(j 'd["runs"][0]["started_at"]')" "$(sql "SELECT DATE_FORMAT(started_at, '%Y-%m-%dT%H:%i:%s.%fZ') FROM job_runs WHERE job_id = $flaky ORDER BY id LIMIT 1")" \
+is "$(j 'd["runs"][0]["started_at"]')" "$(sql "SELECT DATE_FORMAT(started_at, '%Y-%m-%dT%H:%i:%s.%f+00:00') FROM job_runs WHERE job_id = $flaky ORDER BY id LIMIT 1")" \
 	"+02:00 --json: a run's started_at stays UTC"
 finish

@@ -70,23 +70,28 @@ function zoneFormat() {
     second: "2-digit", hourCycle: "h23" };
   let tz = app.me && app.me.timezone ? app.me.timezone : "UTC";
   try { new Intl.DateTimeFormat("sv-SE", { ...opts, timeZone: tz }); } catch (e) { tz = "UTC"; }
-  zoneFmt = { tz: tz, fmt: new Intl.DateTimeFormat("sv-SE", { ...opts, timeZone: tz }) };
+  zoneFmt = { tz: tz, fmt: new Intl.DateTimeFormat("sv-SE", { ...opts, timeZone: tz }),
+    off: new Intl.DateTimeFormat("en-US", { timeZone: tz, timeZoneName: "longOffset" }) };
   return zoneFmt;
 }
 
+/* The zone's offset from UTC at d, as "+05:30" ("GMT" alone is UTC). */
+function offsetAt(z, d) {
+  const p = z.off.formatToParts(d).find((x) => x.type === "timeZoneName");
+  const m = p ? p.value.match(/^GMT([+-]\d\d:\d\d)$/) : null;
+  return m ? m[1] : "+00:00";
+}
+
 /* A time from the API (UTC, "2026-11-30 20:26:01.123456") in the
- * configured zone, UTC on hover. */
+ * configured zone with its offset, as the CLI prints times for people
+ * ("2026-11-30 21:26:01 +01:00", src/timefmt.c); UTC on hover. */
 export function when(t) {
   if (!t) return el("span", { class: "muted" }, "—");
   const utc = t.replace(/\.\d+$/, "");
   const d = new Date(utc.replace(" ", "T") + "Z");
   if (isNaN(d)) return el("span", {}, t);
   const z = zoneFormat();
-  return el("time", { datetime: utc.replace(" ", "T") + "Z", title: utc + " UTC" }, z.fmt.format(d));
-}
-
-export function firstLine(s) {
-  return (s || "").split("\n")[0];
+  return el("time", { datetime: utc.replace(" ", "T") + "Z", title: utc + " UTC" }, z.fmt.format(d) + " " + offsetAt(z, d));
 }
 
 export function toast(msg, isError) {

@@ -14,10 +14,11 @@ export function outcomeBadge(o) {
 }
 
 /* "2026-12-01T03:00:00+01:00" (a fire in the schedule's own zone) as
- * "2026-12-01 03:00 +01:00", the zone on hover. */
+ * "2026-12-01 03:00:00 +01:00" (as src/timefmt.c prints times), the zone
+ * on hover. */
 export function zoned(iso, tz) {
   if (!iso) return el("span", { class: "muted" }, "never");
-  const m = iso.match(/^(\d{4}-\d\d-\d\d)T(\d\d:\d\d):\d\d(.*)$/);
+  const m = iso.match(/^(\d{4}-\d\d-\d\d)T(\d\d:\d\d:\d\d)(.*)$/);
   return el("time", { datetime: iso, title: (tz || "UTC") + " " + iso }, m ? m[1] + " " + m[2] + " " + m[3] : iso);
 }
 

@@ -2,7 +2,7 @@
  * queue and type, with retry, forget and clear for an admin (from
  * /api/failed). */
 
-import { act, api, el, enqueueOptions, filterForm, firstLine, fmtNum, isAdmin, navigate, params, select, setMain, when } from "./common.js";
+import { act, api, el, enqueueOptions, filterForm, fmtNum, isAdmin, navigate, params, select, setMain, when } from "./common.js";
 
 const selected = new Set();
 
@@ -32,7 +32,7 @@ export async function pageFailed() {
     el("td", { class: "wide" }, f.queue),
     el("td", {}, f.type),
     el("td", { class: "wide" }, when(f.failed_at)),
-    el("td", {}, el("span", { class: "first-line", title: f.exception }, firstLine(f.exception)),
+    el("td", {}, el("span", { class: "first-line", title: f.summary }, f.summary),
       el("span", { class: "muted" }, [f.reason, f.exit_status].filter(Boolean).join(" · "))),
     admin ? el("td", {}, el("button", { class: "retry-one", on: { click: () =>
       act("/api/failed/retry", { ids: [f.id] }, () => "Job " + f.id + " is back in the queue") } }, "Retry")) : null));

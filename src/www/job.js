@@ -1,7 +1,7 @@
 /* job.js -- one job's page (/jobs/ID): its details, payload, runs and
  * audit trail, and the admin's actions on it (from /api/jobs/ID). */
 
-import { act, api, badge, dueIn, el, firstLine, fmtDur, isAdmin, navigate, setMain, toast, when } from "./common.js";
+import { act, api, badge, dueIn, el, fmtDur, isAdmin, navigate, setMain, toast, when } from "./common.js";
 
 function pretty(text) {
   try { return JSON.stringify(JSON.parse(text), null, 2); } catch (e) { return text; }
@@ -80,7 +80,7 @@ export async function pageJob(id) {
         el("td", {}, String(r.attempt)), el("td", {}, when(r.started_at)),
         el("td", { class: "num" }, r.duration_ms < 1000 ? r.duration_ms + " ms" : fmtDur(r.duration_ms)), el("td", {}, badge(r.outcome)),
         el("td", { class: "wide" }, r.exit_status || ""),
-        el("td", {}, r.error ? el("details", {}, el("summary", {}, "stderr: " + firstLine(r.error)), el("pre", {}, r.error)) : null,
+        el("td", {}, r.error ? el("details", {}, el("summary", {}, "stderr: " + (r.error_summary || "")), el("pre", {}, r.error)) : null,
           r.output ? el("details", {}, el("summary", {}, "stdout"), el("pre", {}, r.output)) : null,
           r.result ? el("details", {}, el("summary", {}, "result"), el("pre", { class: "result" }, pretty(r.result))) : null))))),
     el("h2", {}, "Audit"),

@@ -2,7 +2,7 @@
  * history and, for a database schedule, the admin's form that edits its
  * expression with a live preview (from /api/schedules, /api/cron). */
 
-import { act, api, el, firstLine, isAdmin, main, setMain, shell, toast, when } from "./common.js";
+import { act, api, el, isAdmin, main, setMain, shell, toast, when } from "./common.js";
 import { cronCard, outcomeBadge, zoned } from "./cron.js";
 
 function cronPreview(input, tz, out, save) {
@@ -37,7 +37,7 @@ function fireTable(id, fires, withError) {
       el("td", {}, when(f.fire_at), f.manual ? el("span", { class: "muted small" }, " (run now)") : null),
       el("td", {}, outcomeBadge(f.outcome)),
       el("td", { class: "num" }, f.job ? el("a", { href: "/jobs/" + f.job }, "#" + f.job) : "—"),
-      withError ? el("td", { class: "wide" }, el("span", { class: "first-line", title: f.error || "" }, firstLine(f.error))) : null))));
+      withError ? el("td", { class: "wide" }, el("span", { class: "first-line", title: f.error || "" }, f.error || "")) : null))));
 }
 
 export async function pageSchedule(name) {
@@ -52,7 +52,7 @@ export async function pageSchedule(name) {
       s.description ? [el("dt", {}, "Description"), el("dd", {}, s.description)] : null,
       el("dt", {}, "Job"), el("dd", {}, s.type + " on " + s.queue),
       el("dt", {}, "Time zone"), el("dd", {}, s.timezone || "UTC"),
-      el("dt", {}, "Next fire"), el("dd", {}, zoned(s.next_fire, s.timezone)),
+      el("dt", {}, "Next fire"), el("dd", {}, s.enabled ? zoned(s.next_fire, s.timezone) : el("span", { class: "muted" }, "disabled")),
       el("dt", {}, "Last fire"), el("dd", {}, s.last_fire ? [zoned(s.last_fire, s.timezone), " ", outcomeBadge(s.last_outcome)] : "—"),
       el("dt", {}, "Overlap"), el("dd", {}, s.overlap),
       el("dt", {}, "Runs / failures"), el("dd", {}, s.runs + " / " + s.failures + " (skipped " + s.skipped + ", missed " + s.missed + ")"),

@@ -14,7 +14,7 @@ export async function pageSchedules() {
       s.enabled ? null : [" ", el("span", { class: "badge s-stale" }, "off")],
       s.problem ? el("div", { class: "field-error" }, s.problem) : null),
     el("td", { class: "wide" }, el("code", {}, s.cron), el("div", { class: "muted small" }, s.when || "")),
-    el("td", {}, zoned(s.next_fire, s.timezone), el("div", { class: "muted small" }, s.timezone || "UTC")),
+    el("td", {}, s.enabled ? zoned(s.next_fire, s.timezone) : el("span", { class: "muted" }, "disabled"), el("div", { class: "muted small" }, s.timezone || "UTC")),
     el("td", { class: "wide" }, s.last_fire ? [zoned(s.last_fire, s.timezone), " ", outcomeBadge(s.last_outcome)] : el("span", { class: "muted" }, "—")),
     el("td", { class: "num" }, s.runs + " / ", el("span", { class: s.failures ? "mark" : "" }, String(s.failures))),
     admin ? el("td", {}, el("div", { class: "actions" },

@@ -13,7 +13,7 @@ export async function pageWorkers() {
           el("th", { class: "num wide" }, "Conc."), el("th", { class: "wide" }, "Started"), el("th", {}, "Last seen"),
           el("th", { class: "num" }, "Done / retried / dead"), el("th", { class: "wide" }, "Running"))),
         el("tbody", {}, d.workers.map((w) => el("tr", { class: w.alive ? "" : "dead-worker" },
-          el("td", {}, w.host + " / " + w.pid, w.alive ? null : [" ", el("span", { class: "badge s-dead" }, "dead")]),
+          el("td", {}, w.host + " / " + w.pid, w.alive ? null : [" ", el("span", { class: "badge s-dead" }, "gone")]),
           el("td", { class: "wide" }, w.queues),
           el("td", { class: "num wide" }, String(w.concurrency)),
           el("td", { class: "wide" }, when(w.started_at)),

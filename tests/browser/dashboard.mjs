@@ -170,7 +170,7 @@ try {
   const created = sql(`SELECT DATE_FORMAT(created_at, '%Y-%m-%d %H:%i:%s') FROM jobs WHERE id = ${staleId}`);
   const local = sql(`SELECT DATE_FORMAT(created_at + INTERVAL 330 MINUTE, '%Y-%m-%d %H:%i:%s') FROM jobs WHERE id = ${staleId}`);
   is(hover, `${created} UTC`, "a time shows UTC on hover");
-  is(shown, local, "and the configured time zone on the page");
+  is(shown, `${local} +05:30`, "and the configured time zone on the page, with its offset as the CLI prints it");
   await shot("job");
   await collectCsp("jobs");
 
@@ -250,7 +250,7 @@ try {
   const cliList = JSON.parse(cli("schedule", "--list", "--json"));
   const rowsShown = await page.$$eval("#schedules-table tbody tr", (rs) => rs.map((r) => [r.dataset.name, r.querySelector("code").textContent, r.querySelector("td:nth-child(2) div").textContent]));
   is(JSON.stringify(rowsShown), JSON.stringify(cliList.map((x) => [x.name, x.cron, x.when])), "the schedules page lists what jobq schedule --list shows: name, expression, description");
-  ok((await page.$eval('#schedules-table tr[data-name="nightly-report"] time', (t) => t.textContent)).includes(" 03:00 +0"),
+  ok((await page.$eval('#schedules-table tr[data-name="nightly-report"] time', (t) => t.textContent)).includes(" 03:00:00 +0"),
     "the next fire is shown in the schedule's zone (03:00 Paris time)");
   ok((await text("#cron-card")).includes("day-of-week"), "the cron syntax card is on the page");
   await shot("schedules");
