@@ -183,6 +183,7 @@ int queue_reserve(struct db *db, const struct reserve_req *req, struct job ***jo
 void job_free(struct job *j);
 const char *job_defect(const struct job *j, char *why, size_t whylen);
 
+int queue_outcome_applied(struct db *db, struct outcome *o, char *err);
 int queue_release_lost(struct db *db, struct claim_lost *l, uint64_t *released, char *err);
 void queue_lost_free(struct claim_lost *l);
 int queue_write(struct db *db, struct outcome *o, size_t n, struct job *const *charge, size_t ncharge,

@@ -1,0 +1,54 @@
+/* queue_applied.c -- whether an outcome whose answer never came was
+ * applied.
+ *
+ * The connection can drop after the server applied an outcome's
+ * transaction and before its answer arrives.  Written again, the
+ * outcome's fence would no longer match and it would be taken for lost:
+ * a second run row, on_dead never run, the counts wrong.  So an outcome
+ * sent on a connection that dropped is looked up first (queue_write). */
+#include "config.h"
+
+#include <string.h>
+
+#include "queue.h"
+
+/* Whether o, whose earlier try's answer never came (the connection
+ * dropped with the transaction sent), was applied by that try: then its
+ * state becomes what that try did (OUTS_WRITTEN, or OUTS_LOST if its
+ * fence had failed) and it is not written again, so its side effects
+ * (on_dead, the counts, the run row) happen once; it stays
+ * OUTS_PENDING when it was not applied.  The run row of that try tells
+ * (one per run: job, attempt, worker and start time); an outcome
+ * without a run is told by the job's row: still under our lease, not
+ * applied; a dead-letter is applied if failed_jobs has the job since
+ * its reservation; a job given back is applied either way. */
+int
+queue_outcome_applied(struct db *db, struct outcome *o, char *err)
+{
+	const struct job *j = o->job;
+	struct db_res *r;
+	char **row;
+	int rc;
+
+	if (o->run != NULL)
+		r = db_query(db, &rc, err,
+		    "SELECT outcome FROM job_runs WHERE job_id = %U AND attempt = %u AND worker = %q"
+		    " AND started_at = %q",
+		    j->id, j->attempt, o->run->worker, j->reserved_at);
+	else
+		r = db_query(db, &rc, err,
+		    "SELECT IF(lease_token = %q, 'ours', 'gone') FROM jobs WHERE id = %U UNION ALL"
+		    " SELECT 'dead' FROM failed_jobs WHERE id = %U AND failed_at >= %q",
+		    j->token, j->id, j->id, j->reserved_at);
+	if (r == NULL)
+		return rc;
+	row = db_res_next(r);
+	if (o->run != NULL && row != NULL)
+		o->state = row[0] != NULL && strcmp(row[0], "lost") == 0 ? OUTS_LOST : OUTS_WRITTEN;
+	else if (o->run == NULL && (row == NULL || row[0] == NULL || strcmp(row[0], "ours") != 0))
+		o->state = o->kind != OUT_DEAD || (row != NULL && row[0] != NULL && strcmp(row[0], "dead") == 0)
+		    ? OUTS_WRITTEN
+		    : OUTS_LOST;
+	db_res_free(r);
+	return DB_OK;
+}
