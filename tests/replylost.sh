@@ -6,7 +6,8 @@
 #   2. an outcome (done with a follow-up and on_success, retry, dead with
 #      on_dead) whose COMMIT answer is lost is not rewritten as "lease
 #      lost": its side effects happen once and the history holds one run
-#      row, in exec and in persistent mode;
+#      row, in exec and in persistent mode (and in both reservation
+#      modes);
 #   3. a claim whose answer is lost uses up no attempt: once back, the
 #      worker gives its rows back, attempt refunded, and with
 #      max_attempts = 1 the job still runs, in both reservation modes;
@@ -44,13 +45,18 @@ drain() {
 }
 dropped() { wc -l <"$PX/dropped" 2>/dev/null || echo 0; }
 
+# Exec mode with SKIP LOCKED claims, persistent mode with the conditional
+# UPDATE: the outcome's statements are the same in both reservation modes.
 for mode in exec persistent; do
+	reserve=skip-locked
+	[ $mode = exec ] || reserve=update
 	empty_tables
 	rm -rf "$T/alerts" "$PX/dropped" "$T/marks"; mkdir "$T/marks"
 	mkdir "$T/alerts"
 	SOCKET=$T/p.sock write_conf <<EOC
 [worker]
 poll_interval = 20ms
+reserve_mode = $reserve
 reserve_ttl = 30s
 backoff = 1s
 backoff_jitter = 0
