@@ -116,15 +116,17 @@ run_sql(struct db *db, struct buf *sql, const struct outcome *o, const struct va
 	    v->payload);
 }
 
-/* 1 when o's job ran but its attempt is not counted in the row yet (a
- * job reserved ahead whose charge had not gone out, job.charged): the
+/* 1 when o's attempt is not counted in the row yet (a job reserved
+ * ahead whose charge had not gone out, job.charged) and it ran or is
+ * dead-lettered unrun (an unknown type: the attempt it was given is
+ * counted, whether it was claimed to start at once or ahead): the
  * outcome's statement counts it, setting the count to the attempt's
  * number rather than adding one, so that a rewrite after a lost answer
  * cannot count it twice. */
 static int
 charge_due(const struct outcome *o)
 {
-	return o->run != NULL && !o->job->charged;
+	return !o->job->charged && (o->run != NULL || o->kind == OUT_DEAD);
 }
 
 /* Appends the fenced statements of one outcome; returns how many there
