@@ -102,9 +102,13 @@ run_sql(struct db *db, struct buf *sql, const struct outcome *o, const struct va
 	const struct job *j = o->job;
 	const struct run_record *run = o->run;
 	char enqueued[32]; /* created_at as a DATETIME: no T, no Z */
+	const char *c = j->created_at;
+	/* A row another program wrote may hold a zero date ('0000-00-00',
+	 * '2026-00-10'), which job_runs (strict mode) refuses: kept as NULL. */
+	int zero = strlen(c) < 10 || strncmp(c, "0000", 4) == 0 || strncmp(c + 5, "00", 2) == 0 ||
+	           strncmp(c + 8, "00", 2) == 0;
 
-	snprintf(enqueued, sizeof enqueued, "%.10s %.15s", j->created_at,
-	    strlen(j->created_at) > 11 ? j->created_at + 11 : "00:00:00");
+	snprintf(enqueued, sizeof enqueued, "%.10s %.15s", c, strlen(c) > 11 ? c + 11 : "00:00:00");
 	db_sql(db, sql,
 	    "INSERT INTO job_runs (job_id, queue, type, attempt, worker, started_at, duration_ms, outcome,"
 	    " exit_status, output, error, result, enqueued_at, payload) VALUES (%U, %q, %q, %u, %q, %q, %I, "
@@ -112,7 +116,7 @@ run_sql(struct db *db, struct buf *sql, const struct outcome *o, const struct va
 	    j->id, j->queue, j->type, j->attempt, run->worker, j->reserved_at, run->duration_ms);
 	buf_adds(sql, fenced);
 	db_sql(db, sql, " > 0, %q, 'lost'), %q, %q, %q, %q, %q, %q);", queue_outcome_name(o->kind),
-	    v->run_exit, v->text[T_OUTPUT], v->text[T_ERROR], run->result, *j->created_at ? enqueued : NULL,
+	    v->run_exit, v->text[T_OUTPUT], v->text[T_ERROR], run->result, zero ? NULL : enqueued,
 	    v->payload);
 }
 
