@@ -7,18 +7,70 @@
 
 #include "audit.h"
 
+/* The detail column holds 1024 characters: a longer detail keeps its
+ * first 1021 and "...", cut on a character boundary.  Whatever can be
+ * counted has its own column (job_count) or goes before text a person
+ * typed, so the cut never hides what was done. */
+#define DETAIL_CHARS 1024
+
+static char *
+detail_cut(const char *detail)
+{
+	size_t i, chars = 0, cut = 0;
+
+	for (i = 0; detail[i] != '\0'; i++)
+		if (((unsigned char)detail[i] & 0xC0) != 0x80 && ++chars == DETAIL_CHARS - 2)
+			cut = i;
+	if (chars <= DETAIL_CHARS)
+		return xstrdup(detail);
+	return xasprintf("%.*s...", (int)cut, detail);
+}
+
+/* Appends the INSERT (no ';') of one audit row to sql.  job_sql is the
+ * job's id as SQL: "NULL" for an action on no one job, a number, or
+ * "LAST_INSERT_ID()" for the job the statement before it inserted.
+ * count 0 leaves job_count NULL. */
+void
+audit_sql(struct db *db, struct buf *sql, const struct audit_entry *e, const char *job_sql)
+{
+	char *detail = detail_cut(e->detail != NULL ? e->detail : "");
+	char count[24] = "NULL";
+
+	if (e->count != 0)
+		snprintf(count, sizeof count, "%llu", (unsigned long long)e->count);
+	db_sql(db, sql,
+	    "INSERT INTO jobq_audit (username, address, action, job_id, job_count, detail)"
+	    " VALUES (%q, %q, %q, %s, %s, %q)",
+	    e->user, e->address, e->action, job_sql, count, detail);
+	free(detail);
+}
+
+/* Records an action on job_id (0: on many jobs, or none) that was on
+ * e->count jobs in all (0: only that one, or none). */
+int
+audit_add_entry(struct db *db, const struct audit_entry *e, uint64_t job_id, char *err)
+{
+	char id[24] = "NULL";
+	struct buf sql;
+	int rc;
+
+	if (job_id != 0)
+		snprintf(id, sizeof id, "%llu", (unsigned long long)job_id);
+	buf_init(&sql);
+	audit_sql(db, &sql, e, id);
+	rc = db_exec_buf(db, &sql, err);
+	buf_free(&sql);
+	return rc;
+}
+
 /* Records an action; job_id 0 for one on many jobs (detail says which). */
 int
 audit_add(struct db *db, const char *user, const char *address, const char *action, uint64_t job_id,
     const char *detail, char *err)
 {
-	char id[24] = "NULL";
+	struct audit_entry e = { user, address, action, 0, detail };
 
-	if (job_id != 0)
-		snprintf(id, sizeof id, "%llu", (unsigned long long)job_id);
-	return db_exec(db, err,
-	    "INSERT INTO jobq_audit (username, address, action, job_id, detail) VALUES (%q, %q, %q, %s, %q)",
-	    user, address, action, id, detail != NULL ? detail : "");
+	return audit_add_entry(db, &e, job_id, err);
 }
 
 /* The actions on one job, oldest first, times in tz. */
@@ -32,7 +84,8 @@ audit_for_job(struct db *db, uint64_t job_id, const char *tz, struct audit_row *
 	*rows = NULL;
 	*n = 0;
 	r = db_query(db, &rc, err,
-	    "SELECT CONVERT_TZ(at, '+00:00', %q), username, address, action, detail FROM jobq_audit"
+	    "SELECT CONVERT_TZ(at, '+00:00', %q), username, address, action, detail, job_count"
+	    " FROM jobq_audit"
 	    " WHERE job_id = %U ORDER BY id LIMIT 200",
 	    tz, job_id);
 	if (r == NULL)
@@ -46,6 +99,7 @@ audit_for_job(struct db *db, uint64_t job_id, const char *tz, struct audit_row *
 		a->address = xstrdup(row[2]);
 		a->action = xstrdup(row[3]);
 		a->detail = xstrdup(row[4]);
+		a->count = db_col_u64(row[5], 0);
 		a->job_id = job_id;
 	}
 	db_res_free(r);

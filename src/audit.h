@@ -10,10 +10,21 @@
 struct audit_row {
 	char *at, *user, *address, *action, *detail;
 	uint64_t job_id; /* 0: an action on many jobs */
+	uint64_t count;  /* jobs the action was on; 0: only job_id */
+};
+
+/* One action to record: who, from where, what, on how many jobs (0:
+ * on the one job of the row, or none), and a detail for people. */
+struct audit_entry {
+	const char *user, *address, *action;
+	uint64_t count;
+	const char *detail;
 };
 
 int audit_add(struct db *db, const char *user, const char *address, const char *action, uint64_t job_id,
     const char *detail, char *err);
+void audit_sql(struct db *db, struct buf *sql, const struct audit_entry *e, const char *job_sql);
+int audit_add_entry(struct db *db, const struct audit_entry *e, uint64_t job_id, char *err);
 int audit_for_job(
     struct db *db, uint64_t job_id, const char *tz, struct audit_row **rows, size_t *n, char *err);
 void audit_rows_free(struct audit_row *rows, size_t n);

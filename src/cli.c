@@ -24,29 +24,48 @@
 const char *cli_config_path;
 int cli_log_level = -1;
 
+/* Writes "jobq: PREFIX" and the message on stderr as one line: the
+ * message (which may quote a name, a payload or a server's words) is
+ * escaped as the log escapes it, so it cannot add lines or drive the
+ * operator's terminal. */
+static void
+say(const char *prefix, const char *fmt, va_list ap)
+{
+	struct buf msg, line;
+
+	buf_init(&msg);
+	buf_init(&line);
+	buf_vprintf(&msg, fmt, ap);
+	buf_printf(&line, "jobq: %s", prefix);
+	log_escape(&line, msg.data != NULL ? msg.data : "");
+	buf_addc(&line, '\n');
+	fputs(line.data, stderr);
+	buf_free(&msg);
+	buf_free(&line);
+}
+
 void
 cli_error(const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs("jobq: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	say("", fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 }
 
 /* Reports a usage problem and returns EX_USAGE. */
 int
 cli_usage_error(const char *cmd, const char *fmt, ...)
 {
+	char prefix[64];
 	va_list ap;
 
-	fprintf(stderr, "jobq: %s: ", cmd);
+	snprintf(prefix, sizeof prefix, "%s: ", cmd);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	say(prefix, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "\nTry 'jobq %s --help'.\n", cmd);
+	fprintf(stderr, "Try 'jobq %s --help'.\n", cmd);
 	return EX_USAGE;
 }
 

@@ -37,6 +37,7 @@ int64_t db_wait_limit(const struct db *db);
 int64_t db_call_bound(const struct db *db);
 const char *db_statement_timeout(const struct db *db);
 size_t db_quoted_len(const char *s, size_t len);
+const char *db_ascii(const char *s);
 
 int db_exec(struct db *db, char *err, const char *fmt, ...);
 struct db_res *db_query(struct db *db, int *rc, char *err, const char *fmt, ...);

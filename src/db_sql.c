@@ -138,3 +138,19 @@ db_sql(struct db *db, struct buf *b, const char *fmt, ...)
 	db_sql_va(b, fmt, ap);
 	va_end(ap);
 }
+
+/* s when it is all ASCII, else NULL.  For a value compared with one of
+ * the ASCII columns (queue, type, names): the server refuses a literal
+ * it cannot convert to the column's character set ("Illegal mix of
+ * collations", an error) where it should find no row; %q makes SQL NULL
+ * of NULL, which equals nothing. */
+const char *
+db_ascii(const char *s)
+{
+	const char *p;
+
+	for (p = s; p != NULL && *p != '\0'; p++)
+		if ((unsigned char)*p >= 0x80)
+			return NULL;
+	return s;
+}

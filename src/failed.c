@@ -23,9 +23,9 @@ filter_sql(struct db *db, struct buf *where, const struct failed_filter *f)
 {
 	buf_adds(where, "1 = 1");
 	if (f->queue != NULL)
-		db_sql(db, where, " AND queue = %q", f->queue);
+		db_sql(db, where, " AND queue = %q", db_ascii(f->queue));
 	if (f->type != NULL)
-		db_sql(db, where, " AND type = %q", f->type);
+		db_sql(db, where, " AND type = %q", db_ascii(f->type));
 }
 
 /* Adds to where the keyset condition "older than failed job id" (or

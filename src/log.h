@@ -33,6 +33,7 @@ void log_set_level(enum log_level level);
 int log_level_parse(const char *s, enum log_level *level);
 int log_format_parse(const char *s, enum log_format *f);
 void log_msg(enum log_level level, const char *fmt, ...) PRINTFLIKE(2, 3);
+void log_escape(struct buf *b, const char *s);
 void log_fields(enum log_level level, const char *msg, const struct log_field *f, int n);
 
 #define log_info(...) log_msg(LOG_INFO, __VA_ARGS__)

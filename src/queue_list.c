@@ -46,9 +46,9 @@ where_sql(struct db *db, struct buf *w, const struct job_filter *f)
 
 	db_sql(db, w, "id > %U", f->after_id);
 	if (f->queue != NULL)
-		db_sql(db, w, " AND queue = %q", f->queue);
+		db_sql(db, w, " AND queue = %q", db_ascii(f->queue));
 	if (f->type != NULL)
-		db_sql(db, w, " AND type = %q", f->type);
+		db_sql(db, w, " AND type = %q", db_ascii(f->type));
 	for (i = 0; f->state != NULL && i < ARRAY_LEN(states); i++)
 		if (strcmp(states[i].name, f->state) == 0)
 			db_sql(db, w, " AND (%s)", states[i].where);

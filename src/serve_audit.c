@@ -11,13 +11,22 @@
 #include "log.h"
 #include "serve_audit.h"
 
-/* Records an admin action; a failure is logged (the action itself is
- * done and must be reported as done). */
+/* Records an admin action on job_id (0: on none, or on many) that was
+ * on count jobs in all (0: only job_id, or none); a failure is logged
+ * (the action itself is done and must be reported as done). */
+void
+serve_audit_count(struct req *r, const char *action, uint64_t job_id, uint64_t count, const char *detail)
+{
+	struct audit_entry e = { r->user->name, r->addr, action, count, detail };
+	char err[ERRSZ];
+
+	if (audit_add_entry(r->db, &e, job_id, err) != DB_OK)
+		log_error("serve: audit %s by %s: %s", action, r->user->name, err);
+}
+
+/* Records an admin action on one job (job_id) or on none (0). */
 void
 serve_audit(struct req *r, const char *action, uint64_t job_id, const char *detail)
 {
-	char err[ERRSZ];
-
-	if (audit_add(r->db, r->user->name, r->addr, action, job_id, detail, err) != DB_OK)
-		log_error("serve: audit %s by %s: %s", action, r->user->name, err);
+	serve_audit_count(r, action, job_id, 0, detail);
 }

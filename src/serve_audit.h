@@ -6,6 +6,8 @@
 
 #include "serve_http.h"
 
+void serve_audit_count(
+    struct req *r, const char *action, uint64_t job_id, uint64_t count, const char *detail);
 void serve_audit(struct req *r, const char *action, uint64_t job_id, const char *detail);
 
 #endif

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "audit.h"
 #include "queue.h"
 #include "serve_audit.h"
 #include "serve_enqueue.h"
@@ -78,6 +79,42 @@ enq_check(struct req *r, cJSON *in, struct enq_req *e, const char **msg)
 	return 0;
 }
 
+/* Enqueues items[0..n), each job with its audit row, in one
+ * transaction: a job is never there without the row that says who put it
+ * there, and each job's page shows it.  One INSERT per job, because only
+ * a single-row INSERT tells its id for sure (a multi-row one need not
+ * take consecutive ids: auto_increment_increment on Galera, interleaved
+ * auto-increment locks).  *first is the first job's id. */
+static int
+enqueue_audited(struct req *r, const struct enqueue_item *items, size_t n, const char *detail,
+    uint64_t *first, char *err)
+{
+	struct audit_entry e = { r->user->name, r->addr, "enqueue", n > 1 ? n : 0, detail };
+	struct db_res *res;
+	struct buf sql;
+	char **row;
+	size_t i;
+	int rc;
+
+	buf_init(&sql);
+	buf_adds(&sql, "START TRANSACTION;");
+	for (i = 0; i < n; i++) {
+		queue_enqueue_sql(r->db, &sql, &items[i], 1, NULL);
+		buf_adds(&sql, i == 0 ? ";SET @jobq_first = LAST_INSERT_ID();" : ";");
+		audit_sql(r->db, &sql, &e, "LAST_INSERT_ID()");
+		buf_adds(&sql, ";");
+	}
+	buf_adds(&sql, "COMMIT");
+	rc = db_exec_retry(r->db, &sql, NULL, 0, err);
+	buf_free(&sql);
+	if (rc != DB_OK || (res = db_query(r->db, &rc, err, "SELECT @jobq_first")) == NULL)
+		return rc;
+	if ((row = db_res_next(res)) != NULL)
+		*first = db_col_u64(row[0], 0);
+	db_res_free(res);
+	return DB_OK;
+}
+
 /* POST /api/enqueue {"type", "queue", "payload", "delay", "count"}:
  * type and queue from the INI whitelists only (422 otherwise). */
 MHD_RESULT
@@ -89,7 +126,7 @@ api_enqueue(struct req *r)
 	const char *msg = NULL;
 	uint64_t first = 0;
 	unsigned status, i;
-	char err[ERRSZ], detail[256];
+	char err[ERRSZ], *detail;
 	MHD_RESULT ret;
 
 	if (in == NULL)
@@ -106,18 +143,18 @@ api_enqueue(struct req *r)
 		items[i].payload_len = strlen(e.payload);
 		items[i].delay_ms = (int64_t)(e.delay_s * 1000);
 	}
-	if (queue_enqueue(r->db, items, (size_t)e.count, &first, err) != DB_OK)
+	/* type and queue are whitelisted names: nothing a person typed */
+	detail = xasprintf("type=%s queue=%s", e.type, e.queue);
+	if (enqueue_audited(r, items, (size_t)e.count, detail, &first, err) != DB_OK)
 		ret = serve_db_error(r, "enqueue", err);
 	else {
-		snprintf(
-		    detail, sizeof detail, "type=%s queue=%s count=%u", e.type, e.queue, (unsigned)e.count);
 		wakeup_enqueued(r->srv->conf, items, (size_t)e.count);
-		serve_audit(r, "enqueue", first, detail);
 		doc = cJSON_CreateObject();
 		ADD_NUM(doc, "first_id", first);
 		ADD_NUM(doc, "count", e.count);
 		ret = serve_json(r, 200, doc);
 	}
+	free(detail);
 	free(items);
 	cJSON_Delete(in);
 	return ret;

@@ -116,8 +116,12 @@ each_failed(struct req *r, const char *action, int (*fn)(struct db *, uint64_t, 
 }
 
 /* What one "retry all matching" did: jobs moved back to the queue, and
- * jobs the server refused (each is logged; the run goes on). */
+ * jobs the server refused (each is logged; the run goes on).  Each job
+ * moved gets its own audit row, written as it moves, so its page says
+ * who retried it even when the run stops half-way. */
 struct retry_tally {
+	struct req *r;
+	const char *filter;
 	uint64_t moved, refused;
 };
 
@@ -126,12 +130,73 @@ tally_retry(void *arg, uint64_t id, int rc, const char *err)
 {
 	struct retry_tally *t = arg;
 
-	if (rc == DB_OK)
+	if (rc == DB_OK) {
 		t->moved++;
-	else if (rc != QUEUE_NOT_FOUND) {
+		serve_audit(t->r, "retry-all", id, t->filter);
+	} else if (rc != QUEUE_NOT_FOUND) {
 		t->refused++;
 		log_warn("retry failed job %llu: %s", (unsigned long long)id, err);
 	}
+}
+
+/* The queue and type filters of a bulk action, from the body: each
+ * absent, empty (any) or one of the configured names (anything else is
+ * refused: a filter is never free text, so it cannot pad or forge the
+ * audit detail).  0, or the status with *msg set. */
+static unsigned
+bulk_filter(struct req *r, cJSON *in, struct failed_filter *f, const char **msg)
+{
+	const struct conf *c = r->srv->conf;
+	cJSON *q = cJSON_GetObjectItem(in, "queue"), *t = cJSON_GetObjectItem(in, "type");
+
+	if ((q != NULL && !cJSON_IsString(q) && !cJSON_IsNull(q)) ||
+	    (t != NULL && !cJSON_IsString(t) && !cJSON_IsNull(t)))
+		return *msg = "queue and type: names, or empty for any", 400;
+	f->queue = cJSON_GetStringValue(q);
+	f->type = cJSON_GetStringValue(t);
+	if (f->queue != NULL && *f->queue == '\0')
+		f->queue = NULL;
+	if (f->type != NULL && *f->type == '\0')
+		f->type = NULL;
+	if (f->queue != NULL && !conf_has_queue(c, f->queue))
+		return *msg = "unknown queue (no [queue NAME] section)", 422;
+	if (f->type != NULL && conf_handler(c, f->type) == NULL)
+		return *msg = "unknown job type (no [handler TYPE] section)", 422;
+	return 0;
+}
+
+/* Retries every dead-lettered job matching the body's filters: one audit
+ * row per job moved, and one for the whole run with its count. */
+static MHD_RESULT
+retry_all(struct req *r, cJSON *in)
+{
+	struct failed_filter f = { 0 };
+	struct retry_tally t = { r, NULL, 0, 0 };
+	const char *msg = NULL;
+	char err[ERRSZ], *detail;
+	unsigned status;
+	cJSON *doc;
+
+	if ((status = bulk_filter(r, in, &f, &msg)) != 0)
+		return serve_error(r, status, msg);
+	t.filter = detail = xasprintf("all matching queue=%s type=%s", f.queue ? f.queue : "*",
+	    f.type ? f.type : "*");
+	if (failed_retry_matching(r->db, &f, tally_retry, &t, err) != DB_OK) {
+		free(detail);
+		return serve_db_error(r, "retry matching", err);
+	}
+	wakeup_send(r->srv->conf, f.queue);
+	free(detail);
+	/* the counts first: the rest is the filter */
+	detail = xasprintf("%llu jobs, %llu refused: all matching queue=%s type=%s",
+	    (unsigned long long)t.moved, (unsigned long long)t.refused, f.queue ? f.queue : "*",
+	    f.type ? f.type : "*");
+	serve_audit_count(r, "retry-all", 0, t.moved, detail);
+	free(detail);
+	doc = cJSON_CreateObject();
+	ADD_NUM(doc, "retried", t.moved);
+	ADD_NUM(doc, "refused", t.refused);
+	return serve_json(r, 200, doc);
 }
 
 /* POST /api/failed/retry {"ids": [...]} or {"all": true, "queue",
@@ -139,41 +204,18 @@ tally_retry(void *arg, uint64_t id, int rc, const char *err)
 MHD_RESULT
 api_failed_retry(struct req *r)
 {
-	cJSON *in = serve_body_json(r), *doc;
-	struct failed_filter f = { 0 };
-	struct retry_tally t = { 0, 0 };
-	uint64_t n = 0;
-	char err[ERRSZ], detail[256];
+	cJSON *in = serve_body_json(r);
+	MHD_RESULT ret;
 
 	if (!cJSON_IsTrue(cJSON_GetObjectItem(in, "all"))) {
-		MHD_RESULT ret;
-
 		cJSON_Delete(in);
 		ret = each_failed(r, "retry", failed_retry);
 		wakeup_send(r->srv->conf, NULL); /* retried jobs are due now */
 		return ret;
 	}
-	f.queue = cJSON_GetStringValue(cJSON_GetObjectItem(in, "queue"));
-	f.type = cJSON_GetStringValue(cJSON_GetObjectItem(in, "type"));
-	if (f.queue != NULL && *f.queue == '\0')
-		f.queue = NULL;
-	if (f.type != NULL && *f.type == '\0')
-		f.type = NULL;
-	if (failed_retry_matching(r->db, &f, tally_retry, &t, err) != DB_OK) {
-		cJSON_Delete(in);
-		return serve_db_error(r, "retry matching", err);
-	}
-	n = t.moved;
-	wakeup_send(r->srv->conf, f.queue);
-	snprintf(detail, sizeof detail, "all matching queue=%s type=%s: %llu jobs, %llu refused",
-	    f.queue ? f.queue : "*", f.type ? f.type : "*", (unsigned long long)n,
-	    (unsigned long long)t.refused);
-	serve_audit(r, "retry-all", 0, detail);
+	ret = retry_all(r, in);
 	cJSON_Delete(in);
-	doc = cJSON_CreateObject();
-	ADD_NUM(doc, "retried", n);
-	ADD_NUM(doc, "refused", t.refused);
-	return serve_json(r, 200, doc);
+	return ret;
 }
 
 /* POST /api/failed/forget {"ids": [...]}: deleted for good. */
@@ -210,7 +252,7 @@ api_failed_clear(struct req *r)
 	if (failed_clear(r->db, -1, 0, &removed, err) != DB_OK)
 		return serve_db_error(r, "clear failed jobs", err);
 	snprintf(detail, sizeof detail, "%llu jobs", (unsigned long long)removed);
-	serve_audit(r, "clear", 0, detail);
+	serve_audit_count(r, "clear", 0, removed, detail);
 	doc = cJSON_CreateObject();
 	ADD_NUM(doc, "removed", removed);
 	return serve_json(r, 200, doc);

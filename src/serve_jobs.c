@@ -167,6 +167,10 @@ audit_json(const struct audit_row *a, size_t n)
 		cJSON_AddStringToObject(o, "address", a[i].address);
 		cJSON_AddStringToObject(o, "action", a[i].action);
 		cJSON_AddStringToObject(o, "detail", a[i].detail);
+		if (a[i].count != 0) /* one of that many jobs the action was on */
+			ADD_NUM(o, "count", a[i].count);
+		else
+			cJSON_AddNullToObject(o, "count");
 		cJSON_AddItemToArray(arr, o);
 	}
 	return arr;

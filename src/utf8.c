@@ -14,22 +14,23 @@
 
 static const char REPLACEMENT[] = "\xEF\xBF\xBD";
 
-/* Length of the well-formed sequence at s (1..4), or 0 if none. */
+/* Length of the well-formed sequence at s (1..4), or 0 if none (NUL
+ * included); *cp is its code point. */
 static size_t
-seq_len(const unsigned char *s, size_t avail)
+seq_decode(const unsigned char *s, size_t avail, uint32_t *cp)
 {
 	unsigned char c = s[0];
 	size_t n, i;
-	unsigned long cp;
+	uint32_t v;
 
 	if (c >= 0x01 && c < 0x80)
-		return 1;
+		return *cp = c, 1;
 	if (c >= 0xC2 && c <= 0xDF)
-		n = 2, cp = c & 0x1F;
+		n = 2, v = c & 0x1F;
 	else if (c >= 0xE0 && c <= 0xEF)
-		n = 3, cp = c & 0x0F;
+		n = 3, v = c & 0x0F;
 	else if (c >= 0xF0 && c <= 0xF4)
-		n = 4, cp = c & 0x07;
+		n = 4, v = c & 0x07;
 	else
 		return 0;
 	if (avail < n)
@@ -37,12 +38,30 @@ seq_len(const unsigned char *s, size_t avail)
 	for (i = 1; i < n; i++) {
 		if ((s[i] & 0xC0) != 0x80)
 			return 0;
-		cp = (cp << 6) | (s[i] & 0x3F);
+		v = (v << 6) | (s[i] & 0x3F);
 	}
-	if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) || cp > 0x10FFFF ||
-	    (cp >= 0xD800 && cp <= 0xDFFF))
+	if ((n == 3 && v < 0x800) || (n == 4 && v < 0x10000) || v > 0x10FFFF ||
+	    (v >= 0xD800 && v <= 0xDFFF))
 		return 0;
+	*cp = v;
 	return n;
+}
+
+static size_t
+seq_len(const unsigned char *s, size_t avail)
+{
+	uint32_t cp;
+
+	return seq_decode(s, avail, &cp);
+}
+
+/* The character at s[0..avail): its length in bytes (1..4) and *cp its
+ * code point, or 0 when s does not start with a well-formed UTF-8
+ * sequence (a stray byte, an overlong form, a surrogate, NUL). */
+size_t
+utf8_decode(const char *s, size_t avail, uint32_t *cp)
+{
+	return avail > 0 ? seq_decode((const unsigned char *)s, avail, cp) : 0;
 }
 
 /* Appends the repaired text of in[0..len) to out. */

@@ -86,6 +86,7 @@ export async function pageJob(id) {
     el("h2", {}, "Audit"),
     d.audit.length === 0 ? el("p", { class: "empty" }, "No admin actions on this job.") :
       el("table", { id: "audit" }, el("tbody", {}, d.audit.map((a) => el("tr", {},
-        el("td", {}, when(a.at)), el("td", {}, a.user), el("td", {}, a.action),
+        el("td", {}, when(a.at)), el("td", {}, a.user),
+        el("td", {}, a.count ? a.action + " (one of " + a.count + " jobs)" : a.action),
         el("td", { class: "wide" }, a.detail), el("td", { class: "wide mono" }, a.address))))));
 }
