@@ -129,7 +129,8 @@ is "$(printf '%s' "$BODY" | jget '(sorted(f["id"] for f in d["failed"]), d["tota
 post /api/failed/retry "$T/jar" '{"all": true, "queue": "mail"}'
 is "$CODE/$(printf '%s' "$BODY" | jget 'd["retried"]')" "200/2" "retry all matching queue=mail: 2"
 is "$(sql "SELECT GROUP_CONCAT(id ORDER BY id) FROM jobs")/$(sql "SELECT GROUP_CONCAT(id ORDER BY id) FROM failed_jobs")" "1002,1003/1001,1004" "exactly those moved"
-is "$(sql "SELECT CONCAT(action, ': ', detail) FROM jobq_audit WHERE action = 'retry-all'")" "retry-all: all matching queue=mail type=*: 2 jobs, 0 refused" "audited with the filter and the count"
+is "$(sql "SELECT CONCAT(action, ' ', job_count, ': ', detail) FROM jobq_audit WHERE action = 'retry-all' AND job_id IS NULL")" "retry-all 2: 2 jobs, 0 refused: all matching queue=mail type=*" "audited with the count (in its column, and before the filter)"
+is "$(sql "SELECT GROUP_CONCAT(job_id ORDER BY job_id) FROM jobq_audit WHERE action = 'retry-all'")" "1002,1003" "and on each job it moved"
 post /api/failed/forget "$T/jar" '{"ids": [1001, 4242]}'
 is "$CODE/$(printf '%s' "$BODY" | jget '(d["forgotten"], d["missing"])')" '200/[1, [4242]]' "forget: one forgotten, the unknown id reported missing"
 post /api/failed/forget "$T/jar" '{"ids": []}'
