@@ -109,8 +109,8 @@ emit(struct buf *b)
 static int
 hidden_code_point(uint32_t cp)
 {
-	return (cp >= 0x80 && cp <= 0x9f) || cp == 0x2028 || cp == 0x2029 ||
-	    (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069);
+	return (cp >= 0x80 && cp <= 0x9f) || cp == 0x2028 || cp == 0x2029 || (cp >= 0x202a && cp <= 0x202e) ||
+	    (cp >= 0x2066 && cp <= 0x2069);
 }
 
 /* Appends the character at p (a C string), escaped when it is a control
@@ -226,8 +226,8 @@ add_json_visible(struct buf *b, const char *s)
 
 /* One event as a JSON object on one line. */
 static void
-json_line(struct buf *b, const char *now, enum log_level level, const char *msg,
-    const struct log_field *f, int n)
+json_line(
+    struct buf *b, const char *now, enum log_level level, const char *msg, const struct log_field *f, int n)
 {
 	cJSON *o = cJSON_CreateObject();
 	char *s;
@@ -252,8 +252,8 @@ json_line(struct buf *b, const char *now, enum log_level level, const char *msg,
 
 /* One event as "TIME LEVEL message key=value ..." on one line. */
 static void
-text_line(struct buf *b, const char *now, enum log_level level, const char *msg,
-    const struct log_field *f, int n)
+text_line(
+    struct buf *b, const char *now, enum log_level level, const char *msg, const struct log_field *f, int n)
 {
 	int i;
 

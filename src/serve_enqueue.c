@@ -86,8 +86,8 @@ enq_check(struct req *r, cJSON *in, struct enq_req *e, const char **msg)
  * take consecutive ids: auto_increment_increment on Galera, interleaved
  * auto-increment locks).  *first is the first job's id. */
 static int
-enqueue_audited(struct req *r, const struct enqueue_item *items, size_t n, const char *detail,
-    uint64_t *first, char *err)
+enqueue_audited(
+    struct req *r, const struct enqueue_item *items, size_t n, const char *detail, uint64_t *first, char *err)
 {
 	struct audit_entry e = { r->user->name, r->addr, "enqueue", n > 1 ? n : 0, detail };
 	struct db_res *res;

@@ -179,8 +179,8 @@ retry_all(struct req *r, cJSON *in)
 
 	if ((status = bulk_filter(r, in, &f, &msg)) != 0)
 		return serve_error(r, status, msg);
-	t.filter = detail = xasprintf("all matching queue=%s type=%s", f.queue ? f.queue : "*",
-	    f.type ? f.type : "*");
+	t.filter = detail =
+	    xasprintf("all matching queue=%s type=%s", f.queue ? f.queue : "*", f.type ? f.type : "*");
 	if (failed_retry_matching(r->db, &f, tally_retry, &t, err) != DB_OK) {
 		free(detail);
 		return serve_db_error(r, "retry matching", err);
@@ -188,9 +188,9 @@ retry_all(struct req *r, cJSON *in)
 	wakeup_send(r->srv->conf, f.queue);
 	free(detail);
 	/* the counts first: the rest is the filter */
-	detail = xasprintf("%llu jobs, %llu refused: all matching queue=%s type=%s",
-	    (unsigned long long)t.moved, (unsigned long long)t.refused, f.queue ? f.queue : "*",
-	    f.type ? f.type : "*");
+	detail =
+	    xasprintf("%llu jobs, %llu refused: all matching queue=%s type=%s", (unsigned long long)t.moved,
+	        (unsigned long long)t.refused, f.queue ? f.queue : "*", f.type ? f.type : "*");
 	serve_audit_count(r, "retry-all", 0, t.moved, detail);
 	free(detail);
 	doc = cJSON_CreateObject();

@@ -40,8 +40,7 @@ seq_decode(const unsigned char *s, size_t avail, uint32_t *cp)
 			return 0;
 		v = (v << 6) | (s[i] & 0x3F);
 	}
-	if ((n == 3 && v < 0x800) || (n == 4 && v < 0x10000) || v > 0x10FFFF ||
-	    (v >= 0xD800 && v <= 0xDFFF))
+	if ((n == 3 && v < 0x800) || (n == 4 && v < 0x10000) || v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF))
 		return 0;
 	*cp = v;
 	return n;

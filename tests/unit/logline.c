@@ -85,11 +85,14 @@ main(void)
 	esc("plain text", "plain text", "plain text is unchanged");
 	esc("a\nb\rc\td", "a\\nb\\x0dc\\x09d", "LF, CR and tab are escaped");
 	esc("\033]0;title\007\177", "\\x1b]0;title\\x07\\x7f", "ESC, BEL and DEL are escaped");
-	esc("csi \xc2\x9b" "31m", "csi \\u009b31m", "a C1 control is \\u009b");
+	esc("csi \xc2\x9b"
+	    "31m",
+	    "csi \\u009b31m", "a C1 control is \\u009b");
 	esc("\xe2\x80\xa8\xe2\x80\xa9\xe2\x80\xae\xe2\x81\xa6", "\\u2028\\u2029\\u202e\\u2066",
 	    "line and paragraph separators and bidi controls are escaped");
 	esc("\xff\xe2\x80", "\\xff\\xe2\\x80", "bytes that are not UTF-8 are \\xHH");
-	esc("caf\xc3\xa9 \xe2\x82\xac \\ \"", "caf\xc3\xa9 \xe2\x82\xac \\ \"", "other UTF-8, backslash and quote are kept");
+	esc("caf\xc3\xa9 \xe2\x82\xac \\ \"", "caf\xc3\xa9 \xe2\x82\xac \\ \"",
+	    "other UTF-8, backslash and quote are kept");
 	text_lines();
 	json_lines();
 	return done();
