@@ -236,6 +236,15 @@ try {
   await page.waitForSelector("#enq-result a", WAIT);
   const newId = (await text("#enq-result a")).replace(/\D/g, "");
   is(sql(`SELECT CONCAT(type, ' ', queue, ' ', payload) FROM jobs WHERE id = ${newId}`), 'send_email mail {"to": "browser@example.com"}', "the job is in the database as typed");
+  // an enqueue of many: every job's page shows it (not only the first's)
+  await page.$eval("#enq-count", (c) => { c.value = "3"; });
+  await page.click("#enq-submit");
+  await page.waitForFunction((id) => document.querySelector("#enq-result a")?.textContent.replace(/\D/g, "") !== id, WAIT, newId);
+  const firstOf3 = (await text("#enq-result a")).replace(/\D/g, "");
+  const lastOf3 = sql(`SELECT MAX(id) FROM jobs WHERE id >= ${firstOf3}`);
+  await page.goto(`${BASE}/jobs/${lastOf3}`, { waitUntil: "networkidle0" });
+  await page.waitForSelector("#audit", WAIT);
+  ok((await text("#audit")).includes("enqueue (one of 3 jobs)"), `the page of job ${lastOf3}, the last of 3 enqueued at once, shows the enqueue`);
 
   // ---- workers ----
   await page.goto(`${BASE}/workers`, { waitUntil: "networkidle0" });
