@@ -300,9 +300,9 @@ cli_part(struct db *db, int rc, const char *cmd, const char *what, const char *e
 
 	if (rc == DB_OK)
 		return 1;
-	fprintf(stderr, "jobq: %s: %s missing: %s\n", cmd, what, err);
+	cli_error("%s: %s missing: %s", cmd, what, err);
 	if (cli_reconnect(db, rerr) != DB_OK)
-		fprintf(stderr, "jobq: %s: %s\n", cmd, rerr);
+		cli_error("%s: %s", cmd, rerr);
 	return 0;
 }
 

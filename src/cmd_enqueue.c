@@ -102,8 +102,7 @@ insert_unique(struct db *db, const struct batch_job *job, int64_t unique_for_ms)
 		return rc == DB_EGONE ? EX_UNAVAILABLE : EXIT_FAIL;
 	}
 	if (u.refused)
-		fprintf(stderr,
-		    "jobq: enqueue: unique key '%s' is taken by job %llu (%s); nothing enqueued\n",
+		cli_error("enqueue: unique key '%s' is taken by job %llu (%s); nothing enqueued",
 		    job->e.unique_key, (unsigned long long)u.id,
 		    u.in_window ? "its --unique-for window is still open" : "queued or running");
 	printf("%llu\n", (unsigned long long)u.id);

@@ -244,7 +244,7 @@ check_all(struct reader *r, const struct batch_ctx *ctx, struct batch_progress *
 			continue;
 		}
 		if (++bad <= MAX_REPORTED)
-			fprintf(stderr, "jobq: line %llu: %s\n", (unsigned long long)r->lineno, err);
+			cli_error("line %llu: %s", (unsigned long long)r->lineno, err);
 	}
 	p->lines_total = r->lineno;
 	snprintf(
