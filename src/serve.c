@@ -488,7 +488,7 @@ plain_http_ok(const struct listener *l, const char *at, char *err)
 	if (l->metrics || l->srv->tls || sc->allow_plain_http || on_loopback(l->fd))
 		return 1;
 	errf(err,
-	    "listen %s: plain HTTP on an address other than the loopback would send sessions in clear; "
+	    "listen: plain HTTP on %s (not a loopback address) would send sessions in clear; "
 	    "set tls_cert and tls_key, or (behind a TLS proxy) allow_plain_http = yes",
 	    at);
 	return 0;

@@ -36,7 +36,12 @@
 #include "serve_conn.h"
 #include "serve_proxy.h"
 
-#define SERVE_CONN_PER_ADDR 32
+/* 64: ten times what a browser opens to one host (6), room for a few
+ * people behind one NAT and a test's bursts of concurrent logins, and
+ * still a small share of the global limit. */
+#define SERVE_CONN_PER_ADDR 64
+/* 10 s for a whole request: a dashboard's requests are small; a client
+ * that needs longer is sending slowly on purpose. */
 #define SERVE_CONN_DEADLINE_MS 10000
 #define SERVE_CONN_TICK_MS 250
 #define ADDR_BUCKETS 256

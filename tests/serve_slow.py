@@ -23,7 +23,7 @@ import time
 LINE_EVERY = 5.0  # s between two header lines of an attacker
 RECONNECT = 1.0   # s before an attacker replaces a closed connection
 SAMPLES = 20      # normal requests timed per attack
-SAMPLE_GAP = 0.25
+SAMPLE_GAP = 0.2
 TIMEOUT = 5.0     # a normal request that takes longer failed
 
 
@@ -92,7 +92,8 @@ async def attack(name, host, port, sources, path, extra=None):
     stop = asyncio.Event()
     stats = {"open": 0, "closed": 0, "refused": 0}
     tasks = [asyncio.create_task(slow_conn(host, port, src, stop, stats)) for src in sources]
-    await asyncio.sleep(2.0)  # let all 500 connect
+    if sources:
+        await asyncio.sleep(2.0)  # let all 500 connect
     times = []
     for _ in range(SAMPLES):
         times.append(await one_request(host, port, path))
@@ -154,6 +155,7 @@ async def main():
     resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, min(hard, 4096)), hard))
     host, port = hostport(sys.argv[1])
     mhost, mport = hostport(sys.argv[2])
+    await attack("no attack (baseline)", host, port, [], "/api/me")
     await attack("500 slow connections from one address", host, port, ["127.0.0.2"] * 500, "/api/me")
     spread = [f"127.0.0.{10 + i % 50}" for i in range(500)]
     deadline = asyncio.create_task(trickle(host, port))
