@@ -10,7 +10,8 @@ every 5 s (and open a new connection whenever one is closed), then times a
 normal request from 127.0.0.1 while it goes on: every one must answer, with
 p95 under 1 s.  The attacks: 500 from one address (127.0.0.2), 500 spread
 over 50 addresses (127.0.0.10-59), 500 from one address on metrics_listen.
-Beside the second, one connection trickling a header line every second
+First, the limit of 64 connections per address, which a trusted proxy
+is exempt from.  Beside the second attack, one connection trickling a header line every second
 must be closed by the server's deadline for the whole request head.
 Standard library only."""
 
@@ -25,6 +26,9 @@ RECONNECT = 1.0   # s before an attacker replaces a closed connection
 SAMPLES = 20      # normal requests timed per attack
 SAMPLE_GAP = 0.2
 TIMEOUT = 5.0     # a normal request that takes longer failed
+
+
+T0 = time.monotonic()
 
 
 def say(kind, text):
@@ -106,7 +110,7 @@ async def attack(name, host, port, sources, path, extra=None):
         t.cancel()
     await asyncio.gather(*tasks, return_exceptions=True)
     ok = [t for t in times if t is not None]
-    say("#", f"{name}: {len(ok)}/{SAMPLES} normal requests answered; attackers held "
+    say("#", f"{name}: {time.monotonic() - T0:.1f} s into the run; {len(ok)}/{SAMPLES} normal requests answered; attackers held "
         f"{held} connections while timed, {stats['closed']} closed by the server")
     check(len(ok) == SAMPLES, f"{name}: every normal request is answered")
     if ok:
@@ -145,6 +149,38 @@ async def trickle(host, port):
           "a head that trickles in a line a second is closed at its 10 s deadline")
 
 
+async def held_after(host, port, src, n):
+    """How many of n connections from src, each with half a request head
+    sent, are still open a second later."""
+    conns = []
+    for _ in range(n):
+        r, w = await asyncio.open_connection(host, port, local_addr=(src, 0))
+        w.write(b"GET /api/me HTTP/1.1\r\n")
+        conns.append((r, w))
+    await asyncio.sleep(1.0)
+
+    async def still_open(r):
+        try:
+            return await asyncio.wait_for(r.read(1), 0.2) != b""
+        except asyncio.TimeoutError:
+            return True  # nothing to read and not closed
+        except OSError:
+            return False
+
+    held = sum(await asyncio.gather(*(still_open(r) for r, _ in conns)))
+    for _, w in conns:
+        w.close()
+    return held
+
+
+async def per_address(host, port):
+    """64 connections per address; a trusted proxy (127.0.0.4) is exempt."""
+    held = await held_after(host, port, "127.0.0.5", 100)
+    check(held == 64, f"100 connections from one address: 64 are kept ({held})")
+    held = await held_after(host, port, "127.0.0.4", 100)
+    check(held == 100, f"100 connections from a trusted proxy: all are kept ({held})")
+
+
 def hostport(s):
     h, p = s.rsplit(":", 1)
     return h, int(p)
@@ -156,6 +192,7 @@ async def main():
     host, port = hostport(sys.argv[1])
     mhost, mport = hostport(sys.argv[2])
     await attack("no attack (baseline)", host, port, [], "/api/me")
+    await per_address(host, port)
     await attack("500 slow connections from one address", host, port, ["127.0.0.2"] * 500, "/api/me")
     spread = [f"127.0.0.{10 + i % 50}" for i in range(500)]
     deadline = asyncio.create_task(trickle(host, port))

@@ -3,7 +3,8 @@
 # send a request head one header line every 5 s, from one address and
 # from 50, and 500 against metrics_listen, must leave a normal request
 # answering in under 1 s (p95); a head that trickles in a line a second
-# is closed at its deadline.  The attack and the timing are in
+# is closed at its deadline; one address holds at most 64 connections,
+# a trusted proxy any number.  The attack and the timing are in
 # tests/serve_slow.py; the figures it measures are printed as diagnostics
 # (and quoted in the README's security section).
 . "$top_srcdir/tests/lib.sh"
@@ -19,6 +20,7 @@ exec = $HANDLERS/echo.sh
 
 [serve]
 metrics_listen = 127.0.0.1:0
+trusted_proxies = 127.0.0.4
 
 [user alice]
 password_hash = $PWHASH
