@@ -144,8 +144,8 @@ public_url(struct loader *ld, struct serve_conf *s, const struct entry *e)
 	size_t skip = strncmp(v, "https://", 8) == 0 ? 8 : strncmp(v, "http://", 7) == 0 ? 7 : 0;
 
 	if (skip == 0 || v[skip] == '\0' || v[skip] == '/' || strpbrk(v, " \t") != NULL)
-		ld_error(ld, e->line, "public_url: expected http://HOST[:PORT]/ or https://HOST[:PORT]/, not '%s'",
-		    v);
+		ld_error(ld, e->line,
+		    "public_url: expected http://HOST[:PORT]/ or https://HOST[:PORT]/, not '%s'", v);
 	s->public_https = skip == 8;
 	ld_str(&s->public_url, v);
 }

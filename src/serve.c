@@ -1,7 +1,8 @@
 /* serve.c -- the dashboard's daemon, the top of its files: the route
  * table, the router and the libmicrohttpd daemon with its clean shutdown.
  * It calls down into the page handlers (serve_*.c) and the HTTP layer
- * under them (serve_http.c, serve_thread.c, serve_proxy.c); none of those
+ * under them (serve_http.c, serve_thread.c, serve_proxy.c, serve_head.c,
+ * serve_conn.c: the connection limits and deadlines); none of those
  * calls back up.
  *
  * libmicrohttpd runs a small pool of threads; each answers its requests
@@ -313,8 +314,8 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *
 	}
 	if (*upload_size > 0) {
 		if (r->body.len + *upload_size > r->body_max) {
-			log_info("serve: %s %s %s: body over %zu bytes; connection closed", r->addr, method, url,
-			    r->body_max);
+			log_info("serve: %s %s %s: body over %zu bytes; connection closed", r->addr, method,
+			    url, r->body_max);
 			return MHD_NO;
 		}
 		buf_add(&r->body, upload, *upload_size);
@@ -453,7 +454,8 @@ start_daemon(struct listener *l, char *err)
 		return errf(err, "cannot start the connection reaper: out of resources"), -1;
 	l->d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, l, MHD_OPTION_LISTEN_SOCKET, l->fd,
 	    MHD_OPTION_URI_LOG_CALLBACK, on_uri, l, MHD_OPTION_NOTIFY_COMPLETED, on_completed, l,
-	    MHD_OPTION_NOTIFY_CONNECTION, serve_conn_notify, l->conns, MHD_OPTION_ARRAY, opts, MHD_OPTION_END);
+	    MHD_OPTION_NOTIFY_CONNECTION, serve_conn_notify, l->conns, MHD_OPTION_ARRAY, opts,
+	    MHD_OPTION_END);
 	if (l->d == NULL)
 		return errf(err, "cannot start the HTTP server on %s", l->bound), -1;
 	return 0;
@@ -472,7 +474,7 @@ on_loopback(int fd)
 	if (ss.ss_family == AF_INET)
 		return (ntohl(((struct sockaddr_in *)&ss)->sin_addr.s_addr) >> 24) == 127;
 	return ss.ss_family == AF_INET6 &&
-	       memcmp(((struct sockaddr_in6 *)&ss)->sin6_addr.s6_addr, v6_loop, 16) == 0;
+	    memcmp(((struct sockaddr_in6 *)&ss)->sin6_addr.s6_addr, v6_loop, 16) == 0;
 }
 
 /* A session cookie sent in clear over a network can be read on the way

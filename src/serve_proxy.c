@@ -137,8 +137,9 @@ serve_proxy_trusted_peer(const struct serve_conf *sc, const struct sockaddr *sa)
 	struct ip ip;
 
 	if (sc->ntrusted_proxies == 0 ||
-	    getnameinfo(sa, sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in),
-	        text, sizeof text, NULL, 0, NI_NUMERICHOST) != 0)
+	    getnameinfo(sa,
+	        sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in), text,
+	        sizeof text, NULL, 0, NI_NUMERICHOST) != 0)
 		return 0;
 	return ip_parse(text, &ip) == 0 && trusted(sc, &ip);
 }
