@@ -191,7 +191,7 @@ open_session(struct req *r, const struct serve_user *u, int remember, char *cook
 	if (remember)
 		snprintf(maxage, sizeof maxage, "; Max-Age=%lld", (long long)(ttl / 1000));
 	snprintf(cookie, len, "%s=%s; Path=/; HttpOnly; SameSite=Strict%s%s", SERVE_COOKIE, token,
-	    r->srv->tls ? "; Secure" : "", maxage);
+	    serve_secure(r) ? "; Secure" : "", maxage);
 	sodium_memzero(token, sizeof token);
 	return rc;
 }
@@ -265,7 +265,7 @@ api_logout(struct req *r)
 	if (db_exec(r->db, err, "DELETE FROM jobq_sessions WHERE token_hash = %q", hash) != DB_OK)
 		return serve_db_error(r, "close a session", err);
 	snprintf(clear, sizeof clear, "%s=; Path=/; HttpOnly; SameSite=Strict%s; Max-Age=0", SERVE_COOKIE,
-	    r->srv->tls ? "; Secure" : "");
+	    serve_secure(r) ? "; Secure" : "");
 	x.set_cookie = clear;
 	return serve_respond(r, 200, "application/json; charset=utf-8", "{}", 2, &x);
 }

@@ -21,6 +21,7 @@ exec = $HANDLERS/echo.sh
 
 [serve]
 login_rate = 3/1m
+allow_plain_http = yes
 
 [user alice]
 password_hash = $PWHASH
