@@ -58,7 +58,8 @@ print_list(const struct sessions_user *u, size_t n, int json)
 		printf("nobody is logged in\n");
 	for (i = 0; i < n; i++)
 		printf("%-20s %4llu session%s  last login %s UTC from %s\n", u[i].user,
-		    (unsigned long long)u[i].count, u[i].count == 1 ? " " : "s", u[i].last_login, u[i].last_address);
+		    (unsigned long long)u[i].count, u[i].count == 1 ? " " : "s", u[i].last_login,
+		    u[i].last_address);
 }
 
 /* Who ends sessions from the command line, for the audit: the account
@@ -82,7 +83,8 @@ end_sessions(struct db *db, const char *user)
 		return EX_UNAVAILABLE;
 	}
 	who(by, sizeof by);
-	snprintf(detail, sizeof detail, "user %s: %llu session%s", user, (unsigned long long)n, n == 1 ? "" : "s");
+	snprintf(
+	    detail, sizeof detail, "user %s: %llu session%s", user, (unsigned long long)n, n == 1 ? "" : "s");
 	if (audit_add(db, by, "", "end-sessions", 0, detail, err) != DB_OK)
 		cli_error("sessions end: ended, but the audit table refused the record: %s", err);
 	printf("%llu session%s of %s ended\n", (unsigned long long)n, n == 1 ? "" : "s", user);

@@ -100,7 +100,8 @@ end_session(struct req *r, const char *hash, const char *user)
 	if (db_exec(r->db, err, "DELETE FROM jobq_sessions WHERE token_hash = %q", hash) != DB_OK ||
 	    (db_affected(r->db) > 0 &&
 	        audit_add(r->db, user, r->addr, "session-end", 0,
-	            conf_serve_user(r->srv->conf, user) == NULL ? "the user was removed" : "the password changed",
+	            conf_serve_user(r->srv->conf, user) == NULL ? "the user was removed"
+	                                                        : "the password changed",
 	            err) != DB_OK))
 		log_error("serve: end a session of %s: %s", user, err);
 }
@@ -154,7 +155,8 @@ serve_csrf_ok(struct req *r)
 /* Stores a new session of u, tied to u's password hash as it is now;
  * fills the cookie header. */
 int
-serve_session_open(struct req *r, const struct serve_user *u, int remember, char *cookie, size_t len, char *err)
+serve_session_open(
+    struct req *r, const struct serve_user *u, int remember, char *cookie, size_t len, char *err)
 {
 	const struct serve_conf *sc = &r->srv->conf->serve;
 	int64_t ttl = remember ? sc->remember_ttl_ms : sc->session_ttl_ms;
@@ -170,7 +172,8 @@ serve_session_open(struct req *r, const struct serve_user *u, int remember, char
 	 * failed logins). */
 	db_exec(r->db, err, "DELETE FROM jobq_sessions WHERE expires_at < UTC_TIMESTAMP(6) LIMIT 100");
 	rc = db_exec(r->db, err,
-	    "INSERT INTO jobq_sessions (token_hash, username, csrf_token, remember, address, expires_at, pw_tag)"
+	    "INSERT INTO jobq_sessions"
+	    " (token_hash, username, csrf_token, remember, address, expires_at, pw_tag)"
 	    " VALUES (%q, %q, %q, %d, %q, UTC_TIMESTAMP(6) + INTERVAL %I MICROSECOND, %q)",
 	    hash, u->name, r->csrf, remember, r->addr, ttl * 1000, tag);
 	if (remember)

@@ -30,8 +30,8 @@ enum slot_state { SLOT_FREE, SLOT_QUEUED, SLOT_DONE };
 struct slot {
 	enum slot_state state;
 	struct MHD_Connection *conn;
-	uint64_t seq;     /* submission order: first come, first hashed */
-	time_t done_at;   /* when state became SLOT_DONE */
+	uint64_t seq;   /* submission order: first come, first hashed */
+	time_t done_at; /* when state became SLOT_DONE */
 	struct login_check check;
 };
 

@@ -11,12 +11,12 @@
 /* What a login hands to the thread and gets back. */
 struct login_check {
 	char name[NAME_MAX_LEN + 1];
-	char hash[160];       /* the user's argon2id hash, or the dummy one */
-	char password[1024];  /* wiped once verified */
-	uint64_t failure_id;  /* its reserved row of jobq_login_failures */
+	char hash[160];      /* the user's argon2id hash, or the dummy one */
+	char password[1024]; /* wiped once verified */
+	uint64_t failure_id; /* its reserved row of jobq_login_failures */
 	int remember;
 	unsigned char body_sha[32]; /* of the request: tells a reused connection apart */
-	int good;             /* set by the thread: the password matched */
+	int good;                   /* set by the thread: the password matched */
 };
 
 int serve_hasher_start(void);

@@ -68,7 +68,8 @@ count(struct req *r, const char *name, int64_t *n_addr, int64_t *n_name, int64_t
 int
 serve_limit_reserve(struct req *r, const char *name, uint64_t *id, int64_t *retry_s, char *err)
 {
-	int64_t max = r->srv->conf->serve.login_rate_max, us = r->srv->conf->serve.login_rate_window_ms * 1000;
+	int64_t max = r->srv->conf->serve.login_rate_max,
+	        us = r->srv->conf->serve.login_rate_window_ms * 1000;
 	int64_t n_addr = 0, n_name = 0, wait_addr = 0, wait_name = 0;
 	int rc;
 
@@ -76,9 +77,10 @@ serve_limit_reserve(struct req *r, const char *name, uint64_t *id, int64_t *retr
 	*retry_s = 0;
 	/* Rows out of the window count for nothing: a few go each time. */
 	db_exec(r->db, err,
-	    "DELETE FROM jobq_login_failures WHERE at < UTC_TIMESTAMP(6) - INTERVAL %I MICROSECOND LIMIT 20", us);
-	if ((rc = db_exec(r->db, err, "INSERT INTO jobq_login_failures (username, address) VALUES (%q, %q)", name,
-	         r->addr)) != DB_OK)
+	    "DELETE FROM jobq_login_failures WHERE at < UTC_TIMESTAMP(6) - INTERVAL %I MICROSECOND LIMIT 20",
+	    us);
+	if ((rc = db_exec(r->db, err, "INSERT INTO jobq_login_failures (username, address) VALUES (%q, %q)",
+	         name, r->addr)) != DB_OK)
 		return rc;
 	*id = db_insert_id(r->db);
 	if ((rc = count(r, name, &n_addr, &n_name, &wait_addr, &wait_name, err)) != DB_OK) {

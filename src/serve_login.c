@@ -129,7 +129,8 @@ api_login(struct req *r)
 	struct login_check c;
 	MHD_RESULT ret;
 
-	crypto_hash_sha256(sha, (const unsigned char *)(r->body.data != NULL ? r->body.data : ""), r->body.len);
+	crypto_hash_sha256(
+	    sha, (const unsigned char *)(r->body.data != NULL ? r->body.data : ""), r->body.len);
 	if (!serve_hasher_take(r->conn, sha, &c))
 		return login_start(r, sha);
 	ret = login_finish(r, &c);

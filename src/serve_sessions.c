@@ -34,7 +34,8 @@ api_sessions(struct req *r)
 		ADD_NUM(u, "sessions", 0);
 		for (j = 0; j < n; j++)
 			if (strcmp(list[j].user, sc->users[i]->name) == 0) {
-				cJSON_ReplaceItemInObject(u, "sessions", cJSON_CreateNumber((double)list[j].count));
+				cJSON_ReplaceItemInObject(
+				    u, "sessions", cJSON_CreateNumber((double)list[j].count));
 				cJSON_AddStringToObject(u, "last_login", list[j].last_login);
 				cJSON_AddStringToObject(u, "last_address", list[j].last_address);
 			}
@@ -63,7 +64,8 @@ api_sessions_end(struct req *r)
 		cJSON_Delete(in);
 		return serve_db_error(r, "end sessions", err);
 	}
-	snprintf(detail, sizeof detail, "user %s: %llu session%s", name, (unsigned long long)n, n == 1 ? "" : "s");
+	snprintf(
+	    detail, sizeof detail, "user %s: %llu session%s", name, (unsigned long long)n, n == 1 ? "" : "s");
 	serve_audit(r, "end-sessions", 0, detail);
 	cJSON_Delete(in);
 	doc = cJSON_CreateObject();

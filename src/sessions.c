@@ -53,7 +53,8 @@ sessions_end_user(struct db *db, const char *user, uint64_t *ended, char *err)
 
 /* Ends the sessions of one (user, tag) pair and audits it. */
 static int
-end_pair(struct db *db, const struct conf *c, const char *user, const char *tag, const char *address, char *err)
+end_pair(
+    struct db *db, const struct conf *c, const char *user, const char *tag, const char *address, char *err)
 {
 	char detail[128];
 	uint64_t n;
@@ -102,7 +103,8 @@ sessions_list(struct db *db, struct sessions_user **list, size_t *n, char *err)
 	    "SELECT s.username, COUNT(*), DATE_FORMAT(MAX(s.created_at), '%%Y-%%m-%%d %%H:%%i:%%s'),"
 	    " (SELECT t.address FROM jobq_sessions t WHERE t.username = s.username"
 	    "  ORDER BY t.created_at DESC LIMIT 1)"
-	    " FROM jobq_sessions s WHERE s.expires_at > UTC_TIMESTAMP(6) GROUP BY s.username ORDER BY s.username");
+	    " FROM jobq_sessions s WHERE s.expires_at > UTC_TIMESTAMP(6) GROUP BY s.username ORDER BY "
+	    "s.username");
 	if (res == NULL)
 		return rc;
 	*list = xcalloc(db_res_rows(res) + 1, sizeof **list);
