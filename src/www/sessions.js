@@ -2,7 +2,27 @@
  * dashboard user, its role and live sessions (from /api/sessions), and a
  * button that logs the user out everywhere (/api/sessions/end). */
 
-import { act, api, el, setMain } from "./common.js";
+import { act, api, app, el, setMain, shell, toast } from "./common.js";
+
+/* Ends every session of user, after asking.  Ending one's own ends this
+ * browser's too: the login form comes at once, before a refresh would
+ * ask with the dead session. */
+async function endSessions(user) {
+  if (!confirm("End every session of " + user + "?")) return;
+  if (user !== app.me.user) {
+    act("/api/sessions/end", { user }, (r) => "Ended " + r.ended + " session(s) of " + user);
+    return;
+  }
+  try {
+    await api("/api/sessions/end", { user });
+  } catch (e) {
+    if (e.status !== 401) toast(e.message, true);
+    return;
+  }
+  app.me = null;
+  shell.showLogin();
+  toast("Every session of yours was ended: log in again");
+}
 
 export async function pageSessions() {
   const d = await api("/api/sessions");
@@ -21,8 +41,5 @@ export async function pageSessions() {
         el("td", { class: "wide" }, u.last_login || ""),
         el("td", { class: "wide mono" }, u.last_address || ""),
         el("td", {}, u.sessions === 0 ? null :
-          el("button", { class: "end-sessions", on: { click: () => {
-            if (confirm("End every session of " + u.user + "?"))
-              act("/api/sessions/end", { user: u.user }, (r) => "Ended " + r.ended + " session(s) of " + u.user);
-          } } }, "End sessions")))))));
+          el("button", { class: "end-sessions", on: { click: () => endSessions(u.user) } }, "End sessions")))))));
 }
