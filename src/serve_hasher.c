@@ -9,6 +9,7 @@
  * thread through SERVE_HASHER_SLOTS slots, and is resumed when the answer
  * is there.  When every slot is taken the login is refused at once (503)
  * instead of queueing: a flood costs the pages nothing but the refusals.
+ * One address holds at most one slot at a time.
  *
  * Each slot belongs to one connection from submit to take.  A client that
  * went away while suspended is never taken; its slot is reclaimed once it
@@ -55,17 +56,22 @@ reclaim_stale(void)
 		}
 }
 
-/* A free slot, or NULL.  Called with the lock held. */
+/* A free slot for a check from addr, or NULL: none is free, or addr
+ * already holds one (so that one address flooding logins leaves the other
+ * slots to everyone else).  Called with the lock held. */
 static struct slot *
-free_slot(void)
+free_slot(const char *addr)
 {
+	struct slot *free = NULL;
 	size_t i;
 
 	reclaim_stale();
 	for (i = 0; i < SERVE_HASHER_SLOTS; i++)
 		if (slots[i].state == SLOT_FREE)
-			return &slots[i];
-	return NULL;
+			free = free != NULL ? free : &slots[i];
+		else if (strcmp(slots[i].check.addr, addr) == 0)
+			return NULL;
+	return free;
 }
 
 /* The oldest queued slot, or NULL.  Called with the lock held. */
@@ -122,16 +128,16 @@ serve_hasher_start(void)
 	return 0;
 }
 
-/* Whether a submit would find a slot now: lets a login skip its database
- * work when it would be refused anyway.  Only a hint (another thread may
- * take the slot first): submit decides. */
+/* Whether a submit from addr would find a slot now: lets a login skip
+ * its database work when it would be refused anyway.  Only a hint
+ * (another thread may take the slot first): submit decides. */
 int
-serve_hasher_has_room(void)
+serve_hasher_has_room(const char *addr)
 {
 	int room;
 
 	pthread_mutex_lock(&lock);
-	room = free_slot() != NULL;
+	room = free_slot(addr) != NULL;
 	pthread_mutex_unlock(&lock);
 	return room;
 }
@@ -146,7 +152,7 @@ serve_hasher_submit(struct MHD_Connection *conn, const struct login_check *in)
 	struct slot *s;
 
 	pthread_mutex_lock(&lock);
-	if ((s = free_slot()) == NULL) {
+	if ((s = free_slot(in->addr)) == NULL) {
 		pthread_mutex_unlock(&lock);
 		return -1;
 	}

@@ -11,6 +11,7 @@
 /* What a login hands to the thread and gets back. */
 struct login_check {
 	char name[NAME_MAX_LEN + 1];
+	char addr[64];       /* the client's: one slot per address at a time */
 	char hash[160];      /* the user's argon2id hash, or the dummy one */
 	char password[1024]; /* wiped once verified */
 	uint64_t failure_id; /* its reserved row of jobq_login_failures */
@@ -20,7 +21,7 @@ struct login_check {
 };
 
 int serve_hasher_start(void);
-int serve_hasher_has_room(void);
+int serve_hasher_has_room(const char *addr);
 int serve_hasher_submit(struct MHD_Connection *conn, const struct login_check *in);
 int serve_hasher_take(struct MHD_Connection *conn, const unsigned char *body_sha, struct login_check *out);
 
