@@ -30,14 +30,17 @@
 #include "serve_conn.h"
 #include "serve_enqueue.h"
 #include "serve_failed.h"
+#include "serve_hasher.h"
 #include "serve_head.h"
 #include "serve_http.h"
 #include "serve_jobs.h"
+#include "serve_login.h"
 #include "serve_metrics.h"
 #include "serve_overview.h"
 #include "serve_proxy.h"
 #include "serve_queues.h"
 #include "serve_schedules.h"
+#include "serve_sessions.h"
 #include "serve_static.h"
 #include "serve_thread.h"
 #include "serve_workers.h"
@@ -76,6 +79,7 @@ static const struct route routes[] = {
 	{ "GET", "/enqueue", ANYONE, serve_page },
 	{ "GET", "/schedules", ANYONE, serve_page },
 	{ "GET", "/schedules/*", ANYONE, serve_page },
+	{ "GET", "/sessions", ANYONE, serve_page },
 	{ "GET", "/static/*", ANYONE, serve_static },
 	{ "GET", "/metrics", METRICS, serve_metrics },
 	{ "POST", "/api/login", ANYONE, api_login },
@@ -103,6 +107,8 @@ static const struct route routes[] = {
 	{ "POST", "/api/schedules/run-now", ADMIN, api_schedule_run_now },
 	{ "POST", "/api/schedules/edit", ADMIN, api_schedule_edit },
 	{ "GET", "/api/cron", VIEWER, api_cron_preview },
+	{ "GET", "/api/sessions", ADMIN, api_sessions },
+	{ "POST", "/api/sessions/end", ADMIN, api_sessions_end },
 };
 
 /* Matches url against a route's path; fills r->id and r->rest. */
@@ -426,7 +432,7 @@ static int
 start_daemon(struct listener *l, char *err)
 {
 	struct serve *s = l->srv;
-	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG | MHD_ALLOW_SUSPEND_RESUME;
 	struct MHD_OptionItem opts[8];
 	size_t n = 0;
 
@@ -623,6 +629,7 @@ serve_run(const struct conf *c, const char *listen_at, char *err)
 		wait_for_stop(&set);
 		rc = 0;
 	}
+	serve_hasher_stop(); /* no login left suspended */
 	listener_stop(&main_l);
 	listener_stop(&metrics_l);
 	serve_overview_stop();
