@@ -166,6 +166,10 @@ struct serve_conf {
 	char *metrics_listen;      /* ADDR:PORT of /metrics alone; NULL: on listen */
 	struct serve_net *trusted_proxies; /* whose X-Forwarded-For is believed */
 	size_t ntrusted_proxies;
+	char *public_url;     /* the address people type; NULL: not said */
+	int public_https;     /* public_url is https://: Secure cookies, HSTS */
+	int allow_plain_http; /* plain HTTP on a non-loopback listen address */
+	char **allowed_hosts; /* the Host names answered; NULL: any */
 	struct serve_user **users;
 	size_t nusers;
 };

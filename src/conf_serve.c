@@ -134,6 +134,43 @@ readable_file(struct loader *ld, const struct entry *e, char **dst)
 	ld_str(dst, e->value);
 }
 
+/* public_url = https://jobs.example.com/: what people type.  An https
+ * address makes every cookie Secure and every response carry HSTS, even
+ * behind a proxy that says nothing of the scheme. */
+static void
+public_url(struct loader *ld, struct serve_conf *s, const struct entry *e)
+{
+	const char *v = e->value;
+	size_t skip = strncmp(v, "https://", 8) == 0 ? 8 : strncmp(v, "http://", 7) == 0 ? 7 : 0;
+
+	if (skip == 0 || v[skip] == '\0' || v[skip] == '/' || strpbrk(v, " \t") != NULL)
+		ld_error(ld, e->line,
+		    "public_url: expected http://HOST[:PORT]/ or https://HOST[:PORT]/, not '%s'", v);
+	s->public_https = skip == 8;
+	ld_str(&s->public_url, v);
+}
+
+/* allowed_hosts = jobs.example.com, localhost, 127.0.0.1: the names the
+ * Host header may carry (a port after them is ignored); case does not
+ * matter.  The defence against DNS rebinding (see jobq.ini(5)). */
+static void
+allowed_hosts(struct loader *ld, struct serve_conf *s, const struct entry *e)
+{
+	char **v;
+	int n, i;
+
+	strv_free(s->allowed_hosts);
+	s->allowed_hosts = NULL;
+	if ((n = split_list(e->value, &v)) <= 0) {
+		ld_error(ld, e->line, "allowed_hosts: expected host names separated by commas");
+		return;
+	}
+	for (i = 0; i < n; i++)
+		if (strpbrk(v[i], " \t/@") != NULL)
+			ld_error(ld, e->line, "allowed_hosts: '%s' is not a host name or address", v[i]);
+	s->allowed_hosts = v;
+}
+
 static int
 ttl(struct loader *ld, const struct entry *e, int64_t *out)
 {
@@ -172,6 +209,12 @@ conf_serve_load(struct loader *ld, struct conf *c, const struct section *sec)
 			listen_addr(ld, e, &s->metrics_listen);
 		else if (strcmp(e->key, "trusted_proxies") == 0)
 			trusted_proxies(ld, s, e);
+		else if (strcmp(e->key, "public_url") == 0)
+			public_url(ld, s, e);
+		else if (strcmp(e->key, "allowed_hosts") == 0)
+			allowed_hosts(ld, s, e);
+		else if (strcmp(e->key, "allow_plain_http") == 0)
+			ld_bool(ld, e, &s->allow_plain_http);
 		else if (strcmp(e->key, "overview_cache") == 0) {
 			if (ld_duration(ld, e, &s->overview_cache_ms, 0) == 0 &&
 			    s->overview_cache_ms > 3600 * 1000LL)
@@ -233,6 +276,8 @@ conf_serve_free(struct conf *c)
 	free(s->metrics_token);
 	free(s->metrics_listen);
 	free(s->trusted_proxies);
+	free(s->public_url);
+	strv_free(s->allowed_hosts);
 	for (i = 0; i < s->nusers; i++) {
 		free(s->users[i]->name);
 		free(s->users[i]->password_hash);

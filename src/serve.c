@@ -1,7 +1,8 @@
 /* serve.c -- the dashboard's daemon, the top of its files: the route
  * table, the router and the libmicrohttpd daemon with its clean shutdown.
  * It calls down into the page handlers (serve_*.c) and the HTTP layer
- * under them (serve_http.c, serve_thread.c, serve_proxy.c); none of those
+ * under them (serve_http.c, serve_thread.c, serve_proxy.c, serve_head.c,
+ * serve_conn.c: the connection limits and deadlines); none of those
  * calls back up.
  *
  * libmicrohttpd runs a small pool of threads; each answers its requests
@@ -26,20 +27,30 @@
 #include "log.h"
 #include "serve.h"
 #include "serve_auth.h"
+#include "serve_conn.h"
 #include "serve_enqueue.h"
 #include "serve_failed.h"
+#include "serve_hasher.h"
+#include "serve_head.h"
 #include "serve_http.h"
 #include "serve_jobs.h"
+#include "serve_login.h"
 #include "serve_metrics.h"
 #include "serve_overview.h"
 #include "serve_proxy.h"
 #include "serve_queues.h"
 #include "serve_schedules.h"
+#include "serve_sessions.h"
 #include "serve_static.h"
 #include "serve_thread.h"
 #include "serve_workers.h"
 
+/* The most body a request may carry: a logged-in POST up to 4 MiB (an
+ * enqueue's payload); the one POST open to anyone (the login) 16 KiB, so
+ * nobody can make us buffer megabytes before knowing who they are;
+ * anything else none. */
 #define SERVE_BODY_MAX (4 * 1024 * 1024)
+#define SERVE_BODY_ANON (16 * 1024)
 
 enum need {
 	ANYONE,  /* pages, static files, the login itself */
@@ -68,6 +79,7 @@ static const struct route routes[] = {
 	{ "GET", "/enqueue", ANYONE, serve_page },
 	{ "GET", "/schedules", ANYONE, serve_page },
 	{ "GET", "/schedules/*", ANYONE, serve_page },
+	{ "GET", "/sessions", ANYONE, serve_page },
 	{ "GET", "/static/*", ANYONE, serve_static },
 	{ "GET", "/metrics", METRICS, serve_metrics },
 	{ "POST", "/api/login", ANYONE, api_login },
@@ -95,6 +107,8 @@ static const struct route routes[] = {
 	{ "POST", "/api/schedules/run-now", ADMIN, api_schedule_run_now },
 	{ "POST", "/api/schedules/edit", ADMIN, api_schedule_edit },
 	{ "GET", "/api/cron", VIEWER, api_cron_preview },
+	{ "GET", "/api/sessions", ADMIN, api_sessions },
+	{ "POST", "/api/sessions/end", ADMIN, api_sessions_end },
 };
 
 /* Matches url against a route's path; fills r->id and r->rest. */
@@ -141,7 +155,7 @@ guard(struct req *r, const struct route *rt)
 	int post = strcmp(rt->method, "POST") == 0, rc;
 
 	if (rt->need == VIEWER || rt->need == ADMIN) {
-		if ((rc = serve_session(r)) == 500)
+		if ((rc = r->user != NULL ? 0 : serve_session(r)) == 500)
 			return serve_error(r, 500, "internal error (the server log has the detail)");
 		if (rc != 0)
 			return serve_error(r, 401, "not logged in");
@@ -150,8 +164,6 @@ guard(struct req *r, const struct route *rt)
 		if (rt->need == ADMIN && !r->user->admin)
 			return serve_error(r, 403, "this needs the admin role");
 	}
-	if (post && r->too_large)
-		return serve_error(r, 413, "request body too large");
 	if (post && !is_json(r))
 		return serve_error(r, 400, "expected a JSON body (Content-Type: application/json)");
 	return rt->handler(r);
@@ -167,25 +179,37 @@ served_here(const struct req *r, const struct route *rt)
 	return r->metrics_listener == (rt->need == METRICS);
 }
 
+/* The route of r's method and path, or NULL; allow collects the
+ * methods its path takes otherwise. */
+static const struct route *
+find_route(struct req *r, char *allow, size_t allowlen)
+{
+	const char *method = strcmp(r->method, "HEAD") == 0 ? "GET" : r->method;
+	size_t i;
+
+	*allow = '\0';
+	for (i = 0; i < ARRAY_LEN(routes); i++) {
+		if (!served_here(r, &routes[i]) || !path_match(routes[i].path, r->url, r))
+			continue;
+		if (strcmp(routes[i].method, method) == 0)
+			return &routes[i];
+		if (strstr(allow, routes[i].method) == NULL)
+			snprintf(allow + strlen(allow), allowlen - strlen(allow), "%s%s", *allow ? ", " : "",
+			    strcmp(routes[i].method, "GET") == 0 ? "GET, HEAD" : routes[i].method);
+	}
+	return NULL;
+}
+
 /* Finds the route: 404 for an unknown path, 405 (with Allow) for a
  * known path asked with another method. */
 static MHD_RESULT
 dispatch(struct req *r)
 {
-	const char *method = strcmp(r->method, "HEAD") == 0 ? "GET" : r->method;
-	char allow[64] = "";
-	size_t i;
+	char allow[64];
+	const struct route *rt = find_route(r, allow, sizeof allow);
 
-	for (i = 0; i < ARRAY_LEN(routes); i++) {
-		if (!served_here(r, &routes[i]) || !path_match(routes[i].path, r->url, r))
-			continue;
-		if (strcmp(routes[i].method, method) == 0)
-			return guard(r, &routes[i]);
-		if (strstr(allow, routes[i].method) == NULL)
-			snprintf(allow + strlen(allow), sizeof allow - strlen(allow), "%s%s",
-			    *allow ? ", " : "",
-			    strcmp(routes[i].method, "GET") == 0 ? "GET, HEAD" : routes[i].method);
-	}
+	if (rt != NULL)
+		return guard(r, rt);
 	if (*allow != '\0') {
 		struct resp_extra x = { 0 };
 		static const char body[] = "{\"error\":\"method not allowed\"}";
@@ -207,51 +231,118 @@ struct listener {
 	int fd;
 	char bound[128]; /* the address it listens on */
 	struct MHD_Daemon *d;
+	struct serve_conns *conns; /* per-address limit, request deadline */
 	char *cert, *key;
 };
 
+/* libmicrohttpd's URI log callback: the first thing seen of each
+ * request, with the URL still raw.  Makes the request (what the access
+ * handler gets as *con_cls) and notes an encoded NUL, which decoding
+ * would hide. */
+static void *
+on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
+{
+	struct listener *l = cls;
+	struct req *r = xcalloc(1, sizeof *r);
+
+	r->srv = l->srv;
+	r->metrics_listener = l->metrics;
+	r->conn = conn;
+	r->nul_in_url = serve_head_url_has_nul(uri);
+	buf_init(&r->body);
+	return r;
+}
+
+/* How much body r may carry (see SERVE_BODY_MAX); a POST that needs a
+ * session has it checked here, before any of its body is read.  0, or
+ * -1 when r was answered (*ret) already. */
+static int
+body_bound(struct req *r, MHD_RESULT *ret)
+{
+	char allow[64];
+	const struct route *rt = find_route(r, allow, sizeof allow);
+	int rc;
+
+	r->body_max = 0;
+	if (rt == NULL) /* 404 or 405, whatever the body */
+		return *ret = dispatch(r), -1;
+	if (strcmp(rt->method, "POST") != 0)
+		return 0;
+	if (rt->need == ANYONE || rt->need == METRICS) {
+		r->body_max = SERVE_BODY_ANON;
+		return 0;
+	}
+	if ((r->db = serve_thread_db(r->srv)) == NULL || (rc = serve_session(r)) == 500)
+		return *ret = serve_error(r, 500, "internal error (the server log has the detail)"), -1;
+	if (rc != 0)
+		return *ret = serve_error(r, 401, "not logged in"), -1;
+	r->body_max = SERVE_BODY_MAX;
+	return 0;
+}
+
+/* The access handler's first call, with the whole head: refuses what
+ * serve_head_check refuses, a request without a session whose route
+ * needs one, and a declared body over its bound (413), all before any
+ * body is read.  0 to go on, or -1 when r was answered (*ret). */
+static int
+on_head(struct req *r, MHD_RESULT *ret)
+{
+	const char *msg;
+	unsigned status;
+
+	r->head_checked = 1;
+	serve_client_address(r);
+	if ((status = serve_head_check(r, &msg)) != 0)
+		return *ret = serve_error(r, status, msg), -1;
+	if (body_bound(r, ret) < 0)
+		return -1;
+	if (serve_head_declared_length(r) > r->body_max)
+		return *ret = serve_error(r, 413, "request body too large"), -1;
+	return 0;
+}
+
 /* libmicrohttpd's access handler: called once with the headers, then
  * with each piece of the body, then once more with none; the request is
- * answered on that last call. */
+ * answered on that last call.  A chunked body past its bound closes the
+ * connection (libmicrohttpd cannot answer in the middle of a body). */
 static MHD_RESULT
 on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *method, const char *version,
     const char *upload, size_t *upload_size, void **con_cls)
 {
-	struct listener *l = cls;
 	struct req *r = *con_cls;
+	MHD_RESULT ret;
 
-	(void)version;
-	if (r == NULL) {
-		r = xcalloc(1, sizeof *r);
-		r->srv = l->srv;
-		r->metrics_listener = l->metrics;
-		r->conn = conn;
+	(void)cls, (void)version;
+	if (!r->head_checked) {
 		r->url = url;
 		r->method = method;
-		buf_init(&r->body);
-		serve_client_address(r);
-		*con_cls = r;
-		return MHD_YES;
+		return on_head(r, &ret) < 0 ? ret : MHD_YES;
 	}
 	if (*upload_size > 0) {
-		if (r->body.len + *upload_size > SERVE_BODY_MAX)
-			r->too_large = 1;
-		else
-			buf_add(&r->body, upload, *upload_size);
+		if (r->body.len + *upload_size > r->body_max) {
+			log_info("serve: %s %s %s: body over %zu bytes; connection closed", r->addr, method,
+			    url, r->body_max);
+			return MHD_NO;
+		}
+		buf_add(&r->body, upload, *upload_size);
 		*upload_size = 0;
 		return MHD_YES;
 	}
-	if ((r->db = serve_thread_db(r->srv)) == NULL)
+	serve_conn_mark(conn, 1);
+	if (r->db == NULL && (r->db = serve_thread_db(r->srv)) == NULL)
 		return serve_error(r, 500, "internal error (the server log has the detail)");
 	return dispatch(r);
 }
 
+/* The request is over (answered, or its connection closed): frees it;
+ * the connection's next request starts its deadline now. */
 static void
 on_completed(void *cls, struct MHD_Connection *conn, void **con_cls, enum MHD_RequestTerminationCode toe)
 {
 	struct req *r = *con_cls;
 
-	(void)cls, (void)conn, (void)toe;
+	(void)cls, (void)toe;
+	serve_conn_mark(conn, 0);
 	if (r == NULL)
 		return;
 	buf_free(&r->body);
@@ -300,7 +391,7 @@ open_listener(const char *listen_at, char *bound, size_t boundlen, char *err)
 		return errf(err, "listen %s: %s", listen_at, gai_strerror(e)), -1;
 	fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
 	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0 ||
-	    bind(fd, ai->ai_addr, ai->ai_addrlen) < 0 || listen(fd, 64) < 0) {
+	    bind(fd, ai->ai_addr, ai->ai_addrlen) < 0 || listen(fd, SOMAXCONN) < 0) {
 		errf(err, "listen on %s: %s", listen_at, strerror(errno));
 		if (fd >= 0)
 			close(fd);
@@ -332,12 +423,16 @@ slurp(const char *path, char *err)
 }
 
 /* Starts libmicrohttpd on l->fd: a pool of SERVE_THREADS threads for
- * the dashboard, its one polling thread for a metrics-only listener. */
+ * the dashboard, its one polling thread for a metrics-only listener.
+ * epoll (or poll) rather than select, which cannot watch an fd past
+ * 1023, and a global limit of 4096 connections (512 for metrics) or what
+ * the file limit leaves: with the per-address limit and the request
+ * deadline of serve_conn.c, hundreds of slow clients leave room. */
 static int
 start_daemon(struct listener *l, char *err)
 {
 	struct serve *s = l->srv;
-	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG | MHD_ALLOW_SUSPEND_RESUME;
 	struct MHD_OptionItem opts[8];
 	size_t n = 0;
 
@@ -354,15 +449,56 @@ start_daemon(struct listener *l, char *err)
 		opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_CERT, 0, l->cert };
 		opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_KEY, 0, l->key };
 	}
+	flags |= MHD_is_feature_supported(MHD_FEATURE_EPOLL) == MHD_YES ? MHD_USE_EPOLL : MHD_USE_POLL;
 	if (!l->metrics)
 		opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_THREAD_POOL_SIZE, SERVE_THREADS, NULL };
 	opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_TIMEOUT, 30, NULL };
-	opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_LIMIT, 128, NULL };
+	opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_LIMIT,
+		l->metrics ? serve_conn_limit(512, 8) : serve_conn_limit(4096, 2), NULL };
 	opts[n++] = (struct MHD_OptionItem){ MHD_OPTION_END, 0, NULL };
+	if ((l->conns = serve_conn_new(&s->conf->serve, l->metrics ? "metrics_listen" : "listen")) == NULL)
+		return errf(err, "cannot start the connection reaper: out of resources"), -1;
 	l->d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, l, MHD_OPTION_LISTEN_SOCKET, l->fd,
-	    MHD_OPTION_NOTIFY_COMPLETED, on_completed, l, MHD_OPTION_ARRAY, opts, MHD_OPTION_END);
+	    MHD_OPTION_URI_LOG_CALLBACK, on_uri, l, MHD_OPTION_NOTIFY_COMPLETED, on_completed, l,
+	    MHD_OPTION_NOTIFY_CONNECTION, serve_conn_notify, l->conns, MHD_OPTION_ARRAY, opts,
+	    MHD_OPTION_END);
 	if (l->d == NULL)
 		return errf(err, "cannot start the HTTP server on %s", l->bound), -1;
+	return 0;
+}
+
+/* Whether fd listens on a loopback address only (127/8, ::1). */
+static int
+on_loopback(int fd)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof ss;
+	static const unsigned char v6_loop[16] = { [15] = 1 };
+
+	if (getsockname(fd, (struct sockaddr *)&ss, &sl) < 0)
+		return 0;
+	if (ss.ss_family == AF_INET)
+		return (ntohl(((struct sockaddr_in *)&ss)->sin_addr.s_addr) >> 24) == 127;
+	return ss.ss_family == AF_INET6 &&
+	    memcmp(((struct sockaddr_in6 *)&ss)->sin6_addr.s6_addr, v6_loop, 16) == 0;
+}
+
+/* A session cookie sent in clear over a network can be read on the way
+ * and replayed: the dashboard speaks plain HTTP only on the loopback
+ * (where a TLS proxy on the same host reaches it), unless the operator
+ * says allow_plain_http = yes (a proxy on another host, a private
+ * network).  metrics_listen carries no session and is exempt. */
+static int
+plain_http_ok(const struct listener *l, const char *at, char *err)
+{
+	const struct serve_conf *sc = &l->srv->conf->serve;
+
+	if (l->metrics || l->srv->tls || sc->allow_plain_http || on_loopback(l->fd))
+		return 1;
+	errf(err,
+	    "listen: plain HTTP on %s (not a loopback address) would send sessions in clear; "
+	    "set tls_cert and tls_key, or (behind a TLS proxy) allow_plain_http = yes",
+	    at);
 	return 0;
 }
 
@@ -376,7 +512,7 @@ listener_start(struct listener *l, struct serve *s, int metrics, const char *at,
 	l->metrics = metrics;
 	if ((l->fd = open_listener(at, l->bound, sizeof l->bound, err)) < 0)
 		return -1;
-	if (start_daemon(l, err) < 0) {
+	if (!plain_http_ok(l, at, err) || start_daemon(l, err) < 0) {
 		close(l->fd);
 		l->fd = -1;
 		return -1;
@@ -396,6 +532,7 @@ listener_stop(struct listener *l)
 		MHD_stop_daemon(l->d);
 	if (l->fd >= 0)
 		close(l->fd);
+	serve_conn_free(l->conns);
 	free(l->cert);
 	free(l->key);
 	memset(l, 0, sizeof *l);
@@ -492,6 +629,7 @@ serve_run(const struct conf *c, const char *listen_at, char *err)
 		wait_for_stop(&set);
 		rc = 0;
 	}
+	serve_hasher_stop(); /* no login left suspended */
 	listener_stop(&main_l);
 	listener_stop(&metrics_l);
 	serve_overview_stop();

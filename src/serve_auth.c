@@ -8,15 +8,17 @@
  * removing a [user] or demoting it takes effect at once. */
 #include "config.h"
 
-#include <pthread.h>
 #include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "audit.h"
 #include "log.h"
 #include "serve_auth.h"
+#include "serve_hasher.h"
 #include "serve_http.h"
+#include "sessions.h"
 
 #define SERVE_COOKIE "jobq_session"
 #define TOKEN_BYTES 32
@@ -56,24 +58,58 @@ is_token(const char *s)
 	return 1;
 }
 
-/* Prepares what logins need: libsodium and a hash to verify against
- * when the user does not exist, so an unknown name takes as long to
- * refuse as a wrong password. */
+/* Ends, at start, the sessions of users removed from the configuration
+ * or whose password changed (sessions.c).  A database that cannot be
+ * reached is only logged: the start fails on it right after, and every
+ * request checks the same again. */
+static void
+end_stale_sessions(struct serve *s)
+{
+	struct db *db = db_new(&s->conf->db);
+	char err[ERRSZ];
+
+	if (db_connect(db, 1, err) != DB_OK || sessions_end_stale(db, s->conf, "jobq serve", err) != DB_OK)
+		log_warn("serve: end the sessions of removed users: %s", err);
+	db_free(db);
+}
+
+/* Prepares what logins need: libsodium, the hashing thread and a hash to
+ * verify against when the user does not exist, so an unknown name takes
+ * as long to refuse as a wrong password. */
 int
 serve_auth_init(struct serve *s)
 {
 	char pw[TOKEN_HEX + 1];
 
-	if (sodium_init() < 0)
+	if (sodium_init() < 0 || serve_hasher_start() < 0)
 		return -1;
+	end_stale_sessions(s);
 	new_token(pw);
 	return crypto_pwhash_str(s->dummy_hash, pw, strlen(pw), crypto_pwhash_OPSLIMIT_INTERACTIVE,
 	    crypto_pwhash_MEMLIMIT_INTERACTIVE);
 }
 
+/* A session whose user was removed or whose password changed: it ends
+ * now, for good (re-adding the user does not revive it), and the audit
+ * says why.  Failures are logged: the request is refused either way. */
+static void
+end_session(struct req *r, const char *hash, const char *user)
+{
+	char err[ERRSZ];
+
+	if (db_exec(r->db, err, "DELETE FROM jobq_sessions WHERE token_hash = %q", hash) != DB_OK ||
+	    (db_affected(r->db) > 0 &&
+	        audit_add(r->db, user, r->addr, "session-end", 0,
+	            conf_serve_user(r->srv->conf, user) == NULL ? "the user was removed"
+	                                                        : "the password changed",
+	            err) != DB_OK))
+		log_error("serve: end a session of %s: %s", user, err);
+}
+
 /* Finds the request's session.  Returns 0 with r->user and r->csrf set,
- * 401 when there is no live session for a configured user, 500 when the
- * database failed (logged). */
+ * 401 when there is no live session for a configured user with the
+ * password hash it was opened with (such a session is ended), 500 when
+ * the database failed (logged). */
 int
 serve_session(struct req *r)
 {
@@ -87,7 +123,7 @@ serve_session(struct req *r)
 		return 401;
 	token_hash(cookie, hash);
 	res = db_query(r->db, &rc, err,
-	    "SELECT username, csrf_token FROM jobq_sessions WHERE token_hash = %q"
+	    "SELECT username, csrf_token, pw_tag FROM jobq_sessions WHERE token_hash = %q"
 	    " AND expires_at > UTC_TIMESTAMP(6)",
 	    hash);
 	if (res == NULL) {
@@ -95,7 +131,9 @@ serve_session(struct req *r)
 		return 500;
 	}
 	rc = 401;
-	if ((row = db_res_next(res)) != NULL && (r->user = conf_serve_user(r->srv->conf, row[0])) != NULL) {
+	if ((row = db_res_next(res)) != NULL && !sessions_tag_ok(r->srv->conf, row[0], row[2]))
+		end_session(r, hash, row[0]);
+	else if (row != NULL && (r->user = conf_serve_user(r->srv->conf, row[0])) != NULL) {
 		snprintf(r->csrf, sizeof r->csrf, "%s", row[1]);
 		rc = 0;
 	}
@@ -114,90 +152,42 @@ serve_csrf_ok(struct req *r)
 	    sodium_memcmp(got, r->csrf, TOKEN_HEX) == 0;
 }
 
-/* Failed logins in the window for the user and for the address; when
- * either reached the limit, *retry_s is how long until the oldest of
- * them leaves the window.  Returns a db_rc. */
-static int
-rate_limited(struct req *r, const char *user, int64_t *retry_s, char *err)
-{
-	const struct serve_conf *sc = &r->srv->conf->serve;
-	struct db_res *res;
-	char **row;
-	int rc;
-
-	*retry_s = 0;
-	res = db_query(r->db, &rc, err,
-	    "SELECT COUNT(*), TIMESTAMPDIFF(SECOND, UTC_TIMESTAMP(6), MIN(at) + INTERVAL %I MICROSECOND)"
-	    " FROM jobq_login_failures WHERE username = %q AND at > UTC_TIMESTAMP(6) - INTERVAL %I "
-	    "MICROSECOND"
-	    " UNION ALL SELECT COUNT(*), TIMESTAMPDIFF(SECOND, UTC_TIMESTAMP(6), MIN(at) + INTERVAL %I"
-	    " MICROSECOND) FROM jobq_login_failures WHERE address = %q"
-	    " AND at > UTC_TIMESTAMP(6) - INTERVAL %I MICROSECOND",
-	    sc->login_rate_window_ms * 1000, user, sc->login_rate_window_ms * 1000,
-	    sc->login_rate_window_ms * 1000, r->addr, sc->login_rate_window_ms * 1000);
-	if (res == NULL)
-		return rc;
-	while ((row = db_res_next(res)) != NULL)
-		if (strtoull(row[0], NULL, 10) >= sc->login_rate_max && row[1] != NULL) {
-			int64_t s = strtoll(row[1], NULL, 10) + 1;
-
-			if (s > *retry_s)
-				*retry_s = s;
-		}
-	db_res_free(res);
-	return DB_OK;
-}
-
-/* One argon2id verification at a time: each takes 64 MiB, and a burst
- * of logins must not multiply that by the threads. */
-static pthread_mutex_t verify_lock = PTHREAD_MUTEX_INITIALIZER;
-
-/* Checks the password; an unknown user costs the same work. */
-static const struct serve_user *
-verify(struct req *r, const char *name, const char *password)
-{
-	const struct serve_user *u = conf_serve_user(r->srv->conf, name);
-	const char *hash = u != NULL ? u->password_hash : r->srv->dummy_hash;
-	int good;
-
-	pthread_mutex_lock(&verify_lock);
-	good = crypto_pwhash_str_verify(hash, password, strlen(password)) == 0;
-	pthread_mutex_unlock(&verify_lock);
-	return good && u != NULL ? u : NULL;
-}
-
-/* Stores a new session; fills the cookie header. */
-static int
-open_session(struct req *r, const struct serve_user *u, int remember, char *cookie, size_t len, char *err)
+/* Stores a new session of u, tied to u's password hash as it is now;
+ * fills the cookie header. */
+int
+serve_session_open(
+    struct req *r, const struct serve_user *u, int remember, char *cookie, size_t len, char *err)
 {
 	const struct serve_conf *sc = &r->srv->conf->serve;
 	int64_t ttl = remember ? sc->remember_ttl_ms : sc->session_ttl_ms;
-	char token[TOKEN_HEX + 1], hash[TOKEN_HEX + 1];
+	char token[TOKEN_HEX + 1], hash[TOKEN_HEX + 1], tag[SESSIONS_TAG_LEN + 1];
 	char maxage[48] = "";
 	int rc;
 
 	new_token(token);
 	new_token(r->csrf);
 	token_hash(token, hash);
-	/* Expired sessions and old failures go a few at a time. */
+	sessions_tag(u->password_hash, tag);
+	/* Expired sessions go a few at a time (serve_limit.c prunes old
+	 * failed logins). */
 	db_exec(r->db, err, "DELETE FROM jobq_sessions WHERE expires_at < UTC_TIMESTAMP(6) LIMIT 100");
-	db_exec(r->db, err,
-	    "DELETE FROM jobq_login_failures WHERE at < UTC_TIMESTAMP(6) - INTERVAL 1 DAY"
-	    " LIMIT 100");
 	rc = db_exec(r->db, err,
-	    "INSERT INTO jobq_sessions (token_hash, username, csrf_token, remember, address, expires_at)"
-	    " VALUES (%q, %q, %q, %d, %q, UTC_TIMESTAMP(6) + INTERVAL %I MICROSECOND)",
-	    hash, u->name, r->csrf, remember, r->addr, ttl * 1000);
+	    "INSERT INTO jobq_sessions"
+	    " (token_hash, username, csrf_token, remember, address, expires_at, pw_tag)"
+	    " VALUES (%q, %q, %q, %d, %q, UTC_TIMESTAMP(6) + INTERVAL %I MICROSECOND, %q)",
+	    hash, u->name, r->csrf, remember, r->addr, ttl * 1000, tag);
 	if (remember)
 		snprintf(maxage, sizeof maxage, "; Max-Age=%lld", (long long)(ttl / 1000));
 	snprintf(cookie, len, "%s=%s; Path=/; HttpOnly; SameSite=Strict%s%s", SERVE_COOKIE, token,
-	    r->srv->tls ? "; Secure" : "", maxage);
+	    serve_secure(r) ? "; Secure" : "", maxage);
 	sodium_memzero(token, sizeof token);
 	return rc;
 }
 
-static cJSON *
-me_doc(struct req *r)
+/* What /api/me and a login answer: the user, the role, the CSRF token
+ * and the time zone the pages show. */
+cJSON *
+serve_me_doc(struct req *r)
 {
 	cJSON *doc = cJSON_CreateObject();
 
@@ -206,50 +196,6 @@ me_doc(struct req *r)
 	cJSON_AddStringToObject(doc, "csrf", r->csrf);
 	cJSON_AddStringToObject(doc, "timezone", r->srv->conf->worker.timezone);
 	return doc;
-}
-
-/* POST /api/login {"user", "password", "remember"}: 200 and a session
- * cookie; 401 for a wrong name or password (the same answer for both);
- * 429 with Retry-After once the user or the address used up its failed
- * attempts. */
-MHD_RESULT
-api_login(struct req *r)
-{
-	cJSON *in = serve_body_json(r);
-	const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(in, "user"));
-	const char *pw = cJSON_GetStringValue(cJSON_GetObjectItem(in, "password"));
-	int remember = cJSON_IsTrue(cJSON_GetObjectItem(in, "remember"));
-	char err[ERRSZ], cookie[256];
-	struct resp_extra x = { 0 };
-	MHD_RESULT ret;
-
-	if (name == NULL || pw == NULL || strlen(name) > NAME_MAX_LEN) {
-		cJSON_Delete(in);
-		return serve_error(r, 400, "expected {\"user\": ..., \"password\": ...}");
-	}
-	if (rate_limited(r, name, &x.retry_after_s, err) != DB_OK)
-		ret = serve_db_error(r, "login rate", err);
-	else if (x.retry_after_s > 0) {
-		log_warn("serve: login of '%s' from %s refused: too many failed attempts", name, r->addr);
-		static const char body[] = "{\"error\":\"too many failed logins; try again later\"}";
-
-		ret = serve_respond(r, 429, "application/json; charset=utf-8", body, strlen(body), &x);
-	} else if ((r->user = verify(r, name, pw)) == NULL) {
-		log_warn("serve: failed login of '%s' from %s", name, r->addr);
-		if (db_exec(r->db, err, "INSERT INTO jobq_login_failures (username, address) VALUES (%q, %q)",
-		        name, r->addr) != DB_OK)
-			ret = serve_db_error(r, "record a failed login", err);
-		else
-			ret = serve_error(r, 401, "wrong user name or password");
-	} else if (open_session(r, r->user, remember, cookie, sizeof cookie, err) != DB_OK)
-		ret = serve_db_error(r, "open a session", err);
-	else {
-		x.set_cookie = cookie;
-		log_info("serve: '%s' logged in from %s", name, r->addr);
-		ret = serve_json_x(r, 200, me_doc(r), &x);
-	}
-	cJSON_Delete(in);
-	return ret;
 }
 
 /* POST /api/logout: the session ends here and in every browser that
@@ -264,8 +210,10 @@ api_logout(struct req *r)
 	token_hash(cookie, hash); /* the router checked the session */
 	if (db_exec(r->db, err, "DELETE FROM jobq_sessions WHERE token_hash = %q", hash) != DB_OK)
 		return serve_db_error(r, "close a session", err);
+	if (audit_add(r->db, r->user->name, r->addr, "logout", 0, "", err) != DB_OK)
+		log_error("serve: audit the logout of %s: %s", r->user->name, err);
 	snprintf(clear, sizeof clear, "%s=; Path=/; HttpOnly; SameSite=Strict%s; Max-Age=0", SERVE_COOKIE,
-	    r->srv->tls ? "; Secure" : "");
+	    serve_secure(r) ? "; Secure" : "");
 	x.set_cookie = clear;
 	return serve_respond(r, 200, "application/json; charset=utf-8", "{}", 2, &x);
 }
@@ -282,7 +230,7 @@ api_me(struct req *r)
 	if (rc == 500)
 		return serve_error(r, 500, "internal error (the server log has the detail)");
 	if (rc == 0)
-		return serve_json(r, 200, me_doc(r));
+		return serve_json(r, 200, serve_me_doc(r));
 	doc = cJSON_CreateObject();
 	cJSON_AddNullToObject(doc, "user");
 	return serve_json(r, 200, doc);

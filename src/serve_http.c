@@ -11,6 +11,17 @@
 #include "log.h"
 #include "serve_http.h"
 
+/* Whether cookies must be Secure and responses carry HSTS: the request
+ * came over HTTPS (jobq's own TLS, an https public_url, or a trusted
+ * proxy's X-Forwarded-Proto: https; serve_client_address decides), so
+ * the browser must never send the session over plain HTTP, not even to
+ * a port-80 redirect. */
+int
+serve_secure(const struct req *r)
+{
+	return r->https;
+}
+
 /* Sends status with body (copied) and the headers every response
  * carries: a CSP that allows only our own files (no inline script or
  * style), no framing, no MIME sniffing, no referrer, no caching of
@@ -32,7 +43,7 @@ serve_respond(struct req *r, unsigned status, const char *ctype, const void *bod
 	MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
 	MHD_add_response_header(resp, "Referrer-Policy", "no-referrer");
 	MHD_add_response_header(resp, "Cache-Control", "no-store");
-	if (r->srv->tls)
+	if (serve_secure(r))
 		MHD_add_response_header(resp, "Strict-Transport-Security", "max-age=31536000");
 	if (x != NULL && x->set_cookie != NULL)
 		MHD_add_response_header(resp, "Set-Cookie", x->set_cookie);

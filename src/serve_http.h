@@ -37,7 +37,10 @@ struct req {
 	struct MHD_Connection *conn;
 	const char *method, *url;
 	struct buf body;
-	int too_large;
+	size_t body_max;      /* the most body this request may carry */
+	int nul_in_url;       /* the raw URL holds %00 (refused: 400) */
+	int head_checked;     /* the access handler saw the head */
+	int https;            /* reached over HTTPS (serve_proxy.c) */
 	char addr[64];        /* the client's (serve_client_address) */
 	int metrics_listener; /* asked on metrics_listen */
 	/* set by the router */
@@ -47,6 +50,8 @@ struct req {
 	const struct serve_user *user;
 	char csrf[65];
 };
+
+int serve_secure(const struct req *r);
 
 /* The one place a response is built and sent. */
 struct resp_extra {

@@ -127,8 +127,43 @@ walk_xff(const struct serve_conf *sc, const char *list, struct ip *ip)
 	}
 }
 
+/* Whether the peer sa is one of trusted_proxies (its X-Forwarded-* are
+ * believed, and it is exempt from the per-address connection limit:
+ * it carries every visitor behind it). */
+int
+serve_proxy_trusted_peer(const struct serve_conf *sc, const struct sockaddr *sa)
+{
+	char text[INET6_ADDRSTRLEN];
+	struct ip ip;
+
+	if (sc->ntrusted_proxies == 0 ||
+	    getnameinfo(sa,
+	        sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in), text,
+	        sizeof text, NULL, 0, NI_NUMERICHOST) != 0)
+		return 0;
+	return ip_parse(text, &ip) == 0 && trusted(sc, &ip);
+}
+
+/* Whether the browser reached us over HTTPS: jobq's own TLS, a public_url
+ * that is https://, or a trusted proxy's X-Forwarded-Proto: https (nginx
+ * sets it from $scheme; from anyone else the header is ignored). */
+static int
+came_over_https(struct req *r, int via_trusted)
+{
+	const struct serve_conf *sc = &r->srv->conf->serve;
+	const char *proto;
+
+	if (r->srv->tls || sc->public_https)
+		return 1;
+	if (!via_trusted)
+		return 0;
+	proto = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "X-Forwarded-Proto");
+	return proto != NULL && strcasecmp(proto, "https") == 0;
+}
+
 /* Sets r->addr: the peer's numeric address or, when the peer is a
- * trusted proxy, the client X-Forwarded-For names (see above). */
+ * trusted proxy, the client X-Forwarded-For names (see above); and
+ * r->https. */
 void
 serve_client_address(struct req *r)
 {
@@ -139,6 +174,7 @@ serve_client_address(struct req *r)
 	struct buf xff;
 
 	snprintf(r->addr, sizeof r->addr, "?");
+	r->https = came_over_https(r, 0);
 	if (ci == NULL || ci->client_addr == NULL ||
 	    getnameinfo(ci->client_addr,
 	        ci->client_addr->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
@@ -147,6 +183,7 @@ serve_client_address(struct req *r)
 		return;
 	if (sc->ntrusted_proxies == 0 || ip_parse(r->addr, &ip) < 0 || !trusted(sc, &ip))
 		return;
+	r->https = came_over_https(r, 1);
 	buf_init(&xff);
 	MHD_get_connection_values(r->conn, MHD_HEADER_KIND, collect_xff, &xff);
 	if (xff.len > 0) {

@@ -4,6 +4,9 @@
 
 #include "serve_http.h"
 
+struct sockaddr;
+
 void serve_client_address(struct req *r);
+int serve_proxy_trusted_peer(const struct serve_conf *sc, const struct sockaddr *sa);
 
 #endif

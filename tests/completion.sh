@@ -10,6 +10,10 @@ cat >>"$CONF" <<EOC
 [queue low]
 [handler send_email]
 exec = /bin/true
+[user ada]
+password_hash = x
+[user bob]
+password_hash = x
 EOC
 # shellcheck source=/dev/null
 . "$top_srcdir/contrib/jobq.bash-completion"
@@ -41,6 +45,9 @@ is "$(comp -c "$CONF" enqueue --unique-key k "")" "echo send_email" "enqueue --u
 is "$(comp -c "$CONF" work --queue critical,l)" "critical,low" "the next queue of a comma-separated list"
 is "$(comp -c "$CONF" failed retry --all -t s)" "send_email" "--type: the config's types"
 is "$(comp failed "")" "clear forget list retry show" "failed's subcommands"
+is "$(comp sessions "")" "end" "sessions' action"
+is "$(comp -c "$CONF" sessions end "")" "ada bob" "sessions end USER: the config's users"
+is "$(comp -c "$CONF" sessions end ada "")" "" "and only one user"
 JOBQ_CONFIG=$CONF
 is "$(comp status -q c)" "critical" "\$JOBQ_CONFIG names the config when -c does not"
 unset JOBQ_CONFIG

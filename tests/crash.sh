@@ -149,7 +149,14 @@ EOC
 	# reservation by another worker: a run row, or a later entry in held
 	# when the next holder was killed too.
 	norph=$(sql "SELECT COUNT(*) FROM held")
-	ok $([ "$norph" -gt 0 ]; echo $?) "[$mode] the killed workers held jobs when they died ($norph)"
+	# On a badly loaded machine the look at a killed worker's jobs can
+	# come after their leases ran out and others took them: the runs the
+	# takers wrote off as lost or interrupted show the holding then.
+	nlost=$(sql "SELECT COUNT(*) FROM job_runs WHERE outcome IN ('lost', 'interrupted')
+		AND worker IN ('$(IFS=,; echo "${killed[*]}" | sed "s/,/','/g")')")
+	[ "$norph" -gt 0 ] || diag "[$mode] held nothing when looked at; runs written off: $nlost"
+	ok $([ "$norph" -gt 0 ] || [ "$nlost" -gt 0 ]; echo $?) \
+		"[$mode] the killed workers held jobs when they died ($norph, $nlost runs written off)"
 	is "$(sql "SELECT COUNT(*) FROM held h WHERE NOT EXISTS (SELECT 1 FROM job_runs r
 		WHERE r.job_id = h.id AND r.outcome = 'done' AND r.worker <> h.wid AND r.started_at > h.reserved_at)")" \
 		0 "[$mode] every job a killed worker held was then done by another"

@@ -17,6 +17,7 @@ exec = $HANDLERS/echo.sh
 [serve]
 login_rate = 3/1m
 trusted_proxies = 127.0.0.2, 10.0.0.0/8
+allow_plain_http = yes
 
 [user alice]
 password_hash = $PWHASH

@@ -4,6 +4,20 @@
 
 import { api, app, el, resetCaches, setMain } from "./common.js";
 
+/* Logs in; a 503 (the server is checking too many logins at once, as
+ * under a flood of them) is asked again after its Retry-After, a few
+ * times, before it is shown. */
+async function login(body) {
+  for (let i = 0; ; i++) {
+    try {
+      return await api("/api/login", body);
+    } catch (e) {
+      if (e.status !== 503 || i >= 10) throw e;
+      await new Promise((ok) => setTimeout(ok, 1000 * Math.min(5, Number(e.retryAfter) || 1)));
+    }
+  }
+}
+
 /* Draws the form; a good user name and password become app.me, then
  * onLogin() starts the dashboard. */
 export function pageLogin(onLogin) {
@@ -15,7 +29,7 @@ export function pageLogin(onLogin) {
     ev.preventDefault();
     msg.textContent = "";
     try {
-      app.me = await api("/api/login", { user: user.value, password: pw.value, remember: rem.checked });
+      app.me = await login({ user: user.value, password: pw.value, remember: rem.checked });
       resetCaches();
       if (location.pathname === "/login") history.replaceState(null, "", "/");
       onLogin();

@@ -303,11 +303,31 @@ try {
   is(sql("SELECT detail FROM jobq_audit WHERE action = 'schedule-edit'"), "cleanup: cron '*/10 * * * *' -> '0 4 * * 1-5'", "and is audited");
   await collectCsp("schedule");
 
+  // ---- sessions: an admin logs a user out everywhere ----
+  await page.goto(BASE + "/sessions", { waitUntil: "networkidle0" });
+  await page.waitForSelector("#sessions-table", WAIT);
+  const sessRows = await page.$$eval("#sessions-table tbody tr", (rs) => rs.map((r) => [r.cells[0].textContent, r.cells[2].textContent]));
+  ok(sessRows.some(([u, n]) => u === USER_NAME && Number(n) >= 1), "the Sessions page lists the admin's own session");
+  let endAsked = "";
+  page.once("dialog", (d) => { endAsked = d.message(); d.accept(); });
+  await page.evaluate((u) => [...document.querySelectorAll("#sessions-table tbody tr")]
+    .find((r) => r.cells[0].textContent === u).querySelector("button.end-sessions").click(), USER_NAME);
+  await page.waitForSelector("#login-form", WAIT);
+  is(endAsked, `End every session of ${USER_NAME}?`, "End sessions asks first");
+  is(sql(`SELECT COUNT(*) FROM jobq_sessions WHERE username = '${USER_NAME}'`), "0", "and ends every session of the user: the page shows the login form");
+  const endAudit = sql("SELECT detail FROM jobq_audit WHERE action = 'end-sessions'");
+  ok(new RegExp(`^user ${USER_NAME}: \\d+ sessions?$`).test(endAudit), `audited (${endAudit})`);
+  await page.type("#login-user", USER_NAME);
+  await page.type("#login-password", PASSWORD);
+  await page.click("#login-submit");
+  await page.waitForSelector("#sessions-table", WAIT); /* back on the page it was on */
+  await collectCsp("sessions");
+
   // ---- 375 px wide ----
   await page.setViewport({ width: 375, height: 800, isMobile: true, hasTouch: true });
   for (const [path, sel] of [["/", "#totals"], ["/jobs", "#jobs-table"], [`/jobs/${staleId}`, "#payload"],
     ["/failed", "#failed-table"], ["/workers", "#workers-table"], ["/enqueue", "#enqueue-form"],
-    ["/schedules", "#schedules-table"], ["/schedules/cleanup", "#preview-next li"]]) {
+    ["/schedules", "#schedules-table"], ["/schedules/cleanup", "#preview-next li"], ["/sessions", "#sessions-table"]]) {
     await page.goto(BASE + path, { waitUntil: "networkidle0" });
     await page.waitForSelector(sel, WAIT);
     ok(await noHScroll(), `no horizontal scroll at 375 px on ${path}`);
@@ -351,6 +371,7 @@ try {
   await page.click("#login-submit");
   await page.waitForSelector("#totals", WAIT);
   ok(await page.$eval('#nav a[href="/enqueue"]', (a) => a.hidden), "a viewer's menu has no Enqueue");
+  ok(await page.$eval('#nav a[href="/sessions"]', (a) => a.hidden), "nor Sessions");
   await page.goto(`${BASE}/failed`, { waitUntil: "networkidle0" });
   await page.waitForSelector("#failed-table", WAIT);
   is(await page.$$eval("#failed-table button, #failed-table input, #retry-all, #clear-all", (es) => es.length), 0,
