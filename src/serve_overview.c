@@ -93,8 +93,8 @@ struct alive {
 };
 
 static cJSON *
-queues_json(const struct queue_counts *q, size_t nq, const struct runs_count *c, size_t nc,
-    const struct alive *w)
+queues_json(
+    const struct queue_counts *q, size_t nq, const struct runs_count *c, size_t nc, const struct alive *w)
 {
 	cJSON *a = cJSON_CreateArray();
 	size_t i;
