@@ -171,6 +171,43 @@ registry_count_alive(struct db *db, uint64_t *n, char *err)
 	return DB_OK;
 }
 
+/* The queues of each worker that heart-beat recently (the same rule as
+ * registry_count_alive), one comma-separated list per worker, for the
+ * overview's "no live worker serves this queue": only the live rows and
+ * one column, so it stays cheap however many gone workers the table
+ * keeps.  Free with registry_queues_free. */
+int
+registry_alive_queues(struct db *db, char ***lists, size_t *n, char *err)
+{
+	struct db_res *r;
+	char **row;
+	int rc;
+
+	*lists = NULL;
+	*n = 0;
+	r = db_query(db, &rc, err,
+	    "SELECT queues FROM jobq_workers WHERE last_seen_at >="
+	    " UTC_TIMESTAMP(6) - INTERVAL (%d * heartbeat_ms + 1000) * 1000 MICROSECOND",
+	    ALIVE_INTERVALS);
+	if (r == NULL)
+		return rc;
+	*lists = xcalloc(db_res_rows(r) + 1, sizeof **lists);
+	while ((row = db_res_next(r)) != NULL)
+		(*lists)[(*n)++] = xstrdup_or_empty(row[0]);
+	db_res_free(r);
+	return DB_OK;
+}
+
+void
+registry_queues_free(char **lists, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		free(lists[i]);
+	free(lists);
+}
+
 /* Forgets workers not seen for older_than_ms (or with count_only
  * counts them).  A worker that is alive by registry_list's rule is never
  * forgotten, whatever older_than_ms says: `prune --older-than 0` must

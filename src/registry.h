@@ -28,6 +28,8 @@ int registry_unregister(struct db *db, const char *id, char *err);
 int registry_list(struct db *db, struct worker_row **rows, size_t *n, char *err);
 void registry_rows_free(struct worker_row *rows, size_t n);
 int registry_count_alive(struct db *db, uint64_t *n, char *err);
+int registry_alive_queues(struct db *db, char ***lists, size_t *n, char *err);
+void registry_queues_free(char **lists, size_t n);
 int registry_prune(struct db *db, int64_t older_than_ms, int count_only, uint64_t *removed, char *err);
 
 #endif

@@ -145,18 +145,31 @@ is_json(struct req *r)
 	return ct != NULL && strncasecmp(ct, "application/json", 16) == 0;
 }
 
-/* Checks who asks before the handler runs: session (401), CSRF token on
- * a POST (403), role (403), a JSON body on a POST (400, 413).  A POST
- * from another site can send neither our cookie (SameSite=Strict) nor a
- * JSON content type without a preflight we never grant. */
+/* Whether the route is the page shell or one of its files: compiled
+ * into the binary, so it is served without the database.  A reload
+ * while the database is down must still draw the page, whose banner
+ * then says what is wrong (the API answers 503). */
+static int
+from_binary(const struct route *rt)
+{
+	return rt->handler == serve_page || rt->handler == serve_static;
+}
+
+/* Checks who asks before the handler runs: the database (503, but for
+ * the pages themselves), session (401), CSRF token on a POST (403),
+ * role (403), a JSON body on a POST (400, 413).  A POST from another
+ * site can send neither our cookie (SameSite=Strict) nor a JSON content
+ * type without a preflight we never grant. */
 static MHD_RESULT
 guard(struct req *r, const struct route *rt)
 {
 	int post = strcmp(rt->method, "POST") == 0, rc;
 
+	if (!from_binary(rt) && r->db == NULL && (r->db = serve_thread_db(r->srv)) == NULL)
+		return serve_db_down(r);
 	if (rt->need == VIEWER || rt->need == ADMIN) {
 		if ((rc = r->user != NULL ? 0 : serve_session(r)) == 500)
-			return serve_error(r, 500, "internal error (the server log has the detail)");
+			return serve_db_error(r, "session", "the session lookup failed");
 		if (rc != 0)
 			return serve_error(r, 401, "not logged in");
 		if (post && !serve_csrf_ok(r))
@@ -272,8 +285,10 @@ body_bound(struct req *r, MHD_RESULT *ret)
 		r->body_max = SERVE_BODY_ANON;
 		return 0;
 	}
-	if ((r->db = serve_thread_db(r->srv)) == NULL || (rc = serve_session(r)) == 500)
-		return *ret = serve_error(r, 500, "internal error (the server log has the detail)"), -1;
+	if ((r->db = serve_thread_db(r->srv)) == NULL)
+		return *ret = serve_db_down(r), -1;
+	if ((rc = serve_session(r)) == 500)
+		return *ret = serve_db_error(r, "session", "the session lookup failed"), -1;
 	if (rc != 0)
 		return *ret = serve_error(r, 401, "not logged in"), -1;
 	r->body_max = SERVE_BODY_MAX;
@@ -329,9 +344,7 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *
 		return MHD_YES;
 	}
 	serve_conn_mark(conn, 1);
-	if (r->db == NULL && (r->db = serve_thread_db(r->srv)) == NULL)
-		return serve_error(r, 500, "internal error (the server log has the detail)");
-	return dispatch(r);
+	return dispatch(r); /* guard() connects, for what needs the database */
 }
 
 /* The request is over (answered, or its connection closed): frees it;
@@ -552,6 +565,7 @@ prepare(struct serve *s, const struct conf *c, char *err)
 	 * on hover), so the server needs no time zone tables. */
 	s->tz = "+00:00";
 	s->tls = c->serve.tls_cert != NULL;
+	pthread_mutex_init(&s->db_mu, NULL);
 	if (serve_auth_init(s) < 0)
 		return errf(err, "libsodium failed to initialise"), -1;
 	probe = db_new(&c->db);

@@ -228,7 +228,7 @@ api_me(struct req *r)
 	int rc = serve_session(r);
 
 	if (rc == 500)
-		return serve_error(r, 500, "internal error (the server log has the detail)");
+		return serve_db_error(r, "session", "the session lookup failed");
 	if (rc == 0)
 		return serve_json(r, 200, serve_me_doc(r));
 	doc = cJSON_CreateObject();

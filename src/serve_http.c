@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "log.h"
 #include "serve_http.h"
@@ -116,12 +117,73 @@ serve_error(struct req *r, unsigned status, const char *msg)
 	return serve_json(r, status, doc);
 }
 
+/* Records whether the database answers: the first failure of an outage
+ * notes its time (what the dashboard's banner shows as "since") and logs
+ * once, with why (NULL: not known); the first success after it logs
+ * the recovery.  Called by every
+ * thread that connects (serve_thread_db) and by serve_db_error. */
+void
+serve_db_mark(struct serve *s, int up, const char *why)
+{
+	time_t was;
+
+	pthread_mutex_lock(&s->db_mu);
+	was = s->db_down_since;
+	if (up)
+		s->db_down_since = 0;
+	else if (was == 0)
+		s->db_down_since = time(NULL);
+	pthread_mutex_unlock(&s->db_mu);
+	if (up && was != 0)
+		log_info("serve: the database answers again (down for %llds)", (long long)(time(NULL) - was));
+	else if (!up && was == 0)
+		log_error("serve: the database cannot be reached (%s); API calls answer 503 until it can",
+		    why != NULL ? why : "connection lost");
+}
+
+/* When the current outage began; 0 when the database answered last. */
+time_t
+serve_db_down_since(struct serve *s)
+{
+	time_t t;
+
+	pthread_mutex_lock(&s->db_mu);
+	t = s->db_down_since;
+	pthread_mutex_unlock(&s->db_mu);
+	return t;
+}
+
+/* 503 with {"error", "db_down_since"} (UTC, as every API time) and a
+ * Retry-After: the database cannot be reached, which is nobody's fault
+ * in the request, and the page says so in a banner rather than a
+ * generic error.  Marks the database down if nobody had yet. */
+MHD_RESULT
+serve_db_down(struct req *r)
+{
+	struct resp_extra x = { 0 };
+	cJSON *doc = cJSON_CreateObject();
+	char since[32] = "";
+	struct tm tm;
+	time_t t;
+
+	serve_db_mark(r->srv, 0, NULL);
+	if ((t = serve_db_down_since(r->srv)) != 0 && gmtime_r(&t, &tm) != NULL)
+		strftime(since, sizeof since, "%Y-%m-%d %H:%M:%S", &tm);
+	cJSON_AddStringToObject(doc, "error", "the database cannot be reached");
+	serve_add_str_or_null(doc, "db_down_since", *since ? since : NULL);
+	x.retry_after_s = 2;
+	return serve_json_x(r, 503, doc, &x);
+}
+
 /* A database failure: the detail goes to the log, the client learns
- * only that it failed. */
+ * only that it failed: 503 (serve_db_down) when the connection was lost
+ * (db.c closes a connection whose server is gone), 500 otherwise. */
 MHD_RESULT
 serve_db_error(struct req *r, const char *what, const char *err)
 {
 	log_error("serve: %s %s: %s: %s", r->method, r->url, what, err);
+	if (r->db == NULL || !db_connected(r->db))
+		return serve_db_down(r);
 	return serve_error(r, 500, "internal error (the server log has the detail)");
 }
 

@@ -8,8 +8,10 @@
 
 #include <cjson/cJSON.h>
 #include <microhttpd.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "conf.h"
 #include "db.h"
@@ -21,13 +23,16 @@ typedef enum MHD_Result MHD_RESULT;
 #endif
 
 /* The server: what every thread of libmicrohttpd's pool shares, all of
- * it read only while it serves.  Each thread has its own database
- * connection (serve_thread.c). */
+ * it read only while it serves but the database's state (under db_mu,
+ * through serve_db_mark).  Each thread has its own database connection
+ * (serve_thread.c). */
 struct serve {
 	const struct conf *conf;
 	const char *tz; /* of every time the API sends: UTC */
 	int tls;
 	char dummy_hash[160]; /* verified for unknown users: same timing */
+	pthread_mutex_t db_mu;
+	time_t db_down_since; /* the first failure of this outage; 0: up */
 };
 
 /* One request, from its first byte to its response. */
@@ -66,6 +71,9 @@ MHD_RESULT serve_json(struct req *r, unsigned status, cJSON *doc);
 MHD_RESULT serve_json_x(struct req *r, unsigned status, cJSON *doc, const struct resp_extra *x);
 MHD_RESULT serve_error(struct req *r, unsigned status, const char *msg);
 MHD_RESULT serve_db_error(struct req *r, const char *what, const char *err);
+MHD_RESULT serve_db_down(struct req *r);
+void serve_db_mark(struct serve *s, int up, const char *why);
+time_t serve_db_down_since(struct serve *s);
 
 /* What the JSON endpoints read and write. */
 #define ADD_NUM(o, k, v) cJSON_AddNumberToObject((o), (k), (double)(v))

@@ -1,5 +1,6 @@
-/* serve_overview.c -- GET /api/overview: counters per queue (queue_status),
- * runs per minute over the last hour and workers alive.
+/* serve_overview.c -- GET /api/overview: counters per queue (queue_status)
+ * with how many live workers serve each, runs per minute over the last
+ * hour and workers alive.
  *
  * Counting costs the database time that grows with the tables (queue_status
  * reads the reserved and stale jobs one by one, and every delayed one of a
@@ -56,8 +57,44 @@ done_in(const struct runs_count *c, size_t n, const char *queue)
 	return 0;
 }
 
+/* Whether name is one of the comma-separated list's items. */
+static int
+list_has(const char *list, const char *name)
+{
+	size_t len = strlen(name);
+
+	while (*list != '\0') {
+		size_t item = strcspn(list, ",");
+
+		if (item == len && strncmp(list, name, len) == 0)
+			return 1;
+		list += item + (list[item] == ',');
+	}
+	return 0;
+}
+
+/* How many live workers (their queue lists in w) take jobs from queue:
+ * 0 with jobs ready or stale is the overview's warning, since nothing
+ * will run them however long they wait. */
+static uint64_t
+serving(char *const *w, size_t nw, const char *queue)
+{
+	uint64_t n = 0;
+	size_t i;
+
+	for (i = 0; i < nw; i++)
+		n += (uint64_t)list_has(w[i], queue);
+	return n;
+}
+
+struct alive {
+	char **queues; /* each live worker's queue list */
+	size_t n;
+};
+
 static cJSON *
-queues_json(const struct queue_counts *q, size_t nq, const struct runs_count *c, size_t nc)
+queues_json(
+    const struct queue_counts *q, size_t nq, const struct runs_count *c, size_t nc, const struct alive *w)
 {
 	cJSON *a = cJSON_CreateArray();
 	size_t i;
@@ -73,6 +110,7 @@ queues_json(const struct queue_counts *q, size_t nq, const struct runs_count *c,
 		ADD_NUM(o, "failed", q[i].failed);
 		cJSON_AddBoolToObject(o, "paused", q[i].paused);
 		ADD_NUM(o, "done_last_hour", done_in(c, nc, q[i].queue));
+		ADD_NUM(o, "workers", serving(w->queues, w->n, q[i].queue));
 		if (q[i].oldest_ready_s >= 0)
 			ADD_NUM(o, "oldest_ready_s", q[i].oldest_ready_s);
 		else
@@ -82,31 +120,32 @@ queues_json(const struct queue_counts *q, size_t nq, const struct runs_count *c,
 	return a;
 }
 
-/* Computes the overview: counters per queue, runs per minute over the
- * last hour by outcome, workers alive.  NULL with err set when the
- * database failed. */
+/* Computes the overview: counters per queue with the live workers
+ * serving each, runs per minute over the last hour by outcome, workers
+ * alive.  NULL with err set when the database failed. */
 static cJSON *
 overview_compute(struct db *db, const struct conf *conf, char *err)
 {
 	struct queue_counts *q = NULL;
 	struct runs_count *c = NULL;
 	struct runs_minutes m;
+	struct alive w = { NULL, 0 };
 	size_t nq = 0, nc = 0;
-	uint64_t alive = 0;
 	cJSON *doc = NULL, *chart;
 
 	if (queue_status(db, conf, NULL, &q, &nq, err) != DB_OK ||
 	    runs_recent_minutes(db, &m, &c, &nc, err) != DB_OK ||
-	    registry_count_alive(db, &alive, err) != DB_OK)
+	    registry_alive_queues(db, &w.queues, &w.n, err) != DB_OK)
 		goto out;
 	doc = cJSON_CreateObject();
-	cJSON_AddItemToObject(doc, "queues", queues_json(q, nq, c, nc));
+	cJSON_AddItemToObject(doc, "queues", queues_json(q, nq, c, nc, &w));
 	chart = cJSON_AddObjectToObject(doc, "runs_per_minute");
 	cJSON_AddItemToObject(chart, "done", minutes_json(m.done));
 	cJSON_AddItemToObject(chart, "retry", minutes_json(m.retry));
 	cJSON_AddItemToObject(chart, "dead", minutes_json(m.dead));
-	ADD_NUM(doc, "workers_alive", alive);
+	ADD_NUM(doc, "workers_alive", w.n);
 out:
+	registry_queues_free(w.queues, w.n);
 	queue_counts_free(q, nq);
 	runs_counts_free(c, nc);
 	return doc;
@@ -251,6 +290,8 @@ overview_cached(struct req *r, int64_t ttl)
 	compute_ms = ov.compute_ms;
 	age = mono_ms() - ov.at_ms;
 	pthread_mutex_unlock(&ov.mu);
+	if (doc == NULL && serve_db_down_since(r->srv) != 0)
+		return serve_db_down(r);
 	if (doc == NULL)
 		return serve_error(r, 500, "internal error (the server log has the detail)");
 	return send_overview(r, doc, compute_ms, age);

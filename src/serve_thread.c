@@ -39,7 +39,9 @@ serve_thread_end(void)
 /* This thread's database connection, connected and answering; NULL
  * (logged) when the server cannot be reached.  A connection that died
  * while idle (server restart, wait_timeout, KILL) is found by a no-op
- * round trip and opened again, so it costs no request a 500. */
+ * round trip and opened again, so it costs no request a 500.  Each
+ * answer is noted with serve_db_mark, so the dashboard knows when an
+ * outage began and when it ended. */
 struct db *
 serve_thread_db(struct serve *s)
 {
@@ -53,8 +55,10 @@ serve_thread_db(struct serve *s)
 	if (db_connected(db) && db_exec(db, err, "DO 1") != DB_OK)
 		db_disconnect(db);
 	if (!db_connected(db) && db_connect(db, 1, err) != DB_OK) {
-		log_error("serve: %s", err);
+		log_debug("serve: %s", err); /* serve_db_mark logs the outage once */
+		serve_db_mark(s, 0, err);
 		return NULL;
 	}
+	serve_db_mark(s, 1, NULL);
 	return db;
 }

@@ -6,7 +6,7 @@
  * while Live.  The pages share common.js; theme.js sets the theme before
  * the first paint. */
 
-import { api, app, isAdmin, main, navigate, shell, toast } from "./common.js";
+import { api, app, isAdmin, main, navigate, resetCaches, shell, toast } from "./common.js";
 import { pageEnqueue } from "./enqueue.js";
 import { pageFailed } from "./failed.js";
 import { pageJob } from "./job.js";
@@ -48,7 +48,8 @@ async function refresh() {
     await fn();
     window.scrollTo(0, y);
   } catch (e) {
-    if (e.status !== 401) toast(e.message, true);
+    /* 401 shows the login form, 503 the banner (common.js) */
+    if (e.status !== 401 && e.status !== 503) toast(e.message, true);
   } finally {
     app.busy = false;
   }
@@ -129,18 +130,27 @@ function setupChrome() {
   window.addEventListener("popstate", refresh);
 }
 
-async function boot() {
-  setupChrome();
+/* Asks who is logged in and starts the page or the login form.  With
+ * the database down (503: the banner says so) it asks again every 2
+ * seconds, so a page reloaded during an outage comes up by itself. */
+async function whoAmI() {
   try {
     const me = await api("/api/me");
     if (me && me.user) {
       app.me = me;
+      resetCaches(); /* the banner may have drawn a time before the zone was known */
       if (location.pathname === "/login") history.replaceState(null, "", "/");
       start();
     } else showLogin();
   } catch (e) {
-    toast(e.message, true);
+    if (e.status === 503) setTimeout(whoAmI, REFRESH_MS);
+    else toast(e.message, true);
   }
+}
+
+async function boot() {
+  setupChrome();
+  await whoAmI();
 }
 
 /* The pages and common.js reach the shell through these, never by import. */

@@ -1,8 +1,9 @@
 /* common.js -- what every page of the dashboard shares, below all of
  * them: the session state, building elements, formatting (numbers,
- * durations, times, state colours), toasts and the JSON API with its CSRF
- * token.  It imports nothing; the shell (app.js) hands it its refresh and
- * login through `shell`, so no page and no shell function is imported
+ * durations, times, state colours), toasts, the JSON API with its CSRF
+ * token and the banner that says the database cannot be reached.  It
+ * imports nothing; the shell (app.js) hands it its refresh and login
+ * through `shell`, so no page and no shell function is imported
  * back into here.  Every value goes into the page as text (textContent,
  * attributes), never as markup. */
 
@@ -102,6 +103,34 @@ export function toast(msg, isError) {
   toast.timer = setTimeout(() => { t.textContent = ""; }, 4000);
 }
 
+/* The database's state as the API last told it.  A 503 (the server
+ * cannot reach the database) shows the banner with when the outage began
+ * and turns the live dot red; the numbers on the page stay, marked as
+ * old; the next answer that is not a 503 takes the banner away. */
+export const db = { down: false };
+
+function dbDown(since) {
+  const b = document.getElementById("banner");
+  db.down = true;
+  document.body.classList.add("db-down");
+  document.getElementById("live").hidden = false; /* red, even on a page reloaded in the outage */
+  document.getElementById("live").title = "The database cannot be reached";
+  const at = since ? new Date(since.replace(" ", "T") + "Z") : null;
+  b.replaceChildren(el("strong", {}, "The database cannot be reached"),
+    since ? el("span", {}, " since ", when(since), isNaN(at) ? "" : " (" + fmtDur(Date.now() - at) + ")") : null,
+    el("span", {}, ". The numbers below are from before it went; the page tries again every 2 seconds."));
+  b.hidden = false;
+}
+
+function dbUp() {
+  if (!db.down) return;
+  db.down = false;
+  document.body.classList.remove("db-down");
+  document.getElementById("live").title = "Refresh every 2 seconds";
+  document.getElementById("banner").hidden = true;
+  document.getElementById("banner").replaceChildren();
+}
+
 class HttpError extends Error {
   constructor(status, msg, body) { super(msg); this.status = status; this.body = body; }
 }
@@ -119,6 +148,10 @@ export async function api(path, body) {
   const res = await fetch(path, opts);
   let data = null;
   try { data = await res.json(); } catch (e) { data = null; }
+  /* A 503 without db_down_since is another kind of busy (too many
+   * logins at once): it says nothing about the database. */
+  if (res.status === 503 && data && "db_down_since" in data) dbDown(data.db_down_since);
+  else if (res.status !== 503) dbUp();
   if (res.status === 401 && path !== "/api/login") {
     app.me = null;
     shell.showLogin();
@@ -139,7 +172,7 @@ export async function act(path, body, done) {
     if (done) toast(done(r));
     await shell.refresh();
   } catch (e) {
-    if (e.status !== 401) toast(e.message, true);
+    if (e.status !== 401) toast(e.status === 503 ? "Not done: " + e.message : e.message, true);
   }
 }
 

@@ -1,11 +1,56 @@
 /* overview.js -- the Overview page (/): the totals by state, the runs
  * per minute of the last hour and a card per queue, with Pause and
- * Resume for an admin.  Drawn by the shell (app.js) from /api/overview. */
+ * Resume for an admin.  Trouble shows first: a queue with jobs waiting
+ * and no live worker is named at the top and warned on its card, and
+ * stale and dead-letter counts that grow take the warning colours.  Drawn by the shell (app.js) from /api/overview. */
 
 import { STATES, act, api, el, fmtDur, fmtNum, isAdmin, setMain, svg } from "./common.js";
 
-function counter(state, n) {
-  return el("div", { class: "counter s-" + state }, el("b", {}, fmtNum(n)), el("span", {}, state));
+/* How long a stale or dead-letter count keeps its warning colour after
+ * it last grew: long enough to be seen by someone who looks away. */
+const GREW_MS = 10 * 60 * 1000;
+const WATCHED = ["stale", "failed"];
+
+/* What each watched counter ("queue/state", "/state" for the totals)
+ * showed, and when it last grew, over the life of the page. */
+const seen = new Map();
+
+/* Notes n for key; the time it last grew (0: not since the page opened,
+ * or it is back to none). */
+function grewAt(key, n) {
+  const was = seen.get(key);
+  let at = was ? was.grewAt : 0;
+  if (was && n > was.n) at = Date.now();
+  if (n === 0) at = 0;
+  seen.set(key, { n: n, grewAt: at });
+  return at;
+}
+
+/* A counter.  A stale or dead-letter count that grew in the last
+ * GREW_MS, and any stale count at all (a worker died holding jobs), is
+ * drawn in the warning colours, with the reason on hover. */
+function counter(state, n, key) {
+  let warn = null;
+  if (WATCHED.includes(state)) {
+    const at = grewAt(key + "/" + state, n);
+    if (at && Date.now() - at < GREW_MS) warn = "grew " + fmtDur(Date.now() - at) + " ago";
+    else if (state === "stale" && n > 0) warn = "jobs whose worker stopped answering";
+  }
+  return el("div", { class: "counter s-" + state + (warn ? " warn" : ""), title: warn },
+    el("b", {}, fmtNum(n)), el("span", {}, state));
+}
+
+/* A queue that has jobs to run and no live worker taking from it: they
+ * will wait however long nobody looks. */
+function unserved(q) {
+  return q.workers === 0 && (q.ready > 0 || q.stale > 0);
+}
+
+function unservedText(q) {
+  const parts = [];
+  if (q.ready > 0) parts.push(fmtNum(q.ready) + " ready");
+  if (q.stale > 0) parts.push(fmtNum(q.stale) + " stale");
+  return "No live worker serves this queue: " + parts.join(" and ") + " waiting";
 }
 
 function chart(rpm) {
@@ -47,10 +92,12 @@ export async function pageOverview() {
   setMain("Overview",
     el("h1", {}, "Overview"),
     el("div", { class: "card totals", id: "totals" },
-      el("div", { class: "strip" }, STATES.map((s) => counter(s, tot[s]))),
+      el("div", { class: "strip" }, STATES.map((s) => counter(s, tot[s], ""))),
       el("div", { class: "facts" },
         el("span", {}, fmtNum(done) + " done in the last hour"),
-        el("span", { id: "workers-alive" }, fmtNum(d.workers_alive) + " worker" + (d.workers_alive === 1 ? "" : "s") + " alive"))),
+        el("span", { id: "workers-alive" }, fmtNum(d.workers_alive) + " worker" + (d.workers_alive === 1 ? "" : "s") + " alive")),
+      d.queues.some(unserved) ? el("p", { class: "warning", id: "unserved" },
+        "⚠ Jobs wait with no live worker in: " + d.queues.filter(unserved).map((q) => q.queue).join(", ")) : null),
     el("h2", {}, "Runs per minute"),
     el("div", { class: "card" }, chart(d.runs_per_minute),
       el("div", { class: "axis-labels muted" }, el("span", {}, "60 min ago"), el("span", {}, "now")),
@@ -60,7 +107,7 @@ export async function pageOverview() {
         el("span", { class: "s-dead" }, "■ dead " + sum("dead")))),
     el("h2", {}, "Queues"),
     el("div", { class: "grid" }, d.queues.map((q) =>
-      el("div", { class: "card queue", "data-queue": q.queue },
+      el("div", { class: "card queue" + (unserved(q) ? " unserved" : ""), "data-queue": q.queue },
         el("div", { class: "row" },
           el("a", { class: "queue-name", href: "/jobs?queue=" + encodeURIComponent(q.queue) }, q.queue),
           q.paused ? el("span", { class: "badge s-stale paused" }, "paused") : null,
@@ -68,9 +115,11 @@ export async function pageOverview() {
             act("/api/queues/" + (q.paused ? "resume" : "pause"), { queue: q.queue },
               (r) => "Queue " + r.queue + (r.paused ? " paused: workers take no new job from it" : " resumed")) } },
             q.paused ? "Resume" : "Pause") : null),
-        el("div", { class: "strip" }, STATES.map((s) => counter(s, q[s]))),
+        el("div", { class: "strip" }, STATES.map((s) => counter(s, q[s], q.queue))),
+        unserved(q) ? el("p", { class: "warning" }, "⚠ " + unservedText(q)) : null,
         el("div", { class: "facts" },
           el("span", {}, fmtNum(q.done_last_hour) + " done last hour"),
+          el("span", { class: "serving" }, fmtNum(q.workers) + " live worker" + (q.workers === 1 ? "" : "s")),
           el("span", {}, q.oldest_ready_s === null ? "nothing waiting"
             : "oldest ready " + fmtDur(q.oldest_ready_s * 1000) + " ago"))))));
 }
