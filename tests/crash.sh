@@ -37,7 +37,16 @@ launch() {
 # Kills a random live worker with SIGKILL, notes the jobs it held (and
 # when their leases run out), starts a replacement.
 kill_one() {
-	local idx=$((RANDOM % ${#live[@]})) pid wid
+	local idx=$((RANDOM % ${#live[@]})) pid wid i holders
+	# A worker that holds jobs right now, when there is one: on a loaded
+	# machine a worker started a moment ago may not have claimed yet.
+	holders=$(sql "SELECT DISTINCT reserved_by FROM jobs WHERE reserved_by IS NOT NULL")
+	for i in "${!live[@]}"; do
+		if grep -qxF "${WID_OF[${live[$i]}]}" <<<"$holders"; then
+			idx=$i
+			break
+		fi
+	done
 	pid=${live[$idx]}
 	wid=${WID_OF[$pid]}
 	kill -KILL "$pid"
