@@ -126,10 +126,25 @@ audit_rows_free(struct audit_row *rows, size_t n)
  * action is refused instead of silently matching nothing.  A new action
  * must be added here as well as where it is written. */
 static const char *const actions[] = {
-	"clear", "delete", "end-sessions", "enqueue", "forget", "login", "logout",
-	"queue-pause", "queue-resume", "release", "retry", "retry-all", "run-now",
-	"schedule-disable", "schedule-edit", "schedule-enable", "schedule-run-now",
-	"session-end", NULL,
+	"clear",
+	"delete",
+	"end-sessions",
+	"enqueue",
+	"forget",
+	"login",
+	"logout",
+	"queue-pause",
+	"queue-resume",
+	"release",
+	"retry",
+	"retry-all",
+	"run-now",
+	"schedule-disable",
+	"schedule-edit",
+	"schedule-enable",
+	"schedule-run-now",
+	"session-end",
+	NULL,
 };
 
 /* The known action names, NULL-terminated, in alphabetical order. */

@@ -39,8 +39,8 @@ void audit_sql(struct db *db, struct buf *sql, const struct audit_entry *e, cons
 int audit_add_entry(struct db *db, const struct audit_entry *e, uint64_t job_id, char *err);
 int audit_for_job(
     struct db *db, uint64_t job_id, const char *tz, struct audit_row **rows, size_t *n, char *err);
-int audit_list(struct db *db, const struct audit_filter *f, const char *tz, struct audit_row **rows, size_t *n,
-    char *err);
+int audit_list(struct db *db, const struct audit_filter *f, const char *tz, struct audit_row **rows,
+    size_t *n, char *err);
 int audit_action_known(const char *action);
 const char *const *audit_actions(void);
 void audit_rows_free(struct audit_row *rows, size_t n);

@@ -64,7 +64,8 @@ read_filter(struct req *r, struct audit_filter *f, char *since, char *until, siz
 	if (f->action != NULL && *f->action == '\0')
 		f->action = NULL;
 	if (f->action != NULL && !audit_action_known(f->action))
-		return "unknown action (the answer's \"actions\" lists the known ones; none for every action)";
+		return "unknown action (the answer's \"actions\" lists the known ones; none for every "
+		       "action)";
 	if (time_param(r, "since", since, len, &f->since) < 0)
 		return "since must be an ISO 8601 time, like 2026-12-01T10:00:00Z";
 	if (time_param(r, "until", until, len, &f->until) < 0)
