@@ -149,5 +149,36 @@ list "user=%C3%A9mile"
 is "$(printf '%s' "$BODY" | jget '"%s|%s" % (d["audit"][0]["user"], d["audit"][0]["detail"])')" "émile|café ☕" \
 	"a non-ASCII user's rows come back as they were written"
 
+# ---- jobq audit: the same rows from the command line ----
+list "action=login&limit=500"
+api_ids=$(ids)
+run audit --action login --limit 500 --json
+is "$RC" 0 "jobq audit --action login --json"
+is "$(printf '%s' "$OUT" | jget '" ".join(str(a["id"]) for a in d)')" "$api_ids" "the same rows as /api/audit, newest first"
+is "$(printf '%s' "$OUT" | jget 'd[0]["at"].endswith("Z") or d[0]["at"].endswith("+00:00")')" true "times in JSON are ISO 8601 UTC"
+run audit --user ada --action queue-pause
+is "$RC:$(printf '%s\n' "$OUT" | wc -l)" "0:1" "jobq audit --user ada --action queue-pause: one line"
+like "$OUT" "ada +queue-pause" "the line names user and action"
+run audit --action enqueue --limit 2
+is "$(printf '%s\n' "$OUT" | wc -l)" 2 "--limit 2: two lines"
+like "$OUT" "job $((first + 2))" "the newest enqueue first, with its job"
+run audit --since 2020-01-01T01:00:00+01:00 --until 2021-01-01 --json
+is "$(printf '%s' "$OUT" | jget '" ".join(a["user"] + ":" + a["action"] for a in d)')" "ada:login" "--since and --until as the API takes them"
+run audit --user émile --json
+is "$(printf '%s' "$OUT" | jget 'd[0]["detail"]')" "café ☕" "a non-ASCII user"
+run audit --user nobody
+is "$RC:$OUT" "0:no action matches" "no match: says so, exit 0"
+run audit --action nope
+is "$RC" 64 "an unknown action: 64"
+like "$ERR" "unknown action 'nope'" "and says so"
+run audit --since yesterday
+is "$RC" 64 "a time that does not parse: 64"
+run audit --since 9999-12-31T23:30-01:00
+is "$RC" 65 "a time past year 9999 in UTC: 65"
+run audit --limit 501
+is "$RC" 64 "--limit 501: 64"
+run audit --help
+like "$OUT" "Actions: clear delete end-sessions enqueue" "--help lists the action names"
+
 serve_stop
 finish
