@@ -69,6 +69,15 @@ is "$(printf '%s' "$BODY" | jget '[a["id"] for a in d["audit"]] == sorted([a["id
 is "$(next)" null "one page holds them all: next is null"
 is "$(printf '%s' "$BODY" | jget '"enqueue" in d["actions"] and "login" in d["actions"] and "session-end" in d["actions"]')" true \
 	"the answer lists the known actions (for the page's filter)"
+# Every action name the sources write (the calls that write audit rows,
+# and the handlers that pass theirs on) must be one the filter takes,
+# or its rows could be seen but never filtered.
+written=$(cat "$top_srcdir"/src/*.c |
+	grep -E 'serve_audit(_count)?\(|audit_add(_entry)?\(|struct audit_entry [a-z]+ = |job_action\(r, |each_failed\(r, ' |
+	grep -oE '"[a-z]+(-[a-z]+)*"' | tr -d '"' | sort -u | tr '\n' ' ')
+ok "$([ "$(echo $written | wc -w)" -ge 15 ]; echo $?)" "the action names were read from the sources ($(echo $written | wc -w))"
+is "$(printf '%s' "$BODY" | python3 -c 'import json, sys; d = json.load(sys.stdin); print(" ".join(sorted(set(sys.argv[1].split()) - set(d["actions"]))))' "$written")" \
+	"" "every action the sources write is one the filter knows"
 is "$(printf '%s' "$BODY" | jget 'sorted(d["audit"][0].keys())')" \
 	'["action", "address", "at", "count", "detail", "id", "job_id", "user"]' "each row's fields"
 
