@@ -29,7 +29,7 @@ struct audit_entry {
 struct audit_filter {
 	const char *user, *action, *since, *until;
 	uint64_t before;
-	unsigned limit; /* 1 to AUDIT_LIST_MAX */
+	unsigned limit; /* rows at most: 1 to AUDIT_LIST_MAX (+ 1 to learn of a next page) */
 };
 #define AUDIT_LIST_MAX 500
 
