@@ -120,3 +120,109 @@ audit_rows_free(struct audit_row *rows, size_t n)
 	}
 	free(rows);
 }
+
+/* Every action name any part of jobq writes (the dashboard's handlers,
+ * `jobq sessions end`, the session reaper), so a filter on a misspelt
+ * action is refused instead of silently matching nothing.  A new action
+ * must be added here as well as where it is written. */
+static const char *const actions[] = {
+	"clear",
+	"delete",
+	"end-sessions",
+	"enqueue",
+	"forget",
+	"login",
+	"logout",
+	"queue-pause",
+	"queue-resume",
+	"release",
+	"retry",
+	"retry-all",
+	"run-now",
+	"schedule-disable",
+	"schedule-edit",
+	"schedule-enable",
+	"schedule-run-now",
+	"session-end",
+	NULL,
+};
+
+/* The known action names, NULL-terminated, in alphabetical order. */
+const char *const *
+audit_actions(void)
+{
+	return actions;
+}
+
+/* 1 when action is one of the names the audit table is written with. */
+int
+audit_action_known(const char *action)
+{
+	size_t i;
+
+	for (i = 0; actions[i] != NULL; i++)
+		if (strcmp(actions[i], action) == 0)
+			return 1;
+	return 0;
+}
+
+/* The WHERE of audit_list, with its keyset order and limit.  The
+ * primary key orders the rows: ids grow with every insert, so "before
+ * id" pages cannot skip or repeat a row, whatever rows arrive meanwhile
+ * and however many share a time. */
+static void
+list_sql(struct db *db, struct buf *where, const struct audit_filter *f)
+{
+	buf_adds(where, "1 = 1");
+	if (f->user != NULL)
+		db_sql(db, where, " AND username = %q", f->user);
+	if (f->action != NULL)
+		db_sql(db, where, " AND action = %q", db_ascii(f->action));
+	if (f->since != NULL)
+		db_sql(db, where, " AND at >= %q", f->since);
+	if (f->until != NULL)
+		db_sql(db, where, " AND at < %q", f->until);
+	if (f->before != 0)
+		db_sql(db, where, " AND id < %U", f->before);
+	buf_printf(where, " ORDER BY id DESC LIMIT %u", f->limit);
+}
+
+/* The actions f selects, newest first, at most f->limit of them, times
+ * in tz.  The caller validates the filter (a known action, UTF-8 text,
+ * parsed times); this only builds the query and reads it. */
+int
+audit_list(struct db *db, const struct audit_filter *f, const char *tz, struct audit_row **rows, size_t *n,
+    char *err)
+{
+	struct buf where;
+	struct db_res *r;
+	char **row;
+	int rc;
+
+	*rows = NULL;
+	*n = 0;
+	buf_init(&where);
+	list_sql(db, &where, f);
+	r = db_query(db, &rc, err,
+	    "SELECT id, CONVERT_TZ(at, '+00:00', %q), username, address, action, detail, job_count, job_id"
+	    " FROM jobq_audit WHERE %s",
+	    tz, where.data);
+	buf_free(&where);
+	if (r == NULL)
+		return rc;
+	*rows = xcalloc(db_res_rows(r) + 1, sizeof **rows);
+	while ((row = db_res_next(r)) != NULL) {
+		struct audit_row *a = &(*rows)[(*n)++];
+
+		a->id = db_col_u64(row[0], 0);
+		a->at = xstrdup_or_empty(row[1]);
+		a->user = xstrdup_or_empty(row[2]);
+		a->address = xstrdup_or_empty(row[3]);
+		a->action = xstrdup_or_empty(row[4]);
+		a->detail = xstrdup_or_empty(row[5]);
+		a->count = db_col_u64(row[6], 0);
+		a->job_id = db_col_u64(row[7], 0);
+	}
+	db_res_free(r);
+	return DB_OK;
+}

@@ -8,6 +8,7 @@
 #include "db.h"
 
 struct audit_row {
+	uint64_t id;
 	char *at, *user, *address, *action, *detail;
 	uint64_t job_id; /* 0: an action on many jobs */
 	uint64_t count;  /* jobs the action was on; 0: only job_id */
@@ -21,12 +22,27 @@ struct audit_entry {
 	const char *detail;
 };
 
+/* What audit_list shows: each NULL (0) field matches every row.  since
+ * and until are UTC times ("YYYY-MM-DD HH:MM:SS[.ffffff]"), since
+ * included, until not; before is the keyset anchor: rows older (smaller
+ * id) than it. */
+struct audit_filter {
+	const char *user, *action, *since, *until;
+	uint64_t before;
+	unsigned limit; /* rows at most: 1 to AUDIT_LIST_MAX (+ 1 to learn of a next page) */
+};
+#define AUDIT_LIST_MAX 500
+
 int audit_add(struct db *db, const char *user, const char *address, const char *action, uint64_t job_id,
     const char *detail, char *err);
 void audit_sql(struct db *db, struct buf *sql, const struct audit_entry *e, const char *job_sql);
 int audit_add_entry(struct db *db, const struct audit_entry *e, uint64_t job_id, char *err);
 int audit_for_job(
     struct db *db, uint64_t job_id, const char *tz, struct audit_row **rows, size_t *n, char *err);
+int audit_list(struct db *db, const struct audit_filter *f, const char *tz, struct audit_row **rows,
+    size_t *n, char *err);
+int audit_action_known(const char *action);
+const char *const *audit_actions(void);
 void audit_rows_free(struct audit_row *rows, size_t n);
 
 #endif

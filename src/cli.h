@@ -80,6 +80,7 @@ int cmd_cron(int argc, char **argv);
 int cmd_schedule(int argc, char **argv);
 int cmd_passwd(int argc, char **argv);
 int cmd_sessions(int argc, char **argv);
+int cmd_audit(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
 
 #endif

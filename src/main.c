@@ -26,6 +26,7 @@ static const struct cli_cmd commands[] = {
 	{ "cron", cmd_cron, "check a cron expression: description and next fire times" },
 	{ "serve", cmd_serve, "serve the web dashboard and /metrics" },
 	{ "passwd", cmd_passwd, "hash a password for the dashboard's [user NAME]" },
+	{ "audit", cmd_audit, "the audit trail: who did what and when, newest first" },
 	{ "sessions", cmd_sessions, "list who is logged in to the dashboard; end a user's sessions" },
 };
 

@@ -26,6 +26,7 @@
 
 #include "log.h"
 #include "serve.h"
+#include "serve_auditlog.h"
 #include "serve_auth.h"
 #include "serve_conn.h"
 #include "serve_enqueue.h"
@@ -80,6 +81,7 @@ static const struct route routes[] = {
 	{ "GET", "/schedules", ANYONE, serve_page },
 	{ "GET", "/schedules/*", ANYONE, serve_page },
 	{ "GET", "/sessions", ANYONE, serve_page },
+	{ "GET", "/audit", ANYONE, serve_page },
 	{ "GET", "/static/*", ANYONE, serve_static },
 	{ "GET", "/metrics", METRICS, serve_metrics },
 	{ "POST", "/api/login", ANYONE, api_login },
@@ -109,6 +111,7 @@ static const struct route routes[] = {
 	{ "GET", "/api/cron", VIEWER, api_cron_preview },
 	{ "GET", "/api/sessions", ADMIN, api_sessions },
 	{ "POST", "/api/sessions/end", ADMIN, api_sessions_end },
+	{ "GET", "/api/audit", ADMIN, api_audit },
 };
 
 /* Matches url against a route's path; fills r->id and r->rest. */

@@ -48,6 +48,11 @@ is "$(comp failed "")" "clear forget list retry show" "failed's subcommands"
 is "$(comp sessions "")" "end" "sessions' action"
 is "$(comp -c "$CONF" sessions end "")" "ada bob" "sessions end USER: the config's users"
 is "$(comp -c "$CONF" sessions end ada "")" "" "and only one user"
+like "$(comp audit --)" "--action.*--json.*--limit.*--since.*--until.*--user" "audit's options"
+is "$(comp audit --action session)" "session-end" "audit --action: the action names its --help lists"
+like " $(comp audit --action "") " " enqueue .* login .* retry-all " "every action name"
+is "$(comp -c "$CONF" audit --user "")" "ada bob" "audit --user: the config's users"
+is "$(comp -c "$CONF" audit --user ada --action login "")" "" "no argument after the options"
 JOBQ_CONFIG=$CONF
 is "$(comp status -q c)" "critical" "\$JOBQ_CONFIG names the config when -c does not"
 unset JOBQ_CONFIG

@@ -2,11 +2,16 @@
  * module; no framework, no build step).  Every page address gets the same
  * index.html; this reads the address, draws that page with its module
  * (overview.js, jobs.js, job.js, failed.js, workers.js, enqueue.js,
- * schedules.js, schedule.js, sessions.js, login.js) and redraws it every 2 seconds
+ * schedules.js, schedule.js, sessions.js, audit.js, login.js) and redraws it every 2 seconds
  * while Live.  The pages share common.js; theme.js sets the theme before
  * the first paint. */
 
+<<<<<<< HEAD
 import { api, app, isAdmin, main, navigate, resetCaches, shell, toast } from "./common.js";
+=======
+import { api, app, isAdmin, main, navigate, shell, toast } from "./common.js";
+import { pageAudit } from "./audit.js";
+>>>>>>> auditpage
 import { pageEnqueue } from "./enqueue.js";
 import { pageFailed } from "./failed.js";
 import { pageJob } from "./job.js";
@@ -33,6 +38,7 @@ function route() {
   if (path === "/enqueue") return ["enqueue", pageEnqueue];
   if (path === "/schedules") return ["schedules", pageSchedules];
   if (path === "/sessions") return ["sessions", pageSessions];
+  if (path === "/audit") return ["audit", pageAudit];
   if ((m = path.match(/^\/schedules\/([^/]+)$/))) return ["schedules", () => pageSchedule(decodeURIComponent(m[1]))];
   return ["overview", pageOverview];
 }
