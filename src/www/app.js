@@ -6,12 +6,8 @@
  * while Live.  The pages share common.js; theme.js sets the theme before
  * the first paint. */
 
-<<<<<<< HEAD
 import { api, app, isAdmin, main, navigate, resetCaches, shell, toast } from "./common.js";
-=======
-import { api, app, isAdmin, main, navigate, shell, toast } from "./common.js";
 import { pageAudit } from "./audit.js";
->>>>>>> auditpage
 import { pageEnqueue } from "./enqueue.js";
 import { pageFailed } from "./failed.js";
 import { pageJob } from "./job.js";
