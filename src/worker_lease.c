@@ -112,7 +112,7 @@ extend_leases(struct worker *w, int64_t now, char *err)
 {
 	struct slot **who = xcalloc(w->nslots + 1, sizeof *who);
 	unsigned i, n = 0, done = 0, tried;
-	int rc = DB_OK;
+	int rc = DB_OK, attempt = 0;
 
 	for (i = 0; i < w->nslots; i++)
 		if (w->slots[i].state != SLOT_FREE && !w->slots[i].lease_lost) {
@@ -127,6 +127,16 @@ extend_leases(struct worker *w, int64_t now, char *err)
 		    rc == DB_EFAIL)
 			break;
 		s = who[done + tried - 1];
+		/* A deadlock (the claiming UPDATE of the conditional mode locks
+		 * the due index first, an extension its row first) rolled back
+		 * only the statement that lost: send it again, after a short
+		 * random pause, as a transaction would be. */
+		if (rc == DB_ERETRY && mono_ms() - now < w->conf->worker.heartbeat_ms / 2 &&
+		    db_retry_after(rc, ++attempt)) {
+			done += tried - 1;
+			continue;
+		}
+		attempt = 0;
 		if (!s->extend_warned)
 			log_warn("job %llu: lease not extended: %s", (unsigned long long)s->job->id, err);
 		s->extend_warned = 1;

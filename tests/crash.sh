@@ -37,12 +37,12 @@ launch() {
 # Kills a random live worker with SIGKILL, notes the jobs it held (and
 # when their leases run out), starts a replacement.
 kill_one() {
-	local idx=$((RANDOM % ${#live[@]})) pid wid i holders
-	# A worker that holds jobs right now, when there is one: on a loaded
+	local idx=$((RANDOM % ${#live[@]})) pid wid i
+	# Rather one whose handlers are running (a child process: it holds
+	# jobs), found without a round trip to the database: on a loaded
 	# machine a worker started a moment ago may not have claimed yet.
-	holders=$(sql "SELECT DISTINCT reserved_by FROM jobs WHERE reserved_by IS NOT NULL")
 	for i in "${!live[@]}"; do
-		if grep -qxF "${WID_OF[${live[$i]}]}" <<<"$holders"; then
+		if pgrep -P "${live[$i]}" >/dev/null; then
 			idx=$i
 			break
 		fi
