@@ -77,6 +77,7 @@ struct slot {
 	int64_t written_by;          /* WRITING: its outcome is held for a group until then */
 	unsigned write_tries;        /* writes of this outcome that lost the connection */
 	int write_unsure;            /* one of them may have been applied (queue_write checks) */
+	unsigned write_locked;       /* writes of this outcome that waited on a lock held elsewhere */
 	struct control ctl;          /* what the handler said on its control channel */
 	struct enqueue_item *follow; /* done: its follow-ups, and on_success's job */
 	size_t nfollow;
@@ -117,6 +118,7 @@ struct worker {
 	int64_t next_schedule;       /* --schedule: when to tick next */
 	int write_now;               /* an outcome is new: write without waiting */
 	int charge_due;              /* a job reserved ahead started uncharged (job.charged) */
+	int write_waited;            /* the last write waited on a lock held elsewhere */
 	struct claim_lost lost;      /* a claim whose answer never came, to give back */
 	int64_t write_delay;         /* between tries of a write that failed */
 	int64_t write_failing_since; /* 0: the last write went through */

@@ -242,6 +242,9 @@ settle(struct worker *w, struct slot *s, const struct outcome *o, int rc)
 		    id, queue_outcome_name(s->write), o->note);
 		break;
 	case OUTS_FAILED:
+		/* A lock held elsewhere: the next tries write this outcome
+		 * alone, after the others (writing_in_order). */
+		s->write_locked += rc == DB_ERETRY || rc == DB_EWAIT;
 		/* The connection dropped with the transaction sent: the server
 		 * may have applied it, and the next try asks first. */
 		s->write_unsure |= rc == DB_EGONE;
@@ -283,12 +286,15 @@ hold_writes(struct worker *w, int64_t now)
 	return 1;
 }
 
-/* qsort order of slots: as they were reserved. */
+/* qsort order of slots: those whose writes waited on locks less often
+ * first, then as they were reserved. */
 static int
-seq_order(const void *a, const void *b)
+write_order(const void *a, const void *b)
 {
 	const struct slot *x = *(struct slot *const *)a, *y = *(struct slot *const *)b;
 
+	if (x->write_locked != y->write_locked)
+		return x->write_locked < y->write_locked ? -1 : 1;
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
@@ -324,7 +330,12 @@ uncharged(struct worker *w, struct job **charge)
 
 /* Puts the slots whose outcomes wait in who, in the order the jobs were
  * reserved (and started): the run rows' ids then follow the runs, as
- * they did with one write per job.  Returns how many. */
+ * they did with one write per job.  An outcome whose write waited on a
+ * lock held elsewhere (another session holds its job's row) goes after
+ * the others, in a transaction of its own, and queue_write stops at the
+ * first that fails: one such row neither costs another outcome its
+ * write nor makes one write wait more than once.  Each failure moves it
+ * further back, so several of them take turns.  Returns how many. */
 static unsigned
 writing_in_order(struct worker *w, struct slot **who)
 {
@@ -333,7 +344,7 @@ writing_in_order(struct worker *w, struct slot **who)
 	for (i = 0; i < w->nslots; i++)
 		if (w->slots[i].state == SLOT_WRITING)
 			who[n++] = &w->slots[i];
-	qsort(who, n, sizeof *who, seq_order);
+	qsort(who, n, sizeof *who, write_order);
 	return n;
 }
 
@@ -345,7 +356,7 @@ outcome_of(struct worker *w, struct slot *s, struct outcome *o, struct run_recor
 {
 	*run = (struct run_record){ w->id, s->duration_ms, s->words, s->output, s->error, s->ctl.result };
 	*o = (struct outcome){ s->job, s->write, s->delay_ms, NULL, s->error ? s->error : "", s->words,
-		s->reason, s->has_run ? run : NULL, s->write_tries >= WRITE_TRIES_ALONE,
+		s->reason, s->has_run ? run : NULL, s->write_tries >= WRITE_TRIES_ALONE || s->write_locked > 0,
 		s->write_tries >= WRITE_TRIES_MINIMAL, s->write_unsure, OUTS_PENDING, 0, "", NULL, 0 };
 	if (s->write == OUT_DONE) {
 		o->follow = s->follow;
@@ -380,8 +391,14 @@ write_pending(struct worker *w, int64_t now)
 	texts = xcalloc(w->nslots, sizeof *texts);
 	charge = xcalloc(w->nslots, sizeof *charge);
 	n = writing_in_order(w, who);
-	nc = uncharged(w, charge);
-	w->charge_due = 0;
+	/* The charges go in the first transaction; after a write that
+	 * waited on a lock they wait for a turn without outcomes, since the
+	 * locked row may be a running job's. */
+	nc = 0;
+	if (!w->write_waited || n == 0) {
+		nc = uncharged(w, charge);
+		w->charge_due = 0;
+	}
 	for (i = 0; i < n; i++)
 		outcome_of(w, who[i], &o[i], &runs[i], &texts[i]);
 	if (n + nc > 0) {
@@ -390,6 +407,7 @@ write_pending(struct worker *w, int64_t now)
 			w->charge_due |= !charge[i]->charged;
 		for (i = 0; i < n; i++)
 			settle(w, who[i], &o[i], rc);
+		w->write_waited = rc == DB_ERETRY || rc == DB_EWAIT;
 		if (rc == DB_OK) {
 			w->next_poll = now; /* slots are free: look for work at once */
 			w->write_delay = 0;

@@ -26,7 +26,7 @@ exec = /bin/sh -c 'exit 65'
 EOC
 
 # ---- the race: 4 processes x N enqueues of one key ----
-N=1000
+N=$(volume 400)
 for p in 1 2 3 4; do
 	(
 		for i in $(seq $N); do
