@@ -39,9 +39,8 @@ function route() {
   return ["overview", pageOverview];
 }
 
-async function refresh() {
-  if (!app.me || app.busy) return;
-  app.busy = true;
+/* Draws the page the address names. */
+async function draw() {
   try {
     const [name, fn] = route();
     for (const a of document.querySelectorAll("#nav a"))
@@ -52,9 +51,42 @@ async function refresh() {
   } catch (e) {
     /* 401 shows the login form, 503 the banner (common.js) */
     if (e.status !== 401 && e.status !== 503) toast(e.message, true);
-  } finally {
-    app.busy = false;
   }
+}
+
+/* The draw in flight (a promise), null when none; and whether another
+ * was asked for while it ran. */
+let drawing = null;
+let again = false;
+
+/* Redraws the current page; the promise it returns settles once the page
+ * shows the address as it is now and the data as they are after the
+ * call.  Draws never overlap, and one asked for during another is not
+ * dropped: the one in flight may have read the address before a
+ * navigation (it would leave the old page under the new address) or the
+ * data before an action, so one more draw follows it.  Any number of
+ * calls during a draw make that one draw. */
+function refresh() {
+  if (!app.me) return Promise.resolve();
+  again = true;
+  if (!drawing) drawing = drawAgain();
+  return drawing;
+}
+
+async function drawAgain() {
+  try {
+    while (again && app.me) {
+      again = false;
+      await draw();
+    }
+  } finally {
+    drawing = null;
+  }
+}
+
+/* The timer's redraw: one in flight already brings the page up to date. */
+function tick() {
+  if (!drawing && !document.hidden && !interacting()) refresh();
 }
 
 /* A live refresh waits while the person types in a field or reads an
@@ -75,7 +107,7 @@ function setLive(on) {
   document.getElementById("live").setAttribute("aria-pressed", on ? "true" : "false");
   document.getElementById("live").textContent = on ? "Live" : "Paused";
   stopTimer();
-  if (on) app.timer = setInterval(() => { if (!document.hidden && !interacting()) refresh(); }, REFRESH_MS);
+  if (on) app.timer = setInterval(tick, REFRESH_MS);
 }
 
 function start() {
@@ -129,7 +161,7 @@ function setupChrome() {
     ev.preventDefault();
     navigate(a.getAttribute("href"));
   });
-  window.addEventListener("popstate", refresh);
+  window.addEventListener("popstate", () => refresh());
 }
 
 /* Asks who is logged in and starts the page or the login form.  With

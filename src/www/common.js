@@ -9,7 +9,7 @@
 
 export const STATES = ["ready", "delayed", "reserved", "stale", "failed"];
 const SVG = "http://www.w3.org/2000/svg";
-export const app = { me: null, live: true, timer: null, page: null, busy: false };
+export const app = { me: null, live: true, timer: null, page: null };
 
 /* What the shell (app.js) does for the pages: redraw the current page
  * and show the login form.  Set by app.js when it loads. */

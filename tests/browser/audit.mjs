@@ -1,52 +1,21 @@
 // audit.mjs -- drives Chromium through the Audit page (/audit) and prints TAP.
 // Environment: URL, USER_NAME (an admin), VIEWER_NAME, PASSWORD, SQL_SH (runs one SQL statement on the
 // test database), SHOTS (screenshot folder), CHROMIUM, PROFILE.
-import { execFileSync } from "node:child_process";
-import { mkdirSync } from "node:fs";
-import puppeteer from "puppeteer-core";
+import { WAIT, collectErrors, cspSeen, finish, is, launch, ok, press, recordCsp, shot as shotOf, sql } from "./lib.mjs";
 
-const { URL: BASE, USER_NAME, VIEWER_NAME, PASSWORD, SQL_SH, SHOTS, CHROMIUM, PROFILE } = process.env;
-const WAIT = { timeout: 20000 };
-let n = 0, failed = 0;
+const { URL: BASE, USER_NAME, VIEWER_NAME, PASSWORD } = process.env;
 
-function ok(cond, name, detail) {
-  n++;
-  console.log(`${cond ? "ok" : "not ok"} ${n} - ${name}`);
-  if (!cond) {
-    failed++;
-    if (detail !== undefined) console.log(`#   ${String(detail).split("\n").join("\n#   ")}`);
-  }
-}
-function is(got, want, name) {
-  ok(got === want, name, `got:  ${JSON.stringify(got)}\nwant: ${JSON.stringify(want)}`);
-}
-const sql = (q) => execFileSync(SQL_SH, [q], { encoding: "utf8" }).trim();
-
-mkdirSync(PROFILE, { recursive: true });
-const browser = await puppeteer.launch({
-  executablePath: CHROMIUM,
-  headless: true,
-  args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-    `--user-data-dir=${PROFILE}`],
-});
-const page = await browser.newPage();
+const { browser, page } = await launch();
 // Every console error counts, but the viewer's 403 from /api/audit,
-// asked for on purpose at the end (Chromium logs each 4xx of fetch()).
-const errors = [];
+// asked for on purpose at the end.
 let viewer403 = 0;
-page.on("console", (m) => {
-  if (m.type() !== "error") return;
-  if (/ 403 /.test(m.text()) && (m.location()?.url || "").startsWith(`${BASE}/api/audit`)) { viewer403++; return; }
-  errors.push(`console: ${m.text()} ${m.location()?.url || ""}`);
-});
-page.on("pageerror", (e) => errors.push(`page error: ${e.message}`));
-page.on("requestfailed", (r) => errors.push(`request failed: ${r.url()} ${r.failure()?.errorText}`));
-await page.evaluateOnNewDocument(() => {
-  window.__csp = [];
-  document.addEventListener("securitypolicyviolation", (e) => window.__csp.push(`${e.violatedDirective} ${e.blockedURI}`));
-});
-const shot = (name) => page.screenshot({ path: `${SHOTS}/${name}.png`, fullPage: true });
+const errors = collectErrors(page, { setAside: (m) => {
+  const asked = / 403 /.test(m.text()) && (m.location()?.url || "").startsWith(`${BASE}/api/audit`);
+  if (asked) viewer403++;
+  return asked;
+} });
+await recordCsp(page);
+const shot = (name) => shotOf(page, name);
 // The ids of the cards shown, in page order.
 const cardIds = () => page.$$eval("#audit-list .audit-entry", (cs) => cs.map((c) => Number(c.dataset.id)));
 const cardActions = () => page.$$eval("#audit-list .audit-action", (bs) => bs.map((b) => b.textContent));
@@ -85,8 +54,13 @@ try {
   await shot("audit");
 
   // ---- filter by action ----
-  await page.select('form.filters select[name="action"]', "enqueue");
-  await page.click('form.filters button[type="submit"]');
+  // (chosen and sent in one step: a redraw between the two would put
+  // back the choice the address holds)
+  await page.waitForSelector("form.filters", WAIT);
+  await page.$eval("form.filters", (f) => {
+    f.elements.action.value = "enqueue";
+    f.querySelector('button[type="submit"]').click();
+  });
   await page.waitForFunction(() => location.search === "?action=enqueue", WAIT);
   ok(true, "filtering by action puts it in the address");
   await waitIds(dbIds("action = 'enqueue'", 50), "only the enqueue rows");
@@ -95,7 +69,7 @@ try {
   // ---- a job link ----
   const jobId = sql("SELECT job_id FROM jobq_audit WHERE action = 'enqueue' ORDER BY id DESC LIMIT 1");
   is(await page.$eval("#audit-list a.job-link", (a) => a.getAttribute("href")), `/jobs/${jobId}`, "the row links to its job");
-  await page.click("#audit-list a.job-link");
+  await press(page, "#audit-list a.job-link");
   await page.waitForFunction((id) => location.pathname === `/jobs/${id}` &&
     document.querySelector("main h1")?.textContent.startsWith(`Job #${id}`), WAIT, jobId);
   ok(true, "following the link shows the job's page");
@@ -116,7 +90,7 @@ try {
   const first = dbIds("", 50);
   await waitIds(first, "the first page: the newest 50 rows");
   const older = dbIds(`id < ${first[49]}`, 50);
-  await page.click("#audit-older");
+  await press(page, "#audit-older");
   await page.waitForFunction((b) => new URLSearchParams(location.search).get("before") === b, WAIT, String(first[49]));
   ok(true, "Older puts the last row's id in the address (before=)");
   await waitIds(older, "the second page: the rows older than the first page's last, none repeated");
@@ -152,12 +126,10 @@ try {
       () => ok(false, "a viewer who types /audit is told it needs the admin role"));
   ok(!(await page.$("#audit-list")), "and sees no rows");
 
-  is((await page.evaluate(() => window.__csp || [])).join("\n"), "", "zero CSP violations");
+  is((await cspSeen(page)).join("\n"), "", "zero CSP violations");
   ok(viewer403 > 0, `the viewer's 403 answers were the only ones set aside (${viewer403})`);
   is(errors.join("\n"), "", "zero console errors");
 } catch (e) {
   ok(false, "the browser run finished", e.stack);
 }
-await browser.close();
-console.log(`1..${n}`);
-process.exit(failed ? 1 : 0);
+await finish(browser);

@@ -2,83 +2,29 @@
 // Environment: URL, JOBQ and CONF (the program and its INI), USER_NAME, PASSWORD, SQL_SH (runs one SQL statement
 // on the test database), SHOTS (screenshot folder), CHROMIUM, PROFILE.
 import { execFileSync } from "node:child_process";
-import { mkdirSync } from "node:fs";
-import puppeteer from "puppeteer-core";
+import { WAIT, collectErrors, cspSeen, finish, is, launch, noHScroll, ok, overflow375, press, recordCsp, shot as shotOf,
+  sleep, sql, text as textOf } from "./lib.mjs";
 
-const { URL: BASE, JOBQ, CONF, USER_NAME, PASSWORD, SQL_SH, SHOTS, CHROMIUM, PROFILE } = process.env;
-const WAIT = { timeout: 20000 };
-let n = 0, failed = 0;
-
-function ok(cond, name, detail) {
-  n++;
-  console.log(`${cond ? "ok" : "not ok"} ${n} - ${name}`);
-  if (!cond) {
-    failed++;
-    if (detail !== undefined) console.log(`#   ${String(detail).split("\n").join("\n#   ")}`);
-  }
-}
-function is(got, want, name) {
-  ok(got === want, name, `got:  ${JSON.stringify(got)}\nwant: ${JSON.stringify(want)}`);
-}
-const sql = (q) => execFileSync(SQL_SH, [q], { encoding: "utf8" }).trim();
+const { URL: BASE, JOBQ, CONF, USER_NAME, PASSWORD } = process.env;
 const cli = (...args) => execFileSync(JOBQ, ["-c", CONF, ...args], { encoding: "utf8" });
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-mkdirSync(PROFILE, { recursive: true });
-const browser = await puppeteer.launch({
-  executablePath: CHROMIUM,
-  headless: true,
-  args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-    `--user-data-dir=${PROFILE}`],
-});
-const errors = [];
-const page = await browser.newPage();
-// Chromium logs every 4xx answer to fetch() as a console error, even one
-// the page handles.  The one 4xx the pages ask for on purpose is the
-// cron preview's 422 for an expression being typed (shown under the
-// field, tested below): only that one is set aside, and counted.
+const { browser, page } = await launch();
+// The one 4xx the pages ask for on purpose is the cron preview's 422 for
+// an expression being typed (shown under the field, tested below): only
+// that one is set aside, and counted.
 let preview422 = 0;
-page.on("console", (m) => {
-  if (m.type() !== "error") return;
-  if (/ 422 /.test(m.text()) && (m.location()?.url || "").startsWith(`${BASE}/api/cron?`)) { preview422++; return; }
-  errors.push(`console: ${m.text()} ${m.location()?.url || ""}`);
-});
-page.on("pageerror", (e) => errors.push(`page error: ${e.message}`));
-page.on("requestfailed", (r) => errors.push(`request failed: ${r.url()} ${r.failure()?.errorText}`));
-// Every CSP violation is recorded by the page itself.
-await page.evaluateOnNewDocument(() => {
-  window.__csp = [];
-  document.addEventListener("securitypolicyviolation", (e) => window.__csp.push(`${e.violatedDirective} ${e.blockedURI}`));
-});
+const errors = collectErrors(page, { setAside: (m) => {
+  const preview = / 422 /.test(m.text()) && (m.location()?.url || "").startsWith(`${BASE}/api/cron?`);
+  if (preview) preview422++;
+  return preview;
+} });
+await recordCsp(page);
 const cspViolations = [];
 async function collectCsp(where) {
-  const v = await page.evaluate(() => window.__csp || []);
-  for (const x of v) cspViolations.push(`${where}: ${x}`);
+  for (const x of await cspSeen(page)) cspViolations.push(`${where}: ${x}`);
 }
-const shot = (name) => page.screenshot({ path: `${SHOTS}/${name}.png`, fullPage: true });
-const text = (sel) => page.$eval(sel, (e) => e.textContent);
-const noHScroll = () => page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth);
-// Every element that would make a 375 px screen scroll sideways, or that
-// only hides it: one drawn past either edge (a mobile viewport widens to
-// fit wide content, and an ancestor's overflow: hidden merely cuts it
-// off), or one whose content is wider than its box (a table or a line of
-// text that overflows, even inside a scroller of its own).  Form fields
-// scroll their text by design and are left out.
-const overflow375 = () => page.evaluate(() => {
-  const W = 375, out = [];
-  const name = (e) => e.tagName.toLowerCase() + (e.id ? "#" + e.id : "") +
-    (typeof e.className === "string" && e.className ? "." + e.className.trim().split(/\s+/).join(".") : "");
-  for (const e of document.querySelectorAll("body, body *")) {
-    const r = e.getBoundingClientRect();
-    if (r.width === 0 && r.height === 0) continue;
-    if (r.right > W + 0.5 || r.left < -0.5) out.push(`${name(e)} drawn at ${Math.round(r.left)}..${Math.round(r.right)}`);
-    else if (!["INPUT", "TEXTAREA", "SELECT"].includes(e.tagName) && e.clientWidth > 0 && e.scrollWidth > e.clientWidth + 1)
-      out.push(`${name(e)} holds ${e.scrollWidth} px in ${e.clientWidth}`);
-  }
-  if (document.documentElement.scrollWidth > W) out.unshift(`the page is ${document.documentElement.scrollWidth} px wide`);
-  return out.slice(0, 8);
-});
+const shot = (name) => shotOf(page, name);
+const text = (sel) => textOf(page, sel);
 
 try {
   await page.setViewport({ width: 1280, height: 900 });
@@ -145,12 +91,36 @@ try {
   ok(true, "resumed: they catch up");
   sql("DELETE FROM failed_jobs WHERE id IN (9003, 9004)");
 
+  // ---- a page opened while a redraw is in flight ----
+  // The live refresh's request for the overview is held; meanwhile the
+  // menu opens Workers and Live is paused, so no later tick can mend
+  // what the held redraw leaves: the Workers page must come all the same.
+  let held = null;
+  const hold = (r) => {
+    if (!held && r.url().startsWith(`${BASE}/api/overview`)) held = r;
+    else r.continue();
+  };
+  await page.setRequestInterception(true);
+  page.on("request", hold);
+  for (let t = 0; !held && t < 100; t++) await sleep(100);
+  ok(held, "a live refresh of the overview is in flight");
+  await page.click('#nav a[href="/workers"]');
+  await page.click("#live");
+  await held?.continue();
+  const opened = await page.waitForSelector("#workers-table", WAIT).then(() => true, () => false);
+  ok(opened && (await text("main h1")) === "Workers", "the page opened during it is drawn once it ends, not the old one");
+  page.off("request", hold);
+  await page.setRequestInterception(false);
+  await page.click("#live");
+  await page.goto(BASE + "/", { waitUntil: "networkidle0" });
+  await page.waitForSelector("#totals", WAIT);
+
   // ---- pausing a queue from its card (as jobq pause) ----
-  await page.click('.queue[data-queue="mail"] button.pause');
+  await press(page, '.queue[data-queue="mail"] button.pause');
   await page.waitForSelector('.queue[data-queue="mail"] .paused', WAIT);
   is(sql("SELECT COUNT(*) FROM jobq_paused WHERE queue = 'mail'"), "1", "Pause on the mail card pauses the queue in the database");
   is(await text('.queue[data-queue="mail"] button.pause'), "Resume", "the card says paused and offers Resume");
-  await page.click('.queue[data-queue="mail"] button.pause');
+  await press(page, '.queue[data-queue="mail"] button.pause');
   await page.waitForFunction(() => !document.querySelector('.queue[data-queue="mail"] .paused'), WAIT);
   is(sql("SELECT COUNT(*) FROM jobq_paused WHERE queue = 'mail'"), "0", "Resume lets workers take it again");
 
@@ -161,7 +131,7 @@ try {
   is(listed, sql("SELECT GROUP_CONCAT(id ORDER BY id) FROM jobs"), "the jobs list shows every job, by id");
   await shot("jobs");
   const staleId = sql("SELECT id FROM jobs WHERE lease_token = REPEAT('c', 32)");
-  await page.click(`#jobs-table tr[data-id="${staleId}"] a`);
+  await press(page, `#jobs-table tr[data-id="${staleId}"] a`);
   await page.waitForFunction((id) => document.querySelector("h1")?.textContent.startsWith(`Job #${id}`), WAIT, staleId);
   is(new URL(page.url()).pathname, `/jobs/${staleId}`, "clicking a job opens its shareable address");
   ok((await text("h1")).includes("stale"), "the detail shows the job's state");
@@ -186,7 +156,7 @@ try {
   ok(true, "the dead letter lists job 9001");
   is(await page.$eval('#failed-table tr[data-id="9001"] .first-line', (e) => e.textContent), "smtp: 550 no such user", "with the first line of its exception");
   await shot("failed");
-  await page.click('#failed-table tr[data-id="9001"] .retry-one');
+  await press(page, '#failed-table tr[data-id="9001"] .retry-one');
   await page.waitForFunction(() => !document.querySelector('#failed-table tr[data-id="9001"]'), WAIT);
   ok(true, "retried, job 9001 leaves the dead-letter list");
   is(sql("SELECT CONCAT((SELECT COUNT(*) FROM failed_jobs WHERE id = 9001), '/', (SELECT COUNT(*) FROM jobs WHERE id = 9001))"), "0/1", "and is back in the queue");
@@ -199,7 +169,7 @@ try {
     if (box && !box.checked) box.click();
     return box?.checked && !document.querySelector("#retry-selected").disabled;
   }, WAIT);
-  await page.$eval("#retry-selected", (b) => b.click());
+  await press(page, "#retry-selected");
   await page.waitForFunction(() => !document.querySelector('#failed-table tr[data-id="9002"]'), WAIT);
   is(sql("SELECT CONCAT((SELECT COUNT(*) FROM failed_jobs), '/', (SELECT COUNT(*) FROM jobs WHERE id = 9002))"), "0/1", "retry selected: 9002 left the dead letter for the queue");
   sql("INSERT INTO failed_jobs (id, queue, type, payload, attempts, exception, exit_status, reason) VALUES (9005, 'mail', 'send_email', '{}', 5, 'smtp: 554 rejected', 'exit 65', 'permanent exit status')");
@@ -209,12 +179,12 @@ try {
   const laterId = sql("SELECT id FROM jobs WHERE available_at > UTC_TIMESTAMP(6) + INTERVAL 10 MINUTE");
   await page.goto(`${BASE}/jobs/${laterId}`, { waitUntil: "networkidle0" });
   await page.waitForSelector("#act-run", WAIT);
-  await page.click("#act-run");
+  await press(page, "#act-run");
   await page.waitForFunction(() => document.querySelector("h1 .badge")?.textContent === "ready", WAIT);
   is(sql(`SELECT available_at <= UTC_TIMESTAMP(6) FROM jobs WHERE id = ${laterId}`), "1", "run now: the delayed job is due, and the page says ready");
   let asked = "";
   page.once("dialog", (d) => { asked = d.message(); d.accept(); });
-  await page.click("main button.danger");
+  await press(page, "main button.danger");
   await page.waitForFunction(() => location.pathname === "/jobs" && document.querySelector("#jobs-table"), WAIT);
   ok(asked.startsWith(`Delete job ${laterId}`), `delete asks first ("${asked}"), then shows the jobs list`);
   is(sql(`SELECT COUNT(*) FROM jobs WHERE id = ${laterId}`), "0", "and the job is gone");
@@ -232,13 +202,13 @@ try {
   await page.type("#enq-payload", '@example.com"}');
   ok(!(await page.$eval("#enq-submit", (b) => b.disabled)), "valid JSON enables it");
   await shot("enqueue");
-  await page.click("#enq-submit");
+  await press(page, "#enq-submit");
   await page.waitForSelector("#enq-result a", WAIT);
   const newId = (await text("#enq-result a")).replace(/\D/g, "");
   is(sql(`SELECT CONCAT(type, ' ', queue, ' ', payload) FROM jobs WHERE id = ${newId}`), 'send_email mail {"to": "browser@example.com"}', "the job is in the database as typed");
   // an enqueue of many: every job's page shows it (not only the first's)
   await page.$eval("#enq-count", (c) => { c.value = "3"; });
-  await page.click("#enq-submit");
+  await press(page, "#enq-submit");
   await page.waitForFunction((id) => document.querySelector("#enq-result a")?.textContent.replace(/\D/g, "") !== id, WAIT, newId);
   const firstOf3 = (await text("#enq-result a")).replace(/\D/g, "");
   const lastOf3 = sql(`SELECT MAX(id) FROM jobs WHERE id >= ${firstOf3}`);
@@ -263,26 +233,25 @@ try {
     "the next fire is shown in the schedule's zone (03:00 Paris time)");
   ok((await text("#cron-card")).includes("day-of-week"), "the cron syntax card is on the page");
   await shot("schedules");
-  await page.click('#schedules-table tr[data-name="nightly-report"] .run-now');
+  await press(page, '#schedules-table tr[data-name="nightly-report"] .run-now');
   await page.waitForFunction(() => document.querySelector("#toast").textContent.includes("enqueued as job"), WAIT);
   is(sql("SELECT CONCAT(status, ',', manual) FROM jobq_schedule_runs WHERE name = 'nightly-report'"), "enqueued,1", "Run now enqueues a manual fire");
   is(sql("SELECT CONCAT(username, ' ', detail) FROM jobq_audit WHERE action = 'schedule-run-now'"), `${USER_NAME} nightly-report`, "and is audited");
-  await page.click('#schedules-table tr[data-name="nightly-report"] .toggle');
+  await press(page, '#schedules-table tr[data-name="nightly-report"] .toggle');
   await page.waitForFunction(() => document.querySelector('#schedules-table tr[data-name="nightly-report"] .toggle')?.textContent === "Enable", WAIT);
   is(JSON.parse(cli("schedule", "--list", "--json")).find((x) => x.name === "nightly-report").enabled, false, "Disable switches it off (as jobq schedule --list sees it)");
-  await page.click('#schedules-table tr[data-name="nightly-report"] .toggle');
+  await press(page, '#schedules-table tr[data-name="nightly-report"] .toggle');
   await page.waitForFunction(() => document.querySelector('#schedules-table tr[data-name="nightly-report"] .toggle')?.textContent === "Disable", WAIT);
   is(sql("SELECT GROUP_CONCAT(action ORDER BY id) FROM jobq_audit WHERE detail = 'nightly-report'"), "schedule-run-now,schedule-disable,schedule-enable", "each action is audited");
   await collectCsp("schedules");
 
-  await page.click('#schedules-table tr[data-name="cleanup"] a');
+  await press(page, '#schedules-table tr[data-name="cleanup"] a');
   await page.waitForSelector("#cron-input", WAIT);
   is(new URL(page.url()).pathname, "/schedules/cleanup", "a schedule has its own address");
   await page.waitForSelector("#preview-next li", WAIT);
   is(await page.$$eval("#history-failed tbody tr", (rs) => rs.length), 1, "history: the dead-lettered fire is under Failures");
   is(await page.$$eval("#history-succeeded tbody tr", (rs) => rs.length), 1, "history: the done fire is under Successes");
-  const input = await page.$("#cron-input");
-  await input.click({ clickCount: 3 });
+  await page.$eval("#cron-input", (i) => { i.focus(); i.select(); }); /* as a triple click, on the input there now */
   await page.keyboard.press("Backspace");
   await page.type("#cron-input", "0 25 * * *");
   await page.waitForSelector("#preview-error", WAIT);
@@ -296,7 +265,7 @@ try {
   is(JSON.stringify(await page.$$eval("#preview-next time", (ts) => ts.map((t) => t.getAttribute("datetime")))),
     JSON.stringify(wantPreview.slice(1)), "and the next five fires in the schedule's zone, as jobq cron prints them");
   await shot("schedule-edit");
-  await page.click("#schedule-edit button[type=submit]");
+  await press(page, "#schedule-edit button[type=submit]");
   await page.waitForFunction(() => !document.querySelector("#schedule-edit input") || document.querySelector("#toast").textContent.includes("saved"), WAIT);
   await page.waitForFunction(() => document.querySelector("#schedule-info code")?.textContent === "0 4 * * 1-5", WAIT);
   is(sql("SELECT cron FROM jobq_schedules WHERE name = 'cleanup'"), "0 4 * * 1-5", "Save changes the database schedule's expression");
@@ -330,8 +299,8 @@ try {
     ["/schedules", "#schedules-table"], ["/schedules/cleanup", "#preview-next li"], ["/sessions", "#sessions-table"]]) {
     await page.goto(BASE + path, { waitUntil: "networkidle0" });
     await page.waitForSelector(sel, WAIT);
-    ok(await noHScroll(), `no horizontal scroll at 375 px on ${path}`);
-    is((await overflow375()).join(", "), "", `no element drawn past 375 px or wider than its box on ${path}`);
+    ok(await noHScroll(page), `no horizontal scroll at 375 px on ${path}`);
+    is((await overflow375(page)).join(", "), "", `no element drawn past 375 px or wider than its box on ${path}`);
     if (path.startsWith("/schedules")) await shot("mobile-" + path.slice(1).replace("/", "-"));
     if (path === "/" || path === "/failed" || path.startsWith("/jobs/")) await shot("mobile-" + (path === "/" ? "overview" : path.split("/")[1]));
     await collectCsp(path);
@@ -385,7 +354,7 @@ try {
   await page.setViewport({ width: 375, height: 800, isMobile: true, hasTouch: true });
   await page.goto(BASE + "/login", { waitUntil: "networkidle0" });
   await page.waitForSelector("#login-form", WAIT);
-  is((await overflow375()).join(", "), "", "no element drawn past 375 px or wider than its box on /login");
+  is((await overflow375(page)).join(", "), "", "no element drawn past 375 px or wider than its box on /login");
   await page.setViewport({ width: 1280, height: 900 });
 
   is(cspViolations.join("\n"), "", "zero CSP violations on every page");
@@ -394,6 +363,4 @@ try {
 } catch (e) {
   ok(false, "the browser run finished", e.stack);
 }
-await browser.close();
-console.log(`1..${n}`);
-process.exit(failed ? 1 : 0);
+await finish(browser);

@@ -5,45 +5,17 @@
 // Environment: URL, USER_NAME, PASSWORD, SQL_SH (runs one SQL statement on the test database), DB_SH
 // ("stop" or "start" the test database's server), SHOTS (screenshot folder), CHROMIUM, PROFILE.
 import { execFileSync } from "node:child_process";
-import { mkdirSync } from "node:fs";
-import puppeteer from "puppeteer-core";
+import { WAIT, collectErrors, finish, is, launch, like, ok, shot as shotOf, sql, text as textOf } from "./lib.mjs";
 
-const { URL: BASE, USER_NAME, PASSWORD, SQL_SH, DB_SH, SHOTS, CHROMIUM, PROFILE } = process.env;
-const WAIT = { timeout: 20000 };
-let n = 0, failed = 0;
-
-function ok(cond, name, detail) {
-  n++;
-  console.log(`${cond ? "ok" : "not ok"} ${n} - ${name}`);
-  if (!cond) {
-    failed++;
-    if (detail !== undefined) console.log(`#   ${String(detail).split("\n").join("\n#   ")}`);
-  }
-}
-function is(got, want, name) {
-  ok(got === want, name, `got:  ${JSON.stringify(got)}\nwant: ${JSON.stringify(want)}`);
-}
-function like(got, re, name) {
-  ok(re.test(String(got)), name, `got:  ${JSON.stringify(got)}\nwant: ${re}`);
-}
-const sql = (q) => execFileSync(SQL_SH, [q], { encoding: "utf8" }).trim();
+const { URL: BASE, USER_NAME, PASSWORD, DB_SH } = process.env;
 const db = (verb) => execFileSync(DB_SH, [verb], { encoding: "utf8" });
 
-mkdirSync(PROFILE, { recursive: true });
-const browser = await puppeteer.launch({
-  executablePath: CHROMIUM,
-  headless: true,
-  args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-    `--user-data-dir=${PROFILE}`],
-});
+const { browser, page } = await launch();
 // Chromium logs each 503 as a console error even when the page handles
 // it; script errors are what must not happen.
-const errors = [];
-const page = await browser.newPage();
-page.on("pageerror", (e) => errors.push(`page error: ${e.message}`));
-const shot = (name) => page.screenshot({ path: `${SHOTS}/${name}.png`, fullPage: true });
-const text = (sel) => page.$eval(sel, (e) => e.textContent);
+const errors = collectErrors(page, { pageErrorsOnly: true });
+const shot = (name) => shotOf(page, name);
+const text = (sel) => textOf(page, sel);
 const visible = (sel) => page.$eval(sel, (e) => !e.hidden && e.getBoundingClientRect().height > 0).catch(() => false);
 // The colour of the live button's dot, and the theme's --danger and
 // --done colours, all as the browser computes them ("rgb(...)").
@@ -152,6 +124,4 @@ try {
 } catch (e) {
   ok(false, "the browser run finished", e.stack);
 }
-await browser.close();
-console.log(`1..${n}`);
-process.exit(failed ? 1 : 0);
+await finish(browser);
