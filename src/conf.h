@@ -170,6 +170,9 @@ struct serve_conf {
 	int public_https;     /* public_url is https://: Secure cookies, HSTS */
 	int allow_plain_http; /* plain HTTP on a non-loopback listen address */
 	char **allowed_hosts; /* the Host names answered; NULL: any */
+	unsigned api_rate_count;    /* API calls per session per window; 0: no limit */
+	int64_t api_rate_window_ms; /* ... */
+	unsigned api_burst;         /* calls a session may make at once */
 	struct serve_user **users;
 	size_t nusers;
 };

@@ -14,6 +14,13 @@
 #include "conf_serve.h"
 #include "duration.h"
 
+/* The API limit per session unless [serve] says otherwise: far above
+ * what the pages' own refresh (a few calls every 2 s) and a person's
+ * clicks need, low enough that a runaway script or tab is slowed down
+ * before it loads the database. */
+#define SERVE_API_RATE 50
+#define SERVE_API_BURST 500
+
 void
 conf_serve_defaults(struct conf *c)
 {
@@ -25,6 +32,34 @@ conf_serve_defaults(struct conf *c)
 	s->login_rate_max = 5;
 	s->login_rate_window_ms = 15 * 60 * 1000LL;
 	s->overview_cache_ms = 2000;
+	s->api_rate_count = SERVE_API_RATE;
+	s->api_rate_window_ms = 1000;
+	s->api_burst = SERVE_API_BURST;
+}
+
+/* api_rate = 50/s (COUNT/s, /m, /h or /DURATION), or 0 or off: no
+ * limit. */
+static void
+api_rate(struct loader *ld, struct serve_conf *s, const struct entry *e)
+{
+	char err[ERRSZ];
+
+	if (strcmp(e->value, "off") == 0 || strcmp(e->value, "0") == 0)
+		s->api_rate_count = 0;
+	else if (conf_rate_parse(e->value, &s->api_rate_count, &s->api_rate_window_ms, err) < 0)
+		ld_error(ld, e->line, "api_rate: %s (or 0 or off for no limit)", err);
+}
+
+/* api_burst = 500: calls a session may make at once, 1 to 1000000. */
+static void
+api_burst(struct loader *ld, struct serve_conf *s, const struct entry *e)
+{
+	int64_t n;
+
+	if (str_to_int64(e->value, 1, 1000000, &n) < 0)
+		ld_error(ld, e->line, "api_burst: expected a whole number from 1 to 1000000, not '%s'", e->value);
+	else
+		s->api_burst = (unsigned)n;
 }
 
 /* "5/15m": at most 5 failed logins per user and per address in 15
@@ -213,6 +248,10 @@ conf_serve_load(struct loader *ld, struct conf *c, const struct section *sec)
 			public_url(ld, s, e);
 		else if (strcmp(e->key, "allowed_hosts") == 0)
 			allowed_hosts(ld, s, e);
+		else if (strcmp(e->key, "api_rate") == 0)
+			api_rate(ld, s, e);
+		else if (strcmp(e->key, "api_burst") == 0)
+			api_burst(ld, s, e);
 		else if (strcmp(e->key, "allow_plain_http") == 0)
 			ld_bool(ld, e, &s->allow_plain_http);
 		else if (strcmp(e->key, "overview_cache") == 0) {

@@ -40,6 +40,7 @@
 #include "serve_overview.h"
 #include "serve_proxy.h"
 #include "serve_queues.h"
+#include "serve_rate.h"
 #include "serve_schedules.h"
 #include "serve_sessions.h"
 #include "serve_static.h"
@@ -158,15 +159,33 @@ from_binary(const struct route *rt)
 	return rt->handler == serve_page || rt->handler == serve_static;
 }
 
+/* A session over its API rate ([serve] api_rate, api_burst): 429 with
+ * Retry-After and the same seconds in the JSON body. */
+static MHD_RESULT
+too_many(struct req *r, int64_t wait_s)
+{
+	struct resp_extra x = { 0 };
+	cJSON *doc = cJSON_CreateObject();
+	char msg[96];
+
+	snprintf(msg, sizeof msg, "too many requests from this session; try again in %lld s", (long long)wait_s);
+	cJSON_AddStringToObject(doc, "error", msg);
+	ADD_NUM(doc, "retry_after", wait_s);
+	x.retry_after_s = wait_s;
+	return serve_json_x(r, 429, doc, &x);
+}
+
 /* Checks who asks before the handler runs: the database (503, but for
- * the pages themselves), session (401), CSRF token on a POST (403),
- * role (403), a JSON body on a POST (400, 413).  A POST from another
+ * the pages themselves), session (401), the session's API rate (429),
+ * CSRF token on a POST (403), role (403), a JSON body on a POST (400,
+ * 413).  A POST from another
  * site can send neither our cookie (SameSite=Strict) nor a JSON content
  * type without a preflight we never grant. */
 static MHD_RESULT
 guard(struct req *r, const struct route *rt)
 {
 	int post = strcmp(rt->method, "POST") == 0, rc;
+	int64_t wait_s;
 
 	if (!from_binary(rt) && r->db == NULL && (r->db = serve_thread_db(r->srv)) == NULL)
 		return serve_db_down(r);
@@ -175,6 +194,8 @@ guard(struct req *r, const struct route *rt)
 			return serve_db_error(r, "session", "the session lookup failed");
 		if (rc != 0)
 			return serve_error(r, 401, "not logged in");
+		if ((wait_s = serve_rate_take(r->srv->rate, r->session)) > 0)
+			return too_many(r, wait_s);
 		if (post && !serve_csrf_ok(r))
 			return serve_error(r, 403, "missing or wrong CSRF token");
 		if (rt->need == ADMIN && !r->user->admin)
@@ -640,6 +661,7 @@ serve_run(const struct conf *c, const char *listen_at, char *err)
 	if (serve_thread_init() < 0)
 		return errf(err, "pthread_key_create: out of resources"), -1;
 	block_signals(&set);
+	s.rate = serve_rate_new(&c->serve);
 	if (serve_overview_start(&s) < 0)
 		errf(err, "cannot start the overview thread: out of resources");
 	else if (start_listeners(&s, &main_l, &metrics_l, listen_at, err) == 0) {
@@ -651,5 +673,6 @@ serve_run(const struct conf *c, const char *listen_at, char *err)
 	listener_stop(&metrics_l);
 	serve_overview_stop();
 	serve_thread_end();
+	serve_rate_free(s.rate);
 	return rc;
 }

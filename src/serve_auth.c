@@ -135,6 +135,7 @@ serve_session(struct req *r)
 		end_session(r, hash, row[0]);
 	else if (row != NULL && (r->user = conf_serve_user(r->srv->conf, row[0])) != NULL) {
 		snprintf(r->csrf, sizeof r->csrf, "%s", row[1]);
+		snprintf(r->session, sizeof r->session, "%s", hash);
 		rc = 0;
 	}
 	db_res_free(res);

@@ -1,5 +1,6 @@
 /* serve_enqueue.c -- the enqueue form: the INI whitelists, and POST
- * /api/enqueue through queue_enqueue. */
+ * /api/enqueue through queue_enqueue, once per submit id
+ * (serve_submit.c). */
 #include "config.h"
 
 #include <stdio.h>
@@ -11,6 +12,7 @@
 #include "serve_audit.h"
 #include "serve_enqueue.h"
 #include "serve_http.h"
+#include "serve_submit.h"
 #include "wakeup.h"
 
 /* GET /api/enqueue: the whitelists the form offers. */
@@ -37,6 +39,7 @@ api_enqueue_form(struct req *r)
 
 struct enq_req {
 	const char *type, *queue, *payload;
+	const char *submit_id; /* NULL: not tracked */
 	double delay_s, count;
 };
 
@@ -57,8 +60,11 @@ enq_check(struct req *r, cJSON *in, struct enq_req *e, const char **msg)
 	e->delay_s = cJSON_IsNumber(d) ? d->valuedouble : d == NULL ? 0 : -1;
 	e->count = cJSON_IsNumber(n) ? n->valuedouble : n == NULL ? 1 : -1;
 	if (e->type == NULL || e->payload == NULL)
-		return *msg = "expected {\"type\", \"payload\" (JSON text), \"queue\", \"delay\", \"count\"}",
+		return *msg = "expected {\"type\", \"payload\" (JSON text), \"queue\", \"delay\", \"count\","
+		              " \"submit_id\"}",
 		       400;
+	if (serve_submit_id(in, &e->submit_id, msg) < 0)
+		return 400;
 	if ((h = conf_handler(c, e->type)) == NULL)
 		return *msg = "unknown job type (no [handler TYPE] section)", 422;
 	if (e->queue == NULL || *e->queue == '\0')
@@ -84,10 +90,13 @@ enq_check(struct req *r, cJSON *in, struct enq_req *e, const char **msg)
  * there, and each job's page shows it.  One INSERT per job, because only
  * a single-row INSERT tells its id for sure (a multi-row one need not
  * take consecutive ids: auto_increment_increment on Galera, interleaved
- * auto-increment locks).  *first is the first job's id. */
+ * auto-increment locks).  With a submit id the transaction claims it
+ * first and records the jobs last (serve_submit.c).  *first is the first
+ * job's id; *repeated 1 when the id was submitted before, and then *a
+ * holds that submit's answer and nothing was enqueued. */
 static int
-enqueue_audited(
-    struct req *r, const struct enqueue_item *items, size_t n, const char *detail, uint64_t *first, char *err)
+enqueue_audited(struct req *r, const struct enqueue_item *items, size_t n, const char *detail,
+    const char *submit_id, uint64_t *first, struct submit_answer *a, int *repeated, char *err)
 {
 	struct audit_entry e = { r->user->name, r->addr, "enqueue", n > 1 ? n : 0, detail };
 	struct db_res *res;
@@ -96,17 +105,24 @@ enqueue_audited(
 	size_t i;
 	int rc;
 
+	*repeated = 0;
 	buf_init(&sql);
 	buf_adds(&sql, "START TRANSACTION;");
+	if (submit_id != NULL)
+		serve_submit_claim_sql(r, &sql, submit_id);
 	for (i = 0; i < n; i++) {
 		queue_enqueue_sql(r->db, &sql, &items[i], 1, NULL);
 		buf_adds(&sql, i == 0 ? ";SET @jobq_first = LAST_INSERT_ID();" : ";");
 		audit_sql(r->db, &sql, &e, "LAST_INSERT_ID()");
 		buf_adds(&sql, ";");
 	}
+	if (submit_id != NULL)
+		serve_submit_done_sql(r, &sql, submit_id, n);
 	buf_adds(&sql, "COMMIT");
 	rc = db_exec_retry(r->db, &sql, NULL, 0, err);
 	buf_free(&sql);
+	if (submit_id != NULL && (*repeated = serve_submit_repeated(r, rc, submit_id, a, err)) != 0)
+		return *repeated < 0 ? DB_EFAIL : DB_OK;
 	if (rc != DB_OK || (res = db_query(r->db, &rc, err, "SELECT @jobq_first")) == NULL)
 		return rc;
 	if ((row = db_res_next(res)) != NULL)
@@ -115,18 +131,35 @@ enqueue_audited(
 	return DB_OK;
 }
 
-/* POST /api/enqueue {"type", "queue", "payload", "delay", "count"}:
- * type and queue from the INI whitelists only (422 otherwise). */
+/* The answer to an enqueue: the first job's id, how many, and whether
+ * an earlier request of the same submit made them. */
+static MHD_RESULT
+enqueued(struct req *r, uint64_t first, uint64_t count, int repeated)
+{
+	cJSON *doc = cJSON_CreateObject();
+
+	ADD_NUM(doc, "first_id", first);
+	ADD_NUM(doc, "count", count);
+	cJSON_AddBoolToObject(doc, "repeated", repeated);
+	return serve_json(r, 200, doc);
+}
+
+/* POST /api/enqueue {"type", "queue", "payload", "delay", "count",
+ * "submit_id"}: type and queue from the INI whitelists only (422
+ * otherwise).  A submit_id seen before from this user enqueues nothing
+ * and gets the first request's answer with "repeated": true. */
 MHD_RESULT
 api_enqueue(struct req *r)
 {
-	cJSON *in = serve_body_json(r), *doc;
+	cJSON *in = serve_body_json(r);
 	struct enqueue_item *items;
+	struct submit_answer a = { 0, 0 };
 	struct enq_req e;
 	const char *msg = NULL;
 	uint64_t first = 0;
 	unsigned status, i;
 	char err[ERRSZ], *detail;
+	int repeated = 0;
 	MHD_RESULT ret;
 
 	if (in == NULL)
@@ -135,6 +168,8 @@ api_enqueue(struct req *r)
 		cJSON_Delete(in);
 		return serve_error(r, status, msg);
 	}
+	if (e.submit_id != NULL)
+		serve_submit_prune(r);
 	items = xcalloc((size_t)e.count, sizeof *items);
 	for (i = 0; i < (unsigned)e.count; i++) {
 		items[i].type = e.type;
@@ -145,14 +180,13 @@ api_enqueue(struct req *r)
 	}
 	/* type and queue are whitelisted names: nothing a person typed */
 	detail = xasprintf("type=%s queue=%s", e.type, e.queue);
-	if (enqueue_audited(r, items, (size_t)e.count, detail, &first, err) != DB_OK)
+	if (enqueue_audited(r, items, (size_t)e.count, detail, e.submit_id, &first, &a, &repeated, err) != DB_OK)
 		ret = serve_db_error(r, "enqueue", err);
+	else if (repeated)
+		ret = enqueued(r, a.first_id, a.count, 1);
 	else {
 		wakeup_enqueued(r->srv->conf, items, (size_t)e.count);
-		doc = cJSON_CreateObject();
-		ADD_NUM(doc, "first_id", first);
-		ADD_NUM(doc, "count", e.count);
-		ret = serve_json(r, 200, doc);
+		ret = enqueued(r, first, (uint64_t)e.count, 0);
 	}
 	free(detail);
 	free(items);

@@ -33,6 +33,7 @@ struct serve {
 	char dummy_hash[160]; /* verified for unknown users: same timing */
 	pthread_mutex_t db_mu;
 	time_t db_down_since; /* the first failure of this outage; 0: up */
+	struct serve_rate *rate; /* the API limit per session; NULL: none */
 };
 
 /* One request, from its first byte to its response. */
@@ -54,6 +55,7 @@ struct req {
 	/* set once the session is known */
 	const struct serve_user *user;
 	char csrf[65];
+	char session[65]; /* the session's token hash: its key in memory */
 };
 
 int serve_secure(const struct req *r);

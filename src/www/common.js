@@ -157,6 +157,16 @@ export async function api(path, body) {
     shell.showLogin();
     throw new HttpError(401, "not logged in", data);
   }
+  if (res.status === 429 && path !== "/api/login") {
+    /* the session's API rate ([serve] api_rate): said once, plainly,
+     * whatever the page would have made of the error */
+    const wait = res.headers.get("Retry-After");
+    const msg = "Too many requests from this session; try again in " + (wait || "a few") + " seconds.";
+    toast(msg, true);
+    const err = new HttpError(429, msg, data);
+    err.retryAfter = wait;
+    throw err;
+  }
   if (!res.ok) {
     const err = new HttpError(res.status, (data && data.error) || ("HTTP " + res.status), data);
     err.retryAfter = res.headers.get("Retry-After");

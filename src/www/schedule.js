@@ -60,8 +60,13 @@ export async function pageSchedule(name) {
     admin ? el("div", { class: "row" },
       el("button", { class: "toggle", on: { click: () => act("/api/schedules/" + (s.enabled ? "disable" : "enable"), { name: s.name },
         () => s.name + (s.enabled ? " disabled" : " enabled")) } }, s.enabled ? "Disable" : "Enable"),
-      el("button", { class: "run-now", on: { click: () => act("/api/schedules/run-now", { name: s.name },
-        (r) => s.name + " enqueued as job " + r.job) } }, "Run now")) : null,
+      el("button", { class: "run-now", on: { click: async (ev) => {
+        /* off while in flight: a double click fires the schedule once */
+        const b = ev.currentTarget;
+        b.disabled = true;
+        try { await act("/api/schedules/run-now", { name: s.name }, (r) => s.name + " enqueued as job " + r.job); }
+        finally { b.disabled = false; }
+      } } }, "Run now")) : null,
   ];
   const history = [
     el("h2", {}, "Failures ", el("span", { class: "badge s-failed" }, String(h.failed.length))),
