@@ -34,6 +34,7 @@
 
 #include "log.h"
 #include "serve_conn.h"
+#include "util.h"
 #include "serve_proxy.h"
 
 /* 64: ten times what a browser opens to one host (6), room for a few
@@ -74,15 +75,6 @@ struct serve_conns {
 	struct conn *head;
 	struct addr_count *buckets[ADDR_BUCKETS];
 };
-
-static int64_t
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* The key of a peer address: its family and bytes (an IPv4-mapped IPv6
  * address counts as the IPv4 one); 0 when it is neither family. */
@@ -170,7 +162,7 @@ conn_started(struct serve_conns *cs, struct MHD_Connection *mc, void **socket_co
 
 	c->owner = cs;
 	c->fd = fd != NULL ? fd->connect_fd : -1;
-	c->since_ms = now_ms();
+	c->since_ms = mono_ms();
 	pthread_mutex_lock(&cs->mu);
 	c->next = cs->head;
 	if (cs->head != NULL)
@@ -233,7 +225,7 @@ serve_conn_mark(struct MHD_Connection *mc, int received)
 	pthread_mutex_lock(&c->owner->mu);
 	c->received = received;
 	if (!received)
-		c->since_ms = now_ms();
+		c->since_ms = mono_ms();
 	pthread_mutex_unlock(&c->owner->mu);
 }
 
@@ -243,7 +235,7 @@ serve_conn_mark(struct MHD_Connection *mc, int received)
 static void
 reap(struct serve_conns *cs)
 {
-	int64_t now = now_ms();
+	int64_t now = mono_ms();
 	struct conn *c;
 
 	for (c = cs->head; c != NULL; c = c->next)

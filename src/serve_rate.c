@@ -17,7 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "serve_rate.h"
 #include "util.h"
@@ -41,15 +40,6 @@ struct serve_rate {
 	struct bucket *slots[RATE_SLOTS];
 };
 
-static int64_t
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* The limit of conf, or NULL when api_rate is off (every call goes). */
 struct serve_rate *
 serve_rate_new(const struct serve_conf *conf)
@@ -62,7 +52,7 @@ serve_rate_new(const struct serve_conf *conf)
 	pthread_mutex_init(&rl->mu, NULL);
 	rl->per_ms = (double)conf->api_rate_count / (double)conf->api_rate_window_ms;
 	rl->burst = conf->api_burst;
-	rl->swept_ms = now_ms();
+	rl->swept_ms = mono_ms();
 	return rl;
 }
 
@@ -140,7 +130,7 @@ bucket_get(struct serve_rate *rl, const char *key, int64_t now)
 int64_t
 serve_rate_take(struct serve_rate *rl, const char *session)
 {
-	int64_t now = now_ms(), wait_s = 0;
+	int64_t now = mono_ms(), wait_s = 0;
 	struct bucket *b;
 
 	if (rl == NULL)

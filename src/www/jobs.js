@@ -20,7 +20,7 @@ export async function pageJobs() {
     el("td", {}, j.type),
     el("td", { class: "num" }, j.attempts + "/" + (j.max_attempts || "—"),
       j.last_failed ? el("span", { class: "mark", title: "the last attempt failed" }, " ✕") : null),
-    el("td", { class: "num" }, j.state === "ready" || j.state === "delayed" ? dueIn(j.due_in_ms) : "—"),
+    el("td", { class: "num due" }, j.state === "ready" || j.state === "delayed" ? dueIn(j.due_in_ms) : "—"),
     el("td", { class: "wide mono" }, j.reserved_by || "")));
   const next = new URLSearchParams(p);
   if (d.next_after !== null) next.set("after", d.next_after);
