@@ -6,7 +6,7 @@
  * while Live.  The pages share common.js; theme.js sets the theme before
  * the first paint. */
 
-import { api, app, isAdmin, main, navigate, resetCaches, shell, toast } from "./common.js";
+import { api, app, el, isAdmin, main, navigate, resetCaches, shell, toast } from "./common.js";
 import { pageAudit } from "./audit.js";
 import { pageEnqueue } from "./enqueue.js";
 import { pageFailed } from "./failed.js";
@@ -110,8 +110,16 @@ function setLive(on) {
   if (on) app.timer = setInterval(tick, REFRESH_MS);
 }
 
+/* On a narrow screen the menu is a list the Menu button opens; it
+ * closes again when a page is chosen. */
+function setMenu(open) {
+  document.querySelector("header.top").classList.toggle("menu-open", open);
+  document.getElementById("menu").setAttribute("aria-expanded", open ? "true" : "false");
+}
+
 function start() {
   document.getElementById("nav").hidden = false;
+  document.getElementById("menu").hidden = false;
   document.getElementById("live").hidden = false;
   document.getElementById("logout").hidden = false;
   for (const a of document.querySelectorAll("[data-admin]")) a.hidden = !isAdmin();
@@ -124,7 +132,9 @@ function start() {
  * in, start() again. */
 function showLogin() {
   stopTimer();
+  setMenu(false);
   document.getElementById("nav").hidden = true;
+  document.getElementById("menu").hidden = true;
   document.getElementById("live").hidden = true;
   document.getElementById("logout").hidden = true;
   document.getElementById("who").textContent = "";
@@ -139,7 +149,12 @@ function currentTheme() {
 
 function setupChrome() {
   const theme = document.getElementById("theme");
-  const label = () => { theme.textContent = currentTheme() === "dark" ? "☀ Light" : "☾ Dark"; };
+  /* The symbol always, the word where there is room (app.css). */
+  const label = () => {
+    const [sym, word] = currentTheme() === "dark" ? ["☀", "Light"] : ["☾", "Dark"];
+    theme.replaceChildren(sym, el("span", { class: "label" }, " " + word));
+    theme.setAttribute("aria-label", "Switch to " + word.toLowerCase());
+  };
   label();
   theme.addEventListener("click", () => {
     const next = currentTheme() === "dark" ? "light" : "dark";
@@ -148,6 +163,9 @@ function setupChrome() {
     label();
   });
   document.getElementById("live").addEventListener("click", () => setLive(!app.live));
+  const menu = document.getElementById("menu");
+  menu.addEventListener("click", () => setMenu(menu.getAttribute("aria-expanded") !== "true"));
+  document.getElementById("nav").addEventListener("click", (ev) => { if (ev.target.closest("a")) setMenu(false); });
   document.getElementById("logout").addEventListener("click", async () => {
     try { await api("/api/logout", {}); } catch (e) { /* the session is gone either way */ }
     app.me = null;

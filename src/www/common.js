@@ -197,7 +197,22 @@ export function main() {
 export function setMain(title, ...kids) {
   const m = main();
   m.replaceChildren(...kids.flat(Infinity).filter((k) => k !== null && k !== undefined && k !== false));
+  labelCells(m);
   document.title = title + " · jobq";
+}
+
+/* Gives every cell of the tables in root its column's heading as
+ * data-label: on a narrow screen each row is drawn as a card of
+ * "label  value" lines (app.css), which a table's header row cannot
+ * follow. */
+export function labelCells(root) {
+  for (const t of root.querySelectorAll("table")) {
+    const heads = [...t.querySelectorAll("thead th")].map((th) => th.textContent.trim());
+    if (heads.length === 0) continue;
+    t.classList.add("cards");
+    for (const tr of t.querySelectorAll("tbody tr"))
+      [...tr.children].forEach((td, i) => { if (heads[i]) td.dataset.label = heads[i]; });
+  }
 }
 
 /* ---- shared by the pages' filters and forms ---- */

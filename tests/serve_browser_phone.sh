@@ -1,0 +1,81 @@
+#!/bin/bash
+# Every page of the dashboard at 375 px (tests/browser/phone.mjs), in the
+# light and the dark theme, with data whose names are as long as the
+# configuration allows: no page scrolls sideways, no element is drawn
+# past the screen or holds more than its box, the navigation fits
+# without wrapping and every control is a touch target of 40 px or more.
+# Skipped, with the reason, when Chromium, Node or the npm packages are
+# missing.
+. "$top_srcdir/tests/lib.sh"
+
+CHROMIUM=${CHROMIUM:-/usr/bin/chromium}
+BROWSER_DIR=$top_srcdir/tests/browser
+[ -x "$CHROMIUM" ] || skip_all "no Chromium at $CHROMIUM (apt-get install chromium)"
+command -v node >/dev/null || skip_all "no node (apt-get install nodejs npm)"
+[ -d "$BROWSER_DIR/node_modules/puppeteer-core" ] ||
+	skip_all "puppeteer-core is not installed: run 'npm ci' in tests/browser"
+
+. "$top_srcdir/tests/operator/common.sh"
+. "$top_srcdir/tests/serve_lib.sh"
+setup serve_browser_phone
+
+# Names at the lengths people give them: a queue, a type, a schedule, a
+# user, a worker's host and an error line, each with no blank to break at.
+Q=customer-notifications-eu-west-1-priority
+TY=generate_quarterly_financial_statement_pdf_for_every_region
+S=rebuild-search-index-for-the-whole-product-catalogue-nightly
+U=operations-on-call-engineer-with-a-long-name
+H=worker-pool-b-17.eu-west-1.compute.internal.example.com
+write_conf <<EOC
+[queue default]
+[queue $Q]
+
+[handler $TY]
+exec = $HANDLERS/echo.sh
+queue = $Q
+
+[schedule $S]
+cron = 15 2 * * 1-5
+timezone = America/Argentina/Buenos_Aires
+type = $TY
+description = rebuilds the whole search index of the product catalogue every weekday night after the imports have finished
+
+[user $U]
+password_hash = $PWHASH
+role = admin
+EOC
+
+long=$(printf 'x%.0s' $(seq 300))
+sql "INSERT INTO jobs (queue, type, payload, priority) VALUES ('$Q', '$TY', '{\"customer\": \"$long\"}', 5);
+     INSERT INTO jobs (queue, type, payload, available_at) VALUES ('$Q', '$TY', '{}', UTC_TIMESTAMP(6) + INTERVAL 3 DAY);
+     INSERT INTO jobs (queue, type, payload, attempts, lease_token, reserved_by, reserved_at, lease_expires_at, last_error)
+       VALUES ('$Q', '$TY', '{}', 2, REPEAT('c', 32), '$H:4242:ab12cd34', UTC_TIMESTAMP(6) - INTERVAL 2 HOUR,
+               UTC_TIMESTAMP(6) - INTERVAL 1 HOUR, 'Traceback: $long');
+     INSERT INTO failed_jobs (id, queue, type, payload, attempts, exception, exit_status, reason)
+       VALUES (9001, '$Q', '$TY', '{\"to\": \"$long\"}', 5, 'smtp: 550 $long\nat line 2', 'exit 65', 'permanent exit status');
+     INSERT INTO job_runs (job_id, queue, type, attempt, worker, started_at, duration_ms, outcome, exit_status, output, error)
+       VALUES (1, '$Q', '$TY', 1, '$H:4242:ab12cd34', UTC_TIMESTAMP(6) - INTERVAL 5 MINUTE, 1234567, 'retry',
+               'killed by SIGKILL (timeout)', 'out $long', 'err $long');
+     INSERT INTO jobq_workers (id, host, pid, queues, concurrency, heartbeat_ms, started_at, last_seen_at, jobs_done, jobs_retried, jobs_dead, current_jobs)
+       VALUES ('$H:4242:ab12cd34', '$H', 4242, 'default,$Q', 16, 3600000, UTC_TIMESTAMP(6) - INTERVAL 30 DAY, UTC_TIMESTAMP(6),
+               1234567, 89012, 345, '1,2,3');
+     INSERT INTO jobq_audit (username, address, action, job_id, detail)
+       VALUES ('$U', '2001:db8:1234:5678:9abc:def0:1234:5678', 'retry', 9001, 'queue $Q type $TY $long');"
+D=purge-expired-customer-sessions-from-every-regional-database
+jq_ schedule add "$D" --cron '*/5 8-18 * * mon-fri' --type "$TY" --timezone Pacific/Chatham >/dev/null ||
+	{ echo "Bail out! jobq schedule add failed"; exit 99; }
+serve_start
+
+cat >"$T/sql.sh" <<EOS
+#!/bin/bash
+exec "$TESTDB_SCRIPT" client "$JOBQ_TESTDB" -N -B "$DB" -e "SET time_zone = '+00:00'; \$1"
+EOS
+chmod +x "$T/sql.sh"
+
+SHOTS=$top_builddir/tests/screenshots
+mkdir -p "$SHOTS"
+URL=$URL USER_NAME=$U PASSWORD=$PW SCHEDULE=$S DBSCHEDULE=$D SQL_SH=$T/sql.sh SHOTS=$SHOTS CHROMIUM=$CHROMIUM \
+	PROFILE=$T/chromium-profile node "$BROWSER_DIR/phone.mjs"
+rc=$?
+serve_stop
+exit $rc
