@@ -138,6 +138,7 @@ static const char *const actions[] = {
 	"release",
 	"retry",
 	"retry-all",
+	"retry-edited",
 	"run-now",
 	"schedule-disable",
 	"schedule-edit",

@@ -11,7 +11,6 @@
 #include "duration.h"
 #include "isotime.h"
 #include "json.h"
-#include "utf8.h"
 
 /* A job's row text beyond its escaped strings: separators, quotes,
  * priority, max_attempts and the longest time expression. */
@@ -74,33 +73,7 @@ escaped_len(const char *s, size_t n)
 static int
 check_payload(const struct batch_ctx *ctx, const char *p, size_t len, int is_json, char *err)
 {
-	size_t ok, at;
-	cJSON *j;
-
-	if (len > ctx->conf->worker.max_payload) {
-		errf(err, "payload is %zu bytes, more than max_payload (%zu)", len,
-		    ctx->conf->worker.max_payload);
-		return -1;
-	}
-	if (memchr(p, '\0', len) != NULL) {
-		errf(err, "payload contains a NUL byte at byte %zu",
-		    (size_t)((const char *)memchr(p, '\0', len) - p));
-		return -1;
-	}
-	for (ok = 0; ok < len && (unsigned char)p[ok] < 0x80; ok++) /* the common case, fast */
-		;
-	if (ok < len && (ok += utf8_valid_prefix(p + ok, len - ok)) != len) {
-		errf(err, "payload is not valid UTF-8 (at byte %zu)", ok);
-		return -1;
-	}
-	if (is_json)
-		return 0;
-	if ((j = json_parse_exact(p, len, &at)) == NULL) {
-		errf(err, "payload is not valid JSON (at byte %zu)", at);
-		return -1;
-	}
-	cJSON_Delete(j);
-	return 0;
+	return json_payload_check(p, len, ctx->conf->worker.max_payload, is_json, err);
 }
 
 /* Type and queue whitelisted; the queue defaults to the handler's. */

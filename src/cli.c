@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <mysqld_error.h>
 #include <inttypes.h>
+#include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -411,4 +412,33 @@ cli_visible(const char *s, int tty)
 			buf_addc(&b, (char)*p);
 	}
 	return buf_steal(&b);
+}
+
+/* Reads f to its end, at most max bytes (more: *len = max + 1, so the
+ * caller can say it was too long); NUL-terminated, to free. */
+char *
+cli_read_all(FILE *f, size_t max, size_t *len)
+{
+	struct buf b;
+	char chunk[65536];
+	size_t n;
+
+	buf_init(&b);
+	while (b.len <= max && (n = fread(chunk, 1, sizeof chunk, f)) > 0)
+		buf_add(&b, chunk, n);
+	if (b.len > max + 1)
+		b.len = max + 1;
+	*len = b.len;
+	buf_addc(&b, '\0');
+	return buf_steal(&b);
+}
+
+/* Who acts from the command line, for the audit table: "cli:" and the
+ * account that ran jobq. */
+void
+cli_who(char *out, size_t len)
+{
+	struct passwd *pw = getpwuid(getuid());
+
+	snprintf(out, len, "cli:%s", pw != NULL ? pw->pw_name : "?");
 }

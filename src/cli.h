@@ -3,6 +3,7 @@
 #define JOBQ_CLI_H
 
 #include <getopt.h>
+#include <stdio.h>
 #include <sysexits.h>
 
 #include "conf.h"
@@ -61,6 +62,8 @@ void cli_progress_init(struct cli_progress *p);
 void cli_progress(struct cli_progress *p, const char *fmt, ...) PRINTFLIKE(2, 3);
 void cli_progress_end(struct cli_progress *p);
 char *cli_visible(const char *s, int tty);
+char *cli_read_all(FILE *f, size_t max, size_t *len);
+void cli_who(char *out, size_t len);
 
 int show_job(const struct conf *c, struct db *db, uint64_t id, int json, int failed_only);
 

@@ -70,24 +70,6 @@ usage(void)
 
 /* ---- a single job ---- */
 
-/* Reads a payload from stdin, at most max bytes (more: *len = max + 1). */
-static char *
-read_payload(size_t max, size_t *len)
-{
-	struct buf b;
-	char chunk[65536];
-	size_t n;
-
-	buf_init(&b);
-	while (b.len <= max && (n = fread(chunk, 1, sizeof chunk, stdin)) > 0)
-		buf_add(&b, chunk, n);
-	if (b.len > max + 1)
-		b.len = max + 1;
-	*len = b.len;
-	buf_addc(&b, '\0');
-	return buf_steal(&b);
-}
-
 /* The one job of a unique key (flow.c): its id, or the id of the job
  * that holds the key. */
 static int
@@ -142,7 +124,7 @@ single(struct batch_ctx *ctx, const char *type, const char *payload_arg, const c
 	int rc;
 
 	if (payload_arg == NULL || strcmp(payload_arg, "-") == 0) {
-		payload = read_payload(ctx->conf->worker.max_payload + 65536, &len);
+		payload = cli_read_all(stdin, ctx->conf->worker.max_payload + 65536, &len);
 		while (len > 0 && strchr(" \t\r\n", payload[len - 1]) != NULL)
 			payload[--len] = '\0'; /* echo's newline is not part of the payload */
 	} else

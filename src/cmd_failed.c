@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <cjson/cJSON.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,7 @@
 #include "cli.h"
 #include "duration.h"
 #include "failed.h"
+#include "json.h"
 #include "queue.h"
 #include "timefmt.h"
 #include "wakeup.h"
@@ -20,6 +22,7 @@ usage(void)
 	    "Usage: jobq failed [list] [-q QUEUE] [-t TYPE] [--limit N] [--after ID | --before ID] [--json]\n"
 	    "       jobq failed show [--json] ID\n"
 	    "       jobq failed retry [--dry-run] (ID... | - | --all [-q QUEUE] [-t TYPE])\n"
+	    "       jobq failed retry [--dry-run] (--payload JSON | --payload-file FILE) ID\n"
 	    "       jobq failed forget [--dry-run] [--yes] (ID... | - | --all [-q QUEUE] [-t TYPE])\n"
 	    "       jobq failed clear [--older-than DURATION] [--dry-run] [--yes]\n\n"
 	    "Dead-lettered jobs wait here for a person.  'list' shows the newest first with\n"
@@ -30,6 +33,10 @@ usage(void)
 	    "back to their queue, due now, with their attempts reset (one transaction per\n"
 	    "job); 'forget' deletes them; 'clear' deletes all of them, or those that failed\n"
 	    "more than DURATION ago, in chunks.  Each command says how many jobs it touched.\n"
+	    "With --payload (or --payload-file, '-' for stdin) 'retry' moves one job back\n"
+	    "with that payload in place of its own: it must be JSON within max_payload, and\n"
+	    "the move and an audit row holding the old and the new payload (by cli:USER) are\n"
+	    "one transaction.\n"
 	    "On a terminal, control characters in stored text are shown as \\xHH.\n"
 	    "'-' in place of IDs reads them from stdin (blank-separated, any number of them).\n\n"
 	    "A job that cannot be retried (say, its id is in the queue again) is named on\n"
@@ -40,13 +47,16 @@ usage(void)
 	    "Exit status: 0; 1 when some jobs could not be retried or forgotten (named on\n"
 	    "stderr), or the question was not answered yes; 64 bad usage, or a bulk delete\n"
 	    "with no terminal and no --yes; 65 when an ID is not in the dead-letter table\n"
-	    "(nothing done); 69 database unavailable (only then does a retry run stop early).\n");
+	    "(nothing done), or the new payload is not JSON or too large (nothing done);\n"
+	    "66 the payload file cannot be read; 69 database unavailable (only then does a\n"
+	    "retry run stop early).\n");
 }
 
 struct opts {
 	struct failed_filter f;
 	int all, json, dry_run, yes, limit_set;
 	int64_t older_than_ms;
+	const char *payload, *payload_file; /* retry with an edited payload */
 };
 
 static void
@@ -367,6 +377,92 @@ do_each(struct db *db, const struct opts *o, int argc, char **argv, int retry)
 	return rc == 0 && t.gone > 0 ? EX_DATAERR : rc;
 }
 
+/* The new payload of retry --payload / --payload-file into *text (to
+ * free), its trailing blanks dropped as enqueue drops echo's newline;
+ * 0, or the exit status once said why. */
+static int
+read_edit(const struct opts *o, size_t max, char **text, size_t *len)
+{
+	const char *path = o->payload_file;
+	FILE *f;
+
+	if (o->payload != NULL) {
+		*text = xstrdup(o->payload);
+		*len = strlen(*text);
+		return 0;
+	}
+	if ((f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb")) == NULL) {
+		cli_error("failed retry: open %s: %s; nothing done", path, strerror(errno));
+		return EX_NOINPUT;
+	}
+	*text = cli_read_all(f, max, len);
+	if (f != stdin)
+		fclose(f);
+	if (*len > max) {
+		cli_error(
+		    "failed retry: the payload in %s is more than max_payload (%zu bytes); nothing done",
+		    path, max);
+		free(*text);
+		return EX_DATAERR;
+	}
+	while (*len > 0 && strchr(" \t\r\n", (*text)[*len - 1]) != NULL)
+		(*text)[--*len] = '\0';
+	return 0;
+}
+
+/* How failed_retry_edited's answer rc for job id ends the command. */
+static int
+edit_status(int rc, uint64_t id, const char *err)
+{
+	if (rc == DB_OK) {
+		printf("retried job %llu with the edited payload\n", (unsigned long long)id);
+		return 0;
+	}
+	if (rc == QUEUE_NOT_FOUND)
+		cli_error("no failed job %llu; nothing done", (unsigned long long)id);
+	else
+		cli_error("failed retry %llu: %s%s", (unsigned long long)id, err,
+		    rc == FAILED_BAD_PAYLOAD ? "; nothing done" : "");
+	if (rc == QUEUE_NOT_FOUND || rc == FAILED_BAD_PAYLOAD)
+		return EX_DATAERR;
+	return rc == DB_EGONE ? EX_UNAVAILABLE : EXIT_FAIL;
+}
+
+/* retry --payload JSON ID: one dead job back to its queue carrying the
+ * new payload, the move and its audit row (by cli:USER) one transaction
+ * (failed_retry_edited).  --dry-run checks the payload and the job. */
+static int
+do_edit(struct db *db, const struct conf *c, const struct opts *o, int argc, char **argv)
+{
+	struct failed_edit e = { NULL, 0, c->worker.max_payload, NULL, "" };
+	char err[ERRSZ], by[NAME_MAX_LEN + 1], *text;
+	uint64_t id;
+	int rc, exists;
+
+	if (argc != 1 || strcmp(argv[0], "-") == 0)
+		return cli_usage_error("failed", "retry with --payload or --payload-file takes one job ID");
+	if (cli_parse_id(argv[0], &id) < 0)
+		return cli_usage_error("failed", "'%s' is not a job id", argv[0]);
+	if ((rc = read_edit(o, c->worker.max_payload, &text, &e.payload_len)) != 0)
+		return rc;
+	cli_who(by, sizeof by);
+	e.payload = text;
+	e.user = by;
+	if (!o->dry_run)
+		rc = failed_retry_edited(db, id, &e, err);
+	else if (json_payload_check(text, e.payload_len, e.max_payload, 0, err) < 0)
+		rc = FAILED_BAD_PAYLOAD;
+	else if ((rc = failed_exists(db, id, &exists, err)) == DB_OK && !exists)
+		rc = QUEUE_NOT_FOUND;
+	else if (rc == DB_OK) {
+		printf("would retry job %llu with the edited payload\n", (unsigned long long)id);
+		free(text);
+		return 0;
+	}
+	free(text);
+	return edit_status(rc, id, err);
+}
+
 /* A filter naming a type or queue the configuration does not have may
  * be a typo: "retried 0 jobs" alone would hide it. */
 static void
@@ -442,7 +538,17 @@ do_clear(struct db *db, const struct opts *o)
 	return 0;
 }
 
-enum { OPT_ALL = 256, OPT_LIMIT, OPT_OLDER, OPT_JSON, OPT_DRY_RUN, OPT_AFTER, OPT_BEFORE };
+enum {
+	OPT_ALL = 256,
+	OPT_LIMIT,
+	OPT_OLDER,
+	OPT_JSON,
+	OPT_DRY_RUN,
+	OPT_AFTER,
+	OPT_BEFORE,
+	OPT_PAYLOAD,
+	OPT_PAYLOAD_FILE
+};
 
 #define LIST_PAGE 50
 
@@ -499,6 +605,12 @@ parse_opt(int opt, struct opts *o)
 	case 'y':
 		o->yes = 1;
 		break;
+	case OPT_PAYLOAD:
+		o->payload = optarg;
+		break;
+	case OPT_PAYLOAD_FILE:
+		o->payload_file = optarg;
+		break;
 	}
 	return -1;
 }
@@ -519,6 +631,8 @@ parse_opts(int argc, char **argv, struct opts *o)
 		{ "yes", no_argument, NULL, 'y' },
 		{ "after", required_argument, NULL, OPT_AFTER },
 		{ "before", required_argument, NULL, OPT_BEFORE },
+		{ "payload", required_argument, NULL, OPT_PAYLOAD },
+		{ "payload-file", required_argument, NULL, OPT_PAYLOAD_FILE },
 		{ NULL, 0, NULL, 0 },
 	};
 	int opt, rc;
@@ -576,6 +690,10 @@ cmd_failed(int argc, char **argv)
 		    "failed", "--queue and --type go with list, retry --all and forget --all");
 	if ((o.f.after || o.f.before || o.limit_set) && strcmp(sub, "list") != 0)
 		return cli_usage_error("failed", "--limit, --after and --before go with list");
+	if ((o.payload || o.payload_file) && (strcmp(sub, "retry") != 0 || o.all))
+		return cli_usage_error("failed", "--payload and --payload-file go with retry of one job ID");
+	if (o.payload && o.payload_file)
+		return cli_usage_error("failed", "--payload or --payload-file: one payload, give one");
 	if (o.f.after && o.f.before)
 		return cli_usage_error("failed", "--after and --before: one page at a time, give one");
 	if ((rc = check_bulk(sub, &o, nargs == 1 && strcmp(args[0], "-") == 0 ? 2 : nargs)) != 0)
@@ -587,7 +705,9 @@ cmd_failed(int argc, char **argv)
 	else if (strcmp(sub, "show") == 0)
 		rc = do_show(db, c, &o, nargs, args);
 	else if (strcmp(sub, "retry") == 0) {
-		rc = o.all ? do_all(db, c, &o, 1) : do_each(db, &o, nargs, args, 1);
+		rc = o.all                        ? do_all(db, c, &o, 1)
+		    : o.payload || o.payload_file ? do_edit(db, c, &o, nargs, args)
+		                                  : do_each(db, &o, nargs, args, 1);
 		wakeup_send(c, NULL); /* retried jobs are due now */
 	} else if (strcmp(sub, "forget") == 0)
 		rc = o.all ? do_all(db, c, &o, 0) : do_each(db, &o, nargs, args, 0);

@@ -4,10 +4,8 @@
 #include "config.h"
 
 #include <cjson/cJSON.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "audit.h"
 #include "cli.h"
@@ -62,16 +60,6 @@ print_list(const struct sessions_user *u, size_t n, int json)
 		    u[i].last_address);
 }
 
-/* Who ends sessions from the command line, for the audit: the account
- * that ran jobq. */
-static void
-who(char *out, size_t len)
-{
-	struct passwd *pw = getpwuid(getuid());
-
-	snprintf(out, len, "cli:%s", pw != NULL ? pw->pw_name : "?");
-}
-
 static int
 end_sessions(struct db *db, const char *user)
 {
@@ -82,7 +70,7 @@ end_sessions(struct db *db, const char *user)
 		cli_error("sessions end: %s", err);
 		return EX_UNAVAILABLE;
 	}
-	who(by, sizeof by);
+	cli_who(by, sizeof by);
 	snprintf(
 	    detail, sizeof detail, "user %s: %llu session%s", user, (unsigned long long)n, n == 1 ? "" : "s");
 	if (audit_add(db, by, "", "end-sessions", 0, detail, err) != DB_OK)

@@ -3,7 +3,9 @@
  * A retry moves the row back to jobs in one transaction: the row is
  * locked, copied (keeping its id, attempts reset, due now) and deleted,
  * so a job is never in both tables or in neither, even when two operators
- * retry it at once (the second finds nothing: QUEUE_NOT_FOUND). */
+ * retry it at once (the second finds nothing: QUEUE_NOT_FOUND).  A retry
+ * with an edited payload is the same move, carrying the new payload and
+ * its audit row in the same transaction. */
 #include "config.h"
 
 #include <mysqld_error.h>
@@ -11,8 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "audit.h"
 #include "errtext.h"
 #include "failed.h"
+#include "json.h"
 #include "queue.h"
 #include "runs.h"
 
@@ -171,49 +175,110 @@ failed_exists(struct db *db, uint64_t id, int *exists, char *err)
 	return DB_OK;
 }
 
+/* The most of each payload an edit's audit detail keeps, in characters:
+ * both fit the 1024 of the detail column with their sizes before them.
+ * A longer one keeps its start and "..." (its size says how much). */
+#define EDIT_SHOWN 460
+
+/* s, or its first EDIT_SHOWN - 3 characters and "...", cut on a
+ * character boundary (payloads are UTF-8: json_payload_check). */
+static char *
+shown(const char *s)
+{
+	size_t i, chars = 0, cut = 0;
+
+	for (i = 0; s[i] != '\0'; i++)
+		if (((unsigned char)s[i] & 0xC0) != 0x80 && ++chars == EDIT_SHOWN - 2)
+			cut = i;
+	if (chars <= EDIT_SHOWN)
+		return xstrdup(s);
+	return xasprintf("%.*s...", (int)cut, s);
+}
+
+/* Adds the audit row of an edited retry to the transaction: who, and
+ * the old and the new payload, each with its size in bytes first. */
 static int
-retry_once(struct db *db, uint64_t id, char *err)
+audit_edit(struct db *db, uint64_t id, const struct failed_edit *e, const char *old, char *err)
+{
+	char *o = shown(old), *n = shown(e->payload);
+	char *detail =
+	    xasprintf("payload %zu -> %zu bytes; old: %s; new: %s", strlen(old), strlen(e->payload), o, n);
+	struct audit_entry a = { e->user, e->address, "retry-edited", 0, detail };
+	int rc = audit_add_entry(db, &a, id, err);
+
+	free(o);
+	free(n);
+	free(detail);
+	return rc;
+}
+
+/* Inside a transaction: locks the dead row, copies it to jobs (keeping
+ * its id, attempts reset, due now; with e, carrying e->payload and
+ * writing the audit row of the edit) and deletes it.  QUEUE_NOT_FOUND
+ * when the row is gone: of a retry and a forget (or two retries) of one
+ * job, the second to get the lock finds nothing and changes nothing. */
+static int
+retry_once(struct db *db, uint64_t id, const struct failed_edit *e, char *err)
 {
 	struct db_res *r;
+	struct buf payload;
+	char **row, *old = NULL;
 	int rc, found;
 
-	r = db_query(db, &rc, err, "SELECT id FROM failed_jobs WHERE id = %U FOR UPDATE", id);
+	r = db_query(db, &rc, err, "SELECT %s FROM failed_jobs WHERE id = %U FOR UPDATE",
+	    e != NULL ? "payload" : "id", id);
 	if (r == NULL)
 		return rc;
-	found = db_res_rows(r) > 0;
+	if ((row = db_res_next(r)) != NULL && e != NULL)
+		old = xstrdup_or_empty(row[0]);
+	found = row != NULL;
 	db_res_free(r);
 	if (!found)
 		return QUEUE_NOT_FOUND;
 	/* The job takes its unique key back (a retry must not let a second
 	 * job with the key be queued); when another job holds the key now,
 	 * the unique index refuses the move and the job stays dead. */
+	buf_init(&payload);
+	if (e != NULL)
+		db_sql(db, &payload, "%q", e->payload);
+	else
+		buf_adds(&payload, "payload");
 	rc = db_exec(db, err,
 	    "INSERT INTO jobs (id, queue, type, payload, priority, attempts, max_attempts, available_at, "
 	    "created_at, unique_key)"
-	    " SELECT id, queue, type, payload, priority, 0, max_attempts, UTC_TIMESTAMP(6), created_at,"
+	    " SELECT id, queue, type, %s, priority, 0, max_attempts, UTC_TIMESTAMP(6), created_at,"
 	    " unique_key FROM failed_jobs WHERE id = %U",
-	    id);
-	if (rc == DB_EFAIL && db_errno(db) == ER_DUP_ENTRY && strstr(err, "jobs_unique") != NULL)
-		errf(err, "its unique key is held by another job in the queue; it stays dead-lettered");
-	else if (rc == DB_EFAIL && db_errno(db) == ER_DUP_ENTRY)
-		errf(err, "the queue already holds a job with id %llu (jobs.id); it stays dead-lettered",
-		    (unsigned long long)id);
+	    payload.data, id);
+	buf_free(&payload);
+	if (rc == DB_EFAIL && db_errno(db) == ER_DUP_ENTRY) {
+		if (strstr(err, "jobs_unique") != NULL)
+			errf(err,
+			    "its unique key is held by another job in the queue; it stays dead-lettered");
+		else
+			errf(err,
+			    "the queue already holds a job with id %llu (jobs.id); it stays dead-lettered",
+			    (unsigned long long)id);
+		rc = FAILED_HELD;
+	}
 	if (rc == DB_OK)
 		rc = db_exec(db, err, "DELETE FROM failed_jobs WHERE id = %U", id);
+	if (rc == DB_OK && e != NULL)
+		rc = audit_edit(db, id, e, old, err);
+	free(old);
 	return rc;
 }
 
-/* Moves one job back to its queue, due now, attempts reset.  Returns
- * DB_OK, QUEUE_NOT_FOUND or a db_rc. */
-int
-failed_retry(struct db *db, uint64_t id, char *err)
+/* retry_once in a transaction of its own, rerun after a deadlock or a
+ * lock wait timeout. */
+static int
+move_back(struct db *db, uint64_t id, const struct failed_edit *e, char *err)
 {
 	int rc, attempt = 0;
 
 	do {
 		if ((rc = db_begin(db, err)) != DB_OK)
 			return rc;
-		rc = retry_once(db, id, err);
+		rc = retry_once(db, id, e, err);
 		if (rc == DB_OK || rc == QUEUE_NOT_FOUND) {
 			int crc = rc == DB_OK ? db_commit(db, err) : (db_rollback(db), DB_OK);
 
@@ -224,6 +289,34 @@ failed_retry(struct db *db, uint64_t id, char *err)
 			db_rollback(db);
 	} while (db_retry_after(rc, ++attempt));
 	return rc;
+}
+
+/* Moves one job back to its queue, due now, attempts reset.  Returns
+ * DB_OK, QUEUE_NOT_FOUND or a db_rc (DB_EFAIL, err saying why, when its
+ * id or unique key is in the queue again). */
+int
+failed_retry(struct db *db, uint64_t id, char *err)
+{
+	int rc = move_back(db, id, NULL, err);
+
+	return rc == FAILED_HELD ? DB_EFAIL : rc;
+}
+
+/* Moves one job back to its queue as failed_retry does, carrying
+ * e->payload in place of its own (e->payload_len bytes, a NUL among them
+ * refused), with an audit row (action
+ * "retry-edited") holding the old and the new payload, all in one
+ * transaction.  The payload is checked first (json_payload_check against
+ * e->max_payload): FAILED_BAD_PAYLOAD, err saying what is wrong, and
+ * nothing changed.  Else DB_OK; QUEUE_NOT_FOUND when the job is not (any
+ * more) dead-lettered; FAILED_HELD when its id or unique key is in the
+ * queue again (it stays dead); or a db_rc. */
+int
+failed_retry_edited(struct db *db, uint64_t id, const struct failed_edit *e, char *err)
+{
+	if (json_payload_check(e->payload, e->payload_len, e->max_payload, 0, err) < 0)
+		return FAILED_BAD_PAYLOAD;
+	return move_back(db, id, e, err);
 }
 
 /* How many dead-lettered jobs match f (what retry --all would try). */

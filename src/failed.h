@@ -30,6 +30,22 @@ int failed_count_beyond(
 int failed_exists(struct db *db, uint64_t id, int *exists, char *err);
 int failed_retry(struct db *db, uint64_t id, char *err);
 
+/* What failed_retry_edited returns besides DB_OK, QUEUE_NOT_FOUND and
+ * the db_rc values (queue.h's QUEUE_NOT_FOUND is 2). */
+#define FAILED_BAD_PAYLOAD 3 /* not JSON, not UTF-8, or over max_payload */
+#define FAILED_HELD 4        /* its id or unique key is in the queue again */
+
+/* A retry with a new payload: the payload (payload_len bytes and a
+ * NUL), the limit it must keep to, and who edited it, for the audit row. */
+struct failed_edit {
+	const char *payload;
+	size_t payload_len;
+	size_t max_payload;
+	const char *user, *address;
+};
+
+int failed_retry_edited(struct db *db, uint64_t id, const struct failed_edit *e, char *err);
+
 /* Hears of each job failed_retry_matching tried: rc DB_OK (moved),
  * QUEUE_NOT_FOUND (left meanwhile) or the error err describes. */
 typedef void failed_each_fn(void *arg, uint64_t id, int rc, const char *err);

@@ -4,7 +4,10 @@
  * must be refused, not read as a status. */
 #include "config.h"
 
+#include <string.h>
+
 #include "json.h"
+#include "utf8.h"
 
 /* Parses exactly one JSON value filling s[0..len), blanks (space, tab,
  * CR, LF) around it allowed; NULL otherwise, *at then says at which byte
@@ -36,4 +39,32 @@ json_parse_exact(const char *s, size_t len, size_t *at)
 	}
 	*at = (size_t)(end - s);
 	return j;
+}
+
+/* Whether p[0..len) may be stored as a job's payload: at most max bytes,
+ * no NUL, UTF-8, and one JSON value (not checked again when known_json:
+ * cJSON's own output is).  0, or -1 with err saying what is wrong and
+ * where.  The one rule for every path a payload comes in by (enqueue,
+ * an edited retry), so that what one accepts the worker can run. */
+int
+json_payload_check(const char *p, size_t len, size_t max, int known_json, char *err)
+{
+	const char *nul;
+	size_t ok, at;
+	cJSON *j;
+
+	if (len > max)
+		return errf(err, "payload is %zu bytes, more than max_payload (%zu)", len, max), -1;
+	if ((nul = memchr(p, '\0', len)) != NULL)
+		return errf(err, "payload contains a NUL byte at byte %zu", (size_t)(nul - p)), -1;
+	for (ok = 0; ok < len && (unsigned char)p[ok] < 0x80; ok++) /* the common case, fast */
+		;
+	if (ok < len && (ok += utf8_valid_prefix(p + ok, len - ok)) != len)
+		return errf(err, "payload is not valid UTF-8 (at byte %zu)", ok), -1;
+	if (known_json)
+		return 0;
+	if ((j = json_parse_exact(p, len, &at)) == NULL)
+		return errf(err, "payload is not valid JSON (at byte %zu)", at), -1;
+	cJSON_Delete(j);
+	return 0;
 }

@@ -7,5 +7,6 @@
 #include <stddef.h>
 
 cJSON *json_parse_exact(const char *s, size_t len, size_t *at);
+int json_payload_check(const char *p, size_t len, size_t max, int known_json, char *err);
 
 #endif

@@ -96,6 +96,7 @@ static const struct route routes[] = {
 	{ "POST", "/api/jobs/#/delete", ADMIN, api_job_delete },
 	{ "GET", "/api/failed", VIEWER, api_failed },
 	{ "POST", "/api/failed/retry", ADMIN, api_failed_retry },
+	{ "POST", "/api/failed/retry-edited", ADMIN, api_failed_retry_edited },
 	{ "POST", "/api/failed/forget", ADMIN, api_failed_forget },
 	{ "POST", "/api/failed/clear", ADMIN, api_failed_clear },
 	{ "GET", "/api/workers", VIEWER, api_workers },

@@ -1,5 +1,6 @@
-/* serve_failed.c -- the dead letter: list, retry (some or all matching),
- * forget, clear; the same failed_* functions `jobq failed` calls. */
+/* serve_failed.c -- the dead letter: list, retry (some or all matching,
+ * or one with an edited payload), forget, clear; the same failed_*
+ * functions `jobq failed` calls. */
 #include "config.h"
 
 #include <stdio.h>
@@ -216,6 +217,45 @@ api_failed_retry(struct req *r)
 	ret = retry_all(r, in);
 	cJSON_Delete(in);
 	return ret;
+}
+
+/* POST /api/failed/retry-edited {"id": N, "payload": "JSON text"}: the
+ * dead job back to its queue carrying the new payload, with an audit row
+ * that holds the old and the new one (failed_retry_edited, as `jobq
+ * failed retry --payload`).  400 for a body that is not that shape, 422
+ * for a payload that is not JSON or is over max_payload, 404 when the job
+ * is not (any more) dead-lettered, 409 when its id or unique key is in
+ * the queue again; each changes nothing. */
+MHD_RESULT
+api_failed_retry_edited(struct req *r)
+{
+	cJSON *in = serve_body_json(r), *id = cJSON_GetObjectItem(in, "id"), *doc;
+	const char *payload = cJSON_GetStringValue(cJSON_GetObjectItem(in, "payload"));
+	struct failed_edit e = { payload, 0, r->srv->conf->worker.max_payload, r->user->name, r->addr };
+	uint64_t job;
+	char err[ERRSZ];
+	int rc;
+
+	if (!cJSON_IsNumber(id) || id->valuedouble < 1 || id->valuedouble > 9e15 ||
+	    id->valuedouble != (double)(uint64_t)id->valuedouble || payload == NULL) {
+		cJSON_Delete(in);
+		return serve_error(r, 400, "expected {\"id\": a job id, \"payload\": JSON text}");
+	}
+	job = (uint64_t)id->valuedouble;
+	e.payload_len = strlen(payload);
+	rc = failed_retry_edited(r->db, job, &e, err);
+	cJSON_Delete(in);
+	if (rc == FAILED_BAD_PAYLOAD || rc == FAILED_HELD)
+		return serve_error(r, rc == FAILED_HELD ? 409 : 422, err);
+	if (rc == QUEUE_NOT_FOUND)
+		return serve_error(
+		    r, 404, "the job is not in the dead letter (retried or forgotten meanwhile?)");
+	if (rc != DB_OK)
+		return serve_db_error(r, "retry edited", err);
+	wakeup_send(r->srv->conf, NULL); /* the job is due now */
+	doc = cJSON_CreateObject();
+	ADD_NUM(doc, "retried", job);
+	return serve_json(r, 200, doc);
 }
 
 /* POST /api/failed/forget {"ids": [...]}: deleted for good. */

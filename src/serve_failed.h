@@ -6,6 +6,7 @@
 
 MHD_RESULT api_failed(struct req *r);
 MHD_RESULT api_failed_retry(struct req *r);
+MHD_RESULT api_failed_retry_edited(struct req *r);
 MHD_RESULT api_failed_forget(struct req *r);
 MHD_RESULT api_failed_clear(struct req *r);
 

@@ -45,6 +45,9 @@ is "$(comp -c "$CONF" enqueue --unique-key k "")" "echo send_email" "enqueue --u
 is "$(comp -c "$CONF" work --queue critical,l)" "critical,low" "the next queue of a comma-separated list"
 is "$(comp -c "$CONF" failed retry --all -t s)" "send_email" "--type: the config's types"
 is "$(comp failed "")" "clear forget list retry show" "failed's subcommands"
+like "$(comp failed retry --)" "--payload .*--payload-file" "failed retry's --payload and --payload-file"
+is "$(comp failed retry --payload-file "$top_srcdir/contrib/jobq.bash-complet")" "$top_srcdir/contrib/jobq.bash-completion" \
+	"--payload-file FILE: file names"
 is "$(comp sessions "")" "end" "sessions' action"
 is "$(comp -c "$CONF" sessions end "")" "ada bob" "sessions end USER: the config's users"
 is "$(comp -c "$CONF" sessions end ada "")" "" "and only one user"

@@ -1,10 +1,42 @@
 /* job.js -- one job's page (/jobs/ID): its details, payload, runs and
- * audit trail, and the admin's actions on it (from /api/jobs/ID). */
+ * audit trail, and the admin's actions on it (from /api/jobs/ID),
+ * among them "Edit and retry" of a dead job's payload. */
 
 import { act, api, badge, dueIn, el, fmtDur, isAdmin, navigate, setMain, toast, when } from "./common.js";
 
 function pretty(text) {
   try { return JSON.stringify(JSON.parse(text), null, 2); } catch (e) { return text; }
+}
+
+/* A dead job's "Edit and retry": its payload as stored (not reformatted,
+ * so an unchanged submit changes nothing), checked as JSON while typed as
+ * the Enqueue form does, sent once: the button is off while the request
+ * is in flight.  It sits in a <details>: an open one holds the live
+ * refresh back (app.js), so the text being edited is not redrawn away. */
+function editRetry(j) {
+  const text = el("textarea", { id: "edit-payload", spellcheck: "false", rows: 8 });
+  text.value = j.payload;
+  const perr = el("div", { class: "field-error", id: "edit-payload-error" });
+  const submit = el("button", { type: "submit", class: "primary", id: "edit-submit" }, "Retry with this payload");
+  let inFlight = false;
+  const check = () => {
+    try { JSON.parse(text.value); perr.textContent = ""; submit.disabled = inFlight; return true; }
+    catch (e) { perr.textContent = "Not valid JSON: " + e.message; submit.disabled = true; return false; }
+  };
+  text.addEventListener("input", check);
+  const f = el("form", { class: "form", id: "edit-form", on: { submit: async (ev) => {
+    ev.preventDefault();
+    if (inFlight || !check()) return;
+    inFlight = submit.disabled = true;
+    try {
+      await act("/api/failed/retry-edited", { id: j.id, payload: text.value },
+        () => "Job " + j.id + " is back in the queue with the edited payload");
+    } finally {
+      inFlight = false;
+      check();
+    }
+  } } }, el("label", {}, "Payload (JSON)", text), perr, el("div", { class: "row" }, submit));
+  return el("details", { id: "edit-retry", class: "card" }, el("summary", {}, "Edit and retry"), f);
 }
 
 function jobActions(j) {
@@ -17,7 +49,7 @@ function jobActions(j) {
       if (confirm("Forget dead job " + id + " for good?"))
         act("/api/failed/forget", { ids: [id] }, () => "Job " + id + " forgotten");
     } } }, "Forget"));
-    return el("div", { class: "row" }, b);
+    return [el("div", { class: "row" }, b), editRetry(j)];
   }
   if (j.state === "ready" || j.state === "delayed")
     b.push(el("button", { class: "primary", id: "act-run", on: { click: () =>
