@@ -80,7 +80,7 @@ async function addForm(defaultTz) {
   const zones = Intl.supportedValuesOf ? Intl.supportedValuesOf("timeZone") : [];
   const tz = el("input", { id: "add-timezone", name: "timezone", list: "add-zones", value: defaultTz || "UTC", autocomplete: "off", spellcheck: "false" });
   const overlap = el("select", { id: "add-overlap", name: "overlap" },
-    el("option", { value: "skip" }, "skip a fire while the last one's job is unfinished"), el("option", { value: "allow" }, "allow overlapping runs"));
+    el("option", { value: "skip" }, "skip while the last runs"), el("option", { value: "allow" }, "allow overlap"));
   const catchUp = el("input", { id: "add-catch-up", name: "catch_up", placeholder: "1h", autocomplete: "off" });
   const desc = el("input", { id: "add-description", name: "description", maxlength: 255 });
   const err = el("p", { class: "field-error", id: "add-error", role: "alert" });
