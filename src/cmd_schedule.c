@@ -267,18 +267,6 @@ apply_options(const struct conf *c, struct schedule *s, const char *cmd, int arg
 	return 0;
 }
 
-/* Where an INI schedule named name is written, or NULL. */
-static const struct schedule *
-ini_schedule(const struct conf *c, const char *name)
-{
-	size_t i;
-
-	for (i = 0; i < c->nschedules; i++)
-		if (strcmp(c->schedules[i]->name, name) == 0)
-			return c->schedules[i];
-	return NULL;
-}
-
 /* An edit that changes a schedule's type, not its queue: a schedule
  * that used its old type's queue takes the new type's (the queue is
  * stored resolved, so "the type's queue" is recognised by its value);
@@ -305,9 +293,9 @@ add_or_edit(const struct conf *c, struct db *db, const char *cmd, const char *na
 	size_t n = 0;
 	int rc, adding = strcmp(cmd, "add") == 0;
 
-	if (ini_schedule(c, name) != NULL) {
-		cli_error("schedule %s: '%s' is defined in %s:%d; a schedule lives in one place only%s", cmd,
-		    name, c->path, ini_schedule(c, name)->line, adding ? "" : " (edit the file)");
+	if (!adding && schedules_ini(c, name) != NULL) {
+		cli_error("schedule edit: '%s' is defined in %s:%d; edit it there", name, c->path,
+		    schedules_ini(c, name)->line);
 		return EX_DATAERR;
 	}
 	if (!adding) {
@@ -327,13 +315,13 @@ add_or_edit(const struct conf *c, struct db *db, const char *cmd, const char *na
 		s = schedule_new(name, SCHEDULE_DB);
 	if ((rc = apply_options(c, s, cmd, argc, argv)) == 0 && !adding)
 		follow_type_queue(c, s, old_type, old_queue);
-	if (rc == 0 && schedule_finish(c, s, err) < 0) {
+	if (rc == 0 && !adding && schedule_finish(c, s, err) < 0) {
 		cli_error("schedule %s %s: %s", cmd, name, err);
 		rc = EX_DATAERR;
 	}
-	if (rc == 0 && (rc = adding ? schedules_add(db, s, err) : schedules_update(db, s, err)) != DB_OK) {
-		cli_error("schedule %s: %s", cmd, err);
-		rc = rc == SCHEDULES_EXISTS || rc == SCHEDULES_NOT_FOUND ? EX_DATAERR : EX_UNAVAILABLE;
+	if (rc == 0 && (rc = adding ? schedules_add(c, db, s, err) : schedules_update(db, s, err)) != DB_OK) {
+		cli_error("schedule %s %s: %s", cmd, name, err);
+		rc = rc > 0 ? EX_DATAERR : EX_UNAVAILABLE;
 	} else if (rc == 0)
 		printf("schedule '%s' %s\n", name, adding ? "added" : "changed");
 	if (adding)
@@ -344,35 +332,38 @@ add_or_edit(const struct conf *c, struct db *db, const char *cmd, const char *na
 	return rc < 0 ? 0 : rc;
 }
 
+/* remove: schedules_remove() refuses an INI schedule and an unknown
+ * name itself, as it does for the dashboard. */
 static int
-remove_or_switch(const struct conf *c, struct db *db, const char *cmd, const char *name)
+remove_one(const struct conf *c, struct db *db, const char *name)
+{
+	char err[ERRSZ];
+	int rc = schedules_remove(c, db, name, err);
+
+	if (rc == DB_OK) {
+		printf("schedule '%s' removed\n", name);
+		return 0;
+	}
+	cli_error("schedule remove: %s", err);
+	return rc > 0 ? EX_DATAERR : EX_UNAVAILABLE;
+}
+
+static int
+switch_one(const struct conf *c, struct db *db, const char *cmd, const char *name)
 {
 	struct schedule **v;
-	const struct schedule *s;
 	char err[ERRSZ];
 	size_t n;
-	int rc;
+	int rc, on = strcmp(cmd, "enable") == 0;
 
 	if ((rc = schedules_load(c, db, &v, &n, err)) != DB_OK)
 		return db_status(rc, err);
-	s = schedules_find(v, n, name);
-	if (s == NULL) {
+	if (schedules_find(v, n, name) == NULL) {
 		cli_error("schedule %s: no schedule '%s' (in %s or in the database)", cmd, name, c->path);
 		rc = EX_DATAERR;
-	} else if (strcmp(cmd, "remove") == 0 && s->source == SCHEDULE_INI) {
-		cli_error("schedule remove: '%s' is defined in %s:%d; remove it there (or disable it)", name,
-		    c->path, s->line);
-		rc = EX_DATAERR;
-	} else if (strcmp(cmd, "remove") == 0)
-		rc = schedules_remove(db, name, err);
-	else
-		rc = schedules_switch(db, name, strcmp(cmd, "enable") == 0, err);
-	if (s != NULL && rc == DB_OK)
-		printf("schedule '%s' %s\n", name,
-		    strcmp(cmd, "remove") == 0       ? "removed"
-		        : strcmp(cmd, "enable") == 0 ? "enabled"
-		                                     : "disabled");
-	else if (rc < 0) {
+	} else if ((rc = schedules_switch(db, name, on, err)) == DB_OK)
+		printf("schedule '%s' %s\n", name, on ? "enabled" : "disabled");
+	else {
 		cli_error("schedule %s: %s", cmd, err);
 		rc = EX_UNAVAILABLE;
 	}
@@ -419,8 +410,10 @@ manage(const char *cmd, int argc, char **argv)
 		return rc;
 	if (strcmp(cmd, "add") == 0 || strcmp(cmd, "edit") == 0)
 		rc = add_or_edit(c, db, cmd, name, argc, argv);
+	else if (strcmp(cmd, "remove") == 0)
+		rc = remove_one(c, db, name);
 	else
-		rc = remove_or_switch(c, db, cmd, name);
+		rc = switch_one(c, db, cmd, name);
 	db_free(db);
 	conf_free(c);
 	return rc;

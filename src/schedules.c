@@ -168,13 +168,42 @@ values(struct db *db, struct buf *b, const struct schedule *s)
 	    s->overlap_allow ? "allow" : "skip", s->catch_up_ms, s->description);
 }
 
-/* Adds a database schedule; SCHEDULES_EXISTS when the name is taken. */
-int
-schedules_add(struct db *db, const struct schedule *s, char *err)
+/* The [schedule NAME] section of the INI named name, or NULL. */
+const struct schedule *
+schedules_ini(const struct conf *c, const char *name)
 {
+	size_t i;
+
+	for (i = 0; i < c->nschedules; i++)
+		if (strcmp(c->schedules[i]->name, name) == 0)
+			return c->schedules[i];
+	return NULL;
+}
+
+/* Adds s as a database schedule: the one way in for `jobq schedule add`
+ * and the dashboard, so both refuse the same things.  The caller has
+ * set s's fields through schedule_set(), which checked each one; this
+ * checks the name, that no INI section has it (a schedule lives in one
+ * place only: the tick refuses a name in both), fills the defaults
+ * (schedule_finish) and inserts it.  SCHEDULES_INVALID (bad name, no
+ * cron or type), SCHEDULES_IN_INI or SCHEDULES_EXISTS with the reason in
+ * err and nothing written; or a DB_* code. */
+int
+schedules_add(const struct conf *c, struct db *db, struct schedule *s, char *err)
+{
+	const struct schedule *ini;
 	struct buf sql;
 	int rc;
 
+	if (!conf_valid_name(s->name))
+		return errf(err, "name: bad name '%s' (1-64 of A-Z a-z 0-9 _ . -)", s->name),
+		       SCHEDULES_INVALID;
+	if ((ini = schedules_ini(c, s->name)) != NULL)
+		return errf(err, "'%s' is defined in %s:%d; a schedule lives in one place only", s->name,
+		           c->path, ini->line),
+		       SCHEDULES_IN_INI;
+	if (schedule_finish(c, s, err) < 0)
+		return SCHEDULES_INVALID;
 	buf_init(&sql);
 	db_sql(db, &sql, "INSERT INTO jobq_schedules SET name = %q, ", s->name);
 	values(db, &sql, s);
@@ -209,10 +238,16 @@ schedules_update(struct db *db, const struct schedule *s, char *err)
 
 /* One try of schedules_remove, inside a transaction. */
 static int
-remove_once(struct db *db, const char *name, char *err)
+remove_once(const struct conf *c, struct db *db, const char *name, char *err)
 {
+	const struct schedule *ini;
 	int rc = db_exec(db, err, "DELETE FROM jobq_schedules WHERE name = %q", name);
 
+	if (rc == DB_OK && db_affected(db) == 0 && (ini = schedules_ini(c, name)) != NULL) {
+		errf(err, "'%s' is defined in %s:%d; remove it there (or disable it)", name, c->path,
+		    ini->line);
+		return SCHEDULES_IN_INI;
+	}
 	if (rc == DB_OK && db_affected(db) == 0) {
 		errf(err, "no schedule '%s' in the database", name);
 		return SCHEDULES_NOT_FOUND;
@@ -227,16 +262,21 @@ remove_once(struct db *db, const char *name, char *err)
 /* Removes a database schedule with its switch and its run history, in
  * one transaction: a schedule added later under the same name is a new
  * one, and the ticks must not take the old one's last fire for its own
- * (they would enqueue a fire from before it existed). */
+ * (they would enqueue a fire from before it existed).  The CLI and the
+ * dashboard both come here.  An INI schedule is refused
+ * (SCHEDULES_IN_INI: it is removed from the file) unless the database
+ * also has the name: that row is the one `jobq schedule remove` is
+ * advised to delete when a name is in both places.  SCHEDULES_NOT_FOUND
+ * when neither has it. */
 int
-schedules_remove(struct db *db, const char *name, char *err)
+schedules_remove(const struct conf *c, struct db *db, const char *name, char *err)
 {
 	int rc, attempt = 0;
 
 	do {
 		if ((rc = db_begin(db, err)) != DB_OK)
 			return rc;
-		if ((rc = remove_once(db, name, err)) == DB_OK && (rc = db_commit(db, err)) == DB_OK)
+		if ((rc = remove_once(c, db, name, err)) == DB_OK && (rc = db_commit(db, err)) == DB_OK)
 			return DB_OK;
 		db_rollback(db);
 	} while (db_retry_after(rc, ++attempt));

@@ -15,13 +15,18 @@
 #define SCHEDULES_NOT_FOUND 2
 /* schedules_add: the name is taken */
 #define SCHEDULES_EXISTS 4
+/* schedules_add/remove: the name is an INI schedule's */
+#define SCHEDULES_IN_INI 5
+/* schedules_add: a bad name, or no cron or type (err says which) */
+#define SCHEDULES_INVALID 6
 
 int schedules_load(const struct conf *c, struct db *db, struct schedule ***out, size_t *n, char *err);
 void schedules_free(struct schedule **v, size_t n);
 const struct schedule *schedules_find(struct schedule *const *v, size_t n, const char *name);
-int schedules_add(struct db *db, const struct schedule *s, char *err);
+const struct schedule *schedules_ini(const struct conf *c, const char *name);
+int schedules_add(const struct conf *c, struct db *db, struct schedule *s, char *err);
 int schedules_update(struct db *db, const struct schedule *s, char *err);
-int schedules_remove(struct db *db, const char *name, char *err);
+int schedules_remove(const struct conf *c, struct db *db, const char *name, char *err);
 int schedules_switch(struct db *db, const char *name, int enabled, char *err);
 int schedules_checked(struct db *db, const char *name, const char *until, char *err);
 int schedules_checked_until(struct db *db, const char *name, int64_t *until, int *found, char *err);

@@ -1,7 +1,8 @@
 /* serve_schedules.c -- the Schedules page: the list `jobq schedule
  * --list --json` prints, a schedule's history (successes and failures
- * apart), enable/disable, run now, editing a database schedule's
- * expression, and the live preview of an expression as it is typed.
+ * apart), enable/disable, run now, adding a database schedule, editing
+ * its expression and removing it, and the live preview of an expression
+ * as it is typed.
  * Each is a thin layer over the schedule_view_*, scheduler_*,
  * schedules_* and cron_* functions the CLI calls; every admin action is
  * audited.
@@ -88,6 +89,8 @@ api_schedules(struct req *r)
 	doc = cJSON_CreateObject();
 	cJSON_AddItemToObject(doc, "schedules", arr);
 	ADD_NUM(doc, "window_s", window_s);
+	/* what an added schedule's zone is when none is given */
+	cJSON_AddStringToObject(doc, "default_timezone", r->srv->conf->worker.timezone);
 	return serve_json(r, 200, doc);
 }
 
@@ -350,6 +353,178 @@ api_schedule_edit(struct req *r)
 	doc = cJSON_CreateObject();
 	cJSON_AddStringToObject(doc, "name", name);
 	cJSON_AddStringToObject(doc, "cron", expr);
+	cJSON_Delete(in);
+	return serve_json(r, 200, doc);
+}
+
+/* The fields of a POST /api/schedules/add body besides "name": the
+ * options of `jobq schedule add`, under schedule_set()'s key names. */
+#define ADD_FIELDS "name, cron, type, payload, queue, priority, timezone, overlap, catch_up, description"
+static const char *const add_keys[] = { "cron", "type", "payload", "queue", "priority", "timezone", "overlap",
+	"catch_up", "description" };
+
+/* The text schedule_set() is given for a field: a string as it is, a
+ * whole number (priority; catch_up in seconds) as written, and the
+ * payload also as a JSON object.  NULL for anything else. */
+static char *
+field_text(const cJSON *v, const char *key)
+{
+	char num[32], *p, *t;
+
+	if (cJSON_IsString(v))
+		return xstrdup(v->valuestring);
+	if ((strcmp(key, "priority") == 0 || strcmp(key, "catch_up") == 0) && cJSON_IsNumber(v) &&
+	    v->valuedouble == (double)(long long)v->valuedouble) {
+		snprintf(num, sizeof num, "%lld", (long long)v->valuedouble);
+		return xstrdup(num);
+	}
+	if (strcmp(key, "payload") != 0 || !cJSON_IsObject(v) || (p = cJSON_PrintUnformatted(v)) == NULL)
+		return NULL;
+	t = xstrdup(p);
+	cJSON_free(p);
+	return t;
+}
+
+static int
+add_key_known(const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_LEN(add_keys); i++)
+		if (strcmp(add_keys[i], key) == 0)
+			return 1;
+	return 0;
+}
+
+/* A new database schedule from the add body, each field checked by
+ * schedule_set() exactly as the CLI's options are.  NULL on the first
+ * bad field, with a sentence naming it in err and the status: 400 for
+ * a field that is not a schedule's or not a string, 422 for a bad value. */
+static struct schedule *
+from_body(const struct conf *c, const cJSON *in, const char *name, unsigned *status, char *err)
+{
+	struct schedule *s = schedule_new(name, SCHEDULE_DB);
+	const cJSON *f;
+	char *text;
+	int rc;
+
+	for (f = in->child; f != NULL; f = f->next) {
+		if (strcmp(f->string, "name") == 0)
+			continue;
+		if (!add_key_known(f->string)) {
+			errf(err, "%.64s: not a schedule field (expected %s)", f->string, ADD_FIELDS);
+			*status = 400;
+		} else if ((text = field_text(f, f->string)) == NULL) {
+			errf(err, "%s: expected a string%s", f->string,
+			    strcmp(f->string, "payload") == 0 ? " or a JSON object" : "");
+			*status = 400;
+		} else {
+			rc = schedule_set(c, s, f->string, text, err);
+			free(text);
+			*status = rc < 0 ? 422 : 0;
+		}
+		if (*status != 0) {
+			schedule_free(s);
+			return NULL;
+		}
+	}
+	return s;
+}
+
+/* POST /api/schedules/add {"name", "cron", "type", and optionally
+ * "payload", "queue", "priority", "timezone", "overlap", "catch_up",
+ * "description"}: a new database schedule, checked and stored by
+ * schedules_add() as `jobq schedule add` does.  400 for a malformed
+ * body, 422 for a bad value (the sentence names the field), 409 for a
+ * name the database or the INI already has; nothing added on any. */
+MHD_RESULT
+api_schedule_add(struct req *r)
+{
+	struct schedule *s;
+	cJSON *in, *doc;
+	char err[ERRSZ], *name, detail[600];
+	MHD_RESULT ret;
+	unsigned status = 0;
+	int rc = DB_OK;
+
+	if ((name = body_name(r, &in, &ret)) == NULL)
+		return ret;
+	tz_enter(); /* schedule_set and schedule_finish open time zones */
+	if ((s = from_body(r->srv->conf, in, name, &status, err)) != NULL)
+		rc = schedules_add(r->srv->conf, r->db, s, err);
+	tz_leave();
+	if (s == NULL || rc != DB_OK) {
+		schedule_free(s);
+		cJSON_Delete(in);
+		if (s == NULL)
+			return serve_error(r, status, err);
+		if (rc == SCHEDULES_EXISTS || rc == SCHEDULES_IN_INI)
+			return serve_error(r, 409, err);
+		return rc == SCHEDULES_INVALID ? serve_error(r, 422, err)
+		                               : serve_db_error(r, "add schedule", err);
+	}
+	snprintf(detail, sizeof detail, "%s: cron '%s', type %s, queue %s, timezone %s", name, s->cron,
+	    s->type, s->queue, s->timezone);
+	serve_audit(r, "schedule-add", 0, detail);
+	doc = cJSON_CreateObject();
+	cJSON_AddStringToObject(doc, "name", name);
+	cJSON_AddStringToObject(doc, "cron", s->cron);
+	cJSON_AddStringToObject(doc, "type", s->type);
+	cJSON_AddStringToObject(doc, "queue", s->queue);
+	cJSON_AddStringToObject(doc, "timezone", s->timezone);
+	schedule_free(s);
+	cJSON_Delete(in);
+	return serve_json(r, 200, doc);
+}
+
+/* What a database schedule was, for the audit record of its removal
+ * (so it can be put back by hand); just its name when it cannot be
+ * read. */
+static void
+removed_detail(struct req *r, const char *name, char *detail, size_t len)
+{
+	struct schedule **v;
+	const struct schedule *s;
+	char err[ERRSZ];
+	size_t n;
+
+	snprintf(detail, len, "%s", name);
+	tz_enter();
+	if (schedules_load(r->srv->conf, r->db, &v, &n, err) == DB_OK) {
+		if ((s = schedules_find(v, n, name)) != NULL && s->source == SCHEDULE_DB)
+			snprintf(detail, len, "%s: cron '%s', type %s, queue %s, timezone %s, payload %.300s",
+			    name, s->cron, s->type ? s->type : "-", s->queue ? s->queue : "-",
+			    s->timezone ? s->timezone : "-", s->payload ? s->payload : "-");
+		schedules_free(v, n);
+	}
+	tz_leave();
+}
+
+/* POST /api/schedules/remove {"name"}: deletes a database schedule with
+ * its switch and run history, as `jobq schedule remove`.  404 for an
+ * unknown name, 422 for an INI schedule (it is removed from the file). */
+MHD_RESULT
+api_schedule_remove(struct req *r)
+{
+	cJSON *in, *doc;
+	char err[ERRSZ], *name, detail[600];
+	MHD_RESULT ret;
+	int rc;
+
+	if ((name = body_name(r, &in, &ret)) == NULL)
+		return ret;
+	removed_detail(r, name, detail, sizeof detail);
+	rc = schedules_remove(r->srv->conf, r->db, name, err);
+	if (rc != DB_OK) {
+		cJSON_Delete(in);
+		if (rc == SCHEDULES_NOT_FOUND)
+			return serve_error(r, 404, "no such schedule");
+		return rc == SCHEDULES_IN_INI ? serve_error(r, 422, err)
+		                              : serve_db_error(r, "remove schedule", err);
+	}
+	serve_audit(r, "schedule-remove", 0, detail);
+	doc = cJSON_CreateObject();
+	cJSON_AddStringToObject(doc, "name", name);
 	cJSON_Delete(in);
 	return serve_json(r, 200, doc);
 }

@@ -11,7 +11,9 @@ MHD_RESULT api_schedule_history(struct req *r);
 MHD_RESULT api_schedule_enable(struct req *r);
 MHD_RESULT api_schedule_disable(struct req *r);
 MHD_RESULT api_schedule_run_now(struct req *r);
+MHD_RESULT api_schedule_add(struct req *r);
 MHD_RESULT api_schedule_edit(struct req *r);
+MHD_RESULT api_schedule_remove(struct req *r);
 MHD_RESULT api_cron_preview(struct req *r);
 
 #endif

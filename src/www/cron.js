@@ -1,9 +1,9 @@
 /* cron.js -- how schedules and their fires are shown, shared by the
  * Schedules page (schedules.js) and a schedule's own page (schedule.js):
- * outcome badges, fire times in the schedule's zone, the cron syntax
- * card. */
+ * outcome badges, fire times in the schedule's zone, the live preview of
+ * an expression being typed, the cron syntax card. */
 
-import { el } from "./common.js";
+import { api, el } from "./common.js";
 
 /* An outcome word of a schedule's fire, in the state colours. */
 const OUTCOME_CLASS = { done: "s-done", failed: "s-failed", missed: "s-failed", queued: "s-ready",
@@ -20,6 +20,36 @@ export function zoned(iso, tz) {
   if (!iso) return el("span", { class: "muted" }, "never");
   const m = iso.match(/^(\d{4}-\d\d-\d\d)T(\d\d:\d\d:\d\d)(.*)$/);
   return el("time", { datetime: iso, title: (tz || "UTC") + " " + iso }, m ? m[1] + " " + m[2] + " " + m[3] : iso);
+}
+
+/* Shows in out what the expression typed in input means and its next
+ * fires in the zone tzOf() returns (GET /api/cron), as it is typed;
+ * onState(ok) hears whether the server accepted it.  Only the newest
+ * answer is shown.  Returns a function that asks again (when the zone
+ * changes). */
+export function cronPreview(input, tzOf, out, onState) {
+  let seq = 0, timer = null;
+  const run = async () => {
+    const mine = ++seq, tz = tzOf() || "UTC";
+    const q = new URLSearchParams({ expr: input.value, timezone: tz });
+    try {
+      const r = await api("/api/cron?" + q);
+      if (mine !== seq) return;
+      input.removeAttribute("aria-invalid");
+      out.replaceChildren(el("p", { id: "preview-desc" }, r.description),
+        el("ol", { id: "preview-next", class: "mono" }, r.next.map((t) => el("li", {}, zoned(t, tz)))));
+      onState(true);
+    } catch (e) {
+      if (mine !== seq || e.status === 401) return;
+      input.setAttribute("aria-invalid", "true");
+      out.replaceChildren(el("p", { class: "field-error", id: "preview-error" }, e.message));
+      onState(false);
+    }
+  };
+  const soon = () => { clearTimeout(timer); timer = setTimeout(run, 150); };
+  input.addEventListener("input", soon);
+  run();
+  return soon;
 }
 
 /* The cron syntax reference card (static; what src/cron.c accepts). */

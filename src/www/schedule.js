@@ -1,32 +1,10 @@
 /* schedule.js -- one schedule's page (/schedules/NAME): its facts, fire
- * history and, for a database schedule, the admin's form that edits its
- * expression with a live preview (from /api/schedules, /api/cron). */
+ * history (each fire linking to its job) and, for a database schedule,
+ * the admin's form that edits its expression with a live preview and a
+ * Remove button (from /api/schedules, /api/cron). */
 
-import { act, api, el, isAdmin, main, setMain, shell, toast, when } from "./common.js";
-import { cronCard, outcomeBadge, zoned } from "./cron.js";
-
-function cronPreview(input, tz, out, save) {
-  let seq = 0, timer = null;
-  const run = async () => {
-    const mine = ++seq;
-    const q = new URLSearchParams({ expr: input.value, timezone: tz || "UTC" });
-    try {
-      const r = await api("/api/cron?" + q);
-      if (mine !== seq) return;
-      input.removeAttribute("aria-invalid");
-      out.replaceChildren(el("p", { id: "preview-desc" }, r.description),
-        el("ol", { id: "preview-next", class: "mono" }, r.next.map((t) => el("li", {}, zoned(t, tz)))));
-      if (save) save.disabled = false;
-    } catch (e) {
-      if (mine !== seq || e.status === 401) return;
-      input.setAttribute("aria-invalid", "true");
-      out.replaceChildren(el("p", { class: "field-error", id: "preview-error" }, e.message));
-      if (save) save.disabled = true;
-    }
-  };
-  input.addEventListener("input", () => { clearTimeout(timer); timer = setTimeout(run, 150); });
-  run();
-}
+import { act, api, el, isAdmin, main, navigate, setMain, shell, toast, when } from "./common.js";
+import { cronCard, cronPreview, outcomeBadge, zoned } from "./cron.js";
 
 function fireTable(id, fires, withError) {
   if (fires.length === 0) return el("p", { class: "empty", id: id + "-empty" }, "None.");
@@ -66,7 +44,9 @@ export async function pageSchedule(name) {
         b.disabled = true;
         try { await act("/api/schedules/run-now", { name: s.name }, (r) => s.name + " enqueued as job " + r.job); }
         finally { b.disabled = false; }
-      } } }, "Run now")) : null,
+      } } }, "Run now"),
+      s.source === "db" ? el("button", { class: "danger", id: "schedule-remove", on: { click: () => removeSchedule(s.name) } }, "Remove")
+        : el("span", { class: "muted small", id: "ini-note" }, "Defined in the INI file: edit or remove it there.")) : null,
   ];
   const history = [
     el("h2", {}, "Failures ", el("span", { class: "badge s-failed" }, String(h.failed.length))),
@@ -103,7 +83,7 @@ export async function pageSchedule(name) {
       el("h2", {}, "Edit the expression"),
       el("label", { for: "cron-input" }, "Cron expression (" + (s.timezone || "UTC") + ")", input),
       out, el("div", { class: "row" }, save));
-    cronPreview(input, s.timezone, out, save);
+    cronPreview(input, () => s.timezone, out, (ok) => { save.disabled = !ok; });
   }
   setMain(name + " · Schedules",
     el("p", {}, el("a", { href: "/schedules" }, "← All schedules")),
@@ -112,4 +92,17 @@ export async function pageSchedule(name) {
     edit,
     el("div", { id: "schedule-history" }, history),
     cronCard());
+}
+
+/* Removes a database schedule with its history, once confirmed, and
+ * goes back to the list. */
+async function removeSchedule(name) {
+  if (!confirm("Remove schedule " + name + "? Its fire history goes with it; jobs it enqueued stay.")) return;
+  try {
+    await api("/api/schedules/remove", { name: name });
+    toast(name + " removed");
+    navigate("/schedules");
+  } catch (e) {
+    if (e.status !== 401) toast(e.message, true);
+  }
 }

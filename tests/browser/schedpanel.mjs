@@ -1,0 +1,126 @@
+// schedpanel.mjs -- drives Chromium through adding and removing a
+// database schedule on the Schedules pages and prints TAP: the form's
+// type list, live JSON check and live cron preview in the chosen zone,
+// the server's refusal shown under the form, the form surviving the
+// live refresh, the list's descriptions and a disabled schedule's empty
+// next fire, Remove with its confirmation, the history's job links, and
+// no form for a viewer.
+// Environment: URL, USER_NAME (an admin), VIEWER_NAME, PASSWORD, SQL_SH,
+// SHOTS, CHROMIUM, PROFILE.
+import { WAIT, collectErrors, cspSeen, finish, is, launch, like, ok, overflow375, press, recordCsp, shot as shotOf, sleep, sql, text } from "./lib.mjs";
+
+const { URL: BASE, USER_NAME, VIEWER_NAME, PASSWORD } = process.env;
+
+const { browser, page } = await launch();
+// Every console error counts but the answers asked for on purpose: the
+// preview's 422 for a bad expression and the add's 409 for a taken name.
+let refused = 0;
+const errors = collectErrors(page, { setAside: (m) => {
+  const url = m.location()?.url || "";
+  const asked = (/ 422 /.test(m.text()) && url.startsWith(`${BASE}/api/cron`)) ||
+    (/ 409 /.test(m.text()) && url.startsWith(`${BASE}/api/schedules/add`));
+  if (asked) refused++;
+  return asked;
+} });
+await recordCsp(page);
+const shot = (name) => shotOf(page, name);
+// Sets a field's value as typing would (an input event), in one step.
+const fill = (sel, v) => page.$eval(sel, (e, v) => { e.value = v; e.dispatchEvent(new Event("input", { bubbles: true })); }, v);
+const disabled = (sel) => page.$eval(sel, (b) => b.disabled);
+const until = (fn, arg) => page.waitForFunction(fn, WAIT, arg).then(() => true, () => false);
+
+async function logIn(user) {
+  await page.goto(BASE + "/login", { waitUntil: "networkidle0" });
+  await page.waitForSelector("#login-form", WAIT);
+  await page.type("#login-user", user);
+  await page.type("#login-password", PASSWORD);
+  await page.click("#login-submit");
+  await page.waitForSelector("#totals", WAIT);
+}
+
+try {
+  await page.setViewport({ width: 1280, height: 900 });
+  await logIn(USER_NAME);
+  await page.goto(BASE + "/schedules", { waitUntil: "networkidle0" });
+  await page.waitForSelector("#schedules-table", WAIT);
+
+  // ---- the list ----
+  is(await text(page, 'tr[data-name="nightly"] .sched-desc'), "the nightly report", "the list shows a schedule's description");
+  ok(!(await page.$('tr[data-name="sleepy"] time')) && /disabled/.test(await text(page, 'tr[data-name="sleepy"] .next-off')),
+    "a disabled schedule shows no next fire");
+
+  // ---- the form ----
+  await press(page, "#schedule-add-box summary");
+  await page.waitForSelector("#add-name", { ...WAIT, visible: true });
+  is(JSON.stringify(await page.$$eval("#add-type option", (os) => os.map((o) => o.value).sort())), JSON.stringify(["boom", "echo"]),
+    "the type is chosen from the handler whitelist");
+  is(await page.$eval("#add-timezone", (e) => e.value), "Asia/Tokyo", "the zone starts as the [worker] one");
+  await page.type("#add-name", "browser1");
+  await page.select("#add-type", "echo");
+  await fill("#add-payload", '{"a":');
+  like(await text(page, "#add-payload-error"), /Not valid JSON/, "a bad payload is flagged as it is typed");
+  ok(await disabled("#add-submit"), "and Add is disabled");
+  await fill("#add-payload", '{"a": 1}');
+  is(await text(page, "#add-payload-error"), "", "a JSON object clears it");
+  await fill("#add-cron", "61 * * * *");
+  ok(await until(() => /minute: 61 is out of range/.test(document.querySelector("#add-cron-preview")?.textContent || "")),
+    "a bad expression: the preview names the field");
+  ok(await disabled("#add-submit"), "and Add is disabled");
+  await fill("#add-timezone", "Europe/Paris");
+  await fill("#add-cron", "30 8 * * 1-5");
+  ok(await until(() => document.querySelectorAll("#add-cron-preview li").length === 5 &&
+    [...document.querySelectorAll("#add-cron-preview li")].every((li) => / 08:30:00 \+0[12]:00$/.test(li.textContent))),
+    "a good one: its next five fires, in the chosen zone");
+  like(await text(page, "#preview-desc"), /08:30/, "and what it means");
+  await page.select("#add-overlap", "allow");
+  await fill("#add-catch-up", "2h");
+  await fill("#add-description", "from the browser");
+  await sleep(2500); /* a live refresh or two */
+  is(await page.$eval("#add-name", (e) => e.value), "browser1", "the live refresh leaves the form being filled in alone");
+  ok(!(await disabled("#add-submit")), "Add is enabled");
+  await shot("schedule-add");
+  await page.setViewport({ width: 375, height: 800 });
+  is((await overflow375(page)).join("\n"), "", "the form at 375 px: nothing scrolls sideways");
+  await shot("schedule-add-375");
+  await page.setViewport({ width: 1280, height: 900 });
+  await press(page, "#add-submit");
+  ok(await until(() => !!document.querySelector('#schedules-table tr[data-name="browser1"]')), "the new schedule appears in the list");
+  is(sql("SELECT CONCAT_WS('|', cron, type, payload, queue, timezone, overlap, catch_up_ms, description) FROM jobq_schedules WHERE name = 'browser1'"),
+    '30 8 * * 1-5|echo|{"a": 1}|default|Europe/Paris|allow|7200000|from the browser', "stored with every field of the form");
+  is(sql("SELECT COUNT(*) FROM jobq_audit WHERE action = 'schedule-add' AND detail LIKE 'browser1:%'"), "1", "and audited");
+  await fill("#add-name", "browser1");
+  await press(page, "#add-submit");
+  ok(await until(() => /already exists/.test(document.getElementById("add-error").textContent)), "a taken name: the server's refusal under the form");
+
+  // ---- a schedule's page: Remove, the INI note, job links ----
+  await page.goto(BASE + "/schedules/browser1", { waitUntil: "networkidle0" });
+  await page.waitForSelector("#schedule-remove", WAIT);
+  let asked = "";
+  page.once("dialog", (d) => { asked = d.message(); d.accept(); });
+  await press(page, "#schedule-remove");
+  ok(await until(() => location.pathname === "/schedules" && !!document.getElementById("schedules-table")), "Remove goes back to the list");
+  like(asked, /Remove schedule browser1\?/, "after a confirmation");
+  ok(await until(() => !document.querySelector('#schedules-table tr[data-name="browser1"]')), "the schedule is gone from the list");
+  is(sql("SELECT COUNT(*) FROM jobq_schedules WHERE name = 'browser1'"), "0", "and from the database");
+  await page.goto(BASE + "/schedules/nightly", { waitUntil: "networkidle0" });
+  await page.waitForSelector("#schedule-info", WAIT);
+  ok(!(await page.$("#schedule-remove")) && /INI file/.test(await text(page, "#ini-note")), "an INI schedule has no Remove, and says why");
+  const job = sql("SELECT job_id FROM jobq_schedule_runs WHERE name = 'nightly'");
+  await page.waitForSelector(`#schedule-history a[href="/jobs/${job}"]`, WAIT);
+  ok(true, "its history links to the job it enqueued");
+
+  // ---- a viewer ----
+  await page.click("#logout");
+  await page.waitForSelector("#login-form", WAIT);
+  await logIn(VIEWER_NAME);
+  await page.goto(BASE + "/schedules", { waitUntil: "networkidle0" });
+  await page.waitForSelector("#schedules-table", WAIT);
+  ok(!(await page.$("#schedule-add-box")), "a viewer has no Add form");
+
+  is((await cspSeen(page)).join("\n"), "", "zero CSP violations");
+  ok(refused > 0, `only the refusals asked for were set aside (${refused})`);
+  is(errors.join("\n"), "", "zero console errors");
+} catch (e) {
+  ok(false, "the browser run finished", e.stack);
+}
+await finish(browser);
