@@ -5,15 +5,7 @@
 # Chromium, Node or the npm packages are missing.
 . "$top_srcdir/tests/lib.sh"
 
-CHROMIUM=${CHROMIUM:-/usr/bin/chromium}
-BROWSER_DIR=$top_srcdir/tests/browser
-[ -x "$CHROMIUM" ] || skip_all "no Chromium at $CHROMIUM (apt-get install chromium)"
-command -v node >/dev/null || skip_all "no node (apt-get install nodejs npm)"
-[ -d "$BROWSER_DIR/node_modules/puppeteer-core" ] ||
-	skip_all "puppeteer-core is not installed: run 'npm ci' in tests/browser"
-
-. "$top_srcdir/tests/operator/common.sh"
-. "$top_srcdir/tests/serve_lib.sh"
+. "$top_srcdir/tests/browser_lib.sh"
 setup serve_browser
 
 write_conf <<EOC
@@ -82,16 +74,4 @@ sql "INSERT INTO jobq_schedule_runs (name, fire_at, status, job_id) VALUES
 serve_start
 
 # The browser script reads the database through this.
-cat >"$T/sql.sh" <<EOS
-#!/bin/bash
-exec "$TESTDB_SCRIPT" client "$JOBQ_TESTDB" -N -B "$DB" -e "SET time_zone = '+00:00'; \$1"
-EOS
-chmod +x "$T/sql.sh"
-
-SHOTS=$top_builddir/tests/screenshots
-mkdir -p "$SHOTS"
-URL=$URL JOBQ=$JOBQ CONF=$CONF USER_NAME=admin PASSWORD=$PW SQL_SH=$T/sql.sh SHOTS=$SHOTS CHROMIUM=$CHROMIUM \
-	PROFILE=$T/chromium-profile node "$BROWSER_DIR/dashboard.mjs"
-rc=$?
-serve_stop
-exit $rc
+browser_run dashboard JOBQ="$JOBQ" CONF="$CONF" USER_NAME=admin

@@ -8,15 +8,7 @@
 # missing.
 . "$top_srcdir/tests/lib.sh"
 
-CHROMIUM=${CHROMIUM:-/usr/bin/chromium}
-BROWSER_DIR=$top_srcdir/tests/browser
-[ -x "$CHROMIUM" ] || skip_all "no Chromium at $CHROMIUM (apt-get install chromium)"
-command -v node >/dev/null || skip_all "no node (apt-get install nodejs npm)"
-[ -d "$BROWSER_DIR/node_modules/puppeteer-core" ] ||
-	skip_all "puppeteer-core is not installed: run 'npm ci' in tests/browser"
-
-. "$top_srcdir/tests/operator/common.sh"
-. "$top_srcdir/tests/serve_lib.sh"
+. "$top_srcdir/tests/browser_lib.sh"
 setup serve_browser_phone
 
 # Names at the lengths people give them: a queue, a type, a schedule, a
@@ -66,16 +58,4 @@ jq_ schedule add "$D" --cron '*/5 8-18 * * mon-fri' --type "$TY" --timezone Paci
 	{ echo "Bail out! jobq schedule add failed"; exit 99; }
 serve_start
 
-cat >"$T/sql.sh" <<EOS
-#!/bin/bash
-exec "$TESTDB_SCRIPT" client "$JOBQ_TESTDB" -N -B "$DB" -e "SET time_zone = '+00:00'; \$1"
-EOS
-chmod +x "$T/sql.sh"
-
-SHOTS=$top_builddir/tests/screenshots
-mkdir -p "$SHOTS"
-URL=$URL USER_NAME=$U PASSWORD=$PW SCHEDULE=$S DBSCHEDULE=$D SQL_SH=$T/sql.sh SHOTS=$SHOTS CHROMIUM=$CHROMIUM \
-	PROFILE=$T/chromium-profile node "$BROWSER_DIR/phone.mjs"
-rc=$?
-serve_stop
-exit $rc
+browser_run phone USER_NAME="$U" SCHEDULE="$S" DBSCHEDULE="$D"

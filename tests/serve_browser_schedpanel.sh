@@ -7,15 +7,7 @@
 # missing.
 . "$top_srcdir/tests/lib.sh"
 
-CHROMIUM=${CHROMIUM:-/usr/bin/chromium}
-BROWSER_DIR=$top_srcdir/tests/browser
-[ -x "$CHROMIUM" ] || skip_all "no Chromium at $CHROMIUM (apt-get install chromium)"
-command -v node >/dev/null || skip_all "no node (apt-get install nodejs npm)"
-[ -d "$BROWSER_DIR/node_modules/puppeteer-core" ] ||
-	skip_all "puppeteer-core is not installed: run 'npm ci' in tests/browser"
-
-. "$top_srcdir/tests/operator/common.sh"
-. "$top_srcdir/tests/serve_lib.sh"
+. "$top_srcdir/tests/browser_lib.sh"
 setup serve_browser_schedpanel
 
 write_conf <<EOC
@@ -57,16 +49,4 @@ post /api/schedules/disable "$T/jar" '{"name": "sleepy"}'
 post /api/schedules/run-now "$T/jar" '{"name": "nightly"}'
 [ "$CODE" = 200 ] || { echo "Bail out! run-now: $CODE $BODY"; exit 99; }
 
-cat >"$T/sql.sh" <<EOS
-#!/bin/bash
-exec "$TESTDB_SCRIPT" client "$JOBQ_TESTDB" -N -B "$DB" -e "SET time_zone = '+00:00'; \$1"
-EOS
-chmod +x "$T/sql.sh"
-
-SHOTS=$top_builddir/tests/screenshots
-mkdir -p "$SHOTS"
-URL=$URL USER_NAME=admin VIEWER_NAME=viewer PASSWORD=$PW SQL_SH=$T/sql.sh SHOTS=$SHOTS CHROMIUM=$CHROMIUM \
-	PROFILE=$T/chromium-profile node "$BROWSER_DIR/schedpanel.mjs"
-rc=$?
-serve_stop
-exit $rc
+browser_run schedpanel USER_NAME=admin VIEWER_NAME=viewer

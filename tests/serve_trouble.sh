@@ -12,15 +12,7 @@
 # the npm packages are missing.
 . "$top_srcdir/tests/lib.sh"
 
-CHROMIUM=${CHROMIUM:-/usr/bin/chromium}
-BROWSER_DIR=$top_srcdir/tests/browser
-[ -x "$CHROMIUM" ] || skip_all "no Chromium at $CHROMIUM (apt-get install chromium)"
-command -v node >/dev/null || skip_all "no node (apt-get install nodejs npm)"
-[ -d "$BROWSER_DIR/node_modules/puppeteer-core" ] ||
-	skip_all "puppeteer-core is not installed: run 'npm ci' in tests/browser"
-
-. "$top_srcdir/tests/operator/common.sh"
-. "$top_srcdir/tests/serve_lib.sh"
+. "$top_srcdir/tests/browser_lib.sh"
 setup serve_trouble
 db2_use
 
@@ -136,11 +128,8 @@ else
 fi
 EOS
 chmod +x "$T/sql.sh" "$T/db.sh"
-SHOTS=$top_builddir/tests/screenshots
-mkdir -p "$SHOTS"
 # The browser script prints TAP of its own; its lines join this test's.
-URL=$URL USER_NAME=admin PASSWORD=$PW SQL_SH=$T/sql.sh DB_SH=$T/db.sh SHOTS=$SHOTS CHROMIUM=$CHROMIUM \
-	PROFILE=$T/chromium-profile node "$BROWSER_DIR/trouble.mjs" >"$T/browser.tap" 2>&1
+browser_node trouble USER_NAME=admin DB_SH="$T/db.sh" >"$T/browser.tap" 2>&1
 rc=$?
 while IFS= read -r line; do
 	case $line in

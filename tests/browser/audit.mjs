@@ -1,7 +1,7 @@
 // audit.mjs -- drives Chromium through the Audit page (/audit) and prints TAP.
 // Environment: URL, USER_NAME (an admin), VIEWER_NAME, PASSWORD, SQL_SH (runs one SQL statement on the
 // test database), SHOTS (screenshot folder), CHROMIUM, PROFILE.
-import { WAIT, collectErrors, cspSeen, finish, is, launch, ok, press, recordCsp, shot as shotOf, sql } from "./lib.mjs";
+import { WAIT, collectErrors, cspSeen, finish, is, launch, ok, press, recordCsp, shot as shotOf, sql, logIn as logInAs } from "./lib.mjs";
 
 const { URL: BASE, USER_NAME, VIEWER_NAME, PASSWORD } = process.env;
 
@@ -31,14 +31,7 @@ async function waitIds(want, what) {
 const dbIds = (where, limit) => sql(`SELECT id FROM jobq_audit ${where ? "WHERE " + where : ""} ORDER BY id DESC LIMIT ${limit}`)
   .split("\n").filter(Boolean).map(Number);
 
-async function logIn(user) {
-  await page.goto(BASE + "/login", { waitUntil: "networkidle0" });
-  await page.waitForSelector("#login-form", WAIT);
-  await page.type("#login-user", user);
-  await page.type("#login-password", PASSWORD);
-  await page.click("#login-submit");
-  await page.waitForSelector("#totals", WAIT);
-}
+const logIn = (user) => logInAs(page, user);
 
 try {
   await page.setViewport({ width: 1280, height: 900 });

@@ -107,6 +107,17 @@ export async function press(page, sel) {
   await page.$eval(sel, (e) => e.click());
 }
 
+// Logs user in through the login form (URL and PASSWORD from the
+// environment) and waits for the overview.
+export async function logIn(page, user) {
+  await page.goto(process.env.URL + "/login", { waitUntil: "networkidle0" });
+  await page.waitForSelector("#login-form", WAIT);
+  await page.type("#login-user", user);
+  await page.type("#login-password", process.env.PASSWORD);
+  await page.click("#login-submit");
+  await page.waitForSelector("#totals", WAIT);
+}
+
 export const noHScroll = (page) => page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth);
 
 // Every element that would make a 375 px screen scroll sideways, or that

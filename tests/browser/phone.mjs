@@ -4,7 +4,7 @@
 // screenshots contrib/refresh-screenshots copies to contrib/screenshots/.
 // Environment: URL, USER_NAME (an admin), PASSWORD, SCHEDULE and DBSCHEDULE
 // (an INI schedule's and a database schedule's names), SQL_SH, SHOTS, CHROMIUM, PROFILE.
-import { WAIT, collectErrors, finish, is, launch, noHScroll, ok, overflow375, shot as shotOf } from "./lib.mjs";
+import { WAIT, collectErrors, finish, is, launch, noHScroll, ok, overflow375, shot as shotOf, logIn as logInAs } from "./lib.mjs";
 
 const { URL: BASE, USER_NAME, PASSWORD, SCHEDULE, DBSCHEDULE } = process.env;
 const { browser, page } = await launch();
@@ -41,14 +41,7 @@ const pages = () => [["/", "#totals"], ["/jobs", "#jobs-table"], ["/jobs/1", "#p
 const shotName = (path) => path === "/" ? "overview" :
   path.slice(1).replace(DBSCHEDULE, "db").replace(SCHEDULE, "ini").replace(/\//g, "-");
 
-async function logIn() {
-  await page.goto(BASE + "/login", { waitUntil: "networkidle0" });
-  await page.waitForSelector("#login-form", WAIT);
-  await page.type("#login-user", USER_NAME);
-  await page.type("#login-password", PASSWORD);
-  await page.click("#login-submit");
-  await page.waitForSelector("#totals", WAIT);
-}
+const logIn = () => logInAs(page, USER_NAME);
 
 // Each page at 1280 px in the light theme, the overview and a job in the
 // dark one: screenshots only (dashboard.mjs tests the desk).

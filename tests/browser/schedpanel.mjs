@@ -7,7 +7,7 @@
 // no form for a viewer.
 // Environment: URL, USER_NAME (an admin), VIEWER_NAME, PASSWORD, SQL_SH,
 // SHOTS, CHROMIUM, PROFILE.
-import { WAIT, collectErrors, cspSeen, finish, is, launch, like, ok, overflow375, press, recordCsp, shot as shotOf, sleep, sql, text } from "./lib.mjs";
+import { WAIT, collectErrors, cspSeen, finish, is, launch, like, ok, overflow375, press, recordCsp, shot as shotOf, sleep, sql, text, logIn as logInAs } from "./lib.mjs";
 
 const { URL: BASE, USER_NAME, VIEWER_NAME, PASSWORD } = process.env;
 
@@ -29,14 +29,7 @@ const fill = (sel, v) => page.$eval(sel, (e, v) => { e.value = v; e.dispatchEven
 const disabled = (sel) => page.$eval(sel, (b) => b.disabled);
 const until = (fn, arg) => page.waitForFunction(fn, WAIT, arg).then(() => true, () => false);
 
-async function logIn(user) {
-  await page.goto(BASE + "/login", { waitUntil: "networkidle0" });
-  await page.waitForSelector("#login-form", WAIT);
-  await page.type("#login-user", user);
-  await page.type("#login-password", PASSWORD);
-  await page.click("#login-submit");
-  await page.waitForSelector("#totals", WAIT);
-}
+const logIn = (user) => logInAs(page, user);
 
 try {
   await page.setViewport({ width: 1280, height: 900 });
