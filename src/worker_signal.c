@@ -75,12 +75,17 @@ signal_setup(char *err)
 	return 0;
 }
 
-/* Puts the signals back to their defaults and closes the self-pipe. */
+/* Puts the signals back to their defaults and closes the self-pipe.
+ * SIGTERM and SIGINT stay blocked: the loop has ended, so a stop that
+ * comes now (an operator's second SIGTERM racing the exit) has nothing
+ * left to stop, and must not turn the worker's exit 0 into a death by
+ * signal. */
 void
 signal_restore(void)
 {
 	struct sigaction sa;
 
+	signal_hold();
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = SIG_DFL;
 	sigaction(SIGTERM, &sa, NULL);

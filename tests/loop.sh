@@ -174,6 +174,19 @@ EOC
 		"[$mode] second SIGTERM: the job is back, ready, its attempt refunded"
 	is "$(sql "SELECT outcome FROM job_runs WHERE job_id = $slow")" "interrupted" "[$mode] second SIGTERM: the run is recorded as interrupted"
 
+	# --- SIGTERM after SIGTERM until it is gone: still a clean exit ---
+	# A stop signal that races the exit (after the loop ended) has
+	# nothing left to stop: it must not turn exit 0 into death by signal.
+	empty_tables
+	for i in 1 2 3; do
+		start_worker
+		wlog=$T/worker.$((${#BG_PIDS[@]} - 1)).log
+		wait_log 30 "$wlog" "worker started"
+		while kill -TERM "$WORKER_PID" 2>/dev/null; do :; done
+		wait "$WORKER_PID"
+		is "$?" 0 "[$mode] SIGTERM storm $i: the worker exits 0"
+	done
+
 	ok $(grep -qE 'Sanitizer|runtime error' "$T/work.$mode.log" "$T"/worker.*.log; [ $? = 1 ]; echo $?) \
 		"[$mode] no sanitizer report in the worker logs"
 done
