@@ -5,7 +5,7 @@
 . "$top_srcdir/tests/galera_lib.sh"
 galera_setup galera_enqueue 24680
 
-B=1000 # jobs per batch enqueue
+B=$(volume 1000) # jobs per batch enqueue (a quarter under sanitizers)
 I=200  # plain INSERTs per node
 ran=$T/ran
 : >"$ran"

@@ -5,12 +5,12 @@
 # node 1, the others standing by (the same host list everywhere), and
 # (b) the workers spread over the three nodes (each list starts at its
 # own node); the job counts kept by triggers end at zero.  10,000 jobs
-# per topology (GALERA_JOBS=N to change it);
+# per topology, a quarter under sanitizers (GALERA_JOBS=N to change it);
 # about 20 s each on two cores.
 . "$top_srcdir/tests/galera_lib.sh"
 galera_setup galera_exactly_once 24600
 
-N=${GALERA_JOBS:-10000}
+N=${GALERA_JOBS:-$(volume 10000)}
 ran=$T/ran
 for i in 1 2 3; do
 	case $i in
