@@ -353,22 +353,6 @@ print_text(const struct conf *c, const struct timefmt *f, const struct job_view 
 	print_runs(f, runs, nruns, total);
 }
 
-/* A done job as its runs keep it: created_at and payload from the
- * newest run that has them (the run that made it done keeps the
- * payload, sql/013); NULL where none does. */
-static void
-view_from_runs(struct job_view *v, const struct run_row *runs, size_t nruns)
-{
-	size_t i;
-
-	for (i = 0; i < nruns; i++) {
-		if (runs[i].enqueued_at != NULL)
-			v->created_at = runs[i].enqueued_at;
-		if (runs[i].payload != NULL)
-			v->payload = runs[i].payload;
-	}
-}
-
 /* print_text for a job known only by its runs. */
 static void
 print_done(const struct timefmt *f, const struct job_view *v, const struct run_row *runs, size_t nruns,
@@ -425,10 +409,10 @@ show_done(const struct conf *c, struct db *db, uint64_t id, int json, unsigned l
 {
 	struct run_row *runs = NULL;
 	uint64_t total = 0;
-	size_t nruns = 0, i;
+	size_t nruns = 0;
 	struct job_view v;
 	char err[ERRSZ];
-	int done = 0, rc;
+	int rc;
 
 	if (runs_for_job_last(db, id, CLI_DB_TZ, last, &runs, &nruns, &total, err) != DB_OK) {
 		cli_error("show %llu: %s", (unsigned long long)id, err);
@@ -440,15 +424,7 @@ show_done(const struct conf *c, struct db *db, uint64_t id, int json, unsigned l
 		    "no job %llu (not queued, not dead-lettered, no runs on record)", (unsigned long long)id);
 		return EX_DATAERR;
 	}
-	for (i = 0; i < nruns; i++)
-		done |= strcmp(runs[i].outcome, "done") == 0;
-	memset(&v, 0, sizeof v);
-	v.id = id;
-	v.state = done ? "done" : "forgotten";
-	v.queue = runs[nruns - 1].queue;
-	v.type = runs[nruns - 1].type;
-	v.attempts = runs[nruns - 1].attempt;
-	view_from_runs(&v, runs, nruns);
+	runs_job_view(&v, id, runs, nruns);
 	rc = print_job(c, db, &v, runs, nruns, total, json, 1);
 	runs_free(runs, nruns);
 	return rc;

@@ -9,9 +9,38 @@
 #include <string.h>
 
 #include "errtext.h"
+#include "queue.h"
 #include "runs.h"
 
 #define CHUNK 1000
+
+/* A job that left the queue, as its runs keep it: done when one of them
+ * is, forgotten (from the dead letter) otherwise; queue, type and
+ * attempts from the last run, created_at and payload from the newest
+ * run that has them (the run that made it done keeps the payload,
+ * sql/013), NULL where none does.  v's strings point into runs: free
+ * the runs, never v.  runs must not be empty. */
+void
+runs_job_view(struct job_view *v, uint64_t id, const struct run_row *runs, size_t nruns)
+{
+	size_t i;
+	int done = 0;
+
+	memset(v, 0, sizeof *v);
+	v->id = id;
+	v->progress = -1;
+	for (i = 0; i < nruns; i++) {
+		done |= strcmp(runs[i].outcome, "done") == 0;
+		if (runs[i].enqueued_at != NULL)
+			v->created_at = runs[i].enqueued_at;
+		if (runs[i].payload != NULL)
+			v->payload = runs[i].payload;
+	}
+	v->state = done ? "done" : "forgotten";
+	v->queue = runs[nruns - 1].queue;
+	v->type = runs[nruns - 1].type;
+	v->attempts = runs[nruns - 1].attempt;
+}
 
 /* The last `last` runs of one job (all when 0), oldest first, times
  * shown in tz (an offset like '+00:00' or a zone name the server knows);

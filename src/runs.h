@@ -28,6 +28,8 @@ int runs_for_job(struct db *db, uint64_t id, const char *tz, struct run_row **ro
 int runs_for_job_last(struct db *db, uint64_t id, const char *tz, unsigned last, struct run_row **rows,
     size_t *n, uint64_t *total, char *err);
 void runs_free(struct run_row *rows, size_t n);
+struct job_view;
+void runs_job_view(struct job_view *v, uint64_t id, const struct run_row *runs, size_t nruns);
 struct runs_stats {
 	struct type_stats *types;
 	size_t n;

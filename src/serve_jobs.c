@@ -71,7 +71,7 @@ api_jobs(struct req *r)
 }
 
 static cJSON *
-view_json(struct req *r, const struct job_view *v)
+view_json(struct req *r, const struct job_view *v, int gone)
 {
 	const struct handler *h = conf_handler(r->srv->conf, v->type);
 	cJSON *o = cJSON_CreateObject();
@@ -81,8 +81,9 @@ view_json(struct req *r, const struct job_view *v)
 	cJSON_AddStringToObject(o, "state", v->state);
 	cJSON_AddStringToObject(o, "queue", v->queue);
 	cJSON_AddStringToObject(o, "type", v->type);
-	cJSON_AddStringToObject(o, "payload", v->payload);
-	ADD_NUM(o, "priority", v->priority);
+	serve_add_str_or_null(o, "payload", v->payload); /* NULL: a done job's runs did not keep it */
+	if (!gone)
+		ADD_NUM(o, "priority", v->priority);
 	ADD_NUM(o, "attempts", v->attempts);
 	ADD_NUM(o, "max_attempts", max);
 	serve_add_str_or_null(o, "created_at", v->created_at);
@@ -104,7 +105,7 @@ view_json(struct req *r, const struct job_view *v)
 	serve_add_str_or_null(o, "exit_status", v->exit_status);
 	serve_add_str_or_null(o, "reason", v->reason);
 	/* The wait after a failure of this attempt, before jitter. */
-	if (h != NULL && strcmp(v->state, "failed") != 0)
+	if (h != NULL && !gone && strcmp(v->state, "failed") != 0)
 		ADD_NUM(o, "next_backoff_ms", backoff_nominal(&h->backoff, v->attempts + 1));
 	return o;
 }
@@ -177,8 +178,9 @@ audit_json(const struct audit_row *a, size_t n)
 }
 
 /* GET /api/jobs/ID: the job from the queue or the dead-letter table,
- * its runs and the admin actions taken on it; 404 when it is in
- * neither (done and gone, or never there). */
+ * or, once it left both (done, or forgotten), as its runs keep it until
+ * they are pruned; with its runs and the admin actions taken on it.
+ * 404 when it is nowhere (never there, or its runs are pruned). */
 MHD_RESULT
 api_job(struct req *r)
 {
@@ -189,25 +191,36 @@ api_job(struct req *r)
 	size_t nruns = 0, nau = 0;
 	char err[ERRSZ];
 	cJSON *doc;
-	int rc = queue_show(db, r->id, r->srv->tz, &v, err);
+	int gone = 0, rc = queue_show(db, r->id, r->srv->tz, &v, err);
 
 	if (rc == QUEUE_NOT_FOUND)
 		rc = failed_show(db, r->id, r->srv->tz, &v, err);
-	if (rc == QUEUE_NOT_FOUND)
-		return serve_error(r, 404, "no such job (finished jobs leave the queue)");
+	if (rc == QUEUE_NOT_FOUND) {
+		gone = 1;
+		rc = DB_OK;
+	}
 	if (rc != DB_OK)
 		return serve_db_error(r, "show a job", err);
 	if (runs_for_job(db, r->id, r->srv->tz, &runs, &nruns, err) != DB_OK ||
 	    audit_for_job(db, r->id, r->srv->tz, &au, &nau, err) != DB_OK) {
-		job_view_free(&v);
+		if (!gone)
+			job_view_free(&v);
 		runs_free(runs, nruns);
 		return serve_db_error(r, "job history", err);
 	}
+	if (gone && nruns == 0) {
+		runs_free(runs, nruns);
+		audit_rows_free(au, nau);
+		return serve_error(r, 404, "no such job (not queued, not dead-lettered, no runs kept)");
+	}
+	if (gone)
+		runs_job_view(&v, r->id, runs, nruns); /* points into runs */
 	doc = cJSON_CreateObject();
-	cJSON_AddItemToObject(doc, "job", view_json(r, &v));
+	cJSON_AddItemToObject(doc, "job", view_json(r, &v, gone));
 	cJSON_AddItemToObject(doc, "runs", runs_json(runs, nruns));
 	cJSON_AddItemToObject(doc, "audit", audit_json(au, nau));
-	job_view_free(&v);
+	if (!gone)
+		job_view_free(&v);
 	runs_free(runs, nruns);
 	audit_rows_free(au, nau);
 	return serve_json(r, 200, doc);

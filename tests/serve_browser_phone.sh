@@ -47,7 +47,11 @@ sql "INSERT INTO jobs (queue, type, payload, priority) VALUES ('$Q', '$TY', '{\"
        VALUES (9001, '$Q', '$TY', '{\"to\": \"$long\"}', 5, 'smtp: 550 $long\nat line 2', 'exit 65', 'permanent exit status');
      INSERT INTO job_runs (job_id, queue, type, attempt, worker, started_at, duration_ms, outcome, exit_status, output, error)
        VALUES (1, '$Q', '$TY', 1, '$H:4242:ab12cd34', UTC_TIMESTAMP(6) - INTERVAL 5 MINUTE, 1234567, 'retry',
-               'killed by SIGKILL (timeout)', 'out $long', 'err $long');
+               'killed by SIGKILL (timeout)', 'out $long', 'err $long'),
+              (9100, '$Q', '$TY', 1, '$H:4242:ab12cd34', UTC_TIMESTAMP(6) - INTERVAL 4 MINUTE, 2100, 'done',
+               'exit 0', 'out $long', NULL);
+     UPDATE job_runs SET enqueued_at = UTC_TIMESTAMP(6) - INTERVAL 6 MINUTE, payload = '{\"report\": \"$long\"}',
+       result = '{\"file\": \"$long.pdf\"}' WHERE job_id = 9100;
      INSERT INTO jobq_workers (id, host, pid, queues, concurrency, heartbeat_ms, started_at, last_seen_at, jobs_done, jobs_retried, jobs_dead, current_jobs)
        VALUES ('$H:4242:ab12cd34', '$H', 4242, 'default,$Q', 16, 3600000, UTC_TIMESTAMP(6) - INTERVAL 30 DAY, UTC_TIMESTAMP(6),
                1234567, 89012, 345, '1,2,3');

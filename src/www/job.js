@@ -39,8 +39,14 @@ function editRetry(j) {
   return el("details", { id: "edit-retry", class: "card" }, el("summary", {}, "Edit and retry"), f);
 }
 
+/* A job that left the queue (done, or forgotten from the dead letter)
+ * is kept as its runs: nothing is left to act on. */
+function gone(j) {
+  return j.state === "done" || j.state === "forgotten";
+}
+
 function jobActions(j) {
-  if (!isAdmin()) return null;
+  if (!isAdmin() || gone(j)) return null;
   const id = j.id, b = [];
   if (j.state === "failed") {
     b.push(el("button", { class: "primary", id: "act-retry", on: { click: () =>
@@ -80,28 +86,35 @@ export async function pageJob(id) {
   } catch (e) {
     if (e.status !== 404) throw e;
     setMain("Job " + id, el("h1", {}, "Job " + id),
-      el("p", { class: "empty" }, "Job " + id + " is not in the queue or the dead letter: it finished, was deleted or forgotten."));
+      el("p", { class: "empty" }, "Job " + id + " is not in the queue or the dead letter, and no runs of it are kept: " +
+        "it was deleted, its runs were pruned, or it never was."));
     return;
   }
   const j = d.job;
   setMain("Job " + id,
     el("h1", {}, "Job #" + j.id, badge(j.state), el("span", { class: "muted" }, j.type)),
     jobActions(j),
+    gone(j) ? el("p", { class: "muted", id: "gone-note" }, j.state === "done" ?
+      "Finished: the job left the queue; its runs keep it until they are pruned (jobq prune)." :
+      "Forgotten from the dead letter; its runs keep it until they are pruned (jobq prune).") : null,
     el("h2", {}, "Details"),
     el("div", { class: "card" }, kv([
-      ["Queue", j.queue], ["Type", j.type], ["Priority", String(j.priority)],
-      ["Attempts", j.attempts + " of " + (j.max_attempts || "—")],
+      ["Queue", j.queue], ["Type", j.type], ["Priority", j.priority !== undefined ? String(j.priority) : null],
+      ["Attempts", gone(j) ? String(j.attempts) : j.attempts + " of " + (j.max_attempts || "—")],
       ["Unique key", j.unique_key],
       ["Progress", j.progress !== undefined ? el("span", { id: "progress" },
         el("progress", { max: 100, value: j.progress }), " " + j.progress + "%" + (j.progress_note ? " " + j.progress_note : "")) : null],
-      ["Created", when(j.created_at)],
+      ["Created", j.created_at ? when(j.created_at) : null],
       ["Available", j.available_at ? el("span", {}, when(j.available_at), " (" + dueIn(j.available_in_ms) + ")") : null],
       ["Reserved by", j.reserved_by], ["Reserved at", j.reserved_at ? when(j.reserved_at) : null],
       ["Lease expires", j.lease_expires_at ? when(j.lease_expires_at) : null],
       ["Next backoff", j.next_backoff_ms !== undefined ? fmtDur(j.next_backoff_ms) + " if this attempt fails" : null],
       ["Failed at", j.failed_at ? when(j.failed_at) : null], ["Exit status", j.exit_status], ["Reason", j.reason],
     ])),
-    el("h2", {}, "Payload"), el("pre", { id: "payload" }, pretty(j.payload)),
+    el("h2", {}, "Payload"), j.payload === null ?
+      el("p", { class: "empty", id: "payload" }, j.state === "done" ?
+        "Not kept: over 64 KiB, or done before jobq kept payloads." : "Not kept: only a done job's payload is.") :
+      el("pre", { id: "payload" }, pretty(j.payload)),
     j.last_error ? [el("h2", {}, "Last error"), el("pre", {}, j.last_error)] : null,
     j.exception ? [el("h2", {}, "Exception"), el("pre", { id: "exception" }, j.exception)] : null,
     el("h2", {}, "Runs"),

@@ -150,6 +150,14 @@ try {
   await page.waitForSelector("#payload", WAIT);
   is(await text("#payload"), JSON.stringify({ to: "a@example.com" }, null, 2), "the address /jobs/ID shows the job's payload, pretty-printed");
 
+  // ---- a finished job: kept as its runs, shown, nothing to act on ----
+  await page.goto(`${BASE}/jobs/424242`, { waitUntil: "networkidle0" });
+  await page.waitForSelector("#gone-note", WAIT);
+  is(await text("h1 .badge"), "done", "a done job's page says done");
+  is(await text("#payload"), JSON.stringify({ to: "ops@example.com" }, null, 2), "with the payload its done run kept");
+  is(await page.$eval("main pre.result", (e) => e.textContent), JSON.stringify({ sent: 1 }, null, 2), "and the handler's result");
+  is(await page.$$eval("main button", (bs) => bs.length), 0, "and no action buttons");
+
   // ---- retry a dead job ----
   await page.goto(`${BASE}/failed`, { waitUntil: "networkidle0" });
   await page.waitForSelector('#failed-table tr[data-id="9001"]', WAIT);

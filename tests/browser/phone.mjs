@@ -35,7 +35,8 @@ const navShown = () => page.$$eval("#nav a", (as) => as.filter((a) => a.getBound
 
 // The pages, and an element each shows once drawn.
 const pages = () => [["/", "#totals"], ["/jobs", "#jobs-table"], ["/jobs/1", "#payload"],
-  ["/jobs/3", "#payload"], ["/failed", "#failed-table"], ["/jobs/9001", "#payload"], ["/workers", "#workers-table"],
+  ["/jobs/3", "#payload"], ["/failed", "#failed-table"], ["/jobs/9001", "#payload"], ["/jobs/9100", "#gone-note"],
+  ["/workers", "#workers-table"],
   ["/enqueue", "#enqueue-form"], ["/schedules", "#schedules-table"], [`/schedules/${SCHEDULE}`, "#schedule-info"],
   [`/schedules/${DBSCHEDULE}`, "#preview-next li"], ["/sessions", "#sessions-table"], ["/audit", "#audit-list"]];
 const shotName = (path) => path === "/" ? "overview" :
@@ -85,7 +86,10 @@ try {
   await page.setViewport({ width: 375, height: 800, isMobile: true, hasTouch: true });
   for (const theme of ["light", "dark"]) {
     await page.emulateMediaFeatures([{ name: "prefers-color-scheme", value: theme }]);
-    await page.deleteCookie(...(await page.cookies()));
+    /* Off the dashboard first: a live redraw of the page left open would
+     * ask with the cookie gone and log a 401. */
+    await page.goto("about:blank");
+    await page.deleteCookie(...(await page.cookies(BASE)));
     await sweep("/login", "#login-form", theme);
     await page.type("#login-user", USER_NAME);
     await page.type("#login-password", PASSWORD);
