@@ -19,6 +19,16 @@ command -v node >/dev/null || skip_all "no node (apt-get install nodejs npm)"
 [ -d "$BROWSER_DIR/node_modules/puppeteer-core" ] ||
 	skip_all "puppeteer-core is not installed: run 'npm ci' in tests/browser"
 
+# browser_once: called by the tests that are all browser: they run in
+# the normal build only (JOBQ_BROWSER_SANITIZED=1 runs them under the
+# sanitizers too).  The scripts and the pages are the same in both
+# builds; the server's C under the sanitizers is driven by the API tests
+# (curl), and Chromium is the heaviest load of the two parallel runs.
+browser_once() {
+	[ "$SANITIZED" != 1 ] || [ -n "${JOBQ_BROWSER_SANITIZED:-}" ] ||
+		skip_all "a browser-only test: run in the normal build (JOBQ_BROWSER_SANITIZED=1 to run it here)"
+}
+
 . "$top_srcdir/tests/operator/common.sh"
 . "$top_srcdir/tests/serve_lib.sh"
 

@@ -6,6 +6,7 @@
 . "$top_srcdir/tests/lib.sh"
 
 . "$top_srcdir/tests/browser_lib.sh"
+browser_once
 setup serve_browser
 
 write_conf <<EOC

@@ -7,6 +7,7 @@
 . "$top_srcdir/tests/lib.sh"
 
 . "$top_srcdir/tests/browser_lib.sh"
+browser_once
 setup serve_browser_audit
 
 write_conf <<EOC

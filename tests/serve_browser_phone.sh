@@ -9,6 +9,7 @@
 . "$top_srcdir/tests/lib.sh"
 
 . "$top_srcdir/tests/browser_lib.sh"
+browser_once
 setup serve_browser_phone
 
 # Names at the lengths people give them: a queue, a type, a schedule, a
