@@ -147,6 +147,10 @@ static const char *const actions[] = {
 	"schedule-remove",
 	"schedule-run-now",
 	"session-end",
+	"user-add",
+	"user-password",
+	"user-remove",
+	"user-role",
 	NULL,
 };
 

@@ -6,6 +6,7 @@
  * 1 anything else. */
 #include "config.h"
 
+#include <cjson/cJSON.h>
 #include <errno.h>
 #include <mysqld_error.h>
 #include <inttypes.h>
@@ -441,4 +442,15 @@ cli_who(char *out, size_t len)
 	struct passwd *pw = getpwuid(getuid());
 
 	snprintf(out, len, "cli:%s", pw != NULL ? pw->pw_name : "?");
+}
+
+/* Prints doc as one line of JSON on stdout, and frees it. */
+void
+cli_print_json(struct cJSON *doc)
+{
+	char *s = cJSON_PrintUnformatted(doc);
+
+	printf("%s\n", s != NULL ? s : "null");
+	cJSON_free(s);
+	cJSON_Delete(doc);
 }

@@ -64,6 +64,8 @@ void cli_progress_end(struct cli_progress *p);
 char *cli_visible(const char *s, int tty);
 char *cli_read_all(FILE *f, size_t max, size_t *len);
 void cli_who(char *out, size_t len);
+struct cJSON;
+void cli_print_json(struct cJSON *doc);
 
 int show_job(const struct conf *c, struct db *db, uint64_t id, int json, int failed_only);
 
@@ -83,6 +85,7 @@ int cmd_cron(int argc, char **argv);
 int cmd_schedule(int argc, char **argv);
 int cmd_passwd(int argc, char **argv);
 int cmd_sessions(int argc, char **argv);
+int cmd_user(int argc, char **argv);
 int cmd_audit(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
 

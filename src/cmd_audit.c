@@ -140,7 +140,6 @@ print_json(const struct audit_row *a, size_t n)
 {
 	cJSON *doc = cJSON_CreateArray();
 	size_t i;
-	char *s;
 
 	for (i = 0; i < n; i++) {
 		cJSON *o = cJSON_CreateObject();
@@ -163,10 +162,7 @@ print_json(const struct audit_row *a, size_t n)
 		cJSON_AddItemToArray(doc, o);
 		free(at);
 	}
-	s = cJSON_PrintUnformatted(doc);
-	printf("%s\n", s);
-	cJSON_free(s);
-	cJSON_Delete(doc);
+	cli_print_json(doc);
 }
 
 /* One line a row: time (configured zone), user, action, job or count,

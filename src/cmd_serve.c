@@ -2,10 +2,12 @@
 #include "config.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
 #include "serve.h"
+#include "users.h"
 
 static void
 usage(void)
@@ -13,11 +15,36 @@ usage(void)
 	printf("Usage: jobq serve [--listen ADDR:PORT]\n"
 	       "Serve the web dashboard: queue counters, jobs, the dead-letter list,\n"
 	       "workers and an enqueue form, for the users of the [user NAME] sections\n"
-	       "(make a password hash with 'jobq passwd').  Stops on SIGTERM or SIGINT.\n\n"
+	       "(make a password hash with 'jobq passwd') and those added with 'jobq user\n"
+	       "add'.  Stops on SIGTERM or SIGINT.\n\n"
 	       "  -l, --listen ADDR:PORT  where to listen (default: [serve] listen, or\n"
 	       "                          127.0.0.1:8377); port 0 picks a free port\n\n"
 	       "Without tls_cert/tls_key it speaks plain HTTP: keep it on localhost and\n"
 	       "put a reverse proxy with TLS (nginx) in front of it.\n");
+}
+
+/* 0 when someone could log in: a [user NAME] section, or a user added
+ * with `jobq user add`; else the exit status, after saying so. */
+static int
+has_users(const struct conf *c, struct db *db)
+{
+	struct user_rec *list;
+	char err[ERRSZ];
+	size_t n;
+
+	if (c->serve.nusers > 0)
+		return 0;
+	if (users_list(db, c, &list, &n, err) != DB_OK) {
+		cli_error("serve: %s", err);
+		return EX_UNAVAILABLE;
+	}
+	free(list);
+	if (n > 0)
+		return 0;
+	cli_error("serve: nobody could log in: %s has no [user NAME] section and the database no user "
+	          "(add one with 'jobq user add NAME --role admin')",
+	    c->path);
+	return EX_CONFIG;
 }
 
 int
@@ -44,15 +71,13 @@ cmd_serve(int argc, char **argv)
 	/* cli_open checks the schema is current (the session tables). */
 	if ((rc = cli_open(0, &c, &db)) != 0)
 		return rc;
+	rc = has_users(c, db);
 	db_free(db);
-	log_set_format(c->worker.log_format);
-	if (c->serve.nusers == 0) {
-		cli_error("serve: %s has no [user NAME] section: nobody could log in (make a password hash "
-		          "with 'jobq passwd')",
-		    c->path);
+	if (rc != 0) {
 		conf_free(c);
-		return EX_CONFIG;
+		return rc;
 	}
+	log_set_format(c->worker.log_format);
 	if (serve_run(c, listen_at != NULL ? listen_at : c->serve.listen, err) < 0) {
 		cli_error("serve: %s", err);
 		rc = strstr(err, "tls_") != NULL || strstr(err, "listen:") != NULL ? EX_CONFIG : EXIT_FAIL;

@@ -35,7 +35,6 @@ print_list(const struct sessions_user *u, size_t n, int json)
 
 	if (json) {
 		cJSON *doc = cJSON_CreateArray();
-		char *s;
 
 		for (i = 0; i < n; i++) {
 			cJSON *o = cJSON_CreateObject();
@@ -46,10 +45,7 @@ print_list(const struct sessions_user *u, size_t n, int json)
 			cJSON_AddStringToObject(o, "last_address", u[i].last_address);
 			cJSON_AddItemToArray(doc, o);
 		}
-		s = cJSON_PrintUnformatted(doc);
-		printf("%s\n", s);
-		cJSON_free(s);
-		cJSON_Delete(doc);
+		cli_print_json(doc);
 		return;
 	}
 	if (n == 0)

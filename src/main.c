@@ -28,6 +28,7 @@ static const struct cli_cmd commands[] = {
 	{ "passwd", cmd_passwd, "hash a password for the dashboard's [user NAME]" },
 	{ "audit", cmd_audit, "the audit trail: who did what and when, newest first" },
 	{ "sessions", cmd_sessions, "list who is logged in to the dashboard; end a user's sessions" },
+	{ "user", cmd_user, "list, add, change and remove the dashboard's users kept in the database" },
 };
 
 static void

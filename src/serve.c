@@ -43,6 +43,7 @@
 #include "serve_rate.h"
 #include "serve_schedules.h"
 #include "serve_sessions.h"
+#include "serve_users.h"
 #include "serve_static.h"
 #include "serve_thread.h"
 #include "serve_workers.h"
@@ -82,6 +83,7 @@ static const struct route routes[] = {
 	{ "GET", "/schedules", ANYONE, serve_page },
 	{ "GET", "/schedules/*", ANYONE, serve_page },
 	{ "GET", "/sessions", ANYONE, serve_page },
+	{ "GET", "/users", ANYONE, serve_page },
 	{ "GET", "/audit", ANYONE, serve_page },
 	{ "GET", "/static/*", ANYONE, serve_static },
 	{ "GET", "/metrics", METRICS, serve_metrics },
@@ -115,6 +117,10 @@ static const struct route routes[] = {
 	{ "GET", "/api/cron", VIEWER, api_cron_preview },
 	{ "GET", "/api/sessions", ADMIN, api_sessions },
 	{ "POST", "/api/sessions/end", ADMIN, api_sessions_end },
+	{ "POST", "/api/users/add", ADMIN, api_user_add },
+	{ "POST", "/api/users/role", ADMIN, api_user_role },
+	{ "POST", "/api/users/password", ADMIN, api_user_password },
+	{ "POST", "/api/users/remove", ADMIN, api_user_remove },
 	{ "GET", "/api/audit", ADMIN, api_audit },
 };
 

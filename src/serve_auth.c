@@ -4,8 +4,9 @@
  * cookie; the database keeps only its SHA-256, the user's name, a CSRF
  * token of the same strength and the expiry.  So several servers share
  * sessions, a restart logs nobody out, and a copy of the table opens
- * nothing.  The role is looked up in the configuration on every request:
- * removing a [user] or demoting it takes effect at once. */
+ * nothing.  The role is looked up on every request, in the configuration
+ * and in jobq_users (users.c): removing a user or demoting it takes
+ * effect at once. */
 #include "config.h"
 
 #include <sodium.h>
@@ -19,6 +20,7 @@
 #include "serve_hasher.h"
 #include "serve_http.h"
 #include "sessions.h"
+#include "users.h"
 
 #define SERVE_COOKIE "jobq_session"
 #define TOKEN_BYTES 32
@@ -93,23 +95,36 @@ serve_auth_init(struct serve *s)
  * now, for good (re-adding the user does not revive it), and the audit
  * says why.  Failures are logged: the request is refused either way. */
 static void
-end_session(struct req *r, const char *hash, const char *user)
+end_session(struct req *r, const char *hash, const char *user, int removed)
 {
 	char err[ERRSZ];
 
 	if (db_exec(r->db, err, "DELETE FROM jobq_sessions WHERE token_hash = %q", hash) != DB_OK ||
 	    (db_affected(r->db) > 0 &&
 	        audit_add(r->db, user, r->addr, "session-end", 0,
-	            conf_serve_user(r->srv->conf, user) == NULL ? "the user was removed"
-	                                                        : "the password changed",
-	            err) != DB_OK))
+	            removed ? "the user was removed" : "the password changed", err) != DB_OK))
 		log_error("serve: end a session of %s: %s", user, err);
 }
 
+/* r->user becomes the session's user: name, and the role from jobq.ini
+ * or else db_role (the jobq_users row's). */
+static void
+set_user(struct req *r, const char *name, const char *db_role)
+{
+	const struct serve_user *u = conf_serve_user(r->srv->conf, name);
+
+	memset(&r->user_buf, 0, sizeof r->user_buf);
+	snprintf(r->user_buf.name, sizeof r->user_buf.name, "%s", name);
+	r->user_buf.admin = u != NULL ? u->admin : users_role(db_role) == 1;
+	r->user_buf.in_db = u == NULL;
+	r->user = &r->user_buf;
+}
+
 /* Finds the request's session.  Returns 0 with r->user and r->csrf set,
- * 401 when there is no live session for a configured user with the
- * password hash it was opened with (such a session is ended), 500 when
- * the database failed (logged). */
+ * 401 when there is no live session for a user (of jobq.ini or of the
+ * jobq_users table) with the password hash it was opened with (such a
+ * session is ended), 500 when the database failed (logged).  One query:
+ * the user's row comes joined. */
 int
 serve_session(struct req *r)
 {
@@ -123,17 +138,25 @@ serve_session(struct req *r)
 		return 401;
 	token_hash(cookie, hash);
 	res = db_query(r->db, &rc, err,
-	    "SELECT username, csrf_token, pw_tag FROM jobq_sessions WHERE token_hash = %q"
-	    " AND expires_at > UTC_TIMESTAMP(6)",
+	    "SELECT s.username, s.csrf_token, s.pw_tag, u.password_hash, u.role FROM jobq_sessions s"
+	    " LEFT JOIN jobq_users u ON u.username = s.username"
+	    " WHERE s.token_hash = %q AND s.expires_at > UTC_TIMESTAMP(6)",
 	    hash);
 	if (res == NULL) {
 		log_error("serve: look up a session: %s", err);
 		return 500;
 	}
 	rc = 401;
-	if ((row = db_res_next(res)) != NULL && !sessions_tag_ok(r->srv->conf, row[0], row[2]))
-		end_session(r, hash, row[0]);
-	else if (row != NULL && (r->user = conf_serve_user(r->srv->conf, row[0])) != NULL) {
+	if ((row = db_res_next(res)) != NULL) {
+		const char *pw_hash = sessions_user_hash(r->srv->conf, row[0], row[3]);
+
+		if (!sessions_tag_ok(pw_hash, row[2])) {
+			end_session(r, hash, row[0], pw_hash == NULL);
+			row = NULL;
+		} else
+			set_user(r, row[0], row[4]);
+	}
+	if (row != NULL) {
 		snprintf(r->csrf, sizeof r->csrf, "%s", row[1]);
 		snprintf(r->session, sizeof r->session, "%s", hash);
 		rc = 0;
@@ -157,7 +180,7 @@ serve_csrf_ok(struct req *r)
  * fills the cookie header. */
 int
 serve_session_open(
-    struct req *r, const struct serve_user *u, int remember, char *cookie, size_t len, char *err)
+    struct req *r, const struct user_rec *u, int remember, char *cookie, size_t len, char *err)
 {
 	const struct serve_conf *sc = &r->srv->conf->serve;
 	int64_t ttl = remember ? sc->remember_ttl_ms : sc->session_ttl_ms;
@@ -168,7 +191,7 @@ serve_session_open(
 	new_token(token);
 	new_token(r->csrf);
 	token_hash(token, hash);
-	sessions_tag(u->password_hash, tag);
+	sessions_tag(u->hash, tag);
 	/* Expired sessions go a few at a time (serve_limit.c prunes old
 	 * failed logins). */
 	db_exec(r->db, err, "DELETE FROM jobq_sessions WHERE expires_at < UTC_TIMESTAMP(6) LIMIT 100");

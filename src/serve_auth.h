@@ -10,7 +10,7 @@ int serve_auth_init(struct serve *s);
 int serve_session(struct req *r);
 int serve_csrf_ok(struct req *r);
 int serve_session_open(
-    struct req *r, const struct serve_user *u, int remember, char *cookie, size_t len, char *err);
+    struct req *r, const struct user_rec *u, int remember, char *cookie, size_t len, char *err);
 cJSON *serve_me_doc(struct req *r);
 MHD_RESULT api_logout(struct req *r);
 MHD_RESULT api_me(struct req *r);

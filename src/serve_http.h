@@ -15,6 +15,7 @@
 
 #include "conf.h"
 #include "db.h"
+#include "users.h"
 
 #if MHD_VERSION < 0x00097002
 typedef int MHD_RESULT;
@@ -53,7 +54,8 @@ struct req {
 	uint64_t id;      /* the number in /jobs/42 */
 	const char *rest; /* what a trailing '*' matched */
 	/* set once the session is known */
-	const struct serve_user *user;
+	const struct user_rec *user; /* NULL, or &user_buf */
+	struct user_rec user_buf;
 	char csrf[65];
 	char session[65]; /* the session's token hash: its key in memory */
 };

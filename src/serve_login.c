@@ -40,14 +40,15 @@ busy(struct req *r, uint64_t failure_id)
 	return refuse(r, 503, 1, "too many logins at once; try again in a second");
 }
 
-/* Fills c from the request body; 0, or -1 when it is not a login. */
+/* Fills c from the request body; 0, -1 when it is not a login, or a
+ * DB_* error (err filled) when the user could not be looked up. */
 static int
-parse(struct req *r, struct login_check *c)
+parse(struct req *r, struct login_check *c, char *err)
 {
 	cJSON *in = serve_body_json(r);
 	const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(in, "user"));
 	const char *pw = cJSON_GetStringValue(cJSON_GetObjectItem(in, "password"));
-	const struct serve_user *u;
+	struct user_rec u;
 	int rc = -1;
 
 	if (name != NULL && pw != NULL && strlen(name) <= NAME_MAX_LEN && strlen(pw) < sizeof c->password) {
@@ -57,9 +58,11 @@ parse(struct req *r, struct login_check *c)
 		c->remember = cJSON_IsTrue(cJSON_GetObjectItem(in, "remember"));
 		/* An unknown name is checked against a dummy hash: it takes as
 		 * long to refuse as a wrong password. */
-		u = conf_serve_user(r->srv->conf, name);
-		snprintf(c->hash, sizeof c->hash, "%s", u != NULL ? u->password_hash : r->srv->dummy_hash);
-		rc = 0;
+		rc = users_bad_name(name) != NULL ? USERS_NOT_FOUND : users_find(r->db, r->srv->conf, name, &u, err);
+		if (rc == DB_OK || rc == USERS_NOT_FOUND) {
+			snprintf(c->hash, sizeof c->hash, "%s", rc == DB_OK ? u.hash : r->srv->dummy_hash);
+			rc = 0;
+		}
 	}
 	cJSON_Delete(in);
 	return rc;
@@ -75,9 +78,13 @@ login_start(struct req *r, const unsigned char *body_sha)
 	int64_t retry_s;
 	MHD_RESULT ret = MHD_YES;
 
+	int rc;
+
 	memset(&c, 0, sizeof c);
-	if (parse(r, &c) < 0)
+	if ((rc = parse(r, &c, err)) == -1)
 		ret = serve_error(r, 400, "expected {\"user\": ..., \"password\": ...}");
+	else if (rc != 0)
+		ret = serve_db_error(r, "look up a user", err);
 	else if (!serve_hasher_has_room(r->addr))
 		ret = busy(r, 0);
 	else if (serve_limit_reserve(r, c.name, &c.failure_id, &retry_s, err) != DB_OK)
@@ -99,11 +106,18 @@ login_start(struct req *r, const unsigned char *body_sha)
 static MHD_RESULT
 login_finish(struct req *r, const struct login_check *c)
 {
-	const struct serve_user *u = conf_serve_user(r->srv->conf, c->name);
+	struct user_rec *u = &r->user_buf;
 	char err[ERRSZ], cookie[256];
 	struct resp_extra x = { 0 };
+	int rc = c->good ? users_find(r->db, r->srv->conf, c->name, u, err) : USERS_NOT_FOUND;
 
-	if (!c->good || u == NULL) {
+	/* Looked up again: the user may have been removed, or its password
+	 * changed, while the hasher checked the old one. */
+	if (rc == DB_OK && strcmp(u->hash, c->hash) != 0)
+		rc = USERS_NOT_FOUND;
+	if (rc != DB_OK && rc != USERS_NOT_FOUND)
+		return serve_db_error(r, "look up a user", err);
+	if (rc != DB_OK) {
 		log_warn("serve: failed login of '%s' from %s", c->name, r->addr);
 		return serve_error(r, 401, "wrong user name or password");
 	}

@@ -4,43 +4,61 @@
 #include "config.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "serve_audit.h"
 #include "serve_sessions.h"
 #include "sessions.h"
+#include "users.h"
 
-/* GET /api/sessions: every configured user with its role, how many
- * live sessions it has and where the newest one logged in from. */
+/* One user of the list, with its live sessions (of list, n). */
+static cJSON *
+user_json(const struct user_rec *u, const struct sessions_user *list, size_t n)
+{
+	cJSON *o = cJSON_CreateObject();
+	size_t j;
+
+	cJSON_AddStringToObject(o, "user", u->name);
+	cJSON_AddStringToObject(o, "role", u->admin ? "admin" : "viewer");
+	cJSON_AddStringToObject(o, "source", u->in_db ? "database" : "jobq.ini");
+	if (u->in_db) {
+		cJSON_AddStringToObject(o, "created_at", u->created_at);
+		cJSON_AddStringToObject(o, "created_by", u->created_by);
+	}
+	ADD_NUM(o, "sessions", 0);
+	for (j = 0; j < n; j++)
+		if (strcmp(list[j].user, u->name) == 0) {
+			cJSON_ReplaceItemInObject(o, "sessions", cJSON_CreateNumber((double)list[j].count));
+			cJSON_AddStringToObject(o, "last_login", list[j].last_login);
+			cJSON_AddStringToObject(o, "last_address", list[j].last_address);
+		}
+	return o;
+}
+
+/* GET /api/sessions: every user (jobq.ini's, then the database's) with
+ * its role, where it is kept, how many live sessions it has and where
+ * the newest one logged in from. */
 MHD_RESULT
 api_sessions(struct req *r)
 {
-	const struct serve_conf *sc = &r->srv->conf->serve;
 	struct sessions_user *list;
+	struct user_rec *us;
 	cJSON *doc, *users;
 	char err[ERRSZ];
-	size_t i, n;
+	size_t i, n, nus;
 
 	if (sessions_list(r->db, &list, &n, err) != DB_OK)
 		return serve_db_error(r, "list sessions", err);
+	if (users_list(r->db, r->srv->conf, &us, &nus, err) != DB_OK) {
+		sessions_list_free(list, n);
+		return serve_db_error(r, "list users", err);
+	}
 	doc = cJSON_CreateObject();
 	users = cJSON_AddArrayToObject(doc, "users");
-	for (i = 0; i < sc->nusers; i++) {
-		cJSON *u = cJSON_CreateObject();
-		size_t j;
-
-		cJSON_AddStringToObject(u, "user", sc->users[i]->name);
-		cJSON_AddStringToObject(u, "role", sc->users[i]->admin ? "admin" : "viewer");
-		ADD_NUM(u, "sessions", 0);
-		for (j = 0; j < n; j++)
-			if (strcmp(list[j].user, sc->users[i]->name) == 0) {
-				cJSON_ReplaceItemInObject(
-				    u, "sessions", cJSON_CreateNumber((double)list[j].count));
-				cJSON_AddStringToObject(u, "last_login", list[j].last_login);
-				cJSON_AddStringToObject(u, "last_address", list[j].last_address);
-			}
-		cJSON_AddItemToArray(users, u);
-	}
+	for (i = 0; i < nus; i++)
+		cJSON_AddItemToArray(users, user_json(&us[i], list, n));
+	free(us);
 	sessions_list_free(list, n);
 	return serve_json(r, 200, doc);
 }

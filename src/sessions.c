@@ -27,18 +27,27 @@ sessions_tag(const char *password_hash, char *tag)
 	sodium_bin2hex(tag, SESSIONS_TAG_LEN + 1, h, sizeof h);
 }
 
-/* Whether a session of user with tag may still be used: the user is
- * configured and has the password hash the session was opened with. */
+/* Whether a session with tag may still be used by a user whose
+ * password hash is now password_hash (NULL: the user is gone). */
 int
-sessions_tag_ok(const struct conf *c, const char *user, const char *tag)
+sessions_tag_ok(const char *password_hash, const char *tag)
 {
-	const struct serve_user *u = conf_serve_user(c, user);
 	char now[SESSIONS_TAG_LEN + 1];
 
-	if (u == NULL || tag == NULL || strlen(tag) != SESSIONS_TAG_LEN)
+	if (password_hash == NULL || tag == NULL || strlen(tag) != SESSIONS_TAG_LEN)
 		return 0;
-	sessions_tag(u->password_hash, now);
+	sessions_tag(password_hash, now);
 	return sodium_memcmp(now, tag, SESSIONS_TAG_LEN) == 0;
+}
+
+/* The password hash user has now: from jobq.ini, else db_hash (the
+ * jobq_users row's, or NULL: no such user). */
+const char *
+sessions_user_hash(const struct conf *c, const char *user, const char *db_hash)
+{
+	const struct serve_user *u = conf_serve_user(c, user);
+
+	return u != NULL ? u->password_hash : db_hash;
 }
 
 /* Ends every session of user; *ended is how many there were. */
@@ -53,8 +62,7 @@ sessions_end_user(struct db *db, const char *user, uint64_t *ended, char *err)
 
 /* Ends the sessions of one (user, tag) pair and audits it. */
 static int
-end_pair(
-    struct db *db, const struct conf *c, const char *user, const char *tag, const char *address, char *err)
+end_pair(struct db *db, const char *user, const char *tag, int removed, const char *address, char *err)
 {
 	char detail[128];
 	uint64_t n;
@@ -64,12 +72,13 @@ end_pair(
 	if (rc != DB_OK || (n = db_affected(db)) == 0)
 		return rc;
 	snprintf(detail, sizeof detail, "%llu session%s: %s", (unsigned long long)n, n == 1 ? "" : "s",
-	    conf_serve_user(c, user) == NULL ? "the user was removed" : "the password changed");
+	    removed ? "the user was removed" : "the password changed");
 	return audit_add(db, user, address, "session-end", 0, detail, err);
 }
 
 /* Ends (and audits) every session whose user is no longer configured or
- * whose password changed since it opened: `jobq serve` does it when it
+ * whose password changed since it opened (jobq.ini's [user] sections
+ * and the jobq_users table alike): `jobq serve` does it when it
  * starts, so a removed user's sessions are gone before the user can be
  * added again.  address is who ends them, for the audit. */
 int
@@ -79,12 +88,17 @@ sessions_end_stale(struct db *db, const struct conf *c, const char *address, cha
 	char **row;
 	int rc;
 
-	res = db_query(db, &rc, err, "SELECT DISTINCT username, pw_tag FROM jobq_sessions");
+	res = db_query(db, &rc, err,
+	    "SELECT DISTINCT s.username, s.pw_tag, u.password_hash FROM jobq_sessions s"
+	    " LEFT JOIN jobq_users u ON u.username = s.username");
 	if (res == NULL)
 		return rc;
-	while (rc == DB_OK && (row = db_res_next(res)) != NULL)
-		if (!sessions_tag_ok(c, row[0], row[1]))
-			rc = end_pair(db, c, row[0], row[1], address, err);
+	while (rc == DB_OK && (row = db_res_next(res)) != NULL) {
+		const char *hash = sessions_user_hash(c, row[0], row[2]);
+
+		if (!sessions_tag_ok(hash, row[1]))
+			rc = end_pair(db, row[0], row[1], hash == NULL, address, err);
+	}
 	db_res_free(res);
 	return rc;
 }

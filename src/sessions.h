@@ -20,7 +20,8 @@ struct sessions_user {
 };
 
 void sessions_tag(const char *password_hash, char *tag);
-int sessions_tag_ok(const struct conf *c, const char *user, const char *tag);
+int sessions_tag_ok(const char *password_hash, const char *tag);
+const char *sessions_user_hash(const struct conf *c, const char *user, const char *db_hash);
 int sessions_end_user(struct db *db, const char *user, uint64_t *ended, char *err);
 int sessions_end_stale(struct db *db, const struct conf *c, const char *address, char *err);
 int sessions_list(struct db *db, struct sessions_user **list, size_t *n, char *err);

@@ -58,6 +58,8 @@ sql "INSERT INTO jobs (queue, type, payload, priority) VALUES ('$Q', '$TY', '{\"
                1234567, 89012, 345, '1,2,3');
      INSERT INTO jobq_audit (username, address, action, job_id, detail)
        VALUES ('$U', '2001:db8:1234:5678:9abc:def0:1234:5678', 'retry', 9001, 'queue $Q type $TY $long');"
+printf '%s\n' "$PW" | jq_ user add "$U-from-the-database" --role admin >/dev/null ||
+	{ echo "Bail out! jobq user add failed"; exit 99; }
 D=purge-expired-customer-sessions-from-every-regional-database
 jq_ schedule add "$D" --cron '*/5 8-18 * * mon-fri' --type "$TY" --timezone Pacific/Chatham >/dev/null ||
 	{ echo "Bail out! jobq schedule add failed"; exit 99; }

@@ -129,7 +129,7 @@ EOC
 printf '%s\n' "$base" >"$CONF"
 timeout 20 "$JOBQ" -c "$CONF" serve --listen 127.0.0.1:0 >/dev/null 2>"$T/err"
 is "$?" 78 "jobq serve without any [user NAME]: exit 78"
-like "$(cat "$T/err")" "has no \[user NAME\] section: nobody could log in" "and says why"
+like "$(cat "$T/err")" "nobody could log in: .* has no \[user NAME\] section and the database no user" "and says why"
 jq_ serve extra >/dev/null 2>"$T/err"
 is "$?" 64 "jobq serve with a stray argument: exit 64"
 jq_ serve --help >"$T/out"

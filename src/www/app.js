@@ -2,7 +2,7 @@
  * module; no framework, no build step).  Every page address gets the same
  * index.html; this reads the address, draws that page with its module
  * (overview.js, jobs.js, job.js, failed.js, workers.js, enqueue.js,
- * schedules.js, schedule.js, sessions.js, audit.js, login.js) and redraws it every 2 seconds
+ * schedules.js, schedule.js, users.js, audit.js, login.js) and redraws it every 2 seconds
  * while Live.  The pages share common.js; theme.js sets the theme before
  * the first paint. */
 
@@ -16,7 +16,7 @@ import { pageLogin } from "./login.js";
 import { pageOverview } from "./overview.js";
 import { pageSchedule } from "./schedule.js";
 import { pageSchedules } from "./schedules.js";
-import { pageSessions } from "./sessions.js";
+import { pageUsers } from "./users.js";
 import { pageWorkers } from "./workers.js";
 
 const REFRESH_MS = 2000;
@@ -33,7 +33,7 @@ function route() {
   if (path === "/workers") return ["workers", pageWorkers];
   if (path === "/enqueue") return ["enqueue", pageEnqueue];
   if (path === "/schedules") return ["schedules", pageSchedules];
-  if (path === "/sessions") return ["sessions", pageSessions];
+  if (path === "/users" || path === "/sessions") return ["users", pageUsers];
   if (path === "/audit") return ["audit", pageAudit];
   if ((m = path.match(/^\/schedules\/([^/]+)$/))) return ["schedules", () => pageSchedule(decodeURIComponent(m[1]))];
   return ["overview", pageOverview];

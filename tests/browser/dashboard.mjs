@@ -348,7 +348,7 @@ try {
   await page.click("#login-submit");
   await page.waitForSelector("#totals", WAIT);
   ok(await page.$eval('#nav a[href="/enqueue"]', (a) => a.hidden), "a viewer's menu has no Enqueue");
-  ok(await page.$eval('#nav a[href="/sessions"]', (a) => a.hidden), "nor Sessions");
+  ok(await page.$eval('#nav a[href="/users"]', (a) => a.hidden), "nor Users");
   await page.goto(`${BASE}/failed`, { waitUntil: "networkidle0" });
   await page.waitForSelector("#failed-table", WAIT);
   is(await page.$$eval("#failed-table button, #failed-table input, #retry-all, #clear-all", (es) => es.length), 0,

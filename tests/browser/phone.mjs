@@ -38,7 +38,7 @@ const pages = () => [["/", "#totals"], ["/jobs", "#jobs-table"], ["/jobs/1", "#p
   ["/jobs/3", "#payload"], ["/failed", "#failed-table"], ["/jobs/9001", "#payload"], ["/jobs/9100", "#gone-note"],
   ["/workers", "#workers-table"],
   ["/enqueue", "#enqueue-form"], ["/schedules", "#schedules-table"], [`/schedules/${SCHEDULE}`, "#schedule-info"],
-  [`/schedules/${DBSCHEDULE}`, "#preview-next li"], ["/sessions", "#sessions-table"], ["/audit", "#audit-list"]];
+  [`/schedules/${DBSCHEDULE}`, "#preview-next li"], ["/users", "#sessions-table"], ["/audit", "#audit-list"]];
 const shotName = (path) => path === "/" ? "overview" :
   path.slice(1).replace(DBSCHEDULE, "db").replace(SCHEDULE, "ini").replace(/\//g, "-");
 
@@ -100,7 +100,7 @@ try {
     // there; choosing one goes there and closes it.
     await page.click("#menu");
     const links = await navShown();
-    is(links.map((l) => l[0]).join(","), "Overview,Jobs,Dead letter,Workers,Schedules,Enqueue,Sessions,Audit",
+    is(links.map((l) => l[0]).join(","), "Overview,Jobs,Dead letter,Workers,Schedules,Enqueue,Users,Audit",
       `Menu opens the list of every page (${theme})`);
     is(new Set(links.map((l) => l[1])).size, links.length, `one page per line (${theme})`);
     ok(links.every((l) => l[2] >= 40), `each line is 40 px or more high (${theme})`, JSON.stringify(links));

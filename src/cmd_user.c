@@ -1,0 +1,220 @@
+/* cmd_user.c -- `jobq user`: the dashboard's users kept in the database
+ * (list, add, role, passwd, remove), through the same users_* functions
+ * as the dashboard's Users page, each change audited. */
+#include "config.h"
+
+#include <cjson/cJSON.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "audit.h"
+#include "cli.h"
+#include "password.h"
+#include "users.h"
+
+static void
+usage(void)
+{
+	printf("Usage: jobq user [list] [--json]\n"
+	       "       jobq user add NAME [--role admin|viewer] [--stdin]\n"
+	       "       jobq user role NAME admin|viewer\n"
+	       "       jobq user passwd NAME [--stdin]\n"
+	       "       jobq user remove NAME\n"
+	       "The dashboard's users (jobq serve): those of the [user NAME] sections of\n"
+	       "jobq.ini, changed only there, and those kept in the database, which admins\n"
+	       "change here or on the dashboard's Users page, for every server at once.\n"
+	       "add makes a viewer unless --role admin.  A password is read twice from the\n"
+	       "terminal without echo; otherwise (or with --stdin) it is the first line of\n"
+	       "standard input; at least 8 characters.  A new password or a removal ends\n"
+	       "the user's sessions.  Every change is written to the audit table.\n\n"
+	       "Options:\n"
+	       "      --role ROLE   admin or viewer (add)\n"
+	       "      --stdin       read the password from standard input\n"
+	       "      --json        print the list as JSON\n\n"
+	       "Exit status: 0; 64 usage; 65 a bad name, role or password, no such user,\n"
+	       "a name taken, or a user of jobq.ini; 69 database unavailable.\n");
+}
+
+struct opts {
+	const char *role;
+	int from_stdin, json;
+};
+
+static void
+print_list(const struct user_rec *u, size_t n, int json)
+{
+	size_t i;
+
+	if (json) {
+		cJSON *doc = cJSON_CreateArray();
+
+		for (i = 0; i < n; i++) {
+			cJSON *o = cJSON_CreateObject();
+
+			cJSON_AddStringToObject(o, "user", u[i].name);
+			cJSON_AddStringToObject(o, "role", u[i].admin ? "admin" : "viewer");
+			cJSON_AddStringToObject(o, "source", u[i].in_db ? "database" : "jobq.ini");
+			cJSON_AddItemToArray(doc, o);
+		}
+		cli_print_json(doc);
+		return;
+	}
+	if (n == 0)
+		printf("no users: add one with 'jobq user add NAME --role admin'\n");
+	for (i = 0; i < n; i++)
+		printf("%-24s %-7s %s\n", u[i].name, u[i].admin ? "admin" : "viewer",
+		    u[i].in_db ? "database" : "jobq.ini");
+}
+
+/* Audits a change made by the person at the terminal; a refused audit
+ * is said, the change stands. */
+static void
+audit(struct db *db, const char *action, const char *detail)
+{
+	char err[ERRSZ], by[NAME_MAX_LEN + 1];
+
+	cli_who(by, sizeof by);
+	if (audit_add(db, by, "", action, 0, detail, err) != DB_OK)
+		cli_error("user: done, but the audit table refused the record: %s", err);
+}
+
+/* The exit status of a users_* result, after saying what went wrong. */
+static int
+status(const char *action, int rc, const char *err)
+{
+	if (rc == DB_OK)
+		return 0;
+	cli_error("user %s: %s", action, err);
+	return rc == USERS_NOT_FOUND || rc == USERS_CONFLICT ? EX_DATAERR : EX_UNAVAILABLE;
+}
+
+/* add and passwd: a password read and hashed into hash. */
+static int
+new_hash(const char *action, const struct opts *o, char *hash)
+{
+	char pw[PASSWORD_MAX + 2], err[ERRSZ];
+	int rc = password_read(action, o->from_stdin, pw, sizeof pw);
+
+	if (rc == 0 && password_hash(pw, hash, err) < 0) {
+		cli_error("user %s: %s", action, err);
+		rc = strstr(err, "memory") != NULL ? EXIT_FAIL : EX_DATAERR;
+	}
+	sodium_memzero(pw, sizeof pw);
+	return rc;
+}
+
+/* Runs action (argv[0]) on user NAME (argv[1]). */
+static int
+change(const struct conf *c, struct db *db, char **argv, const struct opts *o)
+{
+	const char *action = argv[0], *name = argv[1];
+	char err[ERRSZ], detail[NAME_MAX_LEN + 64];
+	struct user_rec u;
+	int rc;
+
+	memset(&u, 0, sizeof u);
+	snprintf(detail, sizeof detail, "user %s", name);
+	if (strcmp(action, "add") == 0) {
+		if ((rc = new_hash("add", o, u.hash)) != 0)
+			return rc;
+		snprintf(u.name, sizeof u.name, "%s", name);
+		u.admin = users_role(o->role) == 1;
+		cli_who(u.created_by, sizeof u.created_by);
+		rc = users_add(db, c, &u, err);
+		snprintf(detail, sizeof detail, "user %s, role %s", name, u.admin ? "admin" : "viewer");
+	} else if (strcmp(action, "role") == 0) {
+		rc = users_set_role(db, c, name, users_role(argv[2]), err);
+		snprintf(detail, sizeof detail, "user %s, role %s", name, argv[2]);
+	} else if (strcmp(action, "passwd") == 0) {
+		if ((rc = new_hash("passwd", o, u.hash)) != 0)
+			return rc;
+		rc = users_set_hash(db, c, name, u.hash, err);
+		snprintf(detail, sizeof detail, "user %s: a new password; its sessions end", name);
+	} else {
+		rc = users_remove(db, c, name, err);
+		snprintf(detail, sizeof detail, "user %s; its sessions end", name);
+	}
+	sodium_memzero(&u, sizeof u);
+	if ((rc = status(action, rc, err)) == 0) {
+		audit(db, strcmp(action, "passwd") == 0 ? "user-password" : strcmp(action, "add") == 0 ? "user-add"
+		            : strcmp(action, "role") == 0                ? "user-role"
+		                                                         : "user-remove",
+		    detail);
+		printf("%s\n", detail);
+	}
+	return rc;
+}
+
+/* Checks the words after the options: -1 when they make a command, else
+ * the exit status. */
+static int
+check_args(int argc, char **argv, const struct opts *o)
+{
+	static const char *const actions[] = { "list", "add", "role", "passwd", "remove", NULL };
+	const char *a = optind < argc ? argv[optind] : "list";
+	int i, want, given = optind < argc ? argc - optind - 1 : 0;
+
+	for (i = 0; actions[i] != NULL && strcmp(actions[i], a) != 0; i++)
+		;
+	if (actions[i] == NULL)
+		return cli_usage_error("user", "unknown action '%s' (list, add, role, passwd or remove)", a);
+	want = i == 0 ? 0 : i == 2 ? 2 : 1;
+	if (given < want)
+		return cli_usage_error("user", "%s needs %s", a, want == 2 ? "NAME and a role" : "a user NAME");
+	if (given > want)
+		return cli_usage_error("user", "unexpected argument '%s'", argv[optind + 1 + want]);
+	if (o->role != NULL && i != 1)
+		return cli_usage_error("user", "--role goes with add (to change it: jobq user role NAME ROLE)");
+	if (want > 0 && users_bad_name(argv[optind + 1]) != NULL) {
+		cli_error("user %s: '%s': %s", a, argv[optind + 1], users_bad_name(argv[optind + 1]));
+		return EX_DATAERR;
+	}
+	if ((i == 2 && users_role(argv[optind + 2]) < 0) || (o->role != NULL && users_role(o->role) < 0)) {
+		cli_error("user %s: role: expected admin or viewer, not '%s'", a, i == 2 ? argv[optind + 2] : o->role);
+		return EX_DATAERR;
+	}
+	return -1;
+}
+
+int
+cmd_user(int argc, char **argv)
+{
+	static const struct option longopts[] = { CLI_COMMON_LONGOPTS, { "json", no_argument, NULL, 'j' },
+		{ "role", required_argument, NULL, 'r' }, { "stdin", no_argument, NULL, 's' },
+		{ NULL, 0, NULL, 0 } };
+	struct opts o = { NULL, 0, 0 };
+	struct user_rec *list;
+	struct conf *c;
+	struct db *db;
+	char err[ERRSZ];
+	int opt, rc;
+	size_t n;
+
+	while ((opt = getopt_long(argc, argv, CLI_COMMON_SHORTOPTS, longopts, NULL)) != -1)
+		if (opt == 'j')
+			o.json = 1;
+		else if (opt == 'r')
+			o.role = optarg;
+		else if (opt == 's')
+			o.from_stdin = 1;
+		else if ((rc = cli_common_opt(opt, "user", usage)) != -2)
+			return rc < 0 ? EX_USAGE : rc;
+	if ((rc = check_args(argc, argv, &o)) >= 0)
+		return rc;
+	if ((rc = cli_open(0, &c, &db)) != 0)
+		return rc;
+	if (optind < argc && strcmp(argv[optind], "list") != 0)
+		rc = change(c, db, argv + optind, &o);
+	else if (users_list(db, c, &list, &n, err) != DB_OK) {
+		cli_error("user: %s", err);
+		rc = EX_UNAVAILABLE;
+	} else {
+		print_list(list, n, o.json);
+		free(list);
+	}
+	db_free(db);
+	conf_free(c);
+	return rc;
+}
