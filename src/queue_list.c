@@ -8,16 +8,7 @@
 
 #include "queue.h"
 #include "queue_list.h"
-
-/* The SQL condition of each state (DESIGN 5b), the same as
- * queue_status counts them, so the list and the counters agree on every
- * row, whatever another program wrote: a token without an expiry is no
- * live lease (stale); a row nobody holds is ready or delayed by due_at,
- * when the reservation takes it.  Each is never NULL. */
-#define IS_READY "lease_token IS NULL AND due_at <= UTC_TIMESTAMP(6)"
-#define IS_DELAYED "lease_token IS NULL AND due_at > UTC_TIMESTAMP(6)"
-#define IS_RESERVED "lease_token IS NOT NULL AND COALESCE(lease_expires_at > UTC_TIMESTAMP(6), 0)"
-#define IS_STALE "lease_token IS NOT NULL AND COALESCE(lease_expires_at <= UTC_TIMESTAMP(6), 1)"
+#include "queue_states.h"
 
 static const struct {
 	const char *name, *where;
@@ -70,8 +61,7 @@ queue_list(struct db *db, const struct job_filter *f, struct job_row **rows, siz
 	r = db_query(db, &rc, err,
 	    "SELECT id, queue, type, priority, attempts, COALESCE(max_attempts, 0), reserved_by,"
 	    " TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), due_at) DIV 1000, last_error IS NOT NULL,"
-	    " CASE WHEN " IS_READY " THEN 'ready' WHEN " IS_DELAYED " THEN 'delayed'"
-	    " WHEN " IS_RESERVED " THEN 'reserved' ELSE 'stale' END"
+	    " " STATE_OF_ROW
 	    " FROM jobs WHERE %s ORDER BY id LIMIT %u",
 	    w.data, f->limit);
 	buf_free(&w);

@@ -42,6 +42,7 @@
 #include "serve_queues.h"
 #include "serve_rate.h"
 #include "serve_schedules.h"
+#include "serve_search.h"
 #include "serve_sessions.h"
 #include "serve_users.h"
 #include "serve_static.h"
@@ -93,6 +94,7 @@ static const struct route routes[] = {
 	{ "GET", "/api/overview", VIEWER, api_overview },
 	{ "GET", "/api/jobs", VIEWER, api_jobs },
 	{ "GET", "/api/jobs/#", VIEWER, api_job },
+	{ "GET", "/api/search", VIEWER, api_search },
 	{ "POST", "/api/jobs/#/run-now", ADMIN, api_job_run_now },
 	{ "POST", "/api/jobs/#/release", ADMIN, api_job_release },
 	{ "POST", "/api/jobs/#/delete", ADMIN, api_job_delete },

@@ -15,25 +15,6 @@
 
 #define AUDIT_PAGE_DEFAULT 50
 
-/* A time filter (since, until) in UTC, parsed as the command line
- * parses times (isotime: ISO 8601 with an offset, or UTC).  0 when
- * absent or empty (*out NULL) or parsed; -1 when it does not parse or
- * falls outside what the database can store. */
-static int
-time_param(struct req *r, const char *key, char *buf, size_t len, const char **out)
-{
-	const char *v = serve_query(r, key);
-	char err[ERRSZ];
-
-	*out = NULL;
-	if (v == NULL || *v == '\0')
-		return 0;
-	if (isotime_to_utc(v, buf, len, err) != 0)
-		return -1;
-	*out = buf;
-	return 0;
-}
-
 /* The user filter: NULL for none; "" (refused) when it is no UTF-8 or
  * longer than a user name can be.  Refused rather than sent on: bytes
  * that are no UTF-8 in a literal the server must convert are an error
@@ -66,9 +47,9 @@ read_filter(struct req *r, struct audit_filter *f, char *since, char *until, siz
 	if (f->action != NULL && !audit_action_known(f->action))
 		return "unknown action (the answer's \"actions\" lists the known ones; none for every "
 		       "action)";
-	if (time_param(r, "since", since, len, &f->since) < 0)
+	if (serve_query_time(r, "since", since, len, &f->since) < 0)
 		return "since must be an ISO 8601 time, like 2026-12-01T10:00:00Z";
-	if (time_param(r, "until", until, len, &f->until) < 0)
+	if (serve_query_time(r, "until", until, len, &f->until) < 0)
 		return "until must be an ISO 8601 time, like 2026-12-01T10:00:00Z";
 	if (serve_query_uint(r, "before", 1, INT64_MAX, 0, &v) < 0)
 		return "before must be an audit row id (a whole number from 1)";

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "log.h"
+#include "isotime.h"
 #include "serve_http.h"
 
 /* Whether cookies must be Secure and responses carry HSTS: the request
@@ -228,4 +229,23 @@ serve_query_uint(struct req *r, const char *key, int64_t min, int64_t max, int64
 
 	*out = def;
 	return v == NULL ? 0 : str_to_int64(v, min, max, out);
+}
+
+/* A time filter (since, until) in UTC, parsed as the command line
+ * parses times (isotime: ISO 8601 with an offset, or UTC) into buf.  0
+ * when absent or empty (*out NULL) or parsed (*out = buf); -1 when it
+ * does not parse or falls outside what the database can store. */
+int
+serve_query_time(struct req *r, const char *key, char *buf, size_t len, const char **out)
+{
+	const char *v = serve_query(r, key);
+	char err[ERRSZ];
+
+	*out = NULL;
+	if (v == NULL || *v == '\0')
+		return 0;
+	if (isotime_to_utc(v, buf, len, err) != 0)
+		return -1;
+	*out = buf;
+	return 0;
 }

@@ -84,6 +84,7 @@ time_t serve_db_down_since(struct serve *s);
 void serve_add_str_or_null(cJSON *o, const char *k, const char *v);
 cJSON *serve_body_json(struct req *r);
 const char *serve_query(struct req *r, const char *key);
+int serve_query_time(struct req *r, const char *key, char *buf, size_t len, const char **out);
 int serve_query_uint(struct req *r, const char *key, int64_t min, int64_t max, int64_t def, int64_t *out);
 
 #endif

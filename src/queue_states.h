@@ -1,0 +1,21 @@
+/* queue_states.h -- the SQL condition of each state of a row of jobs
+ * (DESIGN 5b), for every statement that lists or counts by state. */
+#ifndef JOBQ_QUEUE_STATES_H
+#define JOBQ_QUEUE_STATES_H
+
+/* The SQL condition of each state (DESIGN 5b), the same as
+ * queue_status counts them, so the list and the counters agree on every
+ * row, whatever another program wrote: a token without an expiry is no
+ * live lease (stale); a row nobody holds is ready or delayed by due_at,
+ * when the reservation takes it.  Each is never NULL. */
+#define IS_READY "lease_token IS NULL AND due_at <= UTC_TIMESTAMP(6)"
+#define IS_DELAYED "lease_token IS NULL AND due_at > UTC_TIMESTAMP(6)"
+#define IS_RESERVED "lease_token IS NOT NULL AND COALESCE(lease_expires_at > UTC_TIMESTAMP(6), 0)"
+#define IS_STALE "lease_token IS NOT NULL AND COALESCE(lease_expires_at <= UTC_TIMESTAMP(6), 1)"
+
+/* The state of a row as one SQL expression. */
+#define STATE_OF_ROW                                                                      \
+	"CASE WHEN " IS_READY " THEN 'ready' WHEN " IS_DELAYED " THEN 'delayed'"             \
+	" WHEN " IS_RESERVED " THEN 'reserved' ELSE 'stale' END"
+
+#endif

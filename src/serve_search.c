@@ -1,0 +1,94 @@
+/* serve_search.c -- GET /api/search, a page handler of `jobq serve`:
+ * jobs in any state (queued, dead, done) by queue, type, state, unique
+ * key, payload text and enqueue time, a page at a time (search.c). */
+#include "config.h"
+
+#include <string.h>
+
+#include "search.h"
+#include "serve_search.h"
+#include "utf8.h"
+
+/* A text filter: NULL for none; "" (refused) when it is no UTF-8 or
+ * longer than max: bytes that are no UTF-8 in a literal the server must
+ * convert are an error there, not "no rows". */
+static const char *
+text_param(struct req *r, const char *key, size_t max)
+{
+	const char *v = serve_query(r, key);
+	size_t len;
+
+	if (v == NULL || *v == '\0')
+		return NULL;
+	len = strlen(v);
+	return utf8_valid_prefix(v, len) != len || len > max ? "" : v;
+}
+
+/* Fills f from the query string; NULL, or the 400's sentence. */
+static const char *
+read_filter(struct req *r, struct search_filter *f, char *since, char *until, size_t len)
+{
+	int64_t after, limit;
+
+	f->state = serve_query(r, "state");
+	if (f->state != NULL && *f->state == '\0')
+		f->state = NULL;
+	if (f->state != NULL && !search_state_valid(f->state))
+		return "state: expected ready, delayed, reserved, stale, queued, done or dead";
+	f->queue = text_param(r, "queue", NAME_MAX_LEN);
+	f->type = text_param(r, "type", NAME_MAX_LEN);
+	f->unique_key = text_param(r, "unique_key", 255);
+	f->text = text_param(r, "q", 255);
+	if ((f->queue && !*f->queue) || (f->type && !*f->type) || (f->unique_key && !*f->unique_key) ||
+	    (f->text && !*f->text))
+		return "queue, type, unique_key and q must be UTF-8 (queue and type at most 64 bytes, the "
+		       "others 255)";
+	if (serve_query_time(r, "since", since, len, &f->since) < 0 ||
+	    serve_query_time(r, "until", until, len, &f->until) < 0)
+		return "since and until must be ISO 8601 times, like 2026-12-01T10:00:00Z";
+	if (serve_query_uint(r, "after", 0, INT64_MAX, 0, &after) < 0 ||
+	    serve_query_uint(r, "limit", 1, 500, 50, &limit) < 0)
+		return "after and limit must be whole numbers (limit 1-500)";
+	f->after_id = (uint64_t)after;
+	f->limit = (unsigned)limit;
+	return NULL;
+}
+
+/* GET /api/search?state=&queue=&type=&unique_key=&q=&since=&until=&after=&limit=:
+ * one page of jobs in any state, lowest id first; next_after is the
+ * keyset of the next page (null on the last). */
+MHD_RESULT
+api_search(struct req *r)
+{
+	struct search_filter f = { 0 };
+	struct search_row *rows;
+	char since[64], until[64], err[ERRSZ];
+	const char *bad = read_filter(r, &f, since, until, sizeof since);
+	cJSON *doc, *a;
+	size_t n, i;
+
+	if (bad != NULL)
+		return serve_error(r, 400, bad);
+	if (search_jobs(r->db, &f, &rows, &n, err) != DB_OK)
+		return serve_db_error(r, "search jobs", err);
+	doc = cJSON_CreateObject();
+	a = cJSON_AddArrayToObject(doc, "jobs");
+	for (i = 0; i < n; i++) {
+		cJSON *o = cJSON_CreateObject();
+
+		ADD_NUM(o, "id", rows[i].id);
+		cJSON_AddStringToObject(o, "state", rows[i].state);
+		cJSON_AddStringToObject(o, "queue", rows[i].queue);
+		cJSON_AddStringToObject(o, "type", rows[i].type);
+		ADD_NUM(o, "attempts", rows[i].attempts);
+		serve_add_str_or_null(o, "created_at", rows[i].created_at);
+		serve_add_str_or_null(o, "ended_at", rows[i].ended_at);
+		cJSON_AddItemToArray(a, o);
+	}
+	if (n == f.limit)
+		ADD_NUM(doc, "next_after", rows[n - 1].id);
+	else
+		cJSON_AddNullToObject(doc, "next_after");
+	search_rows_free(rows, n);
+	return serve_json(r, 200, doc);
+}
