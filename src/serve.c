@@ -79,6 +79,7 @@ static const struct route routes[] = {
 	{ "GET", "/jobs", ANYONE, serve_page },
 	{ "GET", "/jobs/#", ANYONE, serve_page },
 	{ "GET", "/failed", ANYONE, serve_page },
+	{ "GET", "/history", ANYONE, serve_page },
 	{ "GET", "/workers", ANYONE, serve_page },
 	{ "GET", "/enqueue", ANYONE, serve_page },
 	{ "GET", "/schedules", ANYONE, serve_page },

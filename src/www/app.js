@@ -1,7 +1,7 @@
 /* app.js -- the dashboard's shell, the one script index.html loads (a
  * module; no framework, no build step).  Every page address gets the same
  * index.html; this reads the address, draws that page with its module
- * (overview.js, jobs.js, job.js, failed.js, workers.js, enqueue.js,
+ * (overview.js, jobs.js, job.js, history.js, failed.js, workers.js, enqueue.js,
  * schedules.js, schedule.js, users.js, audit.js, login.js) and redraws it every 2 seconds
  * while Live.  The pages share common.js; theme.js sets the theme before
  * the first paint. */
@@ -10,6 +10,7 @@ import { api, app, el, isAdmin, main, navigate, resetCaches, shell, toast } from
 import { pageAudit } from "./audit.js";
 import { pageEnqueue } from "./enqueue.js";
 import { pageFailed } from "./failed.js";
+import { pageHistory } from "./history.js";
 import { pageJob } from "./job.js";
 import { pageJobs } from "./jobs.js";
 import { pageLogin } from "./login.js";
@@ -30,6 +31,7 @@ function route() {
   if (path === "/jobs") return ["jobs", pageJobs];
   if ((m = path.match(/^\/jobs\/(\d+)$/))) return ["jobs", () => pageJob(m[1])];
   if (path === "/failed") return ["failed", pageFailed];
+  if (path === "/history") return ["history", pageHistory];
   if (path === "/workers") return ["workers", pageWorkers];
   if (path === "/enqueue") return ["enqueue", pageEnqueue];
   if (path === "/schedules") return ["schedules", pageSchedules];

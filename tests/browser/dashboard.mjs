@@ -158,6 +158,19 @@ try {
   is(await page.$eval("main pre.result", (e) => e.textContent), JSON.stringify({ sent: 1 }, null, 2), "and the handler's result");
   is(await page.$$eval("main button", (bs) => bs.length), 0, "and no action buttons");
 
+  // ---- the history: a search across the queue, the dead letter and done jobs ----
+  await page.goto(`${BASE}/history`, { waitUntil: "networkidle0" });
+  await page.waitForSelector("#history-table", WAIT);
+  await page.type("#h-text", "ops@EXAMPLE");
+  await page.$eval("main form.filters", (f) => f.requestSubmit());
+  await page.waitForFunction(() => location.search.includes("q=ops") &&
+    document.querySelectorAll("#history-table tbody tr").length === 1, WAIT);
+  is(await page.$eval("#history-table tbody tr", (r) => r.dataset.id + " " + r.cells[1].textContent), "424242 done",
+    "History: the payload text finds the done job, whatever the case");
+  await press(page, '#history-table tr[data-id="424242"] a');
+  await page.waitForSelector("#gone-note", WAIT);
+  is(new URL(page.url()).pathname, "/jobs/424242", "and its row opens the job's page");
+
   // ---- retry a dead job ----
   await page.goto(`${BASE}/failed`, { waitUntil: "networkidle0" });
   await page.waitForSelector('#failed-table tr[data-id="9001"]', WAIT);
