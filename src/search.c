@@ -39,6 +39,8 @@ static void
 common_where(struct db *db, struct buf *w, const struct search_filter *f, const char *id, const char *created)
 {
 	db_sql(db, w, "%s > %U", id, f->after_id);
+	if (f->text != NULL)
+		db_sql(db, w, " AND %s <= %U", id, f->after_id + SEARCH_TEXT_WINDOW);
 	if (f->queue != NULL)
 		db_sql(db, w, " AND queue = %q", db_ascii(f->queue));
 	if (f->type != NULL)
@@ -104,18 +106,34 @@ part_done(struct db *db, struct buf *q, const struct search_filter *f)
 	db_sql(db, q, " ORDER BY job_id LIMIT %u)", f->limit);
 }
 
-/* Up to f->limit jobs with ids above f->after_id, lowest id first, in
- * every place the state filter allows. */
-int
-search_jobs(struct db *db, const struct search_filter *f, struct search_row **rows, size_t *n, char *err)
+/* The highest id any place holds (three index lookups). */
+static int
+max_id(struct db *db, uint64_t *id, char *err)
+{
+	struct db_res *r;
+	char **row;
+	int rc;
+
+	r = db_query(db, &rc, err,
+	    "SELECT GREATEST(COALESCE((SELECT MAX(id) FROM jobs), 0), COALESCE((SELECT MAX(id) FROM failed_jobs), 0),"
+	    " COALESCE((SELECT MAX(job_id) FROM job_runs), 0))");
+	if (r == NULL)
+		return rc;
+	row = db_res_next(r);
+	*id = row != NULL && row[0] != NULL ? strtoull(row[0], NULL, 10) : 0;
+	db_res_free(r);
+	return DB_OK;
+}
+
+/* Up to f->limit rows with ids above f->after_id, lowest id first. */
+static int
+query_rows(struct db *db, const struct search_filter *f, struct search_page *p, char *err)
 {
 	struct buf q;
 	struct db_res *r;
 	char **row;
 	int rc, parts = 0;
 
-	*rows = NULL;
-	*n = 0;
 	buf_init(&q);
 	if (wants(f, "queued")) {
 		part_jobs(db, &q, f);
@@ -134,9 +152,9 @@ search_jobs(struct db *db, const struct search_filter *f, struct search_row **ro
 	buf_free(&q);
 	if (r == NULL)
 		return rc;
-	*rows = xcalloc(db_res_rows(r) + 1, sizeof **rows);
+	p->rows = xcalloc(db_res_rows(r) + 1, sizeof *p->rows);
 	while ((row = db_res_next(r)) != NULL) {
-		struct search_row *j = &(*rows)[(*n)++];
+		struct search_row *j = &p->rows[p->n++];
 
 		j->id = strtoull(row[0], NULL, 10);
 		j->state = xstrdup(row[1]);
@@ -150,17 +168,43 @@ search_jobs(struct db *db, const struct search_filter *f, struct search_row **ro
 	return DB_OK;
 }
 
+/* One page of the jobs the filter finds in every place the state
+ * allows; a text search reads one window of ids and says where the next
+ * page goes on when the window ended before the page was full. */
+int
+search_jobs(struct db *db, const struct search_filter *f, struct search_page *p, char *err)
+{
+	uint64_t top = 0, end = f->after_id + SEARCH_TEXT_WINDOW;
+	int rc;
+
+	memset(p, 0, sizeof *p);
+	if ((rc = query_rows(db, f, p, err)) != DB_OK)
+		return rc;
+	if (p->n == f->limit)
+		p->next_after = p->rows[p->n - 1].id;
+	else if (f->text != NULL) {
+		if ((rc = max_id(db, &top, err)) != DB_OK) {
+			search_page_free(p);
+			return rc;
+		}
+		if (top > end)
+			p->next_after = p->searched_to = end;
+	}
+	return DB_OK;
+}
+
 void
-search_rows_free(struct search_row *rows, size_t n)
+search_page_free(struct search_page *p)
 {
 	size_t i;
 
-	for (i = 0; i < n; i++) {
-		free(rows[i].state);
-		free(rows[i].queue);
-		free(rows[i].type);
-		free(rows[i].created_at);
-		free(rows[i].ended_at);
+	for (i = 0; i < p->n; i++) {
+		free(p->rows[i].state);
+		free(p->rows[i].queue);
+		free(p->rows[i].type);
+		free(p->rows[i].created_at);
+		free(p->rows[i].ended_at);
 	}
-	free(rows);
+	free(p->rows);
+	memset(p, 0, sizeof *p);
 }

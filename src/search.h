@@ -21,6 +21,20 @@ struct search_filter {
 	unsigned limit;         /* 1..500 */
 };
 
+/* A payload text is found only by reading the payloads: such a search
+ * reads the ids of one window at a time, so no request reads more than
+ * this many rows of each place, and the caller goes on from the window's
+ * end ("searched up to id N"). */
+#define SEARCH_TEXT_WINDOW 100000
+
+/* A page: its rows, and where the next one starts (0: this is the last). */
+struct search_page {
+	struct search_row *rows;
+	size_t n;
+	uint64_t next_after;
+	uint64_t searched_to; /* a text search that stopped at its window: the last id read; else 0 */
+};
+
 struct search_row {
 	uint64_t id;
 	char *state, *queue, *type;
@@ -30,7 +44,7 @@ struct search_row {
 };
 
 int search_state_valid(const char *state);
-int search_jobs(struct db *db, const struct search_filter *f, struct search_row **rows, size_t *n, char *err);
-void search_rows_free(struct search_row *rows, size_t n);
+int search_jobs(struct db *db, const struct search_filter *f, struct search_page *p, char *err);
+void search_page_free(struct search_page *p);
 
 #endif

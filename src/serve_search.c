@@ -56,39 +56,44 @@ read_filter(struct req *r, struct search_filter *f, char *since, char *until, si
 
 /* GET /api/search?state=&queue=&type=&unique_key=&q=&since=&until=&after=&limit=:
  * one page of jobs in any state, lowest id first; next_after is the
- * keyset of the next page (null on the last). */
+ * keyset of the next page (null on the last).  A payload text search
+ * reads SEARCH_TEXT_WINDOW ids at most: when its window ends before the
+ * page is full, searched_to says how far it read, and next_after goes
+ * on from there. */
 MHD_RESULT
 api_search(struct req *r)
 {
 	struct search_filter f = { 0 };
-	struct search_row *rows;
+	struct search_page pg;
 	char since[64], until[64], err[ERRSZ];
 	const char *bad = read_filter(r, &f, since, until, sizeof since);
 	cJSON *doc, *a;
-	size_t n, i;
+	size_t i;
 
 	if (bad != NULL)
 		return serve_error(r, 400, bad);
-	if (search_jobs(r->db, &f, &rows, &n, err) != DB_OK)
+	if (search_jobs(r->db, &f, &pg, err) != DB_OK)
 		return serve_db_error(r, "search jobs", err);
 	doc = cJSON_CreateObject();
 	a = cJSON_AddArrayToObject(doc, "jobs");
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < pg.n; i++) {
 		cJSON *o = cJSON_CreateObject();
 
-		ADD_NUM(o, "id", rows[i].id);
-		cJSON_AddStringToObject(o, "state", rows[i].state);
-		cJSON_AddStringToObject(o, "queue", rows[i].queue);
-		cJSON_AddStringToObject(o, "type", rows[i].type);
-		ADD_NUM(o, "attempts", rows[i].attempts);
-		serve_add_str_or_null(o, "created_at", rows[i].created_at);
-		serve_add_str_or_null(o, "ended_at", rows[i].ended_at);
+		ADD_NUM(o, "id", pg.rows[i].id);
+		cJSON_AddStringToObject(o, "state", pg.rows[i].state);
+		cJSON_AddStringToObject(o, "queue", pg.rows[i].queue);
+		cJSON_AddStringToObject(o, "type", pg.rows[i].type);
+		ADD_NUM(o, "attempts", pg.rows[i].attempts);
+		serve_add_str_or_null(o, "created_at", pg.rows[i].created_at);
+		serve_add_str_or_null(o, "ended_at", pg.rows[i].ended_at);
 		cJSON_AddItemToArray(a, o);
 	}
-	if (n == f.limit)
-		ADD_NUM(doc, "next_after", rows[n - 1].id);
+	if (pg.next_after != 0)
+		ADD_NUM(doc, "next_after", pg.next_after);
 	else
 		cJSON_AddNullToObject(doc, "next_after");
-	search_rows_free(rows, n);
+	if (pg.searched_to != 0)
+		ADD_NUM(doc, "searched_to", pg.searched_to);
+	search_page_free(&pg);
 	return serve_json(r, 200, doc);
 }

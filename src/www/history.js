@@ -62,7 +62,10 @@ export async function pageHistory() {
           el("th", { class: "num" }, "ID"), el("th", {}, "State"), el("th", { class: "wide" }, "Queue"),
           el("th", {}, "Type"), el("th", { class: "num" }, "Attempts"), el("th", {}, "Enqueued"), el("th", {}, "Ended"))),
         el("tbody", {}, rows)),
+    d.searched_to ? el("p", { class: "muted", id: "searched-to" }, "Searched the payloads of jobs up to #" + d.searched_to +
+      " (a text search reads 100,000 jobs at a time).") : null,
     el("div", { class: "row" },
       p.get("after") ? el("a", { class: "button", href: "/history?" + first }, "First page") : null,
-      d.next_after !== null ? el("a", { class: "button", href: "/history?" + next, id: "history-next" }, "Next page") : null));
+      d.next_after !== null ? el("a", { class: "button", href: "/history?" + next, id: "history-next" },
+        d.searched_to ? "Search further" : "Next page") : null));
 }
