@@ -34,13 +34,14 @@ search_state_valid(const char *state)
 }
 
 /* The filters every place shares, on its own column names: created (the
- * enqueue time), payload and id. */
+ * enqueue time), payload and id; ids up to upto when it is not 0. */
 static void
-common_where(struct db *db, struct buf *w, const struct search_filter *f, const char *id, const char *created)
+common_where(struct db *db, struct buf *w, const struct search_filter *f, uint64_t upto, const char *id,
+    const char *created)
 {
 	db_sql(db, w, "%s > %U", id, f->after_id);
-	if (f->text != NULL)
-		db_sql(db, w, " AND %s <= %U", id, f->after_id + SEARCH_TEXT_WINDOW);
+	if (upto != 0)
+		db_sql(db, w, " AND %s <= %U", id, upto);
 	if (f->queue != NULL)
 		db_sql(db, w, " AND queue = %q", db_ascii(f->queue));
 	if (f->type != NULL)
@@ -65,7 +66,7 @@ wants(const struct search_filter *f, const char *place)
 
 /* The queued jobs' part of the union. */
 static void
-part_jobs(struct db *db, struct buf *q, const struct search_filter *f)
+part_jobs(struct db *db, struct buf *q, const struct search_filter *f, uint64_t upto)
 {
 	static const struct {
 		const char *state, *cond;
@@ -74,7 +75,7 @@ part_jobs(struct db *db, struct buf *q, const struct search_filter *f)
 	size_t i;
 
 	buf_adds(q, "(SELECT id, " STATE_OF_ROW ", queue, type, attempts, created_at, NULL FROM jobs WHERE ");
-	common_where(db, q, f, "id", "created_at");
+	common_where(db, q, f, upto, "id", "created_at");
 	if (f->unique_key != NULL)
 		db_sql(db, q, " AND unique_key = %q", f->unique_key);
 	for (i = 0; f->state != NULL && i < ARRAY_LEN(conds); i++)
@@ -85,10 +86,10 @@ part_jobs(struct db *db, struct buf *q, const struct search_filter *f)
 
 /* The dead jobs' part. */
 static void
-part_dead(struct db *db, struct buf *q, const struct search_filter *f)
+part_dead(struct db *db, struct buf *q, const struct search_filter *f, uint64_t upto)
 {
 	buf_adds(q, "(SELECT id, 'dead', queue, type, attempts, created_at, failed_at FROM failed_jobs WHERE ");
-	common_where(db, q, f, "id", "created_at");
+	common_where(db, q, f, upto, "id", "created_at");
 	if (f->unique_key != NULL)
 		db_sql(db, q, " AND unique_key = %q", f->unique_key);
 	db_sql(db, q, " ORDER BY id LIMIT %u)", f->limit);
@@ -96,38 +97,62 @@ part_dead(struct db *db, struct buf *q, const struct search_filter *f)
 
 /* The done jobs' part: their done runs. */
 static void
-part_done(struct db *db, struct buf *q, const struct search_filter *f)
+part_done(struct db *db, struct buf *q, const struct search_filter *f, uint64_t upto)
 {
 	buf_adds(q, "(SELECT job_id, 'done', queue, type, attempt, enqueued_at,"
 	            " started_at + INTERVAL duration_ms * 1000 MICROSECOND FROM job_runs WHERE outcome = 'done' AND ");
-	common_where(db, q, f, "job_id", "enqueued_at");
+	common_where(db, q, f, upto, "job_id", "enqueued_at");
 	if (f->unique_key != NULL)
 		buf_adds(q, " AND FALSE");
 	db_sql(db, q, " ORDER BY job_id LIMIT %u)", f->limit);
 }
 
-/* The highest id any place holds (three index lookups). */
+/* Where a text search's window ends: the lowest id at which a place the
+ * filter wants has had SEARCH_TEXT_WINDOW rows above f->after_id (index
+ * scans, the runs' without reading their rows), or 0 when none has that
+ * many: the rest of every place is within the bound. */
 static int
-max_id(struct db *db, uint64_t *id, char *err)
+window_end(struct db *db, const struct search_filter *f, uint64_t *end, char *err)
 {
+	static const struct {
+		const char *place, *sql;
+	} scans[] = {
+		{ "queued", "(SELECT id FROM jobs WHERE id > %U ORDER BY id LIMIT %u, 1)" },
+		{ "dead", "(SELECT id FROM failed_jobs WHERE id > %U ORDER BY id LIMIT %u, 1)" },
+		{ "done", "(SELECT job_id FROM job_runs WHERE job_id > %U ORDER BY job_id LIMIT %u, 1)" },
+	};
+	struct buf q;
 	struct db_res *r;
 	char **row;
+	size_t i;
 	int rc;
 
-	r = db_query(db, &rc, err,
-	    "SELECT GREATEST(COALESCE((SELECT MAX(id) FROM jobs), 0), COALESCE((SELECT MAX(id) FROM failed_jobs), 0),"
-	    " COALESCE((SELECT MAX(job_id) FROM job_runs), 0))");
+	buf_init(&q);
+	buf_adds(&q, "SELECT LEAST(");
+	for (i = 0; i < ARRAY_LEN(scans); i++) {
+		buf_adds(&q, i > 0 ? ", COALESCE(" : "COALESCE(");
+		if (wants(f, scans[i].place))
+			db_sql(db, &q, scans[i].sql, f->after_id, SEARCH_TEXT_WINDOW - 1);
+		else
+			buf_adds(&q, "NULL");
+		buf_adds(&q, ", 18446744073709551615)");
+	}
+	buf_adds(&q, ")");
+	r = db_query(db, &rc, err, "%s", q.data);
+	buf_free(&q);
 	if (r == NULL)
 		return rc;
 	row = db_res_next(r);
-	*id = row != NULL && row[0] != NULL ? strtoull(row[0], NULL, 10) : 0;
+	*end = row != NULL && row[0] != NULL ? strtoull(row[0], NULL, 10) : 0;
+	if (*end == UINT64_MAX)
+		*end = 0;
 	db_res_free(r);
 	return DB_OK;
 }
 
 /* Up to f->limit rows with ids above f->after_id, lowest id first. */
 static int
-query_rows(struct db *db, const struct search_filter *f, struct search_page *p, char *err)
+query_rows(struct db *db, const struct search_filter *f, uint64_t upto, struct search_page *p, char *err)
 {
 	struct buf q;
 	struct db_res *r;
@@ -136,16 +161,16 @@ query_rows(struct db *db, const struct search_filter *f, struct search_page *p, 
 
 	buf_init(&q);
 	if (wants(f, "queued")) {
-		part_jobs(db, &q, f);
+		part_jobs(db, &q, f, upto);
 		parts++;
 	}
 	if (wants(f, "dead")) {
 		buf_adds(&q, parts++ > 0 ? " UNION ALL " : "");
-		part_dead(db, &q, f);
+		part_dead(db, &q, f, upto);
 	}
 	if (wants(f, "done")) {
 		buf_adds(&q, parts++ > 0 ? " UNION ALL " : "");
-		part_done(db, &q, f);
+		part_done(db, &q, f, upto);
 	}
 	db_sql(db, &q, " ORDER BY 1 LIMIT %u", f->limit);
 	r = db_query(db, &rc, err, "%s", q.data);
@@ -174,22 +199,18 @@ query_rows(struct db *db, const struct search_filter *f, struct search_page *p, 
 int
 search_jobs(struct db *db, const struct search_filter *f, struct search_page *p, char *err)
 {
-	uint64_t top = 0, end = f->after_id + SEARCH_TEXT_WINDOW;
+	uint64_t end = 0;
 	int rc;
 
 	memset(p, 0, sizeof *p);
-	if ((rc = query_rows(db, f, p, err)) != DB_OK)
+	if (f->text != NULL && (rc = window_end(db, f, &end, err)) != DB_OK)
+		return rc;
+	if ((rc = query_rows(db, f, end, p, err)) != DB_OK)
 		return rc;
 	if (p->n == f->limit)
 		p->next_after = p->rows[p->n - 1].id;
-	else if (f->text != NULL) {
-		if ((rc = max_id(db, &top, err)) != DB_OK) {
-			search_page_free(p);
-			return rc;
-		}
-		if (top > end)
-			p->next_after = p->searched_to = end;
-	}
+	else if (end != 0)
+		p->next_after = p->searched_to = end;
 	return DB_OK;
 }
 

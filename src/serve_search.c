@@ -57,7 +57,7 @@ read_filter(struct req *r, struct search_filter *f, char *since, char *until, si
 /* GET /api/search?state=&queue=&type=&unique_key=&q=&since=&until=&after=&limit=:
  * one page of jobs in any state, lowest id first; next_after is the
  * keyset of the next page (null on the last).  A payload text search
- * reads SEARCH_TEXT_WINDOW ids at most: when its window ends before the
+ * reads SEARCH_TEXT_WINDOW rows of each place at most: when its window ends before the
  * page is full, searched_to says how far it read, and next_after goes
  * on from there. */
 MHD_RESULT

@@ -81,19 +81,26 @@ is "$(ids 'q=%22n%22')" "$ready:ready $keyed:ready $stale:stale 9002:dead" "and 
 is "$(ids 'q=100%25')" "" "a % in the text is a %, not a wildcard"
 is "$(ids "since=$(date -u -d '-3 hour' +%Y-%m-%dT%H:%M:%SZ)&state=dead")" "9002:dead" "since: enqueued within the last 3 hours"
 is "$(ids "until=$(date -u -d '-1 day' +%Y-%m-%dT%H:%M:%SZ)")" "9001:dead" "until: enqueued before yesterday"
-# A payload text reads one window of 100,000 ids a request, and says
-# how far it read: a match far beyond is reached page by page.
+# A payload text reads one window a request, up to where a place has had
+# 15,000 rows, and says how far it read: 20,000 runs of other jobs put a
+# dead match beyond the first window, reached on the next page.
+sql "INSERT INTO job_runs (job_id, queue, type, attempt, worker, started_at, duration_ms, outcome, exit_status)
+       SELECT 100000 + seq, 'default', 'echo', 1, 'w', UTC_TIMESTAMP(6), 1, 'retry', 'exit 1' FROM seq_1_to_20000"
 sql "INSERT INTO failed_jobs (id, queue, type, payload, attempts, exception)
-       VALUES (250000, 'default', 'echo', '{\"n\": \"far away\"}', 1, 'bad')"
+       VALUES (200000, 'default', 'echo', '{\"n\": \"far away\"}', 1, 'bad')"
 hit GET "/api/search?q=far%20away" "$T/jar"
-is "$(printf '%s' "$BODY" | jget '(len(d["jobs"]), d["searched_to"], d["next_after"])')" "[0, 100000, 100000]" \
-	"a text search reads ids up to 100,000, says so, and goes on from there"
-is "$(ids 'q=far%20away')" "250000:dead" "walking on, it finds the job at id 250,000"
-is "$(cat "$T/pages")" 3 "on the third page"
+is "$(printf '%s' "$BODY" | jget '(len(d["jobs"]), d["searched_to"] == d["next_after"], 110000 < d["searched_to"] < 115100)')" \
+	"[0, true, true]" "a text search reads the first 15,000 runs, says how far that is, and goes on from there"
+is "$(ids 'q=far%20away')" "200000:dead" "walking on, it finds the job at id 200,000"
+is "$(cat "$T/pages")" 2 "on the second page"
 hit GET "/api/search?q=stale%20one" "$T/jar"
 is "$(printf '%s' "$BODY" | jget '(len(d["jobs"]), "searched_to" in d)')" "[1, true]" \
 	"a page with a match but not full says how far it read too"
-sql "DELETE FROM failed_jobs WHERE id = 250000"
+hit GET "/api/search?q=stale%20one&state=dead" "$T/jar"
+is "$(printf '%s' "$BODY" | jget '(len(d["jobs"]), "searched_to" in d, d["next_after"])')" "[0, false, null]" \
+	"a place the state leaves out does not bound the window"
+sql "DELETE FROM job_runs WHERE job_id > 100000"
+sql "DELETE FROM failed_jobs WHERE id = 200000"
 
 hit GET "/api/search?state=done&limit=1" "$T/jar"
 is "$(printf '%s' "$BODY" | jget '(d["jobs"][0]["queue"], d["jobs"][0]["type"], d["jobs"][0]["attempts"], d["jobs"][0]["created_at"] is not None, d["jobs"][0]["ended_at"] is not None)')" \
