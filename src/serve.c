@@ -28,6 +28,7 @@
 #include "serve.h"
 #include "serve_auditlog.h"
 #include "serve_auth.h"
+#include "serve_bulk.h"
 #include "serve_conn.h"
 #include "serve_enqueue.h"
 #include "serve_failed.h"
@@ -104,6 +105,8 @@ static const struct route routes[] = {
 	{ "POST", "/api/failed/retry-edited", ADMIN, api_failed_retry_edited },
 	{ "POST", "/api/failed/forget", ADMIN, api_failed_forget },
 	{ "POST", "/api/failed/clear", ADMIN, api_failed_clear },
+	{ "POST", "/api/bulk/count", ADMIN, api_bulk_count },
+	{ "POST", "/api/bulk", ADMIN, api_bulk },
 	{ "GET", "/api/workers", VIEWER, api_workers },
 	{ "POST", "/api/queues/pause", ADMIN, api_queue_pause },
 	{ "POST", "/api/queues/resume", ADMIN, api_queue_resume },

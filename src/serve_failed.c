@@ -10,6 +10,7 @@
 #include "failed.h"
 #include "queue.h"
 #include "serve_audit.h"
+#include "serve_bulk.h"
 #include "serve_failed.h"
 #include "serve_http.h"
 #include "wakeup.h"
@@ -140,32 +141,6 @@ tally_retry(void *arg, uint64_t id, int rc, const char *err)
 	}
 }
 
-/* The queue and type filters of a bulk action, from the body: each
- * absent, empty (any) or one of the configured names (anything else is
- * refused: a filter is never free text, so it cannot pad or forge the
- * audit detail).  0, or the status with *msg set. */
-static unsigned
-bulk_filter(struct req *r, cJSON *in, struct failed_filter *f, const char **msg)
-{
-	const struct conf *c = r->srv->conf;
-	cJSON *q = cJSON_GetObjectItem(in, "queue"), *t = cJSON_GetObjectItem(in, "type");
-
-	if ((q != NULL && !cJSON_IsString(q) && !cJSON_IsNull(q)) ||
-	    (t != NULL && !cJSON_IsString(t) && !cJSON_IsNull(t)))
-		return *msg = "queue and type: names, or empty for any", 400;
-	f->queue = cJSON_GetStringValue(q);
-	f->type = cJSON_GetStringValue(t);
-	if (f->queue != NULL && *f->queue == '\0')
-		f->queue = NULL;
-	if (f->type != NULL && *f->type == '\0')
-		f->type = NULL;
-	if (f->queue != NULL && !conf_has_queue(c, f->queue))
-		return *msg = "unknown queue (no [queue NAME] section)", 422;
-	if (f->type != NULL && conf_handler(c, f->type) == NULL)
-		return *msg = "unknown job type (no [handler TYPE] section)", 422;
-	return 0;
-}
-
 /* Retries every dead-lettered job matching the body's filters: one audit
  * row per job moved, and one for the whole run with its count. */
 static MHD_RESULT
@@ -178,7 +153,7 @@ retry_all(struct req *r, cJSON *in)
 	unsigned status;
 	cJSON *doc;
 
-	if ((status = bulk_filter(r, in, &f, &msg)) != 0)
+	if ((status = serve_bulk_names(r, in, &f.queue, &f.type, &msg)) != 0)
 		return serve_error(r, status, msg);
 	t.filter = detail =
 	    xasprintf("all matching queue=%s type=%s", f.queue ? f.queue : "*", f.type ? f.type : "*");

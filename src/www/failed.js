@@ -1,7 +1,8 @@
 /* failed.js -- the Dead letter page (/failed): the dead jobs, filtered by
- * queue and type, with retry, forget and clear for an admin (from
- * /api/failed). */
+ * queue and type, with retry, forget and clear for an admin, of the jobs
+ * selected or of every one the filter finds (from /api/failed, bulk.js). */
 
+import { bulkButton, matching } from "./bulk.js";
 import { act, api, el, enqueueOptions, filterForm, fmtNum, isAdmin, navigate, params, select, setMain, when } from "./common.js";
 
 const selected = new Set();
@@ -48,11 +49,9 @@ export async function pageFailed() {
       navigate("/failed" + (n.toString() ? "?" + n : ""));
     }),
     admin ? el("div", { class: "row" }, retrySel, forgetSel, el("span", { class: "spacer" }),
-      el("button", { id: "retry-all", disabled: d.failed.length === 0, on: { click: () => {
-        const what = (filt.queue || filt.type) ? "matching queue " + (filt.queue || "any") + ", type " + (filt.type || "any") : "in every queue";
-        if (confirm("Retry all dead jobs " + what + "?"))
-          act("/api/failed/retry", { all: true, queue: filt.queue, type: filt.type }, (r) => "Retried " + r.retried);
-      } } }, "Retry all matching"),
+      bulkButton("retry", "Retry all matching", "dead jobs" + matching(filt), filt, { id: "retry-all", disabled: d.failed.length === 0 }),
+      bulkButton("forget", "Forget all matching", "dead jobs" + matching(filt), filt,
+        { id: "forget-all", class: "danger", disabled: d.failed.length === 0 }),
       el("button", { class: "danger", id: "clear-all", disabled: d.total === 0, on: { click: () => {
         if (confirm("Delete all " + d.total + " dead jobs in every queue for good?"))
           act("/api/failed/clear", { count: d.total }, (r) => "Removed " + r.removed);

@@ -1,7 +1,24 @@
 /* jobs.js -- the Jobs page (/jobs): the jobs waiting or running, filtered
- * by queue, type and state, a page at a time (from /api/jobs). */
+ * by queue, type and state, a page at a time (from /api/jobs), with an
+ * admin's bulk actions on every job the filter finds (bulk.js). */
 
-import { STATES, api, badge, dueIn, el, enqueueOptions, filterForm, navigate, params, select, setMain } from "./common.js";
+import { bulkButton, matching } from "./bulk.js";
+import { STATES, api, badge, dueIn, el, enqueueOptions, filterForm, isAdmin, navigate, params, select, setMain } from "./common.js";
+
+/* An admin's actions on every job the filter finds: delete the waiting
+ * ones (the ready or delayed ones when the filter says so), release the
+ * stale ones. */
+function bulkRow(p) {
+  const state = p.get("state") || "";
+  const f = { queue: p.get("queue") || "", type: p.get("type") || "" };
+  const waiting = state === "ready" || state === "delayed" ? state + " jobs" : "waiting jobs";
+  return el("div", { class: "row", id: "jobs-bulk" },
+    state === "" || state === "ready" || state === "delayed" ?
+      bulkButton("delete", "Delete all " + waiting, waiting + matching(f), { ...f, state },
+        { id: "delete-all", class: "danger" }) : null,
+    state === "" || state === "stale" ?
+      bulkButton("release", "Release all stale", "stale jobs" + matching(f), f, { id: "release-all" }) : null);
+}
 
 export async function pageJobs() {
   const p = params();
@@ -34,6 +51,7 @@ export async function pageJobs() {
       el("datalist", { id: "types" }, form.types.map((t) => el("option", { value: t.type }))),
       select("state", "State", STATES.slice(0, 4), p.get("state")),
     ], go),
+    isAdmin() ? bulkRow(p) : null,
     rows.length === 0 ? el("p", { class: "empty" }, "No jobs match.") :
       el("table", { id: "jobs-table" },
         el("thead", {}, el("tr", {},

@@ -210,6 +210,26 @@ try {
   sql("INSERT INTO failed_jobs (id, queue, type, payload, attempts, exception, exit_status, reason) VALUES (9005, 'mail', 'send_email', '{}', 5, 'smtp: 554 rejected', 'exit 65', 'permanent exit status')");
   await collectCsp("failed");
 
+  // ---- bulk actions on a filter: the exact count is asked, then done ----
+  sql("INSERT INTO failed_jobs (id, queue, type, payload, attempts, exception) SELECT 9100 + seq, 'default', 'echo', '{}', 1, 'bad' FROM seq_1_to_3");
+  await page.goto(`${BASE}/failed?queue=default`, { waitUntil: "networkidle0" });
+  await page.waitForSelector('#failed-table tr[data-id="9103"]', WAIT);
+  let bulkAsked = "";
+  page.once("dialog", (d) => { bulkAsked = d.message(); d.accept(); });
+  await press(page, "#retry-all");
+  await page.waitForFunction(() => !document.querySelector('#failed-table tr[data-id="9101"]'), WAIT);
+  is(bulkAsked, "Retry 3 dead jobs in queue default?", "Retry all matching asks with the exact count of the filter");
+  is(sql("SELECT CONCAT((SELECT COUNT(*) FROM jobs WHERE id BETWEEN 9101 AND 9103), '/', (SELECT COUNT(*) FROM jobq_audit WHERE action = 'retry' AND job_id BETWEEN 9101 AND 9103))"),
+    "3/3", "and the 3 are back in the queue, each audited");
+  sql("INSERT INTO jobs (queue, type, payload, available_at) SELECT 'default', 'echo', '{\"bulk\": 1}', UTC_TIMESTAMP(6) + INTERVAL 2 DAY FROM seq_1_to_2");
+  await page.goto(`${BASE}/jobs?queue=default&state=delayed`, { waitUntil: "networkidle0" });
+  await page.waitForSelector("#jobs-table", WAIT);
+  page.once("dialog", (d) => { bulkAsked = d.message(); d.accept(); });
+  await press(page, "#delete-all");
+  await page.waitForFunction(() => document.querySelector("main p.empty"), WAIT);
+  is(bulkAsked, "Delete for good 2 delayed jobs in queue default?", "Delete all delayed jobs asks with the count");
+  is(sql("SELECT COUNT(*) FROM jobs WHERE payload LIKE '%bulk%'"), "0", "and they are gone");
+
   // ---- run now and delete (with its confirmation) on a job's page ----
   const laterId = sql("SELECT id FROM jobs WHERE available_at > UTC_TIMESTAMP(6) + INTERVAL 10 MINUTE");
   await page.goto(`${BASE}/jobs/${laterId}`, { waitUntil: "networkidle0" });
@@ -378,8 +398,11 @@ try {
   ok(await page.$eval('#nav a[href="/users"]', (a) => a.hidden), "nor Users");
   await page.goto(`${BASE}/failed`, { waitUntil: "networkidle0" });
   await page.waitForSelector("#failed-table", WAIT);
-  is(await page.$$eval("#failed-table button, #failed-table input, #retry-all, #clear-all", (es) => es.length), 0,
+  is(await page.$$eval("#failed-table button, #failed-table input, #retry-all, #forget-all, #clear-all", (es) => es.length), 0,
     "a viewer's dead letter has no retry, forget or clear controls");
+  await page.goto(`${BASE}/jobs`, { waitUntil: "networkidle0" });
+  await page.waitForSelector("#jobs-table", WAIT);
+  is(await page.$$eval("#jobs-bulk, #delete-all, #release-all", (es) => es.length), 0, "nor a jobs list bulk actions");
   await page.goto(`${BASE}/jobs/${staleId}`, { waitUntil: "networkidle0" });
   await page.waitForSelector("#payload", WAIT);
   is(await page.$$eval("main button", (es) => es.length), 0, "a viewer's job detail has no action buttons");

@@ -1,0 +1,149 @@
+/* bulk.c -- one action on every job a filter finds (bulk.h).  Each job
+ * is acted on by the one-job function the dashboard's buttons and the
+ * CLI use, in its own transaction: a bulk action holds no lock longer
+ * than one job's, so workers claiming from the same queue never wait on
+ * it, and a run cut short leaves every job either done or untouched. */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "bulk.h"
+#include "failed.h"
+#include "queue.h"
+#include "queue_list.h"
+#include "queue_states.h"
+
+typedef int bulk_act_fn(struct db *db, uint64_t id, char *err);
+
+struct bulk_kind {
+	const char *name;
+	const char *table; /* the place the jobs are */
+	const char *cond;  /* which of its rows */
+	bulk_act_fn *act;
+};
+
+static const struct bulk_kind kinds[] = {
+	{ "retry", "failed_jobs", "TRUE", failed_retry },
+	{ "forget", "failed_jobs", "TRUE", failed_forget },
+	{ "release", "jobs", IS_STALE, queue_release_one },
+	{ "delete", "jobs", "lease_token IS NULL", queue_delete },
+};
+
+const struct bulk_kind *
+bulk_kind_find(const char *name)
+{
+	size_t i;
+
+	for (i = 0; name != NULL && i < ARRAY_LEN(kinds); i++)
+		if (strcmp(kinds[i].name, name) == 0)
+			return &kinds[i];
+	return NULL;
+}
+
+const char *
+bulk_kind_name(const struct bulk_kind *k)
+{
+	return k->name;
+}
+
+int
+bulk_kind_dead(const struct bulk_kind *k)
+{
+	return strcmp(k->table, "failed_jobs") == 0;
+}
+
+/* The WHERE of the action's jobs under f, ids up to upto (0: any). */
+static void
+where_sql(struct db *db, struct buf *w, const struct bulk_kind *k, const struct bulk_filter *f, uint64_t upto)
+{
+	db_sql(db, w, "(%s)", k->cond);
+	if (f->state != NULL && strcmp(f->state, "ready") == 0)
+		buf_adds(w, " AND " IS_READY);
+	else if (f->state != NULL && strcmp(f->state, "delayed") == 0)
+		buf_adds(w, " AND " IS_DELAYED);
+	if (f->queue != NULL)
+		db_sql(db, w, " AND queue = %q", db_ascii(f->queue));
+	if (f->type != NULL)
+		db_sql(db, w, " AND type = %q", db_ascii(f->type));
+	if (upto != 0)
+		db_sql(db, w, " AND id <= %U", upto);
+}
+
+static int
+count_sql(struct db *db, const struct bulk_kind *k, const struct bulk_filter *f, uint64_t upto_in,
+    uint64_t *n, uint64_t *upto, char *err)
+{
+	struct buf w;
+	struct db_res *r;
+	char **row;
+	int rc;
+
+	buf_init(&w);
+	where_sql(db, &w, k, f, upto_in);
+	r = db_query(db, &rc, err, "SELECT COUNT(*), COALESCE(MAX(id), 0) FROM %s WHERE %s", k->table, w.data);
+	buf_free(&w);
+	if (r == NULL)
+		return rc;
+	row = db_res_next(r);
+	*n = row != NULL ? db_col_u64(row[0], 0) : 0;
+	if (upto != NULL)
+		*upto = row != NULL ? db_col_u64(row[1], 0) : 0;
+	db_res_free(r);
+	return DB_OK;
+}
+
+int
+bulk_count(struct db *db, const struct bulk_kind *k, const struct bulk_filter *f, uint64_t *n,
+    uint64_t *upto, char *err)
+{
+	return count_sql(db, k, f, 0, n, upto, err);
+}
+
+int
+bulk_count_upto(struct db *db, const struct bulk_kind *k, const struct bulk_filter *f, uint64_t upto,
+    uint64_t *n, char *err)
+{
+	if (upto == 0) {
+		*n = 0;
+		return DB_OK;
+	}
+	return count_sql(db, k, f, upto, n, NULL, err);
+}
+
+int
+bulk_step(struct db *db, const struct bulk_kind *k, const struct bulk_filter *f, uint64_t after,
+    uint64_t upto, unsigned limit, bulk_each_fn *each, void *arg, uint64_t *last, int *more, char *err)
+{
+	struct buf w;
+	struct db_res *r;
+	char **row;
+	unsigned got = 0;
+	int rc = DB_OK;
+
+	*last = after;
+	*more = 0;
+	if (upto <= after)
+		return DB_OK;
+	buf_init(&w);
+	where_sql(db, &w, k, f, upto);
+	r = db_query(db, &rc, err, "SELECT id FROM %s WHERE %s AND id > %U ORDER BY id LIMIT %u", k->table, w.data,
+	    after, limit);
+	buf_free(&w);
+	if (r == NULL)
+		return rc;
+	while ((row = db_res_next(r)) != NULL) {
+		uint64_t id = db_col_u64(row[0], 0);
+
+		got++;
+		rc = k->act(db, id, err);
+		if (rc == DB_EGONE) /* unknown whether it happened: not told, not passed */
+			break;
+		*last = id;
+		each(arg, id, rc, err);
+		rc = DB_OK;
+	}
+	db_res_free(r);
+	*more = rc == DB_OK && got == limit && *last < upto;
+	return rc;
+}

@@ -1,0 +1,47 @@
+/* bulk.h -- one action on every job a filter finds: retry or forget the
+ * dead ones, release the stale ones, delete the waiting ones.  The set
+ * is fixed when it is counted (the ids up to the highest one counted),
+ * then acted on a chunk at a time, one short transaction per job. */
+#ifndef JOBQ_BULK_H
+#define JOBQ_BULK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "db.h"
+
+struct bulk_kind;
+
+/* Which jobs: each NULL matches every one.  state is only for delete:
+ * ready or delayed (NULL: both, every job nobody holds). */
+struct bulk_filter {
+	const char *queue, *type, *state;
+};
+
+/* The action named name (retry, forget, release, delete), or NULL. */
+const struct bulk_kind *bulk_kind_find(const char *name);
+const char *bulk_kind_name(const struct bulk_kind *k);
+/* Whether the action reads the dead letter (retry, forget). */
+int bulk_kind_dead(const struct bulk_kind *k);
+
+/* How many jobs the action would act on now, and the highest id among
+ * them (0 when none): the set a confirmation names. */
+int bulk_count(struct db *db, const struct bulk_kind *k, const struct bulk_filter *f, uint64_t *n,
+    uint64_t *upto, char *err);
+/* The same count over the ids up to upto only. */
+int bulk_count_upto(struct db *db, const struct bulk_kind *k, const struct bulk_filter *f, uint64_t upto,
+    uint64_t *n, char *err);
+
+/* Hears of each job a step tried: rc DB_OK (done), QUEUE_NOT_FOUND (left
+ * the place meanwhile) or another value (refused: a live lease, a lock,
+ * an id in the queue again), with err. */
+typedef void bulk_each_fn(void *arg, uint64_t id, int rc, const char *err);
+
+/* Acts on up to limit matching jobs with ids in (after, upto], lowest
+ * first, each its own transaction, telling each().  *last is the last id
+ * tried (after when none); *more says whether ids may remain.  Returns
+ * DB_OK, or the error that stopped it (the jobs told of stay done). */
+int bulk_step(struct db *db, const struct bulk_kind *k, const struct bulk_filter *f, uint64_t after,
+    uint64_t upto, unsigned limit, bulk_each_fn *each, void *arg, uint64_t *last, int *more, char *err);
+
+#endif

@@ -1,0 +1,211 @@
+/* serve_bulk.c -- bulk actions on a filter (bulk.c): retry or forget
+ * every dead job of a queue and type, release every stale one, delete
+ * every waiting one.  The page first counts (POST /api/bulk/count: the
+ * number and the highest id, which fix the set), the person confirms
+ * that number, and the page then sends chunk after chunk (POST
+ * /api/bulk), each a short request of one transaction per job, so a
+ * large action never holds a lock or a server thread for long, shows
+ * its progress, and can be left half-way with every job done or
+ * untouched.  Every job acted on gets its own audit row. */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bulk.h"
+#include "queue.h"
+#include "serve_audit.h"
+#include "serve_bulk.h"
+#include "wakeup.h"
+
+/* Jobs one request acts on at most: about 0.3 s at one commit each. */
+#define BULK_CHUNK 100
+
+/* The queue and type filters of a bulk action, from the body: each
+ * absent, empty (any) or one of the configured names (anything else is
+ * refused: a filter is never free text, so it cannot pad or forge the
+ * audit detail).  0, or the status with *msg set. */
+unsigned
+serve_bulk_names(struct req *r, cJSON *in, const char **queue, const char **type, const char **msg)
+{
+	const struct conf *c = r->srv->conf;
+	cJSON *q = cJSON_GetObjectItem(in, "queue"), *t = cJSON_GetObjectItem(in, "type");
+
+	if ((q != NULL && !cJSON_IsString(q) && !cJSON_IsNull(q)) ||
+	    (t != NULL && !cJSON_IsString(t) && !cJSON_IsNull(t)))
+		return *msg = "queue and type: names, or empty for any", 400;
+	*queue = cJSON_GetStringValue(q);
+	*type = cJSON_GetStringValue(t);
+	if (*queue != NULL && **queue == '\0')
+		*queue = NULL;
+	if (*type != NULL && **type == '\0')
+		*type = NULL;
+	if (*queue != NULL && !conf_has_queue(c, *queue))
+		return *msg = "unknown queue (no [queue NAME] section)", 422;
+	if (*type != NULL && conf_handler(c, *type) == NULL)
+		return *msg = "unknown job type (no [handler TYPE] section)", 422;
+	return 0;
+}
+
+/* The action and its filter from the body; 0, or the status and *msg. */
+static unsigned
+read_bulk(struct req *r, cJSON *in, const struct bulk_kind **k, struct bulk_filter *f, const char **msg)
+{
+	cJSON *s = cJSON_GetObjectItem(in, "state");
+	unsigned status;
+
+	*k = bulk_kind_find(cJSON_GetStringValue(cJSON_GetObjectItem(in, "action")));
+	if (*k == NULL)
+		return *msg = "action: retry, forget, release or delete", 400;
+	if ((status = serve_bulk_names(r, in, &f->queue, &f->type, msg)) != 0)
+		return status;
+	f->state = cJSON_GetStringValue(s);
+	if (f->state != NULL && *f->state == '\0')
+		f->state = NULL;
+	if (s != NULL && !cJSON_IsNull(s) && !cJSON_IsString(s))
+		return *msg = "state: ready or delayed, or empty", 400;
+	if (f->state != NULL && (strcmp(bulk_kind_name(*k), "delete") != 0 ||
+	                            (strcmp(f->state, "ready") != 0 && strcmp(f->state, "delayed") != 0)))
+		return *msg = "state: only delete takes one, ready or delayed", 400;
+	return 0;
+}
+
+/* A whole number in the body, 0 up; -1 when absent or not one. */
+static int
+body_u64(cJSON *in, const char *key, uint64_t *v)
+{
+	cJSON *n = cJSON_GetObjectItem(in, key);
+
+	if (!cJSON_IsNumber(n) || n->valuedouble < 0 || n->valuedouble > 9007199254740992.0 ||
+	    n->valuedouble != (double)(uint64_t)n->valuedouble)
+		return -1;
+	*v = (uint64_t)n->valuedouble;
+	return 0;
+}
+
+static MHD_RESULT
+count_answer(struct req *r, unsigned status, const char *error, const struct bulk_kind *k, uint64_t n,
+    uint64_t upto)
+{
+	cJSON *doc = cJSON_CreateObject();
+
+	if (error != NULL)
+		cJSON_AddStringToObject(doc, "error", error);
+	cJSON_AddStringToObject(doc, "action", bulk_kind_name(k));
+	ADD_NUM(doc, "count", n);
+	ADD_NUM(doc, "upto", upto);
+	return serve_json(r, status, doc);
+}
+
+/* POST /api/bulk/count {"action", "queue", "type", "state"}: how many
+ * jobs the action would act on now, and the highest of their ids. */
+MHD_RESULT
+api_bulk_count(struct req *r)
+{
+	cJSON *in = serve_body_json(r);
+	const struct bulk_kind *k;
+	struct bulk_filter f = { 0 };
+	const char *msg = NULL;
+	uint64_t n, upto;
+	unsigned status = read_bulk(r, in, &k, &f, &msg);
+	char err[ERRSZ];
+	int rc = status != 0 ? DB_OK : bulk_count(r->db, k, &f, &n, &upto, err);
+
+	if (status != 0 || rc != DB_OK) {
+		cJSON_Delete(in);
+		return status != 0 ? serve_error(r, status, msg) : serve_db_error(r, "count jobs", err);
+	}
+	cJSON_Delete(in);
+	return count_answer(r, 200, NULL, k, n, upto);
+}
+
+/* What one chunk did, and the audit detail each job's row gets. */
+struct chunk {
+	struct req *r;
+	const char *action;
+	char detail[200];
+	uint64_t done, skipped;
+};
+
+static void
+tally(void *arg, uint64_t id, int rc, const char *err)
+{
+	struct chunk *c = arg;
+
+	if (rc == DB_OK) {
+		c->done++;
+		serve_audit(c->r, c->action, id, c->detail);
+	} else {
+		c->skipped++;
+		if (rc != QUEUE_NOT_FOUND)
+			log_warn("bulk %s of job %llu: %s", c->action, (unsigned long long)id, err);
+	}
+}
+
+/* The next chunk of a confirmed bulk action. */
+static MHD_RESULT
+step(struct req *r, const struct bulk_kind *k, const struct bulk_filter *f, uint64_t after, uint64_t upto)
+{
+	struct chunk c = { r, bulk_kind_name(k), "", 0, 0 };
+	uint64_t last;
+	char err[ERRSZ];
+	int more;
+	cJSON *doc;
+
+	snprintf(c.detail, sizeof c.detail, "bulk: queue=%s type=%s%s%s", f->queue ? f->queue : "*",
+	    f->type ? f->type : "*", f->state ? " state=" : "", f->state ? f->state : "");
+	if (bulk_step(r->db, k, f, after, upto, BULK_CHUNK, tally, &c, &last, &more, err) != DB_OK)
+		return serve_db_error(r, "bulk action", err);
+	if (c.done > 0 && (strcmp(c.action, "retry") == 0 || strcmp(c.action, "release") == 0))
+		wakeup_send(r->srv->conf, f->queue); /* jobs are due now */
+	doc = cJSON_CreateObject();
+	cJSON_AddStringToObject(doc, "action", c.action);
+	ADD_NUM(doc, "done", c.done);
+	ADD_NUM(doc, "skipped", c.skipped);
+	if (more)
+		ADD_NUM(doc, "next_after", last);
+	else
+		cJSON_AddNullToObject(doc, "next_after");
+	return serve_json(r, 200, doc);
+}
+
+/* POST /api/bulk {"action", "queue", "type", "state", "count", "upto",
+ * "after"}: acts on the next chunk of the set counted (ids up to upto)
+ * after id after.  The first chunk (after 0) goes ahead only when the
+ * set still holds count jobs: 409 with the new count and upto otherwise,
+ * so what is done is what the person confirmed.  Answers the jobs done,
+ * those skipped (gone meanwhile, or refused: a live lease, an id queued
+ * again), and next_after (null when the set is through). */
+MHD_RESULT
+api_bulk(struct req *r)
+{
+	cJSON *in = serve_body_json(r);
+	const struct bulk_kind *k;
+	struct bulk_filter f = { 0 };
+	const char *msg = NULL;
+	uint64_t count = 0, upto = 0, after = 0, now, top;
+	unsigned status = read_bulk(r, in, &k, &f, &msg);
+	char err[ERRSZ];
+	MHD_RESULT ret;
+
+	if (status == 0 && (body_u64(in, "count", &count) < 0 || body_u64(in, "upto", &upto) < 0 ||
+	                       (cJSON_GetObjectItem(in, "after") != NULL && body_u64(in, "after", &after) < 0)))
+		status = 400, msg = "count, upto and after: whole numbers, from /api/bulk/count";
+	if (status != 0) {
+		ret = serve_error(r, status, msg);
+	} else if (after > 0) {
+		ret = step(r, k, &f, after, upto);
+	} else if (bulk_count_upto(r->db, k, &f, upto, &now, err) != DB_OK) {
+		ret = serve_db_error(r, "count jobs", err);
+	} else if (now != count) {
+		if (bulk_count(r->db, k, &f, &now, &top, err) != DB_OK)
+			ret = serve_db_error(r, "count jobs", err);
+		else
+			ret = count_answer(r, 409, "the number of jobs changed; confirm again", k, now, top);
+	} else {
+		ret = step(r, k, &f, 0, upto);
+	}
+	cJSON_Delete(in);
+	return ret;
+}

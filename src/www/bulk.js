@@ -1,0 +1,59 @@
+/* bulk.js -- an action on every job a list page's filter finds (retry or
+ * forget the dead ones, release the stale ones, delete the waiting
+ * ones): it counts them first (/api/bulk/count), asks the person to
+ * confirm that exact number, then acts a chunk at a time (/api/bulk),
+ * saying how far it got, so a large action never holds the server and
+ * can be watched. */
+
+import { api, el, fmtNum, shell, toast } from "./common.js";
+
+const VERBS = {
+  retry: ["Retry", "Retried"], forget: ["Forget for good", "Forgot"],
+  release: ["Release", "Released"], delete: ["Delete for good", "Deleted"],
+};
+
+/* " in queue Q of type T" for the question, from a filter. */
+export function matching(f) {
+  return (f.queue ? " in queue " + f.queue : "") + (f.type ? " of type " + f.type : "") +
+    (f.queue || f.type ? "" : " in every queue");
+}
+
+/* A button that runs action on the jobs filter finds ({queue, type,
+ * state}); what names them in the question ("dead jobs"). */
+export function bulkButton(action, label, what, filter, attrs) {
+  return el("button", { ...attrs, on: { click: () => runBulk(action, what, filter) } }, label);
+}
+
+/* Asks until the person confirms the count the server holds (a 409 on
+ * the first chunk means it changed meanwhile), then runs the chunks. */
+async function runBulk(action, what, filter) {
+  const [verb, did] = VERBS[action];
+  const body = { action, queue: filter.queue || "", type: filter.type || "", state: filter.state || "" };
+  let done = 0, skipped = 0;
+  try {
+    let c = await api("/api/bulk/count", body), r = null;
+    while (r === null) {
+      if (c.count === 0) return toast("No " + what + " match.");
+      if (!confirm(verb + " " + fmtNum(c.count) + " " + what + "?")) return;
+      try {
+        r = await api("/api/bulk", { ...body, count: c.count, upto: c.upto, after: 0 });
+      } catch (e) {
+        if (e.status !== 409) throw e;
+        c = e.body;
+      }
+    }
+    const total = c.count;
+    for (;;) {
+      done += r.done;
+      skipped += r.skipped;
+      if (r.next_after === null) break;
+      toast(did + " " + fmtNum(done) + " of " + fmtNum(total) + "…");
+      r = await api("/api/bulk", { ...body, count: c.count, upto: c.upto, after: r.next_after });
+    }
+    toast(did + " " + fmtNum(done) + " " + what + (skipped ? " (" + fmtNum(skipped) + " had changed meanwhile)" : ""));
+  } catch (e) {
+    if (e.status !== 401)
+      toast((done ? did + " " + fmtNum(done) + ", then stopped: " : "Not done: ") + e.message, true);
+  }
+  await shell.refresh();
+}
