@@ -113,6 +113,7 @@ struct worker_conf {
 	enum log_level log_level;
 	size_t max_payload;
 	char **on_dead_argv; /* [worker] on_dead, for a dead job whose type has no [handler] */
+	int64_t keep_done_ms; /* finished jobs' runs are pruned past this age; 0: never */
 };
 
 enum schedule_source { SCHEDULE_INI, SCHEDULE_DB };

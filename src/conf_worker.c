@@ -26,6 +26,7 @@ conf_worker_defaults(struct conf *c)
 	c->worker.log_format = LOG_TEXT;
 	c->worker.log_level = LOG_INFO;
 	c->worker.max_payload = 1024 * 1024;
+	c->worker.keep_done_ms = 7 * 24 * 3600 * 1000LL;
 }
 
 /* The name of a reserve mode, as reserve_mode takes it. */
@@ -126,6 +127,21 @@ set_log(struct loader *ld, struct worker_conf *w, const struct entry *e)
 	return 0;
 }
 
+/* keep_done = 7d: how long a finished job stays (as its runs); 0, or 1s
+ * and more. */
+static int
+set_keep_done(struct loader *ld, struct worker_conf *w, const struct entry *e)
+{
+	if (ld_duration(ld, e, &w->keep_done_ms, 0) < 0)
+		return -1;
+	if (w->keep_done_ms > 0 && w->keep_done_ms < 1000) {
+		ld_error(ld, e->line, "keep_done: '%s' is too short (0 keeps every finished job, else at least 1s)",
+		    e->value);
+		return -1;
+	}
+	return 0;
+}
+
 /* Applies one of the worker's own keys.  Returns 0 when applied, 1 when
  * e is not one of them, -1 when bad (reported). */
 static int
@@ -158,6 +174,8 @@ worker_set(struct loader *ld, struct conf *c, const struct entry *e)
 		ld_str(&w->timezone, e->value);
 	else if (strcmp(k, "max_payload") == 0)
 		return ld_size(ld, e, &w->max_payload);
+	else if (strcmp(k, "keep_done") == 0)
+		return set_keep_done(ld, w, e);
 	else
 		return set_log(ld, w, e);
 	return 0;

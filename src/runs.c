@@ -253,3 +253,24 @@ runs_prune(struct db *db, int64_t older_than_ms, int count_only, uint64_t *remov
 	buf_free(&where);
 	return rc;
 }
+
+/* Deletes up to limit runs, oldest first, that started more than
+ * older_than_ms ago and belong to a finished job: one in neither jobs
+ * (still queued or retrying) nor failed_jobs (dead-lettered), whose runs
+ * stay as long as the job does.  One statement, walking the started_at
+ * index from its oldest end, so it costs the rows it deletes plus the
+ * old runs of jobs not finished (few: a job retrying for longer than
+ * keep_done, a dead job kept that long). */
+int
+runs_prune_finished(struct db *db, int64_t older_than_ms, unsigned limit, uint64_t *removed, char *err)
+{
+	int rc = db_exec(db, err,
+	    "DELETE FROM job_runs WHERE started_at < UTC_TIMESTAMP(6) - INTERVAL %I MICROSECOND"
+	    " AND NOT EXISTS (SELECT 1 FROM jobs WHERE jobs.id = job_runs.job_id)"
+	    " AND NOT EXISTS (SELECT 1 FROM failed_jobs WHERE failed_jobs.id = job_runs.job_id)"
+	    " ORDER BY started_at LIMIT %u",
+	    older_than_ms * 1000, limit);
+
+	*removed = rc == DB_OK ? db_affected(db) : 0;
+	return rc;
+}

@@ -13,8 +13,10 @@
  *      worker_write.c);
  *   4. extends the leases of the jobs it holds (heartbeat) and refreshes
  *      its row in the worker registry (worker_lease.c, worker_row.c);
- *   5. reserves as many jobs as it has free slots, when polling is due,
- *      and starts their handlers (worker_reserve.c, worker_start.c);
+ *   5. ticks the scheduler (--schedule) and prunes finished jobs past
+ *      keep_done, each when due (worker_prune.c); reserves as many jobs
+ *      as it has free slots, when polling is due, and starts their
+ *      handlers (worker_reserve.c, worker_start.c);
  *   6. sleeps in poll() until a pipe, a signal, a wakeup datagram
  *      (wakeup.c: a job was committed on this host) or the next deadline
  *      (worker_poll.c).
@@ -238,6 +240,7 @@ worker_arm(struct worker *w)
 		log_debug("wakeup socket %s", wakeup_path(w->wake));
 	if (w->opts->max_time_ms > 0)
 		w->max_time_at = mono_ms() + w->opts->max_time_ms;
+	prune_arm(w);
 }
 
 /* Turns the loop until a stop condition holds. */
@@ -250,7 +253,8 @@ worker_loop(struct worker *w)
 		conn_reconnect,              /* 2. */
 		write_pending,               /* 3. */
 		lease_heartbeat,             /* 4. */
-		tick_schedule, reserve_jobs, /* 5. */
+		tick_schedule, prune_tick,   /* 5. */
+		reserve_jobs,
 	};
 	size_t i;
 

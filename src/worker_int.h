@@ -116,6 +116,7 @@ struct worker {
 	int64_t active_at;           /* when work was last found, or a wakeup came */
 	struct wakeup *wake;         /* NULL: no wakeups, polling only */
 	int64_t next_schedule;       /* --schedule: when to tick next */
+	int64_t next_prune;          /* when finished jobs' runs are pruned next (worker_prune.c) */
 	int write_now;               /* an outcome is new: write without waiting */
 	int charge_due;              /* a job reserved ahead started uncharged (job.charged) */
 	int write_waited;            /* the last write waited on a lock held elsewhere */
@@ -173,6 +174,10 @@ void start_give_back(struct worker *w);
 
 /* worker_poll.c */
 void poll_wait(struct worker *w, int64_t now);
+
+/* worker_prune.c */
+void prune_arm(struct worker *w);
+void prune_tick(struct worker *w, int64_t now);
 short poll_db_wait(void *arg, int fd, short events, int timeout_ms);
 
 /* worker_keep.c */
