@@ -32,6 +32,7 @@ struct job {
 	int64_t age_ms;        /* since it was enqueued, by the database's clock */
 	char created_at[32];   /* ISO 8601, UTC */
 	char reserved_at[32];  /* the database's time when it was reserved */
+	int64_t wait_ms;       /* how long it had been due when claimed; -1: unknown */
 	char token[LEASE_TOKEN_LEN + 1];
 	/* Progress the handler reported, written with the next lease
 	 * extension when progress_new is set (queue_extend clears it). */

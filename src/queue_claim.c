@@ -52,7 +52,10 @@ job_from_row(char **row, const unsigned long *len, int add_attempt)
 	j->age_ms = db_col_i64(row[7], 0);
 	if (row[8] != NULL && strlen(row[8]) > 11)
 		snprintf(j->created_at, sizeof j->created_at, "%.10sT%.15sZ", row[8], row[8] + 11);
-	snprintf(j->reserved_at, sizeof j->reserved_at, "%s", row[9] ? row[9] : "");
+	j->wait_ms = row[9] != NULL ? db_col_i64(row[9], 0) : -1;
+	if (row[9] != NULL && j->wait_ms < 0)
+		j->wait_ms = 0; /* claimed within the millisecond it fell due */
+	snprintf(j->reserved_at, sizeof j->reserved_at, "%s", row[10] ? row[10] : "");
 	return j;
 }
 

@@ -111,13 +111,17 @@ run_sql(struct db *db, struct buf *sql, const struct outcome *o, const struct va
 	snprintf(enqueued, sizeof enqueued, "%.10s %.15s", c, strlen(c) > 11 ? c + 11 : "00:00:00");
 	db_sql(db, sql,
 	    "INSERT INTO job_runs (job_id, queue, type, attempt, worker, started_at, duration_ms, outcome,"
-	    " exit_status, output, error, result, enqueued_at, payload) VALUES (%U, %q, %q, %u, %q, %q, %I, "
-	    "IF(",
+	    " exit_status, output, error, result, enqueued_at, payload, wait_ms) VALUES (%U, %q, %q, %u, %q, %q,"
+	    " %I, IF(",
 	    j->id, j->queue, j->type, j->attempt, run->worker, j->reserved_at, run->duration_ms);
 	buf_adds(sql, fenced);
-	db_sql(db, sql, " > 0, %q, 'lost'), %q, %q, %q, %q, %q, %q);", queue_outcome_name(o->kind),
+	db_sql(db, sql, " > 0, %q, 'lost'), %q, %q, %q, %q, %q, %q, ", queue_outcome_name(o->kind),
 	    v->run_exit, v->text[T_OUTPUT], v->text[T_ERROR], run->result, zero ? NULL : enqueued,
 	    v->payload);
+	if (j->wait_ms >= 0)
+		db_sql(db, sql, "%I);", j->wait_ms);
+	else
+		buf_adds(sql, "NULL);");
 }
 
 /* 1 when o's attempt is not counted in the row yet (a job reserved

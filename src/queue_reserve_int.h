@@ -17,7 +17,8 @@ struct flow_gate;
  * adds the reservation time as the last one. */
 #define JOB_COLUMNS                                                                 \
 	"id, queue, type, payload, priority, attempts, COALESCE(max_attempts, 0), " \
-	"TIMESTAMPDIFF(MICROSECOND, created_at, UTC_TIMESTAMP(6)) DIV 1000, created_at, "
+	"TIMESTAMPDIFF(MICROSECOND, created_at, UTC_TIMESTAMP(6)) DIV 1000, created_at, " \
+	"TIMESTAMPDIFF(MICROSECOND, available_at, UTC_TIMESTAMP(6)) DIV 1000, "
 
 /* One claim: up to limit jobs of one queue's due priorities, stamped
  * with token; the jobs it took so far are jobs[0..n). */

@@ -39,6 +39,7 @@
 #include "serve_login.h"
 #include "serve_metrics.h"
 #include "serve_overview.h"
+#include "serve_stats.h"
 #include "serve_proxy.h"
 #include "serve_queues.h"
 #include "serve_rate.h"
@@ -88,6 +89,7 @@ static const struct route routes[] = {
 	{ "GET", "/sessions", ANYONE, serve_page },
 	{ "GET", "/users", ANYONE, serve_page },
 	{ "GET", "/audit", ANYONE, serve_page },
+	{ "GET", "/charts", ANYONE, serve_page },
 	{ "GET", "/static/*", ANYONE, serve_static },
 	{ "GET", "/metrics", METRICS, serve_metrics },
 	{ "POST", "/api/login", ANYONE, api_login },
@@ -97,6 +99,7 @@ static const struct route routes[] = {
 	{ "GET", "/api/jobs", VIEWER, api_jobs },
 	{ "GET", "/api/jobs/#", VIEWER, api_job },
 	{ "GET", "/api/search", VIEWER, api_search },
+	{ "GET", "/api/stats", VIEWER, api_stats },
 	{ "POST", "/api/jobs/#/run-now", ADMIN, api_job_run_now },
 	{ "POST", "/api/jobs/#/release", ADMIN, api_job_release },
 	{ "POST", "/api/jobs/#/delete", ADMIN, api_job_delete },
@@ -677,8 +680,8 @@ serve_run(const struct conf *c, const char *listen_at, char *err)
 		return errf(err, "pthread_key_create: out of resources"), -1;
 	block_signals(&set);
 	s.rate = serve_rate_new(&c->serve);
-	if (serve_overview_start(&s) < 0)
-		errf(err, "cannot start the overview thread: out of resources");
+	if (serve_overview_start(&s) < 0 || serve_stats_start(&s) < 0)
+		errf(err, "cannot start the overview and statistics threads: out of resources");
 	else if (start_listeners(&s, &main_l, &metrics_l, listen_at, err) == 0) {
 		wait_for_stop(&set);
 		rc = 0;
@@ -687,6 +690,7 @@ serve_run(const struct conf *c, const char *listen_at, char *err)
 	listener_stop(&main_l);
 	listener_stop(&metrics_l);
 	serve_overview_stop();
+	serve_stats_stop();
 	serve_thread_end();
 	serve_rate_free(s.rate);
 	return rc;

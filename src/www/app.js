@@ -1,13 +1,14 @@
 /* app.js -- the dashboard's shell, the one script index.html loads (a
  * module; no framework, no build step).  Every page address gets the same
  * index.html; this reads the address, draws that page with its module
- * (overview.js, jobs.js, job.js, history.js, failed.js, workers.js, enqueue.js,
+ * (overview.js, jobs.js, job.js, history.js, charts.js, failed.js, workers.js, enqueue.js,
  * schedules.js, schedule.js, users.js, audit.js, login.js) and redraws it every 2 seconds
  * while Live.  The pages share common.js; theme.js sets the theme before
  * the first paint. */
 
 import { api, app, el, isAdmin, main, navigate, resetCaches, shell, toast } from "./common.js";
 import { pageAudit } from "./audit.js";
+import { pageCharts } from "./charts.js";
 import { pageEnqueue } from "./enqueue.js";
 import { pageFailed } from "./failed.js";
 import { pageHistory } from "./history.js";
@@ -32,6 +33,7 @@ function route() {
   if ((m = path.match(/^\/jobs\/(\d+)$/))) return ["jobs", () => pageJob(m[1])];
   if (path === "/failed") return ["failed", pageFailed];
   if (path === "/history") return ["history", pageHistory];
+  if (path === "/charts") return ["charts", pageCharts];
   if (path === "/workers") return ["workers", pageWorkers];
   if (path === "/enqueue") return ["enqueue", pageEnqueue];
   if (path === "/schedules") return ["schedules", pageSchedules];

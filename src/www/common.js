@@ -76,6 +76,17 @@ function zoneFormat() {
   return zoneFmt;
 }
 
+/* A time (ms since 1970) in the configured zone for a chart's axis:
+ * "14:05", or "Wed 14:00" when the axis spans days. */
+export function zoneTime(ms, withDay) {
+  const z = zoneFormat();
+  const key = withDay ? "day" : "time";
+  if (!z[key]) z[key] = new Intl.DateTimeFormat("en-GB", withDay
+    ? { weekday: "short", hour: "2-digit", minute: "2-digit", hourCycle: "h23", timeZone: z.tz }
+    : { hour: "2-digit", minute: "2-digit", hourCycle: "h23", timeZone: z.tz });
+  return z[key].format(new Date(ms)).replace(",", "");
+}
+
 /* The zone's offset from UTC at d, as "+05:30" ("GMT" alone is UTC). */
 function offsetAt(z, d) {
   const p = z.off.formatToParts(d).find((x) => x.type === "timeZoneName");

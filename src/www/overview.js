@@ -4,7 +4,8 @@
  * and no live worker is named at the top and warned on its card, and
  * stale and dead-letter counts that grow take the warning colours.  Drawn by the shell (app.js) from /api/overview. */
 
-import { STATES, act, api, el, fmtDur, fmtNum, isAdmin, setMain, svg } from "./common.js";
+import { STATES, act, api, el, fmtDur, fmtNum, isAdmin, setMain } from "./common.js";
+import { stackedBars } from "./chart.js";
 
 /* How long a stale or dead-letter count keeps its warning colour after
  * it last grew: long enough to be seen by someone who looks away. */
@@ -53,31 +54,13 @@ function unservedText(q) {
   return "No live worker serves this queue: " + parts.join(" and ") + " waiting";
 }
 
+/* The last hour's runs per minute (index 0 the minute now) as a chart
+ * with its scales, oldest minute at the left. */
 function chart(rpm) {
-  const W = 600, H = 150, pad = 4, n = rpm.done.length;
-  const total = (i) => rpm.done[i] + rpm.retry[i] + rpm.dead[i];
-  let max = 1;
-  for (let i = 0; i < n; i++) max = Math.max(max, total(i));
-  const s = svg("svg", { class: "chart", viewBox: `0 0 ${W} ${H}`, preserveAspectRatio: "none", role: "img",
-    "aria-label": "Runs per minute over the last hour by outcome" });
-  const bw = (W - pad) / n;
-  for (let i = 0; i < n; i++) {
-    /* minute i ago is drawn at the right, i from the right edge */
-    const x = W - (i + 1) * bw;
-    let y = H - pad;
-    for (const k of ["done", "retry", "dead"]) {
-      const h = (rpm[k][i] / max) * (H - 2 * pad);
-      if (h <= 0) continue;
-      y -= h;
-      const r = svg("rect", { class: "bar-" + k, x: x + 1, y: y, width: Math.max(bw - 2, 1), height: h });
-      const t = svg("title", {});
-      t.textContent = `${i === 0 ? "this minute" : i + " min ago"}: ${rpm[k][i]} ${k}`;
-      r.append(t);
-      s.append(r);
-    }
-  }
-  s.append(svg("line", { class: "axis", x1: 0, x2: W, y1: H - pad, y2: H - pad }));
-  return s;
+  const n = rpm.done.length, now = Math.floor(Date.now() / 60000) * 60;
+  const d = { start_s: now - (n - 1) * 60, step_s: 60, n: n };
+  for (const k of ["done", "retry", "dead"]) d[k] = rpm[k].slice().reverse();
+  return stackedBars("Runs per minute over the last hour by outcome", d, ["done", "retry", "dead"]);
 }
 
 export async function pageOverview() {
@@ -98,9 +81,8 @@ export async function pageOverview() {
         el("span", { id: "workers-alive" }, fmtNum(d.workers_alive) + " worker" + (d.workers_alive === 1 ? "" : "s") + " alive")),
       d.queues.some(unserved) ? el("p", { class: "warning", id: "unserved" },
         "⚠ Jobs wait with no live worker in: " + d.queues.filter(unserved).map((q) => q.queue).join(", ")) : null),
-    el("h2", {}, "Runs per minute"),
+    el("h2", {}, "Runs per minute ", el("a", { class: "more", href: "/charts" }, "more charts")),
     el("div", { class: "card" }, chart(d.runs_per_minute),
-      el("div", { class: "axis-labels muted" }, el("span", {}, "60 min ago"), el("span", {}, "now")),
       el("div", { class: "legend" },
         el("span", { class: "s-done" }, "■ done " + sum("done")),
         el("span", { class: "s-retry" }, "■ retry " + sum("retry")),

@@ -185,6 +185,34 @@ try {
   await page.waitForSelector("#gone-note", WAIT);
   is(new URL(page.url()).pathname, "/jobs/424242", "and its row opens the job's page");
 
+  // ---- charts: jobs by outcome, wait and run time, with their scales ----
+  // The runs were planted before the server started; its roll-up counts
+  // them within seconds (the page says when some are still uncounted).
+  const doneHour = sql("SELECT COUNT(*) FROM job_runs WHERE outcome = 'done' AND started_at > UTC_TIMESTAMP() - INTERVAL 58 MINUTE");
+  await page.goto(`${BASE}/charts`, { waitUntil: "networkidle0" });
+  await page.waitForFunction((n) => document.querySelector("#chart-jobs .legend .s-done")?.textContent === "■ done " + n,
+    WAIT, doneHour);
+  ok(true, `Charts: the last hour's done jobs in the legend equal the database's (${doneHour})`);
+  const scale = await page.$$eval("#chart-jobs svg text", (ts) => ts.map((t) => t.textContent));
+  ok(scale.includes("0") && scale.some((t) => /^[1-9][0-9,]*$/.test(t)), `a count scale on the left (${scale.slice(0, 4).join(" ")})`);
+  ok(scale.filter((t) => /^\d\d:\d\d$/.test(t)).length >= 3, `times along the bottom (${scale.filter((t) => t.includes(":")).join(" ")})`);
+  const bar = await page.$eval("#chart-jobs rect.bar-done title", (t) => t.textContent);
+  ok(/^\d\d:\d\d: \d+ done$/.test(bar), `each bar names its minute and count on hover (${bar})`);
+  const runP50 = await text("#chart-run .legend .p50");
+  ok(/^● p50 1[0-9](\.\d)? ms$/.test(runP50), `the run-time chart's p50 is about the runs' 12 ms (${runP50})`);
+  ok((await page.$$eval("#chart-run svg circle", (cs) => cs.length)) > 0, "with a point per minute that had runs");
+  is(await text("#chart-wait .legend .p50"), "● p50 —", "runs written without a wait (planted by SQL) leave the wait chart empty");
+  await shot("charts");
+  await page.select("main form.filters select[name=range]", "7d");
+  await page.select("main form.filters select[name=queue]", "mail");
+  await page.$eval("main form.filters", (f) => f.requestSubmit());
+  await page.waitForFunction(() => location.search.includes("range=7d") &&
+    document.querySelector("main h2")?.textContent === "Jobs per 2 hours", WAIT);
+  is(await text("#chart-jobs .legend .s-done"), "■ done " +
+    sql("SELECT COUNT(*) FROM job_runs WHERE queue = 'mail' AND outcome = 'done' AND started_at > UTC_TIMESTAMP() - INTERVAL 6 DAY"),
+    "the last 7 days of queue mail: its done jobs");
+  ok((await text("#chart-scope")).startsWith("Last 7 days, queue mail, every type."), "the page says what it shows");
+
   // ---- retry a dead job ----
   await page.goto(`${BASE}/failed`, { waitUntil: "networkidle0" });
   await page.waitForSelector('#failed-table tr[data-id="9001"]', WAIT);

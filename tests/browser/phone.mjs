@@ -36,7 +36,7 @@ const navShown = () => page.$$eval("#nav a", (as) => as.filter((a) => a.getBound
 // The pages, and an element each shows once drawn.
 const pages = () => [["/", "#totals"], ["/jobs", "#jobs-table"], ["/jobs/1", "#payload"],
   ["/jobs/3", "#payload"], ["/failed", "#failed-table"], ["/jobs/9001", "#payload"], ["/jobs/9100", "#gone-note"], ["/history", "#history-table"],
-  ["/workers", "#workers-table"],
+  ["/charts", "#chart-run svg"], ["/workers", "#workers-table"],
   ["/enqueue", "#enqueue-form"], ["/schedules", "#schedules-table"], [`/schedules/${SCHEDULE}`, "#schedule-info"],
   [`/schedules/${DBSCHEDULE}`, "#preview-next li"], ["/users", "#sessions-table"], ["/audit", "#audit-list"]];
 const shotName = (path) => path === "/" ? "overview" :
@@ -100,7 +100,7 @@ try {
     // there; choosing one goes there and closes it.
     await page.click("#menu");
     const links = await navShown();
-    is(links.map((l) => l[0]).join(","), "Overview,Jobs,History,Dead letter,Workers,Schedules,Enqueue,Users,Audit",
+    is(links.map((l) => l[0]).join(","), "Overview,Jobs,History,Charts,Dead letter,Workers,Schedules,Enqueue,Users,Audit",
       `Menu opens the list of every page (${theme})`);
     is(new Set(links.map((l) => l[1])).size, links.length, `one page per line (${theme})`);
     ok(links.every((l) => l[2] >= 40), `each line is 40 px or more high (${theme})`, JSON.stringify(links));
