@@ -1,8 +1,12 @@
--- jobq schema, version 18: the run statistics the dashboard's charts draw.
+-- jobq schema, version 18: the run statistics the dashboard's charts draw,
+-- and the follow-ups of a done job.
 --
 -- job_runs.wait_ms is how long the run's job had been due when a worker
 -- claimed it (claim time minus available_at), written with the run; NULL
--- in runs written before this version.
+-- in runs written before this version.  job_runs.follow_ups, in the run
+-- that finished a job as done, lists the ids of the follow-up jobs its
+-- handler enqueued (fd 3), comma-separated: the job's page and `jobq
+-- show` link to them for as long as the run is kept.
 --
 -- jobq_run_stats holds the runs rolled up by `jobq serve` (src/stats.c):
 -- per bucket of res seconds starting at `at` (Unix seconds), per queue
@@ -18,7 +22,7 @@
 -- take turns through that row's lock, so each run is counted once.
 SET @jobq_ddl = IF((SELECT COUNT(*) FROM information_schema.columns
   WHERE table_schema = DATABASE() AND table_name = 'job_runs' AND column_name = 'wait_ms') = 0,
-  'ALTER TABLE job_runs ADD COLUMN wait_ms BIGINT UNSIGNED NULL',
+  'ALTER TABLE job_runs ADD COLUMN wait_ms BIGINT UNSIGNED NULL, ADD COLUMN follow_ups TEXT NULL',
   'DO 0');
 PREPARE jobq_stmt FROM @jobq_ddl;
 EXECUTE jobq_stmt;

@@ -186,6 +186,8 @@ json_add_runs(cJSON *o, const struct run_row *runs, size_t nruns)
 			else
 				add_str(r, "result", runs[i].result);
 		}
+		if (runs[i].follow_ups != NULL)
+			cJSON_AddItemToObject(r, "follow_ups", runs_follow_ups_json(runs[i].follow_ups));
 		cJSON_AddItemToArray(arr, r);
 	}
 }
@@ -284,6 +286,8 @@ print_runs(const struct timefmt *f, const struct run_row *runs, size_t nruns, ui
 			print_vis(tty, "          error  %s\n", runs[i].summary);
 		if (runs[i].result != NULL)
 			print_vis(tty, "          result %s\n", runs[i].result);
+		if (runs[i].follow_ups != NULL)
+			print_vis(tty, "          follow-ups %s\n", runs[i].follow_ups);
 	}
 }
 

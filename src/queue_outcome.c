@@ -111,13 +111,14 @@ run_sql(struct db *db, struct buf *sql, const struct outcome *o, const struct va
 	snprintf(enqueued, sizeof enqueued, "%.10s %.15s", c, strlen(c) > 11 ? c + 11 : "00:00:00");
 	db_sql(db, sql,
 	    "INSERT INTO job_runs (job_id, queue, type, attempt, worker, started_at, duration_ms, outcome,"
-	    " exit_status, output, error, result, enqueued_at, payload, wait_ms) VALUES (%U, %q, %q, %u, %q, %q,"
+	    " exit_status, output, error, result, enqueued_at, payload, follow_ups, wait_ms) VALUES (%U, %q, %q,"
+	    " %u, %q, %q,"
 	    " %I, IF(",
 	    j->id, j->queue, j->type, j->attempt, run->worker, j->reserved_at, run->duration_ms);
 	buf_adds(sql, fenced);
-	db_sql(db, sql, " > 0, %q, 'lost'), %q, %q, %q, %q, %q, %q, ", queue_outcome_name(o->kind),
+	db_sql(db, sql, " > 0, %q, 'lost'), %q, %q, %q, %q, %q, %q, %s, ", queue_outcome_name(o->kind),
 	    v->run_exit, v->text[T_OUTPUT], v->text[T_ERROR], run->result, zero ? NULL : enqueued,
-	    v->payload);
+	    v->payload, o->kind == OUT_DONE && o->nfollow > 0 ? "@jobq_follow" : "NULL");
 	if (j->wait_ms >= 0)
 		db_sql(db, sql, "%I);", j->wait_ms);
 	else
@@ -217,6 +218,28 @@ clash_sql(struct db *db, struct buf *sql, const struct job *j)
 	return 7;
 }
 
+/* Appends the statements that enqueue o's follow-ups; returns how many.
+ * The follow-ups exist iff the done outcome does: inserted only when
+ * the fenced DELETE took the row, in its transaction.  One INSERT each,
+ * so that LAST_INSERT_ID() names each one's id (a multi-row insert's ids
+ * need not be consecutive, on Galera they are not): @jobq_follow
+ * collects them, and the done run keeps the list (job_runs.follow_ups),
+ * which is how `jobq show` and the job page link a job to its
+ * follow-ups. */
+static size_t
+follow_sql(struct db *db, struct buf *sql, const struct outcome *o)
+{
+	size_t i;
+
+	buf_adds(sql, "SET @jobq_fence = ROW_COUNT(), @jobq_follow = NULL;");
+	for (i = 0; i < o->nfollow; i++) {
+		queue_enqueue_sql(db, sql, &o->follow[i], 1, "@jobq_fence > 0");
+		buf_adds(sql, ";SET @jobq_follow = IF(@jobq_fence > 0, CONCAT_WS(',', @jobq_follow, "
+		              "LAST_INSERT_ID()), NULL);");
+	}
+	return 1 + 2 * o->nfollow;
+}
+
 /* Appends every statement of one outcome; *m gets where its results
  * will be, counted from base. */
 static size_t
@@ -234,12 +257,7 @@ piece_sql(struct db *db, struct buf *sql, const struct outcome *o, const struct 
 	n += outcome_sql(db, sql, o, v);
 	m->fence = base + n - 1;
 	if (o->kind == OUT_DONE && o->nfollow > 0) {
-		/* The follow-ups exist iff the done outcome does: inserted
-		 * only when the fenced DELETE took the row, in its transaction. */
-		buf_adds(sql, "SET @jobq_fence = ROW_COUNT();");
-		queue_enqueue_sql(db, sql, o->follow, o->nfollow, "@jobq_fence > 0");
-		buf_adds(sql, ";");
-		n += 2;
+		n += follow_sql(db, sql, o);
 		fenced = "@jobq_fence";
 	}
 	if (v->with_run) {
@@ -345,7 +363,7 @@ extra_cost(const struct outcome *o)
 
 	for (i = 0; o->kind == OUT_DONE && i < o->nfollow; i++)
 		n += 2 * (o->follow[i].payload_len + strlen(o->follow[i].type) + strlen(o->follow[i].queue)) +
-		    256;
+		    512;
 	return n;
 }
 

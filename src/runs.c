@@ -63,7 +63,7 @@ runs_for_job_last(struct db *db, uint64_t id, const char *tz, unsigned last, str
 	    "SELECT * FROM (SELECT id, attempt, worker, CONVERT_TZ(started_at, '+00:00', %q), duration_ms,"
 	    " outcome, exit_status, error, queue, type, output, result, CONVERT_TZ(enqueued_at, '+00:00', "
 	    "%q),"
-	    " payload FROM job_runs WHERE job_id = %U ORDER BY id "
+	    " payload, follow_ups FROM job_runs WHERE job_id = %U ORDER BY id "
 	    "DESC%s) r"
 	    " ORDER BY id",
 	    tz, tz, id, limit);
@@ -89,6 +89,7 @@ runs_for_job_last(struct db *db, uint64_t id, const char *tz, unsigned last, str
 		x->result = xstrdup_or_null(row[11]);
 		x->enqueued_at = xstrdup_or_null(row[12]);
 		x->payload = xstrdup_or_null(row[13]);
+		x->follow_ups = xstrdup_or_null(row[14]);
 	}
 	db_res_free(r);
 	*total = *n;
@@ -115,6 +116,28 @@ runs_for_job(struct db *db, uint64_t id, const char *tz, struct run_row **rows, 
 	return runs_for_job_last(db, id, tz, 0, rows, n, &total, err);
 }
 
+/* A done run's follow-up ids ("12,13", as job_runs.follow_ups keeps
+ * them) as a JSON array of numbers; NULL when there are none. */
+cJSON *
+runs_follow_ups_json(const char *list)
+{
+	cJSON *a;
+
+	if (list == NULL || *list == '\0')
+		return NULL;
+	a = cJSON_CreateArray();
+	while (*list != '\0') {
+		char *end;
+		unsigned long long id = strtoull(list, &end, 10);
+
+		if (end == list)
+			break;
+		cJSON_AddItemToArray(a, cJSON_CreateNumber((double)id));
+		list = *end == ',' ? end + 1 : end;
+	}
+	return a;
+}
+
 void
 runs_free(struct run_row *rows, size_t n)
 {
@@ -130,6 +153,7 @@ runs_free(struct run_row *rows, size_t n)
 		free(rows[i].error);
 		free(rows[i].output);
 		free(rows[i].result);
+		free(rows[i].follow_ups);
 		free(rows[i].summary);
 		free(rows[i].enqueued_at);
 		free(rows[i].payload);

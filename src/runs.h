@@ -5,6 +5,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <cjson/cJSON.h>
+
 #include "db.h"
 
 struct run_row {
@@ -14,6 +16,7 @@ struct run_row {
 	char *summary; /* the line of error that names it (errtext_summary), or NULL */
 	char *enqueued_at; /* the job's created_at, or NULL (runs before schema 13) */
 	char *payload;     /* the job's payload, kept by the run that made it done, or NULL */
+	char *follow_ups;  /* the done run's follow-up job ids, "12,13", or NULL */
 	int64_t duration_ms;
 };
 
@@ -28,6 +31,7 @@ int runs_for_job(struct db *db, uint64_t id, const char *tz, struct run_row **ro
 int runs_for_job_last(struct db *db, uint64_t id, const char *tz, unsigned last, struct run_row **rows,
     size_t *n, uint64_t *total, char *err);
 void runs_free(struct run_row *rows, size_t n);
+cJSON *runs_follow_ups_json(const char *list);
 struct job_view;
 void runs_job_view(struct job_view *v, uint64_t id, const struct run_row *runs, size_t nruns);
 struct runs_stats {

@@ -149,6 +149,8 @@ runs_json(const struct run_row *runs, size_t n)
 		serve_add_str_or_null(o, "error_summary", runs[i].summary);
 		add_excerpt(o, "output", runs[i].output);
 		serve_add_str_or_null(o, "result", runs[i].result); /* JSON text, as the handler wrote it */
+		if (runs[i].follow_ups != NULL)
+			cJSON_AddItemToObject(o, "follow_ups", runs_follow_ups_json(runs[i].follow_ups));
 		cJSON_AddItemToArray(a, o);
 	}
 	return a;

@@ -41,6 +41,8 @@ exec = ./control.sh follow_fail
 exec = ./control.sh follow_kill
 [handler follow_ok]
 exec = ./control.sh follow_ok
+[handler follow_three]
+exec = ./control.sh follow_three
 [handler follow_crash_once]
 exec = ./control.sh follow_crash_once
 backoff = 200ms
@@ -62,6 +64,7 @@ EOC
 	fk=$(jq_ enqueue follow_kill '{}')
 	fo=$(jq_ enqueue follow_ok '{}')
 	fc=$(jq_ enqueue follow_crash_once '{}')
+	f3=$(jq_ enqueue follow_three '{}')
 	ra=$(jq_ enqueue retry_after '{}')
 	ga=$(jq_ enqueue garbage '{}')
 	gl=$(jq_ enqueue garbage_last '{}')
@@ -77,9 +80,18 @@ EOC
 	is "$(where "$fo"),$(children "$fo")" "gone,1" "[$mode] follow-up written, exit 0: done, exactly one follow-up"
 	is "$(sql "SELECT CONCAT_WS('|', queue, available_at > UTC_TIMESTAMP(6) + INTERVAL 50 MINUTE) FROM jobs WHERE type = 'child' AND payload = '{\"from\":$fo}'")" \
 		"default|1" "[$mode] the follow-up has its queue and its 1h delay"
+	kids=$(sql "SELECT GROUP_CONCAT(id ORDER BY id) FROM jobs WHERE type = 'child' AND payload = '{\"from\":$fo}'")
+	is "$(sql "SELECT CONCAT_WS('|', outcome, follow_ups) FROM job_runs WHERE job_id = $fo")" "done|$kids" \
+		"[$mode] the done run names its follow-up's id"
+	like "$(jq_ show "$fo")" "follow-ups $kids" "[$mode] jobq show lists it"
+	like "$(jq_ show --json "$fo" | tr -d ' \t\n')" "\"follow_ups\":\[$kids\]" "[$mode] and show --json"
+	kids=$(sql "SELECT GROUP_CONCAT(id ORDER BY id) FROM jobs WHERE type = 'child' AND payload = '{\"from\":$f3}'")
+	is "$(where "$f3"),$(children "$f3"),$(sql "SELECT follow_ups FROM job_runs WHERE job_id = $f3")" "gone,3,$kids" \
+		"[$mode] three follow-ups: each enqueued, each id in the done run"
 	is "$(where "$fc"),$(children "$fc")" "gone,1" "[$mode] first attempt crashed after writing, second exit 0: exactly one follow-up"
-	is "$(sql "SELECT GROUP_CONCAT(outcome ORDER BY id) FROM job_runs WHERE job_id = $fc")" "retry,done" \
-		"[$mode] the crashed attempt is a retry, the second done"
+	is "$(sql "SELECT GROUP_CONCAT(CONCAT_WS(':', outcome, follow_ups) ORDER BY id) FROM job_runs WHERE job_id = $fc")" \
+		"retry,done:$(sql "SELECT id FROM jobs WHERE type = 'child' AND payload = '{\"from\":$fc}'")" \
+		"[$mode] the crashed attempt is a retry (no follow-up), the second done with its follow-up"
 
 	d=$(retry_delay "$ra" 1)
 	ok $([ -n "$d" ] && [ "$d" -ge 419000 ] && [ "$d" -le 425000 ]; echo $?) \

@@ -294,6 +294,8 @@ jq_ work --stop-when-empty --queue default 2>"$T/pc.log"
 is "$(sql "SELECT CONCAT_WS('|', queue, payload, available_at > UTC_TIMESTAMP(6) + INTERVAL 4 MINUTE) FROM jobs WHERE type = 'next'")" \
 	"low|{\"from\":$okid}|1" "persistent mode: the done job's follow-up is enqueued once, in queue low, 5m later"
 is "$(sql "SELECT result FROM job_runs WHERE job_id = $okid")" '{"ok":true}' "... and its result is kept with the run"
+is "$(sql "SELECT follow_ups FROM job_runs WHERE job_id = $okid")" "$(sql "SELECT id FROM jobs WHERE type = 'next'")" \
+	"... and the done run names the follow-up's id"
 is "$(sql "SELECT CONCAT_WS('|', attempts, available_at > UTC_TIMESTAMP(6) + INTERVAL 9 MINUTE) FROM jobs WHERE id = $failid")" \
 	"1|1" "persistent mode: the failed job retries after retry_after (10m), not the 30s backoff"
 is "$(sql "SELECT COUNT(*) FROM jobs WHERE type = 'next' AND payload LIKE '%$failid%'")" 0 "... and leaves no follow-up"

@@ -72,9 +72,9 @@ sql "INSERT INTO jobq_schedule_runs (name, fire_at, status, job_id) VALUES
        ('cleanup', UTC_TIMESTAMP() - INTERVAL 20 MINUTE, 'enqueued', 424242),
        ('cleanup', UTC_TIMESTAMP() - INTERVAL 10 MINUTE, 'enqueued', 9005);
      INSERT INTO job_runs (job_id, queue, type, attempt, worker, started_at, duration_ms, outcome, exit_status,
-                           enqueued_at, payload, result)
+                           enqueued_at, payload, result, follow_ups)
        VALUES (424242, 'mail', 'send_email', 1, 'host1:4242', UTC_TIMESTAMP(6) - INTERVAL 19 MINUTE, 840, 'done',
-               'exit 0', UTC_TIMESTAMP(6) - INTERVAL 20 MINUTE, '{\"to\": \"ops@example.com\"}', '{\"sent\": 1}');
+               'exit 0', UTC_TIMESTAMP(6) - INTERVAL 20 MINUTE, '{\"to\": \"ops@example.com\"}', '{\"sent\": 1}', '1,9002');
      INSERT INTO job_runs (job_id, queue, type, attempt, worker, started_at, duration_ms, outcome, exit_status)
        SELECT 300000 + seq, 'default', 'echo', 1, 'host1:4242', UTC_TIMESTAMP(6) - INTERVAL 30 DAY, 1, 'retry', 'exit 1'
        FROM seq_1_to_40000"

@@ -79,6 +79,15 @@ function kv(pairs) {
     .map(([k, v]) => [el("dt", {}, k), el("dd", {}, v)]));
 }
 
+/* The follow-up jobs its handler enqueued with the done outcome (fd 3),
+ * linked: they may be queued, dead, or done and kept as their runs. */
+function followUps(runs) {
+  const ids = runs.flatMap((r) => r.follow_ups || []);
+  if (ids.length === 0) return null;
+  return [el("h2", {}, "Follow-ups"),
+    el("p", { id: "follow-ups" }, ids.map((id, i) => [i ? ", " : "", el("a", { href: "/jobs/" + id }, "#" + id)]))];
+}
+
 export async function pageJob(id) {
   let d;
   try {
@@ -128,6 +137,7 @@ export async function pageJob(id) {
         el("td", {}, r.error ? el("details", {}, el("summary", {}, "stderr: " + (r.error_summary || "")), el("pre", {}, r.error)) : null,
           r.output ? el("details", {}, el("summary", {}, "stdout"), el("pre", {}, r.output)) : null,
           r.result ? el("details", {}, el("summary", {}, "result"), el("pre", { class: "result" }, pretty(r.result))) : null))))),
+    followUps(d.runs),
     el("h2", {}, "Audit"),
     d.audit.length === 0 ? el("p", { class: "empty" }, "No admin actions on this job.") :
       el("table", { id: "audit" }, el("tbody", {}, d.audit.map((a) => el("tr", {},

@@ -156,6 +156,8 @@ try {
   is(await text("h1 .badge"), "done", "a done job's page says done");
   is(await text("#payload"), JSON.stringify({ to: "ops@example.com" }, null, 2), "with the payload its done run kept");
   is(await page.$eval("main pre.result", (e) => e.textContent), JSON.stringify({ sent: 1 }, null, 2), "and the handler's result");
+  is(await page.$$eval("#follow-ups a", (as) => as.map((a) => a.getAttribute("href")).join(" ")), "/jobs/1 /jobs/9002",
+    "and links to the follow-ups its handler enqueued");
   is(await page.$$eval("main button", (bs) => bs.length), 0, "and no action buttons");
 
   // ---- the history: a search across the queue, the dead letter and done jobs ----

@@ -10,6 +10,7 @@ case $1 in
 follow_fail) follow; exit 1 ;;
 follow_kill) follow; kill -KILL $$ ;;
 follow_ok) follow; exit 0 ;;
+follow_three) follow; follow; follow; exit 0 ;;
 follow_wait)
 	# $2: a file whose appearance lets the handler finish (exit 0).
 	follow
