@@ -8,6 +8,7 @@
 # No ANALYZE TABLE: right after bulk inserts the statistics are stale, as
 # they are in a real queue, and the plan must not depend on them.
 . "$top_srcdir/tests/lib.sh"
+one_build normal "a scale test"
 setup backlog
 
 field() { python3 -c "import json,sys; print(json.load(sys.stdin)$1)"; }

@@ -4,6 +4,7 @@
 # `show` of a finished job, disabled schedules with no next fire, one
 # meaning of -q, and one format for times.
 . "$top_srcdir/tests/lib.sh"
+one_build sanitized "behaviour alone"
 . "$top_srcdir/tests/operator/common.sh"
 . "$top_srcdir/tests/serve_lib.sh"
 setup cli_rough

@@ -8,6 +8,7 @@
 # lease expiry and no later than MARGIN after it); the registry shows the
 # killed workers as gone and the living ones as alive.
 . "$top_srcdir/tests/lib.sh"
+one_build normal "a timing test"
 setup crash
 
 TTL=2     # reserve_ttl, seconds

@@ -10,6 +10,7 @@
 # shared server must keep answering the other tests, so this one runs a
 # private server of its own ($T/db2).
 . "$top_srcdir/tests/lib.sh"
+one_build sanitized "behaviour alone"
 setup dbstall
 
 DB2=$T/db2

@@ -4,6 +4,7 @@
 # of its own (here under $T, on a free port), prints the address and a
 # login that work, and `contrib/demo --stop` leaves nothing running.
 . "$top_srcdir/tests/lib.sh"
+one_build normal "the tour, timed"
 [ -z "${JOBQ_VALGRIND:-}" ] || skip_all "the tour waits on leases timed for a native jobq"
 command -v curl >/dev/null || skip_all "no curl"
 setup demo

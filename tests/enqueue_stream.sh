@@ -8,6 +8,7 @@
 # (then nothing; other input or options under that key are refused).
 # SIGTERM stops after the chunk in flight, with the same exact report.
 . "$top_srcdir/tests/lib.sh"
+one_build normal "a scale test"
 . "$top_srcdir/tests/operator/common.sh"
 setup enqueue_stream
 

@@ -5,6 +5,7 @@
 # file with one short O_APPEND write, so the file is the handlers' own
 # record, independent of the run history the worker writes.
 . "$top_srcdir/tests/lib.sh"
+one_build normal "a volume test"
 setup exactly_once
 
 WORKERS=4

@@ -4,6 +4,7 @@
 # change nothing; and retry --all / forget racing with workers that
 # dead-letter the same jobs: every job ends in exactly one table.
 . "$top_srcdir/tests/lib.sh"
+one_build sanitized "behaviour alone"
 . "$top_srcdir/tests/operator/common.sh"
 setup failed
 

@@ -6,6 +6,7 @@
 # race with the same key leave one row.  Plain INSERTs that set
 # unique_key are refused by the same index.
 . "$top_srcdir/tests/lib.sh"
+one_build sanitized "behaviour alone"
 setup flow_unique
 
 write_conf <<EOC

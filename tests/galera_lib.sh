@@ -15,6 +15,7 @@
 # unix sockets must fit sun_path) and, run as root, belongs to the mysql
 # user, which must be able to reach it.
 . "$top_srcdir/tests/lib.sh"
+one_build normal "a cluster test"
 CLUSTER_SCRIPT=$top_srcdir/contrib/jobq-testcluster
 
 galera_cleanup() {

@@ -6,6 +6,7 @@
 # state with a reason (dead-lettered, or run normally where it is in
 # fact valid), or stays delayed where that is what it says.
 . "$top_srcdir/tests/lib.sh"
+one_build sanitized "behaviour alone"
 setup hostile
 
 declare -A WANT # job id -> done | delayed | failed:REGEX

@@ -5,6 +5,7 @@
 # crontab line of contrib/crontab.example run the way cron runs it
 # (minimal environment): the job is done and nothing is printed.
 . "$top_srcdir/tests/lib.sh"
+one_build normal "an install test"
 setup install_home
 
 home=$T/home

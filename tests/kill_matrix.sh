@@ -42,6 +42,7 @@
 # retry_after; on_dead ran once; the rate held over the killed claims
 # too; and the jobs held ahead, never started, were charged no attempt.
 . "$top_srcdir/tests/lib.sh"
+one_build sanitized "behaviour alone"
 setup kill_matrix
 TH=$top_srcdir/tests/handlers
 F_TYPES="follow at retry succ dead uniq"

@@ -33,6 +33,22 @@ ldd "$JOBQ" 2>/dev/null | grep -q 'libasan' && SANITIZED=1
 volume() {
 	if [ "$SANITIZED" = 1 ]; then echo $((($1 + 3) / 4)); else echo "$1"; fi
 }
+# one_build normal|sanitized WHY: CI (contrib/test-all) runs the suite in a
+# normal and a sanitizer build side by side, and the whole run must fit
+# its time.  A script whose worth does not depend on the build runs in
+# one of them only: the scale, timing and cluster tests in the normal
+# build (their C paths run under the sanitizers in the smaller tests),
+# the ones that check behaviour alone under the sanitizers (where a
+# memory error is caught too).  JOBQ_EVERY_BUILD=1 runs it in both.
+one_build() {
+	[ -z "${JOBQ_EVERY_BUILD:-}" ] || return 0
+	case $1 in
+	normal) [ "$SANITIZED" = 0 ] ||
+		skip_all "runs in the normal build only: $2 (JOBQ_EVERY_BUILD=1 runs it here)" ;;
+	sanitized) [ "$SANITIZED" = 1 ] ||
+		skip_all "runs in the sanitizer build only: $2 (JOBQ_EVERY_BUILD=1 runs it here)" ;;
+	esac
+}
 TAP_N=0
 TAP_FAILED=0
 BG_PIDS=()

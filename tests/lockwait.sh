@@ -15,6 +15,7 @@
 # --max-time fires within a few seconds of its time.  Then the same with
 # a table lock (metadata lock waits).
 . "$top_srcdir/tests/lib.sh"
+one_build normal "a timing test"
 setup lockwait
 
 TH=$top_srcdir/tests/handlers

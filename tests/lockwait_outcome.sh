@@ -10,6 +10,7 @@
 # too, each job ran once.  Both reservation modes, exec and persistent
 # handlers.
 . "$top_srcdir/tests/lib.sh"
+one_build normal "a timing test"
 setup lockwait_outcome
 
 TH=$top_srcdir/tests/handlers

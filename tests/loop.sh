@@ -7,6 +7,7 @@
 # signal that reaches the forked child before it execs jobq would run
 # this shell's EXIT trap (cleanup) in the child.
 . "$top_srcdir/tests/lib.sh"
+one_build normal "a timing test"
 setup loop
 TH=$top_srcdir/tests/handlers
 

@@ -19,6 +19,7 @@
 # Parts 2 and 3 stop and start a private server of their own ($T/db2),
 # as tests/restart.sh does, in both reservation modes.
 . "$top_srcdir/tests/lib.sh"
+one_build sanitized "behaviour alone"
 setup outcome_size
 TH=$top_srcdir/tests/handlers
 G=$T/gate

@@ -4,6 +4,7 @@
 # sequence (exponential with its cap, and a list) measured in the
 # database.
 . "$top_srcdir/tests/lib.sh"
+one_build sanitized "behaviour alone"
 setup outcomes
 TH=$top_srcdir/tests/handlers
 

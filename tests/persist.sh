@@ -5,6 +5,7 @@
 # carries is read exactly like an exit code.  Then the helper modules
 # (Python serve(), PHP jobq_serve()) with done, retry and dead-letter.
 . "$top_srcdir/tests/lib.sh"
+one_build sanitized "behaviour alone"
 setup persist
 TH=$top_srcdir/tests/handlers
 

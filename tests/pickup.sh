@@ -9,6 +9,7 @@
 # three times in a row); the statement rate is counted per user by the
 # server (userstat), so other tests on the server do not disturb it.
 . "$top_srcdir/tests/lib.sh"
+one_build sanitized "behaviour alone"
 setup pickup
 
 # The socket directory: short (a socket's path must fit 108 bytes,

@@ -8,6 +8,7 @@
 # runs exactly once with its run row; and --once and --max take no more
 # than they may.  No timing is asserted.
 . "$top_srcdir/tests/lib.sh"
+one_build sanitized "behaviour alone"
 setup pickup_ahead
 TH=$top_srcdir/tests/handlers
 

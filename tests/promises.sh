@@ -30,6 +30,7 @@
 #  14. a persistent handler's status line followed by anything else on
 #      the same line is a protocol violation, not a status.
 . "$top_srcdir/tests/lib.sh"
+one_build sanitized "behaviour alone"
 setup promises
 TH=$top_srcdir/tests/handlers
 

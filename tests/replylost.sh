@@ -15,6 +15,7 @@
 #      and never greet) does not outlast a lease: the worker stops its
 #      handler before the lease it last wrote ends.
 . "$top_srcdir/tests/lib.sh"
+one_build sanitized "behaviour alone"
 setup replylost
 TH=$top_srcdir/tests/handlers
 PX=$T/px

@@ -7,6 +7,7 @@
 # reconnection and then finish every job.  Delivery is at-least-once, so
 # the test asserts that no job is lost and only reports duplicates.
 . "$top_srcdir/tests/lib.sh"
+one_build normal "a timing test"
 setup restart
 
 N=500

@@ -7,6 +7,7 @@
 # worker small) and stored as valid UTF-8; the environment is clean; argv
 # is split like words but never run through a shell; workdir applies.
 . "$top_srcdir/tests/lib.sh"
+one_build sanitized "behaviour alone"
 setup runner
 TH=$top_srcdir/tests/handlers
 

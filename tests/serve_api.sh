@@ -5,6 +5,7 @@
 # clear only with the confirmed count), each one audited; the shared
 # overview snapshot ([serve] overview_cache).
 . "$top_srcdir/tests/lib.sh"
+one_build sanitized "behaviour alone"
 . "$top_srcdir/tests/operator/common.sh"
 . "$top_srcdir/tests/serve_lib.sh"
 setup serve_api

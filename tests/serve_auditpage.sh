@@ -7,6 +7,7 @@
 # viewer gets 403 and nobody 401.  Rows are made through the API itself:
 # logins, a pause, an enqueue of one job and one of three.
 . "$top_srcdir/tests/lib.sh"
+one_build sanitized "behaviour alone"
 . "$top_srcdir/tests/operator/common.sh"
 . "$top_srcdir/tests/serve_lib.sh"
 setup serve_auditpage

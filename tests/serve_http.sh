@@ -5,6 +5,7 @@
 # address, the security headers on every response, and job text (type,
 # payload, error, output) coming back as JSON data, never as markup.
 . "$top_srcdir/tests/lib.sh"
+one_build sanitized "behaviour alone"
 . "$top_srcdir/tests/operator/common.sh"
 . "$top_srcdir/tests/serve_lib.sh"
 setup serve_http

@@ -7,6 +7,7 @@
 # the failed-login table holds only what was actually checked (and is
 # pruned once out of the window).  Prints the measured figures.
 . "$top_srcdir/tests/lib.sh"
+one_build normal "a timing test"
 . "$top_srcdir/tests/operator/common.sh"
 . "$top_srcdir/tests/serve_lib.sh"
 setup serve_login_flood

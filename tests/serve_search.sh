@@ -5,6 +5,7 @@
 # unique key, payload text and enqueue time, paged by id with each job
 # once; bad filters are refused with 400 and the field.
 . "$top_srcdir/tests/lib.sh"
+one_build sanitized "behaviour alone"
 . "$top_srcdir/tests/operator/common.sh"
 . "$top_srcdir/tests/serve_lib.sh"
 setup serve_search

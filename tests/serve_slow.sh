@@ -8,6 +8,7 @@
 # tests/serve_slow.py; the figures it measures are printed as diagnostics
 # (and quoted in the README's security section).
 . "$top_srcdir/tests/lib.sh"
+one_build sanitized "behaviour alone"
 . "$top_srcdir/tests/operator/common.sh"
 . "$top_srcdir/tests/serve_lib.sh"
 setup serve_slow

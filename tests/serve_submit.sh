@@ -7,6 +7,7 @@
 # session is not affected, and waiting lets the session in again.  Bad
 # api_rate/api_burst values are refused with file:line.
 . "$top_srcdir/tests/lib.sh"
+one_build sanitized "behaviour alone"
 . "$top_srcdir/tests/operator/common.sh"
 . "$top_srcdir/tests/serve_lib.sh"
 setup serve_submit

@@ -11,6 +11,7 @@
 # counts that grow.  Skipped, with the reason, when Chromium, Node or
 # the npm packages are missing.
 . "$top_srcdir/tests/lib.sh"
+one_build sanitized "behaviour alone"
 
 . "$top_srcdir/tests/browser_lib.sh"
 setup serve_trouble

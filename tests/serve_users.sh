@@ -9,6 +9,7 @@
 # users, and an admin may not demote or remove itself; `jobq serve`
 # starts with database users only.
 . "$top_srcdir/tests/lib.sh"
+one_build sanitized "behaviour alone"
 . "$top_srcdir/tests/operator/common.sh"
 . "$top_srcdir/tests/serve_lib.sh"
 setup serve_users

@@ -3,6 +3,7 @@
 # stale, failed), its runs after a worker ran it twice, an unknown id,
 # and [worker] timezone shifting the printed times.
 . "$top_srcdir/tests/lib.sh"
+one_build sanitized "behaviour alone"
 . "$top_srcdir/tests/operator/common.sh"
 setup show
 

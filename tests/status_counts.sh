@@ -11,6 +11,7 @@
 # reports and --repair-counts corrects.  Not timed: contrib/bench
 # measures the speed.
 . "$top_srcdir/tests/lib.sh"
+one_build normal "a scale test"
 . "$top_srcdir/tests/operator/common.sh"
 setup status_counts
 
