@@ -100,7 +100,7 @@ is "$(sql "SELECT COUNT(*) FROM jobq_run_stats WHERE (res = 60 AND at < UNIX_TIM
 	"the first pruning removed the buckets no range shows"
 
 # Two servers roll up side by side: every run is counted once.
-URL1=$URL
+URL1=$URL PID1=$SERVE_PID
 serve_start
 for i in $(seq 200); do echo '{"type": "fast", "payload": {}}'; done | jq_ enqueue --batch >/dev/null
 jq_ work --queue default --stop-when-empty 2>"$T/work3.log"
@@ -124,7 +124,9 @@ hit GET "/api/stats"
 is "$CODE" 401 "not logged in: 401"
 
 serve_stop
-grep 'statistics' "$T/serve.log" | sed 's/^/# /'
-! grep -q 'statistics' "$T/serve.log"
-ok $? "no statistics error in the server's log"
+SERVE_PID=$PID1
+serve_stop
+grep -E 'statistics|Sanitizer|runtime error' "$T/serve.log" | sed 's/^/# /'
+! grep -qE 'statistics|Sanitizer|runtime error' "$T/serve.log"
+ok $? "no statistics error and no sanitizer report in the servers' log"
 finish
