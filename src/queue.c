@@ -13,7 +13,7 @@
  * priority, max_attempts, available_at (the columns of
  * queue_enqueue_sql). */
 static void
-enqueue_row(struct db *db, struct buf *sql, const struct enqueue_item *it, int keyed)
+enqueue_row(struct db *db, struct buf *sql, const struct enqueue_item *it, int keyed, int life)
 {
 	if (keyed && it->unique_key != NULL)
 		db_sql(db, sql, "%q, ", it->unique_key);
@@ -30,6 +30,15 @@ enqueue_row(struct db *db, struct buf *sql, const struct enqueue_item *it, int k
 		db_sql(db, sql, "UTC_TIMESTAMP(6) + INTERVAL %I MICROSECOND", it->delay_ms * 1000);
 	else
 		buf_adds(sql, "UTC_TIMESTAMP(6)");
+	if (!life)
+		return;
+	if (it->expires_at != NULL)
+		db_sql(db, sql, ", %q", it->expires_at);
+	else if (it->expires_in_ms > 0)
+		db_sql(db, sql, ", UTC_TIMESTAMP(6) + INTERVAL %I MICROSECOND", it->expires_in_ms * 1000);
+	else
+		buf_adds(sql, ", NULL");
+	db_sql(db, sql, ", %q", it->traceparent);
 }
 
 /* Appends the one INSERT that enqueues items[0..n) (no ';').  With a
@@ -40,23 +49,27 @@ void
 queue_enqueue_sql(struct db *db, struct buf *sql, const struct enqueue_item *items, size_t n, const char *cond)
 {
 	size_t i;
-	int keyed = 0;
+	int keyed = 0, life = 0;
 
-	for (i = 0; i < n; i++)
+	/* The optional columns are named only when an item has them, so a
+	 * plain bulk insert stays as lean as it was. */
+	for (i = 0; i < n; i++) {
 		keyed |= items[i].unique_key != NULL;
-	buf_printf(sql, "INSERT INTO jobs (%squeue, type, payload, priority, max_attempts, available_at) ",
-	    keyed ? "unique_key, " : "");
+		life |= items[i].expires_at != NULL || items[i].expires_in_ms > 0 || items[i].traceparent != NULL;
+	}
+	buf_printf(sql, "INSERT INTO jobs (%squeue, type, payload, priority, max_attempts, available_at%s) ",
+	    keyed ? "unique_key, " : "", life ? ", expires_at, traceparent" : "");
 	if (cond == NULL)
 		buf_adds(sql, "VALUES ");
 	for (i = 0; i < n; i++) {
 		if (cond == NULL) {
 			buf_adds(sql, i ? ", (" : "(");
-			enqueue_row(db, sql, &items[i], keyed);
+			enqueue_row(db, sql, &items[i], keyed, life);
 			buf_adds(sql, ")");
 			continue;
 		}
 		buf_adds(sql, i ? " UNION ALL SELECT " : "SELECT ");
-		enqueue_row(db, sql, &items[i], keyed);
+		enqueue_row(db, sql, &items[i], keyed, life);
 		buf_printf(sql, " FROM DUAL WHERE %s", cond);
 	}
 }

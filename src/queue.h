@@ -33,6 +33,15 @@ struct job {
 	char created_at[32];   /* ISO 8601, UTC */
 	char reserved_at[32];  /* the database's time when it was reserved */
 	int64_t wait_ms;       /* how long it had been due when claimed; -1: unknown */
+	/* Its lifecycle (sql/019): expires_ms is the time left, at the claim,
+	 * before it must not start (<= 0: expired; INT64_MAX: never);
+	 * cancel_by, who asked for it to be cancelled ("" when nobody did);
+	 * checkpoint, the JSON an earlier attempt saved (NULL: none);
+	 * traceparent, its W3C trace context ("" when none). */
+	int64_t expires_ms;
+	char cancel_by[129];
+	char *checkpoint;
+	char traceparent[56];
 	char token[LEASE_TOKEN_LEN + 1];
 	/* Progress the handler reported, written with the next lease
 	 * extension when progress_new is set (queue_extend clears it). */
@@ -118,6 +127,11 @@ struct enqueue_item {
 	const char *at; /* "YYYY-MM-DD HH:MM:SS[.ffffff]" UTC, or NULL */
 	unsigned max_attempts;
 	const char *unique_key; /* NULL: none (see flow.h) */
+	/* The job never starts after this (sql/019): expires_at, a UTC
+	 * database time, or expires_in_ms after the insert; NULL and 0: never. */
+	const char *expires_at;
+	int64_t expires_in_ms;
+	const char *traceparent; /* W3C trace context, or NULL */
 };
 
 /* One `enqueue --batch` run as jobq_batches records it (queue_batch.c). */

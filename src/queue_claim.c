@@ -23,6 +23,7 @@ job_free(struct job *j)
 	free(j->queue);
 	free(j->type);
 	free(j->payload);
+	free(j->checkpoint);
 	free(j);
 }
 
@@ -55,7 +56,11 @@ job_from_row(char **row, const unsigned long *len, int add_attempt)
 	j->wait_ms = row[9] != NULL ? db_col_i64(row[9], 0) : -1;
 	if (row[9] != NULL && j->wait_ms < 0)
 		j->wait_ms = 0; /* claimed within the millisecond it fell due */
-	snprintf(j->reserved_at, sizeof j->reserved_at, "%s", row[10] ? row[10] : "");
+	j->expires_ms = row[10] != NULL ? db_col_i64(row[10], 0) : INT64_MAX;
+	snprintf(j->cancel_by, sizeof j->cancel_by, "%s", row[11] ? row[11] : "");
+	j->checkpoint = row[12] ? xstrndup(row[12], len[12]) : NULL;
+	snprintf(j->traceparent, sizeof j->traceparent, "%s", row[13] ? row[13] : "");
+	snprintf(j->reserved_at, sizeof j->reserved_at, "%s", row[14] ? row[14] : "");
 	return j;
 }
 
