@@ -10,7 +10,8 @@
  *
  * jobq_serve($fn) calls $fn($payload, $job) once per job: $payload is the
  * decoded JSON payload (associative arrays), $job an array with id, type,
- * queue, attempt, max_attempts and enqueued_at.  Returning is success
+ * queue, attempt, max_attempts, enqueued_at, checkpoint (JSON text, or
+ * false) and traceparent.  Returning is success
  * (done); throwing JobqPermanentFailure dead-letters the job at once; any
  * other Throwable retries it with backoff (its text goes to stderr).
  *
@@ -18,7 +19,9 @@
  * line after another from stdin, answering each with {"status": N} on
  * descriptor 3 (jobq-handler(7)); with `mode = exec` it reads the payload
  * from stdin, calls $fn once and exits with the matching status.  The
- * control functions work in both modes.  Delivery is at-least-once: $fn
+ * control functions work in both modes; jobq_save_checkpoint($value)
+ * saves where the job got to, and jobq_checkpoint() gives the next
+ * attempt what the last one saved (null when none).  Delivery is at-least-once: $fn
  * must be idempotent.
  */
 
@@ -94,6 +97,20 @@ function jobq_result($value): void
     jobq_control_line(['result' => $value]);
 }
 
+/* Where this job got to (any JSON value, at most 64 KiB as compact JSON);
+ * the newest wins, stored with the job even when the worker dies. */
+function jobq_save_checkpoint($value): void
+{
+    jobq_control_line(['checkpoint' => $value]);
+}
+
+/* The checkpoint an earlier attempt saved, decoded; null when none. */
+function jobq_checkpoint()
+{
+    $text = getenv('JOBQ_CHECKPOINT');
+    return $text === false || $text === '' ? null : json_decode($text, true, 512, JSON_THROW_ON_ERROR);
+}
+
 function jobq_run(callable $fn, $payload, array $job): int
 {
     try {
@@ -115,6 +132,8 @@ const JOBQ_JOB_ENV = [
     'attempt' => 'JOBQ_ATTEMPT',
     'max_attempts' => 'JOBQ_MAX_ATTEMPTS',
     'enqueued_at' => 'JOBQ_ENQUEUED_AT',
+    'checkpoint' => 'JOBQ_CHECKPOINT',
+    'traceparent' => 'TRACEPARENT',
 ];
 
 /* Runs $fn($payload, $job) for each job jobq hands this process. */
@@ -137,7 +156,7 @@ function jobq_serve(callable $fn): void
         $payload = $request['payload'] ?? null;
         unset($request['payload']);
         foreach (JOBQ_JOB_ENV as $k => $v) {
-            putenv($v . '=' . ($request[$k] ?? ''));
+            putenv(isset($request[$k]) ? $v . '=' . $request[$k] : $v);
         }
         $status = jobq_run($fn, $payload, $request);
         fflush(STDOUT);

@@ -10,7 +10,8 @@
 
 serve(fn) calls fn(payload, job) once per job, where payload is the
 job's decoded JSON payload and job a dict with id, type, queue, attempt,
-max_attempts and enqueued_at.  fn returning is success (done); raising
+max_attempts, enqueued_at, checkpoint (JSON text, or absent) and
+traceparent.  fn returning is success (done); raising
 Permanent dead-letters the job at once; any other exception retries it
 with backoff (its traceback goes to stderr, which jobq keeps).
 
@@ -19,7 +20,16 @@ and serve() takes one request line after another from stdin, answering
 each with {"status": N} on descriptor 3 (see jobq-handler(7)).  With
 `mode = exec` (one process per job) serve() reads the payload from
 stdin, calls fn once and exits with the matching status.  The control
-functions (enqueue, retry_after, progress, result) work in both modes.
+functions (enqueue, retry_after, progress, result, save_checkpoint) work
+in both modes, and so does checkpoint(), which returns what an earlier
+attempt saved:
+
+    def walk(payload, job):
+        start = (jobq_handler.checkpoint() or {"row": 0})["row"]
+        for row in range(start, payload["rows"]):
+            handle(row)
+            if (row + 1) % 1000 == 0:
+                jobq_handler.save_checkpoint({"row": row + 1})
 
 Delivery is at-least-once: fn must be idempotent.
 """
@@ -29,7 +39,8 @@ import os
 import sys
 import traceback
 
-__all__ = ["serve", "Permanent", "enqueue", "retry_after", "progress", "result"]
+__all__ = ["serve", "Permanent", "enqueue", "retry_after", "progress", "result",
+           "checkpoint", "save_checkpoint"]
 
 EX_DONE = 0
 EX_DATAERR = 65  # a permanent failure: dead-letter now
@@ -42,6 +53,8 @@ _JOB_ENV = {
     "attempt": "JOBQ_ATTEMPT",
     "max_attempts": "JOBQ_MAX_ATTEMPTS",
     "enqueued_at": "JOBQ_ENQUEUED_AT",
+    "checkpoint": "JOBQ_CHECKPOINT",
+    "traceparent": "TRACEPARENT",
 }
 
 
@@ -91,6 +104,19 @@ def progress(percent, note=None):
 def result(value):
     """Keep a small JSON value as the run's result."""
     _write_line({"result": value})
+
+
+def save_checkpoint(value):
+    """Save where this job got to (any JSON value, at most 64 KiB as
+    compact JSON); the newest wins.  jobq stores it with the job, also when
+    the worker dies, and the next attempt reads it with checkpoint()."""
+    _write_line({"checkpoint": value})
+
+
+def checkpoint():
+    """The checkpoint an earlier attempt saved, decoded; None when none."""
+    text = os.environ.get("JOBQ_CHECKPOINT")
+    return json.loads(text) if text else None
 
 
 def _exit_status(code):
@@ -148,7 +174,10 @@ def _serve_persistent(fn):
         request = json.loads(line)
         payload = request.pop("payload", None)
         for k, v in _JOB_ENV.items():  # as an exec-mode handler would see them
-            os.environ[v] = str(request.get(k, ""))
+            if k in request:
+                os.environ[v] = str(request[k])
+            else:
+                os.environ.pop(v, None)
         status, _ = _run(fn, payload, request)
         _flush()  # the job's output reaches jobq before its status line
         _write_line({"status": status})

@@ -11,6 +11,7 @@
 #include "duration.h"
 #include "isotime.h"
 #include "json.h"
+#include "trace.h"
 
 /* A job's row text beyond its escaped strings: separators, quotes,
  * priority, max_attempts and the longest time expression. */
@@ -19,7 +20,8 @@
 /* The longest delay: duration_parse's limit, 100 years. */
 #define DELAY_MAX_MS (100LL * 365 * 24 * 3600 * 1000)
 
-static const char *const FIELDS[] = { "type", "payload", "queue", "delay", "at", "priority", "max_attempts" };
+static const char *const FIELDS[] = { "type", "payload", "queue", "delay", "at", "priority", "max_attempts",
+	"traceparent", "expires_at", "expires_in" };
 
 static void
 job_init(struct batch_job *job, const struct batch_ctx *ctx)
@@ -28,6 +30,7 @@ job_init(struct batch_job *job, const struct batch_ctx *ctx)
 	job->e.priority = ctx->priority;
 	job->e.max_attempts = ctx->max_attempts;
 	job->e.delay_ms = ctx->delay_ms;
+	job->e.expires_in_ms = ctx->expires_in_ms;
 }
 
 void
@@ -37,6 +40,8 @@ batch_job_clear(struct batch_job *job)
 	free(job->queue);
 	free(job->payload);
 	free(job->at);
+	free(job->traceparent);
+	free(job->expires_at);
 	memset(job, 0, sizeof *job);
 }
 
@@ -98,6 +103,31 @@ check_names(const struct batch_ctx *ctx, struct batch_job *job, char *err)
 	return 0;
 }
 
+/* The expiry: the line's expires_at (ISO 8601, made UTC) or expires_in,
+ * else the command line's. */
+static int
+finish_expiry(const struct batch_ctx *ctx, struct batch_job *job, char *err)
+{
+	const char *when = job->expires_at;
+	char utc[40];
+
+	if (when == NULL && job->e.expires_in_ms == 0)
+		when = ctx->expires_at;
+	if (job->e.expires_in_ms < 0 || job->e.expires_in_ms > DELAY_MAX_MS) {
+		errf(err, "expires_in must be from 0 to 100 years");
+		return -1;
+	}
+	if (when == NULL)
+		return 0;
+	if (isotime_to_utc(when, utc, sizeof utc, err) < 0)
+		return -1;
+	free(job->expires_at);
+	job->expires_at = xstrdup(utc);
+	job->e.expires_at = job->expires_at;
+	job->e.expires_in_ms = 0;
+	return 0;
+}
+
 /* The checks every job passes, from a line or from the command line;
  * at is the time as written (NULL: use the delay). */
 static int
@@ -115,6 +145,8 @@ finish(const struct batch_ctx *ctx, struct batch_job *job, const char *at, int i
 		errf(err, "delay must be from 0 to 100 years");
 		return -1;
 	}
+	if (finish_expiry(ctx, job, err) < 0)
+		return -1;
 	if (e->priority < -32768 || e->priority > 32767 || e->max_attempts > 1000000) {
 		errf(err, "priority or max_attempts out of range");
 		return -1;
@@ -125,9 +157,12 @@ finish(const struct batch_ctx *ctx, struct batch_job *job, const char *at, int i
 	if (at != NULL)
 		job->at = xstrdup(utc);
 	e->at = job->at;
+	if (job->traceparent == NULL && ctx->traceparent != NULL)
+		job->traceparent = xstrdup(ctx->traceparent);
+	e->traceparent = job->traceparent;
 	job->sql_len = escaped_len(job->type, strlen(job->type)) +
 	    escaped_len(job->queue, strlen(job->queue)) + escaped_len(job->payload, e->payload_len) +
-	    ROW_OVERHEAD;
+	    ROW_OVERHEAD + (job->traceparent != NULL ? TRACEPARENT_LEN + 4 : 0) + 64;
 	if (ctx->max_packet > 0 && job->sql_len + BATCH_SQL_OVERHEAD > ctx->max_packet) {
 		errf(err,
 		    "payload of %zu bytes makes a statement of about %zu bytes once escaped, more than the "
@@ -214,6 +249,39 @@ check_fields(const cJSON *o, char *err)
 		errf(err, "\"delay\" and \"at\" exclude each other");
 		return -1;
 	}
+	if (cJSON_GetObjectItemCaseSensitive(o, "expires_in") != NULL &&
+	    cJSON_GetObjectItemCaseSensitive(o, "expires_at") != NULL) {
+		errf(err, "\"expires_in\" and \"expires_at\" exclude each other");
+		return -1;
+	}
+	return 0;
+}
+
+/* "expires_in" (seconds or a duration) or "expires_at" (ISO 8601): the
+ * job never starts after then. */
+static int
+get_expiry(const cJSON *o, struct batch_job *job, char *err)
+{
+	const cJSON *v;
+	int64_t n;
+
+	if ((v = cJSON_GetObjectItemCaseSensitive(o, "expires_in")) != NULL) {
+		if (cJSON_IsString(v))
+			return duration_parse(v->valuestring, &job->e.expires_in_ms, err);
+		if (json_int(v, 1, DELAY_MAX_MS / 1000, &n) == 0) {
+			job->e.expires_in_ms = n * 1000;
+			return 0;
+		}
+		errf(err, "\"expires_in\" must be seconds or a duration like \"5m\"");
+		return -1;
+	}
+	if ((v = cJSON_GetObjectItemCaseSensitive(o, "expires_at")) != NULL) {
+		if (!cJSON_IsString(v)) {
+			errf(err, "\"expires_at\" must be an ISO 8601 time");
+			return -1;
+		}
+		job->expires_at = xstrdup(v->valuestring);
+	}
 	return 0;
 }
 
@@ -289,6 +357,23 @@ get_numbers(const cJSON *o, struct batch_job *job, char *err)
 	return 0;
 }
 
+/* "traceparent": a W3C trace context (trace.h). */
+static int
+get_trace(const cJSON *o, struct batch_job *job, char *err)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "traceparent");
+	char why[ERRSZ];
+
+	if (v == NULL)
+		return 0;
+	if (!cJSON_IsString(v) || trace_check(v->valuestring, why) < 0) {
+		errf(err, "\"traceparent\": %s", cJSON_IsString(v) ? why : "must be a string");
+		return -1;
+	}
+	job->traceparent = xstrdup(v->valuestring);
+	return 0;
+}
+
 static int
 get_payload(const cJSON *o, struct batch_job *job)
 {
@@ -340,7 +425,9 @@ batch_line_parse(const char *line, size_t len, const struct batch_ctx *ctx, stru
 	if (o == NULL || !cJSON_IsObject(o))
 		errf(err, "not a JSON object");
 	else if (check_fields(o, err) == 0 && get_names(o, job, err) == 0 &&
-	    get_time(o, job, &at, err) == 0 && get_numbers(o, job, err) == 0 && get_payload(o, job) == 0)
+	    get_time(o, job, &at, err) == 0 && get_numbers(o, job, err) == 0 && get_trace(o, job, err) == 0 &&
+	    get_expiry(o, job, err) == 0 &&
+	    get_payload(o, job) == 0)
 		rc = finish(ctx, job, at, 1, err);
 	cJSON_Delete(o);
 	if (rc < 0) {

@@ -44,6 +44,9 @@ struct batch_ctx {
 	int priority;
 	unsigned max_attempts; /* 0: the handler's */
 	size_t max_packet;     /* the server's max_allowed_packet; 0: unknown, not checked */
+	const char *traceparent; /* W3C trace context (checked by the caller), or NULL */
+	const char *expires_at;  /* ISO 8601 as the user wrote it, or NULL */
+	int64_t expires_in_ms;   /* 0: none */
 };
 
 /* One checked job.  e points into the heap strings below (never into the
@@ -52,6 +55,8 @@ struct batch_job {
 	struct enqueue_item e;
 	char *type, *queue, *payload;
 	char *at; /* the start time in UTC as the server reads it, or NULL */
+	char *traceparent; /* its trace context (trace.h), or NULL */
+	char *expires_at;  /* its expiry in UTC as the server reads it, or NULL */
 	size_t sql_len; /* the most bytes this job adds to a multi-row INSERT */
 };
 

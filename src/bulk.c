@@ -9,12 +9,13 @@
 #include <string.h>
 
 #include "bulk.h"
+#include "cancel.h"
 #include "failed.h"
 #include "queue.h"
 #include "queue_list.h"
 #include "queue_states.h"
 
-typedef int bulk_act_fn(struct db *db, uint64_t id, char *err);
+typedef int bulk_act_fn(struct db *db, uint64_t id, const char *by, char *err);
 
 struct bulk_kind {
 	const char *name;
@@ -23,11 +24,41 @@ struct bulk_kind {
 	bulk_act_fn *act;
 };
 
+/* The one-job functions that need not know who acts. */
+static int
+act_retry(struct db *db, uint64_t id, const char *by, char *err)
+{
+	(void)by;
+	return failed_retry(db, id, err);
+}
+
+static int
+act_forget(struct db *db, uint64_t id, const char *by, char *err)
+{
+	(void)by;
+	return failed_forget(db, id, err);
+}
+
+static int
+act_release(struct db *db, uint64_t id, const char *by, char *err)
+{
+	(void)by;
+	return queue_release_one(db, id, err);
+}
+
+static int
+act_delete(struct db *db, uint64_t id, const char *by, char *err)
+{
+	(void)by;
+	return queue_delete(db, id, err);
+}
+
 static const struct bulk_kind kinds[] = {
-	{ "retry", "failed_jobs", "TRUE", failed_retry },
-	{ "forget", "failed_jobs", "TRUE", failed_forget },
-	{ "release", "jobs", IS_STALE, queue_release_one },
-	{ "delete", "jobs", "lease_token IS NULL", queue_delete },
+	{ "retry", "failed_jobs", "TRUE", act_retry },
+	{ "forget", "failed_jobs", "TRUE", act_forget },
+	{ "release", "jobs", IS_STALE, act_release },
+	{ "delete", "jobs", "lease_token IS NULL", act_delete },
+	{ "cancel", "jobs", "TRUE", queue_cancel_act },
 };
 
 const struct bulk_kind *
@@ -62,6 +93,10 @@ where_sql(struct db *db, struct buf *w, const struct bulk_kind *k, const struct 
 		buf_adds(w, " AND " IS_READY);
 	else if (f->state != NULL && strcmp(f->state, "delayed") == 0)
 		buf_adds(w, " AND " IS_DELAYED);
+	else if (f->state != NULL && strcmp(f->state, "reserved") == 0)
+		buf_adds(w, " AND " IS_RESERVED);
+	else if (f->state != NULL && strcmp(f->state, "stale") == 0)
+		buf_adds(w, " AND " IS_STALE);
 	if (f->queue != NULL)
 		db_sql(db, w, " AND queue = %q", db_ascii(f->queue));
 	if (f->type != NULL)
@@ -136,7 +171,7 @@ bulk_step(struct db *db, const struct bulk_kind *k, const struct bulk_filter *f,
 		uint64_t id = db_col_u64(row[0], 0);
 
 		got++;
-		rc = k->act(db, id, err);
+		rc = k->act(db, id, f->by, err);
 		if (rc == DB_EGONE) /* unknown whether it happened: not told, not passed */
 			break;
 		*last = id;

@@ -12,13 +12,16 @@
 
 struct bulk_kind;
 
-/* Which jobs: each NULL matches every one.  state is only for delete:
- * ready or delayed (NULL: both, every job nobody holds). */
+/* Which jobs: each NULL matches every one.  state: ready or delayed for
+ * delete (NULL: both, every job nobody holds), any of ready, delayed,
+ * reserved, stale for cancel.  by: who acts (the cancel records it). */
 struct bulk_filter {
 	const char *queue, *type, *state;
+	const char *by;
 };
 
-/* The action named name (retry, forget, release, delete), or NULL. */
+/* The action named name (retry, forget, release, delete, cancel), or
+ * NULL. */
 const struct bulk_kind *bulk_kind_find(const char *name);
 const char *bulk_kind_name(const struct bulk_kind *k);
 /* Whether the action reads the dead letter (retry, forget). */

@@ -22,6 +22,7 @@
 #include "flow.h"
 #include "isotime.h"
 #include "queue.h"
+#include "trace.h"
 #include "utf8.h"
 #include "wakeup.h"
 
@@ -38,11 +39,15 @@ usage(void)
 	       "  -d, --delay DURATION   run no earlier than DURATION from now (90, 90s, 5m, 2h...)\n"
 	       "      --at TIME          run no earlier than TIME (ISO 8601; UTC unless it has an offset;\n"
 	       "                         years 0001-9999 once in UTC)\n"
+	       "      --expires-in DURATION, --expires-at TIME\n"
+	       "                         never start it after then (from now; TIME as for --at): it\n"
+	       "                         ends as 'expired' (handlers may set a default: expire_after)\n"
 	       "  -p, --priority N       smaller runs first (default 0; -32768..32767)\n"
 	       "      --max-attempts N   this job's attempt limit (default: the handler's)\n"
 	       "      --batch            read one job per line on stdin:\n"
 	       "                         {\"type\": ..., \"payload\": ..., \"queue\": ..., \"delay\": ...,\n"
-	       "                          \"at\": ..., \"priority\": ..., \"max_attempts\": ...};\n"
+	       "                          \"at\": ..., \"priority\": ..., \"max_attempts\": ...,\n"
+	       "                          \"traceparent\": ..., \"expires_in\": ..., \"expires_at\": ...};\n"
 	       "                         only type is required, the options above give the defaults.\n"
 	       "                         Every line is checked before any is written; a bad line\n"
 	       "                         anywhere writes nothing.  Input from a pipe is spooled to a\n"
@@ -62,7 +67,10 @@ usage(void)
 	       "                         running: print that job's id instead, with a note on\n"
 	       "                         stderr, and exit 0 (KEY: 1-255 bytes of UTF-8)\n"
 	       "      --unique-for DURATION  with --unique-key: also refuse KEY for DURATION after\n"
-	       "                         this job was enqueued, even once it is done\n\n"
+	       "                         this job was enqueued, even once it is done\n"
+	       "      --traceparent TP   the job's W3C trace context, 00-<trace id>-<parent id>-<flags>\n"
+	       "                         (default: $TRACEPARENT when set); each run of the job gets\n"
+	       "                         TRACEPARENT with this trace id and a span id of its own\n\n"
 	       "Exit status: 0 enqueued (or refused by --unique-key), 65 bad input (nothing\n"
 	       "written), 69 database unavailable (a batch says how much was committed),\n"
 	       "78 configuration error.\n");
@@ -169,7 +177,7 @@ new_key(char *out, size_t outlen)
 	    tm.tm_hour, tm.tm_min, tm.tm_sec, hex);
 }
 
-enum { OPT_AT = 256, OPT_MAX_ATTEMPTS, OPT_BATCH, OPT_UNIQUE_FOR };
+enum { OPT_AT = 256, OPT_MAX_ATTEMPTS, OPT_BATCH, OPT_UNIQUE_FOR, OPT_TRACEPARENT, OPT_EXPIRES_IN, OPT_EXPIRES_AT };
 
 #define UNIQUE_KEY_MAX 255 /* jobs.unique_key holds 255 characters */
 
@@ -220,6 +228,18 @@ at_opt(struct batch_ctx *ctx)
 	return -1;
 }
 
+/* --expires-at: like --at. */
+static int
+expires_at_opt(struct batch_ctx *ctx)
+{
+	char utc[64], err[ERRSZ];
+
+	if (isotime_to_utc(optarg, utc, sizeof utc, err) == -1)
+		return cli_usage_error("enqueue", "--expires-at: %s", err);
+	ctx->expires_at = optarg;
+	return -1;
+}
+
 /* --batch-key: 1 to KEY_MAX characters that are safe in a shell and a
  * log line. */
 static int
@@ -265,6 +285,39 @@ unique_for_opt(struct opts *o)
 	return -1;
 }
 
+/* --traceparent: a W3C trace context (trace.h). */
+static int
+traceparent_opt(struct opts *o)
+{
+	char err[ERRSZ];
+
+	if (trace_check(optarg, err) < 0)
+		return cli_usage_error("enqueue", "--traceparent: %s", err);
+	o->ctx.traceparent = optarg;
+	return -1;
+}
+
+/* Without --traceparent, the trace context of the caller's environment
+ * (TRACEPARENT, as W3C's environment-variable carrier names it), so
+ * that a traced script's jobs join its trace.  A bad one is bad input
+ * (65): refused rather than dropped, as a job must not silently leave
+ * the trace it was meant to be in. */
+static int
+traceparent_env(struct opts *o)
+{
+	const char *tp = getenv("TRACEPARENT");
+	char err[ERRSZ];
+
+	if (o->ctx.traceparent != NULL || tp == NULL || *tp == '\0')
+		return 0;
+	if (trace_check(tp, err) < 0) {
+		cli_error("enqueue: TRACEPARENT in the environment: %s (nothing was written)", err);
+		return EX_DATAERR;
+	}
+	o->ctx.traceparent = tp;
+	return 0;
+}
+
 /* One option of enqueue's own: -1 once stored, else the exit status. */
 static int
 parse_opt(int opt, struct opts *o)
@@ -300,6 +353,12 @@ parse_opt(int opt, struct opts *o)
 		return unique_key_opt(o);
 	case OPT_UNIQUE_FOR:
 		return unique_for_opt(o);
+	case OPT_TRACEPARENT:
+		return traceparent_opt(o);
+	case OPT_EXPIRES_IN:
+		return duration_opt("expires-in", &o->ctx.expires_in_ms);
+	case OPT_EXPIRES_AT:
+		return expires_at_opt(&o->ctx);
 	default:
 		return EX_USAGE;
 	}
@@ -312,6 +371,8 @@ check_args(const struct opts *o, int argc)
 {
 	if (o->ctx.at != NULL && o->ctx.delay_ms > 0)
 		return cli_usage_error("enqueue", "--at and --delay exclude each other");
+	if (o->ctx.expires_at != NULL && o->ctx.expires_in_ms > 0)
+		return cli_usage_error("enqueue", "--expires-at and --expires-in exclude each other");
 	if (o->dry_run && !o->is_batch)
 		return cli_usage_error("enqueue", "--dry-run goes with --batch");
 	if (o->key != NULL && !o->is_batch)
@@ -342,6 +403,9 @@ cmd_enqueue(int argc, char **argv)
 		{ "dry-run", no_argument, NULL, 'n' },
 		{ "unique-key", required_argument, NULL, 'u' },
 		{ "unique-for", required_argument, NULL, OPT_UNIQUE_FOR },
+		{ "traceparent", required_argument, NULL, OPT_TRACEPARENT },
+		{ "expires-in", required_argument, NULL, OPT_EXPIRES_IN },
+		{ "expires-at", required_argument, NULL, OPT_EXPIRES_AT },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct opts o;
@@ -359,7 +423,7 @@ cmd_enqueue(int argc, char **argv)
 		if ((rc = parse_opt(opt, &o)) >= 0)
 			return rc;
 	}
-	if ((rc = check_args(&o, argc)) != 0)
+	if ((rc = check_args(&o, argc)) != 0 || (rc = traceparent_env(&o)) != 0)
 		return rc;
 	if ((rc = cli_conf(0, &c)) != 0)
 		return rc;

@@ -92,6 +92,19 @@ add_str(cJSON *o, const char *k, const char *v)
 		cJSON_AddNullToObject(o, k);
 }
 
+/* Stored JSON text as JSON when it parses, else as a string (a row
+ * another program wrote); null when NULL. */
+static void
+add_json(cJSON *o, const char *k, const char *text)
+{
+	cJSON *v = text != NULL ? cJSON_Parse(text) : NULL;
+
+	if (v != NULL)
+		cJSON_AddItemToObject(o, k, v);
+	else
+		add_str(o, k, text);
+}
+
 /* A time as ISO 8601 with its offset, in UTC (timefmt_json). */
 static void
 add_time(cJSON *o, const char *k, const char *v)
@@ -127,6 +140,8 @@ json_add_job(cJSON *o, const struct job_view *v, unsigned max)
 	add_time(o, "available_at", v->available_at);
 	if (v->available_at != NULL)
 		cJSON_AddNumberToObject(o, "available_in_seconds", (double)v->available_in_ms / 1000.0);
+	add_str(o, "traceparent", v->traceparent);
+	add_json(o, "checkpoint", v->checkpoint);
 }
 
 /* Who holds the job and until when; its progress only while it runs. */
@@ -188,6 +203,8 @@ json_add_runs(cJSON *o, const struct run_row *runs, size_t nruns)
 		}
 		if (runs[i].follow_ups != NULL)
 			cJSON_AddItemToObject(r, "follow_ups", runs_follow_ups_json(runs[i].follow_ups));
+		add_str(r, "trace_id", runs[i].trace_id);
+		add_str(r, "span_id", runs[i].span_id);
 		cJSON_AddItemToArray(arr, r);
 	}
 }
@@ -288,6 +305,9 @@ print_runs(const struct timefmt *f, const struct run_row *runs, size_t nruns, ui
 			print_vis(tty, "          result %s\n", runs[i].result);
 		if (runs[i].follow_ups != NULL)
 			print_vis(tty, "          follow-ups %s\n", runs[i].follow_ups);
+		if (runs[i].trace_id != NULL)
+			print_vis(tty, "          trace  %s span %s\n", runs[i].trace_id,
+			    runs[i].span_id ? runs[i].span_id : "-");
 	}
 }
 
@@ -335,6 +355,8 @@ print_text(const struct conf *c, const struct timefmt *f, const struct job_view 
 	    tty, "  queue        %s\n  type         %s\n  priority     %d\n", v->queue, v->type, v->priority);
 	if (v->unique_key != NULL)
 		print_vis(tty, "  unique key   %s\n", v->unique_key);
+	if (v->traceparent != NULL)
+		print_vis(tty, "  traceparent  %s\n", v->traceparent);
 	if (max > 0)
 		printf("  attempts     %u of %u\n", v->attempts, max);
 	else
@@ -354,6 +376,8 @@ print_text(const struct conf *c, const struct timefmt *f, const struct job_view 
 		print_indented("error:", v->exception, tty);
 	print_indented("payload:", pretty, tty);
 	free(pretty);
+	if (v->checkpoint != NULL)
+		print_indented("checkpoint (for the next attempt, JOBQ_CHECKPOINT):", v->checkpoint, tty);
 	print_runs(f, runs, nruns, total);
 }
 

@@ -39,6 +39,7 @@ struct handler {
 	unsigned max_attempts;
 	struct backoff backoff;
 	int64_t retry_until_ms; /* 0: no limit */
+	int64_t expire_after_ms; /* a job due this long unstarted expires; 0: never */
 	struct exit_set permanent_exit;
 	struct exit_set retry_exit;
 	char *permanent_stderr_src;

@@ -343,6 +343,8 @@ conf_handler_set(struct loader *ld, struct handler *h, const struct entry *e)
 		return set_jitter(ld, e, &h->backoff.jitter);
 	if (strcmp(k, "retry_until") == 0)
 		return ld_duration(ld, e, &h->retry_until_ms, 0);
+	if (strcmp(k, "expire_after") == 0)
+		return ld_duration(ld, e, &h->expire_after_ms, 0);
 	if (strcmp(k, "permanent_exit") == 0)
 		return set_exit_set(ld, e, &h->permanent_exit);
 	if (strcmp(k, "retry_exit") == 0)

@@ -23,6 +23,7 @@
 #include "utf8.h"
 
 #define RETRY_AFTER_MAX_MS (365LL * 24 * 3600 * 1000) /* a year */
+#define KINDS "enqueue, retry_after, progress, result or checkpoint"
 
 void
 control_init(struct control *ctl)
@@ -41,6 +42,7 @@ control_free(struct control *ctl)
 		batch_job_clear(&ctl->follow[i]);
 	free(ctl->follow);
 	free(ctl->result);
+	free(ctl->checkpoint);
 	control_init(ctl);
 }
 
@@ -135,8 +137,10 @@ get_follow(const struct conf *c, const cJSON *v, struct control *ctl, char *err)
 	return 0;
 }
 
+/* {"result": V} and {"checkpoint": V}: V as compact JSON of at most max
+ * bytes, valid UTF-8, into *dst (the newest wins). */
 static int
-get_result(const cJSON *v, struct control *ctl, char *err)
+get_json(const cJSON *v, const char *what, size_t max, char **dst, char *err)
 {
 	char *text = cJSON_PrintUnformatted(v);
 	size_t len;
@@ -144,15 +148,16 @@ get_result(const cJSON *v, struct control *ctl, char *err)
 	if (text == NULL)
 		fatal("cJSON_PrintUnformatted: out of memory");
 	len = strlen(text);
-	if (len > CONTROL_RESULT_MAX || utf8_valid_prefix(text, len) != len) {
-		errf(err, len > CONTROL_RESULT_MAX ? "result is %zu bytes as JSON, more than %d" :
-		                                     "result is not valid UTF-8 (%zu bytes)",
-		    len, CONTROL_RESULT_MAX);
+	if (len > max || utf8_valid_prefix(text, len) != len) {
+		if (len > max)
+			errf(err, "%s is %zu bytes as JSON, more than %zu", what, len, max);
+		else
+			errf(err, "%s is not valid UTF-8 (%zu bytes)", what, len);
 		free(text);
 		return -1;
 	}
-	free(ctl->result);
-	ctl->result = text;
+	free(*dst);
+	*dst = text;
 	return 0;
 }
 
@@ -161,7 +166,7 @@ get_result(const cJSON *v, struct control *ctl, char *err)
 static const cJSON *
 line_kind(const cJSON *o, char *err)
 {
-	static const char *const kinds[] = { "enqueue", "retry_after", "progress", "result" };
+	static const char *const kinds[] = { "enqueue", "retry_after", "progress", "result", "checkpoint" };
 	const cJSON *v, *found = NULL;
 	size_t i;
 
@@ -171,8 +176,7 @@ line_kind(const cJSON *o, char *err)
 				break;
 		if (i == ARRAY_LEN(kinds) &&
 		    !(strcmp(v->string, "note") == 0 && cJSON_GetObjectItemCaseSensitive(o, "progress"))) {
-			errf(err, "unknown key '%.40s' (expected enqueue, retry_after, progress or result)",
-			    v->string);
+			errf(err, "unknown key '%.40s' (expected " KINDS ")", v->string);
 			return NULL;
 		}
 		if (i < ARRAY_LEN(kinds) && found != NULL) {
@@ -183,7 +187,7 @@ line_kind(const cJSON *o, char *err)
 			found = v;
 	}
 	if (found == NULL)
-		errf(err, "no key (expected enqueue, retry_after, progress or result)");
+		errf(err, "no key (expected " KINDS ")");
 	return found;
 }
 
@@ -214,8 +218,10 @@ parse_line(const struct conf *c, const char *s, size_t len, struct control *ctl,
 		rc = get_retry_after(v, &ctl->retry_after_ms, err);
 	else if (strcmp(v->string, "progress") == 0)
 		rc = get_progress(o, v, &ctl->progress, ctl->note, sizeof ctl->note, err);
+	else if (strcmp(v->string, "result") == 0)
+		rc = get_json(v, "result", CONTROL_RESULT_MAX, &ctl->result, err);
 	else
-		rc = get_result(v, ctl, err);
+		rc = get_json(v, "checkpoint", CONTROL_CHECKPOINT_MAX, &ctl->checkpoint, err);
 	cJSON_Delete(o);
 	return rc;
 }
@@ -315,4 +321,51 @@ control_progress(const char *buf, size_t len, int *progress, char *note, size_t 
 		end = start;
 	}
 	return 0;
+}
+
+/* The line's checkpoint value, when line[0..len) is a checkpoint line
+ * ({"checkpoint": V} and nothing else); NULL when it is not one. */
+static cJSON *
+checkpoint_line(const char *line, size_t len, cJSON **o)
+{
+	char err[ERRSZ];
+	cJSON *v;
+	size_t at;
+
+	*o = NULL;
+	if (memmem(line, len, "\"checkpoint\"", 12) == NULL || memchr(line, '\0', len) != NULL ||
+	    (*o = json_parse_exact(line, len, &at)) == NULL)
+		return NULL;
+	v = cJSON_IsObject(*o) ? cJSON_GetObjectItemCaseSensitive(*o, "checkpoint") : NULL;
+	return v != NULL && line_kind(*o, err) == v ? v : NULL;
+}
+
+/* Whether line[0..len) is a checkpoint line, whatever its value: the
+ * reader keeps only the newest of those, apart from the other lines and
+ * not counted toward CONTROL_CHANNEL_MAX (a checkpoint may be as large
+ * as the channel).  control_parse still checks its value. */
+int
+control_is_checkpoint(const char *line, size_t len)
+{
+	cJSON *o;
+	int found = checkpoint_line(line, len, &o) != NULL;
+
+	cJSON_Delete(o);
+	return found;
+}
+
+/* The value of the checkpoint line line[0..len) as compact JSON (the
+ * caller frees it), or NULL when the line is not a checkpoint line or
+ * its value is not one control_parse would take: what the heartbeat
+ * stores while the handler runs. */
+char *
+control_checkpoint(const char *line, size_t len)
+{
+	char err[ERRSZ], *text = NULL;
+	cJSON *o, *v = checkpoint_line(line, len, &o);
+
+	if (v != NULL && get_json(v, "checkpoint", CONTROL_CHECKPOINT_MAX, &text, err) < 0)
+		text = NULL;
+	cJSON_Delete(o);
+	return text;
 }

@@ -10,8 +10,13 @@
  *   {"progress": 40, "note": "..."}
  *       0-100 and an optional note, shown while the job runs;
  *   {"result": ANY}
- *       a small JSON value kept in the run history.
- * The last retry_after, progress and result win; every enqueue counts.
+ *       a small JSON value kept in the run history;
+ *   {"checkpoint": ANY}
+ *       where the handler got to, stored with the job (with the
+ *       heartbeat while it runs, and with its outcome) and handed to the
+ *       next attempt as JOBQ_CHECKPOINT.
+ * The last retry_after, progress, result and checkpoint win; every
+ * enqueue counts.
  *
  * Contract of control_parse (what a fuzzer may rely on and check):
  *   - buf[0..len) may hold any bytes; it is not read past len.
@@ -33,8 +38,14 @@
 #include "conf.h"
 
 /* Bytes of control lines a job may keep; progress lines count once (only
- * the newest is kept: see control_is_progress). */
+ * the newest is kept: see control_is_progress), checkpoint lines not at
+ * all (the newest is kept apart: see control_is_checkpoint). */
 #define CONTROL_CHANNEL_MAX 65536
+#define CONTROL_CHECKPOINT_MAX 65536 /* bytes of a checkpoint, as compact JSON */
+/* The longest line read: a checkpoint of CONTROL_CHECKPOINT_MAX written
+ * with blanks and \u escapes (as Python's json.dumps does) is longer
+ * than its compact form. */
+#define CONTROL_LINE_MAX (4 * CONTROL_CHECKPOINT_MAX)
 #define CONTROL_RESULT_MAX 16384 /* bytes of a result, as compact JSON */
 #define CONTROL_NOTE_MAX 255     /* bytes of a progress note; longer ones are cut */
 
@@ -44,7 +55,8 @@ struct control {
 	int64_t retry_after_ms; /* -1: not given */
 	int progress;           /* 0-100; -1: not given */
 	char note[CONTROL_NOTE_MAX + 1];
-	char *result; /* compact JSON, or NULL */
+	char *result;     /* compact JSON, or NULL */
+	char *checkpoint; /* compact JSON, or NULL */
 };
 
 void control_init(struct control *ctl);
@@ -53,5 +65,7 @@ int control_parse(const struct conf *c, const char *buf, size_t len, int overflo
 void control_free(struct control *ctl);
 int control_progress(const char *buf, size_t len, int *progress, char *note, size_t notelen);
 int control_is_progress(const char *line, size_t len);
+int control_is_checkpoint(const char *line, size_t len);
+char *control_checkpoint(const char *line, size_t len);
 
 #endif

@@ -213,8 +213,9 @@ audit_edit(struct db *db, uint64_t id, const struct failed_edit *e, const char *
 }
 
 /* Inside a transaction: locks the dead row, copies it to jobs (keeping
- * its id, attempts reset, due now; with e, carrying e->payload and
- * writing the audit row of the edit) and deletes it.  QUEUE_NOT_FOUND
+ * its id, attempts reset, due now, its trace context and checkpoint, so
+ * that the retry continues the trace and resumes; with e, carrying
+ * e->payload and writing the audit row of the edit) and deletes it.  QUEUE_NOT_FOUND
  * when the row is gone: of a retry and a forget (or two retries) of one
  * job, the second to get the lock finds nothing and changes nothing. */
 static int
@@ -245,9 +246,9 @@ retry_once(struct db *db, uint64_t id, const struct failed_edit *e, char *err)
 		buf_adds(&payload, "payload");
 	rc = db_exec(db, err,
 	    "INSERT INTO jobs (id, queue, type, payload, priority, attempts, max_attempts, available_at, "
-	    "created_at, unique_key)"
+	    "created_at, unique_key, traceparent, checkpoint)"
 	    " SELECT id, queue, type, %s, priority, 0, max_attempts, UTC_TIMESTAMP(6), created_at,"
-	    " unique_key FROM failed_jobs WHERE id = %U",
+	    " unique_key, traceparent, checkpoint FROM failed_jobs WHERE id = %U",
 	    payload.data, id);
 	buf_free(&payload);
 	if (rc == DB_EFAIL && db_errno(db) == ER_DUP_ENTRY) {

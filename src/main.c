@@ -18,6 +18,7 @@ static const struct cli_cmd commands[] = {
 	{ "show", cmd_show, "show one job and its run history" },
 	{ "failed", cmd_failed, "list, show, retry, forget or clear dead-lettered jobs" },
 	{ "release-stale", cmd_release_stale, "return jobs whose lease expired" },
+	{ "cancel", cmd_cancel, "cancel jobs, running ones included" },
 	{ "pause", cmd_pause, "stop workers taking jobs from a queue" },
 	{ "resume", cmd_resume, "let workers take jobs from a paused queue again" },
 	{ "workers", cmd_workers, "list the workers and what they run" },

@@ -48,6 +48,15 @@ struct job {
 	int progress_new, progress_known;
 	int progress; /* -1: none (written as NULL) */
 	char progress_note[256];
+	/* The newest checkpoint the handler wrote (compact JSON), written
+	 * with the next lease extension when checkpoint_new is set
+	 * (queue_extend clears it), so that a job whose worker dies keeps
+	 * the last one that reached the worker. */
+	char *checkpoint_save;
+	int checkpoint_new;
+	/* The TRACEPARENT this attempt's handler got: the job's trace id
+	 * under the run's own span id (trace_for_run); "" until it starts. */
+	char run_trace[56];
 };
 
 /* A claim whose answer never came: the connection dropped with its
@@ -83,7 +92,10 @@ struct run_record {
 	const char *result; /* the handler's {"result": ...} JSON, or NULL */
 };
 
-enum outcome_write { OUT_DONE, OUT_RETRY, OUT_DEAD, OUT_GIVEBACK };
+/* OUT_CANCEL and OUT_EXPIRE are final like OUT_DONE, without follow-ups:
+ * the job was cancelled (its handler stopped, or never started), or its
+ * expiry passed before it started. */
+enum outcome_write { OUT_DONE, OUT_RETRY, OUT_DEAD, OUT_GIVEBACK, OUT_CANCEL, OUT_EXPIRE };
 
 /* What became of one outcome in queue_write. */
 enum outcome_state {
@@ -114,6 +126,9 @@ struct outcome {
 	 * as the done outcome, and only when its fence held */
 	const struct enqueue_item *follow;
 	size_t nfollow;
+	/* in, retry and dead: the newest checkpoint the run wrote (compact
+	 * JSON), stored with the job; NULL: the job keeps the one it has */
+	const char *checkpoint;
 };
 
 /* One new job. */
@@ -173,6 +188,8 @@ struct job_view {
 	int progress; /* reserved: the handler's last progress; -1: none */
 	char *progress_note;
 	char *unique_key; /* enqueue --unique-key; NULL: none (dead letters: none) */
+	char *checkpoint;  /* the JSON a handler saved for the next attempt; NULL: none */
+	char *traceparent; /* the trace context it was enqueued with; NULL: none */
 };
 
 /* What `jobq check --explain` reports about one reservation. */

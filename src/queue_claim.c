@@ -24,6 +24,7 @@ job_free(struct job *j)
 	free(j->type);
 	free(j->payload);
 	free(j->checkpoint);
+	free(j->checkpoint_save);
 	free(j);
 }
 

@@ -2,7 +2,7 @@
  *
  * A worker holds its jobs by their lease (lease_token, lease_expires_at);
  * it extends them every heartbeat, and each extension carries the
- * progress the handler reported since the last one. */
+ * progress and the checkpoint the handler reported since the last one. */
 #include "config.h"
 
 #include <stdlib.h>
@@ -15,7 +15,8 @@
  * locked elsewhere past the wait limit) those before it stand, lost[i]
  * saying which, and those from it on are not run: lost[i] = -1.  A job
  * with progress_new gets its progress written in the same fenced
- * statement (and progress_new cleared once it went through). */
+ * statement, one with checkpoint_new its checkpoint (and the flags
+ * cleared once it went through). */
 int
 queue_extend(struct db *db, struct job *const *jobs, size_t n, int64_t ttl_ms, int *lost, char *err)
 {
@@ -33,13 +34,15 @@ queue_extend(struct db *db, struct job *const *jobs, size_t n, int64_t ttl_ms, i
 		else if (jobs[i]->progress_new)
 			db_sql(db, &sql, ", progress = %d, progress_note = %q", jobs[i]->progress,
 			    jobs[i]->progress_note[0] ? jobs[i]->progress_note : NULL);
+		if (jobs[i]->checkpoint_new)
+			db_sql(db, &sql, ", checkpoint = %q", jobs[i]->checkpoint_save);
 		db_sql(db, &sql, " WHERE id = %U AND lease_token = %q", jobs[i]->id, jobs[i]->token);
 	}
 	rc = n > 0 ? db_exec_many(db, &sql, affected, n, err) : DB_OK;
 	for (i = 0; i < n; i++) {
 		lost[i] = rc != DB_OK && i >= db_statements_done(db) ? -1 : affected[i] == 0;
 		if (lost[i] == 0)
-			jobs[i]->progress_new = 0;
+			jobs[i]->progress_new = jobs[i]->checkpoint_new = 0;
 	}
 	free(affected);
 	buf_free(&sql);

@@ -28,6 +28,7 @@
 
 #include "capture.h"
 #include "queue.h"
+#include "trace.h"
 #include "utf8.h"
 
 /* The most bytes a MEDIUMTEXT column holds. */
@@ -86,7 +87,7 @@ struct group {
 const char *
 queue_outcome_name(enum outcome_write k)
 {
-	static const char *const names[] = { "done", "retry", "dead", "interrupted" };
+	static const char *const names[] = { "done", "retry", "dead", "interrupted", "cancelled", "expired" };
 
 	return names[k];
 }
@@ -102,6 +103,7 @@ run_sql(struct db *db, struct buf *sql, const struct outcome *o, const struct va
 	const struct job *j = o->job;
 	const struct run_record *run = o->run;
 	char enqueued[32]; /* created_at as a DATETIME: no T, no Z */
+	char trace_id[TRACE_ID_LEN + 1], span_id[SPAN_ID_LEN + 1]; /* the run's, or NULL */
 	const char *c = j->created_at;
 	/* A row another program wrote may hold a zero date ('0000-00-00',
 	 * '2026-00-10'), which job_runs (strict mode) refuses: kept as NULL. */
@@ -111,7 +113,8 @@ run_sql(struct db *db, struct buf *sql, const struct outcome *o, const struct va
 	snprintf(enqueued, sizeof enqueued, "%.10s %.15s", c, strlen(c) > 11 ? c + 11 : "00:00:00");
 	db_sql(db, sql,
 	    "INSERT INTO job_runs (job_id, queue, type, attempt, worker, started_at, duration_ms, outcome,"
-	    " exit_status, output, error, result, enqueued_at, payload, follow_ups, wait_ms) VALUES (%U, %q, %q,"
+	    " exit_status, output, error, result, enqueued_at, payload, follow_ups, trace_id, span_id, wait_ms)"
+	    " VALUES (%U, %q, %q,"
 	    " %u, %q, %q,"
 	    " %I, IF(",
 	    j->id, j->queue, j->type, j->attempt, run->worker, j->reserved_at, run->duration_ms);
@@ -119,6 +122,8 @@ run_sql(struct db *db, struct buf *sql, const struct outcome *o, const struct va
 	db_sql(db, sql, " > 0, %q, 'lost'), %q, %q, %q, %q, %q, %q, %s, ", queue_outcome_name(o->kind),
 	    v->run_exit, v->text[T_OUTPUT], v->text[T_ERROR], run->result, zero ? NULL : enqueued,
 	    v->payload, o->kind == OUT_DONE && o->nfollow > 0 ? "@jobq_follow" : "NULL");
+	trace_ids(j->run_trace, trace_id, span_id);
+	db_sql(db, sql, "%q, %q, ", trace_id[0] ? trace_id : NULL, span_id[0] ? span_id : NULL);
 	if (j->wait_ms >= 0)
 		db_sql(db, sql, "%I);", j->wait_ms);
 	else
@@ -147,16 +152,19 @@ outcome_sql(struct db *db, struct buf *sql, const struct outcome *o, const struc
 
 	switch (o->kind) {
 	case OUT_DONE:
+	case OUT_CANCEL:
+	case OUT_EXPIRE:
 		db_sql(db, sql, "DELETE FROM jobs WHERE id = %U AND lease_token = %q;", j->id, j->token);
 		return 1;
 	case OUT_RETRY:
 		db_sql(db, sql,
 		    "UPDATE jobs SET attempts = IF(%d, %u, attempts),"
 		    " available_at = UTC_TIMESTAMP(6) + INTERVAL %I MICROSECOND, last_error = "
-		    "%q, progress = NULL, progress_note = NULL,"
+		    "%q, progress = NULL, progress_note = NULL, checkpoint = COALESCE(%q, checkpoint),"
 		    " reserved_at = NULL, reserved_by = NULL, lease_token = NULL, lease_expires_at = NULL"
 		    " WHERE id = %U AND lease_token = %q;",
-		    charge_due(o), j->attempt, o->delay_ms * 1000, v->text[T_LAST_ERROR], j->id, j->token);
+		    charge_due(o), j->attempt, o->delay_ms * 1000, v->text[T_LAST_ERROR], o->checkpoint, j->id,
+		    j->token);
 		return 1;
 	case OUT_DEAD:
 		/* Copy, then delete under the same fence: both change a row or
@@ -164,13 +172,14 @@ outcome_sql(struct db *db, struct buf *sql, const struct outcome *o, const struc
 		db_sql(db, sql,
 		    "INSERT INTO failed_jobs (id, queue, type, payload, priority, attempts, max_attempts, "
 		    "exception,"
-		    " exit_status, reason, created_at, failed_at, unique_key)"
+		    " exit_status, reason, created_at, failed_at, unique_key, traceparent, checkpoint)"
 		    " SELECT id, queue, type, payload, priority, IF(%d, %u, attempts),"
 		    " max_attempts, %q, %q, %q, created_at,"
-		    " UTC_TIMESTAMP(6), unique_key FROM jobs WHERE id = %U AND lease_token = %q;"
+		    " UTC_TIMESTAMP(6), unique_key, traceparent, COALESCE(%q, checkpoint) FROM jobs"
+		    " WHERE id = %U AND lease_token = %q;"
 		    "DELETE FROM jobs WHERE id = %U AND lease_token = %q;",
-		    charge_due(o), j->attempt, v->text[T_EXCEPTION], v->exit_status, v->reason, j->id, j->token,
-		    j->id, j->token);
+		    charge_due(o), j->attempt, v->text[T_EXCEPTION], v->exit_status, v->reason, o->checkpoint,
+		    j->id, j->token, j->id, j->token);
 		return 2;
 	default:
 		/* Interrupted by the operator (second SIGTERM) or never
@@ -307,7 +316,8 @@ values_of(const struct outcome *o, enum form f, const char *note, struct values 
 	v->exit_status = o->exit_status;
 	v->reason = o->reason;
 	v->run_exit = o->run != NULL ? o->run->exit_status : NULL;
-	if (f == FORM_FULL && v->with_run && o->kind == OUT_DONE && o->job->payload != NULL &&
+	if (f == FORM_FULL && v->with_run && (o->kind == OUT_DONE || o->kind >= OUT_CANCEL) &&
+	    o->job->payload != NULL &&
 	    o->job->payload_len <= RUN_PAYLOAD_MAX)
 		v->payload = o->job->payload;
 	if (f == FORM_FULL || f == FORM_NORUN)
@@ -358,7 +368,10 @@ extra_cost(const struct outcome *o)
 {
 	size_t i, n = o->run != NULL && o->run->result != NULL ? 2 * strlen(o->run->result) : 0;
 
-	if (o->kind == OUT_DONE && o->job->payload_len <= RUN_PAYLOAD_MAX)
+	if (o->checkpoint != NULL)
+		n += 2 * strlen(o->checkpoint);
+
+	if ((o->kind == OUT_DONE || o->kind >= OUT_CANCEL) && o->job->payload_len <= RUN_PAYLOAD_MAX)
 		n += 2 * o->job->payload_len;
 
 	for (i = 0; o->kind == OUT_DONE && i < o->nfollow; i++)

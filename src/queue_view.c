@@ -73,7 +73,7 @@ queue_show(struct db *db, uint64_t id, const char *tz, struct job_view *v, char 
 	    " CONVERT_TZ(reserved_at, '+00:00', %q), CONVERT_TZ(lease_expires_at, '+00:00', %q),"
 	    " TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), lease_expires_at) DIV 1000, last_error,"
 	    " lease_token IS NOT NULL, lease_expires_at > UTC_TIMESTAMP(6), due_at <= UTC_TIMESTAMP(6),"
-	    " progress, progress_note, unique_key"
+	    " progress, progress_note, unique_key, checkpoint, traceparent"
 	    " FROM jobs WHERE id = %U",
 	    tz, tz, tz, tz, tz, id);
 	rc = view_fetch(db, &sql, tz, v, &r, &row, err);
@@ -91,6 +91,8 @@ queue_show(struct db *db, uint64_t id, const char *tz, struct job_view *v, char 
 	v->progress = x[10] != NULL ? (int)db_col_i64(x[10], -1) : -1;
 	v->progress_note = xstrdup_or_null(x[11]);
 	v->unique_key = xstrdup_or_null(x[12]);
+	v->checkpoint = xstrdup_or_null(x[13]);
+	v->traceparent = xstrdup_or_null(x[14]);
 	/* The states of DESIGN.md 5b; a token with no expiry is no live
 	 * lease (stale), as queue_status counts it. */
 	if (db_col_u64(x[7], 0))
@@ -112,8 +114,8 @@ failed_show(struct db *db, uint64_t id, const char *tz, struct job_view *v, char
 
 	buf_init(&sql);
 	db_sql(db, &sql,
-	    "SELECT " VIEW_COLUMNS ", CONVERT_TZ(failed_at, '+00:00', %q), exception, exit_status, reason"
-	    " FROM failed_jobs WHERE id = %U",
+	    "SELECT " VIEW_COLUMNS ", CONVERT_TZ(failed_at, '+00:00', %q), exception, exit_status, reason,"
+	    " checkpoint, traceparent FROM failed_jobs WHERE id = %U",
 	    tz, tz, tz, id);
 	rc = view_fetch(db, &sql, tz, v, &r, &row, err);
 	buf_free(&sql);
@@ -126,6 +128,8 @@ failed_show(struct db *db, uint64_t id, const char *tz, struct job_view *v, char
 	v->exception = xstrdup_or_null(x[1]);
 	v->exit_status = xstrdup_or_null(x[2]);
 	v->reason = xstrdup_or_null(x[3]);
+	v->checkpoint = xstrdup_or_null(x[4]);
+	v->traceparent = xstrdup_or_null(x[5]);
 	db_res_free(r);
 	return DB_OK;
 }
@@ -148,5 +152,7 @@ job_view_free(struct job_view *v)
 	free(v->reason);
 	free(v->progress_note);
 	free(v->unique_key);
+	free(v->checkpoint);
+	free(v->traceparent);
 	memset(v, 0, sizeof *v);
 }

@@ -8,6 +8,7 @@
 
 struct worker_counts {
 	uint64_t done, retried, dead;
+	uint64_t cancelled, expired; /* kept by the worker; not in its registry row */
 };
 
 struct worker_row {

@@ -51,6 +51,10 @@ struct runner {
 	size_t ctl_len;
 	int ctl_overflow;
 	size_t prog_off, prog_len; /* where in ctl the newest progress line is; 0 long: none */
+	char *ckpt;                /* the newest checkpoint line, kept apart; NULL: none */
+	size_t ckpt_len;
+	unsigned ckpt_seq; /* checkpoint lines so far */
+	char *all;         /* what runner_control returns: ctl, then ckpt */
 	char *line;                /* a control line not yet ended by its newline */
 	size_t line_len;
 	int64_t started, ended;
@@ -120,6 +124,10 @@ request_line(const struct job *j, unsigned max_attempts, size_t *len)
 	cJSON_AddNumberToObject(o, "attempt", j->attempt);
 	cJSON_AddNumberToObject(o, "max_attempts", max_attempts);
 	cJSON_AddStringToObject(o, "enqueued_at", j->created_at);
+	if (j->checkpoint != NULL)
+		cJSON_AddStringToObject(o, "checkpoint", j->checkpoint);
+	if (j->run_trace[0] != '\0')
+		cJSON_AddStringToObject(o, "traceparent", j->run_trace);
 	if ((head = cJSON_PrintUnformatted(o)) == NULL)
 		fatal("out of memory");
 	cJSON_Delete(o);
@@ -203,6 +211,8 @@ runner_free(struct runner *r)
 	capture_free(r->out);
 	capture_free(r->err);
 	free(r->ctl);
+	free(r->ckpt);
+	free(r->all);
 	free(r->req);
 	free(r->line);
 	free(r->violation);
@@ -285,10 +295,19 @@ keep_control(struct runner *r, const char *buf, size_t n)
 }
 
 /* Keeps one complete control line.  A progress line replaces the one
- * before it, so that reporting progress never fills the channel. */
+ * before it, so that reporting progress never fills the channel; a
+ * checkpoint line is kept apart, the newest only, so that a checkpoint
+ * as large as the channel leaves the channel its room. */
 static void
 keep_line(struct runner *r, const char *line, size_t len)
 {
+	if (control_is_checkpoint(line, len)) {
+		free(r->ckpt);
+		r->ckpt = xstrndup(line, len);
+		r->ckpt_len = len;
+		r->ckpt_seq++;
+		return;
+	}
 	if (control_is_progress(line, len)) {
 		if (r->prog_len > 0) {
 			memmove(r->ctl + r->prog_off, r->ctl + r->prog_off + r->prog_len,
@@ -462,12 +481,12 @@ control_bytes(struct runner *r, const char *buf, size_t n)
 		const char *nl = memchr(buf, '\n', n);
 		size_t take = nl != NULL ? (size_t)(nl - buf) : n;
 
-		if (r->line_len + take > RUNNER_CONTROL_MAX && r->pooled == NULL) {
+		if (r->line_len + take > CONTROL_LINE_MAX && r->pooled == NULL) {
 			r->ctl_overflow = 1;
 			return;
 		}
-		if (r->line_len + take > RUNNER_CONTROL_MAX) {
-			violate(r, "a line on descriptor 3 is longer than 64 KiB", NULL, 0);
+		if (r->line_len + take > CONTROL_LINE_MAX) {
+			violate(r, "a line on descriptor 3 is longer than 256 KiB", NULL, 0);
 			return;
 		}
 		r->line = xrealloc(r->line, r->line_len + take + 1);
@@ -611,13 +630,35 @@ runner_finished(const struct runner *r)
 }
 
 /* What the handler wrote on its control channel so far (NUL-terminated,
- * NULL when nothing), and whether it wrote more than RUNNER_CONTROL_MAX. */
+ * NULL when nothing): the lines kept, then the newest checkpoint line;
+ * and whether it wrote more than RUNNER_CONTROL_MAX besides checkpoints. */
 const char *
-runner_control(const struct runner *r, size_t *len, int *overflow)
+runner_control(struct runner *r, size_t *len, int *overflow)
 {
-	*len = r->ctl_len;
 	*overflow = r->ctl_overflow;
-	return r->ctl;
+	if (r->ckpt == NULL) {
+		*len = r->ctl_len;
+		return r->ctl;
+	}
+	*len = r->ctl_len + r->ckpt_len + 1;
+	r->all = xrealloc(r->all, *len + 1);
+	if (r->ctl_len > 0)
+		memcpy(r->all, r->ctl, r->ctl_len);
+	memcpy(r->all + r->ctl_len, r->ckpt, r->ckpt_len);
+	r->all[*len - 1] = '\n';
+	r->all[*len] = '\0';
+	return r->all;
+}
+
+/* The newest checkpoint line the handler wrote so far (NULL: none) and
+ * how many it wrote: the heartbeat stores a new one (control_checkpoint)
+ * when the count moved. */
+const char *
+runner_checkpoint(const struct runner *r, size_t *len, unsigned *seq)
+{
+	*len = r->ckpt_len;
+	*seq = r->ckpt_seq;
+	return r->ckpt;
 }
 
 int

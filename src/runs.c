@@ -15,7 +15,8 @@
 #define CHUNK 1000
 
 /* A job that left the queue, as its runs keep it: done when one of them
- * is, forgotten (from the dead letter) otherwise; queue, type and
+ * is, cancelled or expired when its last run says so, forgotten (from
+ * the dead letter) otherwise; queue, type and
  * attempts from the last run, created_at and payload from the newest
  * run that has them (the run that made it done keeps the payload,
  * sql/013), NULL where none does.  v's strings point into runs: free
@@ -36,7 +37,14 @@ runs_job_view(struct job_view *v, uint64_t id, const struct run_row *runs, size_
 		if (runs[i].payload != NULL)
 			v->payload = runs[i].payload;
 	}
-	v->state = done ? "done" : "forgotten";
+	if (done)
+		v->state = "done";
+	else if (strcmp(runs[nruns - 1].outcome, "cancelled") == 0)
+		v->state = "cancelled";
+	else if (strcmp(runs[nruns - 1].outcome, "expired") == 0)
+		v->state = "expired";
+	else
+		v->state = "forgotten";
 	v->queue = runs[nruns - 1].queue;
 	v->type = runs[nruns - 1].type;
 	v->attempts = runs[nruns - 1].attempt;
@@ -63,7 +71,7 @@ runs_for_job_last(struct db *db, uint64_t id, const char *tz, unsigned last, str
 	    "SELECT * FROM (SELECT id, attempt, worker, CONVERT_TZ(started_at, '+00:00', %q), duration_ms,"
 	    " outcome, exit_status, error, queue, type, output, result, CONVERT_TZ(enqueued_at, '+00:00', "
 	    "%q),"
-	    " payload, follow_ups FROM job_runs WHERE job_id = %U ORDER BY id "
+	    " payload, follow_ups, trace_id, span_id FROM job_runs WHERE job_id = %U ORDER BY id "
 	    "DESC%s) r"
 	    " ORDER BY id",
 	    tz, tz, id, limit);
@@ -90,6 +98,8 @@ runs_for_job_last(struct db *db, uint64_t id, const char *tz, unsigned last, str
 		x->enqueued_at = xstrdup_or_null(row[12]);
 		x->payload = xstrdup_or_null(row[13]);
 		x->follow_ups = xstrdup_or_null(row[14]);
+		x->trace_id = xstrdup_or_null(row[15]);
+		x->span_id = xstrdup_or_null(row[16]);
 	}
 	db_res_free(r);
 	*total = *n;
@@ -157,6 +167,8 @@ runs_free(struct run_row *rows, size_t n)
 		free(rows[i].summary);
 		free(rows[i].enqueued_at);
 		free(rows[i].payload);
+		free(rows[i].trace_id);
+		free(rows[i].span_id);
 	}
 	free(rows);
 }

@@ -17,6 +17,7 @@ struct run_row {
 	char *enqueued_at; /* the job's created_at, or NULL (runs before schema 13) */
 	char *payload;     /* the job's payload, kept by the run that made it done, or NULL */
 	char *follow_ups;  /* the done run's follow-up job ids, "12,13", or NULL */
+	char *trace_id, *span_id; /* the trace context it ran under (TRACEPARENT), or NULL */
 	int64_t duration_ms;
 };
 

@@ -103,6 +103,7 @@ static const struct route routes[] = {
 	{ "POST", "/api/jobs/#/run-now", ADMIN, api_job_run_now },
 	{ "POST", "/api/jobs/#/release", ADMIN, api_job_release },
 	{ "POST", "/api/jobs/#/delete", ADMIN, api_job_delete },
+	{ "POST", "/api/jobs/#/cancel", ADMIN, api_job_cancel },
 	{ "GET", "/api/failed", VIEWER, api_failed },
 	{ "POST", "/api/failed/retry", ADMIN, api_failed_retry },
 	{ "POST", "/api/failed/retry-edited", ADMIN, api_failed_retry_edited },

@@ -1,6 +1,6 @@
 /* serve_bulk.c -- bulk actions on a filter (bulk.c): retry or forget
  * every dead job of a queue and type, release every stale one, delete
- * every waiting one.  The page first counts (POST /api/bulk/count: the
+ * every waiting one, cancel every one in the queue.  The page first counts (POST /api/bulk/count: the
  * number and the highest id, which fix the set), the person confirms
  * that number, and the page then sends chunk after chunk (POST
  * /api/bulk), each a short request of one transaction per job, so a
@@ -48,6 +48,19 @@ serve_bulk_names(struct req *r, cJSON *in, const char **queue, const char **type
 	return 0;
 }
 
+/* Whether the action takes that state filter: delete takes ready or
+ * delayed, cancel any state a job in the queue can be in. */
+static int
+state_fits(const char *action, const char *state)
+{
+	int waiting = strcmp(state, "ready") == 0 || strcmp(state, "delayed") == 0;
+
+	if (strcmp(action, "delete") == 0)
+		return waiting;
+	return strcmp(action, "cancel") == 0 &&
+	       (waiting || strcmp(state, "reserved") == 0 || strcmp(state, "stale") == 0);
+}
+
 /* The action and its filter from the body; 0, or the status and *msg. */
 static unsigned
 read_bulk(struct req *r, cJSON *in, const struct bulk_kind **k, struct bulk_filter *f, const char **msg)
@@ -57,7 +70,7 @@ read_bulk(struct req *r, cJSON *in, const struct bulk_kind **k, struct bulk_filt
 
 	*k = bulk_kind_find(cJSON_GetStringValue(cJSON_GetObjectItem(in, "action")));
 	if (*k == NULL)
-		return *msg = "action: retry, forget, release or delete", 400;
+		return *msg = "action: retry, forget, release, delete or cancel", 400;
 	if ((status = serve_bulk_names(r, in, &f->queue, &f->type, msg)) != 0)
 		return status;
 	f->state = cJSON_GetStringValue(s);
@@ -65,9 +78,10 @@ read_bulk(struct req *r, cJSON *in, const struct bulk_kind **k, struct bulk_filt
 		f->state = NULL;
 	if (s != NULL && !cJSON_IsNull(s) && !cJSON_IsString(s))
 		return *msg = "state: ready or delayed, or empty", 400;
-	if (f->state != NULL && (strcmp(bulk_kind_name(*k), "delete") != 0 ||
-	                            (strcmp(f->state, "ready") != 0 && strcmp(f->state, "delayed") != 0)))
-		return *msg = "state: only delete takes one, ready or delayed", 400;
+	if (f->state != NULL && !state_fits(bulk_kind_name(*k), f->state))
+		return *msg = "state: ready or delayed for delete; ready, delayed, reserved or stale for cancel",
+		       400;
+	f->by = r->user->name;
 	return 0;
 }
 

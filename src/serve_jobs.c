@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "audit.h"
+#include "cancel.h"
 #include "queue.h"
 #include "queue_list.h"
 #include "runs.h"
@@ -95,6 +96,8 @@ view_json(struct req *r, const struct job_view *v, int gone)
 	serve_add_str_or_null(o, "lease_expires_at", v->lease_expires_at);
 	serve_add_str_or_null(o, "last_error", v->last_error);
 	serve_add_str_or_null(o, "unique_key", v->unique_key);
+	serve_add_str_or_null(o, "traceparent", v->traceparent);
+	serve_add_str_or_null(o, "checkpoint", v->checkpoint); /* JSON text, as the handler saved it */
 	/* The handler's progress (control channel) while it runs. */
 	if (v->progress >= 0 && (strcmp(v->state, "reserved") == 0 || strcmp(v->state, "stale") == 0)) {
 		ADD_NUM(o, "progress", v->progress);
@@ -151,6 +154,8 @@ runs_json(const struct run_row *runs, size_t n)
 		serve_add_str_or_null(o, "result", runs[i].result); /* JSON text, as the handler wrote it */
 		if (runs[i].follow_ups != NULL)
 			cJSON_AddItemToObject(o, "follow_ups", runs_follow_ups_json(runs[i].follow_ups));
+		serve_add_str_or_null(o, "trace_id", runs[i].trace_id);
+		serve_add_str_or_null(o, "span_id", runs[i].span_id);
 		cJSON_AddItemToArray(a, o);
 	}
 	return a;
@@ -265,6 +270,28 @@ api_job_release(struct req *r)
 
 	return job_action(r, "release", queue_release_one(r->db, r->id, err),
 	    "only a stale job (its lease expired) can be released", err);
+}
+
+/* POST /api/jobs/ID/cancel: the job is cancelled, at once when no
+ * worker holds it, by its worker within a second when one does
+ * ("requested"); 404 when it is not in the queue (it had ended). */
+MHD_RESULT
+api_job_cancel(struct req *r)
+{
+	enum cancel_state st;
+	char err[ERRSZ];
+	cJSON *doc;
+
+	if (queue_cancel(r->db, r->id, r->user->name, &st, err) != DB_OK)
+		return serve_db_error(r, "cancel", err);
+	if (st == CANCEL_ENDED)
+		return serve_error(r, 404, "no such job in the queue: it has ended");
+	serve_audit(r, "cancel", r->id, st == CANCEL_REQUESTED ? "running: its worker stops it" : "");
+	doc = cJSON_CreateObject();
+	ADD_NUM(doc, "id", r->id);
+	cJSON_AddStringToObject(doc, "done", "cancel");
+	cJSON_AddStringToObject(doc, "state", st == CANCEL_REQUESTED ? "requested" : "cancelled");
+	return serve_json(r, 200, doc);
 }
 
 /* POST /api/jobs/ID/delete: a job nobody runs leaves the queue. */

@@ -9,5 +9,6 @@ MHD_RESULT api_job(struct req *r);
 MHD_RESULT api_job_run_now(struct req *r);
 MHD_RESULT api_job_release(struct req *r);
 MHD_RESULT api_job_delete(struct req *r);
+MHD_RESULT api_job_cancel(struct req *r);
 
 #endif

@@ -131,8 +131,9 @@ run_user(uid_t uid)
 }
 
 /* The clean environment of DESIGN.md section 3: PATH, LANG, TZ, HOME
- * and USER of the run user, the JOBQ_* variables, then the handler's own
- * env.NAME keys (which may replace the defaults but not JOBQ_*).  j is
+ * and USER of the run user, the JOBQ_* variables and TRACEPARENT, then
+ * the handler's own env.NAME keys (which may replace the defaults but
+ * not JOBQ_* or TRACEPARENT).  j is
  * NULL for a persistent handler, which serves many jobs and learns each
  * one's id, type and attempt from its request line instead. */
 char **
@@ -161,6 +162,10 @@ spawn_env(const struct handler *h, const struct job *j, unsigned max_attempts)
 	add_env(&envp, &n, xasprintf("JOBQ_QUEUE=%s", j->queue));
 	add_env(&envp, &n, xasprintf("JOBQ_ATTEMPT=%u", j->attempt));
 	add_env(&envp, &n, xasprintf("JOBQ_ENQUEUED_AT=%s", j->created_at));
+	if (j->checkpoint != NULL)
+		add_env(&envp, &n, xasprintf("JOBQ_CHECKPOINT=%s", j->checkpoint));
+	if (j->run_trace[0] != '\0')
+		add_env(&envp, &n, xasprintf("TRACEPARENT=%s", j->run_trace));
 	return envp;
 }
 

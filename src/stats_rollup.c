@@ -137,6 +137,11 @@ agg_run(struct agg *a, char **row)
 	unsigned wait_bin = row[6] != NULL ? stats_bin(db_col_i64(row[6], 0)) : 0;
 	int scope;
 
+	/* A job cancelled or expired is no run of a handler's to chart
+	 * (most never started): the charts count what handlers did. */
+	if (row[3] != NULL && (strcmp(row[3], "cancelled") == 0 || strcmp(row[3], "expired") == 0))
+		return;
+
 	for (r = 0; r < nr; r++)
 		for (scope = 0; scope < 4; scope++) {
 			struct cell c = { .at = end - end % ranges[r].res, .n = 1, .r = (unsigned)r };

@@ -252,8 +252,8 @@ worker_loop(struct worker *w)
 	static void (*const steps[])(struct worker *, int64_t) = {
 		conn_reconnect,              /* 2. */
 		write_pending,               /* 3. */
-		lease_heartbeat,             /* 4. */
-		tick_schedule, prune_tick,   /* 5. */
+		lease_heartbeat, cancel_poll, /* 4. */
+		tick_schedule, prune_tick, sweep_tick, /* 5. */
 		reserve_jobs,
 	};
 	size_t i;

@@ -9,6 +9,7 @@
  *   worker_write.c    3. a handler's outcome, decided and written
  *   worker_lease.c    4. the heartbeat: lease extensions and progress
  *   worker_row.c         and the worker's row in the registry
+ *   worker_cancel.c      and the cancel requests for the jobs it holds
  *   worker_reserve.c  5. reserving jobs, and how many ahead
  *   worker_start.c       and starting their handlers
  *   worker_poll.c     6. sleeping in poll(), and the database waiter
@@ -16,7 +17,7 @@
  *   worker_setup.c    process set-up: fd budget, identity, wait limit
  *   worker_slot.c     counting and clearing slots
  * Calls only go down, never back up: worker.c calls them all; poll calls
- * keep, reserve and signal; lease calls keep and row; keep calls signal,
+ * keep, reserve, signal and cancel; cancel calls conn and slot; lease calls keep and row; keep calls signal,
  * start and write; reserve and signal call start; and start, write,
  * conn, row, setup and slot call no other worker file but slot. */
 #ifndef JOBQ_WORKER_INT_H
@@ -40,6 +41,9 @@ struct wakeup;
  * transaction and one log flush. */
 #define WRITE_HOLD_MS 25
 #define WRITE_BATCH 32
+/* A new checkpoint from a handler makes the heartbeat, which stores it,
+ * due within this long: a worker killed after that loses none. */
+#define CHECKPOINT_SAVE_MS 200
 
 /* A slot: a reserved job from its claim until its outcome is written.
  * READY: reserved ahead, its handler not started yet (at most
@@ -71,6 +75,7 @@ struct slot {
 	int extend_failed;           /* the last one did not go through */
 	int extend_warned;           /* and that was logged */
 	int lease_stop;              /* its handler was told to stop for the lease */
+	int cancelling;              /* its handler was told to stop: the job was cancelled */
 	uint64_t seq;                /* order of reservation: READY jobs start in it */
 	int64_t reserved_mono;       /* when it was reserved (monotonic ms) */
 	int ahead;                   /* reserved while every handler slot was busy */
@@ -79,6 +84,8 @@ struct slot {
 	int write_unsure;            /* one of them may have been applied (queue_write checks) */
 	unsigned write_locked;       /* writes of this outcome that waited on a lock held elsewhere */
 	struct control ctl;          /* what the handler said on its control channel */
+	unsigned ckpt_heard;         /* checkpoint lines the poll loop has seen (worker_poll.c) */
+	unsigned ckpt_noted;         /* and the heartbeat has taken (worker_lease.c) */
 	struct enqueue_item *follow; /* done: its follow-ups, and on_success's job */
 	size_t nfollow;
 };
@@ -117,6 +124,8 @@ struct worker {
 	struct wakeup *wake;         /* NULL: no wakeups, polling only */
 	int64_t next_schedule;       /* --schedule: when to tick next */
 	int64_t next_prune;          /* when finished jobs' runs are pruned next (worker_prune.c) */
+	int64_t next_cancel;         /* when held jobs are next checked for cancel requests */
+	int64_t next_sweep;          /* when expired jobs are next swept (worker_prune.c) */
 	int write_now;               /* an outcome is new: write without waiting */
 	int charge_due;              /* a job reserved ahead started uncharged (job.charged) */
 	int write_waited;            /* the last write waited on a lock held elsewhere */
@@ -178,6 +187,7 @@ void poll_wait(struct worker *w, int64_t now);
 /* worker_prune.c */
 void prune_arm(struct worker *w);
 void prune_tick(struct worker *w, int64_t now);
+void sweep_tick(struct worker *w, int64_t now);
 short poll_db_wait(void *arg, int fd, short events, int timeout_ms);
 
 /* worker_keep.c */
@@ -194,5 +204,11 @@ unsigned slot_busy(const struct worker *w);
 unsigned slot_count(const struct worker *w, enum slot_state state);
 void slot_set(struct worker *w, struct slot *s, enum slot_state state);
 void slot_clear(struct worker *w, struct slot *s);
+void slot_end_unrun(struct worker *w, struct slot *s, enum outcome_write kind, const char *words, const char *reason,
+    const char *error);
+
+/* worker_cancel.c */
+void cancel_poll(struct worker *w, int64_t now);
+int64_t cancel_due(const struct worker *w);
 
 #endif

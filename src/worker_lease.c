@@ -1,8 +1,8 @@
 /* worker_lease.c -- step 4 of the worker's loop: the heartbeat.  It
  * extends the leases of the jobs the worker holds, in as few round trips
- * as it can, writes their handlers' progress with them, and refreshes
- * the worker's registry row (worker_row.c).  What happens to a job whose
- * lease cannot be extended is keep_time's (worker_keep.c). */
+ * as it can, writes their handlers' progress and checkpoints with them,
+ * and refreshes the worker's registry row (worker_row.c).  What happens
+ * to a job whose lease cannot be extended is keep_time's (worker_keep.c). */
 #include "config.h"
 
 #include <stdio.h>
@@ -85,6 +85,32 @@ note_progress(struct slot *s)
 	snprintf(j->progress_note, sizeof j->progress_note, "%s", note);
 }
 
+/* Marks the newest checkpoint s's running handler wrote, when it is new
+ * and good, to be written with this heartbeat's lease extension: a job
+ * whose worker dies keeps the last checkpoint that reached it.  A bad
+ * one (too large) is left for the outcome, which fails the run for it. */
+static void
+note_checkpoint(struct slot *s)
+{
+	struct job *j = s->job;
+	const char *line;
+	size_t len;
+	unsigned seq;
+	char *text;
+
+	if (s->state != SLOT_RUNNING)
+		return;
+	line = runner_checkpoint(s->run, &len, &seq);
+	if (line == NULL || seq == s->ckpt_noted)
+		return;
+	s->ckpt_noted = seq;
+	if ((text = control_checkpoint(line, len)) == NULL)
+		return;
+	free(j->checkpoint_save);
+	j->checkpoint_save = text;
+	j->checkpoint_new = 1;
+}
+
 /* Heartbeat order: the jobs whose last extension went through first, then
  * those whose extension failed, the one tried longest ago first. */
 static int
@@ -117,6 +143,7 @@ extend_leases(struct worker *w, int64_t now, char *err)
 	for (i = 0; i < w->nslots; i++)
 		if (w->slots[i].state != SLOT_FREE && !w->slots[i].lease_lost) {
 			note_progress(&w->slots[i]);
+			note_checkpoint(&w->slots[i]);
 			who[n++] = &w->slots[i];
 		}
 	qsort(who, n, sizeof *who, extend_order);

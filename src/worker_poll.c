@@ -24,11 +24,29 @@ poll_timeout(const struct worker *w, int64_t now)
 		t = min64(t, reserve_due(w));
 	if (w->db_up) {
 		t = min64(t, w->next_heartbeat);
+		t = min64(t, cancel_due(w));
 		if (slot_count(w, SLOT_WRITING) > 0)
 			t = min64(t, w->write_now ? now : w->next_write);
 	} else
 		t = min64(t, w->reconnect_at);
 	return t <= now ? 0 : (int)(t - now);
+}
+
+/* When s's handler has written a new checkpoint, the heartbeat that
+ * stores it (worker_lease.c) is made due within CHECKPOINT_SAVE_MS: so
+ * that a worker killed soon after still leaves it with the job.  A
+ * handler that checkpoints often costs at most one heartbeat that often. */
+static void
+hurry_checkpoint(struct worker *w, struct slot *s)
+{
+	size_t len;
+	unsigned seq;
+
+	runner_checkpoint(s->run, &len, &seq);
+	if (seq == s->ckpt_heard)
+		return;
+	s->ckpt_heard = seq;
+	w->next_heartbeat = min64(w->next_heartbeat, mono_ms() + CHECKPOINT_SAVE_MS);
 }
 
 /* Sleeps in poll() for at most timeout ms and services every pipe that
@@ -71,8 +89,10 @@ serve_io(struct worker *w, int timeout, int db_fd, short db_events)
 		w->active_at = w->next_poll;
 	}
 	for (i = 0; i < w->nslots; i++)
-		if (count[i] > 0)
+		if (count[i] > 0) {
 			runner_io(w->slots[i].run, pfd + first[i], count[i]);
+			hurry_checkpoint(w, &w->slots[i]);
+		}
 	alerts_io(w->alerts, pfd + nalert);
 	return ndb >= 0 ? pfd[ndb].revents : 0;
 }

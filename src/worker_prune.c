@@ -7,12 +7,25 @@
  * pruning is spread thin so that it never holds the loop or a lock for
  * long: one statement of at most PRUNE_CHUNK rows a turn, again a
  * moment later while chunks come back full, else after a quarter of
- * keep_done (1 s to 10 min). */
+ * keep_done (1 s to 10 min).
+ *
+ * Jobs whose expiry passed while no worker held them leave too
+ * (sweep_tick): a worker that claims one finalizes it itself, but one in
+ * a queue nobody serves, or delayed past its expiry, would wait for ever. */
 #include "config.h"
 
+#include <stdlib.h>
+
+#include "final.h"
 #include "log.h"
 #include "runs.h"
 #include "worker_int.h"
+
+/* The expiry sweep: every SWEEP_MS (plus up to a second, so that the
+ * workers of a host do not sweep in step), at once again after a full
+ * batch. */
+#define SWEEP_MS 5000
+#define SWEEP_AGAIN_MS 100
 
 #define PRUNE_CHUNK 1000
 #define PRUNE_AGAIN_MS 250 /* after a full chunk: about 4,000 runs a second */
@@ -58,4 +71,26 @@ prune_tick(struct worker *w, int64_t now)
 		log_debug("pruned %llu runs of jobs finished more than keep_done ago", (unsigned long long)removed);
 	}
 	w->next_prune = mono_ms() + (rc == DB_OK && removed == PRUNE_CHUNK ? PRUNE_AGAIN_MS : prune_every(w));
+}
+
+/* Step 5: one batch of jobs whose expiry passed unstarted, finalized as
+ * expired (or cancelled: final.c), when due. */
+void
+sweep_tick(struct worker *w, int64_t now)
+{
+	uint64_t n = 0;
+	char err[ERRSZ];
+	int rc;
+
+	if (!w->db_up || w->stopping || now < w->next_sweep)
+		return;
+	rc = final_sweep(w->db, w->id, w->mode == RESERVE_SKIP_LOCKED, &n, err);
+	if (rc == DB_EGONE)
+		conn_failed(w, rc, "sweeping expired jobs", err);
+	else if (rc != DB_OK)
+		log_debug("sweeping expired jobs: %s", err);
+	else if (n > 0)
+		log_info("%llu job%s expired unstarted (or cancelled while no worker held them)",
+		    (unsigned long long)n, n == 1 ? "" : "s");
+	w->next_sweep = mono_ms() + (n == FINAL_SWEEP_MAX ? SWEEP_AGAIN_MS : SWEEP_MS + rand() % 1000);
 }

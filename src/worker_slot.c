@@ -3,6 +3,7 @@
  * bottom of the worker: counting slots by state, and clearing one. */
 #include "config.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -49,4 +50,26 @@ slot_clear(struct worker *w, struct slot *s)
 	control_free(&s->ctl);
 	free(s->follow);
 	memset(s, 0, sizeof *s);
+}
+
+/* Ends the job in s without starting its handler, as kind (OUT_CANCEL,
+ * OUT_EXPIRE, OUT_DEAD for a job no handler may get, OUT_GIVEBACK):
+ * the outcome waits to be written like any other.  A final one (cancel,
+ * expire) gets a run row of no time that says why (error), as a done
+ * job's last run does; error NULL: none. */
+void
+slot_end_unrun(struct worker *w, struct slot *s, enum outcome_write kind, const char *words, const char *reason,
+    const char *error)
+{
+	s->write = kind;
+	snprintf(s->words, sizeof s->words, "%s", words);
+	snprintf(s->reason, sizeof s->reason, "%s", reason);
+	if (error != NULL)
+		s->error = xstrdup(error);
+	if (kind == OUT_CANCEL || kind == OUT_EXPIRE) {
+		s->has_run = 1;
+		s->duration_ms = 0;
+	}
+	slot_set(w, s, SLOT_WRITING);
+	w->write_now = 1;
 }

@@ -12,6 +12,7 @@
 #include "duration.h"
 #include "log.h"
 #include "runner.h"
+#include "trace.h"
 #include "worker_int.h"
 
 #define START_RETRY_MIN_MS 100
@@ -39,12 +40,7 @@ log_start(const struct slot *s)
 static void
 bury_unrun(struct worker *w, struct slot *s, const char *words, const char *reason, const char *error)
 {
-	s->write = OUT_DEAD;
-	snprintf(s->words, sizeof s->words, "%s", words);
-	snprintf(s->reason, sizeof s->reason, "%s", reason);
-	s->error = xstrdup(error);
-	slot_set(w, s, SLOT_WRITING);
-	w->write_now = 1;
+	slot_end_unrun(w, s, OUT_DEAD, words, reason, error);
 }
 
 /* Hands s's job back unstarted, attempt refunded: its outcome waits to
@@ -52,10 +48,7 @@ bury_unrun(struct worker *w, struct slot *s, const char *words, const char *reas
 static void
 give_back_unstarted(struct worker *w, struct slot *s)
 {
-	s->write = OUT_GIVEBACK;
-	snprintf(s->words, sizeof s->words, "not started");
-	slot_set(w, s, SLOT_WRITING);
-	w->write_now = 1;
+	slot_end_unrun(w, s, OUT_GIVEBACK, "not started", "", NULL);
 }
 
 /* A handler could not be started (no descriptors, no processes left):
@@ -114,6 +107,35 @@ time_add_ms(char *ts, size_t size, int64_t ms)
 		memcpy(ts, out, strlen(out) + 1);
 }
 
+/* Ends s's job unstarted when it must not start: cancelled while it was
+ * reserved (the claim read the request), or expired -- its expires_at
+ * passed (the time left at the claim, counted down here by the
+ * monotonic clock), or it was due longer than its handler's
+ * expire_after.  waited: ms since the claim.  1 when it ended it. */
+static int
+ends_unstarted(struct worker *w, struct slot *s, int64_t waited)
+{
+	const struct job *j = s->job;
+	int64_t after = s->h != NULL ? s->h->expire_after_ms : 0;
+	char why[300], d[32];
+
+	if (j->cancel_by[0] != '\0') {
+		snprintf(why, sizeof why, "cancelled by %s", j->cancel_by);
+		slot_end_unrun(w, s, OUT_CANCEL, "not started", why, why);
+		return 1;
+	}
+	if (j->expires_ms != INT64_MAX && waited >= j->expires_ms) {
+		duration_format(waited - j->expires_ms, d, sizeof d);
+		snprintf(why, sizeof why, "expired: its expires_at passed %s before a worker could start it", d);
+	} else if (after > 0 && j->wait_ms >= 0 && j->wait_ms + waited >= after) {
+		duration_format(after, d, sizeof d);
+		snprintf(why, sizeof why, "expired: due for longer than its handler's expire_after (%s)", d);
+	} else
+		return 0;
+	slot_end_unrun(w, s, OUT_EXPIRE, "not started", why, why);
+	return 1;
+}
+
 /* Starts the handler of the READY job in s, or settles the job without
  * one: buried unrun when no handler may get it, given back when its
  * handler cannot be started. */
@@ -133,6 +155,8 @@ start_job(struct worker *w, struct slot *s)
 	s->h = conf_handler(w->conf, j->type);
 	s->max_attempts = j->max_attempts ? j->max_attempts : s->h ? s->h->max_attempts : 1;
 	w->started++;
+	if (ends_unstarted(w, s, waited > 0 ? waited : 0))
+		return;
 	if (s->h == NULL) {
 		char *msg = xasprintf(
 		    "unknown job type '%s': no [handler %s] section in %s", j->type, j->type, w->conf->path);
@@ -154,6 +178,9 @@ start_job(struct worker *w, struct slot *s)
 		bury_unrun(w, s, "not run", reason, reason);
 		return;
 	}
+	/* The run's span id, made here so that its TRACEPARENT, its run
+	 * row and its follow-ups agree. */
+	trace_for_run(j->traceparent, j->run_trace, sizeof j->run_trace);
 	s->run = runner_start(s->h, j, s->max_attempts, err);
 	if (s->run == NULL) {
 		/* fork failed: hand the job straight back, attempt refunded. */

@@ -17,6 +17,7 @@
 #include "outcome.h"
 #include "queue.h"
 #include "runner.h"
+#include "trace.h"
 #include "worker_int.h"
 
 #define WRITE_RETRY_MS 500
@@ -29,7 +30,8 @@
 #define WRITE_TRIES_MAX 5
 
 /* The jobs a done outcome of s enqueues: the follow-ups its handler
- * wrote, then its handler's on_success job (same payload). */
+ * wrote, then its handler's on_success job (same payload).  Those that
+ * name no traceparent continue the job's trace under the run's span. */
 static void
 gather_follow(struct worker *w, struct slot *s)
 {
@@ -45,6 +47,9 @@ gather_follow(struct worker *w, struct slot *s)
 			.payload = s->job->payload,
 			.payload_len = s->job->payload_len,
 			.priority = s->job->priority };
+	for (i = 0; i < s->nfollow; i++)
+		if (s->follow[i].traceparent == NULL && s->job->run_trace[0] != '\0')
+			s->follow[i].traceparent = s->job->run_trace;
 }
 
 /* Reads the control channel of s's finished handler; a bad one is a
@@ -68,6 +73,21 @@ read_control(struct worker *w, struct slot *s, char *why, size_t whylen)
 	return -1;
 }
 
+/* The outcome of a handler stopped because its job was cancelled,
+ * however it ended once told to stop: cancelled, nothing of its control
+ * channel applied, and the run's error says who cancelled it. */
+static void
+cancelled(struct slot *s)
+{
+	char *text = xasprintf("jobq: cancelled by %s%s%s", s->job->cancel_by, s->error && *s->error ? "\n" : "",
+	    s->error ? s->error : "");
+
+	free(s->error);
+	s->error = text;
+	s->write = OUT_CANCEL;
+	snprintf(s->reason, sizeof s->reason, "cancelled by %s", s->job->cancel_by);
+}
+
 /* Turns a finished handler into the outcome to write. */
 void
 write_conclude(struct worker *w, struct slot *s)
@@ -85,7 +105,10 @@ write_conclude(struct worker *w, struct slot *s)
 	 * keep) gives its job back, unless it still finished its work (exit
 	 * 0 on SIGTERM): that counts as done.  The fence drops either when
 	 * the lease is already gone. */
-	if (runner_interrupted(s->run) && (w->stopping >= 2 || s->lease_stop) && !(x.exited && x.code == 0)) {
+	if (s->cancelling) {
+		cancelled(s);
+	} else if (runner_interrupted(s->run) && (w->stopping >= 2 || s->lease_stop) &&
+	           !(x.exited && x.code == 0)) {
 		s->write = OUT_GIVEBACK;
 	} else {
 		int64_t age = s->job->age_ms + s->duration_ms;
@@ -114,7 +137,8 @@ static void
 log_outcome(struct worker *w, const struct slot *s, const char *outcome)
 {
 	char attempt[32], delay[32];
-	struct log_field f[10];
+	struct log_field f[12];
+	char trace_id[TRACE_ID_LEN + 1], span_id[SPAN_ID_LEN + 1];
 	int n = 0;
 
 	snprintf(attempt, sizeof attempt, "%u/%u", s->job->attempt, s->max_attempts);
@@ -131,6 +155,11 @@ log_outcome(struct worker *w, const struct slot *s, const char *outcome)
 	}
 	if (s->write == OUT_DEAD)
 		f[n++] = LF_S("reason", s->reason);
+	trace_ids(s->has_run ? s->job->run_trace : NULL, trace_id, span_id);
+	if (trace_id[0] != '\0') {
+		f[n++] = LF_S("trace_id", trace_id);
+		f[n++] = LF_S("span_id", span_id);
+	}
 	(void)w;
 	log_fields(strcmp(outcome, "done") == 0 ? LOG_INFO : LOG_WARN, "job", f, n);
 }
@@ -159,6 +188,10 @@ count_outcome(struct worker *w, struct slot *s, int lost)
 			w->counts.retried++;
 		else if (s->write == OUT_DEAD)
 			w->counts.dead++;
+		else if (s->write == OUT_CANCEL)
+			w->counts.cancelled++;
+		else if (s->write == OUT_EXPIRE)
+			w->counts.expired++;
 	}
 	slot_clear(w, s);
 	w->finished++;
@@ -357,13 +390,15 @@ outcome_of(struct worker *w, struct slot *s, struct outcome *o, struct run_recor
 	*run = (struct run_record){ w->id, s->duration_ms, s->words, s->output, s->error, s->ctl.result };
 	*o = (struct outcome){ s->job, s->write, s->delay_ms, NULL, s->error ? s->error : "", s->words,
 		s->reason, s->has_run ? run : NULL, s->write_tries >= WRITE_TRIES_ALONE || s->write_locked > 0,
-		s->write_tries >= WRITE_TRIES_MINIMAL, s->write_unsure, OUTS_PENDING, 0, "", NULL, 0 };
+		s->write_tries >= WRITE_TRIES_MINIMAL, s->write_unsure, OUTS_PENDING, 0, "", NULL, 0, NULL };
 	if (s->write == OUT_DONE) {
 		o->follow = s->follow;
 		o->nfollow = s->nfollow;
 	}
 	if (s->write == OUT_RETRY)
 		o->last_error = *text = last_error_text(s);
+	if (s->write == OUT_RETRY || s->write == OUT_DEAD)
+		o->checkpoint = s->ctl.checkpoint;
 }
 
 /* Writes every outcome that waits, in as few transactions as fit (see

@@ -1,6 +1,6 @@
 /* bulk.js -- an action on every job a list page's filter finds (retry or
  * forget the dead ones, release the stale ones, delete the waiting
- * ones): it counts them first (/api/bulk/count), asks the person to
+ * ones, cancel any, running ones included): it counts them first (/api/bulk/count), asks the person to
  * confirm that exact number, then acts a chunk at a time (/api/bulk),
  * saying how far it got, so a large action never holds the server and
  * can be watched. */
@@ -10,6 +10,7 @@ import { api, el, fmtNum, shell, toast } from "./common.js";
 const VERBS = {
   retry: ["Retry", "Retried"], forget: ["Forget for good", "Forgot"],
   release: ["Release", "Released"], delete: ["Delete for good", "Deleted"],
+  cancel: ["Cancel", "Cancelled"],
 };
 
 /* " in queue Q of type T" for the question, from a filter. */

@@ -39,10 +39,10 @@ function editRetry(j) {
   return el("details", { id: "edit-retry", class: "card" }, el("summary", {}, "Edit and retry"), f);
 }
 
-/* A job that left the queue (done, or forgotten from the dead letter)
- * is kept as its runs: nothing is left to act on. */
+/* A job that left the queue (done, cancelled, expired, or forgotten
+ * from the dead letter) is kept as its runs: nothing is left to act on. */
 function gone(j) {
-  return j.state === "done" || j.state === "forgotten";
+  return ["done", "forgotten", "cancelled", "expired"].includes(j.state);
 }
 
 function jobActions(j) {
@@ -63,6 +63,11 @@ function jobActions(j) {
   if (j.state === "stale")
     b.push(el("button", { on: { click: () =>
       act("/api/jobs/" + id + "/release", {}, () => "Job " + id + " released") } }, "Release"));
+  b.push(el("button", { class: "danger", id: "act-cancel", on: { click: () => {
+    if (confirm("Cancel job " + id + " (" + j.type + ")?" + (j.state === "reserved" ? " Its handler will be stopped." : "")))
+      act("/api/jobs/" + id + "/cancel", {}, (r) => r.state === "requested" ?
+        "Job " + id + ": its worker is stopping it" : "Job " + id + " cancelled");
+  } } }, "Cancel"));
   if (j.state !== "reserved")
     b.push(el("button", { class: "danger", on: { click: () => {
       if (confirm("Delete job " + id + " (" + j.type + ")? It will not run."))
@@ -111,6 +116,7 @@ export async function pageJob(id) {
       ["Queue", j.queue], ["Type", j.type], ["Priority", j.priority !== undefined ? String(j.priority) : null],
       ["Attempts", gone(j) ? String(j.attempts) : j.attempts + " of " + (j.max_attempts || "—")],
       ["Unique key", j.unique_key],
+      ["Trace", j.traceparent ? el("span", { class: "mono", id: "traceparent" }, j.traceparent) : null],
       ["Progress", j.progress !== undefined ? el("span", { id: "progress" },
         el("progress", { max: 100, value: j.progress }), " " + j.progress + "%" + (j.progress_note ? " " + j.progress_note : "")) : null],
       ["Created", j.created_at ? when(j.created_at) : null],
@@ -124,6 +130,8 @@ export async function pageJob(id) {
       el("p", { class: "empty", id: "payload" }, j.state === "done" ?
         "Not kept: over 64 KiB, or done before jobq kept payloads." : "Not kept: only a done job's payload is.") :
       el("pre", { id: "payload" }, pretty(j.payload)),
+    j.checkpoint ? [el("h2", {}, "Checkpoint"), el("p", { class: "muted" }, "Saved by the handler; the next attempt gets it as JOBQ_CHECKPOINT."),
+      el("pre", { id: "checkpoint" }, pretty(j.checkpoint))] : null,
     j.last_error ? [el("h2", {}, "Last error"), el("pre", {}, j.last_error)] : null,
     j.exception ? [el("h2", {}, "Exception"), el("pre", { id: "exception" }, j.exception)] : null,
     el("h2", {}, "Runs"),
@@ -136,7 +144,9 @@ export async function pageJob(id) {
         el("td", { class: "wide" }, r.exit_status || ""),
         el("td", {}, r.error ? el("details", {}, el("summary", {}, "stderr: " + (r.error_summary || "")), el("pre", {}, r.error)) : null,
           r.output ? el("details", {}, el("summary", {}, "stdout"), el("pre", {}, r.output)) : null,
-          r.result ? el("details", {}, el("summary", {}, "result"), el("pre", { class: "result" }, pretty(r.result))) : null))))),
+          r.result ? el("details", {}, el("summary", {}, "result"), el("pre", { class: "result" }, pretty(r.result))) : null,
+          r.trace_id ? el("details", { class: "trace" }, el("summary", {}, "trace"),
+            el("pre", { class: "mono" }, "trace " + r.trace_id + "\nspan  " + (r.span_id || ""))) : null))))),
     followUps(d.runs),
     el("h2", {}, "Audit"),
     d.audit.length === 0 ? el("p", { class: "empty" }, "No admin actions on this job.") :

@@ -7,7 +7,8 @@ import { STATES, api, badge, dueIn, el, enqueueOptions, filterForm, isAdmin, nav
 
 /* An admin's actions on every job the filter finds: delete the waiting
  * ones (the ready or delayed ones when the filter says so), release the
- * stale ones. */
+ * stale ones, cancel them all (running ones are stopped by their
+ * workers). */
 function bulkRow(p) {
   const state = p.get("state") || "";
   const f = { queue: p.get("queue") || "", type: p.get("type") || "" };
@@ -17,7 +18,9 @@ function bulkRow(p) {
       bulkButton("delete", "Delete all " + waiting, waiting + matching(f), { ...f, state },
         { id: "delete-all", class: "danger" }) : null,
     state === "" || state === "stale" ?
-      bulkButton("release", "Release all stale", "stale jobs" + matching(f), f, { id: "release-all" }) : null);
+      bulkButton("release", "Release all stale", "stale jobs" + matching(f), f, { id: "release-all" }) : null,
+    bulkButton("cancel", "Cancel all" + (state ? " " + state : ""), (state ? state + " " : "") + "jobs" + matching(f) +
+      " (running ones are stopped)", { ...f, state }, { id: "cancel-all", class: "danger" }));
 }
 
 export async function pageJobs() {

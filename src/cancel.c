@@ -1,0 +1,117 @@
+/* cancel.c -- cancelling one job (cancel.h).
+ *
+ * A job no worker holds (ready, delayed, stale) is finalized at once as
+ * cancelled (final.c).  One under a live lease gets a request instead:
+ * cancel_by and cancel_at say who asked and when, and its worker, which
+ * looks for requests on the jobs it holds twice a second, stops the
+ * handler's process group (SIGTERM, SIGKILL after kill_grace) and writes
+ * the cancelled outcome under its lease.  The request also moves the
+ * job's expiry to now: should the job come back to the queue uncancelled
+ * (its handler's outcome was a retry written just before the worker saw
+ * the request, or the worker died), the next claim or the expiry sweep
+ * finalizes it, as cancelled since it carries the request.  A job whose
+ * handler's outcome reached the database first stays as that outcome
+ * ended it (done or dead): that run says so. */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "cancel.h"
+#include "final.h"
+#include "queue.h"
+#include "queue_states.h"
+
+/* Cancels job id on behalf of by, in one transaction: *st says whether it
+ * is cancelled now, requested of the worker that holds it, or neither
+ * (the caller asks cancel_ended which). */
+int
+queue_cancel(struct db *db, uint64_t id, const char *by, enum cancel_state *st, char *err)
+{
+	struct buf sql, cond;
+	uint64_t affected[5] = { 0 };
+	int rc;
+
+	buf_init(&sql);
+	buf_init(&cond);
+	db_sql(db, &cond, "id = %U AND NOT (" IS_RESERVED ")", id);
+	db_sql(db, &sql,
+	    "START TRANSACTION;"
+	    "UPDATE jobs SET cancel_by = %q, cancel_at = UTC_TIMESTAMP(6),"
+	    " expires_at = LEAST(COALESCE(expires_at, UTC_TIMESTAMP(6)), UTC_TIMESTAMP(6)) WHERE id = %U;",
+	    by, id);
+	final_sql(db, &sql, by, cond.data);
+	buf_adds(&sql, "COMMIT");
+	rc = db_exec_retry(db, &sql, affected, 5, err);
+	buf_free(&sql);
+	buf_free(&cond);
+	if (rc != DB_OK)
+		return rc;
+	*st = affected[1] == 0 ? CANCEL_ENDED : affected[3] == 1 ? CANCEL_DONE : CANCEL_REQUESTED;
+	return DB_OK;
+}
+
+/* queue_cancel as a bulk action (bulk.c): DB_OK when cancelled or
+ * requested, QUEUE_NOT_FOUND when the job had left the queue. */
+int
+queue_cancel_act(struct db *db, uint64_t id, const char *by, char *err)
+{
+	enum cancel_state st;
+	int rc = queue_cancel(db, id, by, &st, err);
+
+	if (rc == DB_OK && st == CANCEL_ENDED) {
+		snprintf(err, ERRSZ, "job %llu had ended", (unsigned long long)id);
+		return QUEUE_NOT_FOUND;
+	}
+	return rc;
+}
+
+/* How job id ended, when it is no longer in jobs: "dead" when the dead
+ * letter holds it, else its last run's outcome (done, cancelled,
+ * expired); *found 0 when neither knows it.  A job still in jobs is
+ * "queued" (found). */
+int
+cancel_ended(struct db *db, uint64_t id, char *ended, size_t len, int *found, char *err)
+{
+	struct db_res *r;
+	char **row;
+	int rc;
+
+	r = db_query(db, &rc, err,
+	    "SELECT 'queued' FROM jobs WHERE id = %U UNION ALL SELECT 'dead' FROM failed_jobs WHERE id = %U"
+	    " UNION ALL (SELECT outcome FROM job_runs WHERE job_id = %U ORDER BY id DESC LIMIT 1)",
+	    id, id, id);
+	if (r == NULL)
+		return rc;
+	row = db_res_next(r);
+	*found = row != NULL;
+	snprintf(ended, len, "%s", row != NULL && row[0] != NULL ? row[0] : "");
+	db_res_free(r);
+	return DB_OK;
+}
+
+/* Finalizes job id as cancelled if it carries a cancel request and no
+ * worker holds it (its handler's retry reached the database before the
+ * worker saw the request, or the worker is gone): what `jobq cancel`
+ * does while it waits, so that the job ends at once rather than at the
+ * next sweep.  *settled says whether it did. */
+int
+cancel_settle(struct db *db, uint64_t id, const char *by, int *settled, char *err)
+{
+	struct buf sql, cond;
+	uint64_t affected[5] = { 0 };
+	int rc;
+
+	buf_init(&sql);
+	buf_init(&cond);
+	db_sql(db, &cond, "id = %U AND cancel_by IS NOT NULL AND NOT (" IS_RESERVED ")", id);
+	buf_adds(&sql, "START TRANSACTION;SELECT 1 FROM jobs WHERE id = ");
+	buf_printf(&sql, "%llu FOR UPDATE;", (unsigned long long)id);
+	final_sql(db, &sql, by, cond.data);
+	buf_adds(&sql, "COMMIT");
+	rc = db_exec_retry(db, &sql, affected, 5, err);
+	buf_free(&sql);
+	buf_free(&cond);
+	*settled = rc == DB_OK && affected[3] > 0;
+	return rc;
+}

@@ -1,0 +1,296 @@
+/* cmd_cancel.c -- `jobq cancel`: end jobs for good, running ones
+ * included.  A thin layer over cancel.c (one job) and bulk.c (a filter),
+ * which the dashboard's buttons use too. */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "bulk.h"
+#include "cancel.h"
+#include "cli.h"
+#include "duration.h"
+
+#define WAIT_DEFAULT_MS 30000
+#define WAIT_STEP_MS 200
+
+struct opts {
+	struct bulk_filter f;
+	int yes, dry_run;
+	int64_t wait_ms;
+	char by[160];
+};
+
+static void
+usage(void)
+{
+	printf("Usage: jobq cancel [--wait DURATION | --no-wait] ID...\n"
+	       "       jobq cancel [--dry-run] [--yes] (-q QUEUE | -t TYPE) [--state STATE]\n"
+	       "Cancel jobs: they end as 'cancelled', are never retried or dead-lettered, and no\n"
+	       "on_success, on_dead or follow-up job comes of them.  A job no worker holds\n"
+	       "(ready, delayed, stale) is cancelled at once.  A running job's worker, on any\n"
+	       "host, stops its handler within a second: SIGTERM to its process group, SIGKILL\n"
+	       "after kill_grace (a persistent handler is stopped and replaced).  A handler whose\n"
+	       "outcome reached the database first keeps it; the command says which won.\n\n"
+	       "  --wait DURATION   wait this long for running jobs to end (default 30s)\n"
+	       "  --no-wait         return once the cancel is requested\n"
+	       "  -q, --queue QUEUE, -t, --type TYPE\n"
+	       "                    every job of that queue and/or type ...\n"
+	       "  --state STATE     ... in that state only: ready, delayed, reserved or stale\n"
+	       "  --dry-run         count the jobs a filter matches; change nothing\n"
+	       "  --yes             do not ask (a filter asks on a terminal, and without one\n"
+	       "                    refuses unless given --yes)\n\n"
+	       "Exit status: 0 every job is cancelled or its cancel requested; 1 a job had\n"
+	       "ended before (it is named, with how); 64 usage; 65 an ID no job has, an unknown\n"
+	       "queue or type (nothing is cancelled); 69 database unavailable.\n");
+}
+
+/* Each ID, parsed and known to the database, or nothing happens. */
+static int
+collect_ids(struct db *db, int argc, char **argv, uint64_t *ids)
+{
+	char err[ERRSZ], ended[32];
+	int i, found, missing = 0;
+
+	for (i = 0; i < argc; i++)
+		if (cli_parse_id(argv[i], &ids[i]) < 0)
+			return cli_usage_error("cancel", "'%s' is not a job id", argv[i]);
+	for (i = 0; i < argc; i++) {
+		if (cancel_ended(db, ids[i], ended, sizeof ended, &found, err) != DB_OK) {
+			cli_error("cancel: %s", err);
+			return EX_UNAVAILABLE;
+		}
+		if (!found) {
+			cli_error("cancel: no job %llu", (unsigned long long)ids[i]);
+			missing++;
+		}
+	}
+	if (missing > 0) {
+		cli_error("cancel: nothing cancelled");
+		return EX_DATAERR;
+	}
+	return 0;
+}
+
+/* Says how job id ended when it had before the cancel; 1 when it had. */
+static int
+say_ended(struct db *db, uint64_t id, const char *before, int *rc)
+{
+	char err[ERRSZ], ended[32];
+	int found;
+
+	if (cancel_ended(db, id, ended, sizeof ended, &found, err) != DB_OK) {
+		cli_error("cancel: job %llu: %s", (unsigned long long)id, err);
+		*rc = EX_UNAVAILABLE;
+		return 1;
+	}
+	if (strcmp(ended, "queued") == 0)
+		return 0;
+	if (strcmp(ended, "cancelled") == 0)
+		printf("job %llu: cancelled%s\n", (unsigned long long)id, before);
+	else {
+		printf("job %llu: had already ended as %s%s\n", (unsigned long long)id, ended,
+		    *before ? "; its handler's outcome came first" : "");
+		if (*rc == 0)
+			*rc = 1;
+	}
+	return 1;
+}
+
+/* Waits up to o->wait_ms for the running jobs in ids[0..n) (0 where
+ * settled) to end, saying how each did. */
+static void
+wait_running(struct db *db, const struct opts *o, uint64_t *ids, int n, int *rc)
+{
+	int64_t until = mono_ms() + o->wait_ms;
+	int i, left = n;
+	char err[ERRSZ];
+
+	while (left > 0 && mono_ms() < until) {
+		struct timespec ts = { 0, WAIT_STEP_MS * 1000000L };
+		int settled;
+
+		nanosleep(&ts, NULL);
+		for (i = 0; i < n; i++) {
+			if (ids[i] == 0)
+				continue;
+			if (cancel_settle(db, ids[i], o->by, &settled, err) != DB_OK) {
+				cli_error("cancel: job %llu: %s", (unsigned long long)ids[i], err);
+				*rc = EX_UNAVAILABLE;
+				return;
+			}
+			if (say_ended(db, ids[i], " (its handler was stopped)", rc))
+				ids[i] = 0, left--;
+		}
+	}
+	for (i = 0; i < n; i++)
+		if (ids[i] != 0)
+			printf("job %llu: still stopping; it ends as cancelled when its handler exits\n",
+			    (unsigned long long)ids[i]);
+}
+
+static int
+cancel_ids(struct db *db, const struct opts *o, int argc, char **argv)
+{
+	uint64_t *ids = xcalloc((size_t)argc + 1, sizeof *ids), *running = xcalloc((size_t)argc + 1, sizeof *ids);
+	int i, n = 0, rc = collect_ids(db, argc, argv, ids);
+	char err[ERRSZ];
+
+	for (i = 0; rc == 0 && i < argc; i++) {
+		enum cancel_state st;
+
+		if (queue_cancel(db, ids[i], o->by, &st, err) != DB_OK) {
+			cli_error("cancel: job %llu: %s", (unsigned long long)ids[i], err);
+			rc = EX_UNAVAILABLE;
+		} else if (st == CANCEL_DONE)
+			printf("job %llu: cancelled\n", (unsigned long long)ids[i]);
+		else if (st == CANCEL_ENDED)
+			say_ended(db, ids[i], "", &rc);
+		else {
+			printf("job %llu: running; its worker is stopping it\n", (unsigned long long)ids[i]);
+			running[n++] = ids[i];
+		}
+	}
+	if (n > 0 && o->wait_ms > 0 && rc != EX_UNAVAILABLE)
+		wait_running(db, o, running, n, &rc);
+	free(running);
+	free(ids);
+	return rc;
+}
+
+/* The jobs a filter matches: counted, confirmed, then cancelled a chunk
+ * at a time, one transaction each. */
+static void
+tally(void *arg, uint64_t id, int rc, const char *err)
+{
+	uint64_t *t = arg;
+
+	(void)id;
+	(void)err;
+	t[rc == DB_OK ? 0 : 1]++;
+}
+
+static int
+cancel_filter(struct db *db, const struct opts *o)
+{
+	const struct bulk_kind *k = bulk_kind_find("cancel");
+	uint64_t n, upto, after = 0, t[2] = { 0, 0 };
+	char err[ERRSZ];
+	int more = 1;
+
+	if (bulk_count(db, k, &o->f, &n, &upto, err) != DB_OK)
+		goto fail;
+	if (o->dry_run || n == 0) {
+		printf("%llu job%s to cancel%s\n", (unsigned long long)n, n == 1 ? "" : "s",
+		    o->dry_run ? " (dry run: nothing changed)" : "");
+		return 0;
+	}
+	if (!o->yes && !cli_confirm("cancel %llu job%s?", (unsigned long long)n, n == 1 ? "" : "s")) {
+		cli_error("cancel: not confirmed; nothing cancelled");
+		return 1;
+	}
+	while (more)
+		if (bulk_step(db, k, &o->f, after, upto, 100, tally, t, &after, &more, err) != DB_OK)
+			goto fail;
+	printf("%llu job%s cancelled (running ones: their workers stop them within a second)", (unsigned long long)t[0],
+	    t[0] == 1 ? "" : "s");
+	if (t[1] > 0)
+		printf("; %llu had ended meanwhile", (unsigned long long)t[1]);
+	printf("\n");
+	return 0;
+fail:
+	cli_error("cancel: %s", err);
+	return EX_UNAVAILABLE;
+}
+
+/* The filter's names: each configured, or EX_DATAERR. */
+static int
+check_filter(const struct conf *c, const struct opts *o)
+{
+	static const char *const states[] = { "ready", "delayed", "reserved", "stale" };
+	size_t i;
+
+	if (o->f.queue != NULL && !conf_has_queue(c, o->f.queue)) {
+		cli_error("cancel: unknown queue '%s' (no [queue %s] section in %s)", o->f.queue, o->f.queue, c->path);
+		return EX_DATAERR;
+	}
+	if (o->f.type != NULL && conf_handler(c, o->f.type) == NULL) {
+		cli_error("cancel: unknown job type '%s' (no [handler %s] section in %s)", o->f.type, o->f.type,
+		    c->path);
+		return EX_DATAERR;
+	}
+	for (i = 0; o->f.state != NULL && i < ARRAY_LEN(states); i++)
+		if (strcmp(o->f.state, states[i]) == 0)
+			return 0;
+	if (o->f.state != NULL)
+		return cli_usage_error("cancel", "--state: ready, delayed, reserved or stale, not '%s'", o->f.state);
+	return 0;
+}
+
+static int
+parse(int argc, char **argv, struct opts *o)
+{
+	static const struct option longopts[] = { CLI_COMMON_LONGOPTS, { "queue", required_argument, NULL, 'q' },
+		{ "type", required_argument, NULL, 't' }, { "state", required_argument, NULL, 's' },
+		{ "yes", no_argument, NULL, 'y' }, { "dry-run", no_argument, NULL, 'n' },
+		{ "wait", required_argument, NULL, 'w' }, { "no-wait", no_argument, NULL, 'W' },
+		{ NULL, 0, NULL, 0 } };
+	char err[ERRSZ];
+	int opt, rc;
+
+	o->wait_ms = WAIT_DEFAULT_MS;
+	while ((opt = getopt_long(argc, argv, CLI_COMMON_SHORTOPTS "q:t:", longopts, NULL)) != -1) {
+		if (opt == 'q')
+			o->f.queue = optarg;
+		else if (opt == 't')
+			o->f.type = optarg;
+		else if (opt == 's')
+			o->f.state = optarg;
+		else if (opt == 'y')
+			o->yes = 1;
+		else if (opt == 'n')
+			o->dry_run = 1;
+		else if (opt == 'W')
+			o->wait_ms = 0;
+		else if (opt == 'w') {
+			if (duration_parse(optarg, &o->wait_ms, err) < 0)
+				return cli_usage_error("cancel", "--wait: %s", err);
+		} else if ((rc = cli_common_opt(opt, "cancel", usage)) != -2)
+			return rc < 0 ? EX_USAGE : rc;
+	}
+	if (o->f.queue == NULL && o->f.type == NULL && o->f.state != NULL)
+		return cli_usage_error("cancel", "--state needs --queue or --type");
+	if ((o->f.queue != NULL || o->f.type != NULL) == (optind < argc))
+		return cli_usage_error(
+		    "cancel", optind < argc ? "IDs or a filter (--queue, --type), not both" : "which jobs? (IDs, or --queue/--type)");
+	if (optind < argc && (o->yes || o->dry_run))
+		return cli_usage_error("cancel", "--yes and --dry-run go with a filter");
+	return -1;
+}
+
+int
+cmd_cancel(int argc, char **argv)
+{
+	struct opts o = { 0 };
+	struct conf *c;
+	struct db *db;
+	int rc;
+
+	if ((rc = parse(argc, argv, &o)) >= 0)
+		return rc;
+	if (optind >= argc && (rc = cli_bulk_check("cancel", o.yes, o.dry_run)) != 0)
+		return rc;
+	if ((rc = cli_open(0, &c, &db)) != 0)
+		return rc;
+	cli_who(o.by, sizeof o.by);
+	o.f.by = o.by;
+	if (optind < argc)
+		rc = cancel_ids(db, &o, argc - optind, argv + optind);
+	else if ((rc = check_filter(c, &o)) == 0)
+		rc = cancel_filter(db, &o);
+	db_free(db);
+	conf_free(c);
+	return rc;
+}

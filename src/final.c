@@ -1,0 +1,86 @@
+/* final.c -- jobs that end without a handler's word (final.h).
+ *
+ * A row of jobs that carries a cancel request (cancel_by) ends as
+ * cancelled, any other as expired.  Either way it leaves jobs in the
+ * transaction that writes its one run row, like a done job: the run keeps
+ * who or what ended it, when, the payload (up to 64 KiB) and the trace id,
+ * so `jobq show` and the job page show a finished job, and dependents and
+ * callbacks see a final state. */
+#include "config.h"
+
+#include "final.h"
+#include "queue_states.h"
+
+/* Appends the two statements that finalize every row of jobs cond (SQL)
+ * matches: one run row each, then the rows leave jobs.  by is who or
+ * what ends them (the run's worker column).  The caller locks the rows
+ * first in the same transaction (a locking read, or an UPDATE), so that
+ * both statements see the same rows. */
+void
+final_sql(struct db *db, struct buf *sql, const char *by, const char *cond)
+{
+	db_sql(db, sql,
+	    "INSERT INTO job_runs (job_id, queue, type, attempt, worker, started_at, duration_ms, outcome,"
+	    " exit_status, error, enqueued_at, payload, trace_id)"
+	    " SELECT id, queue, type, attempts, %q, UTC_TIMESTAMP(6), 0,"
+	    " IF(cancel_by IS NULL, 'expired', 'cancelled'), 'not started',"
+	    " IF(cancel_by IS NULL, CONCAT('expired: not started by ', LEFT(expires_at, 19), ' UTC'),"
+	    " CONCAT('cancelled by ', cancel_by, ' at ', LEFT(cancel_at, 19), ' UTC')),"
+	    " created_at, IF(LENGTH(payload) <= 65536, payload, NULL), SUBSTRING(traceparent, 4, 32)"
+	    " FROM jobs WHERE ",
+	    by);
+	buf_adds(sql, cond);
+	buf_adds(sql, ";DELETE FROM jobs WHERE ");
+	buf_adds(sql, cond);
+	buf_adds(sql, ";");
+}
+
+/* Finalizes up to FINAL_SWEEP_MAX jobs no worker holds whose expiry has
+ * passed (a cancel request sets it too: see cancel.c), oldest expiry
+ * first, in one transaction; *n gets how many.  Served by jobs_expiry:
+ * it reads the expired rows only, however many jobs wait.  With
+ * skip_locked, rows a claim has locked are passed over (the claim will
+ * finalize them itself). */
+int
+final_sweep(struct db *db, const char *by, int skip_locked, uint64_t *n, char *err)
+{
+	struct db_res *r;
+	struct buf sql, cond;
+	char **row;
+	uint64_t k = 0;
+	int rc;
+
+	*n = 0;
+	if ((rc = db_begin(db, err)) != DB_OK)
+		return rc;
+	r = db_query(db, &rc, err,
+	    "SELECT id FROM jobs WHERE expires_at <= UTC_TIMESTAMP(6) AND NOT (" IS_RESERVED ")"
+	    " ORDER BY expires_at LIMIT %u FOR UPDATE%s",
+	    FINAL_SWEEP_MAX, skip_locked ? " SKIP LOCKED" : "");
+	if (r == NULL) {
+		db_rollback(db);
+		return rc;
+	}
+	buf_init(&cond);
+	buf_adds(&cond, "NOT (" IS_RESERVED ") AND id IN (");
+	while ((row = db_res_next(r)) != NULL)
+		buf_printf(&cond, "%s%llu", k++ ? "," : "", (unsigned long long)db_col_u64(row[0], 0));
+	buf_adds(&cond, ")");
+	db_res_free(r);
+	if (k == 0) {
+		buf_free(&cond);
+		db_rollback(db);
+		return DB_OK;
+	}
+	buf_init(&sql);
+	final_sql(db, &sql, by, cond.data);
+	buf_adds(&sql, "COMMIT");
+	rc = db_exec_buf(db, &sql, err);
+	if (rc != DB_OK)
+		db_rollback(db);
+	else
+		*n = k;
+	buf_free(&sql);
+	buf_free(&cond);
+	return rc;
+}

@@ -1,0 +1,156 @@
+#!/bin/bash
+# Cancel and expire (issue 22, items 1 and 2), in exec and persistent
+# mode: a running handler that spawned a child is stopped, its whole
+# process group gone 2 s later, the job cancelled (not retried, not
+# dead-lettered) and shown so; a queued job is cancelled at once; a job
+# that ended first keeps its outcome and the command says so; unknown
+# ids change nothing; a filter counts, confirms and cancels; a cancel
+# that meets the outcome write resolves one way; an expired job never
+# runs and says why (claim, sweep, handler default, batch, plain SQL).
+. "$top_srcdir/tests/lib.sh"
+setup cancel
+TH=$top_srcdir/tests/handlers
+
+gone_pids() { # every pid in $@ gone (or a zombie)
+	local p st
+	for p in "$@"; do
+		st=$(awk '{print $3}' "/proc/$p/stat" 2>/dev/null) || continue
+		[ "$st" = Z ] || return 1
+	done
+}
+last_run() { sql "SELECT CONCAT_WS('|', outcome, exit_status) FROM job_runs WHERE job_id = $1 ORDER BY id DESC LIMIT 1"; }
+
+for hmode in exec persistent; do
+	empty_tables
+	rm -f "$T"/tree.* "$T"/ran.*
+	extra=""
+	[ $hmode = persistent ] && extra="mode = persistent
+env.PYTHONPATH = $HANDLERS"
+	write_conf <<EOC
+[worker]
+poll_interval = 20ms
+reserve_ttl = 5s
+heartbeat = 1s
+workdir = $T
+
+[queue default]
+[queue idle]
+
+[handler tree]
+exec = $TH/cancel_tree.py $T $hmode
+kill_grace = 1s
+backoff = 1s
+$extra
+
+[handler late]
+exec = $TH/cancel_tree.py $T $hmode
+queue = idle
+expire_after = 1s
+$extra
+EOC
+	start_worker -v --concurrency 2 --queue default
+	w=$WORKER_PID
+	a=$(jq_ enqueue tree '{}')
+	wait_for_sql 30 "SELECT lease_token IS NOT NULL FROM jobs WHERE id = $a" 1
+	i=0; while [ ! -s "$T/tree.$a" ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+	read -r hp cp <"$T/tree.$a"
+	t0=$(date +%s%N)
+	out=$(jq_ cancel "$a" 2>&1); rc=$?
+	t1=$(date +%s%N)
+	is "$rc" 0 "[$hmode] cancel of a running job exits 0"
+	like "$out" "job $a: running; its worker is stopping it" "[$hmode] it says the worker is stopping it"
+	like "$out" "job $a: cancelled \\(its handler was stopped\\)" "[$hmode] and then that it is cancelled"
+	ok $([ $(((t1 - t0) / 1000000)) -lt 5000 ]; echo $?) "[$hmode] within a second and the grace ($(((t1 - t0) / 1000000)) ms)"
+	sleep 2
+	gone_pids "$hp" "$cp"
+	ok $? "[$hmode] 2 s later no process of the handler's group remains (handler $hp, its child $cp)"
+	is "$(where "$a")" gone "[$hmode] the job left the queue (not retried, not dead-lettered)"
+	is "$(sql "SELECT GROUP_CONCAT(outcome) FROM job_runs WHERE job_id = $a")" cancelled "[$hmode] its one run is cancelled"
+	like "$(sql "SELECT error FROM job_runs WHERE job_id = $a")" "^jobq: cancelled by cli:" "[$hmode] the run says who cancelled it"
+	like "$(jq_ show "$a")" "job $a: cancelled \\(no longer queued" "[$hmode] jobq show says cancelled"
+	like "$(jq_ show --json "$a" | tr -d ' \t\n')" '"state":"cancelled"' "[$hmode] and show --json"
+
+	# The handler slot is free again (persistent: the process was replaced).
+	q=$(jq_ enqueue tree '{"quick": true}')
+	wait_for_sql 30 "SELECT COUNT(*) FROM job_runs WHERE job_id = $q" 1
+	is "$(where "$q"),$(last_run "$q")" "gone,done|exit 0" "[$hmode] the next job runs and is done"
+
+	# A queued (delayed) job: cancelled at once, never runs.
+	d=$(jq_ enqueue --delay 1h tree '{"quick": true}')
+	out=$(jq_ cancel "$d" 2>&1); rc=$?
+	is "$rc|$out" "0|job $d: cancelled" "[$hmode] a delayed job is cancelled at once"
+	is "$(where "$d"),$(last_run "$d")" "gone,cancelled|not started" "[$hmode] its run says it never started"
+
+	# Ended first: the command says how, exit 1.
+	out=$(jq_ cancel "$q" 2>&1); rc=$?
+	is "$rc|$out" "1|job $q: had already ended as done" "[$hmode] a done job stays done, exit 1"
+	# An unknown id: nothing is cancelled, exit 65.
+	d2=$(jq_ enqueue --delay 1h tree '{"quick": true}')
+	out=$(jq_ cancel "$d2" 999999 2>&1); rc=$?
+	is "$rc" 65 "[$hmode] an unknown id: exit 65"
+	like "$out" "no job 999999" "[$hmode] it is named"
+	is "$(where "$d2")" queue "[$hmode] and the other job is untouched"
+
+	# Expiry: a worker that claims an expired job ends it unrun.
+	e1=$(jq_ enqueue --queue idle --expires-in 1s tree '{"quick": true}')
+	e2=$(jq_ enqueue late '{"quick": true}')
+	e3=$(printf '{"type":"tree","queue":"idle","payload":{"quick":true},"expires_at":"2020-01-01T00:00:00Z"}\n' | jq_ enqueue --batch | tail -n 1)
+	sql "INSERT INTO jobs (queue, type, payload, available_at, expires_at) VALUES ('idle', 'tree', '{\"quick\":true}', UTC_TIMESTAMP(6), UTC_TIMESTAMP(6) - INTERVAL 1 SECOND)"
+	e4=$(sql "SELECT MAX(id) FROM jobs")
+	e5=$(jq_ enqueue --queue idle --expires-in 1h tree '{"quick": true}')
+	sleep 1.5
+	timeout 60 "$JOBQ" -c "$CONF" work --queue idle --stop-when-empty 2>"$T/idle.$hmode.log"
+	is "$?" 0 "[$hmode] a worker drains the queue of expired jobs"
+	for e in $e1 $e2 $e4; do
+		is "$(where "$e"),$(last_run "$e"),$([ -e "$T/ran.$e" ] && echo ran)" "gone,expired|not started," "[$hmode] job $e expired unrun"
+	done
+	like "$(sql "SELECT error FROM job_runs WHERE job_id = $e1")" "^expired: (its expires_at passed|not started by 20)" "[$hmode] --expires-in: the reason says so (claim or sweep)"
+	like "$(sql "SELECT error FROM job_runs WHERE job_id = $e2")" "expire_after \\(1s\\)" "[$hmode] expire_after: the reason names it"
+	is "$(where "$e5"),$(last_run "$e5"),$([ -e "$T/ran.$e5" ] && echo ran)" "gone,done|exit 0,ran" "[$hmode] a job within its expiry runs"
+	like "$(jq_ show "$e1")" "job $e1: expired \\(no longer queued" "[$hmode] jobq show says expired"
+	[ -n "$e3" ] && is "$(last_run "$(sql "SELECT MAX(job_id) FROM job_runs WHERE outcome = 'expired' AND job_id NOT IN ($e1,$e2,$e4)")")" "expired|not started" \
+		"[$hmode] a batch line's expires_at"
+
+	# The sweep: a delayed job past its expiry, in a queue a worker serves.
+	s1=$(jq_ enqueue --delay 1h --expires-in 1s tree '{"quick": true}')
+	wait_for_sql 20 "SELECT COUNT(*) FROM job_runs WHERE job_id = $s1 AND outcome = 'expired'" 1
+	ok $? "[$hmode] the sweep expires a delayed job within seconds"
+	like "$(sql "SELECT error FROM job_runs WHERE job_id = $s1")" "^expired: not started by 20" "[$hmode] the sweep's reason has the time"
+
+	# A filter: --dry-run counts, --yes cancels.
+	for i in 1 2 3; do jq_ enqueue --queue idle --delay 1h tree '{}' >/dev/null; done
+	is "$(jq_ cancel --queue idle --dry-run)" "3 jobs to cancel (dry run: nothing changed)" "[$hmode] --dry-run counts"
+	out=$(jq_ cancel --queue idle --type tree </dev/null 2>&1); rc=$?
+	is "$rc" 64 "[$hmode] a filter with no terminal and no --yes: exit 64"
+	like "$(jq_ cancel --queue idle --yes)" "^3 jobs cancelled" "[$hmode] --yes cancels them"
+	is "$(sql "SELECT COUNT(*) FROM jobs WHERE queue = 'idle'")" 0 "[$hmode] none is left"
+
+	# A cancel that meets the outcome write: the handler has ended (exit
+	# 0) while another session holds the job's row; the cancel waits on
+	# the same lock.  One of them wins, and both the database and the
+	# command say which.
+	rm -f "$T/go"
+	b=$(jq_ enqueue tree "{\"gate\": \"$T/go\"}")
+	wait_for_sql 30 "SELECT lease_token IS NOT NULL FROM jobs WHERE id = $b" 1
+	sql "START TRANSACTION; SELECT id FROM jobs WHERE id = $b FOR UPDATE; DO SLEEP(3); COMMIT" >/dev/null &
+	lockp=$!
+	sleep 0.5
+	touch "$T/go"
+	sleep 0.5
+	out=$(jq_ cancel --wait 10s "$b" 2>&1); rc=$?
+	wait $lockp
+	wait_for_sql 10 "SELECT COUNT(*) FROM jobs WHERE id = $b" 0
+	runs=$(sql "SELECT GROUP_CONCAT(outcome ORDER BY id) FROM job_runs WHERE job_id = $b")
+	case "$runs" in
+	done) like "$out" "had already ended as done" "[$hmode] cancel during the outcome write: done won, and the command says so" ;;
+	cancelled) like "$out" "job $b: cancelled" "[$hmode] cancel during the outcome write: the cancel won, and the command says so" ;;
+	*) ok 1 "[$hmode] cancel during the outcome write: one final run, not '$runs'" ;;
+	esac
+	is "$(where "$b")" gone "[$hmode] the job ended once ($runs)"
+
+	kill -TERM "$w"
+	wait_exit 30 "$w"
+	is "$?" 0 "[$hmode] the worker stops cleanly"
+done
+
+finish
