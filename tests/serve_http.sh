@@ -188,6 +188,26 @@ is "$CODE/$(count jobs "id = 500")" "200/0" "delete: 200, gone"
 post /api/jobs/500/delete "$T/a.jar" '{}'
 is "$CODE" 404 "delete again: 404"
 
+# ---- cancel: at once, or requested of the worker holding the job ----
+c1=$(count jobs "type = 'echo' AND queue = 'mail'")
+id1=$(sql "SELECT MIN(id) FROM jobs WHERE type = 'echo' AND queue = 'mail'")
+post /api/jobs/$id1/cancel "$T/a.jar" '{}'
+is "$CODE/$(printf '%s' "$BODY" | jget 'd["state"]')" "200/cancelled" "cancel of a delayed job: 200, cancelled"
+is "$(sql "SELECT CONCAT_WS('|', outcome, worker, error) FROM job_runs WHERE job_id = $id1")" \
+	"cancelled|alice|cancelled by alice at $(sql "SELECT LEFT(MAX(started_at), 19) FROM job_runs WHERE job_id = $id1") UTC" \
+	"its run says who cancelled it"
+id2=$(sql "SELECT MAX(id) FROM jobs WHERE type = 'echo' AND queue = 'mail'")
+sql "UPDATE jobs SET lease_token = REPEAT('b', 32), reserved_by = 'w1', reserved_at = UTC_TIMESTAMP(6), lease_expires_at = UTC_TIMESTAMP(6) + INTERVAL 1 HOUR WHERE id = $id2"
+post /api/jobs/$id2/cancel "$T/a.jar" '{}'
+is "$CODE/$(printf '%s' "$BODY" | jget 'd["state"]')" "200/requested" "cancel of a running job: 200, requested"
+is "$(sql "SELECT cancel_by FROM jobs WHERE id = $id2")" alice "the request names who asked"
+post /api/jobs/$id1/cancel "$T/a.jar" '{}'
+is "$CODE" 404 "cancel of a job that ended: 404"
+is "$(sql "SELECT COUNT(*) FROM jobq_audit WHERE action = 'cancel'")" 2 "each cancel is audited"
+post /api/bulk/count "$T/a.jar" '{"action": "cancel", "queue": "mail", "state": "reserved"}'
+is "$CODE/$(printf '%s' "$BODY" | jget 'd["count"]')" "200/1" "bulk cancel counts the reserved jobs of a queue"
+sql "UPDATE jobs SET lease_token = NULL, lease_expires_at = NULL, cancel_by = NULL WHERE id = $id2"
+
 # ---- 500: the detail goes to the log only ----
 sql "RENAME TABLE jobq_workers TO jobq_workers_away"
 h GET /api/workers "$T/a.jar"
