@@ -14,6 +14,13 @@
 #   dead    exit 65, on_dead                         -> dead-lettered, one alert
 #   uniq    enqueued with --unique-key               -> the key blocks duplicates
 #                                                       until the job is done
+#   ckpt    a checkpoint written as it starts        -> a run after the kill
+#                                                       resumes from it (running,
+#                                                       after: it reached the
+#                                                       database before the kill)
+#   canc    `jobq cancel` just before the kill       -> cancelled once, never
+#           (after: while the rows are locked)          done: the handler's exit
+#                                                       0 never committed
 #   lim     max_running = 2 (3 jobs)                 -> never 3 at once
 #   rt      rate = 2/2s (3 jobs)                     -> never 3 claims in 2 s
 # Kill points (cells), each in exec and persistent mode:
@@ -45,7 +52,8 @@
 one_build sanitized "behaviour alone"
 setup kill_matrix
 TH=$top_srcdir/tests/handlers
-F_TYPES="follow at retry succ dead uniq"
+F_TYPES="follow at retry succ dead uniq ckpt canc"
+NF=$(wc -w <<<"$F_TYPES")
 F_RE=${F_TYPES// /|}
 
 # Whether process $1 is alive (not dead, and not a zombie); builtins
@@ -100,7 +108,7 @@ on_success = next
 exec = $TH/killm.py $mode
 on_dead = $TH/killm.py alert
 EOC
-		for h in block follow at retry uniq child next later; do
+		for h in block follow at retry uniq ckpt canc child next later; do
 			printf '[handler %s]\nexec = %s/killm.py %s\n' "$h" "$TH" "$mode"
 		done
 	} | write_conf
@@ -163,22 +171,24 @@ reach_point() {
 	case $point in
 	before)
 		wait_log 30 "^start ${ID[block]} " 1
-		wait_for_sql 30 "SELECT COUNT(*) FROM jobs WHERE reserved_by LIKE '%:$F1:%' AND type <> 'block'" 6
+		wait_for_sql 30 "SELECT COUNT(*) FROM jobs WHERE reserved_by LIKE '%:$F1:%' AND type <> 'block'" "$NF"
 		wait_for_sql 30 "SELECT COUNT(*) >= 4 FROM jobs WHERE reserved_by LIKE '%:$L1:%'" 1
 		wait_log 30 "^boot [0-9]+ l1 " 4
 		sleep 0.3 # a start that would wrongly follow shows in the log
 		got=$(sql "SELECT CONCAT_WS(' ', SUM(reserved_by LIKE '%:$F1:%' AND type <> 'block'),
 			SUM(reserved_by LIKE '%:$L1:%' AND type = 'lim'), SUM(reserved_by LIKE '%:$L1:%' AND type = 'rt') >= 2) FROM jobs")
 		got="$got $(($(grep -c '^boot [0-9]* l1 ' "$C/log") >= 4)) $(grep -c -E "^start [0-9]+ ($F_RE|lim|rt) " "$C/log")"
-		is "$got" "6 2 1 1 0" \
-			"[$cell] F holds the 6 features' jobs reserved ahead; L holds 2 lim and 2 or 3 rt jobs, their handlers started but waiting; no job started"
+		is "$got" "$NF 2 1 1 0" \
+			"[$cell] F holds the $NF features' jobs reserved ahead; L holds 2 lim and 2 or 3 rt jobs, their handlers started but waiting; no job started"
 		;;
 	running | after)
-		wait_log 30 "^start [0-9]+ ($F_RE) " 6
+		wait_log 30 "^start [0-9]+ ($F_RE) " "$NF"
 		wait_log 30 "^start [0-9]+ lim " 2
 		wait_log 30 "^start [0-9]+ rt " 2
-		is "$(grep -c '^start ' "$C/log" | awk '$1 >= 10 { print "ok" }')" ok \
+		is "$(grep -c '^start ' "$C/log" | awk -v n=$((NF + 4)) '$1 >= n { print "ok" }')" ok \
 			"[$cell] every feature's handler has started its job (2 lim, 2 or 3 rt) and waits"
+		wait_for_sql 30 "SELECT checkpoint IS NOT NULL FROM jobs WHERE id = ${ID[ckpt]}" 1
+		ok $? "[$cell] the ckpt job's checkpoint reached the database (a heartbeat took it)"
 		[ "$point" = running ] || hold_rows_and_end
 		;;
 	esac
@@ -213,6 +223,13 @@ hold_rows_and_end() {
 # when the leases of the jobs they held end (LEASE: id -> epoch ms).
 kill_first() {
 	local id t
+	# The cancel comes just before the kill; at "after" it waits on the
+	# locked rows like the workers' writes.
+	CONF=$T/f1.ini
+	jq_ cancel --no-wait "${ID[canc]}" >"$C/cancel.out" 2>&1 &
+	CANCELLER=$!
+	[ "$point" = after ] ||
+		wait_for_sql 10 "SELECT COUNT(*) FROM jobs WHERE id = ${ID[canc]} AND cancel_by IS NULL" 0
 	kill -KILL "$F1" "$L1"
 	KILLED_AT=$(now_ms)
 	cp "$C/log" "$C/log.killed"
@@ -223,12 +240,15 @@ kill_first() {
 	wait "$F1" "$L1" 2>/dev/null
 	if [ "$point" = after ]; then
 		for id in $(sql "SELECT ID FROM information_schema.PROCESSLIST WHERE DB = '$DB'
-			AND ID <> CONNECTION_ID() AND COALESCE(INFO, '') NOT LIKE 'DO SLEEP(60)%'"); do
+			AND ID <> CONNECTION_ID() AND COALESCE(INFO, '') NOT LIKE 'DO SLEEP(60)%'
+			AND COALESCE(INFO, '') NOT LIKE '%cancel_by%'"); do
 			sql "KILL $id" 2>/dev/null
 		done
 		sql "KILL $(sql "SELECT ID FROM information_schema.PROCESSLIST WHERE INFO LIKE 'DO SLEEP(60)%'")"
 		wait "$LOCKER" 2>/dev/null
 	fi
+	wait "$CANCELLER"
+	is "$?" 0 "[$cell] jobq cancel of the canc job exits 0 ($(tr '\n' ' ' <"$C/cancel.out"))"
 	sql "INSERT INTO claims (at) SELECT reserved_at FROM jobs WHERE type = 'rt' AND reserved_at IS NOT NULL"
 	declare -gA LEASE=()
 	while read -r id t; do LEASE[$id]=$t; done < <(sql "SELECT id, ROUND(UNIX_TIMESTAMP(lease_expires_at) * 1000)
@@ -312,12 +332,17 @@ recover() {
 
 # What must hold once the work is done.
 check_cell() {
-	local n=$(($(tr , ' ' <<<"$ALL" | wc -w) - 1)) fresh
+	local n=$(($(tr , ' ' <<<"$ALL" | wc -w) - 2)) fresh
 	is "$(sql "SELECT CONCAT_WS(' ', (SELECT COUNT(*) FROM jobs), (SELECT COUNT(*) FROM jobs WHERE type = 'later'),
 		(SELECT GROUP_CONCAT(id) FROM failed_jobs), (SELECT COUNT(*) FROM job_runs WHERE outcome = 'dead'))")" \
 		"1 1 ${ID[dead]} 1" "[$cell] nothing lost: only the \"later\" follow-up waits; the dead job is dead-lettered, once"
 	is "$(sql "SELECT CONCAT_WS(' ', COUNT(DISTINCT job_id), COUNT(*)) FROM job_runs WHERE outcome = 'done' AND job_id IN ($ALL)")" \
 		"$n $n" "[$cell] each of the other $n jobs is done, once"
+	is "$(sql "SELECT CONCAT_WS(' ', (SELECT GROUP_CONCAT(outcome) FROM job_runs WHERE job_id = ${ID[canc]}
+		AND outcome IN ('done', 'cancelled')), (SELECT COUNT(*) FROM failed_jobs WHERE id = ${ID[canc]}))")" \
+		"cancelled 0" "[$cell] the cancelled job ended cancelled, once, and was never done"
+	[ "$point" = before ] || is "$(grep -c "^resumed ${ID[ckpt]} " "$C/log")" 1 \
+		"[$cell] the ckpt job's run after the kill resumed from its checkpoint ($(grep "^resumed ${ID[ckpt]} " "$C/log"))"
 	is "$(grep -c '^overlap ' "$C/log") $(grep -c '^over ' "$C/log")" "0 0" \
 		"[$cell] no job ran twice at once; never 3 lim jobs at once (max_running = 2)"
 	is "$(sql "SELECT CONCAT_WS(' ', (SELECT COUNT(DISTINCT job_id) FROM job_runs WHERE type = 'child'),
@@ -343,7 +368,7 @@ check_cell() {
 	# Promises item 6: an attempt is charged when the handler starts, so
 	# the jobs the killed worker held ahead first ran as attempt 1.
 	[ "$point" != before ] || is "$(sql "SELECT COUNT(*) FROM (SELECT job_id, MIN(attempt) AS m FROM job_runs
-			WHERE type IN ('${F_TYPES// /\',\'}') GROUP BY job_id) x WHERE m <> 1")" 0 \
+			WHERE type IN ('${F_TYPES// /\',\'}') AND type <> 'canc' GROUP BY job_id) x WHERE m <> 1")" 0 \
 		"[$cell] the jobs held ahead, never started, were not charged: each first ran as attempt 1"
 }
 

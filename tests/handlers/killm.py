@@ -31,6 +31,10 @@
 #   retry   writes {"retry_after": payload "after"} and ends 75 on its
 #           first two ends (counted in $D/retried.ID), then ends 0
 #   dead    ends 65 (dead-lettered at once)
+#   ckpt    writes {"checkpoint": {"run": PID}} as it starts, before the
+#           gate, and logs "resumed ID VALUE" when an earlier attempt's
+#           checkpoint reached it (JOBQ_CHECKPOINT, or the request's
+#           "checkpoint" in persistent mode); then ends 0
 #   other   ends 0
 import fcntl
 import json
@@ -94,9 +98,14 @@ def bump(jid):
     return n
 
 
-def run(jid, jtype, p, ctl):
+def run(jid, jtype, p, ctl, checkpoint):
     """Runs one job; returns its status, its locks released."""
     locks = take_locks(jid, jtype, p)
+    if p.get("act") == "ckpt":
+        if checkpoint is not None:
+            log("resumed", jid, checkpoint.replace(" ", ""))
+        ctl.write(json.dumps({"checkpoint": {"run": os.getpid()}}) + "\n")
+        ctl.flush()
     log("start", jid, jtype, os.getpid())
     hold("hold.%s.run" % G)
     act = p.get("act")
@@ -131,9 +140,9 @@ hold("hold.%s.boot" % G)
 ctl = os.fdopen(3, "w")
 if mode == "exec":
     p = json.load(sys.stdin)
-    sys.exit(run(os.environ["JOBQ_JOB_ID"], os.environ["JOBQ_TYPE"], p, ctl))
+    sys.exit(run(os.environ["JOBQ_JOB_ID"], os.environ["JOBQ_TYPE"], p, ctl, os.environ.get("JOBQ_CHECKPOINT")))
 for req in sys.stdin:
     job = json.loads(req)
-    status = run(job["id"], job["type"], job["payload"], ctl)
+    status = run(job["id"], job["type"], job["payload"], ctl, job.get("checkpoint"))
     ctl.write(json.dumps({"status": status}) + "\n")
     ctl.flush()
