@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -145,6 +146,39 @@ test_progress(void)
 	    "progress: control characters in a note become spaces");
 }
 
+/* Checkpoints: parsed with the rest (the newest wins, bounded), and
+ * read on their own for the heartbeat; a follow-up's traceparent. */
+static void
+test_checkpoint(void)
+{
+	static char big[CONTROL_CHECKPOINT_MAX + 32];
+	struct control ctl;
+	char err[ERRSZ], *text;
+	const char *s;
+
+	s = "{\"checkpoint\": {\"row\": 1000}}\n{\"progress\": 5}\n{\"checkpoint\": {\"row\": 2000}}\n";
+	ok(parse(s, &ctl, err) == 0, "checkpoint lines are taken");
+	is_str(ctl.checkpoint, "{\"row\":2000}", "checkpoint: the newest wins, compact");
+	control_free(&ctl);
+	ok(control_is_checkpoint(s, strcspn(s, "\n")), "a checkpoint line is one");
+	ok(!control_is_checkpoint("{\"result\": \"checkpoint\"}", 25), "a result that says checkpoint is not");
+	ok(!control_is_checkpoint("{\"checkpoint\": 1, \"result\": 2}", 31), "two keys are no checkpoint line");
+	text = control_checkpoint(s, strcspn(s, "\n"));
+	is_str(text, "{\"row\":1000}", "control_checkpoint: the value, compact");
+	free(text);
+	memset(big, 'a', sizeof big);
+	memcpy(big, "{\"checkpoint\": \"", 16);
+	memcpy(big + sizeof big - 4, "\"}\n", 4);
+	ok(control_is_checkpoint(big, strlen(big) - 1), "an oversized checkpoint line is still one (kept apart)");
+	ok(control_checkpoint(big, strlen(big) - 1) == NULL, "but the heartbeat does not store it");
+	bad(big, "checkpoint is 65550 bytes as JSON, more than 65536", "a checkpoint over 64 KiB");
+	good("{\"enqueue\": {\"type\": \"a\", \"traceparent\": "
+	     "\"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01\"}}\n",
+	    "a follow-up with a traceparent");
+	bad("{\"enqueue\": {\"type\": \"a\", \"traceparent\": \"00-x\"}}\n", "enqueue: \"traceparent\": expected",
+	    "a follow-up with a bad traceparent");
+}
+
 int
 main(void)
 {
@@ -156,6 +190,7 @@ main(void)
 	test_lines();
 	test_bad();
 	test_progress();
+	test_checkpoint();
 	conf_free(c);
 	return done();
 }
