@@ -42,6 +42,9 @@ kill_grace = 1s
 backoff = 1s
 $extra
 
+[handler fexp]
+exec = /bin/sh -c 'echo "{\\"enqueue\\": {\\"type\\": \\"tree\\", \\"payload\\": {\\"quick\\": true}, \\"delay\\": \\"1h\\", \\"expires_in\\": 1}}" >&3'
+
 [handler late]
 exec = $TH/cancel_tree.py $T $hmode
 queue = idle
@@ -110,6 +113,12 @@ EOC
 	like "$(jq_ show "$e1")" "job $e1: expired \\(no longer queued" "[$hmode] jobq show says expired"
 	[ -n "$e3" ] && is "$(last_run "$(sql "SELECT MAX(job_id) FROM job_runs WHERE outcome = 'expired' AND job_id NOT IN ($e1,$e2,$e4)")")" "expired|not started" \
 		"[$hmode] a batch line's expires_at"
+
+	# A follow-up (fd 3) with expires_in: delayed past it, the sweep ends it.
+	fx=$(jq_ enqueue fexp '{}')
+	wait_for_sql 20 "SELECT COUNT(*) FROM job_runs r JOIN job_runs p ON FIND_IN_SET(r.job_id, p.follow_ups)
+		WHERE p.job_id = $fx AND r.outcome = 'expired'" 1
+	ok $? "[$hmode] a follow-up's expires_in: it expires unstarted"
 
 	# The sweep: a delayed job past its expiry, in a queue a worker serves.
 	s1=$(jq_ enqueue --delay 1h --expires-in 1s tree '{"quick": true}')
