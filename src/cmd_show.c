@@ -142,6 +142,9 @@ json_add_job(cJSON *o, const struct job_view *v, unsigned max)
 		cJSON_AddNumberToObject(o, "available_in_seconds", (double)v->available_in_ms / 1000.0);
 	add_str(o, "traceparent", v->traceparent);
 	add_json(o, "checkpoint", v->checkpoint);
+	add_time(o, "expires_at", v->expires_at);
+	add_str(o, "cancel_requested_by", v->cancel_by);
+	add_time(o, "cancel_requested_at", v->cancel_at);
 }
 
 /* Who holds the job and until when; its progress only while it runs. */
@@ -335,6 +338,11 @@ print_times(const struct timefmt *f, const struct job_view *v, int tty)
 			print_vis(tty, "  progress     %d%%%s%s\n", v->progress, v->progress_note ? "  " : "",
 			    v->progress_note ? v->progress_note : "");
 	}
+	if (v->expires_at != NULL && v->cancel_by == NULL)
+		printf("  expires      %s (never starts after)\n", timefmt_human(f, v->expires_at, 1, t, sizeof t));
+	if (v->cancel_by != NULL)
+		print_vis(tty, "  cancel       requested by %s at %s: its worker is stopping it\n", v->cancel_by,
+		    timefmt_human(f, v->cancel_at, 0, t, sizeof t));
 	if (v->failed_at != NULL)
 		printf("  failed       %s\n", timefmt_human(f, v->failed_at, 1, t, sizeof t));
 }

@@ -190,6 +190,9 @@ struct job_view {
 	char *unique_key; /* enqueue --unique-key; NULL: none (dead letters: none) */
 	char *checkpoint;  /* the JSON a handler saved for the next attempt; NULL: none */
 	char *traceparent; /* the trace context it was enqueued with; NULL: none */
+	char *expires_at;  /* it never starts after then (shown in tz); NULL: never */
+	char *cancel_by;   /* a cancel was requested (its worker stops it) by...; NULL: none */
+	char *cancel_at;   /* ... at (in tz) */
 };
 
 /* What `jobq check --explain` reports about one reservation. */

@@ -73,9 +73,10 @@ queue_show(struct db *db, uint64_t id, const char *tz, struct job_view *v, char 
 	    " CONVERT_TZ(reserved_at, '+00:00', %q), CONVERT_TZ(lease_expires_at, '+00:00', %q),"
 	    " TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), lease_expires_at) DIV 1000, last_error,"
 	    " lease_token IS NOT NULL, lease_expires_at > UTC_TIMESTAMP(6), due_at <= UTC_TIMESTAMP(6),"
-	    " progress, progress_note, unique_key, checkpoint, traceparent"
+	    " progress, progress_note, unique_key, checkpoint, traceparent,"
+	    " CONVERT_TZ(expires_at, '+00:00', %q), cancel_by, CONVERT_TZ(cancel_at, '+00:00', %q)"
 	    " FROM jobs WHERE id = %U",
-	    tz, tz, tz, tz, tz, id);
+	    tz, tz, tz, tz, tz, tz, tz, id);
 	rc = view_fetch(db, &sql, tz, v, &r, &row, err);
 	buf_free(&sql);
 	if (rc != DB_OK)
@@ -93,6 +94,9 @@ queue_show(struct db *db, uint64_t id, const char *tz, struct job_view *v, char 
 	v->unique_key = xstrdup_or_null(x[12]);
 	v->checkpoint = xstrdup_or_null(x[13]);
 	v->traceparent = xstrdup_or_null(x[14]);
+	v->expires_at = xstrdup_or_null(x[15]);
+	v->cancel_by = xstrdup_or_null(x[16]);
+	v->cancel_at = xstrdup_or_null(x[17]);
 	/* The states of DESIGN.md 5b; a token with no expiry is no live
 	 * lease (stale), as queue_status counts it. */
 	if (db_col_u64(x[7], 0))
@@ -154,5 +158,8 @@ job_view_free(struct job_view *v)
 	free(v->unique_key);
 	free(v->checkpoint);
 	free(v->traceparent);
+	free(v->expires_at);
+	free(v->cancel_by);
+	free(v->cancel_at);
 	memset(v, 0, sizeof *v);
 }

@@ -98,6 +98,9 @@ view_json(struct req *r, const struct job_view *v, int gone)
 	serve_add_str_or_null(o, "unique_key", v->unique_key);
 	serve_add_str_or_null(o, "traceparent", v->traceparent);
 	serve_add_str_or_null(o, "checkpoint", v->checkpoint); /* JSON text, as the handler saved it */
+	serve_add_str_or_null(o, "expires_at", v->expires_at);
+	serve_add_str_or_null(o, "cancel_requested_by", v->cancel_by);
+	serve_add_str_or_null(o, "cancel_requested_at", v->cancel_at);
 	/* The handler's progress (control channel) while it runs. */
 	if (v->progress >= 0 && (strcmp(v->state, "reserved") == 0 || strcmp(v->state, "stale") == 0)) {
 		ADD_NUM(o, "progress", v->progress);

@@ -101,6 +101,8 @@ EOC
 	sql "INSERT INTO jobs (queue, type, payload, available_at, expires_at) VALUES ('idle', 'tree', '{\"quick\":true}', UTC_TIMESTAMP(6), UTC_TIMESTAMP(6) - INTERVAL 1 SECOND)"
 	e4=$(sql "SELECT MAX(id) FROM jobs")
 	e5=$(jq_ enqueue --queue idle --expires-in 1h tree '{"quick": true}')
+	like "$(jq_ show "$e5")" "expires +.* \\(never starts after\\)" "[$hmode] jobq show prints a queued job's expiry"
+	like "$(jq_ show --json "$e5" | tr -d ' \t\n')" '"expires_at":"20' "[$hmode] and show --json"
 	sleep 1.5
 	timeout 60 "$JOBQ" -c "$CONF" work --queue idle --stop-when-empty 2>"$T/idle.$hmode.log"
 	is "$?" 0 "[$hmode] a worker drains the queue of expired jobs"

@@ -201,6 +201,8 @@ sql "UPDATE jobs SET lease_token = REPEAT('b', 32), reserved_by = 'w1', reserved
 post /api/jobs/$id2/cancel "$T/a.jar" '{}'
 is "$CODE/$(printf '%s' "$BODY" | jget 'd["state"]')" "200/requested" "cancel of a running job: 200, requested"
 is "$(sql "SELECT cancel_by FROM jobs WHERE id = $id2")" alice "the request names who asked"
+h GET /api/jobs/$id2 "$T/a.jar"
+is "$(printf '%s' "$BODY" | jget 'd["job"]["cancel_requested_by"]')" alice "the job's page data shows the request"
 post /api/jobs/$id1/cancel "$T/a.jar" '{}'
 is "$CODE" 404 "cancel of a job that ended: 404"
 is "$(sql "SELECT COUNT(*) FROM jobq_audit WHERE action = 'cancel'")" 2 "each cancel is audited"

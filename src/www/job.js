@@ -39,6 +39,13 @@ function editRetry(j) {
   return el("details", { id: "edit-retry", class: "card" }, el("summary", {}, "Edit and retry"), f);
 }
 
+const GONE_NOTE = {
+  done: "Finished: the job left the queue; its runs keep it until they are pruned (jobq prune).",
+  cancelled: "Cancelled: the job left the queue and will not run again; its runs say who cancelled it, and keep it until they are pruned.",
+  expired: "Expired: the job was not started before its expiry and never will be; its runs keep it until they are pruned.",
+  forgotten: "Forgotten from the dead letter; its runs keep it until they are pruned (jobq prune).",
+};
+
 /* A job that left the queue (done, cancelled, expired, or forgotten
  * from the dead letter) is kept as its runs: nothing is left to act on. */
 function gone(j) {
@@ -108,9 +115,7 @@ export async function pageJob(id) {
   setMain("Job " + id,
     el("h1", {}, "Job #" + j.id, badge(j.state), el("span", { class: "muted" }, j.type)),
     jobActions(j),
-    gone(j) ? el("p", { class: "muted", id: "gone-note" }, j.state === "done" ?
-      "Finished: the job left the queue; its runs keep it until they are pruned (jobq prune)." :
-      "Forgotten from the dead letter; its runs keep it until they are pruned (jobq prune).") : null,
+    gone(j) ? el("p", { class: "muted", id: "gone-note" }, GONE_NOTE[j.state]) : null,
     el("h2", {}, "Details"),
     el("div", { class: "card" }, kv([
       ["Queue", j.queue], ["Type", j.type], ["Priority", j.priority !== undefined ? String(j.priority) : null],
@@ -123,6 +128,10 @@ export async function pageJob(id) {
       ["Available", j.available_at ? el("span", {}, when(j.available_at), " (" + dueIn(j.available_in_ms) + ")") : null],
       ["Reserved by", j.reserved_by], ["Reserved at", j.reserved_at ? when(j.reserved_at) : null],
       ["Lease expires", j.lease_expires_at ? when(j.lease_expires_at) : null],
+      ["Cancel", j.cancel_requested_by ? el("span", { id: "cancel-requested" }, "requested by " + j.cancel_requested_by +
+        " at ", when(j.cancel_requested_at), ": its worker is stopping it") : null],
+      ["Expires", j.expires_at && !j.cancel_requested_by ? el("span", { id: "expires" }, when(j.expires_at),
+        " (it never starts after)") : null],
       ["Next backoff", j.next_backoff_ms !== undefined ? fmtDur(j.next_backoff_ms) + " if this attempt fails" : null],
       ["Failed at", j.failed_at ? when(j.failed_at) : null], ["Exit status", j.exit_status], ["Reason", j.reason],
     ])),
