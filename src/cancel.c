@@ -22,33 +22,54 @@
 #include "queue.h"
 #include "queue_states.h"
 
+/* Runs "START TRANSACTION; pre (one statement, locking job id's row);
+ * the finalizing statements of final_sql where cond; COMMIT" as one
+ * transaction, rerun on a deadlock; *deleted gets the rows finalized,
+ * *pre_rows the rows pre changed. */
+static int
+final_tx(struct db *db, const char *by, const char *pre, const char *cond, uint64_t *pre_rows, uint64_t *deleted,
+    char *err)
+{
+	struct buf sql;
+	uint64_t affected[5] = { 0 };
+	int rc;
+
+	buf_init(&sql);
+	buf_adds(&sql, "START TRANSACTION;");
+	buf_adds(&sql, pre);
+	buf_adds(&sql, ";");
+	final_sql(db, &sql, by, cond);
+	buf_adds(&sql, "COMMIT");
+	rc = db_exec_retry(db, &sql, affected, 5, err);
+	buf_free(&sql);
+	*pre_rows = affected[1];
+	*deleted = affected[3];
+	return rc;
+}
+
 /* Cancels job id on behalf of by, in one transaction: *st says whether it
  * is cancelled now, requested of the worker that holds it, or neither
  * (the caller asks cancel_ended which). */
 int
 queue_cancel(struct db *db, uint64_t id, const char *by, enum cancel_state *st, char *err)
 {
-	struct buf sql, cond;
-	uint64_t affected[5] = { 0 };
+	struct buf pre, cond;
+	uint64_t found, deleted;
 	int rc;
 
-	buf_init(&sql);
+	buf_init(&pre);
 	buf_init(&cond);
-	db_sql(db, &cond, "id = %U AND NOT (" IS_RESERVED ")", id);
-	db_sql(db, &sql,
-	    "START TRANSACTION;"
+	db_sql(db, &pre,
 	    "UPDATE jobs SET cancel_by = %q, cancel_at = UTC_TIMESTAMP(6),"
-	    " expires_at = LEAST(COALESCE(expires_at, UTC_TIMESTAMP(6)), UTC_TIMESTAMP(6)) WHERE id = %U;",
+	    " expires_at = LEAST(COALESCE(expires_at, UTC_TIMESTAMP(6)), UTC_TIMESTAMP(6)) WHERE id = %U",
 	    by, id);
-	final_sql(db, &sql, by, cond.data);
-	buf_adds(&sql, "COMMIT");
-	rc = db_exec_retry(db, &sql, affected, 5, err);
-	buf_free(&sql);
+	db_sql(db, &cond, "id = %U AND NOT (" IS_RESERVED ")", id);
+	rc = final_tx(db, by, pre.data, cond.data, &found, &deleted, err);
+	buf_free(&pre);
 	buf_free(&cond);
-	if (rc != DB_OK)
-		return rc;
-	*st = affected[1] == 0 ? CANCEL_ENDED : affected[3] == 1 ? CANCEL_DONE : CANCEL_REQUESTED;
-	return DB_OK;
+	if (rc == DB_OK)
+		*st = found == 0 ? CANCEL_ENDED : deleted == 1 ? CANCEL_DONE : CANCEL_REQUESTED;
+	return rc;
 }
 
 /* queue_cancel as a bulk action (bulk.c): DB_OK when cancelled or
@@ -98,20 +119,17 @@ cancel_ended(struct db *db, uint64_t id, char *ended, size_t len, int *found, ch
 int
 cancel_settle(struct db *db, uint64_t id, const char *by, int *settled, char *err)
 {
-	struct buf sql, cond;
-	uint64_t affected[5] = { 0 };
+	struct buf pre, cond;
+	uint64_t locked, deleted;
 	int rc;
 
-	buf_init(&sql);
+	buf_init(&pre);
 	buf_init(&cond);
+	db_sql(db, &pre, "SELECT 1 FROM jobs WHERE id = %U FOR UPDATE", id);
 	db_sql(db, &cond, "id = %U AND cancel_by IS NOT NULL AND NOT (" IS_RESERVED ")", id);
-	buf_adds(&sql, "START TRANSACTION;SELECT 1 FROM jobs WHERE id = ");
-	buf_printf(&sql, "%llu FOR UPDATE;", (unsigned long long)id);
-	final_sql(db, &sql, by, cond.data);
-	buf_adds(&sql, "COMMIT");
-	rc = db_exec_retry(db, &sql, affected, 5, err);
-	buf_free(&sql);
+	rc = final_tx(db, by, pre.data, cond.data, &locked, &deleted, err);
+	buf_free(&pre);
 	buf_free(&cond);
-	*settled = rc == DB_OK && affected[3] > 0;
+	*settled = rc == DB_OK && deleted > 0;
 	return rc;
 }
