@@ -1,12 +1,15 @@
 /* alert.c -- run a handler's on_dead program for each job committed to
- * dead-letter, with the dead job as one JSON object on its stdin.
+ * dead-letter, with the dead job as one JSON object on its stdin; and
+ * the [worker] on_alert program for each watchdog incident this worker
+ * raised or cleared (worker_watch.c), with the incident on its stdin.
  *
  * An alert is a handler process like any other (runner.c: no shell, a
  * clean environment with the handler's env.NAME keys, bounded output),
  * run by the worker's own loop so that a slow mail server never holds up
  * jobs or leases: its pipes are polled with the handlers', and it is
  * killed after ALERT_TIMEOUT_MS.  What becomes of it is only logged; the
- * job was dead-lettered before it started and stays so. */
+ * job was dead-lettered (the incident recorded) before it started and
+ * stays so. */
 #include "config.h"
 
 #include <cjson/cJSON.h>
@@ -23,6 +26,8 @@ struct alert {
 	struct handler h; /* the dead job's handler, with on_dead as its program */
 	struct job j;     /* the dead job; its payload is the JSON fed on stdin */
 	char *json;
+	char *label;      /* "job 12: on_dead", "alert wait default: on_alert": for the log */
+	const char *note; /* what stays true whatever the program does, for the log */
 	struct runner *run;
 	int nfds; /* of the last alerts_fds */
 };
@@ -47,6 +52,7 @@ alert_clear(struct alert *x)
 {
 	runner_free(x->run);
 	free(x->json);
+	free(x->label);
 	free(x->j.type);
 	free(x->j.queue);
 }
@@ -102,7 +108,7 @@ alert_start(struct alerts *a, size_t i)
 
 	if ((x->run = runner_start(&x->h, &x->j, 1, err)) != NULL)
 		return 1;
-	log_warn("job %llu: on_dead %s: %s", (unsigned long long)x->j.id, x->h.argv[0], err);
+	log_warn("%s %s: %s", x->label, x->h.argv[0], err);
 	alert_clear(x);
 	a->list[i] = a->list[--a->n];
 	return 0;
@@ -114,17 +120,17 @@ alert_drop(struct alerts *a, size_t i)
 {
 	struct alert *x = &a->list[i];
 
-	log_warn("job %llu: on_dead %s not run: the worker stops (the job stays dead-lettered)",
-	    (unsigned long long)x->j.id, x->h.argv[0]);
+	log_warn("%s %s not run: the worker stops (%s)", x->label, x->h.argv[0], x->note);
 	alert_clear(x);
 	a->list[i] = a->list[--a->n];
 }
 
-/* Runs h's on_dead program for dead job job_id with json (taken) on its
- * stdin: now, or once fewer than ALERTS_MAX run (not at all once the
- * worker stops: alerts_stop). */
-void
-alerts_add(struct alerts *a, const struct handler *h, uint64_t job_id, char *json)
+/* Queues an alert: h's settings with argv as its program, json (taken)
+ * on its stdin; started now, or once fewer than ALERTS_MAX run (not at
+ * all once the worker stops: alerts_stop). */
+static void
+alert_push(struct alerts *a, const struct handler *h, char **argv, uint64_t id, char *label, const char *note,
+    char *json)
 {
 	struct alert *x;
 
@@ -132,17 +138,19 @@ alerts_add(struct alerts *a, const struct handler *h, uint64_t job_id, char *jso
 	x = &a->list[a->n++];
 	memset(x, 0, sizeof *x);
 	x->h = *h; /* shallow: its strings outlive the worker's loop, but for these: */
-	x->h.argv = h->on_dead_argv;
-	/* An alert is always its own process that reads one job and exits,
-	 * whatever mode the dead job's handler runs in: it is not that
-	 * handler, speaks no request protocol and must not take or evict
-	 * that handler's warm processes. */
+	x->h.argv = argv;
+	/* An alert is always its own process that reads one JSON object
+	 * and exits, whatever mode the dead job's handler runs in: it is
+	 * not that handler, speaks no request protocol and must not take
+	 * or evict that handler's warm processes. */
 	x->h.persistent = 0;
 	x->h.timeout_ms = ALERT_TIMEOUT_MS;
 	x->h.kill_grace_ms = 2000;
 	x->h.stdout_limit = x->h.stderr_limit = 4096;
 	x->json = json;
-	x->j.id = job_id;
+	x->label = label;
+	x->note = note;
+	x->j.id = id;
 	x->j.type = xstrdup(h->type);
 	x->j.queue = xstrdup(h->queue);
 	x->h.type = x->j.type;
@@ -154,6 +162,33 @@ alerts_add(struct alerts *a, const struct handler *h, uint64_t job_id, char *jso
 		alert_drop(a, a->n - 1);
 	else if (alerts_busy(a) < ALERTS_MAX)
 		alert_start(a, a->n - 1);
+}
+
+/* Runs h's on_dead program for dead job job_id with json (taken) on its
+ * stdin (alert_push). */
+void
+alerts_add(struct alerts *a, const struct handler *h, uint64_t job_id, char *json)
+{
+	alert_push(a, h, h->on_dead_argv, job_id, xasprintf("job %llu: on_dead", (unsigned long long)job_id),
+	    "the job stays dead-lettered", json);
+}
+
+/* Runs on_alert (argv) for watchdog incident id of kind about name, with
+ * json (taken) on its stdin (alert_push): in a clean environment, as
+ * the worker's user, with JOBQ_JOB_ID the incident's id, JOBQ_TYPE its
+ * kind and JOBQ_QUEUE its name. */
+void
+alerts_add_incident(struct alerts *a, char **argv, uint64_t id, const char *kind, const char *name, char *json)
+{
+	static char *no_env[] = { NULL };
+	struct handler h;
+
+	memset(&h, 0, sizeof h);
+	h.type = (char *)kind;
+	h.queue = (char *)name;
+	h.env = no_env;
+	alert_push(a, &h, argv, id, xasprintf("alert %s %s: on_alert", kind, name), "the incident stays recorded",
+	    json);
 }
 
 /* The worker stops and says so: a backlog of alerts must not hold it up
@@ -175,7 +210,7 @@ alerts_stop(struct alerts *a, int64_t now)
 		else
 			i++;
 	if (a->n > 0)
-		log_info("the worker stops: waiting at most %d s for %zu on_dead program%s still running",
+		log_info("the worker stops: waiting at most %d s for %zu alert program%s still running",
 		    ALERT_STOP_MS / 1000, a->n, a->n == 1 ? "" : "s");
 }
 
@@ -243,11 +278,10 @@ alert_done(const struct alert *x)
 	runner_result(x->run, &e, &out, &err, &ms);
 	outcome_exit_words(&e, words, sizeof words);
 	if (e.exited && e.code == 0 && e.exec_errno == 0 && !e.timed_out)
-		log_info("job %llu: on_dead %s ran (%lld ms)", (unsigned long long)x->j.id, x->h.argv[0],
-		    (long long)ms);
+		log_info("%s %s ran (%lld ms)", x->label, x->h.argv[0], (long long)ms);
 	else
-		log_warn("job %llu: on_dead %s failed: %s%s%.300s (the job stays dead-lettered)",
-		    (unsigned long long)x->j.id, x->h.argv[0], words, err && *err ? ": " : "", err ? err : "");
+		log_warn("%s %s failed: %s%s%.300s (%s)", x->label, x->h.argv[0], words, err && *err ? ": " : "",
+		    err ? err : "", x->note);
 	free(out);
 	free(err);
 }

@@ -37,7 +37,8 @@ usage(void)
 	       "      --window D         count runs and failures over D (default 7d)\n\n"
 	       "add/edit options (checked against the INI: exit 65 and nothing changed if bad):\n"
 	       "  --cron EXPR  -t, --type TYPE  --payload JSON  -q, --queue Q  --priority N\n"
-	       "  --timezone ZONE  --overlap skip|allow  --catch-up D  --description TEXT\n"
+	       "  --timezone ZONE  --overlap skip|allow  --catch-up none|latest [D]|all [D]\n"
+	       "  --alert-after D  --description TEXT\n"
 	       "enable/disable work on INI schedules too: the switch lives in the database.\n\n"
 	       "Exit status: 0; 1 a schedule could not fire (its type or queue left the INI);\n"
 	       "64 bad usage; 65 bad add/edit input or no such schedule; 69 database\n"
@@ -208,6 +209,7 @@ static const struct option edit_longopts[] = {
 	{ "timezone", required_argument, NULL, 'Z' },
 	{ "overlap", required_argument, NULL, 'O' },
 	{ "catch-up", required_argument, NULL, 'U' },
+	{ "alert-after", required_argument, NULL, 'A' },
 	{ "description", required_argument, NULL, 'D' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -235,6 +237,8 @@ edit_key(int opt)
 		return "overlap";
 	case 'U':
 		return "catch_up";
+	case 'A':
+		return "alert_after";
 	case 'D':
 		return "description";
 	default:

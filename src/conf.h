@@ -77,6 +77,16 @@ struct handler {
 	int64_t idle_timeout_ms;
 };
 
+/* A [queue NAME] section's watchdogs (watchdog.c; only queues that set
+ * one): max_wait, stale_alert, dead_alert. */
+struct queue_watch {
+	char *queue;
+	int64_t max_wait_ms;    /* a job ready this long alerts; 0: no check */
+	int64_t stale_ms;       /* a lease expired this long ago alerts; -1: no check */
+	unsigned dead_count;    /* more dead jobs than this ... */
+	int64_t dead_window_ms; /* ... failed in this window alerts; 0: no check */
+};
+
 /* A [queue NAME] section's max_running (only queues that set it). */
 struct queue_limit {
 	char *queue;
@@ -114,12 +124,17 @@ struct worker_conf {
 	enum log_level log_level;
 	size_t max_payload;
 	char **on_dead_argv; /* [worker] on_dead, for a dead job whose type has no [handler] */
+	char **on_alert_argv; /* [worker] on_alert: the watchdogs' incidents (watchdog.c); NULL: none */
 	int64_t keep_done_ms; /* finished jobs' runs are pruned past this age; 0: never */
 };
 
 enum schedule_source { SCHEDULE_INI, SCHEDULE_DB };
 
 #define SCHEDULE_CATCH_UP_MS (3600 * 1000LL) /* catch_up default: 1h */
+
+/* catch_up = none | latest [D] | all [D]: after downtime, enqueue no
+ * late fire, the latest one within D, or every one within D. */
+enum catch_up { CATCH_UP_LATEST, CATCH_UP_NONE, CATCH_UP_ALL };
 
 /* A [schedule NAME] section, or a row of jobq_schedules (see
  * schedules.h): when to enqueue which job. */
@@ -135,7 +150,9 @@ struct schedule {
 	char *timezone;      /* IANA name; the [worker] timezone when not given */
 	int enabled;         /* as written; the database may switch it (schedules.c) */
 	int overlap_allow;   /* 0: skip a fire while the last job is queued or running */
-	int64_t catch_up_ms; /* a fire later than this is recorded as missed; 0: never late */
+	int64_t catch_up_ms; /* a fire later than this is recorded as missed */
+	enum catch_up catch_up_mode; /* which late fires are enqueued (scheduler.c) */
+	int64_t alert_after_ms;      /* watchdog.c: a fire or its job this late alerts; 0: never */
 	char *description;
 	char *problem; /* a database schedule the INI no longer allows: why */
 };
@@ -186,6 +203,8 @@ struct conf {
 	char **queues; /* the queue whitelist, in file order */
 	struct queue_limit *queue_limits;
 	size_t nqueue_limits;
+	struct queue_watch *queue_watches;
+	size_t nqueue_watches;
 	struct handler **handlers;
 	size_t nhandlers;
 	struct schedule **schedules;

@@ -231,36 +231,48 @@ set_jitter(struct loader *ld, const struct entry *e, double *out)
 	return 0;
 }
 
-/* on_dead = PROGRAM ARGS...: split like exec (no shell) and its program
- * found as exec's is: a bare name through PATH, a relative path against
- * the configuration file's folder. */
-static int
-set_on_dead(struct loader *ld, struct handler *h, const struct entry *e)
+/* A program key (on_dead, on_alert) = PROGRAM ARGS...: split like exec
+ * (no shell) and its program found as exec's is: a bare name through
+ * h's PATH, a relative path against the configuration file's folder.
+ * The argv with argv[0] resolved, or NULL (reported). */
+char **
+conf_handler_program(struct loader *ld, const struct handler *h, const struct entry *e)
 {
 	char err[ERRSZ], **argv = words_split(e->value, err), *found;
 
 	if (argv == NULL || argv[0] == NULL) {
-		ld_error(ld, e->line, "on_dead: %s", argv == NULL ? err : "no program given");
+		ld_error(ld, e->line, "%s: %s", e->key, argv == NULL ? err : "no program given");
 		strv_free(argv);
-		return -1;
+		return NULL;
 	}
 	if (argv[0][0] == '/')
 		found = xstrdup(argv[0]);
 	else if (strchr(argv[0], '/') != NULL)
 		found = xasprintf("%s/%s", ld->config_dir, argv[0]);
 	else if ((found = search_path(h, argv[0])) == NULL) {
-		ld_error(ld, e->line, "on_dead: '%s' not found in PATH", argv[0]);
+		ld_error(ld, e->line, "%s: '%s' not found in PATH", e->key, argv[0]);
 		strv_free(argv);
-		return -1;
+		return NULL;
 	}
 	if ((ld->flags & CONF_CHECK_EXEC) && access(found, X_OK) < 0) {
-		ld_error(ld, e->line, "on_dead: %s: %s", found, strerror(errno));
+		ld_error(ld, e->line, "%s: %s: %s", e->key, found, strerror(errno));
 		free(found);
 		strv_free(argv);
-		return -1;
+		return NULL;
 	}
 	free(argv[0]);
 	argv[0] = found;
+	return argv;
+}
+
+/* on_dead = PROGRAM ARGS... (conf_handler_program). */
+static int
+set_on_dead(struct loader *ld, struct handler *h, const struct entry *e)
+{
+	char **argv = conf_handler_program(ld, h, e);
+
+	if (argv == NULL)
+		return -1;
 	ld_str(&h->on_dead, e->value);
 	strv_free(h->on_dead_argv);
 	h->on_dead_argv = argv;

@@ -29,6 +29,7 @@
 #include "conf_queue.h"
 #include "conf_schedule.h"
 #include "conf_serve.h"
+#include "conf_watch.h"
 #include "conf_worker.h"
 
 #ifndef SYSCONFDIR
@@ -308,6 +309,7 @@ conf_free(struct conf *c)
 	conf_worker_free(c);
 	strv_free(c->queues);
 	conf_flow_free(c);
+	conf_watch_free(c);
 	for (i = 0; i < c->nhandlers; i++) {
 		conf_handler_free_fields(c->handlers[i]);
 		free(c->handlers[i]);

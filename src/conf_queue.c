@@ -1,5 +1,6 @@
 /* conf_queue.c -- the [queue NAME] sections: the queue whitelist, in
- * file order.  A queue's max_running is conf_flow.c's. */
+ * file order.  A queue's max_running is conf_flow.c's, its watchdogs
+ * conf_watch.c's. */
 #include "config.h"
 
 #include <stdlib.h>
@@ -9,9 +10,10 @@
 #include "conf_flow.h"
 #include "conf_ini.h"
 #include "conf_queue.h"
+#include "conf_watch.h"
 
-/* [queue NAME]: adds name to the whitelist; max_running and description
- * are its only keys. */
+/* [queue NAME]: adds name to the whitelist; its keys are max_running,
+ * description and the watchdogs' (conf_watch.c). */
 void
 conf_queue_load(struct loader *ld, struct conf *c, const struct section *s, const char *name)
 {
@@ -20,7 +22,8 @@ conf_queue_load(struct loader *ld, struct conf *c, const struct section *s, cons
 	for (i = 0; i < s->nentries; i++)
 		if (strcmp(s->entries[i].key, "max_running") == 0)
 			conf_flow_queue(ld, c, name, &s->entries[i]);
-		else if (strcmp(s->entries[i].key, "description") != 0)
+		else if (strcmp(s->entries[i].key, "description") != 0 &&
+		    conf_watch_queue(ld, c, name, &s->entries[i]) == 1)
 			ld_unknown_key(ld, s, &s->entries[i]);
 	c->queues = xrealloc(c->queues, (n + 2) * sizeof *c->queues);
 	c->queues[n] = xstrdup(name);

@@ -152,6 +152,40 @@ set_checked(const struct conf *c, struct schedule *s, const char *key, const cha
 	return -2;
 }
 
+/* catch_up = none | latest [DURATION] | all [DURATION] | DURATION (the
+ * same as latest DURATION): which fires missed while nothing ticked are
+ * enqueued late, and how late at most (1h when not given). */
+static int
+set_catch_up(struct schedule *s, const char *value, char *err)
+{
+	static const char *const modes[] = { "latest", "none", "all" };
+	const char *rest = value;
+	char e2[ERRSZ];
+	size_t i, n;
+
+	s->catch_up_mode = CATCH_UP_LATEST;
+	for (i = 0; i < ARRAY_LEN(modes); i++) {
+		n = strlen(modes[i]);
+		if (strncmp(value, modes[i], n) == 0 && (value[n] == '\0' || value[n] == ' ')) {
+			s->catch_up_mode = (enum catch_up)i;
+			for (rest = value + n; *rest == ' '; rest++)
+				;
+			break;
+		}
+	}
+	if (s->catch_up_mode == CATCH_UP_NONE && *rest != '\0')
+		return errf(err, "catch_up: none takes no duration, not '%s'", value), -1;
+	if (*rest == '\0') {
+		s->catch_up_ms = s->catch_up_mode == CATCH_UP_NONE ? 0 : SCHEDULE_CATCH_UP_MS;
+		return 0;
+	}
+	if (duration_parse(rest, &s->catch_up_ms, e2) < 0 || s->catch_up_ms < 0)
+		return errf(err, "catch_up: expected none, latest [DURATION], all [DURATION] or a duration: %s",
+		           e2),
+		       -1;
+	return 0;
+}
+
 /* Sets one field from its text after checking it; returns 0, -1 with
  * the reason in err ("queue: unknown queue 'x' ..."), or -2 when key is
  * not a schedule key. */
@@ -180,11 +214,13 @@ schedule_set(const struct conf *c, struct schedule *s, const char *key, const ch
 			return errf(err, "overlap: expected skip or allow, not '%s'", value), -1;
 		return s->overlap_allow = strcmp(value, "allow") == 0, 0;
 	}
-	if (strcmp(key, "catch_up") == 0) {
+	if (strcmp(key, "catch_up") == 0)
+		return set_catch_up(s, value, err);
+	if (strcmp(key, "alert_after") == 0) {
 		char e2[ERRSZ];
 
-		if (duration_parse(value, &s->catch_up_ms, e2) < 0 || s->catch_up_ms < 0)
-			return errf(err, "catch_up: %s", e2), -1;
+		if (duration_parse(value, &s->alert_after_ms, e2) < 0 || s->alert_after_ms < 0)
+			return errf(err, "alert_after: %s", e2), -1;
 		return 0;
 	}
 	if (strcmp(key, "description") == 0) {

@@ -191,7 +191,11 @@ conf_worker_load(struct loader *ld, struct conf *c, const struct section *s, str
 	for (i = 0; i < s->nentries; i++) {
 		const struct entry *e = &s->entries[i];
 
-		if (worker_set(ld, c, e) == 1 && conf_handler_set(ld, defaults, e) == 1)
+		if (strcmp(e->key, "on_alert") == 0) {
+			/* the watchdogs' program (worker_watch.c): the worker's own */
+			strv_free(c->worker.on_alert_argv);
+			c->worker.on_alert_argv = conf_handler_program(ld, defaults, e);
+		} else if (worker_set(ld, c, e) == 1 && conf_handler_set(ld, defaults, e) == 1)
 			ld_unknown_key(ld, s, e);
 	}
 }
@@ -256,6 +260,7 @@ conf_worker_free(struct conf *c)
 {
 	strv_free(c->worker.queues);
 	strv_free(c->worker.on_dead_argv);
+	strv_free(c->worker.on_alert_argv);
 	free(c->worker.timezone);
 	free(c->worker.wakeup_dir);
 }

@@ -186,6 +186,8 @@ status_json(const struct schedule *s, const struct schedule_status *st)
 	cJSON_AddStringToObject(o, "timezone", s->timezone ? s->timezone : "");
 	cJSON_AddStringToObject(o, "overlap", s->overlap_allow ? "allow" : "skip");
 	cJSON_AddNumberToObject(o, "catch_up_s", (double)(s->catch_up_ms / 1000));
+	cJSON_AddStringToObject(o, "catch_up", schedules_catch_up_name(s->catch_up_mode));
+	cJSON_AddNumberToObject(o, "alert_after_s", (double)(s->alert_after_ms / 1000));
 	if (st->next != 0)
 		cJSON_AddStringToObject(
 		    o, "next_fire", schedule_view_fire_text(s, st->next, buf, sizeof buf));

@@ -11,7 +11,9 @@
  *    late if it is within catch_up (default 1h), else recorded as
  *    missed; either way it is reported.  Fires before the latest are
  *    only counted and reported: after downtime a schedule runs once,
- *    not once per missed minute.
+ *    not once per missed minute (catch_up = latest, the default);
+ *  - catch_up = none records every late fire as missed; catch_up = all
+ *    enqueues each fire within catch_up, oldest first (tick_all).
  *
  * Exactly once: the jobq_schedule_runs row, whose primary key is (name,
  * fire_at), and the job are inserted in one transaction.  A second tick
@@ -44,6 +46,13 @@
 #define ER_DUP_ENTRY_ 1062
 
 enum fire_result { FIRE_ENQUEUED, FIRE_SKIPPED, FIRE_MISSED, FIRE_TAKEN };
+
+/* How a fire is made (fire_tx's how): recorded as missed, not enqueued;
+ * by `jobq schedule --run`; without the overlap rule (the second and
+ * later fires of one catch_up = all tick: they catch up together). */
+#define FIRE_F_MISSED 1
+#define FIRE_F_MANUAL 2
+#define FIRE_F_NO_OVERLAP 4
 
 /* "YYYY-MM-DD HH:MM:SS" in UTC, for DATETIME columns. */
 static void
@@ -119,12 +128,12 @@ last_job_busy(struct db *db, const char *name, int *busy, uint64_t *job, char *e
  * insert the job again, the job stays uncommitted, the row's UPDATE finds
  * nothing, and we roll it all back and run again. */
 static int
-fire_tx(struct db *db, const struct schedule *s, const char *at, int missed, int manual,
-    enum fire_result *res, uint64_t *job, char *err)
+fire_tx(struct db *db, const struct schedule *s, const char *at, int how, enum fire_result *res, uint64_t *job,
+    char *err)
 {
 	struct enqueue_item it;
 	char host[256];
-	int rc, busy = 0;
+	int rc, busy = 0, missed = how & FIRE_F_MISSED, manual = (how & FIRE_F_MANUAL) != 0;
 
 	if (gethostname(host, sizeof host) < 0)
 		snprintf(host, sizeof host, "localhost");
@@ -143,7 +152,8 @@ fire_tx(struct db *db, const struct schedule *s, const char *at, int missed, int
 		*res = FIRE_MISSED;
 		return rc;
 	}
-	if (!manual && !s->overlap_allow && (rc = last_job_busy(db, s->name, &busy, job, err)) != DB_OK)
+	if (!(how & (FIRE_F_MANUAL | FIRE_F_NO_OVERLAP)) && !s->overlap_allow &&
+	    (rc = last_job_busy(db, s->name, &busy, job, err)) != DB_OK)
 		return rc;
 	if (busy) {
 		*res = FIRE_SKIPPED;
@@ -173,8 +183,8 @@ fire_tx(struct db *db, const struct schedule *s, const char *at, int missed, int
 /* Runs fire_tx to its end: COMMIT, or ROLLBACK and again after a
  * deadlock or lock wait timeout. */
 static int
-fire(struct db *db, const struct schedule *s, const char *at_text, int missed, int manual,
-    enum fire_result *res, uint64_t *job, char *err)
+fire(struct db *db, const struct schedule *s, const char *at_text, int how, enum fire_result *res,
+    uint64_t *job, char *err)
 {
 	char at_sql[64];
 	int rc, attempt = 0;
@@ -184,7 +194,7 @@ fire(struct db *db, const struct schedule *s, const char *at_text, int missed, i
 		char ignored[ERRSZ];
 
 		*job = 0;
-		rc = fire_tx(db, s, at_sql, missed, manual, res, job, err);
+		rc = fire_tx(db, s, at_sql, how, res, job, err);
 		if (rc == DB_OK && *res != FIRE_TAKEN)
 			rc = db_commit(db, err);
 		else
@@ -249,6 +259,46 @@ report_fire(const struct scheduler_opts *o, const struct schedule *s, enum fire_
 	}
 }
 
+/* catch_up = all: every fire in (from, now] that is on time or within
+ * catch_up is enqueued, oldest first, each once (its own run row); the
+ * overlap rule applies to the first only, for the others catch up with
+ * it.  Older fires are counted and reported; when none is recent
+ * enough, the latest of them is recorded as missed, as latest does. */
+static int
+tick_all(struct db *db, const struct schedule *s, const struct cron *cr, const struct cron_zone *z,
+    int64_t from, int64_t now, const struct scheduler_opts *o, struct scheduler_counts *n, char *err)
+{
+	int64_t ok_s = s->catch_up_ms / 1000 > ON_TIME_S - 1 ? s->catch_up_ms / 1000 : ON_TIME_S - 1;
+	int64_t cutoff = now - ok_s - 1, t, f, first = 0, latest = 0;
+	uint64_t old = 0, job = 0, k = 0;
+	enum fire_result res;
+	char when[40], now_at[40], at[32];
+	int rc;
+
+	local_text(z, now, now, now_at, sizeof now_at);
+	if (cutoff > from && due_fires(cr, z, from, cutoff, &first, &latest, &old))
+		say(o, 1, "%s: %s%llu fire%s from %s on older than catch_up not enqueued", s->name,
+		    old >= COUNT_LIMIT ? "over " : "", (unsigned long long)old, old == 1 ? "" : "s",
+		    (local_text(z, first, now, when, sizeof when), when));
+	for (t = from > cutoff ? from : cutoff; k < COUNT_LIMIT && cron_next(cr, z, t, &f) == CRON_FOUND &&
+	     f <= now;
+	     t = f, k++) {
+		utc_text(f, at, sizeof at);
+		if ((rc = fire(db, s, at, k > 0 ? FIRE_F_NO_OVERLAP : 0, &res, &job, err)) != DB_OK)
+			return rc;
+		local_text(z, f, now, when, sizeof when);
+		report_fire(o, s, res, job, when, now - f >= ON_TIME_S ? now_at : NULL, now - f, n);
+	}
+	if (k == 0 && old > 0) {
+		utc_text(latest, at, sizeof at);
+		if ((rc = fire(db, s, at, FIRE_F_MISSED, &res, &job, err)) != DB_OK)
+			return rc;
+		local_text(z, latest, now, when, sizeof when);
+		report_fire(o, s, res, job, when, NULL, now - latest, n);
+	}
+	return DB_OK;
+}
+
 /* One schedule's part of a tick. */
 static int
 tick_one(struct db *db, const struct schedule *s, const struct cron *cr, const struct cron_zone *z,
@@ -267,6 +317,11 @@ tick_one(struct db *db, const struct schedule *s, const struct cron *cr, const s
 	utc_text(now, now_utc, sizeof now_utc);
 	if (!s->enabled || !due_fires(cr, z, from, now, &first, &latest, &count))
 		return o->dry_run ? DB_OK : schedules_checked(db, s->name, now_utc, err);
+	if (s->catch_up_mode == CATCH_UP_ALL && !o->dry_run) {
+		if ((rc = tick_all(db, s, cr, z, from, now, o, n, err)) != DB_OK)
+			return rc;
+		return schedules_checked(db, s->name, now_utc, err);
+	}
 	late_s = now - latest;
 	missed = late_s >= ON_TIME_S && late_s * 1000 > s->catch_up_ms;
 	local_text(z, latest, now, when, sizeof when);
@@ -286,7 +341,7 @@ tick_one(struct db *db, const struct schedule *s, const struct cron *cr, const s
 		char at[32];
 
 		utc_text(latest, at, sizeof at);
-		if ((rc = fire(db, s, at, missed, 0, &res, &job, err)) != DB_OK)
+		if ((rc = fire(db, s, at, missed ? FIRE_F_MISSED : 0, &res, &job, err)) != DB_OK)
 			return rc;
 	}
 	report_fire(o, s, res, job, when, late_s >= ON_TIME_S ? now_at : NULL, late_s, n);
@@ -357,7 +412,7 @@ scheduler_run_now(const struct conf *c, struct db *db, const struct schedule *s,
 	if ((row = db_res_next(r)) != NULL && row[0] != NULL)
 		snprintf(at, sizeof at, "%s", row[0]);
 	db_res_free(r);
-	if ((rc = fire(db, s, at, 0, 1, &res, job_id, err)) != DB_OK)
+	if ((rc = fire(db, s, at, FIRE_F_MANUAL, &res, job_id, err)) != DB_OK)
 		return rc;
 	if (res != FIRE_ENQUEUED) {
 		errf(err, "%s: another run took the same microsecond; try again", s->name);

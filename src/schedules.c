@@ -27,6 +27,8 @@ copy_ini(const struct schedule *src)
 	s->enabled = src->enabled;
 	s->overlap_allow = src->overlap_allow;
 	s->catch_up_ms = src->catch_up_ms;
+	s->catch_up_mode = src->catch_up_mode;
+	s->alert_after_ms = src->alert_after_ms;
 	s->description = xstrdup(src->description);
 	return s;
 }
@@ -39,14 +41,18 @@ static struct schedule *
 from_row(const struct conf *c, char **row)
 {
 	static const char *const keys[] = { "cron", "type", "payload", "queue", "priority", "timezone",
-		"overlap", "catch_up", "description" };
+		"overlap", "catch_up", "description", "alert_after" };
 	struct schedule *s = schedule_new(row[0], SCHEDULE_DB);
-	char err[ERRSZ], catch_up[32];
+	char err[ERRSZ], catch_up[48], alert_after[32];
 	size_t i;
 
-	snprintf(catch_up, sizeof catch_up, "%sms", row[8]);
+	if (strcmp(row[10], "none") == 0)
+		snprintf(catch_up, sizeof catch_up, "none");
+	else
+		snprintf(catch_up, sizeof catch_up, "%s %sms", row[10], row[8]);
+	snprintf(alert_after, sizeof alert_after, "%sms", row[11] != NULL ? row[11] : "0");
 	for (i = 0; i < ARRAY_LEN(keys) && s->problem == NULL; i++) {
-		const char *v = i == 7 ? catch_up : row[i + 1];
+		const char *v = i == 7 ? catch_up : i == 9 ? alert_after : row[i + 1];
 
 		if (v != NULL && schedule_set(c, s, keys[i], v, err) < 0)
 			s->problem = xstrdup(err);
@@ -73,8 +79,8 @@ load_db(const struct conf *c, struct db *db, struct schedule ***v, size_t *n, ch
 	int rc;
 
 	r = db_query(db, &rc, err,
-	    "SELECT name, cron, type, payload, queue, priority, timezone, overlap, catch_up_ms, description"
-	    " FROM jobq_schedules ORDER BY name");
+	    "SELECT name, cron, type, payload, queue, priority, timezone, overlap, catch_up_ms, description,"
+	    " catch_up_mode, alert_after_ms FROM jobq_schedules ORDER BY name");
 	if (r == NULL)
 		return rc;
 	while ((row = db_res_next(r)) != NULL) {
@@ -157,15 +163,24 @@ schedules_find(struct schedule *const *v, size_t n, const char *name)
 	return NULL;
 }
 
+/* The word of a catch_up mode, as the key and the column take it. */
+const char *
+schedules_catch_up_name(enum catch_up m)
+{
+	return m == CATCH_UP_NONE ? "none" : m == CATCH_UP_ALL ? "all" : "latest";
+}
+
 /* The column values of s, for INSERT and UPDATE. */
 static void
 values(struct db *db, struct buf *b, const struct schedule *s)
 {
 	db_sql(db, b,
 	    "cron = %q, type = %q, payload = %q, queue = %q, priority = %d, timezone = %q,"
-	    " overlap = %q, catch_up_ms = %I, description = %q, updated_at = UTC_TIMESTAMP(6)",
+	    " overlap = %q, catch_up_ms = %I, description = %q, updated_at = UTC_TIMESTAMP(6),"
+	    " catch_up_mode = %q, alert_after_ms = NULLIF(%I, 0)",
 	    s->cron, s->type, s->payload, s->queue, s->priority, s->timezone,
-	    s->overlap_allow ? "allow" : "skip", s->catch_up_ms, s->description);
+	    s->overlap_allow ? "allow" : "skip", s->catch_up_ms, s->description,
+	    schedules_catch_up_name(s->catch_up_mode), s->alert_after_ms);
 }
 
 /* The [schedule NAME] section of the INI named name, or NULL. */
@@ -295,7 +310,8 @@ schedules_switch(struct db *db, const char *name, int enabled, char *err)
 }
 
 /* Records that the scheduler has looked at name's fires up to until
- * ("YYYY-MM-DD HH:MM:SS" UTC); it never moves back.  Rerun when it
+ * ("YYYY-MM-DD HH:MM:SS" UTC); it never moves back.  The first look
+ * also starts watched_since (schedules_watched_since).  Rerun when it
  * deadlocks: on Galera, ticks on two nodes write the same row at once
  * and one loses certification. */
 int
@@ -306,9 +322,10 @@ schedules_checked(struct db *db, const char *name, const char *until, char *err)
 
 	buf_init(&sql);
 	db_sql(db, &sql,
-	    "INSERT INTO jobq_schedule_state (name, checked_until) VALUES (%q, %q)"
-	    " ON DUPLICATE KEY UPDATE checked_until = GREATEST(COALESCE(checked_until, %q), %q)",
-	    name, until, until, until);
+	    "INSERT INTO jobq_schedule_state (name, checked_until, watched_since) VALUES (%q, %q, %q)"
+	    " ON DUPLICATE KEY UPDATE checked_until = GREATEST(COALESCE(checked_until, %q), %q),"
+	    " watched_since = COALESCE(watched_since, %q)",
+	    name, until, until, until, until, until);
 	rc = db_exec_retry(db, &sql, NULL, 0, err);
 	buf_free(&sql);
 	return rc;
@@ -370,4 +387,38 @@ schedules_now(struct db *db, int64_t *now, char *err)
 		*now = strtoll(row[0], NULL, 10);
 	db_res_free(r);
 	return DB_OK;
+}
+
+/* When a tick or a watchdog first looked at name's fires ("YYYY-MM-DD HH:MM:SS"
+ * UTC, on the schedules' clock), recorded as now_utc the first time it
+ * asks: fires before it are not the watchdog's business (a schedule
+ * added today did not miss yesterday's fire).  Two watchdogs asking at
+ * once keep the first answer (COALESCE). */
+int
+schedules_watched_since(struct db *db, const char *name, const char *now_utc, int64_t *since, char *err)
+{
+	struct db_res *r;
+	char **row;
+	int rc, found = 0;
+
+	r = db_query(db, &rc, err,
+	    "SELECT UNIX_TIMESTAMP(watched_since) FROM jobq_schedule_state WHERE name = %q"
+	    " AND watched_since IS NOT NULL",
+	    name);
+	if (r == NULL)
+		return rc;
+	if ((row = db_res_next(r)) != NULL && row[0] != NULL) {
+		*since = strtoll(row[0], NULL, 10);
+		found = 1;
+	}
+	db_res_free(r);
+	if (found)
+		return DB_OK;
+	rc = db_exec(db, err,
+	    "INSERT INTO jobq_schedule_state (name, watched_since) VALUES (%q, %q)"
+	    " ON DUPLICATE KEY UPDATE watched_since = COALESCE(watched_since, VALUES(watched_since))",
+	    name, now_utc);
+	if (rc != DB_OK)
+		return rc;
+	return schedules_watched_since(db, name, now_utc, since, err);
 }

@@ -26,6 +26,7 @@
 
 #include "log.h"
 #include "serve.h"
+#include "serve_alerts.h"
 #include "serve_auditlog.h"
 #include "serve_auth.h"
 #include "serve_bulk.h"
@@ -96,6 +97,7 @@ static const struct route routes[] = {
 	{ "POST", "/api/logout", VIEWER, api_logout },
 	{ "GET", "/api/me", ANYONE, api_me },
 	{ "GET", "/api/overview", VIEWER, api_overview },
+	{ "GET", "/api/alerts", VIEWER, api_alerts },
 	{ "GET", "/api/jobs", VIEWER, api_jobs },
 	{ "GET", "/api/jobs/#", VIEWER, api_job },
 	{ "GET", "/api/search", VIEWER, api_search },

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "incidents.h"
 #include "queue.h"
 #include "registry.h"
 #include "runs_recent.h"
@@ -100,6 +101,22 @@ run_metrics(struct buf *b, const struct runs_count *c, size_t n)
 	}
 }
 
+/* The watchdogs' open incidents (jobq_alerts), one series each. */
+static void
+alert_metrics(struct buf *b, const struct incident *x, size_t n)
+{
+	size_t i;
+
+	head(b, "jobq_alerts", "gauge", "Open watchdog incidents (1 each), by kind and name.");
+	for (i = 0; i < n; i++) {
+		buf_adds(b, "jobq_alerts{kind=\"");
+		label(b, x[i].kind);
+		buf_adds(b, "\",name=\"");
+		label(b, x[i].name);
+		buf_adds(b, "\"} 1\n");
+	}
+}
+
 /* With metrics_token set, the request must carry "Authorization:
  * Bearer TOKEN" (compared in constant time). */
 static int
@@ -122,7 +139,8 @@ serve_metrics(struct req *r)
 	struct queue_counts *q = NULL;
 	struct worker_row *w = NULL;
 	struct runs_count *c = NULL;
-	size_t nq = 0, nw = 0, nc = 0;
+	struct incident *x = NULL;
+	size_t nq = 0, nw = 0, nc = 0, nx = 0;
 	char err[ERRSZ];
 	struct buf b;
 	MHD_RESULT ret;
@@ -131,19 +149,23 @@ serve_metrics(struct req *r)
 		return serve_error(r, 401, "/metrics needs Authorization: Bearer <metrics_token>");
 	if (queue_status(r->db, r->srv->conf, NULL, &q, &nq, err) != DB_OK ||
 	    registry_list(r->db, &w, &nw, err) != DB_OK ||
-	    runs_recent_counts(r->db, "type", &c, &nc, err) != DB_OK) {
+	    runs_recent_counts(r->db, "type", &c, &nc, err) != DB_OK ||
+	    incidents_list(r->db, 0, &x, &nx, err) != DB_OK) {
 		queue_counts_free(q, nq);
 		registry_rows_free(w, nw);
+		runs_counts_free(c, nc);
 		return serve_db_error(r, "metrics", err);
 	}
 	buf_init(&b);
 	queue_metrics(&b, q, nq);
 	worker_metrics(&b, w, nw);
 	run_metrics(&b, c, nc);
+	alert_metrics(&b, x, nx);
 	ret = serve_respond(r, 200, "text/plain; version=0.0.4; charset=utf-8", b.data, b.len, NULL);
 	buf_free(&b);
 	queue_counts_free(q, nq);
 	registry_rows_free(w, nw);
 	runs_counts_free(c, nc);
+	incidents_free(x, nx);
 	return ret;
 }

@@ -359,9 +359,10 @@ api_schedule_edit(struct req *r)
 
 /* The fields of a POST /api/schedules/add body besides "name": the
  * options of `jobq schedule add`, under schedule_set()'s key names. */
-#define ADD_FIELDS "name, cron, type, payload, queue, priority, timezone, overlap, catch_up, description"
+#define ADD_FIELDS \
+	"name, cron, type, payload, queue, priority, timezone, overlap, catch_up, alert_after, description"
 static const char *const add_keys[] = { "cron", "type", "payload", "queue", "priority", "timezone", "overlap",
-	"catch_up", "description" };
+	"catch_up", "alert_after", "description" };
 
 /* The text schedule_set() is given for a field: a string as it is, a
  * whole number (priority; catch_up in seconds) as written, and the
@@ -432,7 +433,7 @@ from_body(const struct conf *c, const cJSON *in, const char *name, unsigned *sta
 }
 
 /* POST /api/schedules/add {"name", "cron", "type", and optionally
- * "payload", "queue", "priority", "timezone", "overlap", "catch_up",
+ * "payload", "queue", "priority", "timezone", "overlap", "catch_up", "alert_after",
  * "description"}: a new database schedule, checked and stored by
  * schedules_add() as `jobq schedule add` does.  400 for a malformed
  * body, 422 for a bad value (the sentence names the field), 409 for a

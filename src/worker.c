@@ -13,8 +13,9 @@
  *      worker_write.c);
  *   4. extends the leases of the jobs it holds (heartbeat) and refreshes
  *      its row in the worker registry (worker_lease.c, worker_row.c);
- *   5. ticks the scheduler (--schedule) and prunes finished jobs past
- *      keep_done, each when due (worker_prune.c); reserves as many jobs
+ *   5. ticks the scheduler (--schedule), prunes finished jobs past
+ *      keep_done and runs the watchdogs, each when due (worker_prune.c,
+ *      worker_watch.c); reserves as many jobs
  *      as it has free slots, when polling is due, and starts their
  *      handlers (worker_reserve.c, worker_start.c);
  *   6. sleeps in poll() until a pipe, a signal, a wakeup datagram
@@ -253,7 +254,7 @@ worker_loop(struct worker *w)
 		conn_reconnect,              /* 2. */
 		write_pending,               /* 3. */
 		lease_heartbeat, cancel_poll, /* 4. */
-		tick_schedule, prune_tick, sweep_tick, /* 5. */
+		tick_schedule, prune_tick, sweep_tick, watch_tick, /* 5. */
 		reserve_jobs,
 	};
 	size_t i;

@@ -10,7 +10,8 @@
  *   worker_lease.c    4. the heartbeat: lease extensions and progress
  *   worker_row.c         and the worker's row in the registry
  *   worker_cancel.c      and the cancel requests for the jobs it holds
- *   worker_reserve.c  5. reserving jobs, and how many ahead
+ *   worker_watch.c    5. the watchdogs and their alerts
+ *   worker_reserve.c     reserving jobs, and how many ahead
  *   worker_start.c       and starting their handlers
  *   worker_poll.c     6. sleeping in poll(), and the database waiter
  *   worker_keep.c     keep_time, between any two database calls
@@ -19,7 +20,8 @@
  * Calls only go down, never back up: worker.c calls them all; poll calls
  * keep, reserve, signal and cancel; cancel calls conn and slot; lease calls keep and row; keep calls signal,
  * start and write; reserve and signal call start; and start, write,
- * conn, row, setup and slot call no other worker file but slot. */
+ * conn, row, setup and slot call no other worker file but slot; watch
+ * calls conn. */
 #ifndef JOBQ_WORKER_INT_H
 #define JOBQ_WORKER_INT_H
 
@@ -126,6 +128,7 @@ struct worker {
 	int64_t next_prune;          /* when finished jobs' runs are pruned next (worker_prune.c) */
 	int64_t next_cancel;         /* when held jobs are next checked for cancel requests */
 	int64_t next_sweep;          /* when expired jobs are next swept (worker_prune.c) */
+	int64_t next_watch;          /* when the watchdogs run next (worker_watch.c) */
 	int write_now;               /* an outcome is new: write without waiting */
 	int charge_due;              /* a job reserved ahead started uncharged (job.charged) */
 	int write_waited;            /* the last write waited on a lock held elsewhere */
@@ -189,6 +192,9 @@ void prune_arm(struct worker *w);
 void prune_tick(struct worker *w, int64_t now);
 void sweep_tick(struct worker *w, int64_t now);
 short poll_db_wait(void *arg, int fd, short events, int timeout_ms);
+
+/* worker_watch.c */
+void watch_tick(struct worker *w, int64_t now);
 
 /* worker_keep.c */
 void keep_time(struct worker *w);

@@ -58,6 +58,23 @@ sql "INSERT INTO jobs (queue, type, payload, priority) VALUES ('$Q', '$TY', '{\"
                1234567, 89012, 345, '1,2,3');
      INSERT INTO jobq_audit (username, address, action, job_id, detail)
        VALUES ('$U', '2001:db8:1234:5678:9abc:def0:1234:5678', 'retry', 9001, 'queue $Q type $TY $long');"
+# A job the user cancelled and one that expired, each kept as its one run
+# (as final.c writes it); a running job whose worker is asked to cancel
+# it, by a user with the longest name; a delayed job with an expiry.
+sql "INSERT INTO job_runs (job_id, queue, type, attempt, worker, started_at, duration_ms, outcome, exit_status, error, enqueued_at, payload)
+       VALUES (9200, '$Q', '$TY', 1, '$U', UTC_TIMESTAMP(6) - INTERVAL 3 MINUTE, 0, 'cancelled', 'not started',
+               CONCAT('cancelled by $U at ', LEFT(UTC_TIMESTAMP(6) - INTERVAL 3 MINUTE, 19), ' UTC'),
+               UTC_TIMESTAMP(6) - INTERVAL 1 HOUR, '{\"report\": \"$long\"}'),
+              (9201, '$Q', '$TY', 0, '$H:4242:ab12cd34', UTC_TIMESTAMP(6) - INTERVAL 2 MINUTE, 0, 'expired', 'not started',
+               CONCAT('expired: not started by ', LEFT(UTC_TIMESTAMP(6) - INTERVAL 2 MINUTE, 19), ' UTC'),
+               UTC_TIMESTAMP(6) - INTERVAL 1 DAY, '{\"report\": \"$long\"}');
+     INSERT INTO jobq_audit (username, address, action, job_id, detail)
+       VALUES ('$U', '2001:db8:1234:5678:9abc:def0:1234:5678', 'cancel', 9200, '');
+     INSERT INTO jobs (id, queue, type, payload, attempts, lease_token, reserved_by, reserved_at, lease_expires_at, cancel_by, cancel_at, expires_at)
+       VALUES (9300, '$Q', '$TY', '{}', 1, REPEAT('d', 32), '$H:4242:ab12cd34', UTC_TIMESTAMP(6) - INTERVAL 1 MINUTE,
+               UTC_TIMESTAMP(6) + INTERVAL 1 HOUR, '$U-from-the-database', UTC_TIMESTAMP(6), UTC_TIMESTAMP(6));
+     INSERT INTO jobs (id, queue, type, payload, available_at, expires_at)
+       VALUES (9301, '$Q', '$TY', '{}', UTC_TIMESTAMP(6) + INTERVAL 1 HOUR, UTC_TIMESTAMP(6) + INTERVAL 2 DAY);"
 printf '%s\n' "$PW" | jq_ user add "$U-from-the-database" --role admin >/dev/null ||
 	{ echo "Bail out! jobq user add failed"; exit 99; }
 D=purge-expired-customer-sessions-from-every-regional-database

@@ -69,7 +69,7 @@ print("<none>")
 EOP
 printf '%s\n' "$BODY" >"$T/metrics.txt"
 sample() { $PY "$T/parse.py" "$T/metrics.txt" "$@" 2>&1; }
-is "$(sample --families)" "jobq_failed_jobs:gauge jobq_jobs:gauge jobq_oldest_ready_seconds:gauge jobq_runs_last_hour:gauge jobq_worker_jobs:counter jobq_workers:gauge" \
+is "$(sample --families)" "jobq_alerts:gauge jobq_failed_jobs:gauge jobq_jobs:gauge jobq_oldest_ready_seconds:gauge jobq_runs_last_hour:gauge jobq_worker_jobs:counter jobq_workers:gauge" \
 	"the parser reads every family with its type"
 is "$(sample jobq_jobs queue=default state=ready)" 2 "jobq_jobs{default,ready} = 2"
 is "$(sample jobq_jobs queue=mail state=ready)/$(sample jobq_jobs queue=mail state=delayed)" "1/1" "mail: 1 ready, 1 delayed"
@@ -80,6 +80,19 @@ ok "$([ "$s" -ge 90 ] && [ "$s" -lt 200 ]; echo $?)" "jobq_oldest_ready_seconds{
 is "$(sample jobq_workers)" 1 "jobq_workers counts only the live worker"
 is "$(sample jobq_worker_jobs_total worker=h1:1 outcome=done)/$(sample jobq_worker_jobs_total worker=h1:1 outcome=dead)" "10/1" "per-worker counters by outcome"
 is "$(sample jobq_runs_last_hour type=echo outcome=done)/$(sample jobq_runs_last_hour type=echo outcome=retry)" "2/1" "runs of the last hour by type and outcome (the older run left out)"
+
+# The watchdogs' open incidents: one series each; /api/alerts lists them
+# with those cleared in the last day.
+sql "INSERT INTO jobq_alerts (kind, name, reason) VALUES ('wait', 'mail', 'behind');
+	INSERT INTO jobq_alerts (kind, name, open_key, reason, cleared_at) VALUES ('stale', 'mail', NULL, 'gone', UTC_TIMESTAMP(6))"
+hit GET /metrics
+printf '%s\n' "$BODY" >"$T/metrics.txt"
+is "$(sample jobq_alerts kind=wait name=mail)/$(sample jobq_alerts kind=stale name=mail)" "1/<none>" \
+	"jobq_alerts{wait,mail} 1 for the open incident, nothing for the cleared one"
+login admin "$T/jar"
+hit GET /api/alerts "$T/jar"
+is "$(printf '%s' "$BODY" | jget '",".join(a["kind"] + ":" + str(a["open"]) for a in d["alerts"]) + " " + str(d["open"])')" \
+	"wait:True,stale:False 1" "/api/alerts: the open incident first, then the cleared one"
 
 # With a token: 401 without it, 200 with it.
 serve_stop

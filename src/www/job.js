@@ -76,7 +76,7 @@ function jobActions(j) {
         "Job " + id + ": its worker is stopping it" : "Job " + id + " cancelled");
   } } }, "Cancel"));
   if (j.state !== "reserved")
-    b.push(el("button", { class: "danger", on: { click: () => {
+    b.push(el("button", { class: "danger", id: "act-delete", on: { click: () => {
       if (confirm("Delete job " + id + " (" + j.type + ")? It will not run."))
         api("/api/jobs/" + id + "/delete", {}).then(() => {
           toast("Job " + id + " deleted");
@@ -161,6 +161,6 @@ export async function pageJob(id) {
     d.audit.length === 0 ? el("p", { class: "empty" }, "No admin actions on this job.") :
       el("table", { id: "audit" }, el("tbody", {}, d.audit.map((a) => el("tr", {},
         el("td", {}, when(a.at)), el("td", {}, a.user),
-        el("td", {}, a.count ? a.action + " (one of " + a.count + " jobs)" : a.action),
+        el("td", { class: "action" }, a.count ? a.action + " (one of " + a.count + " jobs)" : a.action),
         el("td", { class: "wide" }, a.detail), el("td", { class: "wide mono" }, a.address))))));
 }

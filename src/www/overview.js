@@ -2,9 +2,11 @@
  * per minute of the last hour and a card per queue, with Pause and
  * Resume for an admin.  Trouble shows first: a queue with jobs waiting
  * and no live worker is named at the top and warned on its card, and
- * stale and dead-letter counts that grow take the warning colours.  Drawn by the shell (app.js) from /api/overview. */
+ * stale and dead-letter counts that grow take the warning colours; the
+ * watchdogs' incidents are listed under the totals.  Drawn by the shell
+ * (app.js) from /api/overview and /api/alerts. */
 
-import { STATES, act, api, el, fmtDur, fmtNum, isAdmin, setMain } from "./common.js";
+import { STATES, act, api, el, fmtDur, fmtNum, isAdmin, setMain, when } from "./common.js";
 import { stackedBars } from "./chart.js";
 
 /* How long a stale or dead-letter count keeps its warning colour after
@@ -63,8 +65,25 @@ function chart(rpm) {
   return stackedBars("Runs per minute over the last hour by outcome", d, ["done", "retry", "dead"]);
 }
 
+/* The watchdogs' incidents (/api/alerts): open ones first, then those
+ * cleared in the last day; nothing at all when there are none. */
+function alerts(a) {
+  if (a.alerts.length === 0) return null;
+  const t = (iso) => iso ? when(iso.replace("T", " ").replace("Z", "")) : null;
+  return [el("h2", {}, "Alerts" + (a.open > 0 ? " (" + a.open + " open)" : "")),
+    el("table", { id: "alerts-table" },
+      el("thead", {}, el("tr", {}, el("th", {}, "State"), el("th", {}, "Kind / name"),
+        el("th", { class: "wide" }, "What"), el("th", {}, "Raised"), el("th", { class: "wide" }, "Cleared"))),
+      el("tbody", {}, a.alerts.map((x) => el("tr", { class: x.open ? "alert-open" : "alert-cleared" },
+        el("td", {}, el("span", { class: "badge " + (x.open ? "s-dead" : "s-done") }, x.open ? "open" : "cleared")),
+        el("td", {}, x.kind + " / " + x.name),
+        el("td", { class: "wide" }, x.reason),
+        el("td", {}, t(x.raised_at)),
+        el("td", { class: "wide" }, x.open ? "—" : t(x.cleared_at))))))];
+}
+
 export async function pageOverview() {
-  const d = await api("/api/overview");
+  const [d, a] = await Promise.all([api("/api/overview"), api("/api/alerts")]);
   const tot = { ready: 0, delayed: 0, reserved: 0, stale: 0, failed: 0 };
   let done = 0;
   for (const q of d.queues) {
@@ -81,6 +100,7 @@ export async function pageOverview() {
         el("span", { id: "workers-alive" }, fmtNum(d.workers_alive) + " worker" + (d.workers_alive === 1 ? "" : "s") + " alive")),
       d.queues.some(unserved) ? el("p", { class: "warning", id: "unserved" },
         "⚠ Jobs wait with no live worker in: " + d.queues.filter(unserved).map((q) => q.queue).join(", ")) : null),
+    alerts(a),
     el("h2", {}, "Runs per minute ", el("a", { class: "more", href: "/charts" }, "more charts")),
     el("div", { class: "card" }, chart(d.runs_per_minute),
       el("div", { class: "legend" },

@@ -269,11 +269,51 @@ try {
   is(sql(`SELECT available_at <= UTC_TIMESTAMP(6) FROM jobs WHERE id = ${laterId}`), "1", "run now: the delayed job is due, and the page says ready");
   let asked = "";
   page.once("dialog", (d) => { asked = d.message(); d.accept(); });
-  await press(page, "main button.danger");
+  await press(page, "#act-delete");
   await page.waitForFunction(() => location.pathname === "/jobs" && document.querySelector("#jobs-table"), WAIT);
   ok(asked.startsWith(`Delete job ${laterId}`), `delete asks first ("${asked}"), then shows the jobs list`);
   is(sql(`SELECT COUNT(*) FROM jobs WHERE id = ${laterId}`), "0", "and the job is gone");
   is(sql(`SELECT GROUP_CONCAT(action ORDER BY id) FROM jobq_audit WHERE job_id = ${laterId}`), "run-now,delete", "both actions are audited");
+
+  // ---- cancel: a job's page, a filter; a queued job's expiry and a pending cancel ----
+  sql("INSERT INTO jobs (queue, type, payload, available_at) VALUES ('default', 'echo', '{\"cancel\": 1}', UTC_TIMESTAMP(6) + INTERVAL 1 DAY)");
+  const cancelId = sql("SELECT id FROM jobs WHERE payload LIKE '%cancel%'");
+  await page.goto(`${BASE}/jobs/${cancelId}`, { waitUntil: "networkidle0" });
+  page.once("dialog", (d) => { asked = d.message(); d.accept(); });
+  await press(page, "#act-cancel");
+  await page.waitForFunction((id) => document.querySelector("#toast").textContent === `Job ${id} cancelled`, WAIT, cancelId);
+  is(asked, `Cancel job ${cancelId} (echo)?`, "Cancel on a delayed job's page asks first, then says it is cancelled");
+  is(sql(`SELECT CONCAT((SELECT COUNT(*) FROM jobs WHERE id = ${cancelId}), ' ', (SELECT GROUP_CONCAT(CONCAT(outcome, ' by ', worker))
+    FROM job_runs WHERE job_id = ${cancelId}), ' ', (SELECT GROUP_CONCAT(action) FROM jobq_audit WHERE job_id = ${cancelId}))`),
+    `0 cancelled by ${USER_NAME} cancel`, "the job left jobs for one run, cancelled by the admin, and the cancel is audited");
+  await page.reload({ waitUntil: "networkidle0" });
+  await page.waitForSelector("#gone-note", WAIT);
+  ok((await text("h1 .badge")) === "cancelled" && (await text("#gone-note")).startsWith("Cancelled: "),
+    "reloaded, its page says cancelled, and what became of it");
+  is(await page.$$eval("main button", (bs) => bs.length), 0, "with nothing left to act on");
+  sql("INSERT INTO jobs (queue, type, payload, available_at) SELECT 'mail', 'send_email', '{}', UTC_TIMESTAMP(6) + INTERVAL seq HOUR FROM seq_1_to_2");
+  const mailIds = sql("SELECT GROUP_CONCAT(id) FROM jobs WHERE queue = 'mail'"), inMail = mailIds.split(",").length;
+  await page.goto(`${BASE}/jobs?queue=mail`, { waitUntil: "networkidle0" });
+  await page.waitForSelector("#jobs-table", WAIT);
+  page.once("dialog", (d) => { bulkAsked = d.message(); d.accept(); });
+  await press(page, "#cancel-all");
+  await page.waitForFunction(() => document.querySelector("main p.empty"), WAIT);
+  is(bulkAsked, `Cancel ${inMail} jobs in queue mail (running ones are stopped)?`, "Cancel all of queue mail asks with the count");
+  is(sql(`SELECT CONCAT((SELECT COUNT(*) FROM jobs WHERE queue = 'mail'), '/',
+    (SELECT COUNT(*) FROM job_runs WHERE outcome = 'cancelled' AND job_id IN (${mailIds})))`), `0/${inMail}`, "and cancels those jobs");
+  sql(`INSERT INTO jobs (queue, type, payload, expires_at) VALUES ('default', 'echo', '{}', UTC_TIMESTAMP(6) + INTERVAL 2 HOUR);
+       INSERT INTO jobs (queue, type, payload, attempts, lease_token, reserved_by, reserved_at, lease_expires_at, cancel_by, cancel_at, expires_at)
+         VALUES ('default', 'echo', '{}', 1, REPEAT('d', 32), 'host1:4242', UTC_TIMESTAMP(6), UTC_TIMESTAMP(6) + INTERVAL 1 HOUR,
+                 'ops-lead', UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))`);
+  const [expiresId, requestedId] = sql("SELECT GROUP_CONCAT(id ORDER BY id) FROM jobs WHERE expires_at IS NOT NULL").split(",");
+  await page.goto(`${BASE}/jobs/${expiresId}`, { waitUntil: "networkidle0" });
+  await page.waitForSelector("#expires", WAIT);
+  is(await text("#expires"), sql(`SELECT DATE_FORMAT(expires_at + INTERVAL 330 MINUTE, '%Y-%m-%d %H:%i:%s') FROM jobs WHERE id = ${expiresId}`) +
+    " +05:30 (it never starts after)", "a queued job with an expiry shows when it expires");
+  await page.goto(`${BASE}/jobs/${requestedId}`, { waitUntil: "networkidle0" });
+  await page.waitForSelector("#cancel-requested", WAIT);
+  ok(/^requested by ops-lead at \S+ \S+ \+05:30: its worker is stopping it$/.test(await text("#cancel-requested")) &&
+    !(await page.$("#expires")), `a running job with a cancel request says so, not when it expires (${await text("#cancel-requested")})`);
 
   // ---- enqueue from the form ----
   await page.goto(`${BASE}/enqueue`, { waitUntil: "networkidle0" });

@@ -33,9 +33,19 @@ const headerLines = () => page.$$eval("header.top > a, header.top > button, head
 const navShown = () => page.$$eval("#nav a", (as) => as.filter((a) => a.getBoundingClientRect().width > 0)
   .map((a) => [a.textContent, Math.round(a.getBoundingClientRect().top), Math.round(a.getBoundingClientRect().height)]));
 
+// The actions in a job's audit trail split inside their one word (as
+// "can cel" beside a long user name): one line box each when whole.
+const splitActions = () => page.$$eval("#audit td.action", (tds) => tds.filter((td) => {
+  const r = document.createRange();
+  r.selectNodeContents(td);
+  return !/\s/.test(td.textContent) && r.getClientRects().length > 1;
+}).map((td) => td.textContent));
+
 // The pages, and an element each shows once drawn.
 const pages = () => [["/", "#totals"], ["/jobs", "#jobs-table"], ["/jobs/1", "#payload"],
-  ["/jobs/3", "#payload"], ["/failed", "#failed-table"], ["/jobs/9001", "#payload"], ["/jobs/9100", "#gone-note"], ["/history", "#history-table"],
+  ["/jobs/3", "#payload"], ["/failed", "#failed-table"], ["/jobs/9001", "#payload"], ["/jobs/9100", "#gone-note"],
+  ["/jobs/9200", "#gone-note"], ["/jobs/9201", "#gone-note"], ["/jobs/9300", "#cancel-requested"], ["/jobs/9301", "#expires"],
+  ["/history", "#history-table"],
   ["/charts", "#chart-run svg"], ["/workers", "#workers-table"],
   ["/enqueue", "#enqueue-form"], ["/schedules", "#schedules-table"], [`/schedules/${SCHEDULE}`, "#schedule-info"],
   [`/schedules/${DBSCHEDULE}`, "#preview-next li"], ["/users", "#sessions-table"], ["/audit", "#audit-list"]];
@@ -74,6 +84,11 @@ async function sweep(path, sel, theme) {
   ok(await noHScroll(page), `no sideways scroll at 375 px on ${where}`);
   is((await overflow375(page)).join(", "), "", `nothing drawn past the screen or wider than its box on ${where}`);
   is((await smallTargets()).join(", "), "", `every control is 40 px or more on ${where}`);
+  if (await page.$("#audit"))
+    is((await splitActions()).join(", "), "", `the audit trail's actions stay whole on ${where}`);
+  if (path === "/jobs")
+    is(await page.$$eval("#jobs-bulk button", (bs) => bs.map((b) => b.textContent).join(", ")),
+      "Delete all waiting jobs, Release all stale, Cancel all", `the bulk actions, Cancel all among them, are there on ${where}`);
   if (path !== "/login") {
     is(await headerLines(), 1, `the header's controls fit on one line on ${where}`);
     is((await navShown()).length, 0, `the menu's links wait behind the Menu button on ${where}`);
