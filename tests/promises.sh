@@ -348,7 +348,7 @@ wait_exit 30 "$WORKER_PID" >/dev/null
 ms=$((($(date +%s%N) - t0) / 1000000))
 log16=$(cat "$T"/worker.*.log)
 ok "$([ "$ms" -lt 8000 ]; echo $?)" "item 16: SIGTERM with 40 slow alerts waiting: the worker stops in ${ms} ms (bound 5 s + a kill_grace)"
-like "$log16" "waiting at most 5 s for [0-9]+ on_dead programs? still running" "item 16: it says what it waits for"
+like "$log16" "waiting at most 5 s for [0-9]+ alert programs? still running" "item 16: it says what it waits for"
 like "$log16" "on_dead .* not run: the worker stops \\(the job stays dead-lettered\\)" "item 16: each dropped alert is logged"
 # 11: what `jobq check` says about schedules.
 sql "DELETE FROM jobq_schedules; DELETE FROM jobq_schedule_state; DELETE FROM jobq_schedule_runs"
