@@ -27,7 +27,8 @@ static long
 drain(const struct conf *c, unsigned batch, const char *queue, const char *id)
 {
 	char *queues[] = { (char *)queue, NULL }, err[ERRSZ];
-	struct reserve_req req = { queues, batch, 60000, id, c->worker.reserve_mode };
+	struct reserve_req req = { .queues = queues, .limit = batch, .charge = batch, .ttl_ms = 60000, .worker = id,
+		.mode = c->worker.reserve_mode };
 	struct db *db = db_new(&c->db);
 	long done = 0;
 
