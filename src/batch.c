@@ -21,7 +21,7 @@
 #define DELAY_MAX_MS (100LL * 365 * 24 * 3600 * 1000)
 
 static const char *const FIELDS[] = { "type", "payload", "queue", "delay", "at", "priority", "max_attempts",
-	"traceparent", "expires_at", "expires_in" };
+	"traceparent", "expires_at", "expires_in", "ref", "after", "after_policy" };
 
 static void
 job_init(struct batch_job *job, const struct batch_ctx *ctx)
@@ -42,6 +42,11 @@ batch_job_clear(struct batch_job *job)
 	free(job->at);
 	free(job->traceparent);
 	free(job->expires_at);
+	free(job->ref);
+	free(job->after_ids);
+	while (job->nafter_refs > 0)
+		free(job->after_refs[--job->nafter_refs]);
+	free(job->after_refs);
 	memset(job, 0, sizeof *job);
 }
 
@@ -374,6 +379,74 @@ get_trace(const cJSON *o, struct batch_job *job, char *err)
 	return 0;
 }
 
+/* A ref: 1..BATCH_REF_MAX printable ASCII characters. */
+static int
+ref_ok(const cJSON *v)
+{
+	const char *p;
+
+	if (!cJSON_IsString(v) || v->valuestring[0] == '\0' || strlen(v->valuestring) > BATCH_REF_MAX)
+		return 0;
+	for (p = v->valuestring; *p != '\0'; p++)
+		if (*p < 0x21 || *p > 0x7e)
+			return 0;
+	return 1;
+}
+
+/* One element of "after": a job id, or the ref of an earlier line. */
+static int
+get_after_one(const cJSON *v, struct batch_job *job, char *err)
+{
+	int64_t id;
+
+	if (ref_ok(v)) {
+		job->after_refs[job->nafter_refs++] = xstrdup(v->valuestring);
+		return 0;
+	}
+	if (json_int(v, 1, (int64_t)1 << 53, &id) < 0) {
+		errf(err, "\"after\": each element is a job id or the \"ref\" of an earlier line");
+		return -1;
+	}
+	job->after_ids[job->nafter_ids++] = (uint64_t)id;
+	return 0;
+}
+
+/* "ref", "after" and "after_policy". */
+static int
+get_deps(const cJSON *o, struct batch_job *job, char *err)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "ref"), *a;
+	int n;
+
+	if (v != NULL && !ref_ok(v)) {
+		errf(err, "\"ref\": must be 1-%d printable ASCII characters without blanks", BATCH_REF_MAX);
+		return -1;
+	}
+	job->ref = v != NULL ? xstrdup(v->valuestring) : NULL;
+	if ((v = cJSON_GetObjectItemCaseSensitive(o, "after_policy")) != NULL) {
+		if (!cJSON_IsString(v) ||
+		    (strcmp(v->valuestring, "any") != 0 && strcmp(v->valuestring, "all") != 0)) {
+			errf(err, "\"after_policy\": must be \"all\" or \"any\"");
+			return -1;
+		}
+		job->after_any = strcmp(v->valuestring, "any") == 0;
+	}
+	if ((v = cJSON_GetObjectItemCaseSensitive(o, "after")) == NULL)
+		return 0;
+	if (!cJSON_IsArray(v) || (n = cJSON_GetArraySize(v)) > BATCH_AFTER_MAX) {
+		errf(err, "\"after\": must be an array of at most %d job ids or refs", BATCH_AFTER_MAX);
+		return -1;
+	}
+	job->after_ids = xcalloc((size_t)n + 1, sizeof *job->after_ids);
+	job->after_refs = xcalloc((size_t)n + 1, sizeof *job->after_refs);
+	cJSON_ArrayForEach(a, v)
+	{
+		if (get_after_one(a, job, err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 static int
 get_payload(const cJSON *o, struct batch_job *job)
 {
@@ -426,8 +499,7 @@ batch_line_parse(const char *line, size_t len, const struct batch_ctx *ctx, stru
 		errf(err, "not a JSON object");
 	else if (check_fields(o, err) == 0 && get_names(o, job, err) == 0 &&
 	    get_time(o, job, &at, err) == 0 && get_numbers(o, job, err) == 0 && get_trace(o, job, err) == 0 &&
-	    get_expiry(o, job, err) == 0 &&
-	    get_payload(o, job) == 0)
+	    get_expiry(o, job, err) == 0 && get_deps(o, job, err) == 0 && get_payload(o, job) == 0)
 		rc = finish(ctx, job, at, 1, err);
 	cJSON_Delete(o);
 	if (rc < 0) {

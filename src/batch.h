@@ -58,7 +58,20 @@ struct batch_job {
 	char *traceparent; /* its trace context (trace.h), or NULL */
 	char *expires_at;  /* its expiry in UTC as the server reads it, or NULL */
 	size_t sql_len; /* the most bytes this job adds to a multi-row INSERT */
+	/* "ref", "after" and "after_policy" (enqueue_graph.c): the job's
+	 * name for later lines, the jobs it waits for by id and by the ref
+	 * of an earlier line, and its policy. */
+	char *ref;
+	uint64_t *after_ids;
+	size_t nafter_ids;
+	char **after_refs;
+	size_t nafter_refs;
+	int after_any;
 };
+
+/* The longest "ref", and the most jobs one line may wait for. */
+#define BATCH_REF_MAX 64
+#define BATCH_AFTER_MAX 1000
 
 /* The INSERT's own text, the packet header and room to spare: a
  * statement of rows whose sql_len add up to S is shorter than

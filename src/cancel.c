@@ -18,20 +18,22 @@
 #include <string.h>
 
 #include "cancel.h"
+#include "deps.h"
 #include "final.h"
 #include "queue.h"
 #include "queue_states.h"
 
 /* Runs "START TRANSACTION; pre (one statement, locking job id's row);
- * the finalizing statements of final_sql where cond; COMMIT" as one
- * transaction, rerun on a deadlock; *deleted gets the rows finalized,
- * *pre_rows the rows pre changed. */
+ * the finalizing statements of final_sql where cond (which matches job
+ * id or nothing); the release of the jobs that wait for job id (deps.c),
+ * iff it was finalized; COMMIT" as one transaction, rerun on a deadlock;
+ * *deleted gets the rows finalized, *pre_rows the rows pre changed. */
 static int
-final_tx(struct db *db, const char *by, const char *pre, const char *cond, uint64_t *pre_rows, uint64_t *deleted,
-    char *err)
+final_tx(struct db *db, uint64_t id, const char *by, const char *pre, const char *cond, uint64_t *pre_rows,
+    uint64_t *deleted, char *err)
 {
 	struct buf sql;
-	uint64_t affected[5] = { 0 };
+	uint64_t affected[12] = { 0 };
 	int rc;
 
 	buf_init(&sql);
@@ -39,8 +41,10 @@ final_tx(struct db *db, const char *by, const char *pre, const char *cond, uint6
 	buf_adds(&sql, pre);
 	buf_adds(&sql, ";");
 	final_sql(db, &sql, by, cond);
+	buf_adds(&sql, "SET @jobq_fence = ROW_COUNT();");
+	deps_ended_sql(db, &sql, id, "cancelled", "@jobq_fence > 0");
 	buf_adds(&sql, "COMMIT");
-	rc = db_exec_retry(db, &sql, affected, 5, err);
+	rc = db_exec_retry(db, &sql, affected, ARRAY_LEN(affected), err);
 	buf_free(&sql);
 	*pre_rows = affected[1];
 	*deleted = affected[3];
@@ -64,7 +68,7 @@ queue_cancel(struct db *db, uint64_t id, const char *by, enum cancel_state *st, 
 	    " expires_at = LEAST(COALESCE(expires_at, UTC_TIMESTAMP(6)), UTC_TIMESTAMP(6)) WHERE id = %U",
 	    by, id);
 	db_sql(db, &cond, "id = %U AND NOT (" IS_RESERVED ")", id);
-	rc = final_tx(db, by, pre.data, cond.data, &found, &deleted, err);
+	rc = final_tx(db, id, by, pre.data, cond.data, &found, &deleted, err);
 	buf_free(&pre);
 	buf_free(&cond);
 	if (rc == DB_OK)
@@ -127,7 +131,7 @@ cancel_settle(struct db *db, uint64_t id, const char *by, int *settled, char *er
 	buf_init(&cond);
 	db_sql(db, &pre, "SELECT 1 FROM jobs WHERE id = %U FOR UPDATE", id);
 	db_sql(db, &cond, "id = %U AND cancel_by IS NOT NULL AND NOT (" IS_RESERVED ")", id);
-	rc = final_tx(db, by, pre.data, cond.data, &locked, &deleted, err);
+	rc = final_tx(db, id, by, pre.data, cond.data, &locked, &deleted, err);
 	buf_free(&pre);
 	buf_free(&cond);
 	*settled = rc == DB_OK && deleted > 0;

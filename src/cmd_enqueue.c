@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "after.h"
 #include "batch.h"
 #include "cli.h"
 #include "duration.h"
@@ -27,6 +28,15 @@
 #include "wakeup.h"
 
 #define KEY_MAX 64
+/* The most jobs --after may name. */
+#define AFTER_MAX 1000
+
+/* --after or --after-any: the jobs the one job waits for. */
+struct after_opt {
+	uint64_t *ids;
+	size_t n;
+	int any;
+};
 
 static void
 usage(void)
@@ -47,11 +57,15 @@ usage(void)
 	       "      --batch            read one job per line on stdin:\n"
 	       "                         {\"type\": ..., \"payload\": ..., \"queue\": ..., \"delay\": ...,\n"
 	       "                          \"at\": ..., \"priority\": ..., \"max_attempts\": ...,\n"
-	       "                          \"traceparent\": ..., \"expires_in\": ..., \"expires_at\": ...};\n"
+	       "                          \"traceparent\": ..., \"expires_in\": ..., \"expires_at\": ...,\n"
+	       "                          \"ref\": NAME, \"after\": [ID or earlier line's ref...],\n"
+	       "                          \"after_policy\": \"all\"|\"any\"};\n"
 	       "                         only type is required, the options above give the defaults.\n"
 	       "                         Every line is checked before any is written; a bad line\n"
 	       "                         anywhere writes nothing.  Input from a pipe is spooled to a\n"
 	       "                         temporary file in $TMPDIR (or /tmp) while it is checked.\n"
+	       "                         An input with \"after\" or \"ref\" is one transaction: the\n"
+	       "                         ids are printed one per line (no --batch-key)\n"
 	       "  -k, --batch-key KEY    with --batch: name the batch (1-64 of A-Z a-z 0-9 . _ : -;\n"
 	       "                         default: a new random key).  Jobs are committed in chunks\n"
 	       "                         together with the batch's progress, so if the run stops\n"
@@ -70,7 +84,11 @@ usage(void)
 	       "                         this job was enqueued, even once it is done\n"
 	       "      --traceparent TP   the job's W3C trace context, 00-<trace id>-<parent id>-<flags>\n"
 	       "                         (default: $TRACEPARENT when set); each run of the job gets\n"
-	       "                         TRACEPARENT with this trace id and a span id of its own\n\n"
+	       "                         TRACEPARENT with this trace id and a span id of its own\n"
+	       "      --after ID[,ID...] wait until every job listed is done, then become ready; should\n"
+	       "                         one end dead, cancelled or expired, this job is cancelled\n"
+	       "                         (the reason names that job) and never runs\n"
+	       "      --after-any ID[,ID...]  wait until every job listed has ended, however it ended\n\n"
 	       "Exit status: 0 enqueued (or refused by --unique-key), 65 bad input (nothing\n"
 	       "written), 69 database unavailable (a batch says how much was committed),\n"
 	       "78 configuration error.\n");
@@ -119,11 +137,37 @@ insert_one(struct db *db, const struct batch_job *job, int64_t unique_for_ms)
 	return 0;
 }
 
+/* Enqueues the job waiting for the jobs after names (after.c). */
+static int
+insert_after(struct db *db, const struct batch_job *job, const struct after_opt *after)
+{
+	struct after_job a;
+	char err[ERRSZ];
+	uint64_t id = 0;
+	int rc;
+
+	memset(&a, 0, sizeof a);
+	a.e = job->e;
+	a.ids = after->ids;
+	a.nids = after->n;
+	a.after_any = after->any;
+	if ((rc = after_enqueue(db, &a, 1, &id, err)) == AFTER_EUNKNOWN) {
+		cli_error("enqueue: --after: %s (nothing was written)", err);
+		return EX_DATAERR;
+	}
+	if (rc != DB_OK) {
+		cli_error("enqueue: %s (nothing was written)", err);
+		return rc == DB_EGONE ? EX_UNAVAILABLE : EXIT_FAIL;
+	}
+	printf("%llu\n", (unsigned long long)id);
+	return 0;
+}
+
 /* Checks the job without the database first (so bad input is 65 even
  * when the server is down), then against the server's packet. */
 static int
 single(struct batch_ctx *ctx, const char *type, const char *payload_arg, const char *unique_key,
-    int64_t unique_for_ms)
+    int64_t unique_for_ms, const struct after_opt *after)
 {
 	struct batch_job job;
 	struct db *db = NULL;
@@ -150,7 +194,8 @@ single(struct batch_ctx *ctx, const char *type, const char *payload_arg, const c
 		rc = EX_DATAERR;
 	} else {
 		job.e.unique_key = unique_key;
-		if ((rc = insert_one(db, &job, unique_for_ms)) == 0)
+		if ((rc = after->n > 0 ? insert_after(db, &job, after)
+		                       : insert_one(db, &job, unique_for_ms)) == 0)
 			wakeup_enqueued(ctx->conf, &job.e, 1);
 		batch_job_clear(&job);
 	}
@@ -177,7 +222,17 @@ new_key(char *out, size_t outlen)
 	    tm.tm_hour, tm.tm_min, tm.tm_sec, hex);
 }
 
-enum { OPT_AT = 256, OPT_MAX_ATTEMPTS, OPT_BATCH, OPT_UNIQUE_FOR, OPT_TRACEPARENT, OPT_EXPIRES_IN, OPT_EXPIRES_AT };
+enum {
+	OPT_AT = 256,
+	OPT_MAX_ATTEMPTS,
+	OPT_BATCH,
+	OPT_UNIQUE_FOR,
+	OPT_TRACEPARENT,
+	OPT_EXPIRES_IN,
+	OPT_EXPIRES_AT,
+	OPT_AFTER,
+	OPT_AFTER_ANY
+};
 
 #define UNIQUE_KEY_MAX 255 /* jobs.unique_key holds 255 characters */
 
@@ -187,6 +242,7 @@ struct opts {
 	int is_batch, dry_run;
 	const char *unique_key;
 	int64_t unique_for_ms;
+	struct after_opt after;
 };
 
 /* The steps of parse_opt: each checks optarg for one option and stores
@@ -318,6 +374,39 @@ traceparent_env(struct opts *o)
 	return 0;
 }
 
+/* --after or --after-any (any): a list of job ids, 1..AFTER_MAX of them. */
+static int
+after_opt(struct opts *o, int any)
+{
+	const char *p = optarg;
+	char *end;
+	int64_t v;
+
+	if (o->after.n > 0)
+		return cli_usage_error("enqueue", "give --after or --after-any once");
+	o->after.any = any;
+	o->after.ids = xcalloc(AFTER_MAX, sizeof *o->after.ids);
+	for (;;) {
+		size_t len = strcspn(p, ",");
+		char *one = xstrndup(p, len);
+
+		end = NULL;
+		if (len == 0 || str_to_int64(one, 1, INT64_MAX, &v) < 0 || o->after.n == AFTER_MAX)
+			end = one;
+		else
+			o->after.ids[o->after.n++] = (uint64_t)v;
+		if (end != NULL) {
+			free(one);
+			return cli_usage_error(
+			    "enqueue", "--after: expected job ids separated by commas (at most 1000)");
+		}
+		free(one);
+		if (p[len] == '\0')
+			return -1;
+		p += len + 1;
+	}
+}
+
 /* One option of enqueue's own: -1 once stored, else the exit status. */
 static int
 parse_opt(int opt, struct opts *o)
@@ -359,6 +448,9 @@ parse_opt(int opt, struct opts *o)
 		return duration_opt("expires-in", &o->ctx.expires_in_ms);
 	case OPT_EXPIRES_AT:
 		return expires_at_opt(&o->ctx);
+	case OPT_AFTER:
+	case OPT_AFTER_ANY:
+		return after_opt(o, opt == OPT_AFTER_ANY);
 	default:
 		return EX_USAGE;
 	}
@@ -379,6 +471,10 @@ check_args(const struct opts *o, int argc)
 		return cli_usage_error("enqueue", "--batch-key goes with --batch");
 	if (o->unique_key != NULL && o->is_batch)
 		return cli_usage_error("enqueue", "--unique-key goes with a single job, not --batch");
+	if (o->after.n > 0 && (o->is_batch || o->unique_key != NULL))
+		return cli_usage_error("enqueue",
+		    "--after goes with a single job without --unique-key (in --batch"
+		    " lines: \"after\")");
 	if (o->unique_for_ms > 0 && o->unique_key == NULL)
 		return cli_usage_error("enqueue", "--unique-for goes with --unique-key");
 	if (o->is_batch ? optind != argc : (optind >= argc || argc - optind > 2))
@@ -386,6 +482,34 @@ check_args(const struct opts *o, int argc)
 		    o->is_batch ? "--batch takes no arguments (jobs come on stdin)"
 		                : "expected TYPE [PAYLOAD]");
 	return 0;
+}
+
+/* The command once its options are checked and c is loaded (freed here). */
+static int
+enqueue(struct opts *o, struct conf *c, char **argv)
+{
+	struct db *db = NULL;
+	char key[KEY_MAX + 1];
+	int rc = 0;
+
+	o->ctx.conf = c;
+	if (o->ctx.queue != NULL && !conf_has_queue(c, o->ctx.queue)) {
+		cli_error(
+		    "unknown queue '%s' (no [queue %s] section in %s)", o->ctx.queue, o->ctx.queue, c->path);
+		rc = EX_DATAERR;
+	} else if (!o->is_batch)
+		rc = single(
+		    &o->ctx, argv[optind], argv[optind + 1], o->unique_key, o->unique_for_ms, &o->after);
+	else if ((rc = cli_connect(c, &db)) == 0) {
+		/* the packet limit is one of the checks, so even a dry run asks the server */
+		o->ctx.max_packet = db_max_packet(db);
+		if (o->key == NULL)
+			new_key(key, sizeof key);
+		rc = enqueue_batch_run(&o->ctx, db, o->key != NULL ? o->key : key, o->dry_run);
+	}
+	db_free(db);
+	conf_free(c);
+	return rc;
 }
 
 int
@@ -406,42 +530,24 @@ cmd_enqueue(int argc, char **argv)
 		{ "traceparent", required_argument, NULL, OPT_TRACEPARENT },
 		{ "expires-in", required_argument, NULL, OPT_EXPIRES_IN },
 		{ "expires-at", required_argument, NULL, OPT_EXPIRES_AT },
+		{ "after", required_argument, NULL, OPT_AFTER },
+		{ "after-any", required_argument, NULL, OPT_AFTER_ANY },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct opts o;
 	struct conf *c;
-	struct db *db = NULL;
-	char key[KEY_MAX + 1];
-	int opt, rc;
+	int opt, rc = -1;
 
 	memset(&o, 0, sizeof o);
-	while ((opt = getopt_long(argc, argv, CLI_COMMON_SHORTOPTS "q:d:p:k:nu:", longopts, NULL)) != -1) {
+	while (rc < 0 &&
+	    (opt = getopt_long(argc, argv, CLI_COMMON_SHORTOPTS "q:d:p:k:nu:", longopts, NULL)) != -1) {
 		if ((rc = cli_common_opt(opt, "enqueue", usage)) >= 0)
-			return rc;
-		if (rc == -2)
-			continue;
-		if ((rc = parse_opt(opt, &o)) >= 0)
-			return rc;
+			break;
+		rc = rc == -2 ? -1 : parse_opt(opt, &o);
 	}
-	if ((rc = check_args(&o, argc)) != 0 || (rc = traceparent_env(&o)) != 0)
-		return rc;
-	if ((rc = cli_conf(0, &c)) != 0)
-		return rc;
-	o.ctx.conf = c;
-	if (o.ctx.queue != NULL && !conf_has_queue(c, o.ctx.queue)) {
-		cli_error(
-		    "unknown queue '%s' (no [queue %s] section in %s)", o.ctx.queue, o.ctx.queue, c->path);
-		rc = EX_DATAERR;
-	} else if (!o.is_batch)
-		rc = single(&o.ctx, argv[optind], argv[optind + 1], o.unique_key, o.unique_for_ms);
-	else if ((rc = cli_connect(c, &db)) == 0) {
-		/* the packet limit is one of the checks, so even a dry run asks the server */
-		o.ctx.max_packet = db_max_packet(db);
-		if (o.key == NULL)
-			new_key(key, sizeof key);
-		rc = enqueue_batch_run(&o.ctx, db, o.key != NULL ? o.key : key, o.dry_run);
-	}
-	db_free(db);
-	conf_free(c);
+	if (rc < 0 && (rc = check_args(&o, argc)) == 0 && (rc = traceparent_env(&o)) == 0 &&
+	    (rc = cli_conf(0, &c)) == 0)
+		rc = enqueue(&o, c, argv);
+	free(o.after.ids);
 	return rc;
 }

@@ -9,6 +9,7 @@
 
 #include "backoff.h"
 #include "cli.h"
+#include "deps.h"
 #include "duration.h"
 #include "queue.h"
 #include "runs.h"
@@ -212,11 +213,46 @@ json_add_runs(cJSON *o, const struct run_row *runs, size_t nruns)
 	}
 }
 
+/* What a job waits for and what waits for it (deps.c). */
+struct deps_pair {
+	struct dep_view *after, *by;
+	size_t nafter, nby;
+};
+
+/* Adds the list d as an array of {"id", "state"} named k. */
+static void
+json_add_deps(cJSON *o, const char *k, const struct dep_view *d, size_t n)
+{
+	cJSON *a = cJSON_AddArrayToObject(o, k), *e;
+	size_t i;
+
+	for (i = 0; a != NULL && i < n; i++) {
+		if ((e = cJSON_CreateObject()) == NULL || !cJSON_AddItemToArray(a, e))
+			fatal("cJSON: out of memory");
+		cJSON_AddNumberToObject(e, "id", (double)d[i].id);
+		cJSON_AddStringToObject(e, "state", d[i].state);
+	}
+}
+
+/* One line "  LABEL  12 (done), 13 (waiting)" unless d is empty. */
+static void
+print_deps(const char *label, const struct dep_view *d, size_t n)
+{
+	size_t i;
+
+	if (n == 0)
+		return;
+	printf("  %-12s", label);
+	for (i = 0; i < n; i++)
+		printf("%s%llu (%s)", i ? ", " : " ", (unsigned long long)d[i].id, d[i].state);
+	printf("\n");
+}
+
 /* `show --json`: the job, its policy and its last runs as one object,
  * every time in UTC; runs_total counts all runs, shown or not. */
 static void
-print_json(
-    const struct conf *c, const struct job_view *v, const struct run_row *runs, size_t nruns, uint64_t total)
+print_json(const struct conf *c, const struct job_view *v, const struct run_row *runs, size_t nruns,
+    uint64_t total, const struct deps_pair *dp)
 {
 	cJSON *o = cJSON_CreateObject();
 	unsigned max, failing;
@@ -227,6 +263,8 @@ print_json(
 	json_add_job(o, v, max);
 	json_add_lease(o, v);
 	json_add_failure(o, v, next_ms);
+	json_add_deps(o, "waits_for", dp->after, dp->nafter);
+	json_add_deps(o, "waited_for_by", dp->by, dp->nby);
 	cJSON_AddStringToObject(o, "timezone", "UTC"); /* of every time above */
 	cJSON_AddNumberToObject(o, "runs_total", (double)total);
 	json_add_runs(o, runs, nruns);
@@ -423,19 +461,31 @@ print_job(const struct conf *c, struct db *db, const struct job_view *v, const s
     size_t nruns, uint64_t total, int json, int gone)
 {
 	struct timefmt *f;
+	struct deps_pair dp;
+	char err[ERRSZ];
+	int rc = 0;
 
-	if (json) {
-		print_json(c, v, runs, nruns, total);
-		return 0;
-	}
-	if ((f = cli_timefmt(c, db, "show")) == NULL)
+	if (deps_list(db, v->id, &dp.after, &dp.nafter, &dp.by, &dp.nby, err) != DB_OK) {
+		cli_error("show %llu: %s", (unsigned long long)v->id, err);
+		deps_list_free(dp.after, dp.nafter);
 		return EX_UNAVAILABLE;
-	if (gone)
-		print_done(f, v, runs, nruns, total);
-	else
-		print_text(c, f, v, runs, nruns, total);
-	timefmt_free(f);
-	return 0;
+	}
+	if (json)
+		print_json(c, v, runs, nruns, total, &dp);
+	else if ((f = cli_timefmt(c, db, "show")) == NULL)
+		rc = EX_UNAVAILABLE;
+	else {
+		if (gone)
+			print_done(f, v, runs, nruns, total);
+		else
+			print_text(c, f, v, runs, nruns, total);
+		print_deps("waits for", dp.after, dp.nafter);
+		print_deps("waited for by", dp.by, dp.nby);
+		timefmt_free(f);
+	}
+	deps_list_free(dp.after, dp.nafter);
+	deps_list_free(dp.by, dp.nby);
+	return rc;
 }
 
 /* A job in neither table: done (or forgotten), known only by its runs,

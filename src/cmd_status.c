@@ -17,6 +17,8 @@ usage(void)
 	       "Count the jobs of each queue by state:\n"
 	       "  ready     due now, nobody holds it\n"
 	       "  delayed   due later (delayed, or waiting out a retry backoff)\n"
+	       "  waiting   waits for other jobs to end (enqueue --after); a column of its own\n"
+	       "            when some job waits\n"
 	       "  reserved  a worker runs it and its lease is alive\n"
 	       "  stale     its lease expired (the worker died); it is taken again soon\n"
 	       "  failed    dead-lettered: see 'jobq failed'\n"
@@ -52,6 +54,7 @@ print_json(const struct report *r)
 
 			cJSON_AddNumberToObject(o, "ready", (double)q->ready);
 			cJSON_AddNumberToObject(o, "delayed", (double)q->delayed);
+			cJSON_AddNumberToObject(o, "waiting", (double)q->waiting);
 			cJSON_AddNumberToObject(o, "reserved", (double)q->reserved);
 			cJSON_AddNumberToObject(o, "stale", (double)q->stale);
 			cJSON_AddNumberToObject(o, "failed", (double)q->failed);
@@ -87,19 +90,24 @@ print_json(const struct report *r)
 static void
 print_queues(const struct queue_counts *q, size_t n)
 {
-	int tty = cli_isatty();
+	int tty = cli_isatty(), waits = 0;
 	size_t i;
 
-	printf("%-16s %9s %9s %9s %9s %9s  %s\n", "QUEUE", "READY", "DELAYED", "RESERVED", "STALE", "FAILED",
-	    "OLDEST READY");
+	/* WAITING only when some job waits: the usual table keeps its shape. */
+	for (i = 0; i < n; i++)
+		waits |= q[i].waiting > 0;
+	printf("%-16s %9s %9s %s%9s %9s %9s  %s\n", "QUEUE", "READY", "DELAYED", waits ? "  WAITING " : "",
+	    "RESERVED", "STALE", "FAILED", "OLDEST READY");
 	for (i = 0; i < n; i++) {
-		char oldest[32] = "-";
+		char oldest[32] = "-", w[32] = "";
 		char *name = cli_visible(q[i].queue, tty);
 
 		if (q[i].oldest_ready_s >= 0) /* "2m5s ago", as every relative time */
 			timefmt_relative(-q[i].oldest_ready_s * 1000, oldest, sizeof oldest);
-		printf("%-16s %9llu %9llu %9llu %s%9llu%s %9llu  %s%s\n", name,
-		    (unsigned long long)q[i].ready, (unsigned long long)q[i].delayed,
+		if (waits)
+			snprintf(w, sizeof w, "%9llu ", (unsigned long long)q[i].waiting);
+		printf("%-16s %9llu %9llu %s%9llu %s%9llu%s %9llu  %s%s\n", name,
+		    (unsigned long long)q[i].ready, (unsigned long long)q[i].delayed, w,
 		    (unsigned long long)q[i].reserved, tty && q[i].stale ? "\033[1;31m" : "",
 		    (unsigned long long)q[i].stale, tty && q[i].stale ? "\033[0m" : "",
 		    (unsigned long long)q[i].failed, oldest, q[i].paused ? "  paused" : "");

@@ -33,9 +33,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "after.h"
 #include "cli.h"
 #include "duration.h"
 #include "enqueue_batch.h"
+#include "enqueue_graph.h"
 #include "queue.h"
 #include "wakeup.h"
 
@@ -224,7 +226,7 @@ defaults_hash(uint64_t h, const struct batch_ctx *ctx)
 /* Pass 1: checks every line, reporting the bad ones; counts lines and
  * jobs and hashes the input into *p.  Returns the number of bad lines. */
 static uint64_t
-check_all(struct reader *r, const struct batch_ctx *ctx, struct batch_progress *p)
+check_all(struct reader *r, const struct batch_ctx *ctx, struct batch_progress *p, struct graph *g)
 {
 	struct batch_job job;
 	char err[ERRSZ];
@@ -239,9 +241,13 @@ check_all(struct reader *r, const struct batch_ctx *ctx, struct batch_progress *
 		else if (l == 0)
 			continue;
 		else if (batch_line_parse(s, l, ctx, &job, err) == 0) {
+			int ok = graph_check(g, &job, err) == 0;
+
 			batch_job_clear(&job);
-			p->jobs_total++;
-			continue;
+			if (ok) {
+				p->jobs_total++;
+				continue;
+			}
 		}
 		if (++bad <= MAX_REPORTED)
 			cli_error("line %llu: %s", (unsigned long long)r->lineno, err);
@@ -449,6 +455,57 @@ write_batch(struct batch_run *b, struct reader *r)
 	return 0;
 }
 
+/* Pass 2 of an input whose lines wait for other jobs: every job in
+ * memory, committed in one transaction (enqueue_graph.c), its id printed
+ * one per line in input order; or, dry, printed.  No batch row: one
+ * transaction needs no resuming. */
+static int
+write_graph(struct batch_run *b, struct reader *r, struct graph *g)
+{
+	struct batch_job job;
+	const struct batch_job *jobs;
+	char err[ERRSZ];
+	uint64_t *ids;
+	size_t i, n;
+	int rc;
+
+	while (next_line(r)) {
+		size_t l;
+		const char *s = trimmed(r, &l);
+
+		if (l == 0)
+			continue;
+		if (r->too_long || batch_line_parse(s, l, b->ctx, &job, err) < 0) {
+			cli_error("enqueue: line %llu changed since it was checked (nothing was written)",
+			    (unsigned long long)r->lineno);
+			return EXIT_FAIL;
+		}
+		if (b->dry_run)
+			print_job(r->lineno, &job.e);
+		graph_add(g, &job);
+	}
+	n = graph_jobs(g, &jobs);
+	if (b->dry_run) {
+		printf("would enqueue %zu job%s in one transaction (dry run: nothing written)\n", n,
+		    n == 1 ? "" : "s");
+		return 0;
+	}
+	ids = xcalloc(n + 1, sizeof *ids);
+	if ((rc = graph_commit(g, b->db, ids, err)) == DB_OK) {
+		for (i = 0; i < n; i++)
+			printf("%llu\n", (unsigned long long)ids[i]);
+		printf("enqueued %zu job%s in one transaction\n", n, n == 1 ? "" : "s");
+		for (i = 0; i < n; i++)
+			wakeup_enqueued(b->ctx->conf, &jobs[i].e, 1);
+	} else
+		cli_error("enqueue: %s (nothing was written)", err);
+	free(ids);
+	return rc == DB_OK         ? 0
+	    : rc == AFTER_EUNKNOWN ? EX_DATAERR
+	    : rc == DB_EGONE       ? EX_UNAVAILABLE
+	                           : EXIT_FAIL;
+}
+
 /* Where pass 2 reads from: stdin rewound if it is a regular file, else
  * an unlinked temporary file that pass 1 fills. */
 static int
@@ -495,6 +552,7 @@ enqueue_batch_run(const struct batch_ctx *ctx, struct db *db, const char *key, i
 {
 	struct batch_run b;
 	struct reader r;
+	struct graph *g = graph_new();
 	FILE *spool, *in;
 	off_t start = 0;
 	uint64_t bad;
@@ -505,10 +563,12 @@ enqueue_batch_run(const struct batch_ctx *ctx, struct db *db, const char *key, i
 	b.db = db;
 	b.key = key;
 	b.dry_run = dry_run;
-	if ((rc = open_spool(&spool, &start)) != 0)
+	if ((rc = open_spool(&spool, &start)) != 0) {
+		graph_free(g);
 		return rc;
+	}
 	reader_init(&r, stdin, spool, batch_line_max(ctx));
-	bad = check_all(&r, ctx, &b.p);
+	bad = check_all(&r, ctx, &b.p, g);
 	if (r.error) {
 		cli_error("enqueue: reading the input%s: %s (nothing was written)",
 		    spool ? " or spooling it" : "", strerror(r.error));
@@ -522,8 +582,9 @@ enqueue_batch_run(const struct batch_ctx *ctx, struct db *db, const char *key, i
 	else if ((rc = rewind_input(spool, start, &in)) == 0) {
 		reader_free(&r);
 		reader_init(&r, in, NULL, batch_line_max(ctx));
-		rc = write_batch(&b, &r);
+		rc = graph_used(g) ? write_graph(&b, &r, g) : write_batch(&b, &r);
 	}
+	graph_free(g);
 	reader_free(&r);
 	if (spool != NULL)
 		fclose(spool);

@@ -8,6 +8,7 @@
  * callbacks see a final state. */
 #include "config.h"
 
+#include "deps.h"
 #include "final.h"
 #include "queue_states.h"
 
@@ -37,7 +38,8 @@ final_sql(struct db *db, struct buf *sql, const char *by, const char *cond)
 
 /* Finalizes up to FINAL_SWEEP_MAX jobs no worker holds whose expiry has
  * passed (a cancel request sets it too: see cancel.c), oldest expiry
- * first, in one transaction; *n gets how many.  Served by jobs_expiry:
+ * first, in one transaction with the release of the jobs that wait for
+ * them (deps.c); *n gets how many.  Served by jobs_expiry:
  * it reads the expired rows only, however many jobs wait.  With
  * skip_locked, rows a claim has locked are passed over (the claim will
  * finalize them itself). */
@@ -45,7 +47,7 @@ int
 final_sweep(struct db *db, const char *by, int skip_locked, uint64_t *n, char *err)
 {
 	struct db_res *r;
-	struct buf sql, cond;
+	struct buf sql, cond, ended;
 	char **row;
 	uint64_t k = 0;
 	int rc;
@@ -54,7 +56,8 @@ final_sweep(struct db *db, const char *by, int skip_locked, uint64_t *n, char *e
 	if ((rc = db_begin(db, err)) != DB_OK)
 		return rc;
 	r = db_query(db, &rc, err,
-	    "SELECT id FROM jobs WHERE expires_at <= UTC_TIMESTAMP(6) AND NOT (" IS_RESERVED ")"
+	    "SELECT id, cancel_by IS NULL FROM jobs WHERE expires_at <= UTC_TIMESTAMP(6) AND NOT "
+	    "(" IS_RESERVED ")"
 	    " ORDER BY expires_at LIMIT %u FOR UPDATE%s",
 	    FINAL_SWEEP_MAX, skip_locked ? " SKIP LOCKED" : "");
 	if (r == NULL) {
@@ -62,18 +65,29 @@ final_sweep(struct db *db, const char *by, int skip_locked, uint64_t *n, char *e
 		return rc;
 	}
 	buf_init(&cond);
+	buf_init(&ended);
 	buf_adds(&cond, "NOT (" IS_RESERVED ") AND id IN (");
-	while ((row = db_res_next(r)) != NULL)
-		buf_printf(&cond, "%s%llu", k++ ? "," : "", (unsigned long long)db_col_u64(row[0], 0));
+	/* The rows are locked and none is reserved: every one of them ends
+	 * here, and the jobs that wait for it learn how, in this
+	 * transaction. */
+	while ((row = db_res_next(r)) != NULL) {
+		uint64_t id = db_col_u64(row[0], 0);
+
+		buf_printf(&cond, "%s%llu", k++ ? "," : "", (unsigned long long)id);
+		deps_ended_sql(
+		    db, &ended, id, row[1] != NULL && row[1][0] == '1' ? "expired" : "cancelled", "1 = 1");
+	}
 	buf_adds(&cond, ")");
 	db_res_free(r);
 	if (k == 0) {
 		buf_free(&cond);
+		buf_free(&ended);
 		db_rollback(db);
 		return DB_OK;
 	}
 	buf_init(&sql);
 	final_sql(db, &sql, by, cond.data);
+	buf_add(&sql, ended.data, ended.len);
 	buf_adds(&sql, "COMMIT");
 	rc = db_exec_buf(db, &sql, err);
 	if (rc != DB_OK)
@@ -82,5 +96,6 @@ final_sweep(struct db *db, const char *by, int skip_locked, uint64_t *n, char *e
 		*n = k;
 	buf_free(&sql);
 	buf_free(&cond);
+	buf_free(&ended);
 	return rc;
 }

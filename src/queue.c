@@ -7,13 +7,27 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "deps.h"
 #include "queue.h"
+
+/* Appends when the job is meant to become due. */
+static void
+due_sql(struct db *db, struct buf *sql, const struct enqueue_item *it)
+{
+	if (it->at != NULL)
+		db_sql(db, sql, "%q", it->at);
+	else if (it->delay_ms > 0)
+		db_sql(db, sql, "UTC_TIMESTAMP(6) + INTERVAL %I MICROSECOND", it->delay_ms * 1000);
+	else
+		buf_adds(sql, "UTC_TIMESTAMP(6)");
+}
 
 /* Appends one new job's values: [unique_key,] queue, type, payload,
  * priority, max_attempts, available_at (the columns of
- * queue_enqueue_sql). */
+ * queue_enqueue_sql), then those of the optional column groups.  A job
+ * that waits is due at DEPS_NEVER, its due time kept in wait_until. */
 static void
-enqueue_row(struct db *db, struct buf *sql, const struct enqueue_item *it, int keyed, int life)
+enqueue_row(struct db *db, struct buf *sql, const struct enqueue_item *it, int keyed, int life, int waits)
 {
 	if (keyed && it->unique_key != NULL)
 		db_sql(db, sql, "%q, ", it->unique_key);
@@ -24,12 +38,17 @@ enqueue_row(struct db *db, struct buf *sql, const struct enqueue_item *it, int k
 		db_sql(db, sql, "%u, ", it->max_attempts);
 	else
 		buf_adds(sql, "NULL, ");
-	if (it->at != NULL)
-		db_sql(db, sql, "%q", it->at);
-	else if (it->delay_ms > 0)
-		db_sql(db, sql, "UTC_TIMESTAMP(6) + INTERVAL %I MICROSECOND", it->delay_ms * 1000);
+	if (it->waiting_on > 0)
+		buf_adds(sql, DEPS_NEVER);
 	else
-		buf_adds(sql, "UTC_TIMESTAMP(6)");
+		due_sql(db, sql, it);
+	if (waits) {
+		db_sql(db, sql, ", %u, %d, ", it->waiting_on, it->after_any != 0);
+		if (it->waiting_on > 0)
+			due_sql(db, sql, it);
+		else
+			buf_adds(sql, "NULL");
+	}
 	if (!life)
 		return;
 	if (it->expires_at != NULL)
@@ -49,27 +68,30 @@ void
 queue_enqueue_sql(struct db *db, struct buf *sql, const struct enqueue_item *items, size_t n, const char *cond)
 {
 	size_t i;
-	int keyed = 0, life = 0;
+	int keyed = 0, life = 0, waits = 0;
 
 	/* The optional columns are named only when an item has them, so a
 	 * plain bulk insert stays as lean as it was. */
 	for (i = 0; i < n; i++) {
 		keyed |= items[i].unique_key != NULL;
 		life |= items[i].expires_at != NULL || items[i].expires_in_ms > 0 || items[i].traceparent != NULL;
+		waits |= items[i].waiting_on > 0 || items[i].after_any;
 	}
-	buf_printf(sql, "INSERT INTO jobs (%squeue, type, payload, priority, max_attempts, available_at%s) ",
-	    keyed ? "unique_key, " : "", life ? ", expires_at, traceparent" : "");
+	buf_printf(sql,
+	    "INSERT INTO jobs (%squeue, type, payload, priority, max_attempts, available_at%s%s) ",
+	    keyed ? "unique_key, " : "", waits ? ", waiting_on, after_any, wait_until" : "",
+	    life ? ", expires_at, traceparent" : "");
 	if (cond == NULL)
 		buf_adds(sql, "VALUES ");
 	for (i = 0; i < n; i++) {
 		if (cond == NULL) {
 			buf_adds(sql, i ? ", (" : "(");
-			enqueue_row(db, sql, &items[i], keyed, life);
+			enqueue_row(db, sql, &items[i], keyed, life, waits);
 			buf_adds(sql, ")");
 			continue;
 		}
 		buf_adds(sql, i ? " UNION ALL SELECT " : "SELECT ");
-		enqueue_row(db, sql, &items[i], keyed, life);
+		enqueue_row(db, sql, &items[i], keyed, life, waits);
 		buf_printf(sql, " FROM DUAL WHERE %s", cond);
 	}
 }

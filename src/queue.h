@@ -147,6 +147,11 @@ struct enqueue_item {
 	const char *expires_at;
 	int64_t expires_in_ms;
 	const char *traceparent; /* W3C trace context, or NULL */
+	/* How many jobs it waits for that have not ended (deps.h): above 0
+	 * it is inserted waiting, its due time kept in wait_until; after_any
+	 * is its policy (sql/021). */
+	unsigned waiting_on;
+	int after_any;
 };
 
 /* One `enqueue --batch` run as jobq_batches records it (queue_batch.c). */
@@ -166,6 +171,7 @@ struct counts_drift {
 struct queue_counts {
 	char *queue;
 	uint64_t ready, delayed, reserved, stale, failed;
+	uint64_t waiting;       /* for other jobs (deps.h); not in delayed */
 	int64_t oldest_ready_s; /* -1: nothing ready */
 	int paused;             /* `jobq pause` (flow.c) */
 };
@@ -174,7 +180,7 @@ struct queue_counts {
  * are strings in the requested time zone; NULL when not applicable. */
 struct job_view {
 	uint64_t id;
-	const char *state; /* ready, delayed, reserved, stale, failed */
+	const char *state; /* ready, delayed, waiting, reserved, stale, failed */
 	char *queue, *type, *payload;
 	int priority;
 	unsigned attempts, max_attempts; /* max_attempts 0: the handler's */

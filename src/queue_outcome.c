@@ -27,20 +27,16 @@
 #include <time.h>
 
 #include "capture.h"
+#include "deps.h"
 #include "queue.h"
+#include "queue_packet.h"
 #include "trace.h"
 #include "utf8.h"
 
 /* The most bytes a MEDIUMTEXT column holds. */
 #define MEDIUMTEXT_MAX 16777215u
-/* Kept free under max_allowed_packet: the command byte and slack. */
-#define PACKET_SLACK 1024
 #define TX_BEGIN "START TRANSACTION;"
 #define TX_END "COMMIT"
-/* The most one outcome's statements take besides the handler's texts:
- * the SQL, the moving-aside of an older dead-letter, the names, token,
- * worker id, exit words, reason and run times, each escaped. */
-#define OUTCOME_FIXED_MAX 16384
 /* The largest payload the run that finishes a job as done keeps (sql/013):
  * what `jobq show` shows of a done job, bounded so that a big payload
  * never squeezes the handler's texts out of the statement. */
@@ -229,7 +225,8 @@ clash_sql(struct db *db, struct buf *sql, const struct job *j)
 
 /* Appends the statements that enqueue o's follow-ups; returns how many.
  * The follow-ups exist iff the done outcome does: inserted only when
- * the fenced DELETE took the row, in its transaction.  One INSERT each,
+ * the fenced DELETE took the row (@jobq_fence, set by the caller), in
+ * its transaction.  One INSERT each,
  * so that LAST_INSERT_ID() names each one's id (a multi-row insert's ids
  * need not be consecutive, on Galera they are not): @jobq_follow
  * collects them, and the done run keeps the list (job_runs.follow_ups),
@@ -240,13 +237,24 @@ follow_sql(struct db *db, struct buf *sql, const struct outcome *o)
 {
 	size_t i;
 
-	buf_adds(sql, "SET @jobq_fence = ROW_COUNT(), @jobq_follow = NULL;");
 	for (i = 0; i < o->nfollow; i++) {
 		queue_enqueue_sql(db, sql, &o->follow[i], 1, "@jobq_fence > 0");
 		buf_adds(sql, ";SET @jobq_follow = IF(@jobq_fence > 0, CONCAT_WS(',', @jobq_follow, "
 		              "LAST_INSERT_ID()), NULL);");
 	}
-	return 1 + 2 * o->nfollow;
+	return 2 * o->nfollow;
+}
+
+/* How o ends its job, for the jobs that wait for it (deps.c); NULL when
+ * the job stays in the queue (a retry, an interrupted run). */
+static const char *
+ended_as(enum outcome_write k)
+{
+	return k == OUT_DONE  ? "done"
+	    : k == OUT_DEAD   ? "dead"
+	    : k == OUT_CANCEL ? "cancelled"
+	    : k == OUT_EXPIRE ? "expired"
+	                      : NULL;
 }
 
 /* Appends every statement of one outcome; *m gets where its results
@@ -265,9 +273,16 @@ piece_sql(struct db *db, struct buf *sql, const struct outcome *o, const struct 
 	}
 	n += outcome_sql(db, sql, o, v);
 	m->fence = base + n - 1;
-	if (o->kind == OUT_DONE && o->nfollow > 0) {
-		n += follow_sql(db, sql, o);
+	/* What the job's end brings about happens iff the fenced statement
+	 * ended it: its follow-ups, and the release of the jobs that wait
+	 * for it. */
+	if (ended_as(o->kind) != NULL) {
+		buf_adds(sql, "SET @jobq_fence = ROW_COUNT(), @jobq_follow = NULL;");
+		n++;
 		fenced = "@jobq_fence";
+		if (o->kind == OUT_DONE)
+			n += follow_sql(db, sql, o);
+		n += deps_ended_sql(db, sql, o->job->id, ended_as(o->kind), "@jobq_fence > 0");
 	}
 	if (v->with_run) {
 		run_sql(db, sql, o, v, fenced);
@@ -748,59 +763,4 @@ queue_write(struct db *db, struct outcome *o, size_t n, struct job *const *charg
 		rc = group_flush(db, &g, o, err);
 	group_free(&g);
 	return rc;
-}
-
-/* ---- limits ---- */
-
-/* "16.0 MiB", "640 KiB" */
-static const char *
-size_words(size_t n, char *out, size_t outlen)
-{
-	if (n >= 1024 * 1024)
-		snprintf(out, outlen, "%.1f MiB", (double)n / (1024 * 1024));
-	else
-		snprintf(out, outlen, "%zu KiB", n / 1024);
-	return out;
-}
-
-/* The longest statement one outcome of a handler with these output
- * limits can need before anything is cut: stderr is stored twice
- * (last_error or the dead-letter's exception, and the run's error),
- * stdout once, each at up to three bytes per byte kept. */
-size_t
-queue_outcome_worst(size_t stdout_limit, size_t stderr_limit)
-{
-	return OUTCOME_FIXED_MAX + capture_stored_max(stdout_limit) + 2 * capture_stored_max(stderr_limit);
-}
-
-/* Whether every handler's outcome fits, uncut, in one transaction of at
- * most max_packet bytes (the server's max_allowed_packet).  If one does
- * not, err says which handler, what it needs and what to change, and -1
- * is returned.  queue_write would still cut the texts to fit; this check
- * exists so that limits the server cannot honour are refused at start
- * instead of silently kept short. */
-int
-queue_check_limits(const struct conf *c, size_t max_packet, char *err)
-{
-	size_t room = max_packet > PACKET_SLACK + 64 ? max_packet - PACKET_SLACK - 64 : 0, i;
-	char a[32], b[32], d[32], e[32], f[32];
-
-	for (i = 0; i < c->nhandlers; i++) {
-		const struct handler *h = c->handlers[i];
-		size_t need = queue_outcome_worst(h->stdout_limit, h->stderr_limit), most;
-
-		if (need <= room)
-			continue;
-		most = room > queue_outcome_worst(0, 0) ? (room - queue_outcome_worst(0, 0)) / 3 : 0;
-		errf(err,
-		    "%s:%d: [handler %s]: stdout_limit %s + 2 x stderr_limit %s can take %s once stored"
-		    " (invalid UTF-8 triples, stderr is kept twice), more than the server's"
-		    " max_allowed_packet of %s: keep stdout_limit + 2 x stderr_limit under %s, or raise"
-		    " max_allowed_packet",
-		    c->path, h->line, h->type, size_words(h->stdout_limit, a, sizeof a),
-		    size_words(h->stderr_limit, b, sizeof b), size_words(need, d, sizeof d),
-		    size_words(max_packet, e, sizeof e), size_words(most, f, sizeof f));
-		return -1;
-	}
-	return 0;
 }

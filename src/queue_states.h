@@ -9,13 +9,17 @@
  * live lease (stale); a row nobody holds is ready or delayed by due_at,
  * when the reservation takes it.  Each is never NULL. */
 #define IS_READY "lease_token IS NULL AND due_at <= UTC_TIMESTAMP(6)"
-#define IS_DELAYED "lease_token IS NULL AND due_at > UTC_TIMESTAMP(6)"
+#define IS_DELAYED "lease_token IS NULL AND due_at > UTC_TIMESTAMP(6) AND due_at < '9999-12-31 23:59:59'"
+/* Waiting for other jobs (deps.h): due at DEPS_NEVER, which only such a
+ * job is, so status counts it on the due index like the others. */
+#define IS_WAITING "lease_token IS NULL AND due_at >= '9999-12-31 23:59:59'"
 #define IS_RESERVED "lease_token IS NOT NULL AND COALESCE(lease_expires_at > UTC_TIMESTAMP(6), 0)"
 #define IS_STALE "lease_token IS NOT NULL AND COALESCE(lease_expires_at <= UTC_TIMESTAMP(6), 1)"
 
 /* The state of a row as one SQL expression. */
-#define STATE_OF_ROW                                                                      \
-	"CASE WHEN " IS_READY " THEN 'ready' WHEN " IS_DELAYED " THEN 'delayed'"             \
+#define STATE_OF_ROW                                                             \
+	"CASE WHEN " IS_READY " THEN 'ready' WHEN " IS_WAITING " THEN 'waiting'" \
+	" WHEN " IS_DELAYED " THEN 'delayed'"                                    \
 	" WHEN " IS_RESERVED " THEN 'reserved' ELSE 'stale' END"
 
 #endif

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "deps.h"
 #include "flow.h"
 #include "queue.h"
 #include "schema.h"
@@ -63,11 +64,14 @@ status_queues(struct db *db, const char *where, struct queue_counts **out, size_
 #define STATUS_CAP 10000
 
 /* Appends the per-queue part of status_sql: the columns k, t, fc, dc,
- * ff and oldest, then three zeros (the held part's columns).
+ * ff and oldest, then three zeros (the held part's columns), then w.
  * t: the queue's rows, the sum of its jobq_counts rows.
  * fc: its rows due later (due_at > now), counted up to STATUS_CAP.
  * dc: when fc reached the cap, its rows due by now, up to the cap.
  * ff: when both reached it, the rows due later, all counted.
+ * w: its rows waiting for other jobs (due at DEPS_NEVER, deps.h), which
+ * are among the rows due later and are taken out of delayed: linear in
+ * the waiting rows, the last of the due index (none, most of the time).
  * Either side of now follows from t and the other side, so only the
  * smaller side is counted: a backlog of ready jobs, or of delayed ones,
  * costs a capped count, and only a queue with more than STATUS_CAP on
@@ -83,13 +87,16 @@ status_queue_sql(struct db *db, uint64_t k, const char *queue, struct buf *sql)
 	db_sql(db, sql, rows, queue);
 	buf_adds(sql, " > UTC_TIMESTAMP(6))), (SELECT TIMESTAMPDIFF(SECOND, due_at, UTC_TIMESTAMP(6)) ");
 	db_sql(db, sql, rows, queue);
-	buf_adds(sql, " <= UTC_TIMESTAMP(6) AND lease_token IS NULL ORDER BY due_at LIMIT 1), 0, 0, 0");
+	buf_adds(sql, " <= UTC_TIMESTAMP(6) AND lease_token IS NULL ORDER BY due_at LIMIT 1), 0, 0, 0, w");
 	db_sql(
 	    db, sql, " FROM (SELECT t, fc, IF(fc < %d, NULL, (SELECT COUNT(*) FROM (SELECT 1 ", STATUS_CAP);
 	db_sql(db, sql, rows, queue);
-	db_sql(db, sql, " <= UTC_TIMESTAMP(6) LIMIT %d) AS d)) AS dc", STATUS_CAP);
+	db_sql(db, sql, " <= UTC_TIMESTAMP(6) LIMIT %d) AS d)) AS dc, w", STATUS_CAP);
 	db_sql(db, sql,
 	    " FROM (SELECT (SELECT COALESCE(SUM(jobs), 0) FROM jobq_counts WHERE queue = %q) AS t,", queue);
+	buf_adds(sql, " (SELECT COUNT(*) ");
+	db_sql(db, sql, rows, queue);
+	buf_adds(sql, " >= " DEPS_NEVER ") AS w,");
 	buf_adds(sql, " (SELECT COUNT(*) FROM (SELECT 1 ");
 	db_sql(db, sql, rows, queue);
 	db_sql(db, sql, " > UTC_TIMESTAMP(6) LIMIT %d) AS f) AS fc) AS a) AS b UNION ALL ", STATUS_CAP);
@@ -119,7 +126,7 @@ status_sql(struct db *db, const struct queue_counts *q, size_t n, struct buf *sq
 		db_sql(db, sql, ", %q", q[i].queue);
 	buf_adds(sql,
 	    ") AS k, NULL, NULL, NULL, NULL, NULL, SUM(due_at <= UTC_TIMESTAMP(6)),"
-	    " SUM(COALESCE(lease_expires_at > UTC_TIMESTAMP(6), 0)), COUNT(*)"
+	    " SUM(COALESCE(lease_expires_at > UTC_TIMESTAMP(6), 0)), COUNT(*), NULL"
 	    " FROM jobs FORCE INDEX (jobs_lease) WHERE lease_token IS NOT NULL"
 	    " GROUP BY k HAVING k > 0");
 }
@@ -181,6 +188,8 @@ status_read(struct db *db, struct queue_counts *q, size_t n, char *err)
 		held_due[k] += db_col_u64(row[6], 0);
 		q[k].reserved += db_col_u64(row[7], 0);
 		held[k] += db_col_u64(row[8], 0);
+		if (row[9] != NULL)
+			q[k].waiting = db_col_u64(row[9], 0);
 	}
 	db_res_free(r);
 	/* The rows due by now are all rows but those due later; the held
@@ -189,7 +198,7 @@ status_read(struct db *db, struct queue_counts *q, size_t n, char *err)
 	for (i = 0; i < n; i++) {
 		q[i].stale = less(held[i], q[i].reserved);
 		q[i].ready = less(less(total[i], q[i].delayed), held_due[i]);
-		q[i].delayed = less(q[i].delayed, less(held[i], held_due[i]));
+		q[i].delayed = less(less(q[i].delayed, less(held[i], held_due[i])), q[i].waiting);
 	}
 	free(held_due);
 	free(held);

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "deps.h"
 #include "queue.h"
 
 /* The last column tells an unknown time zone (CONVERT_TZ gives NULL for
@@ -72,7 +73,8 @@ queue_show(struct db *db, uint64_t id, const char *tz, struct job_view *v, char 
 	    " TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), available_at) DIV 1000, reserved_by,"
 	    " CONVERT_TZ(reserved_at, '+00:00', %q), CONVERT_TZ(lease_expires_at, '+00:00', %q),"
 	    " TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), lease_expires_at) DIV 1000, last_error,"
-	    " lease_token IS NOT NULL, lease_expires_at > UTC_TIMESTAMP(6), due_at <= UTC_TIMESTAMP(6),"
+	    " lease_token IS NOT NULL, lease_expires_at > UTC_TIMESTAMP(6),"
+	    " IF(due_at <= UTC_TIMESTAMP(6), 1, IF(due_at >= " DEPS_NEVER ", 2, 0)),"
 	    " progress, progress_note, unique_key, checkpoint, traceparent,"
 	    " CONVERT_TZ(expires_at, '+00:00', %q), cancel_by, CONVERT_TZ(cancel_at, '+00:00', %q)"
 	    " FROM jobs WHERE id = %U",
@@ -102,7 +104,9 @@ queue_show(struct db *db, uint64_t id, const char *tz, struct job_view *v, char 
 	if (db_col_u64(x[7], 0))
 		v->state = db_col_u64(x[8], 0) ? "reserved" : "stale";
 	else
-		v->state = db_col_u64(x[9], 1) ? "ready" : "delayed";
+		v->state = db_col_u64(x[9], 1) == 1 ? "ready"
+		    : db_col_u64(x[9], 1) == 2      ? "waiting"
+		                                    : "delayed";
 	db_res_free(r);
 	return DB_OK;
 }

@@ -1,0 +1,304 @@
+/* after.c -- enqueueing jobs that wait for other jobs (after.h).
+ *
+ * All the jobs of one call commit in one transaction, one INSERT each
+ * (LAST_INSERT_ID() names each one's id: a multi-row insert's ids need
+ * not be consecutive), so a graph is written whole or not at all, and a
+ * job can only name jobs enqueued before it: no cycle can be written.
+ *
+ * The race with a job that ends as it is named: the jobs named are
+ * locked first (SELECT ... FOR UPDATE), so the transaction that ends one
+ * either committed before -- it is no longer in jobs, and the dead
+ * letter or its last run says how it ended -- or waits for this one and
+ * then finds the new rows of jobq_deps to release (deps.c).  Only the
+ * jobs still in jobs are counted in waiting_on.  A job that already
+ * ended done counts as done; one that ended dead, cancelled or expired
+ * finalizes the new job at once as cancelled (policy all), in this
+ * transaction, with the reason naming it. */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "after.h"
+#include "final.h"
+
+/* One job named, and how it ended: NULL while it is still in jobs. */
+struct known {
+	uint64_t id;
+	const char *how;
+	int found;
+	const char *run; /* lookup's scratch */
+};
+
+/* The mark of a job still in jobs. */
+static const char LIVE[] = "live";
+
+/* What one transaction knows of the jobs named. */
+struct tx {
+	struct known *k;
+	size_t nk;
+	char **reason; /* per job: why it was finalized at once, or NULL */
+};
+
+static int
+by_id(const void *a, const void *b)
+{
+	uint64_t x = ((const struct known *)a)->id, y = ((const struct known *)b)->id;
+
+	return x < y ? -1 : x > y;
+}
+
+static struct known *
+find(const struct tx *t, uint64_t id)
+{
+	struct known key = { id, NULL, 0, NULL };
+
+	return bsearch(&key, t->k, t->nk, sizeof *t->k, by_id);
+}
+
+/* The distinct ids the jobs name, sorted, into t; list gets "1,2,3". */
+static void
+collect(const struct after_job *jobs, size_t n, struct tx *t, struct buf *list)
+{
+	size_t i, j, m = 0;
+
+	for (i = 0; i < n; i++)
+		m += jobs[i].nids;
+	t->k = xcalloc(m + 1, sizeof *t->k);
+	for (i = 0; i < n; i++)
+		for (j = 0; j < jobs[i].nids; j++)
+			t->k[t->nk++].id = jobs[i].ids[j];
+	qsort(t->k, t->nk, sizeof *t->k, by_id);
+	for (i = m = 0; i < t->nk; i++)
+		if (m == 0 || t->k[m - 1].id != t->k[i].id)
+			t->k[m++] = t->k[i];
+	t->nk = m;
+	for (i = 0; i < t->nk; i++)
+		buf_printf(list, "%s%llu", i ? "," : "", (unsigned long long)t->k[i].id);
+}
+
+/* The outcome word of a run that ends a job, as a static string; NULL
+ * for any other (a retry, a lost write). */
+static const char *
+end_word(const char *outcome)
+{
+	static const char *const ends[] = { "done", "cancelled", "expired" };
+	size_t i;
+
+	for (i = 0; outcome != NULL && i < ARRAY_LEN(ends); i++)
+		if (strcmp(outcome, ends[i]) == 0)
+			return ends[i];
+	return NULL;
+}
+
+/* Runs query (rows: id[, outcome]) and, for each id not found yet, sets
+ * how: fixed, or the outcome of its last row (rows come ordered by run). */
+static int
+mark(struct db *db, struct tx *t, const char *fixed, const struct buf *query, char *err)
+{
+	struct db_res *r;
+	char **row;
+	size_t i;
+	int rc;
+
+	if ((r = db_query_buf(db, query, &rc, err)) == NULL)
+		return rc;
+	for (i = 0; i < t->nk; i++)
+		t->k[i].run = NULL;
+	while ((row = db_res_next(r)) != NULL) {
+		struct known *k = find(t, db_col_u64(row[0], 0));
+
+		if (k != NULL && !k->found)
+			k->run = fixed != NULL ? fixed : end_word(row[1]);
+	}
+	db_res_free(r);
+	for (i = 0; i < t->nk; i++)
+		if (!t->k[i].found && t->k[i].run != NULL) {
+			t->k[i].found = 1;
+			t->k[i].how = t->k[i].run == LIVE ? NULL : t->k[i].run;
+		}
+	return DB_OK;
+}
+
+/* Locks the jobs named that are still in jobs and learns how each other
+ * one ended; AFTER_EUNKNOWN (err says which) when one is unknown. */
+static int
+lookup(struct db *db, struct tx *t, const struct buf *list, char *err)
+{
+	static const char *const from[] = { "SELECT id FROM jobs WHERE id IN (%s) ORDER BY id FOR UPDATE",
+		"SELECT id FROM failed_jobs WHERE id IN (%s)",
+		"SELECT job_id, outcome FROM job_runs WHERE job_id IN (%s) ORDER BY job_id, id" };
+	const char *fixed[] = { LIVE, "dead", NULL };
+	struct buf q;
+	size_t i;
+	int rc = DB_OK;
+
+	for (i = 0; i < ARRAY_LEN(from) && rc == DB_OK; i++) {
+		buf_init(&q);
+		buf_printf(&q, from[i], list->data);
+		rc = mark(db, t, fixed[i], &q, err);
+		buf_free(&q);
+	}
+	for (i = 0; rc == DB_OK && i < t->nk; i++)
+		if (!t->k[i].found) {
+			errf(err, "job %llu is not known (never enqueued, or its history was pruned)",
+			    (unsigned long long)t->k[i].id);
+			return AFTER_EUNKNOWN;
+		}
+	return rc;
+}
+
+/* Whether x occurs in v[0..n). */
+static int
+seen_u64(const uint64_t *v, size_t n, uint64_t x)
+{
+	while (n-- > 0)
+		if (v[n] == x)
+			return 1;
+	return 0;
+}
+
+/* How many of job i's dependencies have not ended, and (policy all)
+ * why it cannot run, into *why (NULL: it can).  Fills deps with the ids
+ * it waits for.  A job named twice counts once. */
+static unsigned
+pending(const struct tx *t, const struct after_job *jobs, size_t i, const uint64_t *ids, uint64_t *deps,
+    size_t *ndeps, char **why)
+{
+	const struct after_job *a = &jobs[i];
+	const char *how;
+	uint64_t id;
+	size_t j;
+
+	*why = NULL;
+	*ndeps = 0;
+	for (j = 0; j < a->nids + a->nrefs; j++) {
+		id = j < a->nids ? a->ids[j] : ids[a->refs[j - a->nids]];
+		if (seen_u64(deps, *ndeps, id))
+			continue;
+		if (j < a->nids)
+			how = find(t, id)->how;
+		else
+			how = t->reason[a->refs[j - a->nids]] != NULL ? "cancelled" : NULL;
+		if (how == NULL)
+			deps[(*ndeps)++] = id;
+		else if (strcmp(how, "done") != 0 && !a->after_any && *why == NULL)
+			*why = xasprintf("dependency %llu (%s)", (unsigned long long)id, how);
+	}
+	return (unsigned)*ndeps;
+}
+
+/* Finalizes job id at once as cancelled, for why (final.c). */
+static int
+finalize(struct db *db, uint64_t id, const char *why, char *err)
+{
+	struct buf sql, cond;
+	int rc;
+
+	buf_init(&sql);
+	buf_init(&cond);
+	db_sql(
+	    db, &sql, "UPDATE jobs SET cancel_by = %q, cancel_at = UTC_TIMESTAMP(6) WHERE id = %U;", why, id);
+	db_sql(db, &cond, "id = %U", id);
+	final_sql(db, &sql, "jobq enqueue", cond.data);
+	if (sql.len > 0 && sql.data[sql.len - 1] == ';')
+		sql.data[--sql.len] = '\0'; /* one statement after another, none empty */
+	rc = db_exec_buf(db, &sql, err);
+	buf_free(&sql);
+	buf_free(&cond);
+	return rc;
+}
+
+/* Inserts job i, then what it waits for, or finalizes it. */
+static int
+insert_job(struct db *db, struct tx *t, struct after_job *jobs, size_t i, uint64_t *ids, char *err)
+{
+	struct after_job *a = &jobs[i];
+	uint64_t *deps = xcalloc(a->nids + a->nrefs + 1, sizeof *deps);
+	size_t ndeps, j;
+	struct buf sql;
+	int rc;
+
+	a->e.waiting_on = pending(t, jobs, i, ids, deps, &ndeps, &t->reason[i]);
+	if (t->reason[i] != NULL)
+		a->e.waiting_on = 0;
+	a->e.after_any = a->after_any;
+	buf_init(&sql);
+	queue_enqueue_sql(db, &sql, &a->e, 1, NULL);
+	if ((rc = db_exec_buf(db, &sql, err)) == DB_OK)
+		ids[i] = db_insert_id(db);
+	buf_free(&sql);
+	if (rc == DB_OK && t->reason[i] != NULL)
+		rc = finalize(db, ids[i], t->reason[i], err);
+	else if (rc == DB_OK && ndeps > 0) {
+		buf_init(&sql);
+		buf_adds(&sql, "INSERT INTO jobq_deps (after_id, job_id) VALUES ");
+		for (j = 0; j < ndeps; j++)
+			buf_printf(&sql, "%s(%llu, %llu)", j ? ", " : "", (unsigned long long)deps[j],
+			    (unsigned long long)ids[i]);
+		rc = db_exec_buf(db, &sql, err);
+		buf_free(&sql);
+	}
+	free(deps);
+	return rc;
+}
+
+static void
+tx_free(struct tx *t, size_t n)
+{
+	size_t i;
+
+	for (i = 0; t->reason != NULL && i < n; i++)
+		free(t->reason[i]);
+	free(t->reason);
+	free(t->k);
+	memset(t, 0, sizeof *t);
+}
+
+/* One try of after_enqueue's transaction. */
+static int
+enqueue_tx(struct db *db, struct after_job *jobs, size_t n, uint64_t *ids, char *err)
+{
+	struct tx t;
+	struct buf list;
+	size_t i;
+	int rc;
+
+	memset(&t, 0, sizeof t);
+	buf_init(&list);
+	collect(jobs, n, &t, &list);
+	t.reason = xcalloc(n + 1, sizeof *t.reason);
+	if ((rc = db_begin(db, err)) != DB_OK)
+		goto out;
+	if (t.nk > 0)
+		rc = lookup(db, &t, &list, err);
+	for (i = 0; rc == DB_OK && i < n; i++)
+		rc = insert_job(db, &t, jobs, i, ids, err);
+	if (rc == DB_OK)
+		rc = db_commit(db, err);
+	if (rc != DB_OK)
+		db_rollback(db);
+out:
+	buf_free(&list);
+	tx_free(&t, n);
+	return rc;
+}
+
+/* Enqueues the n jobs in one transaction (rerun whole on a deadlock),
+ * each waiting for the jobs it names (jobs[i].refs only earlier ones:
+ * the caller checks that); ids[i] gets job i's id.  A job whose
+ * dependencies all ended done, or (policy any) ended at all, is inserted
+ * ready; one of policy all with a dependency that ended otherwise is
+ * finalized at once as cancelled.  Returns DB_OK, a DB_* code, or
+ * AFTER_EUNKNOWN with err naming the unknown job (nothing written). */
+int
+after_enqueue(struct db *db, struct after_job *jobs, size_t n, uint64_t *ids, char *err)
+{
+	int rc, attempt = 0;
+
+	do
+		rc = enqueue_tx(db, jobs, n, ids, err);
+	while (db_retry_after(rc, ++attempt));
+	return rc;
+}

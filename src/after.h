@@ -1,0 +1,27 @@
+/* after.h -- enqueueing jobs that wait for other jobs (`jobq enqueue
+ * --after`, and --batch lines with "after" and "ref"). */
+#ifndef JOBQ_AFTER_H
+#define JOBQ_AFTER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "db.h"
+#include "queue.h"
+
+/* One job to enqueue and what it waits for. */
+struct after_job {
+	struct enqueue_item e; /* its waiting_on is set by after_enqueue */
+	const uint64_t *ids;   /* jobs enqueued before, by id */
+	size_t nids;
+	const size_t *refs; /* earlier jobs of the same call, by index */
+	size_t nrefs;
+	int after_any; /* policy any: runs once all ended, however */
+};
+
+/* after_enqueue's answer when a job names an id no table knows. */
+#define AFTER_EUNKNOWN 1
+
+int after_enqueue(struct db *db, struct after_job *jobs, size_t n, uint64_t *ids, char *err);
+
+#endif

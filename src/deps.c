@@ -1,0 +1,127 @@
+/* deps.c -- jobs that wait for other jobs (deps.h, sql/021-deps.sql).
+ *
+ * A waiting job counts in waiting_on the jobs it waits for that have not
+ * ended, and sits at available_at DEPS_NEVER, out of every claim's
+ * reach.  Each job that ends takes itself off the count of the jobs that
+ * wait for it, in the transaction that ends it (deps_ended_sql): so each
+ * release happens exactly once, with whatever ended the job -- a worker's
+ * outcome, the dead-letter move, a cancel, the expiry sweep.  The one
+ * that brings a count to 0 makes its job due (at the time it was meant to
+ * be due, or now).  A job of policy all whose dependency ended dead,
+ * cancelled or expired is marked for cancelling instead, naming that job,
+ * and made due: the next claim of its queue (or the expiry sweep, should
+ * no worker serve the queue) finalizes it unstarted, as it does any job
+ * that carries a cancel request, and in the same transaction passes its
+ * own end on to the jobs that wait for it, and so on down the graph. */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "deps.h"
+#include "queue_states.h"
+
+/* The jobs waiting for id, joined by index (a single-table UPDATE with
+ * IN (subquery) is not turned into a join by every server, and would
+ * read all of jobs). */
+#define WAITERS "UPDATE jobs j JOIN jobq_deps d ON d.job_id = j.id SET "
+
+/* Appends the statements that tell the jobs waiting for job id that it
+ * ended as how ("done", "dead", "cancelled" or "expired"); each runs only
+ * while guard (SQL, e.g. "@jobq_fence > 0") holds, so that the caller
+ * ties them to the statement that ended the job.  Returns how many.
+ *
+ * The order matters: the release reads waiting_on before the count is
+ * taken down (each statement's assignments are independent of each
+ * other, which a multi-table UPDATE needs: it promises no order).  The
+ * job's own rows of jobq_deps go: it waits for nothing any more. */
+size_t
+deps_ended_sql(struct db *db, struct buf *sql, uint64_t id, const char *how, const char *guard)
+{
+	int done = strcmp(how, "done") == 0;
+	char reason[64];
+
+	db_sql(db, sql,
+	    WAITERS "j.available_at = GREATEST(COALESCE(j.wait_until, UTC_TIMESTAMP(6)), UTC_TIMESTAMP(6))"
+	            " WHERE d.after_id = %U AND %s AND j.waiting_on = 1 AND (%d OR j.after_any = 1);",
+	    id, guard, done);
+	db_sql(db, sql,
+	    WAITERS "j.waiting_on = j.waiting_on - 1 WHERE d.after_id = %U AND %s AND j.waiting_on > 0"
+	            " AND (%d OR j.after_any = 1);",
+	    id, guard, done);
+	if (!done) {
+		snprintf(reason, sizeof reason, "dependency %llu (%s)", (unsigned long long)id, how);
+		db_sql(db, sql,
+		    WAITERS
+		    "j.cancel_by = COALESCE(j.cancel_by, %q), j.cancel_at = COALESCE(j.cancel_at,"
+		    " UTC_TIMESTAMP(6)), j.expires_at = UTC_TIMESTAMP(6), j.available_at = UTC_TIMESTAMP(6)"
+		    " WHERE d.after_id = %U AND %s AND j.waiting_on > 0 AND j.after_any = 0;",
+		    reason, id, guard);
+	}
+	db_sql(db, sql, "DELETE FROM jobq_deps WHERE job_id = %U AND %s;", id, guard);
+	return done ? 3 : 4;
+}
+
+/* Reads the (id, state) rows of r into a new array. */
+static struct dep_view *
+views_of(struct db_res *r, size_t *n)
+{
+	struct dep_view *d = xcalloc(db_res_rows(r) + 1, sizeof *d);
+	char **row;
+
+	*n = 0;
+	while ((row = db_res_next(r)) != NULL) {
+		d[*n].id = db_col_u64(row[0], 0);
+		d[*n].state = xstrdup(row[1] != NULL ? row[1] : "gone");
+		(*n)++;
+	}
+	db_res_free(r);
+	return d;
+}
+
+/* The state of job d.X (DESIGN 5b), or how it ended: the dead letter,
+ * then its last run; 'gone' when neither knows it (pruned). */
+#define STATE_OF(X)                                                        \
+	"COALESCE((SELECT " STATE_OF_ROW " FROM jobs WHERE id = d." X ")," \
+	" (SELECT 'failed' FROM failed_jobs WHERE id = d." X "),"          \
+	" (SELECT outcome FROM job_runs WHERE job_id = d." X " ORDER BY id DESC LIMIT 1), 'gone')"
+
+/* Fills *after with the jobs job id waits for (each with its state, or
+ * how it ended) and *by with the jobs that wait for it, both by id.
+ * Free each with deps_list_free. */
+int
+deps_list(struct db *db, uint64_t id, struct dep_view **after, size_t *nafter, struct dep_view **by,
+    size_t *nby, char *err)
+{
+	struct db_res *r;
+	int rc;
+
+	*after = *by = NULL;
+	*nafter = *nby = 0;
+	r = db_query(db, &rc, err,
+	    "SELECT d.after_id, " STATE_OF(
+	        "after_id") " FROM jobq_deps d WHERE d.job_id = %U ORDER BY d.after_id",
+	    id);
+	if (r == NULL)
+		return rc;
+	*after = views_of(r, nafter);
+	r = db_query(db, &rc, err,
+	    "SELECT d.job_id, " STATE_OF(
+	        "job_id") " FROM jobq_deps d WHERE d.after_id = %U ORDER BY d.job_id",
+	    id);
+	if (r == NULL)
+		return rc;
+	*by = views_of(r, nby);
+	return DB_OK;
+}
+
+void
+deps_list_free(struct dep_view *d, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		free(d[i].state);
+	free(d);
+}

@@ -1,0 +1,184 @@
+/* enqueue_graph.c -- a `jobq enqueue --batch` input whose lines wait for
+ * other jobs (enqueue_graph.h).
+ *
+ * A line names the jobs it waits for by id (jobs enqueued before) or by
+ * the "ref" of an earlier line of the same input.  Pass 1 refuses a ref
+ * that no earlier line defines (a later line's, or none), with the line
+ * number, and a ref defined twice: so the input cannot describe a cycle.
+ * Pass 2 keeps every job in memory and commits them all in one
+ * transaction (after.c), refs turned into the ids the rows got. */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "after.h"
+#include "enqueue_graph.h"
+
+/* The refs defined so far: an open-addressing table of (name, index of
+ * its job), and the jobs of pass 2. */
+struct graph {
+	char **name;
+	size_t *index;
+	size_t cap, n; /* table slots, refs in it */
+	size_t njobs;  /* jobs seen by pass 1 */
+	int used;      /* some line has "after" or "ref" */
+	struct batch_job *jobs;
+	size_t nheld, held_cap;
+};
+
+static uint64_t
+hash(const char *s)
+{
+	uint64_t h = 14695981039346656037ULL;
+
+	for (; *s != '\0'; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+	return h;
+}
+
+/* The slot of name, or of the empty slot where it would go. */
+static size_t
+slot(const struct graph *g, const char *name)
+{
+	size_t i = (size_t)(hash(name) % g->cap);
+
+	while (g->name[i] != NULL && strcmp(g->name[i], name) != 0)
+		i = (i + 1) % g->cap;
+	return i;
+}
+
+static void
+grow(struct graph *g)
+{
+	struct graph old = *g;
+	size_t i, k;
+
+	g->cap = old.cap ? old.cap * 2 : 64;
+	g->name = xcalloc(g->cap, sizeof *g->name);
+	g->index = xcalloc(g->cap, sizeof *g->index);
+	for (i = 0; i < old.cap; i++)
+		if (old.name[i] != NULL) {
+			k = slot(g, old.name[i]);
+			g->name[k] = old.name[i];
+			g->index[k] = old.index[i];
+		}
+	free(old.name);
+	free(old.index);
+}
+
+struct graph *
+graph_new(void)
+{
+	struct graph *g = xcalloc(1, sizeof *g);
+
+	grow(g);
+	return g;
+}
+
+void
+graph_free(struct graph *g)
+{
+	size_t i;
+
+	if (g == NULL)
+		return;
+	for (i = 0; i < g->cap; i++)
+		free(g->name[i]);
+	for (i = 0; i < g->nheld; i++)
+		batch_job_clear(&g->jobs[i]);
+	free(g->name);
+	free(g->index);
+	free(g->jobs);
+	free(g);
+}
+
+/* Pass 1: checks that each ref job waits for is defined by an earlier
+ * line, then records job's own ref.  -1 with err on a bad ref (the
+ * caller adds the line number). */
+int
+graph_check(struct graph *g, const struct batch_job *job, char *err)
+{
+	size_t i, k;
+
+	g->used |= job->ref != NULL || job->nafter_ids > 0 || job->nafter_refs > 0;
+	for (i = 0; i < job->nafter_refs; i++)
+		if (g->name[slot(g, job->after_refs[i])] == NULL) {
+			errf(err,
+			    "\"after\": ref '%s' is not defined on an earlier line (a job can only wait for "
+			    "jobs"
+			    " of earlier lines, or enqueued before, by id)",
+			    job->after_refs[i]);
+			return -1;
+		}
+	if (job->ref != NULL) {
+		if (g->name[k = slot(g, job->ref)] != NULL) {
+			errf(err, "\"ref\": '%s' is defined twice", job->ref);
+			return -1;
+		}
+		g->name[k] = xstrdup(job->ref);
+		g->index[k] = g->njobs;
+		if (++g->n * 2 > g->cap)
+			grow(g);
+	}
+	g->njobs++;
+	return 0;
+}
+
+/* Whether some line of the input waits for a job or names itself. */
+int
+graph_used(const struct graph *g)
+{
+	return g->used;
+}
+
+/* Pass 2: keeps job (moved in: *job is left empty), in input order. */
+void
+graph_add(struct graph *g, struct batch_job *job)
+{
+	if (g->nheld == g->held_cap) {
+		g->held_cap = g->held_cap ? g->held_cap * 2 : 256;
+		g->jobs = xrealloc(g->jobs, g->held_cap * sizeof *g->jobs);
+	}
+	g->jobs[g->nheld++] = *job;
+	memset(job, 0, sizeof *job);
+}
+
+/* The jobs graph_add kept. */
+size_t
+graph_jobs(const struct graph *g, const struct batch_job **jobs)
+{
+	*jobs = g->jobs;
+	return g->nheld;
+}
+
+/* Commits the jobs graph_add kept in one transaction; ids[i] gets the
+ * id of the i-th.  Returns as after_enqueue does. */
+int
+graph_commit(struct graph *g, struct db *db, uint64_t *ids, char *err)
+{
+	struct after_job *a = xcalloc(g->nheld + 1, sizeof *a);
+	size_t **refs = xcalloc(g->nheld + 1, sizeof *refs);
+	size_t i, j;
+	int rc;
+
+	for (i = 0; i < g->nheld; i++) {
+		const struct batch_job *b = &g->jobs[i];
+
+		a[i].e = b->e;
+		a[i].ids = b->after_ids;
+		a[i].nids = b->nafter_ids;
+		a[i].after_any = b->after_any;
+		refs[i] = xcalloc(b->nafter_refs + 1, sizeof *refs[i]);
+		for (j = 0; j < b->nafter_refs; j++)
+			refs[i][j] = g->index[slot(g, b->after_refs[j])]; /* pass 1 checked it is earlier */
+		a[i].refs = refs[i];
+		a[i].nrefs = b->nafter_refs;
+	}
+	rc = after_enqueue(db, a, g->nheld, ids, err);
+	for (i = 0; i < g->nheld; i++)
+		free(refs[i]);
+	free(refs);
+	free(a);
+	return rc;
+}

@@ -1,0 +1,21 @@
+/* enqueue_graph.h -- `jobq enqueue --batch` input whose lines wait for
+ * other jobs ("after", "ref", "after_policy"). */
+#ifndef JOBQ_ENQUEUE_GRAPH_H
+#define JOBQ_ENQUEUE_GRAPH_H
+
+#include <stdint.h>
+
+#include "batch.h"
+#include "db.h"
+
+struct graph;
+
+struct graph *graph_new(void);
+void graph_free(struct graph *g);
+int graph_check(struct graph *g, const struct batch_job *job, char *err);
+int graph_used(const struct graph *g);
+void graph_add(struct graph *g, struct batch_job *job);
+int graph_commit(struct graph *g, struct db *db, uint64_t *ids, char *err);
+size_t graph_jobs(const struct graph *g, const struct batch_job **jobs);
+
+#endif

@@ -1,0 +1,190 @@
+#!/bin/bash
+# Jobs that wait for other jobs (issue 23, dependencies), in exec and
+# persistent mode: a diamond (A -> B, A -> C, B + C -> D) committed with
+# --batch refs runs in order; a dead dependency stops its dependents and
+# theirs, with the reason; policy any runs them; a bad graph is refused
+# with its line number and writes nothing; --after of a job already done
+# is ready at once; jobs enqueued after a job as it ends are released
+# once; two workers, and a worker SIGKILLed during the fan-in, release D
+# exactly once.
+. "$top_srcdir/tests/lib.sh"
+setup deps
+TH=$top_srcdir/tests/handlers
+LOG=$T/log
+
+# t WORD NAME: the time (ns) of the first "WORD NAME" line of the log.
+t() { awk -v w="$1" -v n="$2" '$1 == w && $2 == n { print $4; exit }' "$LOG"; }
+# starts NAME: how many times NAME started.
+starts() { awk -v n="$1" '$1 == "start" && $2 == n' "$LOG" 2>/dev/null | wc -l; }
+# wait_log SECS N REGEX: waits until N "end" lines name a job matching REGEX.
+wait_log() {
+	local i=0
+	while [ "$(awk -v r="$3" '$1 == "end" && $2 ~ r' "$LOG" 2>/dev/null | wc -l)" -lt "$2" ]; do
+		i=$((i + 1))
+		[ $i -le $(($1 * 10)) ] || return 1
+		sleep 0.1
+	done
+}
+before() { [ -n "$1" ] && [ -n "$2" ] && [ "$1" -lt "$2" ]; }
+run_of() { sql "SELECT CONCAT_WS('|', outcome, error) FROM job_runs WHERE job_id = $1 ORDER BY id DESC LIMIT 1"; }
+# id_of NAME: the id of the job whose payload names NAME (queued or ended).
+id_of() { sql "SELECT id FROM jobs WHERE payload LIKE '%\"$1\"%' UNION SELECT job_id FROM job_runs WHERE payload LIKE '%\"$1\"%' LIMIT 1"; }
+stop_workers() {
+	local p
+	for p in "${BG_PIDS[@]}"; do kill -TERM "$p" 2>/dev/null; done
+	for p in "${BG_PIDS[@]}"; do wait_exit 30 "$p" >/dev/null 2>&1; done
+	BG_PIDS=()
+}
+
+for hmode in exec persistent; do
+	empty_tables
+	sql "DELETE FROM jobq_deps"
+	rm -f "$LOG"
+	extra=""
+	[ $hmode = persistent ] && extra="mode = persistent
+env.PYTHONPATH = $HANDLERS"
+	write_conf <<EOC
+[worker]
+poll_interval = 20ms
+reserve_ttl = 2s
+heartbeat = 500ms
+workdir = $T
+
+[queue default]
+
+[handler step]
+exec = $TH/deps_log.py $LOG $hmode
+backoff = 1s
+$extra
+EOC
+	m="[$hmode]"
+
+	# The diamond, enqueued with no worker running: only A is ready.
+	out=$(printf '%s\n' \
+		'{"type": "step", "ref": "a", "payload": {"name": "A", "sleep": 0.3}}' \
+		'{"type": "step", "ref": "b", "after": ["a"], "payload": {"name": "B", "sleep": 0.6}}' \
+		'{"type": "step", "ref": "c", "after": ["a"], "payload": {"name": "C", "sleep": 0.6}}' \
+		'{"type": "step", "after": ["b", "c"], "payload": {"name": "D"}}' | jq_ enqueue --batch 2>&1)
+	is "$?" 0 "$m the diamond is enqueued"
+	like "$out" "enqueued 4 jobs in one transaction" "$m in one transaction"
+	ids=($(echo "$out" | grep -E '^[0-9]+$'))
+	is "${#ids[@]}" 4 "$m its four ids are printed in input order"
+	a=${ids[0]} b=${ids[1]} c=${ids[2]} d=${ids[3]}
+	is "$(sql "SELECT GROUP_CONCAT(CONCAT(id, ':', waiting_on) ORDER BY id) FROM jobs")" "$a:0,$b:1,$c:1,$d:2" "$m B and C wait for one job, D for two"
+	is "$(sql "SELECT COUNT(*) FROM jobs WHERE available_at >= '9999-12-31'")" 3 "$m the waiting jobs are out of every claim's reach"
+	like "$(jq_ show "$d")" "waiting" "$m show says D is waiting"
+	like "$(jq_ show "$d")" "waits for +$b \\(waiting\\), $c \\(waiting\\)" "$m and lists what it waits for"
+	like "$(jq_ show "$a")" "waited for by +$b \\(waiting\\), $c \\(waiting\\)" "$m and A what waits for it"
+	like "$(jq_ show --json "$d" | tr -d ' \t\n')" "\"state\":\"waiting\"" "$m show --json: state waiting"
+	like "$(jq_ status --json | tr -d ' \t\n')" '"waiting":3' "$m status counts 3 waiting"
+	like "$(jq_ status --json | tr -d ' \t\n')" '"delayed":0' "$m and none of them as delayed"
+
+	start_worker --concurrency 2
+	start_worker --concurrency 2
+	wait_for_sql 30 "SELECT COUNT(*) FROM job_runs WHERE job_id = $d" 1
+	ok $? "$m D ran"
+	is "$(starts A),$(starts B),$(starts C),$(starts D)" "1,1,1,1" "$m each job started once"
+	before "$(t end A)" "$(t start B)" && before "$(t end A)" "$(t start C)"
+	ok $? "$m B and C started after A ended"
+	before "$(t end B)" "$(t start D)" && before "$(t end C)" "$(t start D)"
+	ok $? "$m D started after B and C ended"
+	is "$(sql "SELECT COUNT(*) FROM jobq_deps")" 0 "$m jobq_deps is empty once the graph ran"
+
+	# A dead dependency: its dependents and theirs are cancelled, naming it;
+	# a dependent of policy any runs.
+	out=$(printf '%s\n' \
+		'{"type": "step", "ref": "x", "payload": {"name": "X", "exit": 65}}' \
+		'{"type": "step", "ref": "y", "after": ["x"], "payload": {"name": "Y"}}' \
+		'{"type": "step", "after": ["y"], "payload": {"name": "Z"}}' \
+		'{"type": "step", "after": ["x"], "after_policy": "any", "payload": {"name": "W"}}' \
+		'{"type": "step", "after": ["y"], "after_policy": "any", "payload": {"name": "V"}}' | jq_ enqueue --batch 2>&1)
+	ids=($(echo "$out" | grep -E '^[0-9]+$'))
+	x=${ids[0]} y=${ids[1]} z=${ids[2]} w=${ids[3]} v=${ids[4]}
+	wait_for_sql 30 "SELECT COUNT(DISTINCT job_id) FROM job_runs WHERE job_id IN ($y, $z, $w, $v)" 4
+	ok $? "$m every dependent of the dead job ended"
+	is "$(where "$x")" failed "$m X is dead-lettered"
+	like "$(run_of "$y")" "^cancelled\\|cancelled by dependency $x \\(dead\\)" "$m Y is cancelled, naming X"
+	like "$(run_of "$z")" "^cancelled\\|cancelled by dependency $y \\(cancelled\\)" "$m Z, down the graph, naming Y"
+	is "$(starts Y),$(starts Z)" "0,0" "$m neither ran"
+	is "$(sql "SELECT outcome FROM job_runs WHERE job_id = $w")" done "$m W (after_policy any) ran"
+	is "$(sql "SELECT outcome FROM job_runs WHERE job_id = $v")" done "$m V (any, after the cancelled Y) ran"
+	like "$(jq_ show "$y")" "cancelled" "$m show says Y is cancelled"
+
+	# --after of a job that is already done: ready at once; of a dead one:
+	# cancelled at once; of an unknown one: refused.
+	e=$(jq_ enqueue --after "$a" step '{"name": "E"}')
+	is "$(sql "SELECT COUNT(*) FROM jobs WHERE id = $e AND waiting_on > 0")" 0 "$m --after a done job: not waiting"
+	wait_for_sql 30 "SELECT COUNT(*) FROM job_runs WHERE job_id = $e AND outcome = 'done'" 1
+	ok $? "$m and it runs"
+	f=$(jq_ enqueue --after "$a,$x" step '{"name": "F"}')
+	like "$(run_of "$f")" "^cancelled\\|cancelled by dependency $x \\(dead\\)" "$m --after a dead job: cancelled at once"
+	g=$(jq_ enqueue --after-any "$x" step '{"name": "G"}')
+	wait_for_sql 30 "SELECT COUNT(*) FROM job_runs WHERE job_id = $g AND outcome = 'done'" 1
+	ok $? "$m --after-any a dead job: runs"
+	out=$(jq_ enqueue --after 999999999 step '{"name": "H"}' 2>&1)
+	is "$?" 65 "$m --after an unknown job exits 65"
+	like "$out" "job 999999999 is not known" "$m and says which"
+	is "$(id_of H)" "" "$m and writes nothing"
+
+	# Bad graphs: nothing is written, the line is named.
+	n0=$(sql "SELECT COUNT(*) FROM jobs")
+	out=$(printf '%s\n' \
+		'{"type": "step", "ref": "p", "payload": {"name": "P"}}' \
+		'{"type": "step", "ref": "q", "after": ["r"], "payload": {"name": "Q"}}' \
+		'{"type": "step", "ref": "r", "after": ["p"], "payload": {"name": "R"}}' | jq_ enqueue --batch 2>&1)
+	is "$?" 65 "$m a ref to a later line: exit 65"
+	like "$out" "line 2: \"after\": ref 'r' is not defined on an earlier line" "$m with its line number"
+	out=$(printf '%s\n' \
+		'{"type": "step", "ref": "p", "payload": {"name": "P"}}' \
+		'{"type": "step", "after": ["p", "nope"], "payload": {"name": "Q"}}' | jq_ enqueue --batch 2>&1)
+	is "$?" 65 "$m an unknown ref: exit 65"
+	like "$out" "line 2: \"after\": ref 'nope'" "$m with its line number"
+	out=$(printf '%s\n' \
+		'{"type": "step", "ref": "p", "payload": {"name": "P"}}' \
+		'{"type": "step", "after": [999999999], "payload": {"name": "Q"}}' | jq_ enqueue --batch 2>&1)
+	is "$?" 65 "$m an unknown id: exit 65"
+	is "$(sql "SELECT COUNT(*) FROM jobs")" "$n0" "$m the bad graphs wrote nothing"
+	is "$(id_of P)" "" "$m not even their good lines"
+
+	# Enqueued after a job as it ends: released exactly once, whichever
+	# transaction comes first.
+	for i in $(seq 1 15); do
+		r=$(jq_ enqueue step "{\"name\": \"R$i\"}")
+		jq_ enqueue --after "$r" step "{\"name\": \"S$i\"}" >/dev/null
+	done
+	wait_log 60 15 '^S[0-9]+$'
+	ok $? "$m 15 jobs enqueued after a job as it ran all ran"
+	is "$(awk '$1 == "start" && $2 ~ /^S[0-9]+$/' "$LOG" | sort -u -k2,2 | wc -l),$(awk '$1 == "start" && $2 ~ /^S[0-9]+$/' "$LOG" | wc -l)" "15,15" "$m each once"
+	bad=0
+	for i in $(seq 1 15); do before "$(t end R$i)" "$(t start S$i)" || bad=$((bad + 1)); done
+	is "$bad" 0 "$m each after the job it waited for ended"
+
+	# SIGKILL of the worker running B and C during the fan-in: D runs once.
+	stop_workers
+	rm -f "$LOG"
+	out=$(printf '%s\n' \
+		'{"type": "step", "ref": "b", "payload": {"name": "KB", "sleep": 3}}' \
+		'{"type": "step", "ref": "c", "payload": {"name": "KC", "sleep": 3}}' \
+		'{"type": "step", "after": ["b", "c"], "payload": {"name": "KD"}}' | jq_ enqueue --batch 2>&1)
+	ids=($(echo "$out" | grep -E '^[0-9]+$'))
+	kd=${ids[2]}
+	start_worker --concurrency 2
+	victim=$WORKER_PID
+	i=0; while [ "$(starts KB)$(starts KC)" != 11 ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+	is "$(starts KB)$(starts KC)" 11 "$m B and C run on one worker"
+	kill -9 "$victim"
+	pkill -KILL -P "$victim" 2>/dev/null
+	start_worker --concurrency 2
+	start_worker --concurrency 2
+	wait_for_sql 60 "SELECT COUNT(*) FROM job_runs WHERE job_id = $kd" 1
+	ok $? "$m after the SIGKILL, B and C ran again and D ran"
+	sleep 1
+	is "$(starts KD)" 1 "$m D ran exactly once"
+	is "$(sql "SELECT COUNT(*) FROM job_runs WHERE job_id = $kd")" 1 "$m one run of D"
+	before "$(awk '$1 == "end" && $2 == "KB" { t = $4 } END { print t }' "$LOG")" "$(t start KD)" &&
+		before "$(awk '$1 == "end" && $2 == "KC" { t = $4 } END { print t }' "$LOG")" "$(t start KD)"
+	ok $? "$m after B's and C's runs ended"
+	stop_workers
+done
+
+finish

@@ -1,0 +1,36 @@
+#!/usr/bin/env python3
+# deps_log.py LOG [persistent] -- a handler, in exec or persistent mode,
+# that appends "start NAME ID TIME" to LOG, sleeps the payload's "sleep"
+# seconds, appends "end NAME ID TIME" and ends with the payload's "exit"
+# status (default 0).  TIME: nanoseconds since the epoch.  Each line is
+# one write() to a file opened with O_APPEND, so lines of concurrent
+# handlers never mix.
+import json
+import os
+import sys
+import time
+
+LOG = sys.argv[1]
+
+
+def note(word, payload, job_id):
+    fd = os.open(LOG, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    os.write(fd, ("%s %s %s %d\n" % (word, payload.get("name", "-"), job_id, time.time_ns())).encode())
+    os.close(fd)
+
+
+def run(payload, job_id):
+    note("start", payload, job_id)
+    time.sleep(float(payload.get("sleep", 0)))
+    note("end", payload, job_id)
+    code = int(payload.get("exit", 0))
+    if code:
+        sys.exit(code)
+
+
+if len(sys.argv) > 2 and sys.argv[2] == "persistent":
+    import jobq_handler
+
+    jobq_handler.serve(lambda payload, job: run(payload, job["id"]))
+else:
+    run(json.load(sys.stdin), os.environ["JOBQ_JOB_ID"])
