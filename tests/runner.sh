@@ -285,10 +285,11 @@ EOC
 	done
 	like " $envout" " PATH=/" "[$mode] env: PATH is set"
 	like " $env3" " JOBQ_ATTEMPT=3 " "[$mode] env: JOBQ_ATTEMPT counts attempts (third attempt sees 3)"
+	like " $envout" " TRACEPARENT=00-[0-9a-f]{32}-[0-9a-f]{16}-01 " "[$mode] env: TRACEPARENT, a trace id of its own for a job enqueued without one"
 	ok $([[ $envout != *JOBQ_LEAK_MARKER* && $envout != *nonexistent* && $envout != *Paris* ]]; echo $?) \
 		"[$mode] env: nothing of the worker's own environment leaks"
 	extra=$(for kv in $(sql "SELECT output FROM job_runs WHERE job_id = $id" | sed 's/\\n/\n/g' | cut -d= -f1); do
-		case $kv in PATH | LANG | LC_ALL | TZ | HOME | USER | LOGNAME | GREETING | JOBQ_*) ;; *) echo "$kv" ;; esac
+		case $kv in PATH | LANG | LC_ALL | TZ | HOME | USER | LOGNAME | GREETING | JOBQ_* | TRACEPARENT) ;; *) echo "$kv" ;; esac
 	done | paste -sd' ')
 	is "$extra" "" "[$mode] env: no variables beyond the contract's"
 
