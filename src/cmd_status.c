@@ -54,10 +54,10 @@ print_json(const struct report *r)
 
 			cJSON_AddNumberToObject(o, "ready", (double)q->ready);
 			cJSON_AddNumberToObject(o, "delayed", (double)q->delayed);
-			cJSON_AddNumberToObject(o, "waiting", (double)q->waiting);
 			cJSON_AddNumberToObject(o, "reserved", (double)q->reserved);
 			cJSON_AddNumberToObject(o, "stale", (double)q->stale);
 			cJSON_AddNumberToObject(o, "failed", (double)q->failed);
+			cJSON_AddNumberToObject(o, "waiting", (double)q->waiting);
 			cJSON_AddBoolToObject(o, "paused", q->paused);
 			if (q->oldest_ready_s >= 0) /* null: nothing is ready */
 				cJSON_AddNumberToObject(o, "oldest_ready_seconds", (double)q->oldest_ready_s);

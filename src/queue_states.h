@@ -9,10 +9,13 @@
  * live lease (stale); a row nobody holds is ready or delayed by due_at,
  * when the reservation takes it.  Each is never NULL. */
 #define IS_READY "lease_token IS NULL AND due_at <= UTC_TIMESTAMP(6)"
-#define IS_DELAYED "lease_token IS NULL AND due_at > UTC_TIMESTAMP(6) AND due_at < '9999-12-31 23:59:59'"
-/* Waiting for other jobs (deps.h): due at DEPS_NEVER, which only such a
- * job is, so status counts it on the due index like the others. */
-#define IS_WAITING "lease_token IS NULL AND due_at >= '9999-12-31 23:59:59'"
+#define IS_DELAYED                                                    \
+	"lease_token IS NULL AND due_at > UTC_TIMESTAMP(6) AND NOT (" \
+	"due_at >= '9999-12-31 23:59:59' AND waiting_on > 0)"
+/* Waiting for other jobs (deps.h): due at DEPS_NEVER with jobs still to
+ * end, so status counts it on the due index like the others (a row
+ * another program put at that time with none to wait for is delayed). */
+#define IS_WAITING "lease_token IS NULL AND due_at >= '9999-12-31 23:59:59' AND waiting_on > 0"
 #define IS_RESERVED "lease_token IS NOT NULL AND COALESCE(lease_expires_at > UTC_TIMESTAMP(6), 0)"
 #define IS_STALE "lease_token IS NOT NULL AND COALESCE(lease_expires_at <= UTC_TIMESTAMP(6), 1)"
 

@@ -96,7 +96,7 @@ status_queue_sql(struct db *db, uint64_t k, const char *queue, struct buf *sql)
 	    " FROM (SELECT (SELECT COALESCE(SUM(jobs), 0) FROM jobq_counts WHERE queue = %q) AS t,", queue);
 	buf_adds(sql, " (SELECT COUNT(*) ");
 	db_sql(db, sql, rows, queue);
-	buf_adds(sql, " >= " DEPS_NEVER ") AS w,");
+	buf_adds(sql, " >= " DEPS_NEVER " AND waiting_on > 0) AS w,");
 	buf_adds(sql, " (SELECT COUNT(*) FROM (SELECT 1 ");
 	db_sql(db, sql, rows, queue);
 	db_sql(db, sql, " > UTC_TIMESTAMP(6) LIMIT %d) AS f) AS fc) AS a) AS b UNION ALL ", STATUS_CAP);

@@ -74,7 +74,7 @@ queue_show(struct db *db, uint64_t id, const char *tz, struct job_view *v, char 
 	    " CONVERT_TZ(reserved_at, '+00:00', %q), CONVERT_TZ(lease_expires_at, '+00:00', %q),"
 	    " TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), lease_expires_at) DIV 1000, last_error,"
 	    " lease_token IS NOT NULL, lease_expires_at > UTC_TIMESTAMP(6),"
-	    " IF(due_at <= UTC_TIMESTAMP(6), 1, IF(due_at >= " DEPS_NEVER ", 2, 0)),"
+	    " IF(due_at <= UTC_TIMESTAMP(6), 1, IF(due_at >= " DEPS_NEVER " AND waiting_on > 0, 2, 0)),"
 	    " progress, progress_note, unique_key, checkpoint, traceparent,"
 	    " CONVERT_TZ(expires_at, '+00:00', %q), cancel_by, CONVERT_TZ(cancel_at, '+00:00', %q)"
 	    " FROM jobs WHERE id = %U",

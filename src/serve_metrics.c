@@ -37,13 +37,13 @@ head(struct buf *b, const char *name, const char *type, const char *help)
 static void
 queue_metrics(struct buf *b, const struct queue_counts *q, size_t n)
 {
-	static const char *const st[] = { "ready", "delayed", "reserved", "stale" };
+	static const char *const st[] = { "ready", "delayed", "waiting", "reserved", "stale" };
 	size_t i, k;
 
 	head(b, "jobq_jobs", "gauge", "Jobs in the queue table by queue and state.");
 	for (i = 0; i < n; i++)
 		for (k = 0; k < ARRAY_LEN(st); k++) {
-			const uint64_t v[] = { q[i].ready, q[i].delayed, q[i].reserved, q[i].stale };
+			const uint64_t v[] = { q[i].ready, q[i].delayed, q[i].waiting, q[i].reserved, q[i].stale };
 
 			buf_adds(b, "jobq_jobs{queue=\"");
 			label(b, q[i].queue);
