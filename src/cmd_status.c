@@ -17,7 +17,7 @@ usage(void)
 	       "Count the jobs of each queue by state:\n"
 	       "  ready     due now, nobody holds it\n"
 	       "  delayed   due later (delayed, or waiting out a retry backoff)\n"
-	       "  waiting   waits for other jobs to end (enqueue --after); a column of its own\n"
+	       "  waiting   waits for other jobs to end (see enqueue); a column of its own\n"
 	       "            when some job waits\n"
 	       "  reserved  a worker runs it and its lease is alive\n"
 	       "  stale     its lease expired (the worker died); it is taken again soon\n"
