@@ -57,11 +57,11 @@ is "$CODE" 403 "a viewer cannot count for a bulk action"
 post /api/bulk "$T/vjar" '{"action": "forget", "count": 255, "upto": 2005}' "$vcsrf"
 is "$CODE" 403 "nor run one"
 post /api/bulk/count "$T/jar" '{"action": "explode"}'
-is "$CODE $(printf '%s' "$BODY" | jget 'd["error"]')" "400 action: retry, forget, release or delete" "an unknown action: 400, named"
+is "$CODE $(printf '%s' "$BODY" | jget 'd["error"]')" "400 action: retry, forget, release, delete or cancel" "an unknown action: 400, named"
 post /api/bulk/count "$T/jar" '{"action": "retry", "queue": "nope"}'
 is "$CODE" 422 "an unknown queue: 422"
 post /api/bulk/count "$T/jar" '{"action": "retry", "state": "ready"}'
-is "$CODE" 400 "a state on anything but delete: 400"
+is "$CODE" 400 "a state on anything but delete and cancel: 400"
 post /api/bulk/count "$T/jar" '{"action": "delete", "state": "stale"}'
 is "$CODE" 400 "delete takes ready or delayed only"
 post /api/bulk "$T/jar" '{"action": "retry", "queue": "mail", "count": "all"}'
