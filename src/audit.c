@@ -126,6 +126,7 @@ audit_rows_free(struct audit_row *rows, size_t n)
  * action is refused instead of silently matching nothing.  A new action
  * must be added here as well as where it is written. */
 static const char *const actions[] = {
+	"cancel",
 	"clear",
 	"delete",
 	"end-sessions",
