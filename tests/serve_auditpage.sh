@@ -188,7 +188,7 @@ is "$RC" 65 "a time past year 9999 in UTC: 65"
 run audit --limit 501
 is "$RC" 64 "--limit 501: 64"
 run audit --help
-like "$OUT" "Actions: clear delete end-sessions enqueue" "--help lists the action names"
+like "$OUT" "Actions: cancel clear delete end-sessions" "--help lists the action names"
 
 serve_stop
 finish
