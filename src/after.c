@@ -237,6 +237,12 @@ insert_job(struct db *db, struct tx *t, struct after_job *jobs, size_t i, uint64
 		for (j = 0; j < ndeps; j++)
 			buf_printf(&sql, "%s(%llu, %llu)", j ? ", " : "", (unsigned long long)deps[j],
 			    (unsigned long long)ids[i]);
+		/* The jobs waited for learn it (sql/022-waiters.sql): their
+		 * rows are locked (lookup), or new in this transaction. */
+		buf_adds(&sql, ";UPDATE jobs SET has_waiters = 1 WHERE has_waiters = 0 AND id IN (");
+		for (j = 0; j < ndeps; j++)
+			buf_printf(&sql, "%s%llu", j ? ", " : "", (unsigned long long)deps[j]);
+		buf_adds(&sql, ")");
 		rc = db_exec_buf(db, &sql, err);
 		buf_free(&sql);
 	}

@@ -42,7 +42,7 @@ final_tx(struct db *db, uint64_t id, const char *by, const char *pre, const char
 	buf_adds(&sql, ";");
 	final_sql(db, &sql, by, cond);
 	buf_adds(&sql, "SET @jobq_fence = ROW_COUNT();");
-	deps_ended_sql(db, &sql, id, "cancelled", "@jobq_fence > 0");
+	deps_ended_sql(db, &sql, id, "cancelled", "@jobq_fence > 0", DEPS_ALL);
 	buf_adds(&sql, "COMMIT");
 	rc = db_exec_retry(db, &sql, affected, ARRAY_LEN(affected), err);
 	buf_free(&sql);

@@ -30,18 +30,28 @@
 /* Appends the statements that tell the jobs waiting for job id that it
  * ended as how ("done", "dead", "cancelled" or "expired"); each runs only
  * while guard (SQL, e.g. "@jobq_fence > 0") holds, so that the caller
- * ties them to the statement that ended the job.  Returns how many.
+ * ties them to the statement that ended the job.  parts (DEPS_*) says
+ * which are needed: a caller that knows the job has no waiters, or
+ * never waited, leaves those out.  Returns how many.
  *
  * The order matters: the release reads waiting_on before the count is
  * taken down (each statement's assignments are independent of each
  * other, which a multi-table UPDATE needs: it promises no order).  The
  * job's own rows of jobq_deps go: it waits for nothing any more. */
 size_t
-deps_ended_sql(struct db *db, struct buf *sql, uint64_t id, const char *how, const char *guard)
+deps_ended_sql(
+    struct db *db, struct buf *sql, uint64_t id, const char *how, const char *guard, unsigned parts)
 {
 	int done = strcmp(how, "done") == 0;
 	char reason[64];
+	size_t n = 0;
 
+	if (parts & DEPS_OWN) {
+		db_sql(db, sql, "DELETE FROM jobq_deps WHERE job_id = %U AND %s;", id, guard);
+		n++;
+	}
+	if (!(parts & DEPS_WAITERS))
+		return n;
 	db_sql(db, sql,
 	    WAITERS "j.available_at = GREATEST(COALESCE(j.wait_until, UTC_TIMESTAMP(6)), UTC_TIMESTAMP(6))"
 	            " WHERE d.after_id = %U AND %s AND j.waiting_on = 1 AND (%d OR j.after_any = 1);",
@@ -59,8 +69,7 @@ deps_ended_sql(struct db *db, struct buf *sql, uint64_t id, const char *how, con
 		    " WHERE d.after_id = %U AND %s AND j.waiting_on > 0 AND j.after_any = 0;",
 		    reason, id, guard);
 	}
-	db_sql(db, sql, "DELETE FROM jobq_deps WHERE job_id = %U AND %s;", id, guard);
-	return done ? 3 : 4;
+	return n + (done ? 2 : 3);
 }
 
 /* Reads the (id, state) rows of r into a new array. */

@@ -19,7 +19,15 @@ struct dep_view {
 	char *state; /* its state (DESIGN 5b), or how it ended */
 };
 
-size_t deps_ended_sql(struct db *db, struct buf *sql, uint64_t id, const char *how, const char *guard);
+/* The parts of deps_ended_sql: telling the jobs that wait for the job
+ * (jobs.has_waiters), and dropping its own rows of jobq_deps (it was
+ * enqueued waiting: wait_until is set). */
+#define DEPS_WAITERS 1u
+#define DEPS_OWN 2u
+#define DEPS_ALL (DEPS_WAITERS | DEPS_OWN)
+
+size_t deps_ended_sql(
+    struct db *db, struct buf *sql, uint64_t id, const char *how, const char *guard, unsigned parts);
 int deps_list(struct db *db, uint64_t id, struct dep_view **after, size_t *nafter, struct dep_view **by,
     size_t *nby, char *err);
 void deps_list_free(struct dep_view *d, size_t n);

@@ -56,7 +56,7 @@ final_sweep(struct db *db, const char *by, int skip_locked, uint64_t *n, char *e
 	if ((rc = db_begin(db, err)) != DB_OK)
 		return rc;
 	r = db_query(db, &rc, err,
-	    "SELECT id, cancel_by IS NULL FROM jobs WHERE expires_at <= UTC_TIMESTAMP(6) AND NOT "
+	    "SELECT id, cancel_by IS NULL, has_waiters, wait_until IS NOT NULL FROM jobs WHERE expires_at <= UTC_TIMESTAMP(6) AND NOT "
 	    "(" IS_RESERVED ")"
 	    " ORDER BY expires_at LIMIT %u FOR UPDATE%s",
 	    FINAL_SWEEP_MAX, skip_locked ? " SKIP LOCKED" : "");
@@ -74,8 +74,11 @@ final_sweep(struct db *db, const char *by, int skip_locked, uint64_t *n, char *e
 		uint64_t id = db_col_u64(row[0], 0);
 
 		buf_printf(&cond, "%s%llu", k++ ? "," : "", (unsigned long long)id);
-		deps_ended_sql(
-		    db, &ended, id, row[1] != NULL && row[1][0] == '1' ? "expired" : "cancelled", "1 = 1");
+		/* The rows are locked: no waiter can be added meanwhile. */
+		deps_ended_sql(db, &ended, id, row[1] != NULL && row[1][0] == '1' ? "expired" : "cancelled",
+		    "1 = 1",
+		    (row[2] != NULL && row[2][0] != '0' ? DEPS_WAITERS : 0) |
+		        (row[3] != NULL && row[3][0] != '0' ? DEPS_OWN : 0));
 	}
 	buf_adds(&cond, ")");
 	db_res_free(r);

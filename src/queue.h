@@ -42,6 +42,12 @@ struct job {
 	char cancel_by[129];
 	char *checkpoint;
 	char traceparent[56];
+	/* Its dependencies (sql/021, 022), as the claim read them: waiters,
+	 * that jobs wait for it (set for good: one may still be added while
+	 * it runs, which the outcome's fence catches); waited, that it was
+	 * enqueued waiting for others (fixed at enqueue).  Its outcome
+	 * leaves out the statements for either while it is 0. */
+	int waiters, waited;
 	char token[LEASE_TOKEN_LEN + 1];
 	/* Progress the handler reported, written with the next lease
 	 * extension when progress_new is set (queue_extend clears it). */
@@ -120,6 +126,7 @@ struct outcome {
 	int minimal;                  /* in: without the handler's texts */
 	int unsure;                   /* in: an earlier try's answer never came (applied or not) */
 	enum outcome_state state;     /* out */
+	int gained_waiter;            /* queue_write's own: a job waits for it since the claim */
 	int cut;                      /* out: texts were cut to fit max_allowed_packet */
 	char note[400];               /* out: what else happened to it, for the log */
 	/* in, done only: follow-up jobs inserted in the same transaction

@@ -61,7 +61,9 @@ job_from_row(char **row, const unsigned long *len, int add_attempt)
 	snprintf(j->cancel_by, sizeof j->cancel_by, "%s", row[11] ? row[11] : "");
 	j->checkpoint = row[12] ? xstrndup(row[12], len[12]) : NULL;
 	snprintf(j->traceparent, sizeof j->traceparent, "%s", row[13] ? row[13] : "");
-	snprintf(j->reserved_at, sizeof j->reserved_at, "%s", row[14] ? row[14] : "");
+	j->waiters = row[14] != NULL && row[14][0] != '0';
+	j->waited = row[15] != NULL && row[15][0] != '0';
+	snprintf(j->reserved_at, sizeof j->reserved_at, "%s", row[16] ? row[16] : "");
 	return j;
 }
 

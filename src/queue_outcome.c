@@ -16,7 +16,8 @@
  * until one is taken -- without the handler's texts, then without its
  * run row -- so that its job still reaches the state the handler earned.
  * A dead-letter whose id failed_jobs already holds (ids restarted after
- * a TRUNCATE jobs) first moves the older row to a new id (clash_sql). */
+ * a TRUNCATE jobs) first moves the older row to a new id (clash_sql,
+ * queue_outcome_sql.c, where the statements of one outcome are made). */
 #include "config.h"
 
 #include <mysqld_error.h>
@@ -27,10 +28,9 @@
 #include <time.h>
 
 #include "capture.h"
-#include "deps.h"
 #include "queue.h"
+#include "queue_outcome_int.h"
 #include "queue_packet.h"
-#include "trace.h"
 #include "utf8.h"
 
 /* The most bytes a MEDIUMTEXT column holds. */
@@ -41,30 +41,6 @@
  * what `jobq show` shows of a done job, bounded so that a big payload
  * never squeezes the handler's texts out of the statement. */
 #define RUN_PAYLOAD_MAX 65536
-
-/* How much of an outcome is written: all of it; without the handler's
- * texts (a note in their place); without the run row; without either. */
-enum form { FORM_FULL, FORM_PLAIN, FORM_NORUN, FORM_BARE };
-
-enum { T_LAST_ERROR, T_EXCEPTION, T_OUTPUT, T_ERROR, NTEXTS };
-
-/* The values one outcome writes in one form. */
-struct values {
-	const char *text[NTEXTS]; /* NULL: that column gets NULL / is not written */
-	char *owned[NTEXTS];      /* cut copies of texts, freed with the values */
-	const char *exit_status, *reason, *run_exit;
-	const char *payload; /* kept with the run of a done job, or NULL */
-	char *clipped[3];    /* clipped copies of those three */
-	int with_run;
-	int cut;
-};
-
-/* Where, among the statements of a group, one outcome's results are. */
-struct member {
-	size_t out;      /* index in the caller's array */
-	size_t fence;    /* the statement whose count says "still ours" */
-	size_t renumber; /* the statement that moved an older dead-letter, or 0: none */
-};
 
 /* Outcomes sent as one transaction in one round trip. */
 struct group {
@@ -79,217 +55,6 @@ struct group {
 	struct job *const *charge;
 	size_t ncharge;
 };
-
-const char *
-queue_outcome_name(enum outcome_write k)
-{
-	static const char *const names[] = { "done", "retry", "dead", "interrupted", "cancelled", "expired" };
-
-	return names[k];
-}
-
-/* ---- statements ---- */
-
-/* Appends the run-history row of o; its outcome is the one intended
- * when the fenced statement said so (fenced: ROW_COUNT() right after
- * that statement, or the variable it was saved in), else "lost". */
-static void
-run_sql(struct db *db, struct buf *sql, const struct outcome *o, const struct values *v, const char *fenced)
-{
-	const struct job *j = o->job;
-	const struct run_record *run = o->run;
-	char enqueued[32]; /* created_at as a DATETIME: no T, no Z */
-	char trace_id[TRACE_ID_LEN + 1], span_id[SPAN_ID_LEN + 1]; /* the run's, or NULL */
-	const char *c = j->created_at;
-	/* A row another program wrote may hold a zero date ('0000-00-00',
-	 * '2026-00-10'), which job_runs (strict mode) refuses: kept as NULL. */
-	int zero = strlen(c) < 10 || strncmp(c, "0000", 4) == 0 || strncmp(c + 5, "00", 2) == 0 ||
-	           strncmp(c + 8, "00", 2) == 0;
-
-	snprintf(enqueued, sizeof enqueued, "%.10s %.15s", c, strlen(c) > 11 ? c + 11 : "00:00:00");
-	db_sql(db, sql,
-	    "INSERT INTO job_runs (job_id, queue, type, attempt, worker, started_at, duration_ms, outcome,"
-	    " exit_status, output, error, result, enqueued_at, payload, follow_ups, trace_id, span_id, wait_ms)"
-	    " VALUES (%U, %q, %q,"
-	    " %u, %q, %q,"
-	    " %I, IF(",
-	    j->id, j->queue, j->type, j->attempt, run->worker, j->reserved_at, run->duration_ms);
-	buf_adds(sql, fenced);
-	db_sql(db, sql, " > 0, %q, 'lost'), %q, %q, %q, %q, %q, %q, %s, ", queue_outcome_name(o->kind),
-	    v->run_exit, v->text[T_OUTPUT], v->text[T_ERROR], run->result, zero ? NULL : enqueued,
-	    v->payload, o->kind == OUT_DONE && o->nfollow > 0 ? "@jobq_follow" : "NULL");
-	trace_ids(j->run_trace, trace_id, span_id);
-	db_sql(db, sql, "%q, %q, ", trace_id[0] ? trace_id : NULL, span_id[0] ? span_id : NULL);
-	if (j->wait_ms >= 0)
-		db_sql(db, sql, "%I);", j->wait_ms);
-	else
-		buf_adds(sql, "NULL);");
-}
-
-/* 1 when o's attempt is not counted in the row yet (a job reserved
- * ahead whose charge had not gone out, job.charged) and it ran or is
- * dead-lettered unrun (an unknown type: the attempt it was given is
- * counted, whether it was claimed to start at once or ahead): the
- * outcome's statement counts it, setting the count to the attempt's
- * number rather than adding one, so that a rewrite after a lost answer
- * cannot count it twice. */
-static int
-charge_due(const struct outcome *o)
-{
-	return !o->job->charged && (o->run != NULL || o->kind == OUT_DEAD);
-}
-
-/* Appends the fenced statements of one outcome; returns how many there
- * are (the last of them decides "lost"). */
-static size_t
-outcome_sql(struct db *db, struct buf *sql, const struct outcome *o, const struct values *v)
-{
-	const struct job *j = o->job;
-
-	switch (o->kind) {
-	case OUT_DONE:
-	case OUT_CANCEL:
-	case OUT_EXPIRE:
-		db_sql(db, sql, "DELETE FROM jobs WHERE id = %U AND lease_token = %q;", j->id, j->token);
-		return 1;
-	case OUT_RETRY:
-		db_sql(db, sql,
-		    "UPDATE jobs SET attempts = IF(%d, %u, attempts),"
-		    " available_at = UTC_TIMESTAMP(6) + INTERVAL %I MICROSECOND, last_error = "
-		    "%q, progress = NULL, progress_note = NULL, checkpoint = COALESCE(%q, checkpoint),"
-		    " reserved_at = NULL, reserved_by = NULL, lease_token = NULL, lease_expires_at = NULL"
-		    " WHERE id = %U AND lease_token = %q;",
-		    charge_due(o), j->attempt, o->delay_ms * 1000, v->text[T_LAST_ERROR], o->checkpoint, j->id,
-		    j->token);
-		return 1;
-	case OUT_DEAD:
-		/* Copy, then delete under the same fence: both change a row or
-		 * neither does. */
-		db_sql(db, sql,
-		    "INSERT INTO failed_jobs (id, queue, type, payload, priority, attempts, max_attempts, "
-		    "exception,"
-		    " exit_status, reason, created_at, failed_at, unique_key, traceparent, checkpoint)"
-		    " SELECT id, queue, type, payload, priority, IF(%d, %u, attempts),"
-		    " max_attempts, %q, %q, %q, created_at,"
-		    " UTC_TIMESTAMP(6), unique_key, traceparent, COALESCE(%q, checkpoint) FROM jobs"
-		    " WHERE id = %U AND lease_token = %q;"
-		    "DELETE FROM jobs WHERE id = %U AND lease_token = %q;",
-		    charge_due(o), j->attempt, v->text[T_EXCEPTION], v->exit_status, v->reason, o->checkpoint,
-		    j->id, j->token, j->id, j->token);
-		return 2;
-	default:
-		/* Interrupted by the operator (second SIGTERM) or never
-		 * started: back to the queue, due now, attempt refunded (when
-		 * it was charged). */
-		db_sql(db, sql,
-		    "UPDATE jobs SET attempts = IF(%d AND attempts > 0, attempts - 1, attempts), available_at = "
-		    "UTC_TIMESTAMP(6), progress = NULL, progress_note = NULL,"
-		    " reserved_at = NULL, reserved_by = NULL, lease_token = NULL, lease_expires_at = NULL"
-		    " WHERE id = %U AND lease_token = %q;",
-		    j->charged, j->id, j->token);
-		return 1;
-	}
-}
-
-/* Moves the dead-letter row that holds job j's id aside, so that j can
- * be dead-lettered under its own id; returns the number of statements,
- * the last being the move.
- *
- * The clash comes from job ids that started again (TRUNCATE jobs, a
- * restored dump): the older row is evidence a person has not dealt with
- * yet, so it is neither overwritten nor dropped.  It gets an id no job
- * will ever get, taken from the jobs table's own counter -- first pushed
- * past every dead-letter id (a placeholder row with the id after the
- * largest one bumps it), then drawn with a placeholder insert -- and its
- * reason says what it was.  The placeholders sit in queue '' (no worker
- * serves it) and are deleted in the same transaction, so nobody ever
- * sees them; pushing the counter also ends the clashes for the jobs that
- * follow.  The move only happens while j is still ours. */
-static size_t
-clash_sql(struct db *db, struct buf *sql, const struct job *j)
-{
-	db_sql(db, sql,
-	    "SET @jobq_past = (SELECT COALESCE(MAX(id), 0) + 1 FROM failed_jobs);"
-	    "INSERT INTO jobs (id, queue, type, payload) SELECT @jobq_past, '', '', '' FROM DUAL"
-	    " WHERE NOT EXISTS (SELECT 1 FROM jobs WHERE id = @jobq_past);"
-	    "DELETE FROM jobs WHERE id = @jobq_past AND queue = '' AND type = '' AND payload = '';"
-	    "INSERT INTO jobs (queue, type, payload) VALUES ('', '', '');"
-	    "SET @jobq_moved = LAST_INSERT_ID();"
-	    "DELETE FROM jobs WHERE id = @jobq_moved;"
-	    "UPDATE failed_jobs SET id = @jobq_moved, reason = LEFT(CONCAT('was dead job %U until its id was"
-	    " reused by a newer job; ', reason), 255)"
-	    " WHERE id = %U AND EXISTS (SELECT 1 FROM jobs WHERE id = %U AND lease_token = %q);",
-	    j->id, j->id, j->id, j->token);
-	return 7;
-}
-
-/* Appends the statements that enqueue o's follow-ups; returns how many.
- * The follow-ups exist iff the done outcome does: inserted only when
- * the fenced DELETE took the row (@jobq_fence, set by the caller), in
- * its transaction.  One INSERT each,
- * so that LAST_INSERT_ID() names each one's id (a multi-row insert's ids
- * need not be consecutive, on Galera they are not): @jobq_follow
- * collects them, and the done run keeps the list (job_runs.follow_ups),
- * which is how `jobq show` and the job page link a job to its
- * follow-ups. */
-static size_t
-follow_sql(struct db *db, struct buf *sql, const struct outcome *o)
-{
-	size_t i;
-
-	for (i = 0; i < o->nfollow; i++) {
-		queue_enqueue_sql(db, sql, &o->follow[i], 1, "@jobq_fence > 0");
-		buf_adds(sql, ";SET @jobq_follow = IF(@jobq_fence > 0, CONCAT_WS(',', @jobq_follow, "
-		              "LAST_INSERT_ID()), NULL);");
-	}
-	return 2 * o->nfollow;
-}
-
-/* How o ends its job, for the jobs that wait for it (deps.c); NULL when
- * the job stays in the queue (a retry, an interrupted run). */
-static const char *
-ended_as(enum outcome_write k)
-{
-	return k == OUT_DONE  ? "done"
-	    : k == OUT_DEAD   ? "dead"
-	    : k == OUT_CANCEL ? "cancelled"
-	    : k == OUT_EXPIRE ? "expired"
-	                      : NULL;
-}
-
-/* Appends every statement of one outcome; *m gets where its results
- * will be, counted from base. */
-static size_t
-piece_sql(struct db *db, struct buf *sql, const struct outcome *o, const struct values *v, int clash,
-    size_t base, struct member *m)
-{
-	const char *fenced = "ROW_COUNT()";
-	size_t n = 0;
-
-	m->renumber = 0;
-	if (clash) {
-		n = clash_sql(db, sql, o->job);
-		m->renumber = base + n - 1;
-	}
-	n += outcome_sql(db, sql, o, v);
-	m->fence = base + n - 1;
-	/* What the job's end brings about happens iff the fenced statement
-	 * ended it: its follow-ups, and the release of the jobs that wait
-	 * for it. */
-	if (ended_as(o->kind) != NULL) {
-		buf_adds(sql, "SET @jobq_fence = ROW_COUNT(), @jobq_follow = NULL;");
-		n++;
-		fenced = "@jobq_fence";
-		if (o->kind == OUT_DONE)
-			n += follow_sql(db, sql, o);
-		n += deps_ended_sql(db, sql, o->job->id, ended_as(o->kind), "@jobq_fence > 0");
-	}
-	if (v->with_run) {
-		run_sql(db, sql, o, v, fenced);
-		n++;
-	}
-	return n;
-}
 
 /* ---- fitting ---- */
 
@@ -504,6 +269,8 @@ group_add(struct group *g, struct piece *p, int alone)
 	g->m[g->n].fence += g->nstmt;
 	if (p->m.renumber > 0) /* 0 is "none": the move is never a piece's first statement */
 		g->m[g->n].renumber += g->nstmt;
+	if (p->m.lean_run > 0) /* nor is the run row */
+		g->m[g->n].lean_run += g->nstmt;
 	buf_add(&g->sql, p->sql.data, p->sql.len);
 	g->nstmt += p->nstmt;
 	g->n++;
@@ -531,8 +298,10 @@ group_charge(struct db *db, struct group *g, struct job *const *charge, size_t n
 }
 
 /* Sends g as one transaction (rerun on deadlock).  On success each
- * member's state says whether its lease still held; on a retryable
- * error each is OUTS_FAILED; on DB_EFAIL nothing is marked. */
+ * member's state says whether its lease still held, or, for a lean one
+ * whose job gained a waiter, is OUTS_PENDING again with gained_waiter
+ * set, to be written in full; on a retryable error each is OUTS_FAILED;
+ * on DB_EFAIL nothing is marked. */
 static int
 group_run(struct db *db, struct group *g, struct outcome *o, char *err)
 {
@@ -548,7 +317,11 @@ group_run(struct db *db, struct group *g, struct outcome *o, char *err)
 	for (i = 0; i < g->n; i++) {
 		struct outcome *x = &o[g->m[i].out];
 
-		if (rc == DB_OK)
+		if (rc == DB_OK && g->affected[g->m[i].fence] == 0 && g->m[i].lean_run > 0 &&
+		    g->affected[g->m[i].lean_run] == 0) {
+			x->state = OUTS_PENDING;
+			x->gained_waiter = 1;
+		} else if (rc == DB_OK)
 			x->state = g->affected[g->m[i].fence] > 0 ? OUTS_WRITTEN : OUTS_LOST;
 		else if (rc != DB_EFAIL)
 			x->state = OUTS_FAILED;
@@ -707,6 +480,37 @@ group_flush(struct db *db, struct group *g, struct outcome *o, char *err)
 	return rc;
 }
 
+/* Writes the outcomes of o[0..n) still pending, in as few transactions
+ * as fit budget, the first of them g (which may hold charges already);
+ * see queue_write. */
+static int
+outcomes_send(struct db *db, struct group *g, struct outcome *o, size_t n, size_t budget, char *err)
+{
+	size_t i;
+	int rc = DB_OK;
+
+	for (i = 0; i < n && rc == DB_OK; i++) {
+		struct piece p;
+
+		if (o[i].state != OUTS_PENDING)
+			continue;
+
+		piece_build(db, o, i, o[i].minimal ? FORM_PLAIN : FORM_FULL, 0, NULL, budget, &p);
+		/* Send what is gathered first when o[i] must be alone, follows
+		 * one that must, or does not fit beside them. */
+		if (g->n + g->ncharge > 0 &&
+		    (g->alone || o[i].alone || g->sql.len - strlen(TX_BEGIN) + p.sql.len > budget) &&
+		    (rc = group_flush(db, g, o, err)) != DB_OK) {
+			buf_free(&p.sql);
+			break;
+		}
+		group_add(g, &p, o[i].alone);
+	}
+	if (rc == DB_OK && g->n + g->ncharge > 0)
+		rc = group_flush(db, g, o, err);
+	return rc;
+}
+
 /* Writes n outcomes, each fenced by its job's lease token, in as few
  * transactions as fit the server's max_allowed_packet (an outcome with
  * `alone` set gets one of its own; one with `minimal` set is written
@@ -731,6 +535,7 @@ queue_write(struct db *db, struct outcome *o, size_t n, struct job *const *charg
 
 	for (i = 0; i < n; i++) {
 		o[i].state = OUTS_PENDING;
+		o[i].gained_waiter = 0;
 		o[i].cut = 0;
 		o[i].note[0] = '\0';
 	}
@@ -742,25 +547,14 @@ queue_write(struct db *db, struct outcome *o, size_t n, struct job *const *charg
 		return rc;
 	group_init(&g);
 	group_charge(db, &g, charge, ncharge);
-	for (i = 0; i < n && rc == DB_OK; i++) {
-		struct piece p;
-
-		if (o[i].state != OUTS_PENDING)
-			continue;
-
-		piece_build(db, o, i, o[i].minimal ? FORM_PLAIN : FORM_FULL, 0, NULL, budget, &p);
-		/* Send what is gathered first when o[i] must be alone, follows
-		 * one that must, or does not fit beside them. */
-		if (g.n + g.ncharge > 0 &&
-		    (g.alone || o[i].alone || g.sql.len - strlen(TX_BEGIN) + p.sql.len > budget) &&
-		    (rc = group_flush(db, &g, o, err)) != DB_OK) {
-			buf_free(&p.sql);
+	rc = outcomes_send(db, &g, o, n, budget, err);
+	/* What is still pending after a pass that failed nowhere gained a
+	 * waiter while it ran: once more, in full. */
+	for (i = 0; rc == DB_OK && i < n; i++)
+		if (o[i].state == OUTS_PENDING) {
+			rc = outcomes_send(db, &g, o, n, budget, err);
 			break;
 		}
-		group_add(&g, &p, o[i].alone);
-	}
-	if (rc == DB_OK && g.n + g.ncharge > 0)
-		rc = group_flush(db, &g, o, err);
 	group_free(&g);
 	return rc;
 }

@@ -19,7 +19,8 @@ struct flow_gate;
 	"id, queue, type, payload, priority, attempts, COALESCE(max_attempts, 0), " \
 	"TIMESTAMPDIFF(MICROSECOND, created_at, UTC_TIMESTAMP(6)) DIV 1000, created_at, " \
 	"TIMESTAMPDIFF(MICROSECOND, available_at, UTC_TIMESTAMP(6)) DIV 1000, " \
-	"TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), expires_at) DIV 1000, cancel_by, checkpoint, traceparent, "
+	"TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), expires_at) DIV 1000, cancel_by, checkpoint, traceparent, " \
+	"has_waiters, wait_until IS NOT NULL, "
 
 /* One claim: up to limit jobs of one queue's due priorities, stamped
  * with token; the jobs it took so far are jobs[0..n). */

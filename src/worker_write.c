@@ -390,7 +390,7 @@ outcome_of(struct worker *w, struct slot *s, struct outcome *o, struct run_recor
 	*run = (struct run_record){ w->id, s->duration_ms, s->words, s->output, s->error, s->ctl.result };
 	*o = (struct outcome){ s->job, s->write, s->delay_ms, NULL, s->error ? s->error : "", s->words,
 		s->reason, s->has_run ? run : NULL, s->write_tries >= WRITE_TRIES_ALONE || s->write_locked > 0,
-		s->write_tries >= WRITE_TRIES_MINIMAL, s->write_unsure, OUTS_PENDING, 0, "", NULL, 0, NULL };
+		s->write_tries >= WRITE_TRIES_MINIMAL, s->write_unsure, OUTS_PENDING, 0, 0, "", NULL, 0, NULL };
 	if (s->write == OUT_DONE) {
 		o->follow = s->follow;
 		o->nfollow = s->nfollow;

@@ -1,0 +1,41 @@
+/* queue_outcome_int.h -- what the two halves of queue_write share:
+ * the statements of one outcome (queue_outcome_sql.c) and their
+ * fitting, grouping and sending (queue_outcome.c). */
+#ifndef JOBQ_QUEUE_OUTCOME_INT_H
+#define JOBQ_QUEUE_OUTCOME_INT_H
+
+#include <stddef.h>
+
+#include "db.h"
+#include "queue.h"
+#include "util.h"
+
+/* How much of an outcome is written: all of it; without the handler's
+ * texts (a note in their place); without the run row; without either. */
+enum form { FORM_FULL, FORM_PLAIN, FORM_NORUN, FORM_BARE };
+
+enum { T_LAST_ERROR, T_EXCEPTION, T_OUTPUT, T_ERROR, NTEXTS };
+
+/* The values one outcome writes in one form. */
+struct values {
+	const char *text[NTEXTS]; /* NULL: that column gets NULL / is not written */
+	char *owned[NTEXTS];      /* cut copies of texts, freed with the values */
+	const char *exit_status, *reason, *run_exit;
+	const char *payload; /* kept with the run of a done job, or NULL */
+	char *clipped[3];    /* clipped copies of those three */
+	int with_run;
+	int cut;
+};
+
+/* Where, among the statements of a group, one outcome's results are. */
+struct member {
+	size_t out;      /* index in the caller's array */
+	size_t fence;    /* the statement whose count says "still ours" */
+	size_t renumber; /* the statement that moved an older dead-letter, or 0: none */
+	size_t lean_run; /* the run row of a lean outcome (piece_sql), or 0: not lean */
+};
+
+size_t piece_sql(struct db *db, struct buf *sql, const struct outcome *o, const struct values *v, int clash,
+    size_t base, struct member *m);
+
+#endif

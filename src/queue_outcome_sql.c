@@ -1,0 +1,252 @@
+/* queue_outcome_sql.c -- the statements of one outcome (queue_write,
+ * queue_outcome.c): the fenced change of the job's row, what its end
+ * brings about (follow-ups, the jobs that wait for it), and its run
+ * row.  Every statement is fenced by the lease token the reservation
+ * stamped: a worker that lost its lease changes nothing but the run
+ * row, which says "lost". */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "deps.h"
+#include "queue.h"
+#include "queue_outcome_int.h"
+#include "trace.h"
+
+const char *
+queue_outcome_name(enum outcome_write k)
+{
+	static const char *const names[] = { "done", "retry", "dead", "interrupted", "cancelled", "expired" };
+
+	return names[k];
+}
+
+/* Appends the run-history row of o; its outcome is the one intended
+ * when the fenced statement said so (fenced: ROW_COUNT() right after
+ * that statement, or the variable it was saved in), else "lost".  With
+ * lean set (see piece_sql), no row is written while the job is still
+ * under our lease: its fence failed on has_waiters alone, and the
+ * outcome is written again. */
+static void
+run_sql(struct db *db, struct buf *sql, const struct outcome *o, const struct values *v, const char *fenced,
+    int lean)
+{
+	const struct job *j = o->job;
+	const struct run_record *run = o->run;
+	char enqueued[32]; /* created_at as a DATETIME: no T, no Z */
+	char trace_id[TRACE_ID_LEN + 1], span_id[SPAN_ID_LEN + 1]; /* the run's, or NULL */
+	const char *c = j->created_at;
+	/* A row another program wrote may hold a zero date ('0000-00-00',
+	 * '2026-00-10'), which job_runs (strict mode) refuses: kept as NULL. */
+	int zero = strlen(c) < 10 || strncmp(c, "0000", 4) == 0 || strncmp(c + 5, "00", 2) == 0 ||
+	           strncmp(c + 8, "00", 2) == 0;
+
+	snprintf(enqueued, sizeof enqueued, "%.10s %.15s", c, strlen(c) > 11 ? c + 11 : "00:00:00");
+	db_sql(db, sql,
+	    "INSERT INTO job_runs (job_id, queue, type, attempt, worker, started_at, duration_ms, outcome,"
+	    " exit_status, output, error, result, enqueued_at, payload, follow_ups, trace_id, span_id, wait_ms)"
+	    " %s%U, %q, %q,"
+	    " %u, %q, %q,"
+	    " %I, IF(",
+	    lean ? "SELECT " : "VALUES (", j->id, j->queue, j->type, j->attempt, run->worker, j->reserved_at,
+	    run->duration_ms);
+	buf_adds(sql, fenced);
+	db_sql(db, sql, " > 0, %q, 'lost'), %q, %q, %q, %q, %q, %q, %s, ", queue_outcome_name(o->kind),
+	    v->run_exit, v->text[T_OUTPUT], v->text[T_ERROR], run->result, zero ? NULL : enqueued,
+	    v->payload, o->kind == OUT_DONE && o->nfollow > 0 ? "@jobq_follow" : "NULL");
+	trace_ids(j->run_trace, trace_id, span_id);
+	db_sql(db, sql, "%q, %q, ", trace_id[0] ? trace_id : NULL, span_id[0] ? span_id : NULL);
+	if (j->wait_ms >= 0)
+		db_sql(db, sql, "%I", j->wait_ms);
+	else
+		buf_adds(sql, "NULL");
+	if (lean)
+		db_sql(db, sql,
+		    " FROM DUAL WHERE %s > 0 OR NOT EXISTS (SELECT 1 FROM jobs WHERE id = %U AND lease_token = %q);",
+		    fenced, j->id, j->token);
+	else
+		buf_adds(sql, ");");
+}
+
+/* 1 when o's attempt is not counted in the row yet (a job reserved
+ * ahead whose charge had not gone out, job.charged) and it ran or is
+ * dead-lettered unrun (an unknown type: the attempt it was given is
+ * counted, whether it was claimed to start at once or ahead): the
+ * outcome's statement counts it, setting the count to the attempt's
+ * number rather than adding one, so that a rewrite after a lost answer
+ * cannot count it twice. */
+static int
+charge_due(const struct outcome *o)
+{
+	return !o->job->charged && (o->run != NULL || o->kind == OUT_DEAD);
+}
+
+/* Appends the fenced statements of one outcome; returns how many there
+ * are (the last of them decides "lost").  lean: the fence also asks
+ * that no job waits for this one (piece_sql). */
+static size_t
+outcome_sql(struct db *db, struct buf *sql, const struct outcome *o, const struct values *v, int lean)
+{
+	const struct job *j = o->job;
+	const char *alone = lean ? " AND has_waiters = 0" : "";
+
+	switch (o->kind) {
+	case OUT_DONE:
+	case OUT_CANCEL:
+	case OUT_EXPIRE:
+		db_sql(db, sql, "DELETE FROM jobs WHERE id = %U AND lease_token = %q%s;", j->id, j->token, alone);
+		return 1;
+	case OUT_RETRY:
+		db_sql(db, sql,
+		    "UPDATE jobs SET attempts = IF(%d, %u, attempts),"
+		    " available_at = UTC_TIMESTAMP(6) + INTERVAL %I MICROSECOND, last_error = "
+		    "%q, progress = NULL, progress_note = NULL, checkpoint = COALESCE(%q, checkpoint),"
+		    " reserved_at = NULL, reserved_by = NULL, lease_token = NULL, lease_expires_at = NULL"
+		    " WHERE id = %U AND lease_token = %q;",
+		    charge_due(o), j->attempt, o->delay_ms * 1000, v->text[T_LAST_ERROR], o->checkpoint, j->id,
+		    j->token);
+		return 1;
+	case OUT_DEAD:
+		/* Copy, then delete under the same fence: both change a row or
+		 * neither does. */
+		db_sql(db, sql,
+		    "INSERT INTO failed_jobs (id, queue, type, payload, priority, attempts, max_attempts, "
+		    "exception,"
+		    " exit_status, reason, created_at, failed_at, unique_key, traceparent, checkpoint)"
+		    " SELECT id, queue, type, payload, priority, IF(%d, %u, attempts),"
+		    " max_attempts, %q, %q, %q, created_at,"
+		    " UTC_TIMESTAMP(6), unique_key, traceparent, COALESCE(%q, checkpoint) FROM jobs"
+		    " WHERE id = %U AND lease_token = %q%s;"
+		    "DELETE FROM jobs WHERE id = %U AND lease_token = %q%s;",
+		    charge_due(o), j->attempt, v->text[T_EXCEPTION], v->exit_status, v->reason, o->checkpoint,
+		    j->id, j->token, alone, j->id, j->token, alone);
+		return 2;
+	default:
+		/* Interrupted by the operator (second SIGTERM) or never
+		 * started: back to the queue, due now, attempt refunded (when
+		 * it was charged). */
+		db_sql(db, sql,
+		    "UPDATE jobs SET attempts = IF(%d AND attempts > 0, attempts - 1, attempts), available_at = "
+		    "UTC_TIMESTAMP(6), progress = NULL, progress_note = NULL,"
+		    " reserved_at = NULL, reserved_by = NULL, lease_token = NULL, lease_expires_at = NULL"
+		    " WHERE id = %U AND lease_token = %q;",
+		    j->charged, j->id, j->token);
+		return 1;
+	}
+}
+
+/* Moves the dead-letter row that holds job j's id aside, so that j can
+ * be dead-lettered under its own id; returns the number of statements,
+ * the last being the move.
+ *
+ * The clash comes from job ids that started again (TRUNCATE jobs, a
+ * restored dump): the older row is evidence a person has not dealt with
+ * yet, so it is neither overwritten nor dropped.  It gets an id no job
+ * will ever get, taken from the jobs table's own counter -- first pushed
+ * past every dead-letter id (a placeholder row with the id after the
+ * largest one bumps it), then drawn with a placeholder insert -- and its
+ * reason says what it was.  The placeholders sit in queue '' (no worker
+ * serves it) and are deleted in the same transaction, so nobody ever
+ * sees them; pushing the counter also ends the clashes for the jobs that
+ * follow.  The move only happens while j is still ours. */
+static size_t
+clash_sql(struct db *db, struct buf *sql, const struct job *j)
+{
+	db_sql(db, sql,
+	    "SET @jobq_past = (SELECT COALESCE(MAX(id), 0) + 1 FROM failed_jobs);"
+	    "INSERT INTO jobs (id, queue, type, payload) SELECT @jobq_past, '', '', '' FROM DUAL"
+	    " WHERE NOT EXISTS (SELECT 1 FROM jobs WHERE id = @jobq_past);"
+	    "DELETE FROM jobs WHERE id = @jobq_past AND queue = '' AND type = '' AND payload = '';"
+	    "INSERT INTO jobs (queue, type, payload) VALUES ('', '', '');"
+	    "SET @jobq_moved = LAST_INSERT_ID();"
+	    "DELETE FROM jobs WHERE id = @jobq_moved;"
+	    "UPDATE failed_jobs SET id = @jobq_moved, reason = LEFT(CONCAT('was dead job %U until its id was"
+	    " reused by a newer job; ', reason), 255)"
+	    " WHERE id = %U AND EXISTS (SELECT 1 FROM jobs WHERE id = %U AND lease_token = %q);",
+	    j->id, j->id, j->id, j->token);
+	return 7;
+}
+
+/* Appends the statements that enqueue o's follow-ups; returns how many.
+ * The follow-ups exist iff the done outcome does: inserted only when
+ * the fenced DELETE took the row (@jobq_fence, set by the caller), in
+ * its transaction.  One INSERT each,
+ * so that LAST_INSERT_ID() names each one's id (a multi-row insert's ids
+ * need not be consecutive, on Galera they are not): @jobq_follow
+ * collects them, and the done run keeps the list (job_runs.follow_ups),
+ * which is how `jobq show` and the job page link a job to its
+ * follow-ups. */
+static size_t
+follow_sql(struct db *db, struct buf *sql, const struct outcome *o)
+{
+	size_t i;
+
+	for (i = 0; i < o->nfollow; i++) {
+		queue_enqueue_sql(db, sql, &o->follow[i], 1, "@jobq_fence > 0");
+		buf_adds(sql, ";SET @jobq_follow = IF(@jobq_fence > 0, CONCAT_WS(',', @jobq_follow, "
+		              "LAST_INSERT_ID()), NULL);");
+	}
+	return 2 * o->nfollow;
+}
+
+/* How o ends its job, for the jobs that wait for it (deps.c); NULL when
+ * the job stays in the queue (a retry, an interrupted run). */
+static const char *
+ended_as(enum outcome_write k)
+{
+	return k == OUT_DONE  ? "done"
+	    : k == OUT_DEAD   ? "dead"
+	    : k == OUT_CANCEL ? "cancelled"
+	    : k == OUT_EXPIRE ? "expired"
+	                      : NULL;
+}
+
+/* Appends every statement of one outcome; *m gets where its results
+ * will be, counted from base.
+ *
+ * An outcome that ends a job nothing waited for when it was claimed is
+ * lean: it leaves out the release of the jobs that wait for it (three
+ * multi-table statements, about as dear as the rest of the outcome),
+ * and asks in its fence that still none does.  A job that gained a
+ * waiter while it ran (the enqueue locked its row to set has_waiters)
+ * fails that fence while it is still ours; its run row is then not
+ * written, and group_run sends it again in full. */
+size_t
+piece_sql(struct db *db, struct buf *sql, const struct outcome *o, const struct values *v, int clash,
+    size_t base, struct member *m)
+{
+	const char *fenced = "ROW_COUNT()";
+	const struct job *j = o->job;
+	int waiters = j->waiters || o->gained_waiter;
+	int lean = ended_as(o->kind) != NULL && v->with_run && !waiters;
+	size_t n = 0;
+
+	m->renumber = 0;
+	m->lean_run = 0;
+	if (clash) {
+		n = clash_sql(db, sql, o->job);
+		m->renumber = base + n - 1;
+	}
+	n += outcome_sql(db, sql, o, v, lean);
+	m->fence = base + n - 1;
+	/* What the job's end brings about happens iff the fenced statement
+	 * ended it: its follow-ups, and the release of the jobs that wait
+	 * for it. */
+	if (ended_as(o->kind) != NULL) {
+		buf_adds(sql, "SET @jobq_fence = ROW_COUNT(), @jobq_follow = NULL;");
+		n++;
+		fenced = "@jobq_fence";
+		if (o->kind == OUT_DONE)
+			n += follow_sql(db, sql, o);
+		n += deps_ended_sql(db, sql, j->id, ended_as(o->kind), "@jobq_fence > 0",
+		    (waiters ? DEPS_WAITERS : 0) | (j->waited ? DEPS_OWN : 0));
+	}
+	if (v->with_run) {
+		run_sql(db, sql, o, v, fenced, lean);
+		if (lean)
+			m->lean_run = base + n;
+		n++;
+	}
+	return n;
+}
