@@ -220,6 +220,7 @@ piece_sql(struct db *db, struct buf *sql, const struct outcome *o, const struct 
 	const struct job *j = o->job;
 	int waiters = j->waiters || o->gained_waiter;
 	int lean = ended_as(o->kind) != NULL && v->with_run && !waiters;
+	unsigned parts = (waiters ? DEPS_WAITERS : 0) | (j->waited ? DEPS_OWN : 0);
 	size_t n = 0;
 
 	m->renumber = 0;
@@ -232,15 +233,15 @@ piece_sql(struct db *db, struct buf *sql, const struct outcome *o, const struct 
 	m->fence = base + n - 1;
 	/* What the job's end brings about happens iff the fenced statement
 	 * ended it: its follow-ups, and the release of the jobs that wait
-	 * for it. */
-	if (ended_as(o->kind) != NULL) {
+	 * for it.  When it brings nothing about, the run row reads the
+	 * fence's count itself: one statement less for a plain job. */
+	if (ended_as(o->kind) != NULL && ((o->kind == OUT_DONE && o->nfollow > 0) || parts != 0)) {
 		buf_adds(sql, "SET @jobq_fence = ROW_COUNT(), @jobq_follow = NULL;");
 		n++;
 		fenced = "@jobq_fence";
 		if (o->kind == OUT_DONE)
 			n += follow_sql(db, sql, o);
-		n += deps_ended_sql(db, sql, j->id, ended_as(o->kind), "@jobq_fence > 0",
-		    (waiters ? DEPS_WAITERS : 0) | (j->waited ? DEPS_OWN : 0));
+		n += deps_ended_sql(db, sql, j->id, ended_as(o->kind), "@jobq_fence > 0", parts);
 	}
 	if (v->with_run) {
 		run_sql(db, sql, o, v, fenced, lean);
