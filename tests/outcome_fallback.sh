@@ -166,7 +166,7 @@ EOS
 	is "$(runs_of "$maxrun" "$z")" "" "[$mode] (without a run record)"
 	like "$(cat "$log")" "job $y: written without the handler's output, which the server refused: statement 3 of a batch: this test refuses run rows with output" \
 		"[$mode] the worker says what it left out, and why"
-	like "$(cat "$log")" "job $z: written without its run record, which the server refused: statement 9 of a batch: this test refuses every run row" \
+	like "$(cat "$log")" "job $z: written without its run record, which the server refused: statement 4 of a batch: this test refuses every run row" \
 		"[$mode] for both"
 	like "$(cat "$log")" "job $x: written on its own: the transaction it shared with 2 other outcomes was refused" \
 		"[$mode] the three outcomes were one batch"
