@@ -23,6 +23,8 @@ usage(void)
 	       "      --max-time TIME    take no new job after TIME (seconds, or 90s, 5m...), then exit\n"
 	       "      --stop-when-empty  exit as soon as no job is ready now\n"
 	       "      --schedule         also enqueue due scheduled jobs (at most one tick a minute)\n"
+	       "      --metrics-listen ADDR:PORT  serve this worker's /metrics there (default: [worker]\n"
+	       "                         metrics_listen; 'off': none)\n"
 	       "      --log-format FMT   text (default) or json: one line per job outcome on stderr\n"
 	       "      --quiet            log only warnings and errors (default: [worker] log_level)\n"
 	       "  -v, --verbose          log debugging detail as well, such as each job's start\n\n"
@@ -31,7 +33,8 @@ usage(void)
 	       "For cron (shared hosting): * * * * * jobq work --max-time 55 --stop-when-empty --quiet\n");
 }
 
-enum { OPT_ONCE = 256, OPT_MAX, OPT_MAX_TIME, OPT_STOP_WHEN_EMPTY, OPT_LOG_FORMAT, OPT_SCHEDULE, OPT_QUIET };
+enum { OPT_ONCE = 256, OPT_MAX, OPT_MAX_TIME, OPT_STOP_WHEN_EMPTY, OPT_LOG_FORMAT, OPT_SCHEDULE, OPT_QUIET,
+	OPT_METRICS_LISTEN };
 
 /* Every queue in queues has a [queue] section; EX_CONFIG (said) when
  * one has not. */
@@ -99,6 +102,13 @@ take_opt(int opt, struct work_args *a)
 	case OPT_LOG_FORMAT:
 		a->log_arg = optarg;
 		break;
+	case OPT_METRICS_LISTEN:
+		if (strcmp(optarg, "off") != 0 && (strrchr(optarg, ':') == NULL ||
+		                                      str_to_int64(strrchr(optarg, ':') + 1, 0, 65535, &v) < 0))
+			return cli_usage_error(
+			    "work", "--metrics-listen: expected ADDR:PORT (port 0-65535) or off, not '%s'", optarg);
+		a->o.metrics_listen = optarg;
+		break;
 	case 'v':
 		cli_log_level = LOG_DEBUG;
 		break;
@@ -124,6 +134,7 @@ parse_args(int argc, char **argv, struct work_args *a)
 		{ "stop-when-empty", no_argument, NULL, OPT_STOP_WHEN_EMPTY },
 		{ "log-format", required_argument, NULL, OPT_LOG_FORMAT },
 		{ "schedule", no_argument, NULL, OPT_SCHEDULE },
+		{ "metrics-listen", required_argument, NULL, OPT_METRICS_LISTEN },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "quiet", no_argument, NULL, OPT_QUIET },
 		{ NULL, 0, NULL, 0 },

@@ -145,11 +145,12 @@ trusted_proxies(struct loader *ld, struct serve_conf *s, const struct entry *e)
 	strv_free(v);
 }
 
-/* listen, metrics_listen: ADDR:PORT ([v6]:PORT; an empty ADDR is every
- * address), checked here so that `jobq check` finds a typo; the
- * address itself is resolved when jobq serve starts. */
-static void
-listen_addr(struct loader *ld, const struct entry *e, char **dst)
+/* listen, metrics_listen (of [serve] and of [worker]): ADDR:PORT
+ * ([v6]:PORT; an empty ADDR is every address), checked here so that
+ * `jobq check` finds a typo; the address itself is resolved when the
+ * server starts. */
+void
+conf_serve_listen_addr(struct loader *ld, const struct entry *e, char **dst)
 {
 	const char *colon = strrchr(e->value, ':');
 	int64_t port;
@@ -229,7 +230,7 @@ conf_serve_load(struct loader *ld, struct conf *c, const struct section *sec)
 		const struct entry *e = &sec->entries[i];
 
 		if (strcmp(e->key, "listen") == 0)
-			listen_addr(ld, e, &s->listen);
+			conf_serve_listen_addr(ld, e, &s->listen);
 		else if (strcmp(e->key, "tls_cert") == 0)
 			readable_file(ld, e, &s->tls_cert), cert_line = e->line;
 		else if (strcmp(e->key, "tls_key") == 0)
@@ -241,7 +242,7 @@ conf_serve_load(struct loader *ld, struct conf *c, const struct section *sec)
 		else if (strcmp(e->key, "login_rate") == 0)
 			login_rate(ld, s, e);
 		else if (strcmp(e->key, "metrics_listen") == 0)
-			listen_addr(ld, e, &s->metrics_listen);
+			conf_serve_listen_addr(ld, e, &s->metrics_listen);
 		else if (strcmp(e->key, "trusted_proxies") == 0)
 			trusted_proxies(ld, s, e);
 		else if (strcmp(e->key, "public_url") == 0)

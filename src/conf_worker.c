@@ -11,6 +11,7 @@
 #include "conf.h"
 #include "conf_handler.h"
 #include "conf_ini.h"
+#include "conf_serve.h"
 #include "conf_worker.h"
 
 /* The [worker] defaults: what an empty section means. */
@@ -176,6 +177,8 @@ worker_set(struct loader *ld, struct conf *c, const struct entry *e)
 		return ld_size(ld, e, &w->max_payload);
 	else if (strcmp(k, "keep_done") == 0)
 		return set_keep_done(ld, w, e);
+	else if (strcmp(k, "metrics_listen") == 0)
+		conf_serve_listen_addr(ld, e, &w->metrics_listen); /* the token is [serve] metrics_token */
 	else
 		return set_log(ld, w, e);
 	return 0;
@@ -263,4 +266,5 @@ conf_worker_free(struct conf *c)
 	strv_free(c->worker.on_alert_argv);
 	free(c->worker.timezone);
 	free(c->worker.wakeup_dir);
+	free(c->worker.metrics_listen);
 }

@@ -35,6 +35,7 @@
 
 #include "guard.h"
 #include "log.h"
+#include "metrics.h"
 #include "pool.h"
 
 #define STOP_POLL_MS 10
@@ -172,6 +173,7 @@ pool_take(const struct handler *h, unsigned max_attempts, struct spawned *sp, ch
 		if (p->state != PS_IDLE || p->h != h)
 			continue;
 		if (!idle_fit(p)) {
+			metrics_restart(h->type, MR_PROTOCOL);
 			stop_proc(p, "unfit");
 			continue;
 		}
@@ -255,22 +257,26 @@ pool_give_back(struct pooled *p, int fd[SPAWN_NFDS], int reaped, int reusable)
 	for (k = 0; k < SPAWN_NFDS; k++)
 		p->fd[k] = fd[k], fd[k] = -1;
 	if (reaped) {
+		metrics_restart(p->h->type, MR_DIED);
 		drop(index_of(p));
 		return;
 	}
 	p->jobs++;
 	if (!reusable) {
+		metrics_restart(p->h->type, MR_PROTOCOL);
 		stop_proc(p, "it broke the protocol or did not finish its job");
 		return;
 	}
 	for (k = 0; k < SPAWN_NFDS; k++)
 		if (p->fd[k] < 0) {
+			metrics_restart(p->h->type, MR_PROTOCOL);
 			stop_proc(p, "it closed one of its pipes");
 			return;
 		}
 	if (p->h->max_jobs > 0 && p->jobs >= p->h->max_jobs) {
 		log_info("persistent handler '%s' (pid %d) is recycled after %u jobs (max_jobs)", p->h->type,
 		    (int)p->pid, p->jobs);
+		metrics_restart(p->h->type, MR_RECYCLED);
 		stop_proc(p, "max_jobs");
 		return;
 	}
@@ -279,6 +285,7 @@ pool_give_back(struct pooled *p, int fd[SPAWN_NFDS], int reaped, int reusable)
 		         "max_memory (%llu KiB)",
 		    p->h->type, (int)p->pid, (unsigned long long)(rss / 1024),
 		    (unsigned long long)(p->h->max_memory / 1024));
+		metrics_restart(p->h->type, MR_RECYCLED);
 		stop_proc(p, "max_memory");
 		return;
 	}
@@ -319,6 +326,8 @@ pool_reap(pid_t pid)
 			break;
 		}
 	guard_forget(pid);
+	if (procs[i]->state == PS_IDLE)
+		metrics_restart(procs[i]->h->type, MR_DIED);
 	if (procs[i]->state == PS_IDLE)
 		log_warn("persistent handler '%s' (pid %d) ended between jobs (%s); a new one starts for "
 		         "the next job",

@@ -24,6 +24,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "listen.h"
 #include "log.h"
 #include "serve.h"
 #include "serve_alerts.h"
@@ -408,61 +409,6 @@ on_completed(void *cls, struct MHD_Connection *conn, void **con_cls, enum MHD_Re
 	*con_cls = NULL;
 }
 
-/* Splits "ADDR:PORT" ("[::1]:8377", ":8377" for every address). */
-static int
-split_listen(const char *listen, char *host, size_t hostlen, char *port, size_t portlen)
-{
-	const char *colon = strrchr(listen, ':');
-	const char *h = listen;
-	size_t n;
-
-	if (colon == NULL || colon[1] == '\0' || strlen(colon + 1) >= portlen)
-		return -1;
-	n = (size_t)(colon - listen);
-	if (n >= 2 && h[0] == '[' && h[n - 1] == ']')
-		h++, n -= 2;
-	if (n >= hostlen)
-		return -1;
-	memcpy(host, h, n);
-	host[n] = '\0';
-	strcpy(port, colon + 1);
-	return 0;
-}
-
-/* Opens the listening socket; its address (with the port the kernel
- * chose for port 0) goes to bound. */
-static int
-open_listener(const char *listen_at, char *bound, size_t boundlen, char *err)
-{
-	struct addrinfo hints = { 0 }, *ai;
-	struct sockaddr_storage ss;
-	socklen_t sl = sizeof ss;
-	char host[256], port[16], h[64], p[16];
-	int fd, one = 1, e;
-
-	if (split_listen(listen_at, host, sizeof host, port, sizeof port) < 0)
-		return errf(err, "listen: expected ADDR:PORT, not '%s'", listen_at), -1;
-	hints.ai_family = AF_UNSPEC;
-	hints.ai_socktype = SOCK_STREAM;
-	hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
-	if ((e = getaddrinfo(*host ? host : NULL, port, &hints, &ai)) != 0)
-		return errf(err, "listen %s: %s", listen_at, gai_strerror(e)), -1;
-	fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
-	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0 ||
-	    bind(fd, ai->ai_addr, ai->ai_addrlen) < 0 || listen(fd, SOMAXCONN) < 0) {
-		errf(err, "listen on %s: %s", listen_at, strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		freeaddrinfo(ai);
-		return -1;
-	}
-	freeaddrinfo(ai);
-	getsockname(fd, (struct sockaddr *)&ss, &sl);
-	getnameinfo((struct sockaddr *)&ss, sl, h, sizeof h, p, sizeof p, NI_NUMERICHOST | NI_NUMERICSERV);
-	snprintf(bound, boundlen, ss.ss_family == AF_INET6 ? "[%s]:%s" : "%s:%s", h, p);
-	return fd;
-}
-
 static char *
 slurp(const char *path, char *err)
 {
@@ -568,7 +514,7 @@ listener_start(struct listener *l, struct serve *s, int metrics, const char *at,
 	memset(l, 0, sizeof *l);
 	l->srv = s;
 	l->metrics = metrics;
-	if ((l->fd = open_listener(at, l->bound, sizeof l->bound, err)) < 0)
+	if ((l->fd = listen_open(at, l->bound, sizeof l->bound, err)) < 0)
 		return -1;
 	if (!plain_http_ok(l, at, err) || start_daemon(l, err) < 0) {
 		close(l->fd);

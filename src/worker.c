@@ -56,6 +56,8 @@
 #include "duration.h"
 #include "guard.h"
 #include "log.h"
+#include "metrics.h"
+#include "metrics_http.h"
 #include "pool.h"
 #include "queue.h"
 #include "registry.h"
@@ -120,6 +122,9 @@ tick_schedule(struct worker *w, int64_t now)
 static void
 worker_free_arrays(struct worker *w)
 {
+	metrics_http_stop(w->metrics);
+	w->metrics = NULL;
+	metrics_free();
 	free(w->slots);
 	free(w->pfd);
 	free(w->pfd_first);
@@ -244,6 +249,28 @@ worker_arm(struct worker *w)
 	prune_arm(w);
 }
 
+/* With metrics_listen (or --metrics-listen) set, and not "off": the
+ * registry of metrics.c, and its /metrics on a thread of its own
+ * (metrics_http.c) that never calls into the loop.  -1 (err filled)
+ * when the address cannot be had. */
+static int
+worker_metrics(struct worker *w, char *err)
+{
+	const char *at = w->opts->metrics_listen ? w->opts->metrics_listen : w->conf->worker.metrics_listen;
+	char bound[300];
+
+	if (at == NULL || strcmp(at, "off") == 0)
+		return 0;
+	metrics_init(w->conf, w->opts->queues);
+	w->metrics = metrics_http_start(at, w->conf->serve.metrics_token, bound, sizeof bound, err);
+	if (w->metrics == NULL) {
+		metrics_free();
+		return -1;
+	}
+	log_info("/metrics served on http://%s", bound);
+	return 0;
+}
+
 /* Turns the loop until a stop condition holds. */
 static void
 worker_loop(struct worker *w)
@@ -288,7 +315,13 @@ worker_run(const struct conf *c, struct db *db, const struct worker_opts *o)
 
 	if (worker_init(&w, c, db, o, err) < 0) {
 		log_error("cannot start: %s", err);
+		worker_free_arrays(&w);
 		return 78;
+	}
+	if (worker_metrics(&w, err) < 0) {
+		log_error("cannot start: metrics_%s", err); /* "listen on ADDR: why" */
+		worker_free_arrays(&w);
+		return 1;
 	}
 	if (worker_start(&w, err) < 0) {
 		log_error("cannot start: %s", err);

@@ -15,6 +15,7 @@ struct worker_opts {
 	int64_t max_time_ms;  /* 0: no limit */
 	int stop_when_empty;  /* exit when nothing is due */
 	int schedule;         /* also tick the scheduler, at most once a minute */
+	const char *metrics_listen; /* --metrics-listen; NULL: [worker] metrics_listen */
 };
 
 void worker_hold_signals(void);

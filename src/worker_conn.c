@@ -8,6 +8,7 @@
 
 #include "duration.h"
 #include "log.h"
+#include "metrics.h"
 #include "worker_int.h"
 
 #define RECONNECT_MIN_MS 100
@@ -18,6 +19,7 @@
 void
 conn_failed(struct worker *w, int rc, const char *what, const char *err)
 {
+	metrics_db_error(rc);
 	if (rc == DB_EGONE || !db_connected(w->db)) {
 		if (w->db_up) {
 			log_warn("database connection lost during %s: %s; reconnecting", what, err);

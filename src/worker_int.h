@@ -35,6 +35,7 @@
 
 struct pollfd;
 struct alerts;
+struct metrics_http;
 struct runner;
 struct wakeup;
 
@@ -141,6 +142,7 @@ struct worker {
 	char db_err[ERRSZ];
 	char start_err[ERRSZ];
 	struct alerts *alerts; /* on_dead programs running */
+	struct metrics_http *metrics; /* its /metrics (metrics_listen); NULL: none */
 };
 
 static inline int64_t

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "log.h"
+#include "metrics.h"
 #include "queue.h"
 #include "worker_int.h"
 
@@ -137,6 +138,7 @@ static void
 claim_conflict(struct worker *w, const char *err)
 {
 	w->claim_conflicts++;
+	metrics_db_error(DB_ERETRY);
 	if (w->claim_conflicts % CLAIM_CONFLICT_WARN == 0)
 		log_warn("reserving jobs: %u attempts in a row lost to other workers' claims (%s); "
 		         "with workers on several Galera nodes, consider writing through one node",
@@ -178,6 +180,7 @@ reserve_jobs(struct worker *w, int64_t now)
 	unsigned limit = want_jobs(w);
 	int64_t got;
 	int rc, held = 0, free_run;
+	int64_t t0;
 
 	if (!reserve_can(w) || now < reserve_due(w) || reserve_release_lost(w) != DB_OK)
 		return;
@@ -193,7 +196,9 @@ reserve_jobs(struct worker *w, int64_t now)
 	req.flow = w->conf;
 	req.held = w->opts->stop_when_empty ? &held : NULL;
 	req.lost = &w->lost;
+	t0 = metrics_now_us();
 	rc = queue_reserve(w->db, &req, &jobs, &n, err);
+	metrics_claim(rc, rc == DB_OK ? (unsigned)n : 0, metrics_now_us() - t0);
 	got = mono_ms();
 	w->reserved_once = 1;
 	if (rc == DB_ERETRY)

@@ -11,6 +11,7 @@
 
 #include "duration.h"
 #include "log.h"
+#include "metrics.h"
 #include "runner.h"
 #include "trace.h"
 #include "worker_int.h"
@@ -185,9 +186,12 @@ start_job(struct worker *w, struct slot *s)
 	if (s->run == NULL) {
 		/* fork failed: hand the job straight back, attempt refunded. */
 		start_failed(w, j, err);
+		metrics_handler(j->type, MH_START_FAILED);
 		give_back_unstarted(w, s);
 		return;
 	}
+	metrics_handler(j->type, MH_START);
+	metrics_wait(j->queue, j->type, j->wait_ms >= 0 ? j->wait_ms + (waited > 0 ? waited : 0) : -1);
 	if (w->start_delay > 0)
 		log_info("handlers start again (the last failure: %s)", w->start_err);
 	w->start_delay = 0;

@@ -11,6 +11,7 @@
 
 #include "alert.h"
 #include "log.h"
+#include "metrics.h"
 #include "watchdog.h"
 #include "worker_int.h"
 
@@ -23,6 +24,8 @@ deliver(void *arg, const struct incident *x, const char *event)
 {
 	struct worker *w = arg;
 
+	if (x->open)
+		metrics_alert(MA_WATCHDOG);
 	if (x->open)
 		log_warn("alert raised: %s %s: %s", x->kind, x->name, x->reason);
 	else

@@ -14,6 +14,7 @@
 #include "duration.h"
 #include "failed.h"
 #include "log.h"
+#include "metrics.h"
 #include "outcome.h"
 #include "queue.h"
 #include "runner.h"
@@ -99,6 +100,12 @@ write_conclude(struct worker *w, struct slot *s)
 
 	runner_result(s->run, &x, &s->output, &s->error, &s->duration_ms);
 	outcome_exit_words(&x, s->words, sizeof s->words);
+	if (x.timed_out)
+		metrics_handler(s->job->type, MH_TIMEOUT);
+	else if (x.exec_errno != 0)
+		metrics_handler(s->job->type, MH_START_FAILED);
+	else if (!x.exited && x.signo != 0 && !runner_interrupted(s->run))
+		metrics_handler(s->job->type, MH_CRASH);
 	s->has_run = 1;
 	ctl_bad = read_control(w, s, why, sizeof why) < 0;
 	/* A handler we terminated (a hard stop, or a lease we could not
@@ -171,11 +178,31 @@ last_error_text(const struct slot *s)
 	return xasprintf("[%s] %s", s->words, s->error ? s->error : "");
 }
 
+/* The metrics' name of what became of s's outcome (mo: how its write
+ * ended, MO_DONE when it was written as asked), counted in metrics.c:
+ * by outcome, and for a run by queue and type with its duration. */
+static void
+metric_outcome(const struct slot *s, enum metrics_outcome mo)
+{
+	static const enum metrics_outcome as[] = { [OUT_DONE] = MO_DONE, [OUT_RETRY] = MO_RETRY,
+		[OUT_DEAD] = MO_DEAD, [OUT_GIVEBACK] = MO_GIVEN_BACK, [OUT_CANCEL] = MO_CANCELLED,
+		[OUT_EXPIRE] = MO_EXPIRED };
+
+	if (mo == MO_DONE)
+		mo = as[s->write];
+	metrics_outcome(mo);
+	if (s->has_run)
+		metrics_run(s->job->queue, s->job->type, mo, s->duration_ms);
+	if (mo == MO_DONE)
+		metrics_followups(s->job->type, (unsigned)s->nfollow);
+}
+
 /* Logs and counts the outcome of s, written or (lost) dropped, and frees
  * its slot. */
 static void
 count_outcome(struct worker *w, struct slot *s, int lost)
 {
+	metric_outcome(s, lost ? MO_LOST : MO_DONE);
 	if (lost)
 		log_warn(
 		    "job %llu: lease lost (another worker or release-stale took it); outcome '%s' dropped",
@@ -241,6 +268,7 @@ alert_dead(struct worker *w, const struct slot *s)
 		return;
 	}
 	alerts_add(w->alerts, h, s->job->id, alert_json(&v));
+	metrics_alert(MA_ON_DEAD);
 	job_view_free(&v);
 }
 
@@ -273,6 +301,7 @@ settle(struct worker *w, struct slot *s, const struct outcome *o, int rc)
 	case OUTS_REFUSED:
 		log_error("job %llu: outcome '%s' not written: %s; the job returns when its lease expires",
 		    id, queue_outcome_name(s->write), o->note);
+		metric_outcome(s, MO_REFUSED);
 		break;
 	case OUTS_FAILED:
 		/* A lock held elsewhere: the next tries write this outcome
@@ -286,6 +315,7 @@ settle(struct worker *w, struct slot *s, const struct outcome *o, int rc)
 		log_error("job %llu: the connection was lost %u times while writing its outcome '%s'; giving "
 		          "it up: the job returns when its lease expires",
 		    id, s->write_tries, queue_outcome_name(s->write));
+		metric_outcome(s, MO_GIVEN_UP);
 		break;
 	default:
 		return;
@@ -437,7 +467,10 @@ write_pending(struct worker *w, int64_t now)
 	for (i = 0; i < n; i++)
 		outcome_of(w, who[i], &o[i], &runs[i], &texts[i]);
 	if (n + nc > 0) {
+		int64_t t0 = metrics_now_us();
+
 		rc = queue_write(w->db, o, n, charge, nc, err);
+		metrics_write(metrics_now_us() - t0);
 		for (i = 0; i < nc; i++)
 			w->charge_due |= !charge[i]->charged;
 		for (i = 0; i < n; i++)
