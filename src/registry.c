@@ -198,6 +198,37 @@ registry_alive_queues(struct db *db, char ***lists, size_t *n, char *err)
 	return DB_OK;
 }
 
+/* Whether name is one of the comma-separated list's items. */
+static int
+list_has(const char *list, const char *name)
+{
+	size_t len = strlen(name);
+
+	while (*list != '\0') {
+		size_t item = strcspn(list, ",");
+
+		if (item == len && strncmp(list, name, len) == 0)
+			return 1;
+		list += item + (list[item] == ',');
+	}
+	return 0;
+}
+
+/* How many live workers (their queue lists in w, from
+ * registry_alive_queues) take jobs from queue: 0 with jobs ready or
+ * stale is the overview's warning and an alert of contrib/prometheus,
+ * since nothing will run them however long they wait. */
+uint64_t
+registry_serving(char *const *w, size_t nw, const char *queue)
+{
+	uint64_t n = 0;
+	size_t i;
+
+	for (i = 0; i < nw; i++)
+		n += (uint64_t)list_has(w[i], queue);
+	return n;
+}
+
 void
 registry_queues_free(char **lists, size_t n)
 {

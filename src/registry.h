@@ -31,6 +31,7 @@ void registry_rows_free(struct worker_row *rows, size_t n);
 int registry_count_alive(struct db *db, uint64_t *n, char *err);
 int registry_alive_queues(struct db *db, char ***lists, size_t *n, char *err);
 void registry_queues_free(char **lists, size_t n);
+uint64_t registry_serving(char *const *lists, size_t n, const char *queue);
 int registry_prune(struct db *db, int64_t older_than_ms, int count_only, uint64_t *removed, char *err);
 
 #endif

@@ -102,6 +102,27 @@ last_fire(struct db *db, const struct schedule *s, struct schedule_status *st, c
 	return DB_OK;
 }
 
+/* The first fire of s after t (seconds since the epoch), in its time
+ * zone; 0 when it will not fire (disabled, or its cron never matches
+ * again). */
+int64_t
+schedule_view_next_after(const struct schedule *s, int64_t t)
+{
+	struct cron_zone *z = NULL;
+	struct cron *cr;
+	char e2[ERRSZ];
+	int64_t next = 0;
+
+	if (s->enabled && (z = cron_zone_open(s->timezone ? s->timezone : "UTC", e2)) != NULL &&
+	    (cr = cron_parse(s->cron, e2)) != NULL) {
+		if (cron_next(cr, z, t, &next) != CRON_FOUND)
+			next = 0;
+		cron_free(cr);
+	}
+	cron_zone_free(z);
+	return next;
+}
+
 /* What `jobq schedule --list` shows for s: next fire after now (none
  * when s is disabled: it will not fire), the last fire and what became
  * of its job, and counts over the last window_s seconds (runs: jobs
@@ -110,20 +131,12 @@ int
 schedule_view_status(struct db *db, const struct schedule *s, int64_t now, int64_t window_s,
     struct schedule_status *st, char *err)
 {
-	struct cron_zone *z = NULL;
-	struct cron *cr;
 	struct db_res *r;
-	char **row, e2[ERRSZ];
+	char **row;
 	int rc;
 
 	memset(st, 0, sizeof *st);
-	if (s->enabled && (z = cron_zone_open(s->timezone ? s->timezone : "UTC", e2)) != NULL &&
-	    (cr = cron_parse(s->cron, e2)) != NULL) {
-		if (cron_next(cr, z, now, &st->next) != CRON_FOUND)
-			st->next = 0;
-		cron_free(cr);
-	}
-	cron_zone_free(z);
+	st->next = schedule_view_next_after(s, now);
 	if ((rc = last_fire(db, s, st, err)) != DB_OK)
 		return rc;
 	r = db_query(db, &rc, err,

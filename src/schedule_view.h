@@ -33,6 +33,7 @@ struct schedule_fire {
 	char error[ERRTEXT_SUMMARY_MAX + 1]; /* the dead-lettered job's error: its summary */
 };
 
+int64_t schedule_view_next_after(const struct schedule *s, int64_t t);
 int schedule_view_status(struct db *db, const struct schedule *s, int64_t now, int64_t window_s,
     struct schedule_status *st, char *err);
 int schedule_view_history(

@@ -11,6 +11,8 @@
 #include "prom.h"
 #include "queue.h"
 #include "registry.h"
+#include "schedule_view.h"
+#include "schedules.h"
 #include "runs_recent.h"
 #include "serve_http.h"
 #include "serve_metrics.h"
@@ -82,6 +84,85 @@ run_metrics(struct buf *b, const struct runs_count *c, size_t n)
 	}
 }
 
+/* Live workers serving each queue of the whitelist (jobq_queue_workers):
+ * 0 beside ready jobs means nothing will run them. */
+static void
+queue_worker_metrics(struct buf *b, const struct conf *conf, const struct worker_row *w, size_t n)
+{
+	char **lists = xcalloc(n + 1, sizeof *lists);
+	size_t i, k = 0;
+
+	for (i = 0; i < n; i++)
+		if (w[i].alive)
+			lists[k++] = w[i].queues != NULL ? w[i].queues : "";
+	prom_head(b, "jobq_queue_workers", "gauge", "Live workers that serve each queue.");
+	for (i = 0; conf->queues != NULL && conf->queues[i] != NULL; i++) {
+		buf_adds(b, "jobq_queue_workers{queue=\"");
+		prom_label(b, conf->queues[i]);
+		buf_printf(b, "\"} %llu\n", (unsigned long long)registry_serving(lists, k, conf->queues[i]));
+	}
+	free(lists);
+}
+
+/* The schedules' series, a family at a time (v: n schedules, st their
+ * statuses): the last fire; the fire each owes (the first after its
+ * last one, or after now when it never fired: in the past when a fire
+ * is late; none when disabled); the fires recorded missed in the last
+ * day. */
+static void
+schedule_lines(struct buf *b, struct schedule *const *v, const struct schedule_status *st, size_t n, int64_t now)
+{
+	size_t i;
+
+	prom_head(b, "jobq_schedule_last_fire_timestamp_seconds", "gauge",
+	    "When each schedule last fired (0: never).");
+	for (i = 0; i < n; i++) {
+		buf_adds(b, "jobq_schedule_last_fire_timestamp_seconds{schedule=\"");
+		prom_label(b, v[i]->name);
+		buf_printf(b, "\"} %lld\n", (long long)st[i].last_fire_t);
+	}
+	prom_head(b, "jobq_schedule_next_fire_timestamp_seconds", "gauge",
+	    "The fire each enabled schedule owes: the first after its last one (in the past: a fire is late).");
+	for (i = 0; i < n; i++) {
+		int64_t owed = schedule_view_next_after(v[i], st[i].last_fire_t > 0 ? st[i].last_fire_t : now);
+
+		if (owed <= 0)
+			continue;
+		buf_adds(b, "jobq_schedule_next_fire_timestamp_seconds{schedule=\"");
+		prom_label(b, v[i]->name);
+		buf_printf(b, "\"} %lld\n", (long long)owed);
+	}
+	prom_head(b, "jobq_schedule_missed_fires", "gauge", "Fires each schedule missed in the last 24 hours.");
+	for (i = 0; i < n; i++) {
+		buf_adds(b, "jobq_schedule_missed_fires{schedule=\"");
+		prom_label(b, v[i]->name);
+		buf_printf(b, "\"} %llu\n", (unsigned long long)st[i].missed);
+	}
+}
+
+/* Every schedule's series (the INI's and the database's): see
+ * schedule_lines.  Returns DB_OK, or the database's error (err). */
+static int
+schedule_metrics(struct buf *b, struct db *db, const struct conf *conf, char *err)
+{
+	struct schedule **v = NULL;
+	struct schedule_status *st;
+	int64_t now;
+	size_t i, n = 0;
+	int rc;
+
+	if ((rc = schedules_now(db, &now, err)) != DB_OK || (rc = schedules_load(conf, db, &v, &n, err)) != DB_OK)
+		return rc;
+	st = xcalloc(n + 1, sizeof *st);
+	for (i = 0; i < n && rc == DB_OK; i++)
+		rc = schedule_view_status(db, v[i], now, 86400, &st[i], err);
+	if (rc == DB_OK)
+		schedule_lines(b, v, st, n, now);
+	free(st);
+	schedules_free(v, n);
+	return rc;
+}
+
 /* The watchdogs' open incidents (jobq_alerts), one series each. */
 static void
 alert_metrics(struct buf *b, const struct incident *x, size_t n)
@@ -132,8 +213,17 @@ serve_metrics(struct req *r)
 		return serve_db_error(r, "metrics", err);
 	}
 	buf_init(&b);
+	if (schedule_metrics(&b, r->db, r->srv->conf, err) != DB_OK) {
+		buf_free(&b);
+		queue_counts_free(q, nq);
+		registry_rows_free(w, nw);
+		runs_counts_free(c, nc);
+		incidents_free(x, nx);
+		return serve_db_error(r, "metrics", err);
+	}
 	queue_metrics(&b, q, nq);
 	worker_metrics(&b, w, nw);
+	queue_worker_metrics(&b, r->srv->conf, w, nw);
 	run_metrics(&b, c, nc);
 	alert_metrics(&b, x, nx);
 	prom_process(&b); /* this jobq serve's own process */

@@ -57,36 +57,6 @@ done_in(const struct runs_count *c, size_t n, const char *queue)
 	return 0;
 }
 
-/* Whether name is one of the comma-separated list's items. */
-static int
-list_has(const char *list, const char *name)
-{
-	size_t len = strlen(name);
-
-	while (*list != '\0') {
-		size_t item = strcspn(list, ",");
-
-		if (item == len && strncmp(list, name, len) == 0)
-			return 1;
-		list += item + (list[item] == ',');
-	}
-	return 0;
-}
-
-/* How many live workers (their queue lists in w) take jobs from queue:
- * 0 with jobs ready or stale is the overview's warning, since nothing
- * will run them however long they wait. */
-static uint64_t
-serving(char *const *w, size_t nw, const char *queue)
-{
-	uint64_t n = 0;
-	size_t i;
-
-	for (i = 0; i < nw; i++)
-		n += (uint64_t)list_has(w[i], queue);
-	return n;
-}
-
 struct alive {
 	char **queues; /* each live worker's queue list */
 	size_t n;
@@ -110,7 +80,7 @@ queues_json(
 		ADD_NUM(o, "failed", q[i].failed);
 		cJSON_AddBoolToObject(o, "paused", q[i].paused);
 		ADD_NUM(o, "done_last_hour", done_in(c, nc, q[i].queue));
-		ADD_NUM(o, "workers", serving(w->queues, w->n, q[i].queue));
+		ADD_NUM(o, "workers", registry_serving(w->queues, w->n, q[i].queue));
 		if (q[i].oldest_ready_s >= 0)
 			ADD_NUM(o, "oldest_ready_s", q[i].oldest_ready_s);
 		else

@@ -22,6 +22,15 @@ poll_interval = 20ms
 [handler echo]
 exec = $HANDLERS/echo.sh
 
+[schedule hourly]
+cron = 0 * * * *
+type = echo
+
+[schedule off]
+cron = 0 * * * *
+type = echo
+enabled = no
+
 [user admin]
 password_hash = $PWHASH
 role = admin
@@ -69,7 +78,7 @@ print("<none>")
 EOP
 printf '%s\n' "$BODY" >"$T/metrics.txt"
 sample() { $PY "$T/parse.py" "$T/metrics.txt" "$@" 2>&1; }
-is "$(sample --families)" "jobq_alerts:gauge jobq_failed_jobs:gauge jobq_jobs:gauge jobq_oldest_ready_seconds:gauge jobq_runs_last_hour:gauge jobq_worker_jobs:counter jobq_workers:gauge" \
+is "$(sample --families)" "jobq_alerts:gauge jobq_failed_jobs:gauge jobq_jobs:gauge jobq_oldest_ready_seconds:gauge jobq_queue_workers:gauge jobq_runs_last_hour:gauge jobq_schedule_last_fire_timestamp_seconds:gauge jobq_schedule_missed_fires:gauge jobq_schedule_next_fire_timestamp_seconds:gauge jobq_worker_jobs:counter jobq_workers:gauge process_cpu_seconds:counter process_max_fds:gauge process_open_fds:gauge process_resident_memory_bytes:gauge process_start_time_seconds:gauge process_virtual_memory_bytes:gauge" \
 	"the parser reads every family with its type"
 is "$(sample jobq_jobs queue=default state=ready)" 2 "jobq_jobs{default,ready} = 2"
 is "$(sample jobq_jobs queue=mail state=ready)/$(sample jobq_jobs queue=mail state=delayed)" "1/1" "mail: 1 ready, 1 delayed"
@@ -78,6 +87,31 @@ is "$(sample jobq_failed_jobs queue=mail)/$(sample jobq_failed_jobs queue=defaul
 s=$(sample jobq_oldest_ready_seconds queue=mail)
 ok "$([ "$s" -ge 90 ] && [ "$s" -lt 200 ]; echo $?)" "jobq_oldest_ready_seconds{mail} is the 90 s wait (got $s)"
 is "$(sample jobq_workers)" 1 "jobq_workers counts only the live worker"
+is "$(sample jobq_queue_workers queue=default)/$(sample jobq_queue_workers queue=mail)" "1/0" \
+	"jobq_queue_workers: the live worker serves default, nobody mail"
+is "$(sample jobq_schedule_last_fire_timestamp_seconds schedule=hourly)" 0 "a schedule that never fired: last fire 0"
+nf=$(sample jobq_schedule_next_fire_timestamp_seconds schedule=hourly)
+ok "$($PY -c "import time,sys; d=$nf-time.time(); sys.exit(0 if 0 < d <= 3600 and $nf % 3600 == 0 else 1)"; echo $?)" \
+	"its next fire: the coming full hour ($nf)"
+is "$(sample jobq_schedule_next_fire_timestamp_seconds schedule=off)" "<none>" "a disabled schedule owes no fire"
+if command -v promtool >/dev/null; then
+	out=$(promtool check metrics <"$T/metrics.txt" 2>&1)
+	is "$?/$out" "0/" "promtool check metrics: clean"
+else
+	ok 0 "# SKIP no promtool (apt-get install prometheus)"
+fi
+# A fire two hours ago and none since (nobody ticks the scheduler): the
+# fire owed is in the past; a fire recorded missed counts for a day.
+sql "INSERT INTO jobq_schedule_runs (name, fire_at, status) VALUES
+	('hourly', DATE_FORMAT(UTC_TIMESTAMP() - INTERVAL 2 HOUR, '%Y-%m-%d %H:00:00'), 'enqueued'),
+	('off', UTC_TIMESTAMP() - INTERVAL 3 HOUR, 'missed')"
+hit GET /metrics
+printf '%s\n' "$BODY" >"$T/metrics.txt"
+late=$(( $(date +%s) - $(sample jobq_schedule_next_fire_timestamp_seconds schedule=hourly) ))
+ok "$([ "$late" -gt 3600 ] && [ "$late" -le 7200 ]; echo $?)" "the fire owed (the hour after the last one) is in the past (${late}s late)"
+is "$(sample jobq_schedule_missed_fires schedule=off)/$(sample jobq_schedule_missed_fires schedule=hourly)" "1/0" \
+	"jobq_schedule_missed_fires: the fire recorded missed"
+sql "DELETE FROM jobq_schedule_runs"
 is "$(sample jobq_worker_jobs_total worker=h1:1 outcome=done)/$(sample jobq_worker_jobs_total worker=h1:1 outcome=dead)" "10/1" "per-worker counters by outcome"
 is "$(sample jobq_runs_last_hour type=echo outcome=done)/$(sample jobq_runs_last_hour type=echo outcome=retry)" "2/1" "runs of the last hour by type and outcome (the older run left out)"
 
