@@ -28,8 +28,8 @@ typedef int mhd_result;
 typedef enum MHD_Result mhd_result;
 #endif
 
-/* A scraper or two, and room for a few probes: more are refused. */
-#define METRICS_CONNS 16
+/* METRICS_HTTP_CONNS: a scraper or two, and room for a few probes;
+ * more are refused. */
 /* A request must arrive whole within this many seconds. */
 #define METRICS_TIMEOUT_S 10
 
@@ -116,7 +116,7 @@ metrics_http_start(const char *listen_at, const char *token, char *bound, size_t
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
 	h->d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, h, MHD_OPTION_LISTEN_SOCKET, fd,
-	    MHD_OPTION_CONNECTION_LIMIT, (unsigned)METRICS_CONNS, MHD_OPTION_CONNECTION_TIMEOUT,
+	    MHD_OPTION_CONNECTION_LIMIT, (unsigned)METRICS_HTTP_CONNS, MHD_OPTION_CONNECTION_TIMEOUT,
 	    (unsigned)METRICS_TIMEOUT_S, MHD_OPTION_END);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (h->d == NULL) {

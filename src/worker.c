@@ -198,6 +198,16 @@ worker_finish(struct worker *w)
 	log_fields(LOG_INFO, "worker stopped", f, 5);
 }
 
+/* The address of the worker's /metrics: --metrics-listen, else
+ * [worker] metrics_listen; NULL for none (unset, or "off"). */
+static const char *
+metrics_wanted(const struct worker *w)
+{
+	const char *at = w->opts->metrics_listen ? w->opts->metrics_listen : w->conf->worker.metrics_listen;
+
+	return at != NULL && strcmp(at, "off") != 0 ? at : NULL;
+}
+
 /* Fills w for the options o and makes its arrays; -1 (err filled) when
  * the open-files limit does not allow the concurrency. */
 static int
@@ -213,7 +223,7 @@ worker_init(struct worker *w, const struct conf *c, struct db *db, const struct 
 	w->nslots = 2 * w->conc + reserve_ahead_most(c, w->conc) + WRITE_BATCH;
 	w->avg_ms = -1;
 	w->wait_ms = setup_wait_limit(c);
-	if (setup_fd_budget(w->conc, err) < 0)
+	if (setup_fd_budget(w->conc, metrics_wanted(w) ? METRICS_HTTP_FDS : 0, err) < 0)
 		return -1;
 	w->slots = xcalloc(w->nslots, sizeof *w->slots);
 	w->pfd = xcalloc(3 + (size_t)(w->nslots + ALERTS_MAX) * RUNNER_MAX_FDS, sizeof *w->pfd);
@@ -256,10 +266,10 @@ worker_arm(struct worker *w)
 static int
 worker_metrics(struct worker *w, char *err)
 {
-	const char *at = w->opts->metrics_listen ? w->opts->metrics_listen : w->conf->worker.metrics_listen;
+	const char *at = metrics_wanted(w);
 	char bound[300];
 
-	if (at == NULL || strcmp(at, "off") == 0)
+	if (at == NULL)
 		return 0;
 	metrics_init(w->conf, w->opts->queues);
 	w->metrics = metrics_http_start(at, w->conf->serve.metrics_token, bound, sizeof bound, err);

@@ -204,7 +204,7 @@ int64_t keep_due(const struct worker *w);
 
 /* worker_setup.c */
 int64_t setup_wait_limit(const struct conf *c);
-int setup_fd_budget(unsigned concurrency, char *err);
+int setup_fd_budget(unsigned concurrency, unsigned extra, char *err);
 void setup_identity(struct worker *w);
 
 /* worker_slot.c */

@@ -44,14 +44,14 @@ open_fds(void)
 
 /* Makes sure that concurrency handlers can run at once under the
  * open-files limit: each holds FDS_PER_SLOT pipes, on top of what the
- * worker holds now and FDS_SPARE for a handler being started, a
- * reconnect and the libraries.  Raises the soft limit as far as needed
+ * worker holds now, extra more it will open (its /metrics server) and
+ * FDS_SPARE for a handler being started, a reconnect and the libraries.  Raises the soft limit as far as needed
  * when the hard limit allows; otherwise says how many handlers fit. */
 int
-setup_fd_budget(unsigned concurrency, char *err)
+setup_fd_budget(unsigned concurrency, unsigned extra, char *err)
 {
 	struct rlimit rl;
-	unsigned long long own = open_fds() + FDS_SPARE,
+	unsigned long long own = open_fds() + FDS_SPARE + extra,
 	                   need = own + FDS_PER_SLOT * (unsigned long long)concurrency, hard;
 
 	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= need)

@@ -31,6 +31,11 @@ queue = mail
 timeout = 300ms
 kill_grace = 100ms
 max_attempts = 1
+
+[handler p]
+exec = $TH/persist_raw.py
+mode = persistent
+max_jobs = 2
 EOC
 jq_ check >/dev/null
 is "$?" 0 "metrics_listen in [worker] is a key jq check accepts"
@@ -107,10 +112,26 @@ kill -TERM "$WORKER_PID"
 wait_exit 20 "$WORKER_PID"
 is "$?" 0 "the worker stops cleanly with its /metrics thread"
 
+# A persistent handler recycled after max_jobs = 2: two restarts in 4 jobs.
+start_worker
+murl 1
+sql "DELETE FROM job_runs; INSERT INTO jobs (queue, type, payload) VALUES ('default', 'p', '{}'), ('default', 'p', '{}'),
+	('default', 'p', '{}'), ('default', 'p', '{}')"
+wait_for_sql 20 "SELECT COUNT(*) FROM job_runs WHERE outcome = 'done'" 4
+for i in $(seq 1 50); do
+	scrape >/dev/null
+	[ "$(sample jobq_persistent_restarts_total type=p reason=recycled)" = 2 ] && break
+	sleep 0.1
+done
+is "$(sample jobq_persistent_restarts_total type=p reason=recycled)/$(sample jobq_persistent_restarts_total type=p reason=died)" "2/0" \
+	"jobq_persistent_restarts_total{p,recycled}: 2 (max_jobs = 2, 4 jobs)"
+kill -TERM "$WORKER_PID"
+wait_exit 20 "$WORKER_PID"
+
 # metrics_token of [serve]: the same secret guards the worker's /metrics.
 printf '\n[serve]\nmetrics_token = s3cret-s3cret-s3cret\n' >>"$CONF"
 start_worker
-murl 1
+murl 2
 is "$(scrape)" 401 "metrics_token set: no token, 401"
 is "$(scrape -H 'Authorization: Bearer s3cret-s3cret-s3creX')" 401 "a wrong token: 401"
 is "$(scrape -H 'Authorization: Bearer s3cret-s3cret-s3cret')" 200 "the right token: 200"
@@ -120,13 +141,15 @@ wait_exit 20 "$WORKER_PID"
 # --metrics-listen off: none; a taken address: no start, and it says so.
 start_worker --metrics-listen off --max-time 1
 wait_exit 20 "$WORKER_PID"
-is "$(grep -c '/metrics served' "$T/worker.2.log")" 0 "--metrics-listen off: no /metrics"
+is "$(grep -c '/metrics served' "$T/worker.3.log")" 0 "--metrics-listen off: no /metrics"
 $PY -c 'import socket,time; s=socket.socket(); s.bind(("127.0.0.1",0)); s.listen(1); print(s.getsockname()[1], flush=True); time.sleep(60)' >"$T/port" &
 holder=$!
 BG_PIDS+=("$holder")
 for i in $(seq 1 100); do [ -s "$T/port" ] && break; sleep 0.1; done
 timeout 20 "$JOBQ" -c "$CONF" work --metrics-listen "127.0.0.1:$(cat "$T/port")" >/dev/null 2>"$T/err"
 is "$?" 1 "--metrics-listen on a taken port: exit 1"
+kill "$holder" 2>/dev/null
+wait "$holder" 2>/dev/null
 like "$(cat "$T/err")" "metrics_listen on 127.0.0.1:[0-9]+: Address already in use" "and says which address"
 jq_ work --metrics-listen nowhere >/dev/null 2>"$T/err"
 is "$?" 64 "--metrics-listen without a port: a usage error"
