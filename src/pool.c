@@ -326,12 +326,12 @@ pool_reap(pid_t pid)
 			break;
 		}
 	guard_forget(pid);
-	if (procs[i]->state == PS_IDLE)
+	if (procs[i]->state == PS_IDLE) {
 		metrics_restart(procs[i]->h->type, MR_DIED);
-	if (procs[i]->state == PS_IDLE)
 		log_warn("persistent handler '%s' (pid %d) ended between jobs (%s); a new one starts for "
 		         "the next job",
 		    procs[i]->h->type, (int)pid, status_words(status, words, sizeof words));
+	}
 	drop(i);
 	return 1;
 }
