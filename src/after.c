@@ -22,6 +22,7 @@
 
 #include "after.h"
 #include "final.h"
+#include "groups.h"
 
 /* One job named, and how it ended: NULL while it is still in jobs. */
 struct known {
@@ -189,10 +190,13 @@ pending(const struct tx *t, const struct after_job *jobs, size_t i, const uint64
 	return (unsigned)*ndeps;
 }
 
-/* Finalizes job id at once as cancelled, for why (final.c). */
+/* Finalizes job id at once as cancelled, for why (final.c); its group
+ * (gid, 0: none) counts it. */
 static int
-finalize(struct db *db, uint64_t id, const char *why, char *err)
+finalize(struct db *db, uint64_t id, uint64_t gid, const char *why, char *err)
 {
+	char g[24];
+
 	struct buf sql, cond;
 	int rc;
 
@@ -202,6 +206,9 @@ finalize(struct db *db, uint64_t id, const char *why, char *err)
 	    db, &sql, "UPDATE jobs SET cancel_by = %q, cancel_at = UTC_TIMESTAMP(6) WHERE id = %U;", why, id);
 	db_sql(db, &cond, "id = %U", id);
 	final_sql(db, &sql, "jobq enqueue", cond.data);
+	snprintf(g, sizeof g, "%llu", (unsigned long long)gid);
+	if (gid != 0)
+		groups_ended_sql(db, &sql, g, "cancelled", "1 = 1");
 	if (sql.len > 0 && sql.data[sql.len - 1] == ';')
 		sql.data[--sql.len] = '\0'; /* one statement after another, none empty */
 	rc = db_exec_buf(db, &sql, err);
@@ -230,7 +237,7 @@ insert_job(struct db *db, struct tx *t, struct after_job *jobs, size_t i, uint64
 		ids[i] = db_insert_id(db);
 	buf_free(&sql);
 	if (rc == DB_OK && t->reason[i] != NULL)
-		rc = finalize(db, ids[i], t->reason[i], err);
+		rc = finalize(db, ids[i], a->e.group_id, t->reason[i], err);
 	else if (rc == DB_OK && ndeps > 0) {
 		buf_init(&sql);
 		buf_adds(&sql, "INSERT INTO jobq_deps (after_id, job_id) VALUES ");
@@ -262,6 +269,31 @@ tx_free(struct tx *t, size_t n)
 	memset(t, 0, sizeof *t);
 }
 
+/* Counts the n jobs in the group they join (all join the same one, or
+ * none), first thing in the transaction: GROUPS_ECLOSED when the group
+ * has completed. */
+static int
+join_group(struct db *db, const struct after_job *jobs, size_t n, char *err)
+{
+	struct buf sql;
+	uint64_t gid = n > 0 ? jobs[0].e.group_id : 0;
+	int rc;
+
+	if (gid == 0)
+		return DB_OK;
+	buf_init(&sql);
+	groups_add_sql(db, &sql, gid, n, 0, 0);
+	sql.data[--sql.len] = '\0';
+	rc = db_exec_buf(db, &sql, err);
+	buf_free(&sql);
+	if (rc == DB_OK && db_affected(db) != 1) {
+		errf(err, "group %llu has completed (its callbacks are enqueued); no job can join it now",
+		    (unsigned long long)gid);
+		rc = GROUPS_ECLOSED;
+	}
+	return rc;
+}
+
 /* One try of after_enqueue's transaction. */
 static int
 enqueue_tx(struct db *db, struct after_job *jobs, size_t n, uint64_t *ids, char *err)
@@ -277,7 +309,8 @@ enqueue_tx(struct db *db, struct after_job *jobs, size_t n, uint64_t *ids, char 
 	t.reason = xcalloc(n + 1, sizeof *t.reason);
 	if ((rc = db_begin(db, err)) != DB_OK)
 		goto out;
-	if (t.nk > 0)
+	rc = join_group(db, jobs, n, err);
+	if (rc == DB_OK && t.nk > 0)
 		rc = lookup(db, &t, &list, err);
 	for (i = 0; rc == DB_OK && i < n; i++)
 		rc = insert_job(db, &t, jobs, i, ids, err);
@@ -296,8 +329,9 @@ out:
  * the caller checks that); ids[i] gets job i's id.  A job whose
  * dependencies all ended done, or (policy any) ended at all, is inserted
  * ready; one of policy all with a dependency that ended otherwise is
- * finalized at once as cancelled.  Returns DB_OK, a DB_* code, or
- * AFTER_EUNKNOWN with err naming the unknown job (nothing written). */
+ * finalized at once as cancelled.  Jobs that join a group (e.group_id)
+ * all join the same one.  Returns DB_OK, a DB_* code, AFTER_EUNKNOWN
+ * with err naming the unknown job, or GROUPS_ECLOSED (nothing written). */
 int
 after_enqueue(struct db *db, struct after_job *jobs, size_t n, uint64_t *ids, char *err)
 {

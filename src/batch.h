@@ -33,6 +33,7 @@
 #include <stdint.h>
 
 #include "conf.h"
+#include "groups.h"
 #include "queue.h"
 
 /* What a job gets when its line (or the command line) does not say. */
@@ -47,6 +48,7 @@ struct batch_ctx {
 	const char *traceparent; /* W3C trace context (checked by the caller), or NULL */
 	const char *expires_at;  /* ISO 8601 as the user wrote it, or NULL */
 	int64_t expires_in_ms;   /* 0: none */
+	const struct group_spec *group; /* --group and its callbacks, or NULL */
 };
 
 /* One checked job.  e points into the heap strings below (never into the

@@ -88,7 +88,13 @@ usage(void)
 	       "      --after ID[,ID...] wait until every job listed is done, then become ready; should\n"
 	       "                         one end dead, cancelled or expired, this job is cancelled\n"
 	       "                         (the reason names that job) and never runs\n"
-	       "      --after-any ID[,ID...]  wait until every job listed has ended, however it ended\n\n"
+	       "      --after-any ID[,ID...]  wait until every job listed has ended, however it ended\n"
+	       "      --group NAME       with --batch: every job joins group NAME (1-128 characters,\n"
+	       "                         not all digits), made on first use; see `jobq group`\n"
+	       "      --on-complete TYPE with --group: once every job of the group has ended, enqueue\n"
+	       "                         one TYPE job with {\"group\": ID, \"name\": NAME, \"total\": N,\n"
+	       "                         \"done\": N, \"dead\": N, \"cancelled\": N, \"expired\": N}\n"
+	       "      --on-success TYPE  with --group: the same, only when every job ended done\n\n"
 	       "Exit status: 0 enqueued (or refused by --unique-key), 65 bad input (nothing\n"
 	       "written), 69 database unavailable (a batch says how much was committed),\n"
 	       "78 configuration error.\n");
@@ -231,7 +237,10 @@ enum {
 	OPT_EXPIRES_IN,
 	OPT_EXPIRES_AT,
 	OPT_AFTER,
-	OPT_AFTER_ANY
+	OPT_AFTER_ANY,
+	OPT_GROUP,
+	OPT_ON_COMPLETE,
+	OPT_ON_SUCCESS
 };
 
 #define UNIQUE_KEY_MAX 255 /* jobs.unique_key holds 255 characters */
@@ -243,6 +252,7 @@ struct opts {
 	const char *unique_key;
 	int64_t unique_for_ms;
 	struct after_opt after;
+	struct group_spec group;
 };
 
 /* The steps of parse_opt: each checks optarg for one option and stores
@@ -407,6 +417,18 @@ after_opt(struct opts *o, int any)
 	}
 }
 
+/* --group: a name groups.c takes. */
+static int
+group_opt(struct opts *o)
+{
+	char err[ERRSZ];
+
+	if (groups_name_check(optarg, err) < 0)
+		return cli_usage_error("enqueue", "--group: %s", err);
+	o->group.name = optarg;
+	return -1;
+}
+
 /* One option of enqueue's own: -1 once stored, else the exit status. */
 static int
 parse_opt(int opt, struct opts *o)
@@ -451,6 +473,14 @@ parse_opt(int opt, struct opts *o)
 	case OPT_AFTER:
 	case OPT_AFTER_ANY:
 		return after_opt(o, opt == OPT_AFTER_ANY);
+	case OPT_GROUP:
+		return group_opt(o);
+	case OPT_ON_COMPLETE:
+		o->group.on_complete = optarg;
+		break;
+	case OPT_ON_SUCCESS:
+		o->group.on_success = optarg;
+		break;
 	default:
 		return EX_USAGE;
 	}
@@ -475,12 +505,42 @@ check_args(const struct opts *o, int argc)
 		return cli_usage_error("enqueue",
 		    "--after goes with a single job without --unique-key (in --batch"
 		    " lines: \"after\")");
+	if ((o->group.on_complete != NULL || o->group.on_success != NULL) && o->group.name == NULL)
+		return cli_usage_error("enqueue", "--%s goes with --group", o->group.on_complete != NULL ? "on-complete" : "on-success");
+	if (o->group.name != NULL && !o->is_batch)
+		return cli_usage_error("enqueue", "--group goes with --batch");
 	if (o->unique_for_ms > 0 && o->unique_key == NULL)
 		return cli_usage_error("enqueue", "--unique-for goes with --unique-key");
 	if (o->is_batch ? optind != argc : (optind >= argc || argc - optind > 2))
 		return cli_usage_error("enqueue",
 		    o->is_batch ? "--batch takes no arguments (jobs come on stdin)"
 		                : "expected TYPE [PAYLOAD]");
+	return 0;
+}
+
+/* The callback types of --on-complete and --on-success must have
+ * handlers, like any job's; each callback goes to its handler's queue.
+ * EX_DATAERR (said) when one has none. */
+static int
+group_callbacks(struct group_spec *g, const struct conf *c)
+{
+	const char **type[] = { &g->on_complete, &g->on_success };
+	const char **queue[] = { &g->complete_queue, &g->success_queue };
+	static const char *const opt[] = { "--on-complete", "--on-success" };
+	size_t i;
+
+	for (i = 0; i < ARRAY_LEN(type); i++) {
+		const struct handler *h;
+
+		if (*type[i] == NULL)
+			continue;
+		if ((h = conf_handler(c, *type[i])) == NULL) {
+			cli_error("enqueue: %s: unknown callback type '%s' (no [handler %s] section in %s)", opt[i],
+			    *type[i], *type[i], c->path);
+			return EX_DATAERR;
+		}
+		*queue[i] = h->queue;
+	}
 	return 0;
 }
 
@@ -497,6 +557,8 @@ enqueue(struct opts *o, struct conf *c, char **argv)
 		cli_error(
 		    "unknown queue '%s' (no [queue %s] section in %s)", o->ctx.queue, o->ctx.queue, c->path);
 		rc = EX_DATAERR;
+	} else if (o->group.name != NULL && (rc = group_callbacks(&o->group, c)) != 0) {
+		/* said */
 	} else if (!o->is_batch)
 		rc = single(
 		    &o->ctx, argv[optind], argv[optind + 1], o->unique_key, o->unique_for_ms, &o->after);
@@ -505,6 +567,7 @@ enqueue(struct opts *o, struct conf *c, char **argv)
 		o->ctx.max_packet = db_max_packet(db);
 		if (o->key == NULL)
 			new_key(key, sizeof key);
+		o->ctx.group = o->group.name != NULL ? &o->group : NULL;
 		rc = enqueue_batch_run(&o->ctx, db, o->key != NULL ? o->key : key, o->dry_run);
 	}
 	db_free(db);
@@ -532,6 +595,9 @@ cmd_enqueue(int argc, char **argv)
 		{ "expires-at", required_argument, NULL, OPT_EXPIRES_AT },
 		{ "after", required_argument, NULL, OPT_AFTER },
 		{ "after-any", required_argument, NULL, OPT_AFTER_ANY },
+		{ "group", required_argument, NULL, OPT_GROUP },
+		{ "on-complete", required_argument, NULL, OPT_ON_COMPLETE },
+		{ "on-success", required_argument, NULL, OPT_ON_SUCCESS },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct opts o;

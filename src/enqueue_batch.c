@@ -38,6 +38,7 @@
 #include "duration.h"
 #include "enqueue_batch.h"
 #include "enqueue_graph.h"
+#include "groups.h"
 #include "queue.h"
 #include "wakeup.h"
 
@@ -205,6 +206,7 @@ struct batch_run {
 	size_t n, bytes, max_bytes;
 	uint64_t chunk_last; /* input line of the chunk's last job */
 	uint64_t added;      /* jobs this run committed (or, dry, printed) */
+	uint64_t gid;        /* the group every job joins (--group), or 0 */
 };
 
 /* Mixes the command line's defaults into the input's hash: resuming a
@@ -213,8 +215,9 @@ struct batch_run {
 static uint64_t
 defaults_hash(uint64_t h, const struct batch_ctx *ctx)
 {
-	char *d = xasprintf("%s|%lld|%s|%d|%u", ctx->queue ? ctx->queue : "", (long long)ctx->delay_ms,
-	    ctx->at ? ctx->at : "", ctx->priority, ctx->max_attempts);
+	char *d = xasprintf("%s|%lld|%s|%d|%u|%s", ctx->queue ? ctx->queue : "", (long long)ctx->delay_ms,
+	    ctx->at ? ctx->at : "", ctx->priority, ctx->max_attempts,
+	    ctx->group != NULL ? ctx->group->name : "");
 	const char *p;
 
 	for (p = d; *p != '\0'; p++)
@@ -281,12 +284,14 @@ flush(struct batch_run *b, uint64_t to_line, char *err)
 	size_t i;
 	int rc = DB_OK;
 
-	for (i = 0; i < b->n; i++)
+	for (i = 0; i < b->n; i++) {
 		b->items[i] = b->jobs[i].e; /* its strings are on the heap: a copy is safe */
+		b->items[i].group_id = b->gid;
+	}
 	if (b->dry_run)
 		b->p.lines_done = to_line;
 	else
-		rc = queue_batch_add(b->db, b->key, &b->p, to_line, b->items, b->n, err);
+		rc = queue_batch_add(b->db, b->key, &b->p, to_line, b->items, b->n, b->gid, err);
 	if (rc == DB_OK)
 		b->added += b->n;
 	if (rc == DB_OK && !b->dry_run)
@@ -418,6 +423,25 @@ open_batch(struct batch_run *b)
 	return 0;
 }
 
+/* Finds or makes the group of --group (groups.c) before any job of a
+ * real run is written, unless every line is written already; returns
+ * the exit status, having said what is wrong. */
+static int
+open_group(struct batch_run *b)
+{
+	char err[ERRSZ];
+	int rc;
+
+	if (b->ctx->group == NULL || b->dry_run || b->p.lines_done == b->p.lines_total)
+		return 0;
+	if ((rc = groups_open(b->db, b->ctx->group, &b->gid, err)) == DB_OK)
+		return 0;
+	cli_error("enqueue: %s (nothing was written)", err);
+	return rc == GROUPS_ECLOSED || rc == GROUPS_EDIFFER ? EX_DATAERR
+	    : rc == DB_EGONE                                ? EX_UNAVAILABLE
+	                                                    : EXIT_FAIL;
+}
+
 /* Pass 2 and its report. */
 static int
 write_batch(struct batch_run *b, struct reader *r)
@@ -426,7 +450,7 @@ write_batch(struct batch_run *b, struct reader *r)
 	size_t i;
 	int rc;
 
-	if ((rc = open_batch(b)) != 0)
+	if ((rc = open_batch(b)) != 0 || (rc = open_group(b)) != 0)
 		return rc;
 	if (!b->dry_run) {
 		catch_signals();
@@ -444,6 +468,10 @@ write_batch(struct batch_run *b, struct reader *r)
 		batch_job_clear(&b->jobs[i]);
 	free(b->jobs);
 	free(b->items);
+	if (rc == GROUPS_ECLOSED) { /* at the first chunk: nothing is written */
+		cli_error("enqueue: %s (nothing was written)", err);
+		return EX_DATAERR;
+	}
 	if (rc != DB_OK)
 		return report_failure(b, rc, err);
 	if (b->dry_run)
@@ -490,8 +518,10 @@ write_graph(struct batch_run *b, struct reader *r, struct graph *g)
 		    n == 1 ? "" : "s");
 		return 0;
 	}
+	if ((rc = open_group(b)) != 0)
+		return rc;
 	ids = xcalloc(n + 1, sizeof *ids);
-	if ((rc = graph_commit(g, b->db, ids, err)) == DB_OK) {
+	if ((rc = graph_commit(g, b->db, b->gid, ids, err)) == DB_OK) {
 		for (i = 0; i < n; i++)
 			printf("%llu\n", (unsigned long long)ids[i]);
 		printf("enqueued %zu job%s in one transaction\n", n, n == 1 ? "" : "s");
@@ -500,8 +530,8 @@ write_graph(struct batch_run *b, struct reader *r, struct graph *g)
 	} else
 		cli_error("enqueue: %s (nothing was written)", err);
 	free(ids);
-	return rc == DB_OK         ? 0
-	    : rc == AFTER_EUNKNOWN ? EX_DATAERR
+	return rc == DB_OK                                  ? 0
+	    : rc == AFTER_EUNKNOWN || rc == GROUPS_ECLOSED ? EX_DATAERR
 	    : rc == DB_EGONE       ? EX_UNAVAILABLE
 	                           : EXIT_FAIL;
 }

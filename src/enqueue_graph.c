@@ -152,10 +152,11 @@ graph_jobs(const struct graph *g, const struct batch_job **jobs)
 	return g->nheld;
 }
 
-/* Commits the jobs graph_add kept in one transaction; ids[i] gets the
- * id of the i-th.  Returns as after_enqueue does. */
+/* Commits the jobs graph_add kept in one transaction, each joining
+ * group gid (0: none); ids[i] gets the id of the i-th.  Returns as
+ * after_enqueue does. */
 int
-graph_commit(struct graph *g, struct db *db, uint64_t *ids, char *err)
+graph_commit(struct graph *g, struct db *db, uint64_t gid, uint64_t *ids, char *err)
 {
 	struct after_job *a = xcalloc(g->nheld + 1, sizeof *a);
 	size_t **refs = xcalloc(g->nheld + 1, sizeof *refs);
@@ -166,6 +167,7 @@ graph_commit(struct graph *g, struct db *db, uint64_t *ids, char *err)
 		const struct batch_job *b = &g->jobs[i];
 
 		a[i].e = b->e;
+		a[i].e.group_id = gid;
 		a[i].ids = b->after_ids;
 		a[i].nids = b->nafter_ids;
 		a[i].after_any = b->after_any;

@@ -10,6 +10,7 @@
 
 #include "deps.h"
 #include "final.h"
+#include "groups.h"
 #include "queue_states.h"
 
 /* Appends the two statements that finalize every row of jobs cond (SQL)
@@ -39,7 +40,8 @@ final_sql(struct db *db, struct buf *sql, const char *by, const char *cond)
 /* Finalizes up to FINAL_SWEEP_MAX jobs no worker holds whose expiry has
  * passed (a cancel request sets it too: see cancel.c), oldest expiry
  * first, in one transaction with the release of the jobs that wait for
- * them (deps.c); *n gets how many.  Served by jobs_expiry:
+ * them (deps.c) and the counts of their groups (groups.c); *n gets how
+ * many.  Served by jobs_expiry:
  * it reads the expired rows only, however many jobs wait.  With
  * skip_locked, rows a claim has locked are passed over (the claim will
  * finalize them itself). */
@@ -56,7 +58,7 @@ final_sweep(struct db *db, const char *by, int skip_locked, uint64_t *n, char *e
 	if ((rc = db_begin(db, err)) != DB_OK)
 		return rc;
 	r = db_query(db, &rc, err,
-	    "SELECT id, cancel_by IS NULL, has_waiters, wait_until IS NOT NULL FROM jobs WHERE expires_at <= UTC_TIMESTAMP(6) AND NOT "
+	    "SELECT id, cancel_by IS NULL, has_waiters, wait_until IS NOT NULL, group_id FROM jobs WHERE expires_at <= UTC_TIMESTAMP(6) AND NOT "
 	    "(" IS_RESERVED ")"
 	    " ORDER BY expires_at LIMIT %u FOR UPDATE%s",
 	    FINAL_SWEEP_MAX, skip_locked ? " SKIP LOCKED" : "");
@@ -72,13 +74,15 @@ final_sweep(struct db *db, const char *by, int skip_locked, uint64_t *n, char *e
 	 * transaction. */
 	while ((row = db_res_next(r)) != NULL) {
 		uint64_t id = db_col_u64(row[0], 0);
+		const char *how = row[1] != NULL && row[1][0] == '1' ? "expired" : "cancelled";
 
 		buf_printf(&cond, "%s%llu", k++ ? "," : "", (unsigned long long)id);
 		/* The rows are locked: no waiter can be added meanwhile. */
-		deps_ended_sql(db, &ended, id, row[1] != NULL && row[1][0] == '1' ? "expired" : "cancelled",
-		    "1 = 1",
+		deps_ended_sql(db, &ended, id, how, "1 = 1",
 		    (row[2] != NULL && row[2][0] != '0' ? DEPS_WAITERS : 0) |
 		        (row[3] != NULL && row[3][0] != '0' ? DEPS_OWN : 0));
+		if (row[4] != NULL) /* its group counts it (groups.c) */
+			groups_ended_sql(db, &ended, row[4], how, "1 = 1");
 	}
 	buf_adds(&cond, ")");
 	db_res_free(r);

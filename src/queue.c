@@ -27,7 +27,8 @@ due_sql(struct db *db, struct buf *sql, const struct enqueue_item *it)
  * queue_enqueue_sql), then those of the optional column groups.  A job
  * that waits is due at DEPS_NEVER, its due time kept in wait_until. */
 static void
-enqueue_row(struct db *db, struct buf *sql, const struct enqueue_item *it, int keyed, int life, int waits)
+enqueue_row(
+    struct db *db, struct buf *sql, const struct enqueue_item *it, int keyed, int life, int waits, int grouped)
 {
 	if (keyed && it->unique_key != NULL)
 		db_sql(db, sql, "%q, ", it->unique_key);
@@ -49,6 +50,10 @@ enqueue_row(struct db *db, struct buf *sql, const struct enqueue_item *it, int k
 		else
 			buf_adds(sql, "NULL");
 	}
+	if (grouped && it->group_id != 0)
+		db_sql(db, sql, ", %U", it->group_id);
+	else if (grouped)
+		buf_adds(sql, ", NULL");
 	if (!life)
 		return;
 	if (it->expires_at != NULL)
@@ -68,7 +73,7 @@ void
 queue_enqueue_sql(struct db *db, struct buf *sql, const struct enqueue_item *items, size_t n, const char *cond)
 {
 	size_t i;
-	int keyed = 0, life = 0, waits = 0;
+	int keyed = 0, life = 0, waits = 0, grouped = 0;
 
 	/* The optional columns are named only when an item has them, so a
 	 * plain bulk insert stays as lean as it was. */
@@ -76,22 +81,23 @@ queue_enqueue_sql(struct db *db, struct buf *sql, const struct enqueue_item *ite
 		keyed |= items[i].unique_key != NULL;
 		life |= items[i].expires_at != NULL || items[i].expires_in_ms > 0 || items[i].traceparent != NULL;
 		waits |= items[i].waiting_on > 0 || items[i].after_any;
+		grouped |= items[i].group_id != 0;
 	}
 	buf_printf(sql,
-	    "INSERT INTO jobs (%squeue, type, payload, priority, max_attempts, available_at%s%s) ",
+	    "INSERT INTO jobs (%squeue, type, payload, priority, max_attempts, available_at%s%s%s) ",
 	    keyed ? "unique_key, " : "", waits ? ", waiting_on, after_any, wait_until" : "",
-	    life ? ", expires_at, traceparent" : "");
+	    grouped ? ", group_id" : "", life ? ", expires_at, traceparent" : "");
 	if (cond == NULL)
 		buf_adds(sql, "VALUES ");
 	for (i = 0; i < n; i++) {
 		if (cond == NULL) {
 			buf_adds(sql, i ? ", (" : "(");
-			enqueue_row(db, sql, &items[i], keyed, life, waits);
+			enqueue_row(db, sql, &items[i], keyed, life, waits, grouped);
 			buf_adds(sql, ")");
 			continue;
 		}
 		buf_adds(sql, i ? " UNION ALL SELECT " : "SELECT ");
-		enqueue_row(db, sql, &items[i], keyed, life, waits);
+		enqueue_row(db, sql, &items[i], keyed, life, waits, grouped);
 		buf_printf(sql, " FROM DUAL WHERE %s", cond);
 	}
 }

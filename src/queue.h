@@ -48,6 +48,7 @@ struct job {
 	 * enqueued waiting for others (fixed at enqueue).  Its outcome
 	 * leaves out the statements for either while it is 0. */
 	int waiters, waited;
+	uint64_t group_id; /* its group (groups.h); 0: none */
 	char token[LEASE_TOKEN_LEN + 1];
 	/* Progress the handler reported, written with the next lease
 	 * extension when progress_new is set (queue_extend clears it). */
@@ -159,6 +160,7 @@ struct enqueue_item {
 	 * is its policy (sql/021). */
 	unsigned waiting_on;
 	int after_any;
+	uint64_t group_id; /* the group it joins (groups.h); 0: none */
 };
 
 /* One `enqueue --batch` run as jobq_batches records it (queue_batch.c). */
@@ -247,7 +249,7 @@ int queue_enqueue_counted(struct db *db, const struct enqueue_item *items, size_
 int queue_batch_get(struct db *db, const char *key, struct batch_progress *p, int *found, char *err);
 int queue_batch_open(struct db *db, const char *key, struct batch_progress *p, int *same, char *err);
 int queue_batch_add(struct db *db, const char *key, struct batch_progress *p, uint64_t to_line,
-    const struct enqueue_item *items, size_t n, char *err);
+    const struct enqueue_item *items, size_t n, uint64_t gid, char *err);
 int queue_status(struct db *db, const struct conf *c, const char *only_queue, struct queue_counts **out,
     size_t *n, char *err);
 void queue_counts_free(struct queue_counts *q, size_t n);

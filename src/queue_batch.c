@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "groups.h"
 #include "queue.h"
 
 /* Reads the row of key into *p; *found = 0 when there is none. */
@@ -79,10 +80,44 @@ queue_batch_open(struct db *db, const char *key, struct batch_progress *p, int *
 	return DB_OK;
 }
 
+/* Adds the chunk's n jobs to group gid in the chunk's transaction: the
+ * first chunk of a batch takes a hold on the group, so that it cannot
+ * complete before the batch is through, and the last gives it back and
+ * completes the group if every job of it has ended already.  DB_OK, or
+ * GROUPS_ECLOSED (err says so) when the group completed before the
+ * batch's first chunk. */
+static int
+add_to_group(struct db *db, uint64_t gid, const struct batch_progress *p, uint64_t to_line, size_t n,
+    char *err)
+{
+	struct buf sql;
+	char id[24];
+	int rc;
+
+	buf_init(&sql);
+	groups_add_sql(db, &sql, gid, n, p->lines_done == 0, to_line == p->lines_total);
+	sql.data[--sql.len] = '\0'; /* one statement: its count says whether the group was open */
+	rc = db_exec_buf(db, &sql, err);
+	if (rc == DB_OK && db_affected(db) != 1) {
+		errf(err, "group %llu has completed (its callbacks are enqueued); no job can join it now",
+		    (unsigned long long)gid);
+		rc = GROUPS_ECLOSED;
+	}
+	if (rc == DB_OK && to_line == p->lines_total) {
+		buf_reset(&sql);
+		snprintf(id, sizeof id, "%llu", (unsigned long long)gid);
+		groups_settle_sql(db, &sql, id, "1 = 1");
+		sql.data[--sql.len] = '\0';
+		rc = db_exec_buf(db, &sql, err);
+	}
+	buf_free(&sql);
+	return rc;
+}
+
 /* One try of queue_batch_add's transaction. */
 static int
 add_once(struct db *db, const char *key, const struct batch_progress *p, uint64_t to_line,
-    const struct enqueue_item *items, size_t n, int *raced, char *err)
+    const struct enqueue_item *items, size_t n, uint64_t gid, int *raced, char *err)
 {
 	int rc = db_begin(db, err);
 
@@ -99,6 +134,8 @@ add_once(struct db *db, const char *key, const struct batch_progress *p, uint64_
 	}
 	if (rc == DB_OK && n > 0)
 		rc = queue_enqueue_counted(db, items, n, err);
+	if (rc == DB_OK && gid != 0)
+		rc = add_to_group(db, gid, p, to_line, n, err);
 	if (rc == DB_OK)
 		rc = db_commit(db, err);
 	if (rc != DB_OK)
@@ -108,18 +145,19 @@ add_once(struct db *db, const char *key, const struct batch_progress *p, uint64_
 
 /* Inserts items (input lines p->lines_done+1 .. to_line) and records
  * that those lines are done, in one transaction, rerun whole on a
- * deadlock.  On DB_OK p's progress moves on.  On DB_EGONE the outcome is
+ * deadlock.  gid: the group the items join (their group_id), or 0; the
+ * batch holds the group open from its first chunk to its last.  On DB_OK p's progress moves on.  On DB_EGONE the outcome is
  * unknown (the COMMIT may have happened): ask queue_batch_get after
  * reconnecting. */
 int
 queue_batch_add(struct db *db, const char *key, struct batch_progress *p, uint64_t to_line,
-    const struct enqueue_item *items, size_t n, char *err)
+    const struct enqueue_item *items, size_t n, uint64_t gid, char *err)
 {
 	int rc, attempt = 0, raced = 0;
 
 	do
-		rc = add_once(db, key, p, to_line, items, n, &raced, err);
-	while (rc != DB_OK && !raced && db_retry_after(rc, ++attempt));
+		rc = add_once(db, key, p, to_line, items, n, gid, &raced, err);
+	while (rc != DB_OK && rc != GROUPS_ECLOSED && !raced && db_retry_after(rc, ++attempt));
 	if (rc == DB_OK) {
 		p->lines_done = to_line;
 		p->jobs_done += n;

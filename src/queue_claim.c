@@ -63,7 +63,8 @@ job_from_row(char **row, const unsigned long *len, int add_attempt)
 	snprintf(j->traceparent, sizeof j->traceparent, "%s", row[13] ? row[13] : "");
 	j->waiters = row[14] != NULL && row[14][0] != '0';
 	j->waited = row[15] != NULL && row[15][0] != '0';
-	snprintf(j->reserved_at, sizeof j->reserved_at, "%s", row[16] ? row[16] : "");
+	j->group_id = db_col_u64(row[16], 0);
+	snprintf(j->reserved_at, sizeof j->reserved_at, "%s", row[17] ? row[17] : "");
 	return j;
 }
 

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "deps.h"
+#include "groups.h"
 #include "queue.h"
 #include "queue_outcome_int.h"
 #include "trace.h"
@@ -202,6 +203,18 @@ ended_as(enum outcome_write k)
 	                      : NULL;
 }
 
+/* Appends the statements that count the end of a job of group gid (a
+ * job in no group has none), tied to its fenced outcome; returns how
+ * many. */
+static size_t
+group_sql(struct db *db, struct buf *sql, uint64_t gid, const char *how)
+{
+	char id[24];
+
+	snprintf(id, sizeof id, "%llu", (unsigned long long)gid);
+	return groups_ended_sql(db, sql, id, how, "@jobq_fence > 0");
+}
+
 /* Appends every statement of one outcome; *m gets where its results
  * will be, counted from base.
  *
@@ -235,13 +248,16 @@ piece_sql(struct db *db, struct buf *sql, const struct outcome *o, const struct 
 	 * ended it: its follow-ups, and the release of the jobs that wait
 	 * for it.  When it brings nothing about, the run row reads the
 	 * fence's count itself: one statement less for a plain job. */
-	if (ended_as(o->kind) != NULL && ((o->kind == OUT_DONE && o->nfollow > 0) || parts != 0)) {
+	if (ended_as(o->kind) != NULL &&
+	    ((o->kind == OUT_DONE && o->nfollow > 0) || parts != 0 || j->group_id != 0)) {
 		buf_adds(sql, "SET @jobq_fence = ROW_COUNT(), @jobq_follow = NULL;");
 		n++;
 		fenced = "@jobq_fence";
 		if (o->kind == OUT_DONE)
 			n += follow_sql(db, sql, o);
 		n += deps_ended_sql(db, sql, j->id, ended_as(o->kind), "@jobq_fence > 0", parts);
+		if (j->group_id != 0)
+			n += group_sql(db, sql, j->group_id, ended_as(o->kind));
 	}
 	if (v->with_run) {
 		run_sql(db, sql, o, v, fenced, lean);

@@ -14,13 +14,15 @@
 struct flow_gate;
 
 /* The columns of a claimed job as queue_claim_rows reads them; the claim
- * adds the reservation time as the last one. */
+ * adds the reservation time as the last one.  group_id is read here so
+ * that an outcome appends its group's statements only for a job in a
+ * group (groups.c). */
 #define JOB_COLUMNS                                                                 \
 	"id, queue, type, payload, priority, attempts, COALESCE(max_attempts, 0), " \
 	"TIMESTAMPDIFF(MICROSECOND, created_at, UTC_TIMESTAMP(6)) DIV 1000, created_at, " \
 	"TIMESTAMPDIFF(MICROSECOND, available_at, UTC_TIMESTAMP(6)) DIV 1000, " \
 	"TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), expires_at) DIV 1000, cancel_by, checkpoint, traceparent, " \
-	"has_waiters, wait_until IS NOT NULL, "
+	"has_waiters, wait_until IS NOT NULL, group_id, "
 
 /* One claim: up to limit jobs of one queue's due priorities, stamped
  * with token; the jobs it took so far are jobs[0..n). */

@@ -1,0 +1,213 @@
+/* groups.c -- groups of jobs with callbacks (groups.h,
+ * sql/023-groups.sql).
+ *
+ * A group's row counts its jobs (total) and how those that ended ended.
+ * Every transaction that ends a job of a group adds one to the count of
+ * its end (groups_ended_sql), under the same fence as the statement that
+ * ended the job, so a job is counted once however many workers raced for
+ * it or died holding it.  That UPDATE locks the group's row until the
+ * transaction commits: of two transactions ending the group's last two
+ * jobs, the second reads what the first wrote, so exactly one of them
+ * sees the group complete and enqueues its callbacks
+ * (groups_settle_sql), in the transaction that ended its last job.
+ *
+ * Jobs that belong to no group cost nothing here: the callers append
+ * these statements only for a job whose group_id the claim read. */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "groups.h"
+#include "utf8.h"
+
+/* A group that may complete now: nobody is adding jobs to it, every job
+ * of it ended, and its callbacks were not enqueued yet. */
+#define COMPLETE "ended_at IS NULL AND holds = 0 AND done + dead + cancelled + expired >= total"
+
+/* The callbacks' payload, in the order the documentation shows it. */
+#define PAYLOAD                                                                                  \
+	"CONCAT('{\"group\": ', id, ', \"name\": ', JSON_QUOTE(name), ', \"total\": ', total,"  \
+	" ', \"done\": ', done, ', \"dead\": ', dead, ', \"cancelled\": ', cancelled,"           \
+	" ', \"expired\": ', expired, '}')"
+
+/* Whether name can name a group: 1 to GROUPS_NAME_MAX characters of
+ * UTF-8 without control characters, not all digits (`jobq group show`
+ * reads those as an id).  -1 with err (one line) when not. */
+int
+groups_name_check(const char *name, char *err)
+{
+	size_t n = strlen(name), i, chars = 0;
+
+	for (i = 0; i < n; i++) {
+		if ((unsigned char)name[i] < 0x20 || name[i] == 0x7f) {
+			errf(err, "group name: control character at byte %zu", i + 1);
+			return -1;
+		}
+		chars += ((unsigned char)name[i] & 0xc0) != 0x80;
+	}
+	if (n == 0 || utf8_valid_prefix(name, n) != n) {
+		errf(err, "group name: expected 1 to %d characters of UTF-8", GROUPS_NAME_MAX);
+		return -1;
+	}
+	if (chars > GROUPS_NAME_MAX) {
+		errf(err, "group name: %zu characters, more than %d", chars, GROUPS_NAME_MAX);
+		return -1;
+	}
+	if (strspn(name, "0123456789") == n) {
+		errf(err, "group name: '%s' is all digits, which `jobq group show` reads as an id", name);
+		return -1;
+	}
+	return 0;
+}
+
+/* Whether the callback a group has (have, NULL when none) agrees with
+ * the one asked for (want, NULL: whatever it has). */
+static int
+same_callback(const char *have, const char *want)
+{
+	return want == NULL || (have != NULL && strcmp(have, want) == 0);
+}
+
+/* Finds the group g names, or creates it with g's callbacks; *id gets
+ * its id.  GROUPS_ECLOSED when it has completed (jobs can no longer
+ * join it), GROUPS_EDIFFER when it exists with other callbacks than g
+ * asks for; err says which, in one line. */
+int
+groups_open(struct db *db, const struct group_spec *g, uint64_t *id, char *err)
+{
+	struct db_res *r;
+	char **row;
+	int rc;
+
+	rc = db_exec(db, err,
+	    "INSERT INTO jobq_groups (name, on_complete, complete_queue, on_success, success_queue)"
+	    " VALUES (%q, %q, %q, %q, %q) ON DUPLICATE KEY UPDATE id = id",
+	    g->name, g->on_complete, g->complete_queue, g->on_success, g->success_queue);
+	if (rc != DB_OK)
+		return rc;
+	r = db_query(db, &rc, err,
+	    "SELECT id, on_complete, on_success, ended_at IS NOT NULL, complete_job FROM jobq_groups"
+	    " WHERE name = %q",
+	    g->name);
+	if (r == NULL)
+		return rc;
+	if ((row = db_res_next(r)) == NULL) {
+		errf(err, "group '%s' vanished as it was opened", g->name);
+		rc = DB_EFAIL;
+	} else if (row[3] != NULL && row[3][0] == '1') {
+		errf(err, "group '%s' has completed (callback job %s); no job can join it now", g->name,
+		    row[4] != NULL ? row[4] : "none");
+		rc = GROUPS_ECLOSED;
+	} else if (!same_callback(row[1], g->on_complete) || !same_callback(row[2], g->on_success)) {
+		errf(err, "group '%s' exists with --on-complete %s and --on-success %s", g->name,
+		    row[1] != NULL ? row[1] : "(none)", row[2] != NULL ? row[2] : "(none)");
+		rc = GROUPS_EDIFFER;
+	} else
+		*id = db_col_u64(row[0], 0);
+	db_res_free(r);
+	return rc;
+}
+
+/* Appends the statement that adds n jobs to group id, in the
+ * transaction that inserts them; it changes no row when the group has
+ * completed (the caller checks its count and rolls back).  hold: the
+ * caller will add more in later transactions, and the group must not
+ * complete before it is through; release: this is the last of them
+ * (then groups_settle_sql follows, as every job may have ended). */
+void
+groups_add_sql(struct db *db, struct buf *sql, uint64_t id, uint64_t n, int hold, int release)
+{
+	db_sql(db, sql, "UPDATE jobq_groups SET total = total + %U%s WHERE id = %U AND ended_at IS NULL;", n,
+	    hold && !release   ? ", holds = holds + 1"
+	    : release && !hold ? ", holds = holds - 1"
+	                       : "",
+	    id);
+}
+
+/* Appends the statements that enqueue the callbacks of group gid (SQL:
+ * an id, or a variable holding one) if it is complete and guard (SQL)
+ * holds, and mark it ended; returns how many.  The caller holds the
+ * group's row locked (groups_ended_sql's or groups_add_sql's UPDATE). */
+size_t
+groups_settle_sql(struct db *db, struct buf *sql, const char *gid, const char *guard)
+{
+	db_sql(db, sql,
+	    "INSERT INTO jobs (queue, type, payload) SELECT complete_queue, on_complete, " PAYLOAD
+	    " FROM jobq_groups WHERE id = %s AND %s AND on_complete IS NOT NULL AND " COMPLETE ";"
+	    "SET @jobq_gc = IF(ROW_COUNT() > 0, LAST_INSERT_ID(), NULL);"
+	    "INSERT INTO jobs (queue, type, payload) SELECT success_queue, on_success, " PAYLOAD
+	    " FROM jobq_groups WHERE id = %s AND %s AND on_success IS NOT NULL AND done = total AND " COMPLETE
+	    ";"
+	    "SET @jobq_gs = IF(ROW_COUNT() > 0, LAST_INSERT_ID(), NULL);"
+	    "UPDATE jobq_groups SET ended_at = UTC_TIMESTAMP(6), complete_job = @jobq_gc, success_job ="
+	    " @jobq_gs WHERE id = %s AND %s AND " COMPLETE ";",
+	    gid, guard, gid, guard, gid, guard);
+	return 5;
+}
+
+/* Appends the statements that count one job of group gid (SQL: an id,
+ * or a variable holding one) as ended how ("done", "dead", "cancelled"
+ * or "expired"), and enqueue the group's callbacks if that was its last;
+ * each runs only while guard (SQL) holds, so that the caller ties them to
+ * the statement that ended the job.  Returns how many. */
+size_t
+groups_ended_sql(struct db *db, struct buf *sql, const char *gid, const char *how, const char *guard)
+{
+	static const char *const column[] = { "done", "dead", "cancelled", "expired" };
+	size_t i;
+
+	for (i = 0; i < ARRAY_LEN(column) && strcmp(column[i], how) != 0; i++)
+		;
+	if (i == ARRAY_LEN(column))
+		fatal("groups: no count for a job that ended '%s'", how);
+	db_sql(db, sql, "UPDATE jobq_groups SET %s = %s + 1 WHERE id = %s AND %s;", column[i], column[i], gid,
+	    guard);
+	return 1 + groups_settle_sql(db, sql, gid, guard);
+}
+
+/* Copies v (NULL: "") into out. */
+static void
+copy(char *out, size_t len, const char *v)
+{
+	snprintf(out, len, "%s", v != NULL ? v : "");
+}
+
+/* Reads the group id_or_name names (an id when it is all digits) into
+ * *v; *found 0 when there is none. */
+int
+groups_find(struct db *db, const char *id_or_name, struct group_view *v, int *found, char *err)
+{
+	int by_id = id_or_name[0] != '\0' && strspn(id_or_name, "0123456789") == strlen(id_or_name);
+	struct db_res *r;
+	char **row;
+	int rc;
+
+	memset(v, 0, sizeof *v);
+	*found = 0;
+	r = db_query(db, &rc, err,
+	    "SELECT id, name, on_complete, on_success, total, holds, done, dead, cancelled, expired,"
+	    " complete_job, success_job, LEFT(created_at, 19), LEFT(ended_at, 19) FROM jobq_groups"
+	    " WHERE %s = %q",
+	    by_id ? "id" : "name", id_or_name);
+	if (r == NULL)
+		return rc;
+	if ((row = db_res_next(r)) != NULL) {
+		uint64_t *n[] = { &v->total, &v->holds, &v->done, &v->dead, &v->cancelled, &v->expired,
+			&v->complete_job, &v->success_job };
+		size_t i;
+
+		*found = 1;
+		v->id = db_col_u64(row[0], 0);
+		copy(v->name, sizeof v->name, row[1]);
+		copy(v->on_complete, sizeof v->on_complete, row[2]);
+		copy(v->on_success, sizeof v->on_success, row[3]);
+		for (i = 0; i < ARRAY_LEN(n); i++)
+			*n[i] = db_col_u64(row[4 + i], 0);
+		copy(v->created_at, sizeof v->created_at, row[12]);
+		copy(v->ended_at, sizeof v->ended_at, row[13]);
+	}
+	db_res_free(r);
+	return DB_OK;
+}

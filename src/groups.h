@@ -1,0 +1,46 @@
+/* groups.h -- groups of jobs with callbacks (sql/023-groups.sql): the
+ * count each ending job adds, the callbacks of a complete group, and
+ * what `jobq group show` prints. */
+#ifndef JOBQ_GROUPS_H
+#define JOBQ_GROUPS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "db.h"
+#include "util.h"
+
+/* The longest group name (jobq_groups.name), in characters. */
+#define GROUPS_NAME_MAX 128
+
+/* groups_open's and groups_add_sql's callers' answer when the group has
+ * completed (no job may join it any more), and when it exists with
+ * other callbacks. */
+#define GROUPS_ECLOSED 3
+#define GROUPS_EDIFFER 4
+
+/* A group as `jobq enqueue --group` names it. */
+struct group_spec {
+	const char *name;
+	const char *on_complete, *complete_queue; /* NULL: no such callback */
+	const char *on_success, *success_queue;
+};
+
+/* A group as `jobq group show` prints it. */
+struct group_view {
+	uint64_t id;
+	char name[GROUPS_NAME_MAX * 4 + 1];
+	char on_complete[65], on_success[65];
+	uint64_t total, holds, done, dead, cancelled, expired;
+	uint64_t complete_job, success_job; /* 0: not enqueued */
+	char created_at[32], ended_at[32];  /* ended_at "": open */
+};
+
+int groups_name_check(const char *name, char *err);
+int groups_open(struct db *db, const struct group_spec *g, uint64_t *id, char *err);
+void groups_add_sql(struct db *db, struct buf *sql, uint64_t id, uint64_t n, int hold, int release);
+size_t groups_ended_sql(struct db *db, struct buf *sql, const char *gid, const char *how, const char *guard);
+size_t groups_settle_sql(struct db *db, struct buf *sql, const char *gid, const char *guard);
+int groups_find(struct db *db, const char *id_or_name, struct group_view *v, int *found, char *err);
+
+#endif

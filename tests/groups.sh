@@ -1,0 +1,172 @@
+#!/bin/bash
+# Groups with callbacks (issue 23), in exec and persistent mode: a
+# 200-job group, enqueued as two batches, on 3 workers gets exactly one
+# --on-complete callback and one --on-success callback, each started
+# after every job of the group ended, with the right counts; a group with
+# a dead job gets its --on-complete callback and no --on-success one;
+# SIGKILL of the worker running a group's jobs during the fan-in leaves
+# exactly one callback; cancelled and expired jobs (jobq cancel, the
+# expiry sweep) complete their group too; bad input is refused with one
+# line and writes nothing.
+. "$top_srcdir/tests/lib.sh"
+setup groups
+TH=$top_srcdir/tests/handlers
+LOG=$T/log
+
+# t WORD NAME: the time (ns) of the first "WORD NAME" line of the log.
+t() { awk -v w="$1" -v n="$2" '$1 == w && $2 == n { print $4; exit }' "$LOG"; }
+# starts NAME: how many times NAME started.
+starts() { awk -v n="$1" '$1 == "start" && $2 == n' "$LOG" 2>/dev/null | wc -l; }
+# last_end REGEX: the time of the last "end" line of a job matching REGEX.
+last_end() { awk -v r="$1" '$1 == "end" && $2 ~ r && $4 > t { t = $4 } END { print t }' "$LOG"; }
+before() { [ -n "$1" ] && [ -n "$2" ] && [ "$1" -lt "$2" ]; }
+# lines PREFIX N [EXTRA [TOP]]: N batch lines of type step named
+# PREFIX1..PREFIXN, EXTRA added to the payload, TOP to the line.
+lines() {
+	for i in $(seq 1 "$2"); do
+		echo "{\"type\": \"step\"${4:-}, \"payload\": {\"name\": \"$1$i\"${3:-}}}"
+	done
+}
+# callback TYPE GROUP: the payloads of the runs of TYPE jobs for GROUP.
+callback() {
+	sql "SELECT payload FROM job_runs WHERE type = '$1' AND payload LIKE '%\"name\": \"$2\"%' ORDER BY id"
+}
+stop_workers() {
+	local p
+	for p in "${BG_PIDS[@]}"; do kill -TERM "$p" 2>/dev/null; done
+	for p in "${BG_PIDS[@]}"; do wait_exit 30 "$p" >/dev/null 2>&1; done
+	BG_PIDS=()
+}
+
+for hmode in exec persistent; do
+	empty_tables
+	sql "DELETE FROM jobq_groups"
+	rm -f "$LOG"
+	extra=""
+	[ $hmode = persistent ] && extra="mode = persistent
+env.PYTHONPATH = $HANDLERS"
+	write_conf <<EOC
+[worker]
+poll_interval = 20ms
+reserve_ttl = 2s
+heartbeat = 500ms
+workdir = $T
+
+[queue default]
+[queue callbacks]
+
+[handler step]
+exec = $TH/deps_log.py $LOG $hmode
+$extra
+
+[handler fanin]
+exec = $TH/deps_log.py $LOG $hmode
+queue = callbacks
+$extra
+
+[handler allgood]
+exec = $TH/deps_log.py $LOG $hmode
+$extra
+EOC
+	m="[$hmode]"
+	g=big-$hmode
+
+	# 200 jobs as two batches into one group, no worker running yet.
+	out=$(lines J 150 | jq_ enqueue --batch --group "$g" --on-complete fanin --on-success allgood 2>&1)
+	is "$?" 0 "$m the first batch of the group is enqueued"
+	out=$(lines J 50 ', "n": 2' | jq_ enqueue --batch --group "$g" 2>&1)
+	is "$?" 0 "$m a second batch joins the open group"
+	gid=$(sql "SELECT id FROM jobq_groups WHERE name = '$g'")
+	is "$(sql "SELECT CONCAT_WS(',', total, holds, on_complete, complete_queue, on_success) FROM jobq_groups WHERE id = $gid")" \
+		"200,0,fanin,callbacks,allgood" "$m the group counts 200 jobs, no hold left, and its callbacks"
+	is "$(sql "SELECT COUNT(*) FROM jobs WHERE group_id = $gid")" 200 "$m its 200 jobs carry its id"
+
+	start_worker --concurrency 2
+	start_worker --concurrency 2
+	start_worker --concurrency 2
+	wait_for_sql 60 "SELECT COUNT(*) FROM job_runs WHERE type IN ('fanin', 'allgood')" 2
+	ok $? "$m both callbacks ran"
+	sleep 0.5
+	want="{\"group\": $gid, \"name\": \"$g\", \"total\": 200, \"done\": 200, \"dead\": 0, \"cancelled\": 0, \"expired\": 0}"
+	is "$(callback fanin "$g")" "$want" "$m exactly one --on-complete callback, with the counts"
+	is "$(callback allgood "$g")" "$want" "$m exactly one --on-success callback"
+	is "$(starts "$g")" 2 "$m the two callbacks started once each"
+	before "$(last_end '^J[0-9]+$')" "$(t start "$g")"
+	ok $? "$m the first callback started after every job of the group ended"
+	is "$(sql "SELECT COUNT(*) FROM job_runs WHERE type = 'step' AND outcome = 'done'")" 200 "$m 200 jobs ran done"
+	is "$(sql "SELECT COUNT(*) FROM job_runs WHERE type = 'fanin' AND queue = 'callbacks'")" 1 "$m the callback ran in its handler's queue"
+	is "$(sql "SELECT CONCAT_WS(',', ended_at IS NOT NULL, complete_job IS NOT NULL, success_job IS NOT NULL) FROM jobq_groups WHERE id = $gid")" \
+		"1,1,1" "$m the group is ended and names its callback jobs"
+	out=$(echo '{"type": "step", "payload": {}}' | jq_ enqueue --batch --group "$g" 2>&1)
+	is "$?" 65 "$m a completed group takes no more jobs (exit 65)"
+	like "$out" "group '$g' has completed" "$m and says so"
+
+	# A dead job: --on-complete gets dead 1; --on-success is not enqueued.
+	out=$( (lines D 9; echo '{"type": "step", "payload": {"name": "DX", "exit": 65}}') |
+		jq_ enqueue --batch --group "dead-$hmode" --on-complete fanin --on-success allgood 2>&1)
+	is "$?" 0 "$m a group with a job that fails is enqueued"
+	dg=$(sql "SELECT id FROM jobq_groups WHERE name = 'dead-$hmode'")
+	wait_for_sql 30 "SELECT ended_at IS NOT NULL FROM jobq_groups WHERE id = $dg" 1
+	ok $? "$m the group with a dead job ends"
+	wait_for_sql 30 "SELECT COUNT(*) FROM job_runs WHERE type = 'fanin' AND payload LIKE '%\"dead-$hmode\"%'" 1
+	is "$(callback fanin "dead-$hmode")" \
+		"{\"group\": $dg, \"name\": \"dead-$hmode\", \"total\": 10, \"done\": 9, \"dead\": 1, \"cancelled\": 0, \"expired\": 0}" \
+		"$m its --on-complete callback counts the dead job"
+	is "$(sql "SELECT CONCAT(COUNT(*), ',', COALESCE(MAX(success_job), 'none')) FROM jobq_groups WHERE id = $dg")" "1,none" \
+		"$m no --on-success callback"
+	is "$(sql "SELECT COUNT(*) FROM jobs WHERE type = 'allgood'")$(callback allgood "dead-$hmode")" 0 "$m none is queued or ran"
+
+	# SIGKILL of the worker running the group's jobs: its jobs come back
+	# when their leases expire, and the group counts each once.
+	stop_workers
+	rm -f "$LOG"
+	lines K 4 ', "sleep": 3' | jq_ enqueue --batch --group "kill-$hmode" --on-complete fanin >/dev/null
+	kg=$(sql "SELECT id FROM jobq_groups WHERE name = 'kill-$hmode'")
+	start_worker --concurrency 4
+	victim=$WORKER_PID
+	i=0; while [ "$(awk '$1 == "start"' "$LOG" 2>/dev/null | wc -l)" -lt 4 ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+	kill -9 "$victim"
+	pkill -KILL -P "$victim" 2>/dev/null
+	start_worker --concurrency 2
+	start_worker --concurrency 2
+	wait_for_sql 60 "SELECT COUNT(*) FROM job_runs WHERE type = 'fanin' AND payload LIKE '%\"kill-$hmode\"%'" 1
+	ok $? "$m after the SIGKILL, the jobs ran again and the callback ran"
+	sleep 1
+	is "$(callback fanin "kill-$hmode")" \
+		"{\"group\": $kg, \"name\": \"kill-$hmode\", \"total\": 4, \"done\": 4, \"dead\": 0, \"cancelled\": 0, \"expired\": 0}" \
+		"$m exactly one callback, each job counted once"
+	is "$(starts "kill-$hmode")" 1 "$m it started once"
+	stop_workers
+done
+
+# Cancel and the expiry sweep end a group's jobs too (no handler ran).
+empty_tables
+lines C 2 | jq_ enqueue --batch --delay 1h --group cancelled --on-complete fanin >/dev/null
+for id in $(sql "SELECT id FROM jobs WHERE group_id = (SELECT id FROM jobq_groups WHERE name = 'cancelled')"); do
+	jq_ cancel "$id" >/dev/null 2>&1
+done
+is "$(sql "SELECT CONCAT_WS(',', cancelled, ended_at IS NOT NULL) FROM jobq_groups WHERE name = 'cancelled'")" "2,1" "jobq cancel counts and completes the group"
+is "$(sql "SELECT COUNT(*) FROM jobs WHERE type = 'fanin' AND payload LIKE '%\"cancelled\": 2%'")" 1 "its callback is queued"
+lines E 2 '' ', "expires_in": "1s"' | jq_ enqueue --batch --delay 1h --group expired --on-complete fanin >/dev/null
+start_worker --queue callbacks
+wait_for_sql 30 "SELECT CONCAT_WS(',', expired, ended_at IS NOT NULL) FROM jobq_groups WHERE name = 'expired'" "2,1"
+ok $? "the expiry sweep counts and completes the group"
+is "$(sql "SELECT COUNT(*) FROM job_runs WHERE type = 'fanin' AND payload LIKE '%\"expired\": 2%'") " "1 " "its callback runs"
+stop_workers
+
+# Bad input: one line, its exit status, nothing written.
+n0=$(sql "SELECT CONCAT(COUNT(*), '/', (SELECT COUNT(*) FROM jobq_groups)) FROM jobs")
+out=$(lines B 2 | jq_ enqueue --batch --group bad --on-complete nosuch 2>&1)
+is "$?" 65 "an unknown callback type: exit 65"
+is "$out" "jobq: enqueue: --on-complete: unknown callback type 'nosuch' (no [handler nosuch] section in $CONF)" "one line naming it"
+out=$(lines B 2 | jq_ enqueue --batch --group "$(printf 'g%.0s' $(seq 1 129))" --on-complete fanin 2>&1)
+is "$?" 64 "a group name of 129 characters: exit 64"
+is "$(echo "$out" | head -1)" "jobq: enqueue: --group: group name: 129 characters, more than 128" "one line saying so"
+out=$(lines B 2 | jq_ enqueue --batch --on-complete fanin 2>&1)
+is "$?" 64 "--on-complete without --group: exit 64"
+is "$(echo "$out" | head -1)" "jobq: enqueue: --on-complete goes with --group" "one line saying so"
+out=$(jq_ enqueue --group g1 step '{}' 2>&1)
+is "$?" 64 "--group without --batch: exit 64"
+is "$(sql "SELECT CONCAT(COUNT(*), '/', (SELECT COUNT(*) FROM jobq_groups)) FROM jobs")" "$n0" "the bad input wrote nothing"
+
+finish
