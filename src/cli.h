@@ -79,6 +79,7 @@ int cmd_failed(int argc, char **argv);
 int cmd_release_stale(int argc, char **argv);
 int cmd_pause(int argc, char **argv);
 int cmd_cancel(int argc, char **argv);
+int cmd_group(int argc, char **argv);
 int cmd_resume(int argc, char **argv);
 int cmd_workers(int argc, char **argv);
 int cmd_prune(int argc, char **argv);

@@ -89,13 +89,6 @@ views_of(struct db_res *r, size_t *n)
 	return d;
 }
 
-/* The state of job d.X (DESIGN 5b), or how it ended: the dead letter,
- * then its last run; 'gone' when neither knows it (pruned). */
-#define STATE_OF(X)                                                        \
-	"COALESCE((SELECT " STATE_OF_ROW " FROM jobs WHERE id = d." X ")," \
-	" (SELECT 'failed' FROM failed_jobs WHERE id = d." X "),"          \
-	" (SELECT outcome FROM job_runs WHERE job_id = d." X " ORDER BY id DESC LIMIT 1), 'gone')"
-
 /* Fills *after with the jobs job id waits for (each with its state, or
  * how it ended) and *by with the jobs that wait for it, both by id.
  * Free each with deps_list_free. */
@@ -109,15 +102,15 @@ deps_list(struct db *db, uint64_t id, struct dep_view **after, size_t *nafter, s
 	*after = *by = NULL;
 	*nafter = *nby = 0;
 	r = db_query(db, &rc, err,
-	    "SELECT d.after_id, " STATE_OF(
-	        "after_id") " FROM jobq_deps d WHERE d.job_id = %U ORDER BY d.after_id",
+	    "SELECT d.after_id, " JOB_STATE_OF(
+	        "d.after_id") " FROM jobq_deps d WHERE d.job_id = %U ORDER BY d.after_id",
 	    id);
 	if (r == NULL)
 		return rc;
 	*after = views_of(r, nafter);
 	r = db_query(db, &rc, err,
-	    "SELECT d.job_id, " STATE_OF(
-	        "job_id") " FROM jobq_deps d WHERE d.after_id = %U ORDER BY d.job_id",
+	    "SELECT d.job_id, " JOB_STATE_OF(
+	        "d.job_id") " FROM jobq_deps d WHERE d.after_id = %U ORDER BY d.job_id",
 	    id);
 	if (r == NULL)
 		return rc;

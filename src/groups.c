@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "groups.h"
+#include "queue_states.h"
 #include "utf8.h"
 
 /* A group that may complete now: nobody is adding jobs to it, every job
@@ -27,9 +28,9 @@
 #define COMPLETE "ended_at IS NULL AND holds = 0 AND done + dead + cancelled + expired >= total"
 
 /* The callbacks' payload, in the order the documentation shows it. */
-#define PAYLOAD                                                                                  \
-	"CONCAT('{\"group\": ', id, ', \"name\": ', JSON_QUOTE(name), ', \"total\": ', total,"  \
-	" ', \"done\": ', done, ', \"dead\": ', dead, ', \"cancelled\": ', cancelled,"           \
+#define PAYLOAD                                                                                \
+	"CONCAT('{\"group\": ', id, ', \"name\": ', JSON_QUOTE(name), ', \"total\": ', total," \
+	" ', \"done\": ', done, ', \"dead\": ', dead, ', \"cancelled\": ', cancelled,"         \
 	" ', \"expired\": ', expired, '}')"
 
 /* Whether name can name a group: 1 to GROUPS_NAME_MAX characters of
@@ -120,9 +121,9 @@ void
 groups_add_sql(struct db *db, struct buf *sql, uint64_t id, uint64_t n, int hold, int release)
 {
 	db_sql(db, sql, "UPDATE jobq_groups SET total = total + %U%s WHERE id = %U AND ended_at IS NULL;", n,
-	    hold && !release   ? ", holds = holds + 1"
-	    : release && !hold ? ", holds = holds - 1"
-	                       : "",
+	    hold && !release       ? ", holds = holds + 1"
+	        : release && !hold ? ", holds = holds - 1"
+	                           : "",
 	    id);
 }
 
@@ -174,8 +175,43 @@ copy(char *out, size_t len, const char *v)
 	snprintf(out, len, "%s", v != NULL ? v : "");
 }
 
+/* Fills v's counts of queued jobs by state (served by jobs_group) and
+ * the states of its callback jobs. */
+static int
+find_states(struct db *db, struct group_view *v, char *err)
+{
+	static const char *const states[] = GROUPS_STATES;
+	struct db_res *r;
+	char **row;
+	size_t i;
+	int rc;
+
+	r = db_query(db, &rc, err,
+	    "SELECT " STATE_OF_ROW ", COUNT(*) FROM jobs WHERE group_id = %U GROUP BY 1", v->id);
+	if (r == NULL)
+		return rc;
+	while ((row = db_res_next(r)) != NULL)
+		for (i = 0; i < ARRAY_LEN(states); i++)
+			if (row[0] != NULL && strcmp(row[0], states[i]) == 0)
+				v->queued[i] = db_col_u64(row[1], 0);
+	db_res_free(r);
+	r = db_query(db, &rc, err,
+	    "SELECT " JOB_STATE_OF("complete_job") ", " JOB_STATE_OF("success_job") " FROM jobq_groups"
+	                                                                            " WHERE id = %U",
+	    v->id);
+	if (r == NULL)
+		return rc;
+	if ((row = db_res_next(r)) != NULL) {
+		copy(v->complete_state, sizeof v->complete_state, v->complete_job ? row[0] : NULL);
+		copy(v->success_state, sizeof v->success_state, v->success_job ? row[1] : NULL);
+	}
+	db_res_free(r);
+	return DB_OK;
+}
+
 /* Reads the group id_or_name names (an id when it is all digits) into
- * *v; *found 0 when there is none. */
+ * *v, with its queued jobs by state and its callbacks' states; *found 0
+ * when there is none. */
 int
 groups_find(struct db *db, const char *id_or_name, struct group_view *v, int *found, char *err)
 {
@@ -209,5 +245,40 @@ groups_find(struct db *db, const char *id_or_name, struct group_view *v, int *fo
 		copy(v->ended_at, sizeof v->ended_at, row[13]);
 	}
 	db_res_free(r);
+	return *found ? find_states(db, v, err) : DB_OK;
+}
+
+/* Fills *w with up to max waiting jobs of group id, by id, each with the
+ * jobs it waits for; free with groups_waiting_free. */
+int
+groups_waiting(struct db *db, uint64_t id, unsigned max, struct group_wait **w, size_t *n, char *err)
+{
+	struct db_res *r;
+	char **row;
+	int rc;
+
+	*w = NULL;
+	*n = 0;
+	r = db_query(db, &rc, err,
+	    "SELECT j.id, GROUP_CONCAT(d.after_id ORDER BY d.after_id) FROM jobs j"
+	    " JOIN jobq_deps d ON d.job_id = j.id WHERE j.group_id = %U AND " IS_WAITING
+	    " GROUP BY j.id ORDER BY j.id LIMIT %u",
+	    id, max);
+	if (r == NULL)
+		return rc;
+	*w = xcalloc(db_res_rows(r) + 1, sizeof **w);
+	while ((row = db_res_next(r)) != NULL) {
+		(*w)[*n].id = db_col_u64(row[0], 0);
+		(*w)[(*n)++].after = xstrdup(row[1] != NULL ? row[1] : "");
+	}
+	db_res_free(r);
 	return DB_OK;
+}
+
+void
+groups_waiting_free(struct group_wait *w, size_t n)
+{
+	while (n-- > 0)
+		free(w[n].after);
+	free(w);
 }

@@ -32,8 +32,24 @@ struct group_view {
 	char name[GROUPS_NAME_MAX * 4 + 1];
 	char on_complete[65], on_success[65];
 	uint64_t total, holds, done, dead, cancelled, expired;
-	uint64_t complete_job, success_job; /* 0: not enqueued */
-	char created_at[32], ended_at[32];  /* ended_at "": open */
+	uint64_t complete_job, success_job;         /* 0: not enqueued */
+	char created_at[32], ended_at[32];          /* ended_at "": open */
+	char complete_state[32], success_state[32]; /* of the callback jobs, "" when none */
+	/* Its jobs still queued, by state (ready, delayed, waiting,
+	 * reserved, stale: GROUPS_STATES). */
+	uint64_t queued[5];
+};
+
+/* The states of queued jobs, in group_view.queued's order. */
+#define GROUPS_STATES                                              \
+	{                                                          \
+		"ready", "delayed", "waiting", "reserved", "stale" \
+	}
+
+/* A waiting job of a group and the jobs it waits for ("12,13"). */
+struct group_wait {
+	uint64_t id;
+	char *after;
 };
 
 int groups_name_check(const char *name, char *err);
@@ -42,5 +58,7 @@ void groups_add_sql(struct db *db, struct buf *sql, uint64_t id, uint64_t n, int
 size_t groups_ended_sql(struct db *db, struct buf *sql, const char *gid, const char *how, const char *guard);
 size_t groups_settle_sql(struct db *db, struct buf *sql, const char *gid, const char *guard);
 int groups_find(struct db *db, const char *id_or_name, struct group_view *v, int *found, char *err);
+int groups_waiting(struct db *db, uint64_t id, unsigned max, struct group_wait **w, size_t *n, char *err);
+void groups_waiting_free(struct group_wait *w, size_t n);
 
 #endif

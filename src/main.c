@@ -19,6 +19,7 @@ static const struct cli_cmd commands[] = {
 	{ "failed", cmd_failed, "list, show, retry, forget or clear dead-lettered jobs" },
 	{ "release-stale", cmd_release_stale, "return jobs whose lease expired" },
 	{ "cancel", cmd_cancel, "cancel jobs, running ones included" },
+	{ "group", cmd_group, "show a group of jobs and its callbacks" },
 	{ "pause", cmd_pause, "stop workers taking jobs from a queue" },
 	{ "resume", cmd_resume, "let workers take jobs from a paused queue again" },
 	{ "workers", cmd_workers, "list the workers and what they run" },

@@ -25,4 +25,12 @@
 	" WHEN " IS_DELAYED " THEN 'delayed'"                                    \
 	" WHEN " IS_RESERVED " THEN 'reserved' ELSE 'stale' END"
 
+/* The state of the job whose id is the SQL expression X (DESIGN 5b), or
+ * how it ended: the dead letter, then its last run; 'gone' when neither
+ * knows it (pruned). */
+#define JOB_STATE_OF(X)                                                  \
+	"COALESCE((SELECT " STATE_OF_ROW " FROM jobs WHERE id = " X ")," \
+	" (SELECT 'failed' FROM failed_jobs WHERE id = " X "),"          \
+	" (SELECT outcome FROM job_runs WHERE job_id = " X " ORDER BY id DESC LIMIT 1), 'gone')"
+
 #endif

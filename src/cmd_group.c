@@ -1,0 +1,185 @@
+/* cmd_group.c -- `jobq group show ID|NAME [--json]`: a group of jobs
+ * (groups.c): its counts by how its jobs ended and by the state of those
+ * still queued, the jobs of it that wait and what for, and its
+ * callbacks. */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "cli.h"
+#include "groups.h"
+
+/* The most waiting jobs listed. */
+#define WAITING_MAX 100
+
+static void
+usage(void)
+{
+	printf("Usage: jobq group show [--json] ID|NAME\n"
+	       "Show a group of jobs (jobq enqueue --batch --group NAME): how many it holds,\n"
+	       "how many ended done, dead, cancelled or expired, how many of the others are\n"
+	       "ready, delayed, waiting, reserved or stale, the jobs of it that wait for other\n"
+	       "jobs (up to 100) and which, and its callbacks: the job each is, and its state.\n"
+	       "An ID is all digits (group names never are).\n\n"
+	       "      --json   print JSON\n\n"
+	       "Exit status: 0 shown; 64 usage; 65 no such group; 69 database unavailable.\n");
+}
+
+/* "fanin: job 12 (done)", "fanin: not enqueued", or "-". */
+static void
+callback_text(const char *type, uint64_t job, const char *state, char *out, size_t len)
+{
+	if (type[0] == '\0')
+		snprintf(out, len, "-");
+	else if (job == 0)
+		snprintf(out, len, "%s: not enqueued", type);
+	else
+		snprintf(out, len, "%s: job %llu (%s)", type, (unsigned long long)job, state);
+}
+
+static void
+print_text(const struct group_view *v, const struct group_wait *w, size_t nw)
+{
+	static const char *const states[] = GROUPS_STATES;
+	char cb[256];
+	size_t i;
+
+	printf("group %llu: %s\n", (unsigned long long)v->id, v->name);
+	printf("state:       %s\n", v->ended_at[0] ? "ended" : v->holds ? "open (being enqueued)" : "open");
+	printf("created:     %s UTC\n", v->created_at);
+	if (v->ended_at[0])
+		printf("ended:       %s UTC\n", v->ended_at);
+	printf("jobs:        %llu: %llu done, %llu dead, %llu cancelled, %llu expired\n",
+	    (unsigned long long)v->total, (unsigned long long)v->done, (unsigned long long)v->dead,
+	    (unsigned long long)v->cancelled, (unsigned long long)v->expired);
+	printf("queued:     ");
+	for (i = 0; i < ARRAY_LEN(states); i++)
+		printf(" %llu %s%s", (unsigned long long)v->queued[i], states[i],
+		    i + 1 < ARRAY_LEN(states) ? "," : "\n");
+	callback_text(v->on_complete, v->complete_job, v->complete_state, cb, sizeof cb);
+	printf("on-complete: %s\n", cb);
+	callback_text(v->on_success, v->success_job, v->success_state, cb, sizeof cb);
+	printf("on-success:  %s\n", cb);
+	for (i = 0; i < nw; i++)
+		printf("%s job %llu waits for %s\n", i == 0 ? "waiting:    " : "            ",
+		    (unsigned long long)w[i].id, w[i].after);
+}
+
+/* A callback as JSON: null when the group has none. */
+static cJSON *
+callback_json(const char *type, uint64_t job, const char *state)
+{
+	cJSON *o;
+
+	if (type[0] == '\0')
+		return cJSON_CreateNull();
+	o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "type", type);
+	if (job != 0) {
+		cJSON_AddNumberToObject(o, "job", (double)job);
+		cJSON_AddStringToObject(o, "state", state);
+	} else
+		cJSON_AddNullToObject(o, "job");
+	return o;
+}
+
+static void
+print_json(const struct group_view *v, const struct group_wait *w, size_t nw)
+{
+	static const char *const states[] = GROUPS_STATES;
+	cJSON *o = cJSON_CreateObject(), *q = cJSON_CreateObject(), *a = cJSON_CreateArray();
+	const uint64_t ends[] = { v->total, v->done, v->dead, v->cancelled, v->expired };
+	static const char *const end_names[] = { "total", "done", "dead", "cancelled", "expired" };
+	size_t i;
+
+	cJSON_AddNumberToObject(o, "id", (double)v->id);
+	cJSON_AddStringToObject(o, "name", v->name);
+	cJSON_AddStringToObject(o, "state", v->ended_at[0] ? "ended" : "open");
+	cJSON_AddBoolToObject(o, "being_enqueued", v->holds > 0);
+	cJSON_AddStringToObject(o, "created_at", v->created_at);
+	if (v->ended_at[0])
+		cJSON_AddStringToObject(o, "ended_at", v->ended_at);
+	else
+		cJSON_AddNullToObject(o, "ended_at");
+	for (i = 0; i < ARRAY_LEN(ends); i++)
+		cJSON_AddNumberToObject(o, end_names[i], (double)ends[i]);
+	for (i = 0; i < ARRAY_LEN(states); i++)
+		cJSON_AddNumberToObject(q, states[i], (double)v->queued[i]);
+	cJSON_AddItemToObject(o, "queued", q);
+	cJSON_AddItemToObject(
+	    o, "on_complete", callback_json(v->on_complete, v->complete_job, v->complete_state));
+	cJSON_AddItemToObject(
+	    o, "on_success", callback_json(v->on_success, v->success_job, v->success_state));
+	for (i = 0; i < nw; i++) {
+		cJSON *j = cJSON_CreateObject();
+
+		cJSON_AddNumberToObject(j, "id", (double)w[i].id);
+		cJSON_AddStringToObject(j, "waits_for", w[i].after);
+		cJSON_AddItemToArray(a, j);
+	}
+	cJSON_AddItemToObject(o, "waiting", a);
+	cli_print_json(o);
+	cJSON_Delete(o);
+}
+
+/* `group show`: reads the group and what it holds, and prints it. */
+static int
+show(const char *what, int json)
+{
+	struct group_view v;
+	struct group_wait *w = NULL;
+	struct conf *c;
+	struct db *db;
+	char err[ERRSZ];
+	size_t nw = 0;
+	int rc, found;
+
+	if ((rc = cli_open(0, &c, &db)) != 0)
+		return rc;
+	rc = groups_find(db, what, &v, &found, err);
+	if (rc == DB_OK && found)
+		rc = groups_waiting(db, v.id, WAITING_MAX, &w, &nw, err);
+	if (rc != DB_OK) {
+		cli_error("group: %s", err);
+		rc = rc == DB_EGONE ? EX_UNAVAILABLE : EXIT_FAIL;
+	} else if (!found) {
+		cli_error("group: no group '%s'", what);
+		rc = EX_DATAERR;
+	} else if (json)
+		print_json(&v, w, nw);
+	else
+		print_text(&v, w, nw);
+	groups_waiting_free(w, nw);
+	db_free(db);
+	conf_free(c);
+	return rc;
+}
+
+int
+cmd_group(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		CLI_COMMON_LONGOPTS,
+		{ "json", no_argument, NULL, 'j' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int opt, rc, json = 0;
+
+	while ((opt = getopt_long(argc, argv, CLI_COMMON_SHORTOPTS, longopts, NULL)) != -1) {
+		if (opt == 'j')
+			json = 1;
+		else if ((rc = cli_common_opt(opt, "group", usage)) != -2)
+			return rc < 0 ? EX_USAGE : rc;
+	}
+	if (optind >= argc || strcmp(argv[optind], "show") != 0)
+		return cli_usage_error("group",
+		    optind >= argc ? "expected 'show ID|NAME'" : "unknown action '%s' (expected show)",
+		    optind < argc ? argv[optind] : "");
+	if (argc - optind != 2)
+		return cli_usage_error("group", "show takes one ID or NAME");
+	return show(argv[optind + 1], json);
+}
