@@ -69,6 +69,21 @@ print_text(const struct group_view *v, const struct group_wait *w, size_t nw)
 		    (unsigned long long)w[i].id, w[i].after);
 }
 
+/* Adds time t ("YYYY-MM-DD HH:MM:SS" UTC, "" for none: null) as ISO
+ * 8601 with its offset, as `show --json` gives times. */
+static void
+add_time(cJSON *o, const char *k, const char *t)
+{
+	char iso[48];
+
+	if (t[0] == '\0') {
+		cJSON_AddNullToObject(o, k);
+		return;
+	}
+	snprintf(iso, sizeof iso, "%.10sT%s+00:00", t, strlen(t) > 11 ? t + 11 : "00:00:00");
+	cJSON_AddStringToObject(o, k, iso);
+}
+
 /* A callback as JSON: null when the group has none. */
 static cJSON *
 callback_json(const char *type, uint64_t job, const char *state)
@@ -100,11 +115,8 @@ print_json(const struct group_view *v, const struct group_wait *w, size_t nw)
 	cJSON_AddStringToObject(o, "name", v->name);
 	cJSON_AddStringToObject(o, "state", v->ended_at[0] ? "ended" : "open");
 	cJSON_AddBoolToObject(o, "being_enqueued", v->holds > 0);
-	cJSON_AddStringToObject(o, "created_at", v->created_at);
-	if (v->ended_at[0])
-		cJSON_AddStringToObject(o, "ended_at", v->ended_at);
-	else
-		cJSON_AddNullToObject(o, "ended_at");
+	add_time(o, "created_at", v->created_at);
+	add_time(o, "ended_at", v->ended_at);
 	for (i = 0; i < ARRAY_LEN(ends); i++)
 		cJSON_AddNumberToObject(o, end_names[i], (double)ends[i]);
 	for (i = 0; i < ARRAY_LEN(states); i++)
@@ -122,8 +134,7 @@ print_json(const struct group_view *v, const struct group_wait *w, size_t nw)
 		cJSON_AddItemToArray(a, j);
 	}
 	cJSON_AddItemToObject(o, "waiting", a);
-	cli_print_json(o);
-	cJSON_Delete(o);
+	cli_print_json(o); /* frees o */
 }
 
 /* `group show`: reads the group and what it holds, and prints it. */

@@ -81,6 +81,11 @@ EOC
 		"200,0,fanin,callbacks,allgood" "$m the group counts 200 jobs, no hold left, and its callbacks"
 	is "$(sql "SELECT COUNT(*) FROM jobs WHERE group_id = $gid")" 200 "$m its 200 jobs carry its id"
 
+	out=$(jq_ group show "$g")
+	like "$out" "jobs: +200: 0 done, 0 dead" "$m group show counts the jobs"
+	like "$out" "queued: +200 ready, 0 delayed" "$m and the queued ones by state"
+	like "$out" "on-complete: fanin: not enqueued" "$m and says the callback is not enqueued yet"
+
 	start_worker --concurrency 2
 	start_worker --concurrency 2
 	start_worker --concurrency 2
@@ -97,6 +102,10 @@ EOC
 	is "$(sql "SELECT COUNT(*) FROM job_runs WHERE type = 'fanin' AND queue = 'callbacks'")" 1 "$m the callback ran in its handler's queue"
 	is "$(sql "SELECT CONCAT_WS(',', ended_at IS NOT NULL, complete_job IS NOT NULL, success_job IS NOT NULL) FROM jobq_groups WHERE id = $gid")" \
 		"1,1,1" "$m the group is ended and names its callback jobs"
+	cj=$(sql "SELECT complete_job FROM jobq_groups WHERE id = $gid")
+	out=$(jq_ group show --json "$gid" | tr -d ' \n')
+	like "$out" "\"state\":\"ended\".*\"total\":200,\"done\":200" "$m group show --json ID: ended, its counts"
+	like "$out" "\"on_complete\":{\"type\":\"fanin\",\"job\":$cj,\"state\":\"done\"}" "$m and its callback job, done"
 	out=$(echo '{"type": "step", "payload": {}}' | jq_ enqueue --batch --group "$g" 2>&1)
 	is "$?" 65 "$m a completed group takes no more jobs (exit 65)"
 	like "$out" "group '$g' has completed" "$m and says so"
@@ -153,6 +162,23 @@ wait_for_sql 30 "SELECT CONCAT_WS(',', expired, ended_at IS NOT NULL) FROM jobq_
 ok $? "the expiry sweep counts and completes the group"
 is "$(sql "SELECT COUNT(*) FROM job_runs WHERE type = 'fanin' AND payload LIKE '%\"expired\": 2%'") " "1 " "its callback runs"
 stop_workers
+
+# A graph in a group: group show lists what the waiting jobs wait for;
+# the callback comes once the graph ran.
+empty_tables
+out=$(printf '%s\n' '{"type": "step", "ref": "a", "payload": {"name": "GA"}}' \
+	'{"type": "step", "after": ["a"], "payload": {"name": "GB"}}' |
+	jq_ enqueue --batch --group graph --on-complete fanin 2>&1)
+ids=($(echo "$out" | grep -E '^[0-9]+$'))
+like "$(jq_ group show graph)" "waiting: +job ${ids[1]} waits for ${ids[0]}" "group show lists a waiting job and what it waits for"
+start_worker --queue default,callbacks
+wait_for_sql 30 "SELECT COUNT(*) FROM job_runs WHERE type = 'fanin' AND payload LIKE '%\"graph\"%'" 1
+ok $? "a graph in a group gets its callback"
+is "$(sql "SELECT CONCAT_WS(',', total, done) FROM jobq_groups WHERE name = 'graph'")" "2,2" "counting both jobs"
+stop_workers
+out=$(jq_ group show nosuch 2>&1)
+is "$?" 65 "group show of an unknown group: exit 65"
+is "$out" "jobq: group: no group 'nosuch'" "one line saying so"
 
 # Bad input: one line, its exit status, nothing written.
 n0=$(sql "SELECT CONCAT(COUNT(*), '/', (SELECT COUNT(*) FROM jobq_groups)) FROM jobs")
