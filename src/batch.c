@@ -21,7 +21,8 @@
 #define DELAY_MAX_MS (100LL * 365 * 24 * 3600 * 1000)
 
 static const char *const FIELDS[] = { "type", "payload", "queue", "delay", "at", "priority", "max_attempts",
-	"traceparent", "expires_at", "expires_in", "ref", "after", "after_policy" };
+	"traceparent", "expires_at", "expires_in", "ref", "after", "after_policy", "group", "on_complete",
+	"on_success" };
 
 static void
 job_init(struct batch_job *job, const struct batch_ctx *ctx)
@@ -47,6 +48,14 @@ batch_job_clear(struct batch_job *job)
 	while (job->nafter_refs > 0)
 		free(job->after_refs[--job->nafter_refs]);
 	free(job->after_refs);
+	if (job->group != NULL) {
+		free((char *)job->group->name);
+		free((char *)job->group->on_complete);
+		free((char *)job->group->complete_queue);
+		free((char *)job->group->on_success);
+		free((char *)job->group->success_queue);
+		free(job->group);
+	}
 	memset(job, 0, sizeof *job);
 }
 
@@ -447,6 +456,60 @@ get_deps(const cJSON *o, struct batch_job *job, char *err)
 	return 0;
 }
 
+/* "on_complete" or "on_success" of a follow-up's group: a type with a
+ * handler, whose queue the callback goes to. */
+static int
+get_callback(const struct batch_ctx *ctx, const cJSON *o, const char *k, const char **type,
+    const char **queue, char *err)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+	const struct handler *h;
+
+	if (v == NULL)
+		return 0;
+	if (!cJSON_IsString(v) || (h = conf_handler(ctx->conf, v->valuestring)) == NULL) {
+		errf(err, "\"%s\": unknown callback type '%.64s' (no such [handler] section in %s)", k,
+		    cJSON_IsString(v) ? v->valuestring : "?", ctx->conf->path);
+		return -1;
+	}
+	*type = xstrdup(v->valuestring);
+	*queue = xstrdup(h->queue);
+	return 0;
+}
+
+/* "group", "on_complete" and "on_success": in a follow-up only (a batch
+ * names its group with --group); job->e.group points at the group. */
+static int
+get_group(const struct batch_ctx *ctx, const cJSON *o, struct batch_job *job, char *err)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "group");
+	struct group_spec *g;
+
+	if (v == NULL) {
+		if (cJSON_GetObjectItemCaseSensitive(o, "on_complete") == NULL &&
+		    cJSON_GetObjectItemCaseSensitive(o, "on_success") == NULL)
+			return 0;
+		errf(err, "\"on_complete\" and \"on_success\" go with \"group\"");
+		return -1;
+	}
+	if (!ctx->follow_up) {
+		errf(err, "\"group\": only in follow-ups (descriptor 3); a batch names its group with --group");
+		return -1;
+	}
+	if (!cJSON_IsString(v) || groups_name_check(v->valuestring, err) < 0) {
+		if (!cJSON_IsString(v))
+			errf(err, "\"group\": must be a string");
+		return -1;
+	}
+	g = job->group = xcalloc(1, sizeof *g);
+	g->name = xstrdup(v->valuestring);
+	job->e.group = g;
+	return get_callback(ctx, o, "on_complete", &g->on_complete, &g->complete_queue, err) < 0 ||
+	        get_callback(ctx, o, "on_success", &g->on_success, &g->success_queue, err) < 0
+	    ? -1
+	    : 0;
+}
+
 static int
 get_payload(const cJSON *o, struct batch_job *job)
 {
@@ -499,7 +562,8 @@ batch_line_parse(const char *line, size_t len, const struct batch_ctx *ctx, stru
 		errf(err, "not a JSON object");
 	else if (check_fields(o, err) == 0 && get_names(o, job, err) == 0 &&
 	    get_time(o, job, &at, err) == 0 && get_numbers(o, job, err) == 0 && get_trace(o, job, err) == 0 &&
-	    get_expiry(o, job, err) == 0 && get_deps(o, job, err) == 0 && get_payload(o, job) == 0)
+	    get_expiry(o, job, err) == 0 && get_deps(o, job, err) == 0 && get_group(ctx, o, job, err) == 0 &&
+	    get_payload(o, job) == 0)
 		rc = finish(ctx, job, at, 1, err);
 	cJSON_Delete(o);
 	if (rc < 0) {

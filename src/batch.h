@@ -49,6 +49,7 @@ struct batch_ctx {
 	const char *expires_at;  /* ISO 8601 as the user wrote it, or NULL */
 	int64_t expires_in_ms;   /* 0: none */
 	const struct group_spec *group; /* --group and its callbacks, or NULL */
+	int follow_up; /* a follow-up on descriptor 3: a line may name its "group" */
 };
 
 /* One checked job.  e points into the heap strings below (never into the
@@ -69,6 +70,9 @@ struct batch_job {
 	char **after_refs;
 	size_t nafter_refs;
 	int after_any;
+	/* A follow-up's "group", "on_complete" and "on_success" (heap, so
+	 * that e.group stays valid however the job is moved), or NULL. */
+	struct group_spec *group;
 };
 
 /* The longest "ref", and the most jobs one line may wait for. */

@@ -123,6 +123,7 @@ get_follow(const struct conf *c, const cJSON *v, struct control *ctl, char *err)
 	}
 	memset(&bx, 0, sizeof bx);
 	bx.conf = c;
+	bx.follow_up = 1;
 	text = cJSON_PrintUnformatted(v);
 	if (text == NULL)
 		fatal("cJSON_PrintUnformatted: out of memory");

@@ -127,6 +127,25 @@ groups_add_sql(struct db *db, struct buf *sql, uint64_t id, uint64_t n, int hold
 	    id);
 }
 
+/* Appends the statements by which a follow-up joins group g, in its
+ * parent's outcome transaction, while guard (SQL) holds: the group is
+ * made with g's callbacks if no group has its name (an existing one
+ * keeps its own), counted one job more if it is open, and @jobq_fg gets
+ * its id for the follow-up's group_id, or NULL when it has completed
+ * (the follow-up is then enqueued in no group).  Returns how many. */
+size_t
+groups_join_sql(struct db *db, struct buf *sql, const struct group_spec *g, const char *guard)
+{
+	db_sql(db, sql,
+	    "INSERT INTO jobq_groups (name, on_complete, complete_queue, on_success, success_queue)"
+	    " SELECT %q, %q, %q, %q, %q FROM DUAL WHERE %s ON DUPLICATE KEY UPDATE id = id;"
+	    "UPDATE jobq_groups SET total = total + 1 WHERE name = %q AND ended_at IS NULL AND %s;"
+	    "SET @jobq_fg = IF(ROW_COUNT() > 0, (SELECT id FROM jobq_groups WHERE name = %q), NULL);",
+	    g->name, g->on_complete, g->complete_queue, g->on_success, g->success_queue, guard, g->name, guard,
+	    g->name);
+	return 3;
+}
+
 /* Appends the statements that enqueue the callbacks of group gid (SQL:
  * an id, or a variable holding one) if it is complete and guard (SQL)
  * holds, and mark it ended; returns how many.  The caller holds the

@@ -52,6 +52,8 @@ enqueue_row(
 	}
 	if (grouped && it->group_id != 0)
 		db_sql(db, sql, ", %U", it->group_id);
+	else if (grouped && it->group != NULL)
+		buf_adds(sql, ", @jobq_fg"); /* groups_join_sql set it */
 	else if (grouped)
 		buf_adds(sql, ", NULL");
 	if (!life)
@@ -81,7 +83,7 @@ queue_enqueue_sql(struct db *db, struct buf *sql, const struct enqueue_item *ite
 		keyed |= items[i].unique_key != NULL;
 		life |= items[i].expires_at != NULL || items[i].expires_in_ms > 0 || items[i].traceparent != NULL;
 		waits |= items[i].waiting_on > 0 || items[i].after_any;
-		grouped |= items[i].group_id != 0;
+		grouped |= items[i].group_id != 0 || items[i].group != NULL;
 	}
 	buf_printf(sql,
 	    "INSERT INTO jobs (%squeue, type, payload, priority, max_attempts, available_at%s%s%s) ",

@@ -140,6 +140,8 @@ struct outcome {
 };
 
 /* One new job. */
+struct group_spec;
+
 struct enqueue_item {
 	const char *type;
 	const char *queue;
@@ -161,6 +163,9 @@ struct enqueue_item {
 	unsigned waiting_on;
 	int after_any;
 	uint64_t group_id; /* the group it joins (groups.h); 0: none */
+	/* A follow-up's group, joined (or made) by name in the outcome's
+	 * transaction (groups_join_sql), or NULL. */
+	const struct group_spec *group;
 };
 
 /* One `enqueue --batch` run as jobq_batches records it (queue_batch.c). */

@@ -156,7 +156,7 @@ extra_cost(const struct outcome *o)
 
 	for (i = 0; o->kind == OUT_DONE && i < o->nfollow; i++)
 		n += 2 * (o->follow[i].payload_len + strlen(o->follow[i].type) + strlen(o->follow[i].queue)) +
-		    512;
+		    (o->follow[i].group != NULL ? 4096 : 512);
 	return n;
 }
 

@@ -177,18 +177,21 @@ clash_sql(struct db *db, struct buf *sql, const struct job *j)
  * need not be consecutive, on Galera they are not): @jobq_follow
  * collects them, and the done run keeps the list (job_runs.follow_ups),
  * which is how `jobq show` and the job page link a job to its
- * follow-ups. */
+ * follow-ups.  A follow-up that names a group joins it (or makes it)
+ * first (groups.c). */
 static size_t
 follow_sql(struct db *db, struct buf *sql, const struct outcome *o)
 {
-	size_t i;
+	size_t i, n = 0;
 
 	for (i = 0; i < o->nfollow; i++) {
+		if (o->follow[i].group != NULL)
+			n += groups_join_sql(db, sql, o->follow[i].group, "@jobq_fence > 0");
 		queue_enqueue_sql(db, sql, &o->follow[i], 1, "@jobq_fence > 0");
 		buf_adds(sql, ";SET @jobq_follow = IF(@jobq_fence > 0, CONCAT_WS(',', @jobq_follow, "
 		              "LAST_INSERT_ID()), NULL);");
 	}
-	return 2 * o->nfollow;
+	return n + 2 * o->nfollow;
 }
 
 /* How o ends its job, for the jobs that wait for it (deps.c); NULL when

@@ -105,7 +105,7 @@ EOC
 	cj=$(sql "SELECT complete_job FROM jobq_groups WHERE id = $gid")
 	out=$(jq_ group show --json "$gid" | tr -d ' \n')
 	like "$out" "\"state\":\"ended\".*\"total\":200,\"done\":200" "$m group show --json ID: ended, its counts"
-	like "$out" "\"on_complete\":{\"type\":\"fanin\",\"job\":$cj,\"state\":\"done\"}" "$m and its callback job, done"
+	like "$out" "\"on_complete\":.\"type\":\"fanin\",\"job\":$cj,\"state\":\"done\"" "$m and its callback job, done"
 	out=$(echo '{"type": "step", "payload": {}}' | jq_ enqueue --batch --group "$g" 2>&1)
 	is "$?" 65 "$m a completed group takes no more jobs (exit 65)"
 	like "$out" "group '$g' has completed" "$m and says so"
@@ -162,6 +162,28 @@ wait_for_sql 30 "SELECT CONCAT_WS(',', expired, ended_at IS NOT NULL) FROM jobq_
 ok $? "the expiry sweep counts and completes the group"
 is "$(sql "SELECT COUNT(*) FROM job_runs WHERE type = 'fanin' AND payload LIKE '%\"expired\": 2%'") " "1 " "its callback runs"
 stop_workers
+
+# Follow-ups on descriptor 3 make a group and join it; its callback comes
+# once, after all of them ended.
+cat >>"$CONF" <<'EOC'
+
+[handler fan]
+exec = /bin/sh -c 'for i in 1 2 3; do echo "{\"enqueue\": {\"type\": \"step\", \"payload\": {\"name\": \"F$i\"}, \"group\": \"fd3\", \"on_complete\": \"fanin\"}}" >&3; done'
+EOC
+rm -f "$LOG"
+jq_ enqueue fan '{}' >/dev/null
+start_worker --queue default,callbacks --concurrency 3
+wait_for_sql 30 "SELECT COUNT(*) FROM job_runs WHERE type = 'fanin' AND payload LIKE '%\"fd3\"%'" 1
+ok $? "follow-ups that name a group make it, and its callback runs"
+fg=$(sql "SELECT id FROM jobq_groups WHERE name = 'fd3'")
+is "$(callback fanin fd3)" "{\"group\": $fg, \"name\": \"fd3\", \"total\": 3, \"done\": 3, \"dead\": 0, \"cancelled\": 0, \"expired\": 0}" \
+	"once, counting the three follow-ups"
+before "$(last_end '^F[0-9]$')" "$(t start fd3)"
+ok $? "after all three ended"
+stop_workers
+out=$(echo '{"type": "step", "group": "g"}' | jq_ enqueue --batch 2>&1)
+is "$?" 65 "\"group\" in a batch line: exit 65"
+like "$out" "^jobq: line 1: \"group\": only in follow-ups" "with its line number"
 
 # A graph in a group: group show lists what the waiting jobs wait for;
 # the callback comes once the graph ran.
