@@ -142,6 +142,11 @@ json_add_job(cJSON *o, const struct job_view *v, unsigned max)
 	if (v->available_at != NULL)
 		cJSON_AddNumberToObject(o, "available_in_seconds", (double)v->available_in_ms / 1000.0);
 	add_str(o, "traceparent", v->traceparent);
+	if (v->group_id != 0)
+		cJSON_AddNumberToObject(o, "group_id", (double)v->group_id);
+	else
+		cJSON_AddNullToObject(o, "group_id");
+	add_str(o, "group", v->group_name);
 	add_json(o, "checkpoint", v->checkpoint);
 	add_time(o, "expires_at", v->expires_at);
 	add_str(o, "cancel_requested_by", v->cancel_by);
@@ -403,6 +408,9 @@ print_text(const struct conf *c, const struct timefmt *f, const struct job_view 
 		print_vis(tty, "  unique key   %s\n", v->unique_key);
 	if (v->traceparent != NULL)
 		print_vis(tty, "  traceparent  %s\n", v->traceparent);
+	if (v->group_id != 0)
+		print_vis(tty, "  group        %llu (%s)\n", (unsigned long long)v->group_id,
+		    v->group_name != NULL ? v->group_name : "?");
 	if (max > 0)
 		printf("  attempts     %u of %u\n", v->attempts, max);
 	else

@@ -213,6 +213,8 @@ struct job_view {
 	char *expires_at;  /* it never starts after then (shown in tz); NULL: never */
 	char *cancel_by;   /* a cancel was requested (its worker stops it) by...; NULL: none */
 	char *cancel_at;   /* ... at (in tz) */
+	uint64_t group_id; /* the group it is in (groups.h), while queued; 0: none */
+	char *group_name;
 };
 
 /* What `jobq check --explain` reports about one reservation. */

@@ -76,7 +76,8 @@ queue_show(struct db *db, uint64_t id, const char *tz, struct job_view *v, char 
 	    " lease_token IS NOT NULL, lease_expires_at > UTC_TIMESTAMP(6),"
 	    " IF(due_at <= UTC_TIMESTAMP(6), 1, IF(due_at >= " DEPS_NEVER " AND waiting_on > 0, 2, 0)),"
 	    " progress, progress_note, unique_key, checkpoint, traceparent,"
-	    " CONVERT_TZ(expires_at, '+00:00', %q), cancel_by, CONVERT_TZ(cancel_at, '+00:00', %q)"
+	    " CONVERT_TZ(expires_at, '+00:00', %q), cancel_by, CONVERT_TZ(cancel_at, '+00:00', %q),"
+	    " group_id, (SELECT g.name FROM jobq_groups g WHERE g.id = jobs.group_id)"
 	    " FROM jobs WHERE id = %U",
 	    tz, tz, tz, tz, tz, tz, tz, id);
 	rc = view_fetch(db, &sql, tz, v, &r, &row, err);
@@ -99,6 +100,8 @@ queue_show(struct db *db, uint64_t id, const char *tz, struct job_view *v, char 
 	v->expires_at = xstrdup_or_null(x[15]);
 	v->cancel_by = xstrdup_or_null(x[16]);
 	v->cancel_at = xstrdup_or_null(x[17]);
+	v->group_id = db_col_u64(x[18], 0);
+	v->group_name = xstrdup_or_null(x[19]);
 	/* The states of DESIGN.md 5b; a token with no expiry is no live
 	 * lease (stale), as queue_status counts it. */
 	if (db_col_u64(x[7], 0))
@@ -162,6 +165,7 @@ job_view_free(struct job_view *v)
 	free(v->unique_key);
 	free(v->checkpoint);
 	free(v->traceparent);
+	free(v->group_name);
 	free(v->expires_at);
 	free(v->cancel_by);
 	free(v->cancel_at);
