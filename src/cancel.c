@@ -24,13 +24,14 @@
 #include "queue.h"
 #include "queue_states.h"
 
-/* Runs "START TRANSACTION; the job's group; pre (one statement, locking
- * job id's row); the finalizing statements of final_sql where cond (which
- * matches job id or nothing); the release of the jobs that wait for job
- * id (deps.c) and its group's count (groups.c), iff it was finalized;
- * COMMIT" as one transaction, rerun on a deadlock; *deleted gets the rows
- * finalized, *pre_rows the rows pre changed.  The group is read before
- * the row is locked: a job's group_id never changes once inserted. */
+/* Runs "START TRANSACTION; pre (one statement, locking job id's row);
+ * the job's group; the finalizing statements of final_sql where cond
+ * (which matches job id or nothing); the release of the jobs that wait
+ * for job id (deps.c) and its group's count (groups.c), iff it was
+ * finalized; COMMIT" as one transaction, rerun on a deadlock; *deleted
+ * gets the rows finalized, *pre_rows the rows pre changed.  The group is
+ * read once pre holds the row: a SELECT inside SET is a locking read,
+ * and would otherwise wait on a worker's lock before pre does. */
 static int
 final_tx(struct db *db, uint64_t id, const char *by, const char *pre, const char *cond, uint64_t *pre_rows,
     uint64_t *deleted, char *err)
@@ -41,9 +42,9 @@ final_tx(struct db *db, uint64_t id, const char *by, const char *pre, const char
 
 	buf_init(&sql);
 	buf_adds(&sql, "START TRANSACTION;");
-	db_sql(db, &sql, "SET @jobq_group = (SELECT group_id FROM jobs WHERE id = %U);", id);
 	buf_adds(&sql, pre);
 	buf_adds(&sql, ";");
+	db_sql(db, &sql, "SET @jobq_group = (SELECT group_id FROM jobs WHERE id = %U);", id);
 	final_sql(db, &sql, by, cond);
 	buf_adds(&sql, "SET @jobq_fence = ROW_COUNT();");
 	deps_ended_sql(db, &sql, id, "cancelled", "@jobq_fence > 0", DEPS_ALL);
@@ -51,7 +52,7 @@ final_tx(struct db *db, uint64_t id, const char *by, const char *pre, const char
 	buf_adds(&sql, "COMMIT");
 	rc = db_exec_retry(db, &sql, affected, ARRAY_LEN(affected), err);
 	buf_free(&sql);
-	*pre_rows = affected[2];
+	*pre_rows = affected[1];
 	*deleted = affected[4];
 	return rc;
 }
