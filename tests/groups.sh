@@ -9,6 +9,7 @@
 # expiry sweep) complete their group too; bad input is refused with one
 # line and writes nothing.
 . "$top_srcdir/tests/lib.sh"
+one_build sanitized "behaviour alone"
 setup groups
 TH=$top_srcdir/tests/handlers
 LOG=$T/log
