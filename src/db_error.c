@@ -7,6 +7,7 @@
 
 #include <errmsg.h>
 #include <mysqld_error.h>
+#include <string.h>
 
 #include "db_int.h"
 
@@ -53,8 +54,45 @@ db_error_class(const struct db *db, unsigned e)
 	}
 }
 
+/* Whether the last error says that a cached copy of a table holds
+ * triggers that failed to load.  MariaDB parses a table's triggers when a
+ * statement opens the table; a statement killed meanwhile (KILL QUERY,
+ * max_statement_time, or on Galera the abort of a local transaction that
+ * lost to a replicated one) has its parse cut short, which the server
+ * takes for a body that does not parse ("Query was empty", or a syntax
+ * error anywhere in it, error 1064), and it keeps that copy of the table
+ * in its table cache: every later statement handed that copy fails the
+ * same way until the table is flushed.  The trigger text on disk is
+ * sound, so reopening the table mends it. */
+static int
+stale_triggers(struct db *db)
+{
+	return db->last_errno == ER_PARSE_ERROR &&
+	    strstr(mysql_error(db->my), "has an error in its body") != NULL;
+}
+
+/* Drops this server's cached copies of jobs (the only table jobq gives
+ * triggers, sql/010), so that the next statement reopens it and loads its
+ * triggers again.  Only outside a transaction: FLUSH commits an open one.
+ * LOCAL keeps it off the binary log and, on Galera, on this node (the
+ * cache is each node's own).  It needs the RELOAD right; without it the
+ * rerun meets the same copy and fails as before, saying so. */
+void
+db_mend_triggers(struct db *db)
+{
+	static const char flush[] = "FLUSH LOCAL TABLES jobs";
+
+	if (!db->stale_triggers)
+		return;
+	db->stale_triggers = 0;
+	if (db->my != NULL)
+		(void)db_nb_query(db, flush, sizeof flush - 1);
+}
+
 /* Records the server's error, closes a lost connection, and returns the
- * class. */
+ * class.  A table whose cached triggers failed to load (stale_triggers)
+ * is mended now when no transaction is open, else by the rollback
+ * (db_rollback), and the transaction is to be rerun. */
 int
 db_error_record(struct db *db, char *err, const char *what)
 {
@@ -62,7 +100,17 @@ db_error_record(struct db *db, char *err, const char *what)
 
 	db->last_errno = mysql_errno(db->my);
 	rc = db_error_class(db, db->last_errno);
-	errf(err, "%s: %s (error %u)", what, mysql_error(db->my), db->last_errno);
+	db->stale_triggers = stale_triggers(db);
+	errf(err, "%s: %s (error %u%s)", what, mysql_error(db->my), db->last_errno,
+	    db->stale_triggers ? "; a statement killed while it loaded them left the triggers broken in "
+	                         "the server's table cache: jobq flushes the table, which needs the "
+	                         "RELOAD right, and reruns"
+	                       : "");
+	if (db->stale_triggers) {
+		if (!(db->my->server_status & SERVER_STATUS_IN_TRANS))
+			db_mend_triggers(db);
+		return DB_ERETRY;
+	}
 	if (rc == DB_EGONE && db->cancel != NULL && db->thread_id != 0 &&
 	    (db->last_errno == CR_SERVER_LOST || db->last_errno == 2055))
 		db->cancel(db, db->thread_id, err);

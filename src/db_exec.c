@@ -195,7 +195,8 @@ db_commit(struct db *db, char *err)
 	return DB_OK;
 }
 
-/* Rolls back, on paths that already failed.  When the ROLLBACK itself
+/* Rolls back, on paths that already failed, and then mends a table
+ * whose cached triggers failed to load (db_error.c).  When the ROLLBACK itself
  * fails (commands out of sync, a half-read result, a server error) the
  * connection is closed: the server then rolls back by itself, whereas a
  * transaction left open on a live connection would be committed, half
@@ -206,4 +207,5 @@ db_rollback(struct db *db)
 {
 	if (db->my != NULL && db_nb_rollback(db) != 0)
 		db_disconnect(db);
+	db_mend_triggers(db);
 }

@@ -27,6 +27,8 @@ struct db {
 	int64_t wait_limit_ms;    /* 0: the server's and the config's own limits */
 	const char *stmt_timeout; /* the variable that bounds statements, or NULL */
 	int galera;               /* the server is a Galera node (wsrep_on) */
+	int stale_triggers;       /* the server's cached jobs has triggers that
+	                           * failed to load: flush it (db_error.c) */
 	db_waiter *waiter;        /* see db_set_waiter(); NULL: calls block */
 	void *waiter_arg;
 	int nonblock;   /* this connection was opened with a waiter */
@@ -51,6 +53,7 @@ void db_set_target(struct db *db, const char *host, unsigned port);
 /* db_error.c: the server's errors, classified */
 int db_error_class(const struct db *db, unsigned e);
 int db_error_record(struct db *db, char *err, const char *what);
+void db_mend_triggers(struct db *db);
 
 /* db_limit.c: the wait limit */
 void db_limit_timeouts(const struct db *db, unsigned *connect_s, unsigned *read_s);

@@ -1,7 +1,7 @@
 # galera_lib.sh -- for the Galera tests (bash): a private cluster of
 # three nodes per test (contrib/jobq-testcluster), stopped at exit.
 #
-#   . "$top_srcdir/tests/galera_lib.sh"; galera_setup NAME PORT
+#   . "$top_srcdir/tests/galera_lib.sh"; galera_setup NAME PORT [NODES]
 #   gsql I "SELECT ..."   SQL on node I, the test's database, no header,
 #                         reads causal (they see every commit made before)
 #   gconf FILE HOSTS      a configuration for the host list HOSTS (the
@@ -33,7 +33,7 @@ galera_cleanup() {
 }
 
 galera_setup() {
-	local name=$1 port=$(($2 + ${JOBQ_TEST_PORT_OFFSET:-0})) why
+	local name=$1 port=$(($2 + ${JOBQ_TEST_PORT_OFFSET:-0})) nodes=${3:-3} why
 	why=$("$CLUSTER_SCRIPT" missing /tmp/jobq-missing-probe.$$ 2>&1)
 	rmdir /tmp/jobq-missing-probe.$$ 2>/dev/null
 	[ -z "$why" ] || skip_all "cannot run a Galera cluster here: $why"
@@ -45,7 +45,7 @@ galera_setup() {
 	CLUSTER=$(mktemp -d /tmp/jobq-galera.XXXXXX)
 	chmod 755 "$CLUSTER"
 	trap galera_cleanup EXIT
-	"$CLUSTER_SCRIPT" start "$CLUSTER" 3 "$port" >"$T/cluster.log" 2>&1 || {
+	"$CLUSTER_SCRIPT" start "$CLUSTER" "$nodes" "$port" >"$T/cluster.log" 2>&1 || {
 		cat "$T/cluster.log"
 		echo "Bail out! cannot start the Galera cluster"
 		exit 99
