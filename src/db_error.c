@@ -55,15 +55,15 @@ db_error_class(const struct db *db, unsigned e)
 }
 
 /* Whether the last error says that a cached copy of a table holds
- * triggers that failed to load.  MariaDB parses a table's triggers when a
- * statement opens the table; a statement killed meanwhile (KILL QUERY,
- * max_statement_time, or on Galera the abort of a local transaction that
- * lost to a replicated one) has its parse cut short, which the server
- * takes for a body that does not parse ("Query was empty", or a syntax
- * error anywhere in it, error 1064), and it keeps that copy of the table
- * in its table cache: every later statement handed that copy fails the
- * same way until the table is flushed.  The trigger text on disk is
- * sound, so reopening the table mends it. */
+ * triggers that failed to load.  The server parses a table's triggers
+ * when a statement opens the table.  On a Galera node (MariaDB 10.11), a
+ * statement killed meanwhile (KILL QUERY, or the abort of a local
+ * transaction that lost to a replicated one) has that parse cut short,
+ * which the server takes for a body that does not parse ("Query was
+ * empty", or a syntax error anywhere in it: error 1064), and it keeps
+ * that copy of the table in its table cache: every later statement
+ * handed that copy fails the same way until the table is flushed.  The
+ * trigger text on disk is sound, so reopening the table mends it. */
 static int
 stale_triggers(struct db *db)
 {
@@ -75,18 +75,27 @@ stale_triggers(struct db *db)
  * triggers, sql/010), so that the next statement reopens it and loads its
  * triggers again.  Only outside a transaction: FLUSH commits an open one.
  * LOCAL keeps it off the binary log and, on Galera, on this node (the
- * cache is each node's own).  It needs the RELOAD right; without it the
- * rerun meets the same copy and fails as before, saying so. */
+ * cache is each node's own).  The FLUSH waits for the transactions that
+ * have jobs open elsewhere: at most 10 s (or the session's shorter lock
+ * wait), then the rerun meets the copy again.  It needs the RELOAD right;
+ * without it the rerun fails as before, saying so.  The calls are raw, so
+ * that the error being reported stays the connection's last one. */
 void
 db_mend_triggers(struct db *db)
 {
-	static const char flush[] = "FLUSH LOCAL TABLES jobs";
+	static const char *const steps[] = {
+		"SET @jobq_lwt = @@SESSION.lock_wait_timeout, "
+		"SESSION lock_wait_timeout = LEAST(@@SESSION.lock_wait_timeout, 10)",
+		"FLUSH LOCAL TABLES jobs",
+		"SET SESSION lock_wait_timeout = @jobq_lwt",
+	};
+	size_t i;
 
 	if (!db->stale_triggers)
 		return;
 	db->stale_triggers = 0;
-	if (db->my != NULL)
-		(void)db_nb_query(db, flush, sizeof flush - 1);
+	for (i = 0; i < ARRAY_LEN(steps) && db->my != NULL; i++)
+		(void)db_nb_query(db, steps[i], (unsigned long)strlen(steps[i]));
 }
 
 /* Records the server's error, closes a lost connection, and returns the
@@ -96,17 +105,18 @@ db_mend_triggers(struct db *db)
 int
 db_error_record(struct db *db, char *err, const char *what)
 {
-	int rc;
+	int rc, stale;
 
 	db->last_errno = mysql_errno(db->my);
 	rc = db_error_class(db, db->last_errno);
-	db->stale_triggers = stale_triggers(db);
+	stale = stale_triggers(db);
 	errf(err, "%s: %s (error %u%s)", what, mysql_error(db->my), db->last_errno,
-	    db->stale_triggers ? "; a statement killed while it loaded them left the triggers broken in "
-	                         "the server's table cache: jobq flushes the table, which needs the "
-	                         "RELOAD right, and reruns"
-	                       : "");
-	if (db->stale_triggers) {
+	    stale ? "; a statement killed while it loaded them left the triggers broken in the "
+	            "server's table cache: jobq flushes the table, which needs the RELOAD right, "
+	            "and reruns"
+	          : "");
+	if (stale) {
+		db->stale_triggers = 1; /* until mended, whatever fails meanwhile */
 		if (!(db->my->server_status & SERVER_STATUS_IN_TRANS))
 			db_mend_triggers(db);
 		return DB_ERETRY;
