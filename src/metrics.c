@@ -125,16 +125,6 @@ cell(const char *queue, const char *type)
 	return c;
 }
 
-/* The monotonic clock in microseconds, for the latencies. */
-int64_t
-metrics_now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
 /* Makes the registry for configuration c (which must outlive it).  The
  * series of each served queue and the types whose handler names it as
  * their queue are shown at 0 from the start, so that rate() counts a

@@ -41,7 +41,6 @@ enum metrics_restart { MR_DIED, MR_PROTOCOL, MR_RECYCLED, MR_COUNT };
 /* What raised an alert (jobq_alerts_total). */
 enum metrics_alert { MA_ON_DEAD, MA_WATCHDOG, MA_COUNT };
 
-int64_t metrics_now_us(void);
 void metrics_init(const struct conf *c, char *const *served);
 void metrics_free(void);
 int metrics_enabled(void);

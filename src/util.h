@@ -51,6 +51,7 @@ void buf_vprintf(struct buf *b, const char *fmt, va_list ap);
 char *buf_steal(struct buf *b);
 
 int64_t mono_ms(void);
+int64_t mono_us(void);
 void wall_iso8601(char *out, size_t outlen);
 const char *signal_name(int sig);
 int str_to_int64(const char *s, int64_t min, int64_t max, int64_t *out);

@@ -196,9 +196,9 @@ reserve_jobs(struct worker *w, int64_t now)
 	req.flow = w->conf;
 	req.held = w->opts->stop_when_empty ? &held : NULL;
 	req.lost = &w->lost;
-	t0 = metrics_now_us();
+	t0 = mono_us();
 	rc = queue_reserve(w->db, &req, &jobs, &n, err);
-	metrics_claim(rc, rc == DB_OK ? (unsigned)n : 0, metrics_now_us() - t0);
+	metrics_claim(rc, rc == DB_OK ? (unsigned)n : 0, mono_us() - t0);
 	got = mono_ms();
 	w->reserved_once = 1;
 	if (rc == DB_ERETRY)

@@ -467,10 +467,10 @@ write_pending(struct worker *w, int64_t now)
 	for (i = 0; i < n; i++)
 		outcome_of(w, who[i], &o[i], &runs[i], &texts[i]);
 	if (n + nc > 0) {
-		int64_t t0 = metrics_now_us();
+		int64_t t0 = mono_us();
 
 		rc = queue_write(w->db, o, n, charge, nc, err);
-		metrics_write(metrics_now_us() - t0);
+		metrics_write(mono_us() - t0);
 		for (i = 0; i < nc; i++)
 			w->charge_due |= !charge[i]->charged;
 		for (i = 0; i < n; i++)

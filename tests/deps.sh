@@ -29,12 +29,6 @@ before() { [ -n "$1" ] && [ -n "$2" ] && [ "$1" -lt "$2" ]; }
 run_of() { sql "SELECT CONCAT_WS('|', outcome, error) FROM job_runs WHERE job_id = $1 ORDER BY id DESC LIMIT 1"; }
 # id_of NAME: the id of the job whose payload names NAME (queued or ended).
 id_of() { sql "SELECT id FROM jobs WHERE payload LIKE '%\"$1\"%' UNION SELECT job_id FROM job_runs WHERE payload LIKE '%\"$1\"%' LIMIT 1"; }
-stop_workers() {
-	local p
-	for p in "${BG_PIDS[@]}"; do kill -TERM "$p" 2>/dev/null; done
-	for p in "${BG_PIDS[@]}"; do wait_exit 30 "$p" >/dev/null 2>&1; done
-	BG_PIDS=()
-}
 
 for hmode in exec persistent; do
 	empty_tables

@@ -32,12 +32,6 @@ lines() {
 callback() {
 	sql "SELECT payload FROM job_runs WHERE type = '$1' AND payload LIKE '%\"name\": \"$2\"%' ORDER BY id"
 }
-stop_workers() {
-	local p
-	for p in "${BG_PIDS[@]}"; do kill -TERM "$p" 2>/dev/null; done
-	for p in "${BG_PIDS[@]}"; do wait_exit 30 "$p" >/dev/null 2>&1; done
-	BG_PIDS=()
-}
 
 for hmode in exec persistent; do
 	empty_tables

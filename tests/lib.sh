@@ -204,6 +204,16 @@ start_worker() {
 	BG_PIDS+=("$WORKER_PID")
 }
 
+# Stops every background process the test started (start_worker's
+# workers among them) with SIGTERM, waits up to 30 s for each, and
+# forgets them.
+stop_workers() {
+	local p
+	for p in "${BG_PIDS[@]}"; do kill -TERM "$p" 2>/dev/null; done
+	for p in "${BG_PIDS[@]}"; do wait_exit 30 "$p" >/dev/null 2>&1; done
+	BG_PIDS=()
+}
+
 # Waits up to $1 seconds for SQL $2 to print $3.
 wait_for_sql() {
 	local secs=$1 query=$2 want=$3 i=0
