@@ -269,8 +269,6 @@ group_add(struct group *g, struct piece *p, int alone)
 	g->m[g->n].fence += g->nstmt;
 	if (p->m.renumber > 0) /* 0 is "none": the move is never a piece's first statement */
 		g->m[g->n].renumber += g->nstmt;
-	if (p->m.lean_run > 0) /* nor is the run row */
-		g->m[g->n].lean_run += g->nstmt;
 	buf_add(&g->sql, p->sql.data, p->sql.len);
 	g->nstmt += p->nstmt;
 	g->n++;
@@ -299,8 +297,9 @@ group_charge(struct db *db, struct group *g, struct job *const *charge, size_t n
 
 /* Sends g as one transaction (rerun on deadlock).  On success each
  * member's state says whether its lease still held, or, for a lean one
- * whose job gained a waiter, is OUTS_PENDING again with gained_waiter
- * set, to be written in full; on a retryable error each is OUTS_FAILED;
+ * whose fence failed (its job gained a waiter, or the lease is lost: the
+ * rewrite tells), is OUTS_PENDING again with gained_waiter set, to be
+ * written in full; on a retryable error each is OUTS_FAILED;
  * on DB_EFAIL nothing is marked. */
 static int
 group_run(struct db *db, struct group *g, struct outcome *o, char *err)
@@ -317,8 +316,7 @@ group_run(struct db *db, struct group *g, struct outcome *o, char *err)
 	for (i = 0; i < g->n; i++) {
 		struct outcome *x = &o[g->m[i].out];
 
-		if (rc == DB_OK && g->affected[g->m[i].fence] == 0 && g->m[i].lean_run > 0 &&
-		    g->affected[g->m[i].lean_run] == 0) {
+		if (rc == DB_OK && g->affected[g->m[i].fence] == 0 && g->m[i].lean) {
 			x->state = OUTS_PENDING;
 			x->gained_waiter = 1;
 		} else if (rc == DB_OK)

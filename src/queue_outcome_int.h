@@ -32,7 +32,7 @@ struct member {
 	size_t out;      /* index in the caller's array */
 	size_t fence;    /* the statement whose count says "still ours" */
 	size_t renumber; /* the statement that moved an older dead-letter, or 0: none */
-	size_t lean_run; /* the run row of a lean outcome (piece_sql), or 0: not lean */
+	int lean;        /* a lean outcome (piece_sql): a failed fence may be a gained waiter */
 };
 
 size_t piece_sql(struct db *db, struct buf *sql, const struct outcome *o, const struct values *v, int clash,

@@ -25,13 +25,14 @@ queue_outcome_name(enum outcome_write k)
 
 /* Appends the run-history row of o; its outcome is the one intended
  * when the fenced statement said so (fenced: ROW_COUNT() right after
- * that statement, or the variable it was saved in), else "lost".  With
- * lean set (see piece_sql), no row is written while the job is still
- * under our lease: its fence failed on has_waiters alone, and the
- * outcome is written again. */
+ * that statement, or the variable it was saved in), else "lost".  It is
+ * a plain INSERT ... VALUES: the INSERT ... SELECT that could leave the
+ * row out cost a plain job about 15% of the server's CPU (an A/B of the
+ * two forms, contrib/bench --ab-db), so the rare lean outcome whose job
+ * gained a waiter writes "lost" here and its full rewrite replaces that
+ * row (piece_sql). */
 static void
-run_sql(struct db *db, struct buf *sql, const struct outcome *o, const struct values *v, const char *fenced,
-    int lean)
+run_sql(struct db *db, struct buf *sql, const struct outcome *o, const struct values *v, const char *fenced)
 {
 	const struct job *j = o->job;
 	const struct run_record *run = o->run;
@@ -47,10 +48,10 @@ run_sql(struct db *db, struct buf *sql, const struct outcome *o, const struct va
 	db_sql(db, sql,
 	    "INSERT INTO job_runs (job_id, queue, type, attempt, worker, started_at, duration_ms, outcome,"
 	    " exit_status, output, error, result, enqueued_at, payload, follow_ups, trace_id, span_id, wait_ms)"
-	    " %s%U, %q, %q,"
+	    " VALUES (%U, %q, %q,"
 	    " %u, %q, %q,"
 	    " %I, IF(",
-	    lean ? "SELECT " : "VALUES (", j->id, j->queue, j->type, j->attempt, run->worker, j->reserved_at,
+	    j->id, j->queue, j->type, j->attempt, run->worker, j->reserved_at,
 	    run->duration_ms);
 	buf_adds(sql, fenced);
 	db_sql(db, sql, " > 0, %q, 'lost'), %q, %q, %q, %q, %q, %q, %s, ", queue_outcome_name(o->kind),
@@ -62,12 +63,7 @@ run_sql(struct db *db, struct buf *sql, const struct outcome *o, const struct va
 		db_sql(db, sql, "%I", j->wait_ms);
 	else
 		buf_adds(sql, "NULL");
-	if (lean)
-		db_sql(db, sql,
-		    " FROM DUAL WHERE %s > 0 OR NOT EXISTS (SELECT 1 FROM jobs WHERE id = %U AND lease_token = %q);",
-		    fenced, j->id, j->token);
-	else
-		buf_adds(sql, ");");
+	buf_adds(sql, ");");
 }
 
 /* 1 when o's attempt is not counted in the row yet (a job reserved
@@ -226,8 +222,14 @@ group_sql(struct db *db, struct buf *sql, uint64_t gid, const char *how)
  * multi-table statements, about as dear as the rest of the outcome),
  * and asks in its fence that still none does.  A job that gained a
  * waiter while it ran (the enqueue locked its row to set has_waiters)
- * fails that fence while it is still ours; its run row is then not
- * written, and group_run sends it again in full. */
+ * fails that fence while it is still ours.  group_run cannot tell that
+ * from a lost lease, so any lean outcome whose fence failed is sent
+ * again in full (gained_waiter), and that rewrite first deletes the
+ * "lost" run row its lean form wrote (this worker's, of this attempt):
+ * in the same transaction as the row that replaces it.  A worker killed
+ * between the two leaves the "lost" row, which is then the truth: its
+ * outcome was never written, and the job runs again once the lease
+ * expires. */
 size_t
 piece_sql(struct db *db, struct buf *sql, const struct outcome *o, const struct values *v, int clash,
     size_t base, struct member *m)
@@ -240,9 +242,15 @@ piece_sql(struct db *db, struct buf *sql, const struct outcome *o, const struct 
 	size_t n = 0;
 
 	m->renumber = 0;
-	m->lean_run = 0;
+	m->lean = lean;
+	if (o->gained_waiter) {
+		db_sql(db, sql,
+		    "DELETE FROM job_runs WHERE job_id = %U AND attempt = %u AND worker = %q AND outcome = 'lost';", j->id,
+		    j->attempt, o->run->worker);
+		n++;
+	}
 	if (clash) {
-		n = clash_sql(db, sql, o->job);
+		n += clash_sql(db, sql, o->job);
 		m->renumber = base + n - 1;
 	}
 	n += outcome_sql(db, sql, o, v, lean);
@@ -263,9 +271,7 @@ piece_sql(struct db *db, struct buf *sql, const struct outcome *o, const struct 
 			n += group_sql(db, sql, j->group_id, ended_as(o->kind));
 	}
 	if (v->with_run) {
-		run_sql(db, sql, o, v, fenced, lean);
-		if (lean)
-			m->lean_run = base + n;
+		run_sql(db, sql, o, v, fenced);
 		n++;
 	}
 	return n;
