@@ -7,6 +7,7 @@
 
 #include "cli.h"
 #include "duration.h"
+#include "otlp.h"
 #include "queue.h"
 #include "worker.h"
 
@@ -25,6 +26,8 @@ usage(void)
 	       "      --schedule         also enqueue due scheduled jobs (at most one tick a minute)\n"
 	       "      --metrics-listen ADDR:PORT  serve this worker's /metrics there (default: [worker]\n"
 	       "                         metrics_listen; 'off': none)\n"
+	       "      --otlp-endpoint URL  export a span per run to this OTLP/HTTP collector (default:\n"
+	       "                         [worker] otlp_endpoint; 'off': none)\n"
 	       "      --log-format FMT   text (default) or json: one line per job outcome on stderr\n"
 	       "      --quiet            log only warnings and errors (default: [worker] log_level)\n"
 	       "  -v, --verbose          log debugging detail as well, such as each job's start\n\n"
@@ -34,7 +37,7 @@ usage(void)
 }
 
 enum { OPT_ONCE = 256, OPT_MAX, OPT_MAX_TIME, OPT_STOP_WHEN_EMPTY, OPT_LOG_FORMAT, OPT_SCHEDULE, OPT_QUIET,
-	OPT_METRICS_LISTEN };
+	OPT_METRICS_LISTEN, OPT_OTLP_ENDPOINT };
 
 /* Every queue in queues has a [queue] section; EX_CONFIG (said) when
  * one has not. */
@@ -109,6 +112,11 @@ take_opt(int opt, struct work_args *a)
 			    "work", "--metrics-listen: expected ADDR:PORT (port 0-65535) or off, not '%s'", optarg);
 		a->o.metrics_listen = optarg;
 		break;
+	case OPT_OTLP_ENDPOINT:
+		if (strcmp(optarg, "off") != 0 && otlp_endpoint_check(optarg, err) < 0)
+			return cli_usage_error("work", "--otlp-endpoint: %s, not '%s'", err, optarg);
+		a->o.otlp_endpoint = optarg;
+		break;
 	case 'v':
 		cli_log_level = LOG_DEBUG;
 		break;
@@ -135,6 +143,7 @@ parse_args(int argc, char **argv, struct work_args *a)
 		{ "log-format", required_argument, NULL, OPT_LOG_FORMAT },
 		{ "schedule", no_argument, NULL, OPT_SCHEDULE },
 		{ "metrics-listen", required_argument, NULL, OPT_METRICS_LISTEN },
+		{ "otlp-endpoint", required_argument, NULL, OPT_OTLP_ENDPOINT },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "quiet", no_argument, NULL, OPT_QUIET },
 		{ NULL, 0, NULL, 0 },

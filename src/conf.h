@@ -127,6 +127,7 @@ struct worker_conf {
 	char **on_alert_argv; /* [worker] on_alert: the watchdogs' incidents (watchdog.c); NULL: none */
 	int64_t keep_done_ms; /* finished jobs' runs are pruned past this age; 0: never */
 	char *metrics_listen; /* ADDR:PORT of the worker's own /metrics (metrics_http.c); NULL: none */
+	char *otlp_endpoint;  /* the OTLP/HTTP collector spans go to (otlp.c); NULL: none */
 };
 
 enum schedule_source { SCHEDULE_INI, SCHEDULE_DB };

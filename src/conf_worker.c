@@ -13,6 +13,7 @@
 #include "conf_ini.h"
 #include "conf_serve.h"
 #include "conf_worker.h"
+#include "otlp.h"
 
 /* The [worker] defaults: what an empty section means. */
 void
@@ -143,6 +144,19 @@ set_keep_done(struct loader *ld, struct worker_conf *w, const struct entry *e)
 	return 0;
 }
 
+/* otlp_endpoint = http://collector:4318: where the worker sends its
+ * spans (otlp.c adds /v1/traces); checked here so that `jobq check`
+ * reports a bad one. */
+static void
+set_otlp_endpoint(struct loader *ld, struct worker_conf *w, const struct entry *e)
+{
+	char err[ERRSZ];
+
+	if (otlp_endpoint_check(e->value, err) < 0)
+		ld_error(ld, e->line, "otlp_endpoint: %s, not '%s'", err, e->value);
+	ld_str(&w->otlp_endpoint, e->value);
+}
+
 /* Applies one of the worker's own keys.  Returns 0 when applied, 1 when
  * e is not one of them, -1 when bad (reported). */
 static int
@@ -179,6 +193,8 @@ worker_set(struct loader *ld, struct conf *c, const struct entry *e)
 		return set_keep_done(ld, w, e);
 	else if (strcmp(k, "metrics_listen") == 0)
 		conf_serve_listen_addr(ld, e, &w->metrics_listen); /* the token is [serve] metrics_token */
+	else if (strcmp(k, "otlp_endpoint") == 0)
+		set_otlp_endpoint(ld, w, e);
 	else
 		return set_log(ld, w, e);
 	return 0;
@@ -267,4 +283,5 @@ conf_worker_free(struct conf *c)
 	free(c->worker.timezone);
 	free(c->worker.wakeup_dir);
 	free(c->worker.metrics_listen);
+	free(c->worker.otlp_endpoint);
 }

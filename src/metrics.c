@@ -54,6 +54,7 @@ struct metrics {
 	uint64_t claims[MC_COUNT], claimed;
 	uint64_t db_errors[4];
 	uint64_t alerts[MA_COUNT];
+	uint64_t spans[MS_COUNT];
 	struct hist claim, write;
 };
 
@@ -64,6 +65,8 @@ static const char *const outcome_names[MO_COUNT] = { "done", "retry", "dead", "c
 static const char *const claim_names[MC_COUNT] = { "jobs", "empty", "conflict", "error" };
 static const char *const restart_names[MR_COUNT] = { "died", "protocol", "recycled" };
 static const char *const alert_names[MA_COUNT] = { "on_dead", "watchdog" };
+/* jobq_spans_dropped_total's reasons: MS_DROPPED_FULL..MS_DROPPED_STOP */
+static const char *const span_drop_names[3] = { "queue_full", "export_failed", "shutdown" };
 /* DB_EGONE, DB_ERETRY, DB_EFAIL, DB_EWAIT in the order of db.h (-1..-4) */
 static const char *const db_error_names[4] = { "connection", "deadlock", "statement", "wait_limit" };
 
@@ -258,6 +261,14 @@ metrics_alert(enum metrics_alert a)
 		add(&m->alerts[a], 1);
 }
 
+/* n spans of the exporter (otlp.c, on its own thread) had fate e. */
+void
+metrics_spans(enum metrics_span e, unsigned n)
+{
+	if (m != NULL && n > 0)
+		add(&m->spans[e], n);
+}
+
 static const char *
 queue_name(size_t q)
 {
@@ -406,6 +417,19 @@ render_handlers(struct buf *b)
 	free(col);
 }
 
+/* The OpenTelemetry exporter's counters (all 0 without otlp_endpoint). */
+static void
+render_spans(struct buf *b)
+{
+	prom_head(b, "jobq_spans_exported_total", "counter", "OpenTelemetry spans the collector accepted.");
+	buf_printf(b, "jobq_spans_exported_total %llu\n", (unsigned long long)get(&m->spans[MS_EXPORTED]));
+	render_labelled(b, "jobq_spans_dropped_total", "OpenTelemetry spans dropped, by reason.",
+	    &m->spans[MS_DROPPED_FULL], 3, "reason", span_drop_names);
+	prom_head(b, "jobq_span_export_failures_total", "counter",
+	    "OpenTelemetry export requests that failed (no answer, or not 2xx).");
+	buf_printf(b, "jobq_span_export_failures_total %llu\n", (unsigned long long)get(&m->spans[MS_POST_FAILED]));
+}
+
 /* Appends every series of the registry (nothing when there is none). */
 void
 metrics_render(struct buf *b)
@@ -434,4 +458,5 @@ metrics_render(struct buf *b)
 	    m->follow, 1, NULL, NULL);
 	render_labelled(b, "jobq_alerts_raised_total", "Alerts raised by this worker, by source.", m->alerts, MA_COUNT, "source",
 	    alert_names);
+	render_spans(b);
 }

@@ -41,6 +41,11 @@ enum metrics_restart { MR_DIED, MR_PROTOCOL, MR_RECYCLED, MR_COUNT };
 /* What raised an alert (jobq_alerts_total). */
 enum metrics_alert { MA_ON_DEAD, MA_WATCHDOG, MA_COUNT };
 
+/* What became of spans of the OpenTelemetry exporter (otlp.c):
+ * exported, dropped (queue full, export failed, left at stop), and
+ * export requests that failed. */
+enum metrics_span { MS_EXPORTED, MS_DROPPED_FULL, MS_DROPPED_FAILED, MS_DROPPED_STOP, MS_POST_FAILED, MS_COUNT };
+
 void metrics_init(const struct conf *c, char *const *served);
 void metrics_free(void);
 int metrics_enabled(void);
@@ -55,6 +60,7 @@ void metrics_handler(const char *type, enum metrics_handler e);
 void metrics_restart(const char *type, enum metrics_restart r);
 void metrics_followups(const char *type, unsigned n);
 void metrics_alert(enum metrics_alert a);
+void metrics_spans(enum metrics_span e, unsigned n);
 
 void metrics_render(struct buf *b);
 

@@ -58,6 +58,7 @@
 #include "log.h"
 #include "metrics.h"
 #include "metrics_http.h"
+#include "otlp.h"
 #include "pool.h"
 #include "queue.h"
 #include "registry.h"
@@ -122,6 +123,8 @@ tick_schedule(struct worker *w, int64_t now)
 static void
 worker_free_arrays(struct worker *w)
 {
+	otlp_stop(w->otlp); /* first: its thread counts into the metrics */
+	w->otlp = NULL;
 	metrics_http_stop(w->metrics);
 	w->metrics = NULL;
 	metrics_free();
@@ -208,6 +211,16 @@ metrics_wanted(const struct worker *w)
 	return at != NULL && strcmp(at, "off") != 0 ? at : NULL;
 }
 
+/* The collector the worker's spans go to: --otlp-endpoint, else
+ * [worker] otlp_endpoint; NULL for none (unset, or "off"). */
+static const char *
+otlp_wanted(const struct worker *w)
+{
+	const char *url = w->opts->otlp_endpoint ? w->opts->otlp_endpoint : w->conf->worker.otlp_endpoint;
+
+	return url != NULL && strcmp(url, "off") != 0 ? url : NULL;
+}
+
 /* Fills w for the options o and makes its arrays; -1 (err filled) when
  * the open-files limit does not allow the concurrency. */
 static int
@@ -223,7 +236,8 @@ worker_init(struct worker *w, const struct conf *c, struct db *db, const struct 
 	w->nslots = 2 * w->conc + reserve_ahead_most(c, w->conc) + WRITE_BATCH;
 	w->avg_ms = -1;
 	w->wait_ms = setup_wait_limit(c);
-	if (setup_fd_budget(w->conc, metrics_wanted(w) ? METRICS_HTTP_FDS : 0, err) < 0)
+	if (setup_fd_budget(w->conc, (metrics_wanted(w) ? METRICS_HTTP_FDS : 0) + (otlp_wanted(w) ? OTLP_FDS : 0),
+	        err) < 0)
 		return -1;
 	w->slots = xcalloc(w->nslots, sizeof *w->slots);
 	w->pfd = xcalloc(3 + (size_t)(w->nslots + ALERTS_MAX) * RUNNER_MAX_FDS, sizeof *w->pfd);
@@ -281,6 +295,23 @@ worker_metrics(struct worker *w, char *err)
 	return 0;
 }
 
+/* With otlp_endpoint (or --otlp-endpoint) set, and not "off": the span
+ * exporter and its thread (otlp.c), which never calls into the loop.
+ * After worker_metrics, whose registry it counts into.  -1 (err
+ * filled) when it cannot start. */
+static int
+worker_otlp(struct worker *w, char *err)
+{
+	const char *url = otlp_wanted(w);
+
+	if (url == NULL)
+		return 0;
+	if ((w->otlp = otlp_start(url, w->id, err)) == NULL)
+		return -1;
+	log_info("spans exported to %s (OTLP/HTTP)", url);
+	return 0;
+}
+
 /* Turns the loop until a stop condition holds. */
 static void
 worker_loop(struct worker *w)
@@ -330,6 +361,11 @@ worker_run(const struct conf *c, struct db *db, const struct worker_opts *o)
 	}
 	if (worker_metrics(&w, err) < 0) {
 		log_error("cannot start: metrics_%s", err); /* "listen on ADDR: why" */
+		worker_free_arrays(&w);
+		return 1;
+	}
+	if (worker_otlp(&w, err) < 0) {
+		log_error("cannot start: %s", err);
 		worker_free_arrays(&w);
 		return 1;
 	}

@@ -16,6 +16,7 @@ struct worker_opts {
 	int stop_when_empty;  /* exit when nothing is due */
 	int schedule;         /* also tick the scheduler, at most once a minute */
 	const char *metrics_listen; /* --metrics-listen; NULL: [worker] metrics_listen */
+	const char *otlp_endpoint;  /* --otlp-endpoint; NULL: [worker] otlp_endpoint */
 };
 
 void worker_hold_signals(void);

@@ -17,11 +17,12 @@
  *   worker_keep.c     keep_time, between any two database calls
  *   worker_setup.c    process set-up: fd budget, identity, wait limit
  *   worker_slot.c     counting and clearing slots
+ *   worker_span.c     the OpenTelemetry spans of runs and claims
  * Calls only go down, never back up: worker.c calls them all; poll calls
  * keep, reserve, signal and cancel; cancel calls conn and slot; lease calls keep and row; keep calls signal,
  * start and write; reserve and signal call start; and start, write,
  * conn, row, setup and slot call no other worker file but slot; watch
- * calls conn. */
+ * calls conn; write and reserve call span, which calls none. */
 #ifndef JOBQ_WORKER_INT_H
 #define JOBQ_WORKER_INT_H
 
@@ -36,6 +37,7 @@
 struct pollfd;
 struct alerts;
 struct metrics_http;
+struct otlp;
 struct runner;
 struct wakeup;
 
@@ -61,6 +63,7 @@ struct slot {
 	unsigned max_attempts;
 	struct runner *run;
 	int has_run;
+	int64_t started_ns; /* when its handler started, Unix ns (its span's start) */
 	/* the outcome waiting to be written */
 	enum outcome_write write;
 	int64_t delay_ms;
@@ -143,6 +146,7 @@ struct worker {
 	char start_err[ERRSZ];
 	struct alerts *alerts; /* on_dead programs running */
 	struct metrics_http *metrics; /* its /metrics (metrics_listen); NULL: none */
+	struct otlp *otlp;            /* its span exporter (otlp_endpoint); NULL: none */
 };
 
 static inline int64_t
@@ -214,6 +218,10 @@ void slot_set(struct worker *w, struct slot *s, enum slot_state state);
 void slot_clear(struct worker *w, struct slot *s);
 void slot_end_unrun(struct worker *w, struct slot *s, enum outcome_write kind, const char *words, const char *reason,
     const char *error);
+
+/* worker_span.c */
+void span_run(struct worker *w, const struct slot *s, int lost);
+void span_claim(struct worker *w, size_t n, int64_t us);
 
 /* worker_cancel.c */
 void cancel_poll(struct worker *w, int64_t now);

@@ -199,6 +199,8 @@ reserve_jobs(struct worker *w, int64_t now)
 	t0 = mono_us();
 	rc = queue_reserve(w->db, &req, &jobs, &n, err);
 	metrics_claim(rc, rc == DB_OK ? (unsigned)n : 0, mono_us() - t0);
+	if (rc == DB_OK)
+		span_claim(w, n, mono_us() - t0);
 	got = mono_ms();
 	w->reserved_once = 1;
 	if (rc == DB_ERETRY)

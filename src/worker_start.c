@@ -12,6 +12,7 @@
 #include "duration.h"
 #include "log.h"
 #include "metrics.h"
+#include "otlp.h"
 #include "runner.h"
 #include "trace.h"
 #include "worker_int.h"
@@ -190,6 +191,7 @@ start_job(struct worker *w, struct slot *s)
 		give_back_unstarted(w, s);
 		return;
 	}
+	s->started_ns = otlp_now_ns();
 	metrics_handler(j->type, MH_START);
 	metrics_wait(j->queue, j->type, j->wait_ms >= 0 ? j->wait_ms + (waited > 0 ? waited : 0) : -1);
 	if (w->start_delay > 0)

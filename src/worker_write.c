@@ -203,6 +203,7 @@ static void
 count_outcome(struct worker *w, struct slot *s, int lost)
 {
 	metric_outcome(s, lost ? MO_LOST : MO_DONE);
+	span_run(w, s, lost);
 	if (lost)
 		log_warn(
 		    "job %llu: lease lost (another worker or release-stale took it); outcome '%s' dropped",
