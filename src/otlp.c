@@ -8,8 +8,10 @@
  * queue drops the new span (drop-newest: the spans already queued are
  * as good, and dropping them would cost a copy), counted.  A batch whose
  * request fails is dropped, counted, and the thread waits before the
- * next try (1 s, doubling to 30 s) while the queue fills and then drops:
- * a collector that is down costs the worker the spans, never its time.
+ * next try (1 s, doubling to 30 s), which is an empty request until the
+ * collector answers, while the queue fills and then drops: a collector
+ * that is down costs the worker the spans, never its time (nor the
+ * machine's: no span is encoded for it).
  *
  * The counters go to the worker's /metrics (metrics.c) when it has one,
  * and to the "spans" line of the stopping worker's log. */
@@ -137,27 +139,33 @@ take_locked(struct otlp *o, struct otlp_span *batch)
 	return n;
 }
 
-/* The thread's next batch, waiting until one is due: a full batch, or
- * any spans every OTLP_FLUSH_MS, never before the backoff ends.  Once
- * stopping, whatever is left goes at once, until stop_by; then the rest
- * is dropped (counted) and 0 returned: the thread ends. */
-static size_t
-take_batch(struct otlp *o, struct otlp_span *batch)
+/* The thread's next request, waiting until one is due: a full batch,
+ * or any spans every OTLP_FLUSH_MS, never before the backoff ends.
+ * While the collector is not answering, the request due is a probe: no
+ * span (*n = 0), so that a collector that is down costs no encoding of
+ * spans that would be dropped; the queue meanwhile fills and otlp_add
+ * drops.  Once stopping, what is left goes at once until stop_by (none
+ * when the collector was not answering); then the rest is dropped
+ * (counted) and 0 returned: the thread ends. */
+static int
+take_batch(struct otlp *o, struct otlp_span *batch, size_t *n)
 {
 	struct timespec ts;
-	size_t n = 0;
+	int more = 1;
 
+	*n = 0;
 	pthread_mutex_lock(&o->mu);
 	for (;;) {
 		int64_t now = mono_ms(), due;
 
 		if (o->stopping) {
 			if (o->len > 0 && now < o->stop_by && !o->failing)
-				n = take_locked(o, batch);
+				*n = take_locked(o, batch);
 			else {
 				o->stop_dropped += o->len;
 				metrics_spans(MS_DROPPED_STOP, (unsigned)o->len);
 				o->len = 0;
+				more = 0;
 			}
 			break;
 		}
@@ -168,13 +176,14 @@ take_batch(struct otlp *o, struct otlp_span *batch)
 			continue;
 		}
 		o->next_flush = now + OTLP_FLUSH_MS;
-		if (o->len > 0) {
-			n = take_locked(o, batch);
+		if (o->failing || o->len > 0) {
+			if (!o->failing)
+				*n = take_locked(o, batch);
 			break;
 		}
 	}
 	pthread_mutex_unlock(&o->mu);
-	return n;
+	return more;
 }
 
 /* libcurl's progress callback: a request still going when a stopping
@@ -220,9 +229,9 @@ post(struct otlp *o, const char *body, char *err)
 	return 0;
 }
 
-/* Sends one batch and counts what became of it; a failure starts (or
- * lengthens) the backoff, and the first failure and the recovery are
- * logged, not every request. */
+/* Sends one batch (n 0: an empty request, a probe) and counts what
+ * became of it; a failure starts (or lengthens) the backoff, and the
+ * first failure and the recovery are logged, not every request. */
 static void
 export_batch(struct otlp *o, const struct otlp_span *batch, size_t n)
 {
@@ -240,7 +249,7 @@ export_batch(struct otlp *o, const struct otlp_span *batch, size_t n)
 		return;
 	}
 	o->failed_spans += n;
-	metrics_spans(MS_DROPPED_FAILED, (unsigned)n);
+	metrics_spans(MS_DROPPED_FAILED, (unsigned)n); /* no-op for a probe */
 	metrics_spans(MS_POST_FAILED, 1);
 	if (!o->failing)
 		log_warn("otlp: POST %s: %s; spans are dropped until it answers", o->url, err);
@@ -259,7 +268,7 @@ drain(void *arg)
 	struct otlp_span *batch = xcalloc(OTLP_BATCH, sizeof *batch);
 	size_t n;
 
-	while ((n = take_batch(o, batch)) > 0)
+	while (take_batch(o, batch, &n))
 		export_batch(o, batch, n);
 	free(batch);
 	return NULL;

@@ -173,7 +173,7 @@ is "$(sql "SELECT COUNT(*) FROM job_runs WHERE outcome = 'done'")" 20 "all 20 do
 # Throughput: an endpoint that refuses connections against none, A B B A
 # on the same server.  The benchmark (contrib/bench --otlp) measures it
 # properly; this only catches an exporter that holds up the loop.
-n=$(volume 800)
+n=$(volume 480)
 vals=
 for i in $(seq 1 "$n"); do vals="$vals('t', '{}'),"; done
 closed=$($PY -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
