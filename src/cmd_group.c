@@ -69,72 +69,11 @@ print_text(const struct group_view *v, const struct group_wait *w, size_t nw)
 		    (unsigned long long)w[i].id, w[i].after);
 }
 
-/* Adds time t ("YYYY-MM-DD HH:MM:SS" UTC, "" for none: null) as ISO
- * 8601 with its offset, as `show --json` gives times. */
-static void
-add_time(cJSON *o, const char *k, const char *t)
-{
-	char iso[48];
-
-	if (t[0] == '\0') {
-		cJSON_AddNullToObject(o, k);
-		return;
-	}
-	snprintf(iso, sizeof iso, "%.10sT%s+00:00", t, strlen(t) > 11 ? t + 11 : "00:00:00");
-	cJSON_AddStringToObject(o, k, iso);
-}
-
-/* A callback as JSON: null when the group has none. */
-static cJSON *
-callback_json(const char *type, uint64_t job, const char *state)
-{
-	cJSON *o;
-
-	if (type[0] == '\0')
-		return cJSON_CreateNull();
-	o = cJSON_CreateObject();
-	cJSON_AddStringToObject(o, "type", type);
-	if (job != 0) {
-		cJSON_AddNumberToObject(o, "job", (double)job);
-		cJSON_AddStringToObject(o, "state", state);
-	} else
-		cJSON_AddNullToObject(o, "job");
-	return o;
-}
-
+/* The same object the dashboard's GET /api/groups/ID answers with. */
 static void
 print_json(const struct group_view *v, const struct group_wait *w, size_t nw)
 {
-	static const char *const states[] = GROUPS_STATES;
-	cJSON *o = cJSON_CreateObject(), *q = cJSON_CreateObject(), *a = cJSON_CreateArray();
-	const uint64_t ends[] = { v->total, v->done, v->dead, v->cancelled, v->expired };
-	static const char *const end_names[] = { "total", "done", "dead", "cancelled", "expired" };
-	size_t i;
-
-	cJSON_AddNumberToObject(o, "id", (double)v->id);
-	cJSON_AddStringToObject(o, "name", v->name);
-	cJSON_AddStringToObject(o, "state", v->ended_at[0] ? "ended" : "open");
-	cJSON_AddBoolToObject(o, "being_enqueued", v->holds > 0);
-	add_time(o, "created_at", v->created_at);
-	add_time(o, "ended_at", v->ended_at);
-	for (i = 0; i < ARRAY_LEN(ends); i++)
-		cJSON_AddNumberToObject(o, end_names[i], (double)ends[i]);
-	for (i = 0; i < ARRAY_LEN(states); i++)
-		cJSON_AddNumberToObject(q, states[i], (double)v->queued[i]);
-	cJSON_AddItemToObject(o, "queued", q);
-	cJSON_AddItemToObject(
-	    o, "on_complete", callback_json(v->on_complete, v->complete_job, v->complete_state));
-	cJSON_AddItemToObject(
-	    o, "on_success", callback_json(v->on_success, v->success_job, v->success_state));
-	for (i = 0; i < nw; i++) {
-		cJSON *j = cJSON_CreateObject();
-
-		cJSON_AddNumberToObject(j, "id", (double)w[i].id);
-		cJSON_AddStringToObject(j, "waits_for", w[i].after);
-		cJSON_AddItemToArray(a, j);
-	}
-	cJSON_AddItemToObject(o, "waiting", a);
-	cli_print_json(o); /* frees o */
+	cli_print_json(groups_json(v, w, nw)); /* frees it */
 }
 
 /* `group show`: reads the group and what it holds, and prints it. */

@@ -224,21 +224,6 @@ struct deps_pair {
 	size_t nafter, nby;
 };
 
-/* Adds the list d as an array of {"id", "state"} named k. */
-static void
-json_add_deps(cJSON *o, const char *k, const struct dep_view *d, size_t n)
-{
-	cJSON *a = cJSON_AddArrayToObject(o, k), *e;
-	size_t i;
-
-	for (i = 0; a != NULL && i < n; i++) {
-		if ((e = cJSON_CreateObject()) == NULL || !cJSON_AddItemToArray(a, e))
-			fatal("cJSON: out of memory");
-		cJSON_AddNumberToObject(e, "id", (double)d[i].id);
-		cJSON_AddStringToObject(e, "state", d[i].state);
-	}
-}
-
 /* One line "  LABEL  12 (done), 13 (waiting)" unless d is empty. */
 static void
 print_deps(const char *label, const struct dep_view *d, size_t n)
@@ -268,8 +253,8 @@ print_json(const struct conf *c, const struct job_view *v, const struct run_row 
 	json_add_job(o, v, max);
 	json_add_lease(o, v);
 	json_add_failure(o, v, next_ms);
-	json_add_deps(o, "waits_for", dp->after, dp->nafter);
-	json_add_deps(o, "waited_for_by", dp->by, dp->nby);
+	cJSON_AddItemToObject(o, "waits_for", deps_json(dp->after, dp->nafter));
+	cJSON_AddItemToObject(o, "waited_for_by", deps_json(dp->by, dp->nby));
 	cJSON_AddStringToObject(o, "timezone", "UTC"); /* of every time above */
 	cJSON_AddNumberToObject(o, "runs_total", (double)total);
 	json_add_runs(o, runs, nruns);

@@ -127,3 +127,23 @@ deps_list_free(struct dep_view *d, size_t n)
 		free(d[i].state);
 	free(d);
 }
+
+/* The list d as a JSON array of {"id", "state"}, lowest id first: what
+ * `jobq show --json` and the dashboard's job page give for what a job
+ * waits for and what waits for it.  The caller owns the array. */
+cJSON *
+deps_json(const struct dep_view *d, size_t n)
+{
+	cJSON *a = cJSON_CreateArray(), *e;
+	size_t i;
+
+	for (i = 0; a != NULL && i < n; i++) {
+		if ((e = cJSON_CreateObject()) == NULL || !cJSON_AddItemToArray(a, e))
+			fatal("cJSON: out of memory");
+		cJSON_AddNumberToObject(e, "id", (double)d[i].id);
+		cJSON_AddStringToObject(e, "state", d[i].state);
+	}
+	if (a == NULL)
+		fatal("cJSON: out of memory");
+	return a;
+}

@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <cjson/cJSON.h>
+
 #include "db.h"
 #include "util.h"
 
@@ -31,5 +33,6 @@ size_t deps_ended_sql(
 int deps_list(struct db *db, uint64_t id, struct dep_view **after, size_t *nafter, struct dep_view **by,
     size_t *nby, char *err);
 void deps_list_free(struct dep_view *d, size_t n);
+cJSON *deps_json(const struct dep_view *d, size_t n);
 
 #endif

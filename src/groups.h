@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <cjson/cJSON.h>
+
 #include "db.h"
 #include "util.h"
 
@@ -46,6 +48,17 @@ struct group_view {
 		"ready", "delayed", "waiting", "reserved", "stale" \
 	}
 
+/* A group as the dashboard's list of groups shows it. */
+struct group_row {
+	uint64_t id;
+	char *name;
+	uint64_t total, done, dead, cancelled, expired;
+	char created_at[32], ended_at[32]; /* UTC; ended_at "": open */
+};
+
+/* The most groups groups_list answers with. */
+#define GROUPS_LIST_MAX 200
+
 /* A waiting job of a group and the jobs it waits for ("12,13"). */
 struct group_wait {
 	uint64_t id;
@@ -61,5 +74,9 @@ size_t groups_settle_sql(struct db *db, struct buf *sql, const char *gid, const 
 int groups_find(struct db *db, const char *id_or_name, struct group_view *v, int *found, char *err);
 int groups_waiting(struct db *db, uint64_t id, unsigned max, struct group_wait **w, size_t *n, char *err);
 void groups_waiting_free(struct group_wait *w, size_t n);
+int groups_list(struct db *db, const char *prefix, uint64_t before, unsigned limit, struct group_row **rows,
+    size_t *n, char *err);
+void groups_list_free(struct group_row *rows, size_t n);
+cJSON *groups_json(const struct group_view *v, const struct group_wait *w, size_t nw);
 
 #endif

@@ -40,6 +40,8 @@ where_sql(struct db *db, struct buf *w, const struct job_filter *f)
 		db_sql(db, w, " AND queue = %q", db_ascii(f->queue));
 	if (f->type != NULL)
 		db_sql(db, w, " AND type = %q", db_ascii(f->type));
+	if (f->group_id != 0)
+		db_sql(db, w, " AND group_id = %U", f->group_id);
 	for (i = 0; f->state != NULL && i < ARRAY_LEN(states); i++)
 		if (strcmp(states[i].name, f->state) == 0)
 			db_sql(db, w, " AND (%s)", states[i].where);

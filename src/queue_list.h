@@ -17,6 +17,7 @@ struct job_filter {
 	const char *queue; /* NULL: any */
 	const char *type;  /* NULL: any */
 	const char *state; /* ready, delayed, reserved, stale; NULL: any */
+	uint64_t group_id; /* the jobs of this group still queued (jobs_group); 0: any */
 	uint64_t after_id; /* keyset: ids above this one */
 	unsigned limit;    /* 1..500 */
 };

@@ -34,6 +34,7 @@
 #include "serve_conn.h"
 #include "serve_enqueue.h"
 #include "serve_failed.h"
+#include "serve_groups.h"
 #include "serve_hasher.h"
 #include "serve_head.h"
 #include "serve_http.h"
@@ -83,6 +84,8 @@ static const struct route routes[] = {
 	{ "GET", "/jobs", ANYONE, serve_page },
 	{ "GET", "/jobs/#", ANYONE, serve_page },
 	{ "GET", "/failed", ANYONE, serve_page },
+	{ "GET", "/groups", ANYONE, serve_page },
+	{ "GET", "/groups/*", ANYONE, serve_page },
 	{ "GET", "/history", ANYONE, serve_page },
 	{ "GET", "/workers", ANYONE, serve_page },
 	{ "GET", "/enqueue", ANYONE, serve_page },
@@ -102,6 +105,8 @@ static const struct route routes[] = {
 	{ "GET", "/api/jobs", VIEWER, api_jobs },
 	{ "GET", "/api/jobs/#", VIEWER, api_job },
 	{ "GET", "/api/search", VIEWER, api_search },
+	{ "GET", "/api/groups", VIEWER, api_groups },
+	{ "GET", "/api/groups/*", VIEWER, api_group },
 	{ "GET", "/api/stats", VIEWER, api_stats },
 	{ "POST", "/api/jobs/#/run-now", ADMIN, api_job_run_now },
 	{ "POST", "/api/jobs/#/release", ADMIN, api_job_release },

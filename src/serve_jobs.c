@@ -8,6 +8,7 @@
 
 #include "audit.h"
 #include "cancel.h"
+#include "deps.h"
 #include "queue.h"
 #include "queue_list.h"
 #include "runs.h"
@@ -35,15 +36,17 @@ job_row_json(struct req *r, const struct job_row *j)
 	return o;
 }
 
-/* GET /api/jobs?queue=&type=&state=&after=&limit=: one page, lowest id
- * first; next_after is the cursor of the next page (null: last page). */
+/* GET /api/jobs?queue=&type=&state=&group=&after=&limit=: one page,
+ * lowest id first; next_after is the cursor of the next page (null: last
+ * page).  group (an id) keeps the jobs of that group still queued: the
+ * group page's list. */
 MHD_RESULT
 api_jobs(struct req *r)
 {
 	struct job_filter f = { 0 };
 	struct job_row *rows;
 	size_t n, i;
-	int64_t after, limit;
+	int64_t after, limit, group;
 	char err[ERRSZ];
 	cJSON *doc, *a;
 
@@ -53,9 +56,11 @@ api_jobs(struct req *r)
 	if (f.state != NULL && !queue_list_state_valid(f.state))
 		return serve_error(r, 400, "state: expected ready, delayed, reserved or stale");
 	if (serve_query_uint(r, "after", 0, INT64_MAX, 0, &after) < 0 ||
-	    serve_query_uint(r, "limit", 1, 500, 50, &limit) < 0)
-		return serve_error(r, 400, "after and limit must be whole numbers (limit 1-500)");
+	    serve_query_uint(r, "limit", 1, 500, 50, &limit) < 0 ||
+	    serve_query_uint(r, "group", 0, INT64_MAX, 0, &group) < 0)
+		return serve_error(r, 400, "after, group and limit must be whole numbers (limit 1-500)");
 	f.after_id = (uint64_t)after;
+	f.group_id = (uint64_t)group;
 	f.limit = (unsigned)limit;
 	if (queue_list(r->db, &f, &rows, &n, err) != DB_OK)
 		return serve_db_error(r, "list jobs", err);
@@ -187,6 +192,36 @@ audit_json(const struct audit_row *a, size_t n)
 	return arr;
 }
 
+/* Adds to doc the job's links to other jobs, as `jobq show` lists them
+ * (deps.c): "waits_for" and "dependents" ({id, state} each, by id), and
+ * "group" ({id, name}, null when it is in none; a job that left the
+ * queue is in none any more: its group counted how it ended). */
+static int
+add_links(struct db *db, cJSON *doc, const struct job_view *v, int gone, char *err)
+{
+	struct dep_view *after, *by;
+	size_t nafter, nby;
+	cJSON *g;
+	int rc = deps_list(db, v->id, &after, &nafter, &by, &nby, err);
+
+	if (rc != DB_OK) {
+		deps_list_free(after, nafter);
+		return rc;
+	}
+	cJSON_AddItemToObject(doc, "waits_for", deps_json(after, nafter));
+	cJSON_AddItemToObject(doc, "dependents", deps_json(by, nby));
+	deps_list_free(after, nafter);
+	deps_list_free(by, nby);
+	if (gone || v->group_id == 0) {
+		cJSON_AddNullToObject(doc, "group");
+		return DB_OK;
+	}
+	g = cJSON_AddObjectToObject(doc, "group");
+	ADD_NUM(g, "id", v->group_id);
+	serve_add_str_or_null(g, "name", v->group_name);
+	return DB_OK;
+}
+
 /* GET /api/jobs/ID: the job from the queue or the dead-letter table,
  * or, once it left both (done, or forgotten), as its runs keep it until
  * they are pruned; with its runs and the admin actions taken on it.
@@ -227,12 +262,18 @@ api_job(struct req *r)
 		runs_job_view(&v, r->id, runs, nruns); /* points into runs */
 	doc = cJSON_CreateObject();
 	cJSON_AddItemToObject(doc, "job", view_json(r, &v, gone));
-	cJSON_AddItemToObject(doc, "runs", runs_json(runs, nruns));
-	cJSON_AddItemToObject(doc, "audit", audit_json(au, nau));
+	if ((rc = add_links(db, doc, &v, gone, err)) == DB_OK) {
+		cJSON_AddItemToObject(doc, "runs", runs_json(runs, nruns));
+		cJSON_AddItemToObject(doc, "audit", audit_json(au, nau));
+	}
 	if (!gone)
 		job_view_free(&v);
 	runs_free(runs, nruns);
 	audit_rows_free(au, nau);
+	if (rc != DB_OK) {
+		cJSON_Delete(doc);
+		return serve_db_error(r, "job dependencies", err);
+	}
 	return serve_json(r, 200, doc);
 }
 

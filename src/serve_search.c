@@ -5,7 +5,9 @@
 
 #include <string.h>
 
+#include "groups.h"
 #include "search.h"
+#include "serve_groups.h"
 #include "serve_search.h"
 #include "utf8.h"
 
@@ -54,6 +56,44 @@ read_filter(struct req *r, struct search_filter *f, char *since, char *until, si
 	return NULL;
 }
 
+/* The most groups a search lists beside its jobs. */
+#define SEARCH_GROUPS 10
+
+/* Adds "groups" to doc: the groups whose name starts with prefix (by
+ * name, at most SEARCH_GROUPS), so that typing a group's name finds it
+ * as well as the jobs whose payload holds it. */
+static int
+add_groups(struct req *r, cJSON *doc, const char *prefix, char *err)
+{
+	struct group_row *g;
+	size_t n;
+	int rc = groups_list(r->db, prefix, 0, SEARCH_GROUPS, &g, &n, err);
+
+	if (rc != DB_OK)
+		return rc;
+	cJSON_AddItemToObject(doc, "groups", serve_groups_rows(g, n));
+	groups_list_free(g, n);
+	return DB_OK;
+}
+
+/* GET /api/search?q=group:NAME: the groups whose name starts with NAME,
+ * and no jobs (the prefix says it is a group that is looked for). */
+static MHD_RESULT
+search_groups(struct req *r, const char *prefix)
+{
+	char err[ERRSZ];
+	cJSON *doc = cJSON_CreateObject();
+
+	cJSON_AddArrayToObject(doc, "jobs");
+	cJSON_AddNullToObject(doc, "next_after");
+	if (*prefix == '\0' || add_groups(r, doc, prefix, err) != DB_OK) {
+		cJSON_Delete(doc);
+		return *prefix == '\0' ? serve_error(r, 400, "group: expected a name (or its start) after it")
+		                       : serve_db_error(r, "search groups", err);
+	}
+	return serve_json(r, 200, doc);
+}
+
 /* GET /api/search?state=&queue=&type=&unique_key=&q=&since=&until=&after=&limit=:
  * one page of jobs in any state, lowest id first; next_after is the
  * keyset of the next page (null on the last).  A payload text search
@@ -72,9 +112,16 @@ api_search(struct req *r)
 
 	if (bad != NULL)
 		return serve_error(r, 400, bad);
+	if (f.text != NULL && strncmp(f.text, "group:", 6) == 0)
+		return search_groups(r, f.text + 6);
 	if (search_jobs(r->db, &f, &pg, err) != DB_OK)
 		return serve_db_error(r, "search jobs", err);
 	doc = cJSON_CreateObject();
+	if (f.text != NULL && add_groups(r, doc, f.text, err) != DB_OK) {
+		cJSON_Delete(doc);
+		search_page_free(&pg);
+		return serve_db_error(r, "search groups", err);
+	}
 	a = cJSON_AddArrayToObject(doc, "jobs");
 	for (i = 0; i < pg.n; i++) {
 		cJSON *o = cJSON_CreateObject();

@@ -1,7 +1,7 @@
 /* app.js -- the dashboard's shell, the one script index.html loads (a
  * module; no framework, no build step).  Every page address gets the same
  * index.html; this reads the address, draws that page with its module
- * (overview.js, jobs.js, job.js, history.js, charts.js, failed.js, workers.js, enqueue.js,
+ * (overview.js, jobs.js, job.js, history.js, group.js, charts.js, failed.js, workers.js, enqueue.js,
  * schedules.js, schedule.js, users.js, audit.js, login.js) and redraws it every 2 seconds
  * while Live.  The pages share common.js; theme.js sets the theme before
  * the first paint. */
@@ -11,6 +11,7 @@ import { pageAudit } from "./audit.js";
 import { pageCharts } from "./charts.js";
 import { pageEnqueue } from "./enqueue.js";
 import { pageFailed } from "./failed.js";
+import { pageGroup, pageGroups } from "./group.js";
 import { pageHistory } from "./history.js";
 import { pageJob } from "./job.js";
 import { pageJobs } from "./jobs.js";
@@ -33,6 +34,8 @@ function route() {
   if ((m = path.match(/^\/jobs\/(\d+)$/))) return ["jobs", () => pageJob(m[1])];
   if (path === "/failed") return ["failed", pageFailed];
   if (path === "/history") return ["history", pageHistory];
+  if (path === "/groups") return ["groups", pageGroups];
+  if ((m = path.match(/^\/groups\/(.+)$/))) return ["groups", () => pageGroup(decodeURIComponent(m[1]))];
   if (path === "/charts") return ["charts", pageCharts];
   if (path === "/workers") return ["workers", pageWorkers];
   if (path === "/enqueue") return ["enqueue", pageEnqueue];

@@ -99,7 +99,8 @@ function offsetAt(z, d) {
  * ("2026-11-30 21:26:01 +01:00", src/timefmt.c); UTC on hover. */
 export function when(t) {
   if (!t) return el("span", { class: "muted" }, "—");
-  const utc = t.replace(/\.\d+$/, "");
+  /* also "2026-11-30T20:26:01+00:00", as `jobq ... --json` gives times */
+  const utc = t.replace(/^(\d{4}-\d\d-\d\d)T(.*)\+00:00$/, "$1 $2").replace(/\.\d+$/, "");
   const d = new Date(utc.replace(" ", "T") + "Z");
   if (isNaN(d)) return el("span", {}, t);
   const z = zoneFormat();

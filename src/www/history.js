@@ -3,7 +3,8 @@
  * found by queue, type, state, unique key, payload text and enqueue time
  * (from /api/search), a page at a time; each row opens the job's page. */
 
-import { api, badge, el, enqueueOptions, filterForm, navigate, params, select, setMain, when } from "./common.js";
+import { api, badge, el, enqueueOptions, filterForm, fmtNum, navigate, params, select, setMain, when } from "./common.js";
+import { groupLink } from "./group.js";
 
 const KEYS = ["queue", "type", "state", "unique_key", "q", "since", "until", "after"];
 const HISTORY_STATES = ["queued", "ready", "delayed", "reserved", "stale", "done", "dead"];
@@ -19,6 +20,17 @@ function toLocal(iso) {
 function toIso(local) {
   const d = new Date(local);
   return isNaN(d) ? "" : d.toISOString().replace(/\.000Z$/, "Z");
+}
+
+/* The groups a text finds by the start of their name (q, or
+ * "group:NAME" for groups alone), above the jobs. */
+function groupsFound(d, q) {
+  if (!d.groups) return null;
+  if (d.groups.length === 0)
+    return q.startsWith("group:") ? el("p", { class: "empty", id: "groups-found" }, "No group's name starts with that.") : null;
+  return [el("h2", {}, "Groups"), el("ul", { class: "links", id: "groups-found" }, d.groups.map((g) =>
+    el("li", {}, groupLink(g.id, g.name), " ", el("span", { class: "muted" },
+      g.state + ", " + fmtNum(g.done + g.dead + g.cancelled + g.expired) + " of " + fmtNum(g.total) + " ended"))))];
 }
 
 /* A payload text search answers one window of ids a request: walk on
@@ -71,11 +83,13 @@ export async function pageHistory() {
       el("datalist", { id: "history-types" }, form.types.map((t) => el("option", { value: t.type }))),
       select("state", "State", HISTORY_STATES, p.get("state")),
       el("label", {}, "Unique key", el("input", { name: "unique_key", id: "h-key", value: p.get("unique_key") || "", size: 14 })),
-      el("label", {}, "Payload has", el("input", { name: "q", id: "h-text", value: p.get("q") || "", size: 14 })),
+      el("label", {}, "Payload or group", el("input", { name: "q", id: "h-text", value: p.get("q") || "", size: 14,
+        title: "Text in the payload, or the start of a group's name (group:NAME for groups alone)" })),
       el("label", {}, "Enqueued from", el("input", { name: "since", id: "h-since", type: "datetime-local", value: toLocal(p.get("since")) })),
       el("label", {}, "until", el("input", { name: "until", id: "h-until", type: "datetime-local", value: toLocal(p.get("until")) })),
     ], go),
-    rows.length === 0 ? el("p", { class: "empty" }, "No job matches.") :
+    groupsFound(d, p.get("q") || ""),
+    (p.get("q") || "").startsWith("group:") ? null : rows.length === 0 ? el("p", { class: "empty" }, "No job matches.") :
       el("table", { id: "history-table" },
         el("thead", {}, el("tr", {},
           el("th", { class: "num" }, "ID"), el("th", {}, "State"), el("th", { class: "wide" }, "Queue"),

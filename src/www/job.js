@@ -1,6 +1,7 @@
-/* job.js -- one job's page (/jobs/ID): its details, payload, runs and
- * audit trail, and the admin's actions on it (from /api/jobs/ID),
- * among them "Edit and retry" of a dead job's payload. */
+/* job.js -- one job's page (/jobs/ID): its details, its group, what it
+ * waits for and what waits for it, payload, runs and audit trail, and the
+ * admin's actions on it (from /api/jobs/ID), among them "Edit and retry"
+ * of a dead job's payload. */
 
 import { act, api, badge, dueIn, el, fmtDur, isAdmin, navigate, setMain, toast, when } from "./common.js";
 
@@ -91,6 +92,35 @@ function kv(pairs) {
     .map(([k, v]) => [el("dt", {}, k), el("dd", {}, v)]));
 }
 
+/* Jobs as links, each with its state: what the job waits for, or the
+ * jobs that wait for it. */
+function depList(id, deps) {
+  return el("ul", { class: "links", id: id }, deps.map((x) =>
+    el("li", {}, el("a", { href: "/jobs/" + x.id }, "#" + x.id), " ", badge(x.state))));
+}
+
+/* The rule of jobq(1) for a dead job that others wait for: retrying it
+ * from the dead letter does not re-open them.  Those of policy all were
+ * (or are being) cancelled because it died, and stay cancelled; those of
+ * policy any were released, and stay so.  Said where the Retry button is,
+ * with how many wait for it now. */
+function retryNote(j, deps) {
+  if (j.state !== "failed" || deps.length === 0) return null;
+  const n = deps.length;
+  return el("p", { class: "warning", id: "retry-note" },
+    "Retrying this job does not re-open the " + (n === 1 ? "job that waits" : n + " jobs that wait") + " for it (" +
+    deps.map((x) => "#" + x.id).join(", ") + "): a job cancelled because this one died stays cancelled, " +
+    "one released stays released. Enqueue them again if they must run after it.");
+}
+
+/* What the job waits for and the jobs that wait for it, linked. */
+function links(d) {
+  const after = d.waits_for || [], by = d.dependents || [];
+  return [after.length ? [el("h2", {}, "Waits for"), depList("waits-for", after)] : null,
+    by.length ? [el("h2", {}, "Dependents"), el("p", { class: "muted" }, "Jobs that wait for this one."),
+      depList("dependents", by)] : null];
+}
+
 /* The follow-up jobs its handler enqueued with the done outcome (fd 3),
  * linked: they may be queued, dead, or done and kept as their runs. */
 function followUps(runs) {
@@ -115,10 +145,14 @@ export async function pageJob(id) {
   setMain("Job " + id,
     el("h1", {}, "Job #" + j.id, badge(j.state), el("span", { class: "muted" }, j.type)),
     jobActions(j),
+    retryNote(j, d.dependents || []),
     gone(j) ? el("p", { class: "muted", id: "gone-note" }, GONE_NOTE[j.state]) : null,
     el("h2", {}, "Details"),
     el("div", { class: "card" }, kv([
-      ["Queue", j.queue], ["Type", j.type], ["Priority", j.priority !== undefined ? String(j.priority) : null],
+      ["Queue", j.queue], ["Type", j.type],
+      ["Group", d.group ? el("a", { href: "/groups/" + d.group.id, id: "job-group", class: "group-name" },
+        d.group.name || "#" + d.group.id) : null],
+      ["Priority", j.priority !== undefined ? String(j.priority) : null],
       ["Attempts", gone(j) ? String(j.attempts) : j.attempts + " of " + (j.max_attempts || "—")],
       ["Unique key", j.unique_key],
       ["Trace", j.traceparent ? el("span", { class: "mono", id: "traceparent" }, j.traceparent) : null],
@@ -135,6 +169,7 @@ export async function pageJob(id) {
       ["Next backoff", j.next_backoff_ms !== undefined ? fmtDur(j.next_backoff_ms) + " if this attempt fails" : null],
       ["Failed at", j.failed_at ? when(j.failed_at) : null], ["Exit status", j.exit_status], ["Reason", j.reason],
     ])),
+    links(d),
     el("h2", {}, "Payload"), j.payload === null ?
       el("p", { class: "empty", id: "payload" }, j.state === "done" ?
         "Not kept: over 64 KiB, or done before jobq kept payloads." : "Not kept: only a done job's payload is.") :
