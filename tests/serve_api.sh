@@ -146,6 +146,62 @@ is "$CODE/$(printf '%s' "$BODY" | jget 'd["removed"]')" "200/1" "clear with the 
 is "$(count failed_jobs)" 0 "the dead letter is empty"
 is "$(sql "SELECT detail FROM jobq_audit WHERE action = 'clear'")" "1 jobs" "audited"
 
+# ---- groups, dependencies, dependents (issue 23) ----
+# A group whose name has a blank and a slash (a name goes in the address
+# encoded), three jobs: a; b after a; c after a and b.
+G='nightly report 2026/12'
+printf '%s\n' '{"type": "echo", "payload": {"n": 1}, "ref": "a"}' \
+	'{"type": "echo", "payload": {"n": 2}, "ref": "b", "after": ["a"]}' \
+	'{"type": "echo", "payload": {"n": 3}, "after": ["a", "b"]}' >"$T/graph"
+read -r ga gb gc <<<"$(jq_ enqueue --batch --group "$G" --on-complete echo <"$T/graph" | grep -E "^[0-9]+$" | xargs)"
+gid=$(sql "SELECT id FROM jobq_groups WHERE name = '$G'")
+hit GET "/api/groups/$gid" "$T/jar"
+is "$CODE/$(printf '%s' "$BODY" | jget '[d["name"], d["state"], d["total"], d["queued"]["ready"], d["queued"]["waiting"], d["on_complete"], d["on_success"]]')" \
+	'200/["nightly report 2026/12", "open", 3, 1, 2, {"type": "echo", "job": null}, null]' \
+	"GET /api/groups/ID: the group as jobq group show --json prints it"
+is "$BODY" "$(jq_ group show --json "$gid" | python3 -c 'import json,sys; print(json.dumps(json.load(sys.stdin), separators=(",", ":")))')" \
+	"... the very same object"
+is "$(printf '%s' "$BODY" | jget '[(w["id"], w["waits_for"]) for w in d["waiting"]]')" "[[$gb, \"$ga\"], [$gc, \"$ga,$gb\"]]" \
+	"its waiting jobs and what each waits for"
+hit GET "/api/groups/nightly%20report%202026%2F12" "$T/jar"
+is "$CODE/$(printf '%s' "$BODY" | jget 'd["id"]')" "200/$gid" "GET /api/groups/NAME (encoded): the same group"
+hit GET "/api/groups/no-such-group" "$T/jar"
+is "$CODE" 404 "an unknown group: 404"
+hit GET "/api/groups" "$T/jar"
+is "$(printf '%s' "$BODY" | jget '[(g["id"], g["name"], g["total"], g["state"]) for g in d["groups"]], d["next_before"]')" \
+	"[[[$gid, \"$G\", 3, \"open\"]], null]" "GET /api/groups: the list, newest first"
+hit GET "/api/groups?q=nightly%20r" "$T/jar"
+is "$(printf '%s' "$BODY" | jget 'len(d["groups"])')" 1 "?q= finds a group by the start of its name"
+hit GET "/api/groups?q=Nightly" "$T/jar"
+is "$(printf '%s' "$BODY" | jget 'len(d["groups"])')" 0 "... byte for byte (case counts)"
+hit GET "/api/groups?q=%25" "$T/jar"
+is "$(printf '%s' "$BODY" | jget 'len(d["groups"])')" 0 "... and a % in it is a %, not a wildcard"
+hit GET "/api/jobs?group=$gid" "$T/jar"
+is "$(printf '%s' "$BODY" | jget '[(j["id"], j["state"]) for j in d["jobs"]]')" \
+	"[[$ga, \"ready\"], [$gb, \"waiting\"], [$gc, \"waiting\"]]" "GET /api/jobs?group=ID: the group's queued jobs"
+hit GET "/api/jobs/$gc" "$T/jar"
+is "$(printf '%s' "$BODY" | jget '[[(x["id"], x["state"]) for x in d["waits_for"]], d["dependents"], d["group"]]')" \
+	"[[[$ga, \"ready\"], [$gb, \"waiting\"]], [], {\"id\": $gid, \"name\": \"$G\"}]" \
+	"a job's page: what it waits for, with states, and its group"
+hit GET "/api/jobs/$ga" "$T/jar"
+is "$(printf '%s' "$BODY" | jget '[[(x["id"], x["state"]) for x in d["dependents"]], d["waits_for"]]')" \
+	"[[[$gb, \"waiting\"], [$gc, \"waiting\"]], []]" "... and the jobs that wait for it"
+hit GET "/api/search?q=group:nightly" "$T/jar"
+is "$(printf '%s' "$BODY" | jget '[d["jobs"], [g["id"] for g in d["groups"]]]')" "[[], [$gid]]" \
+	"search q=group:NAME: the group, no jobs"
+hit GET "/api/search?q=nightly" "$T/jar"
+is "$(printf '%s' "$BODY" | jget '[g["name"] for g in d["groups"]]')" "[\"$G\"]" "search q=NAME: the group beside the jobs"
+hit GET "/api/search?q=group:" "$T/jar"
+is "$CODE" 400 "search q=group: without a name: 400"
+# a dead (as the dead-letter move leaves it: its dependents still wait
+# until the sweep ends them): the page lists them beside Retry.
+sql "INSERT INTO failed_jobs (id, queue, type, payload, exception) SELECT id, queue, type, payload, 'boom' FROM jobs WHERE id = $ga;
+     DELETE FROM jobs WHERE id = $ga"
+hit GET "/api/jobs/$ga" "$T/jar"
+is "$(printf '%s' "$BODY" | jget '[d["job"]["state"], [x["id"] for x in d["dependents"]], d["group"]]')" "[\"failed\", [$gb, $gc], null]" \
+	"a dead job: its dependents, which a retry does not re-open"
+sql "DELETE FROM jobs; DELETE FROM failed_jobs; DELETE FROM jobq_deps"
+
 # ---- workers and the enqueue form ----
 sql "INSERT INTO jobq_workers (id, host, pid, queues, concurrency, heartbeat_ms, started_at, last_seen_at, jobs_done, current_jobs)
      VALUES ('h1:1', 'h1', 1, 'default', 2, 60000, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6), 3, '17'),
