@@ -437,6 +437,66 @@ try {
   is(small.join(","), "", "touch targets are at least 32 px high on the enqueue page");
   await page.setViewport({ width: 1280, height: 900 });
 
+  // ---- a group, a job's dependencies and dependents, the dead-letter rule (issue 23) ----
+  const GROUP = "quarterly-close-2026-q4";
+  execFileSync(JOBQ, ["-c", CONF, "enqueue", "--batch", "--group", GROUP, "--on-complete", "echo", "--on-success", "send_email"],
+    { encoding: "utf8", input: ['{"type": "echo", "payload": {"step": "extract"}, "ref": "a"}',
+      '{"type": "echo", "payload": {"step": "load"}, "ref": "b", "after": ["a"]}',
+      '{"type": "echo", "payload": {"step": "report"}, "after": ["a", "b"]}'].join("\n") + "\n" });
+  const gid = sql(`SELECT id FROM jobq_groups WHERE name = '${GROUP}'`);
+  const [ga, gb, gc] = sql(`SELECT GROUP_CONCAT(id ORDER BY id) FROM jobs WHERE group_id = ${gid}`).split(",");
+  await page.goto(`${BASE}/history`, { waitUntil: "networkidle0" });
+  await page.waitForSelector("#h-text", WAIT);
+  await page.type("#h-text", "group:quarterly");
+  await page.$eval("form.filters", (f) => f.requestSubmit());
+  await page.waitForSelector("#groups-found a", WAIT);
+  is(await text("#groups-found a"), GROUP, "the search finds a group by the start of its name (group:NAME)");
+  await page.click("#groups-found a");
+  await page.waitForSelector("#group-legend", WAIT);
+  is(await text("#group-name"), GROUP, "its link opens the group's page");
+  is(await page.$$eval("#group-legend li", (ls) => ls.map((l) => l.dataset.state + " " + l.textContent.trim()).join(", ")),
+    "ready ready 1, waiting waiting 2", "its progress: the queued jobs by state");
+  is(await page.$$eval(".stack .seg", (ss) => ss.map((s) => Math.round(s.getBoundingClientRect().width / s.parentNode.clientWidth * 3)).join(",")),
+    "1,2", "the bar's parts are as wide as their shares");
+  ok((await text("#group-progress")).startsWith("0 of 3 jobs ended"), "and how many of its jobs ended");
+  is(await page.$$eval("dl.kv dd .callback", (cs) => cs.map((c) => c.textContent).join(" | ")),
+    "echo not enqueued: once every job has ended | send_email not enqueued: once every job is done", "its callbacks, not enqueued yet");
+  is(await page.$$eval("#group-jobs tbody tr", (rs) => rs.map((r) => r.dataset.id).join(",")), [ga, gb, gc].join(","),
+    "its jobs in the queue, each linked");
+  is(await page.$$eval("#group-waiting li", (ls) => ls.map((l) => l.textContent).join(" | ")),
+    `#${gb} waits for #${ga} | #${gc} waits for #${ga}, #${gb}`, "and what its waiting jobs wait for");
+  await shot("group");
+  await page.click(`#group-jobs tr[data-id="${gc}"] a`);
+  await page.waitForSelector("#waits-for", WAIT);
+  is(await page.$$eval("#waits-for li", (ls) => ls.map((l) => l.textContent).join(", ")), `#${ga} ready, #${gb} waiting`,
+    "a job's page: what it waits for, with their states");
+  is(await text("#job-group"), GROUP, "and its group");
+  ok(!(await page.$("#dependents")), "nothing waits for it: no dependents");
+  await page.click("#job-group");
+  await page.waitForSelector("#group-name", WAIT);
+  ok(true, "the group link goes back to the group's page");
+  sql(`INSERT INTO failed_jobs (id, queue, type, payload, attempts, exception, exit_status, reason)
+         SELECT id, queue, type, payload, 3, 'boom', 'exit 65', 'permanent exit status' FROM jobs WHERE id = ${ga};
+       DELETE FROM jobs WHERE id = ${ga}`);
+  await page.goto(`${BASE}/jobs/${ga}`, { waitUntil: "networkidle0" });
+  await page.waitForSelector("#dependents", WAIT);
+  is(await page.$$eval("#dependents li", (ls) => ls.map((l) => l.textContent).join(", ")), `#${gb} waiting, #${gc} waiting`,
+    "a dead job's page lists the jobs that wait for it");
+  ok((await text("#retry-note")).startsWith(`Retrying this job does not re-open the 2 jobs that wait for it (#${gb}, #${gc})`) &&
+    !!(await page.$("#act-retry")), `beside Retry, the rule: a retry does not re-open them (${await text("#retry-note")})`);
+  await shot("job-dead-dependents");
+  sql(`UPDATE jobq_groups SET ended_at = UTC_TIMESTAMP(6), complete_job = 424242 WHERE id = ${gid}`);
+  await page.goto(`${BASE}/groups`, { waitUntil: "networkidle0" });
+  await page.waitForSelector("#groups-table", WAIT);
+  is(await page.$$eval("#groups-table tbody tr", (rs) => rs.map((r) => r.querySelector("a").textContent).join(",")), GROUP,
+    "the list of groups");
+  await page.click("#groups-table a");
+  await page.waitForSelector("#group-legend", WAIT);
+  is(await page.$$eval("dl.kv dd .callback", (cs) => cs.map((c) => c.textContent).join(" | ")),
+    "echo enqueued as #424242 done | send_email not enqueued: not every job was done", "an ended group: the callback's job, linked, and its state");
+  sql(`DELETE FROM jobs WHERE group_id = ${gid}; DELETE FROM failed_jobs WHERE id = ${ga}; DELETE FROM jobq_deps`);
+  await collectCsp("groups");
+
   // ---- theme ----
   await page.goto(BASE + "/", { waitUntil: "networkidle0" });
   await page.waitForSelector("#totals", WAIT);

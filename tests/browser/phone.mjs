@@ -3,10 +3,12 @@
 // First it takes each page at 1280 px: these and the 375 px ones are the
 // screenshots contrib/refresh-screenshots copies to contrib/screenshots/.
 // Environment: URL, USER_NAME (an admin), PASSWORD, SCHEDULE and DBSCHEDULE
-// (an INI schedule's and a database schedule's names), SQL_SH, SHOTS, CHROMIUM, PROFILE.
+// (an INI schedule's and a database schedule's names), GROUP_ID (a group),
+// DEAD_DEP (a dead job others wait for), WAITER (a job of the group that
+// waits for two), SQL_SH, SHOTS, CHROMIUM, PROFILE.
 import { WAIT, collectErrors, finish, is, launch, noHScroll, ok, overflow375, shot as shotOf, logIn as logInAs } from "./lib.mjs";
 
-const { URL: BASE, USER_NAME, PASSWORD, SCHEDULE, DBSCHEDULE } = process.env;
+const { URL: BASE, USER_NAME, PASSWORD, SCHEDULE, DBSCHEDULE, GROUP_ID, DEAD_DEP, WAITER } = process.env;
 const { browser, page } = await launch();
 const errors = collectErrors(page);
 const shot = (name) => shotOf(page, name);
@@ -45,7 +47,8 @@ const splitActions = () => page.$$eval("#audit td.action", (tds) => tds.filter((
 const pages = () => [["/", "#totals"], ["/jobs", "#jobs-table"], ["/jobs/1", "#payload"],
   ["/jobs/3", "#payload"], ["/failed", "#failed-table"], ["/jobs/9001", "#payload"], ["/jobs/9100", "#gone-note"],
   ["/jobs/9200", "#gone-note"], ["/jobs/9201", "#gone-note"], ["/jobs/9300", "#cancel-requested"], ["/jobs/9301", "#expires"],
-  ["/history", "#history-table"],
+  ["/history", "#history-table"], ["/groups", "#groups-table"], [`/groups/${GROUP_ID}`, "#group-legend"],
+  [`/jobs/${WAITER}`, "#waits-for"], [`/jobs/${DEAD_DEP}`, "#retry-note"],
   ["/charts", "#chart-run svg"], ["/workers", "#workers-table"],
   ["/enqueue", "#enqueue-form"], ["/schedules", "#schedules-table"], [`/schedules/${SCHEDULE}`, "#schedule-info"],
   [`/schedules/${DBSCHEDULE}`, "#preview-next li"], ["/users", "#sessions-table"], ["/audit", "#audit-list"]];
@@ -115,7 +118,7 @@ try {
     // there; choosing one goes there and closes it.
     await page.click("#menu");
     const links = await navShown();
-    is(links.map((l) => l[0]).join(","), "Overview,Jobs,History,Charts,Dead letter,Workers,Schedules,Enqueue,Users,Audit",
+    is(links.map((l) => l[0]).join(","), "Overview,Jobs,History,Groups,Charts,Dead letter,Workers,Schedules,Enqueue,Users,Audit",
       `Menu opens the list of every page (${theme})`);
     is(new Set(links.map((l) => l[1])).size, links.length, `one page per line (${theme})`);
     ok(links.every((l) => l[2] >= 40), `each line is 40 px or more high (${theme})`, JSON.stringify(links));
