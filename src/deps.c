@@ -128,6 +128,38 @@ deps_list_free(struct dep_view *d, size_t n)
 	free(d);
 }
 
+/* Sets counts[i] to how many jobs wait for ids[i] now, for each of the n
+ * (at most a page of a list: the caller bounds n) jobs: the rows of
+ * jobq_deps, which stay until the waiting job ends.  One statement,
+ * served by the primary key (after_id first). */
+int
+deps_count_waiters(struct db *db, const uint64_t *ids, size_t n, uint64_t *counts, char *err)
+{
+	struct db_res *r;
+	struct buf in;
+	char **row;
+	size_t i;
+	int rc;
+
+	memset(counts, 0, n * sizeof *counts);
+	if (n == 0)
+		return DB_OK;
+	buf_init(&in);
+	for (i = 0; i < n; i++)
+		buf_printf(&in, "%s%llu", i ? "," : "", (unsigned long long)ids[i]);
+	r = db_query(db, &rc, err,
+	    "SELECT after_id, COUNT(*) FROM jobq_deps WHERE after_id IN (%s) GROUP BY after_id", in.data);
+	buf_free(&in);
+	if (r == NULL)
+		return rc;
+	while ((row = db_res_next(r)) != NULL)
+		for (i = 0; i < n; i++)
+			if (ids[i] == db_col_u64(row[0], 0))
+				counts[i] = db_col_u64(row[1], 0);
+	db_res_free(r);
+	return DB_OK;
+}
+
 /* The list d as a JSON array of {"id", "state"}, lowest id first: what
  * `jobq show --json` and the dashboard's job page give for what a job
  * waits for and what waits for it.  The caller owns the array. */

@@ -33,6 +33,7 @@ size_t deps_ended_sql(
 int deps_list(struct db *db, uint64_t id, struct dep_view **after, size_t *nafter, struct dep_view **by,
     size_t *nby, char *err);
 void deps_list_free(struct dep_view *d, size_t n);
+int deps_count_waiters(struct db *db, const uint64_t *ids, size_t n, uint64_t *counts, char *err);
 cJSON *deps_json(const struct dep_view *d, size_t n);
 
 #endif

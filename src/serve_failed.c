@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "deps.h"
 #include "failed.h"
 #include "queue.h"
 #include "serve_audit.h"
@@ -15,8 +16,10 @@
 #include "serve_http.h"
 #include "wakeup.h"
 
+/* A dead job as the list shows it; dependents: how many jobs wait for
+ * it now (a retry does not re-open them: jobq(1)). */
 static cJSON *
-failed_row_json(const struct failed_row *x)
+failed_row_json(const struct failed_row *x, uint64_t dependents)
 {
 	cJSON *o = cJSON_CreateObject();
 
@@ -28,18 +31,20 @@ failed_row_json(const struct failed_row *x)
 	cJSON_AddStringToObject(o, "reason", x->reason);
 	cJSON_AddStringToObject(o, "summary", x->summary); /* errtext_summary */
 	ADD_NUM(o, "attempts", x->attempts);
+	ADD_NUM(o, "dependents", dependents);
 	return o;
 }
 
 /* GET /api/failed?queue=&type=&limit=: newest first, and the total in
- * every queue (what "clear" would remove). */
+ * every queue (what "clear" would remove); each row says how many jobs
+ * wait for it. */
 MHD_RESULT
 api_failed(struct req *r)
 {
 	struct failed_filter f = { 0 };
 	struct failed_row *rows;
 	size_t n, i;
-	uint64_t total;
+	uint64_t total, *ids, *waiters;
 	int64_t limit;
 	char err[ERRSZ];
 	cJSON *doc, *a;
@@ -52,11 +57,23 @@ api_failed(struct req *r)
 	if (failed_count(r->db, &(struct failed_filter){ 0 }, &total, err) != DB_OK ||
 	    failed_list(r->db, &f, r->srv->tz, &rows, &n, err) != DB_OK)
 		return serve_db_error(r, "list failed jobs", err);
+	ids = xcalloc(n + 1, sizeof *ids);
+	waiters = xcalloc(n + 1, sizeof *waiters);
+	for (i = 0; i < n; i++)
+		ids[i] = rows[i].id;
+	if (deps_count_waiters(r->db, ids, n, waiters, err) != DB_OK) {
+		free(ids);
+		free(waiters);
+		failed_rows_free(rows, n);
+		return serve_db_error(r, "count dependents", err);
+	}
 	doc = cJSON_CreateObject();
 	a = cJSON_AddArrayToObject(doc, "failed");
 	for (i = 0; i < n; i++)
-		cJSON_AddItemToArray(a, failed_row_json(&rows[i]));
+		cJSON_AddItemToArray(a, failed_row_json(&rows[i], waiters[i]));
 	ADD_NUM(doc, "total", total);
+	free(ids);
+	free(waiters);
 	failed_rows_free(rows, n);
 	return serve_json(r, 200, doc);
 }

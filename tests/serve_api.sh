@@ -200,6 +200,9 @@ sql "INSERT INTO failed_jobs (id, queue, type, payload, exception) SELECT id, qu
 hit GET "/api/jobs/$ga" "$T/jar"
 is "$(printf '%s' "$BODY" | jget '[d["job"]["state"], [x["id"] for x in d["dependents"]], d["group"]]')" "[\"failed\", [$gb, $gc], null]" \
 	"a dead job: its dependents, which a retry does not re-open"
+hit GET "/api/failed" "$T/jar"
+is "$(printf '%s' "$BODY" | jget "[f['dependents'] for f in d['failed'] if f['id'] == $ga]")" "[2]" \
+	"the dead letter's list says how many jobs wait for it"
 sql "DELETE FROM jobs; DELETE FROM failed_jobs; DELETE FROM jobq_deps"
 
 # ---- workers and the enqueue form ----

@@ -1,11 +1,28 @@
 /* failed.js -- the Dead letter page (/failed): the dead jobs, filtered by
  * queue and type, with retry, forget and clear for an admin, of the jobs
- * selected or of every one the filter finds (from /api/failed, bulk.js). */
+ * selected or of every one the filter finds (from /api/failed, bulk.js).
+ * A dead job that others wait for says how many: a retry does not re-open
+ * them (jobq(1)), which its Retry asks to confirm. */
 
 import { bulkButton, matching } from "./bulk.js";
 import { act, api, el, enqueueOptions, filterForm, fmtNum, isAdmin, navigate, params, select, setMain, when } from "./common.js";
 
 const selected = new Set();
+
+/* "2 jobs wait for it", linked to the job's page, which lists them. */
+function waiters(f) {
+  if (!f.dependents) return null;
+  return el("a", { class: "waiters", href: "/jobs/" + f.id, title: "A retry does not re-open them" },
+    (f.dependents === 1 ? "1 job waits" : f.dependents + " jobs wait") + " for it");
+}
+
+/* Retry of one dead job; one that others wait for asks first. */
+function retryOne(f) {
+  if (f.dependents && !confirm("Retry job " + f.id + "? The " + (f.dependents === 1 ? "job that waits" : f.dependents +
+    " jobs that wait") + " for it are not re-opened: one cancelled because it died stays cancelled."))
+    return;
+  act("/api/failed/retry", { ids: [f.id] }, () => "Job " + f.id + " is back in the queue");
+}
 
 export async function pageFailed() {
   const p = params();
@@ -34,9 +51,8 @@ export async function pageFailed() {
     el("td", {}, f.type),
     el("td", { class: "wide" }, when(f.failed_at)),
     el("td", {}, el("span", { class: "first-line", title: f.summary }, f.summary),
-      el("span", { class: "muted" }, [f.reason, f.exit_status].filter(Boolean).join(" · "))),
-    admin ? el("td", {}, el("button", { class: "retry-one", on: { click: () =>
-      act("/api/failed/retry", { ids: [f.id] }, () => "Job " + f.id + " is back in the queue") } }, "Retry")) : null));
+      el("span", { class: "muted" }, [f.reason, f.exit_status].filter(Boolean).join(" · ")), waiters(f)),
+    admin ? el("td", {}, el("button", { class: "retry-one", on: { click: () => retryOne(f) } }, "Retry")) : null));
   setMain("Dead letter",
     el("h1", {}, "Dead letter", el("span", { class: "badge s-failed", id: "failed-total" }, fmtNum(d.total))),
     filterForm([

@@ -47,6 +47,17 @@ const GONE_NOTE = {
   forgotten: "Forgotten from the dead letter; its runs keep it until they are pruned (jobq prune).",
 };
 
+/* A job cancelled because a job it waited for ended otherwise than
+ * done: that job, linked, from its run's reason ("cancelled by
+ * dependency 12 (dead) at ..."). */
+function causeOf(j, runs) {
+  if (j.state !== "cancelled") return null;
+  const m = runs.map((r) => /^cancelled by dependency (\d+) \((\w+)\)/.exec(r.error || "")).find(Boolean);
+  if (!m) return null;
+  return el("p", { class: "muted", id: "cancel-cause" }, "It waited for ", el("a", { href: "/jobs/" + m[1] }, "#" + m[1]),
+    ", which ended " + m[2] + ": so it never ran (retrying that job does not re-open this one).");
+}
+
 /* A job that left the queue (done, cancelled, expired, or forgotten
  * from the dead letter) is kept as its runs: nothing is left to act on. */
 function gone(j) {
@@ -147,6 +158,7 @@ export async function pageJob(id) {
     jobActions(j),
     retryNote(j, d.dependents || []),
     gone(j) ? el("p", { class: "muted", id: "gone-note" }, GONE_NOTE[j.state]) : null,
+    causeOf(j, d.runs),
     el("h2", {}, "Details"),
     el("div", { class: "card" }, kv([
       ["Queue", j.queue], ["Type", j.type],

@@ -485,6 +485,21 @@ try {
   ok((await text("#retry-note")).startsWith(`Retrying this job does not re-open the 2 jobs that wait for it (#${gb}, #${gc})`) &&
     !!(await page.$("#act-retry")), `beside Retry, the rule: a retry does not re-open them (${await text("#retry-note")})`);
   await shot("job-dead-dependents");
+  await page.goto(`${BASE}/failed`, { waitUntil: "networkidle0" });
+  await page.waitForSelector(`#failed-table tr[data-id="${ga}"] a.waiters`, WAIT);
+  is(await text(`#failed-table tr[data-id="${ga}"] a.waiters`), "2 jobs wait for it", "the dead letter says so on its row");
+  let retryAsked = "";
+  page.once("dialog", (dlg) => { retryAsked = dlg.message(); dlg.dismiss(); });
+  await press(page, `#failed-table tr[data-id="${ga}"] button.retry-one`);
+  ok(retryAsked.startsWith(`Retry job ${ga}? The 2 jobs that wait for it are not re-opened`) &&
+    sql(`SELECT COUNT(*) FROM failed_jobs WHERE id = ${ga}`) === "1", `and its Retry asks first; dismissed, nothing moves (${retryAsked})`);
+  sql(`INSERT INTO job_runs (job_id, queue, type, attempt, worker, started_at, duration_ms, outcome, exit_status, error, enqueued_at)
+         VALUES (${gc} + 1000000, 'default', 'echo', 0, 'host1:4242', UTC_TIMESTAMP(6), 0, 'cancelled', 'not started',
+                 CONCAT('cancelled by dependency ${ga} (dead) at ', LEFT(UTC_TIMESTAMP(6), 19), ' UTC'), UTC_TIMESTAMP(6))`);
+  await page.goto(`${BASE}/jobs/${Number(gc) + 1000000}`, { waitUntil: "networkidle0" });
+  await page.waitForSelector("#cancel-cause a", WAIT);
+  is(await text("#cancel-cause"), `It waited for #${ga}, which ended dead: so it never ran (retrying that job does not re-open this one).`,
+    "a job cancelled by its dependency's death links that job");
   sql(`UPDATE jobq_groups SET ended_at = UTC_TIMESTAMP(6), complete_job = 424242 WHERE id = ${gid}`);
   await page.goto(`${BASE}/groups`, { waitUntil: "networkidle0" });
   await page.waitForSelector("#groups-table", WAIT);
