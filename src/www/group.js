@@ -53,12 +53,13 @@ function sizeBars(root) {
   for (const s of root.querySelectorAll(".stack .seg")) s.style.width = (Number(s.dataset.share) * 100) + "%";
 }
 
-/* A callback: its type, and the job it became (linked, with its state),
- * or why there is none yet. */
-function callback(label, cb, until) {
+/* A callback: its type, and the job it became (linked, with its state;
+ * enqueued in the transaction that ended the group, so at its end), or
+ * why there is none yet. */
+function callback(label, cb, until, endedAt) {
   if (!cb) return [label, null];
   return [label, el("span", { class: "callback" }, el("span", { class: "mono" }, cb.type), " ",
-    cb.job ? el("span", {}, "enqueued as ", jobLink(cb.job), " ", badge(cb.state)) :
+    cb.job ? el("span", {}, "enqueued as ", jobLink(cb.job), " ", badge(cb.state), " at ", when(endedAt)) :
       el("span", { class: "muted" }, "not enqueued: " + until))];
 }
 
@@ -117,8 +118,8 @@ export async function pageGroup(what) {
     el("div", { class: "card" }, kv([
       ["ID", String(g.id)], ["Created", when(g.created_at)], ["Ended", g.ended_at ? when(g.ended_at) : null],
       ["Jobs", fmtNum(g.total)],
-      callback("On complete", g.on_complete, "once every job has ended"),
-      callback("On success", g.on_success, g.state === "ended" ? "not every job was done" : "once every job is done"),
+      callback("On complete", g.on_complete, "once every job has ended", g.ended_at),
+      callback("On success", g.on_success, g.state === "ended" ? "not every job was done" : "once every job is done", g.ended_at),
     ])),
     el("h2", {}, "Progress"), progress(g),
     waiting(g),

@@ -47,13 +47,13 @@ const splitActions = () => page.$$eval("#audit td.action", (tds) => tds.filter((
 const pages = () => [["/", "#totals"], ["/jobs", "#jobs-table"], ["/jobs/1", "#payload"],
   ["/jobs/3", "#payload"], ["/failed", "#failed-table"], ["/jobs/9001", "#payload"], ["/jobs/9100", "#gone-note"],
   ["/jobs/9200", "#gone-note"], ["/jobs/9201", "#gone-note"], ["/jobs/9300", "#cancel-requested"], ["/jobs/9301", "#expires"],
-  ["/history", "#history-table"], ["/groups", "#groups-table"], [`/groups/${GROUP_ID}`, "#group-legend"],
+  ["/history", "#history-table"], ["/history?q=quarterly", "#groups-found a"], ["/groups", "#groups-table"], [`/groups/${GROUP_ID}`, "#group-legend"],
   [`/jobs/${WAITER}`, "#waits-for"], [`/jobs/${DEAD_DEP}`, "#retry-note"],
   ["/charts", "#chart-run svg"], ["/workers", "#workers-table"],
   ["/enqueue", "#enqueue-form"], ["/schedules", "#schedules-table"], [`/schedules/${SCHEDULE}`, "#schedule-info"],
   [`/schedules/${DBSCHEDULE}`, "#preview-next li"], ["/users", "#sessions-table"], ["/audit", "#audit-list"]];
 const shotName = (path) => path === "/" ? "overview" :
-  path.slice(1).replace(DBSCHEDULE, "db").replace(SCHEDULE, "ini").replace(/\//g, "-");
+  path.slice(1).replace(DBSCHEDULE, "db").replace(SCHEDULE, "ini").replace(/\//g, "-").replace(/[?=]/g, "-");
 
 const logIn = () => logInAs(page, USER_NAME);
 
