@@ -21,6 +21,10 @@
 #   canc    `jobq cancel` just before the kill       -> cancelled once, never
 #           (after: while the rows are locked)          done: the handler's exit
 #                                                       0 never committed
+#   grp     the one job of a group with              -> one "gcb" callback,
+#           --on-complete gcb, and a job "aft"          counting it done; "aft"
+#           enqueued --after it (waiting: not           released once, run once,
+#           reserved, not started before the kill)      after it
 #   lim     max_running = 2 (3 jobs)                 -> never 3 at once
 #   rt      rate = 2/2s (3 jobs)                     -> never 3 claims in 2 s
 # Kill points (cells), each in exec and persistent mode:
@@ -52,7 +56,7 @@
 one_build sanitized "behaviour alone"
 setup kill_matrix
 TH=$top_srcdir/tests/handlers
-F_TYPES="follow at retry succ dead uniq ckpt canc"
+F_TYPES="follow at retry succ dead uniq ckpt canc grp"
 NF=$(wc -w <<<"$F_TYPES")
 F_RE=${F_TYPES// /|}
 
@@ -108,7 +112,7 @@ on_success = next
 exec = $TH/killm.py $mode
 on_dead = $TH/killm.py alert
 EOC
-		for h in block follow at retry uniq ckpt canc child next later; do
+		for h in block follow at retry uniq ckpt canc grp aft gcb child next later; do
 			printf '[handler %s]\nexec = %s/killm.py %s\n' "$h" "$TH" "$mode"
 		done
 	} | write_conf
@@ -153,9 +157,13 @@ enqueue_all() {
 		at) ID[at]=$(jq_ enqueue at "{\"act\": \"at\", \"at\": \"$AT\"}") ;;
 		retry) ID[retry]=$(jq_ enqueue retry '{"act": "retry", "after": "1s"}') ;;
 		uniq) ID[uniq]=$(jq_ enqueue --unique-key "$KEY" uniq '{}') ;;
+		# A "ref" makes the batch one transaction that prints its ids.
+		grp) ID[grp]=$(echo '{"type": "grp", "ref": "g", "payload": {"act": "grp"}}' |
+			jq_ enqueue --batch --group "$KEY" --on-complete gcb | grep -E '^[0-9]+$') ;;
 		*) ID[$t]=$(jq_ enqueue "$t" "{\"act\": \"$t\"}") ;;
 		esac
 	done
+	ID[aft]=$(jq_ enqueue --after "${ID[grp]}" aft '{}')
 	CONF=$T/l1.ini
 	for t in 1 2 3; do
 		ID[lim$t]=$(jq_ enqueue lim '{"slots": 2}')
@@ -365,6 +373,12 @@ check_cell() {
 			DIV 1000 - r.duration_ms >= 950)) FROM job_runs r WHERE r.job_id = ${ID[retry]} AND r.outcome = 'retry'")" \
 		"1 1" "[$cell] the retry job was retried, each time no sooner than its retry_after (1s)"
 	is "$(grep -c '^alert ' "$C/log") $(grep -c "^alert ${ID[dead]}$" "$C/log")" "1 1" "[$cell] on_dead ran once, for the dead job"
+	is "$(sql "SELECT CONCAT_WS(' ', COUNT(DISTINCT job_id), SUM(outcome = 'done'), MIN(JSON_VALUE(payload, '$.total')),
+		MIN(JSON_VALUE(payload, '$.done'))) FROM job_runs WHERE type = 'gcb'")" "1 1 1 1" \
+		"[$cell] the group's callback was enqueued once (done once), counting its one job done"
+	is "$(sql "SELECT COUNT(*), SUM(TIMESTAMPDIFF(MICROSECOND, g.started_at, a.started_at) DIV 1000 >= g.duration_ms)
+		FROM job_runs a JOIN job_runs g ON g.job_id = ${ID[grp]} AND g.outcome = 'done' WHERE a.job_id = ${ID[aft]}")" "1	1" \
+		"[$cell] the job waiting for the grp job was released once and ran once, after it"
 	sql "INSERT INTO claims (at) SELECT started_at FROM job_runs WHERE type = 'rt'"
 	is "$(sql "SELECT MAX(c) FROM (SELECT a.n, COUNT(*) AS c FROM claims a JOIN claims b
 		ON b.at >= a.at AND b.at < a.at + INTERVAL 2 SECOND GROUP BY a.n) w")" 2 \
