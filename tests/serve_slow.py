@@ -17,6 +17,7 @@ Standard library only."""
 
 import asyncio
 import math
+import os
 import resource
 import sys
 import time
@@ -26,6 +27,9 @@ RECONNECT = 1.0   # s before an attacker replaces a closed connection
 SAMPLES = 20      # normal requests timed per attack
 SAMPLE_GAP = 0.2
 TIMEOUT = 5.0     # a normal request that takes longer failed
+# The p95 bound is checked only where the binary's speed means something
+# (not under the sanitizers); elsewhere it is printed as a figure.
+TIMED = os.environ.get("JOBQ_TIMED", "1") == "1"
 
 
 T0 = time.monotonic()
@@ -118,8 +122,9 @@ async def attack(name, host, port, sources, path, extra=None):
         p50, p95 = pct(ok, 50) * 1000, pct(ok, 95) * 1000
         say("#", f"{name}: normal request p50 {p50:.1f} ms, p95 {p95:.1f} ms")
         print(f"FIGURE\t{name}\t{p50:.1f}\t{p95:.1f}", flush=True)
-        check(p95 < 1000 and len(ok) == SAMPLES, f"{name}: p95 of a normal request under 1 s")
-    else:
+        if TIMED:
+            check(p95 < 1000 and len(ok) == SAMPLES, f"{name}: p95 of a normal request under 1 s")
+    elif TIMED:
         check(False, f"{name}: p95 of a normal request under 1 s")
 
 

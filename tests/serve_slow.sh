@@ -6,9 +6,12 @@
 # is closed at its deadline; one address holds at most 64 connections,
 # a trusted proxy any number.  The attack and the timing are in
 # tests/serve_slow.py; the figures it measures are printed as diagnostics
-# (and quoted in the README's security section).
+# (and quoted in the README's security section).  Both builds run it: the
+# sanitizer build for memory errors under 1,500 connections, the normal
+# build for the latency bound, which the sanitizer build (several times
+# slower, beside the other build's suite on a 2-core CI machine) once
+# broke with no attack to blame; there the p95 is a figure only.
 . "$top_srcdir/tests/lib.sh"
-one_build sanitized "behaviour alone"
 . "$top_srcdir/tests/operator/common.sh"
 . "$top_srcdir/tests/serve_lib.sh"
 setup serve_slow
@@ -42,7 +45,7 @@ while IFS=$'\t' read -r kind text rest; do
 	FIGURE) diag "figure: $text: p50 ${rest%%$'\t'*} ms, p95 ${rest##*$'\t'} ms" ;;
 	*) echo "$kind${text:+ $text}" ;;
 	esac
-done < <(timeout 120 python3 "$top_srcdir/tests/serve_slow.py" "$ADDR" "$METRICS" 2>&1)
+done < <(JOBQ_TIMED=$((1 - SANITIZED)) timeout 120 python3 "$top_srcdir/tests/serve_slow.py" "$ADDR" "$METRICS" 2>&1)
 
 hit GET /api/me
 is "$CODE" 200 "after the attacks /api/me answers"
