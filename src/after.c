@@ -21,46 +21,23 @@
 #include <string.h>
 
 #include "after.h"
+#include "ended.h"
 #include "final.h"
 #include "groups.h"
-
-/* One job named, and how it ended: NULL while it is still in jobs. */
-struct known {
-	uint64_t id;
-	const char *how;
-	int found;
-	const char *run; /* lookup's scratch */
-};
-
-/* The mark of a job still in jobs. */
-static const char LIVE[] = "live";
+#include "park.h"
 
 /* What one transaction knows of the jobs named. */
 struct tx {
-	struct known *k;
+	struct ended *k; /* the jobs named, sorted by id */
 	size_t nk;
-	char **reason; /* per job: why it was finalized at once, or NULL */
+	char **reason;    /* per job: why it was finalized at once, or NULL */
+	uint64_t *cause;  /* per job: the job that reason names */
+	const char **how; /* per job: how that one ended */
 };
 
-static int
-by_id(const void *a, const void *b)
-{
-	uint64_t x = ((const struct known *)a)->id, y = ((const struct known *)b)->id;
-
-	return x < y ? -1 : x > y;
-}
-
-static struct known *
-find(const struct tx *t, uint64_t id)
-{
-	struct known key = { id, NULL, 0, NULL };
-
-	return bsearch(&key, t->k, t->nk, sizeof *t->k, by_id);
-}
-
-/* The distinct ids the jobs name, sorted, into t; list gets "1,2,3". */
+/* The distinct ids the jobs name, sorted, into t. */
 static void
-collect(const struct after_job *jobs, size_t n, struct tx *t, struct buf *list)
+collect(const struct after_job *jobs, size_t n, struct tx *t)
 {
 	size_t i, j, m = 0;
 
@@ -70,77 +47,17 @@ collect(const struct after_job *jobs, size_t n, struct tx *t, struct buf *list)
 	for (i = 0; i < n; i++)
 		for (j = 0; j < jobs[i].nids; j++)
 			t->k[t->nk++].id = jobs[i].ids[j];
-	qsort(t->k, t->nk, sizeof *t->k, by_id);
-	for (i = m = 0; i < t->nk; i++)
-		if (m == 0 || t->k[m - 1].id != t->k[i].id)
-			t->k[m++] = t->k[i];
-	t->nk = m;
-	for (i = 0; i < t->nk; i++)
-		buf_printf(list, "%s%llu", i ? "," : "", (unsigned long long)t->k[i].id);
-}
-
-/* The outcome word of a run that ends a job, as a static string; NULL
- * for any other (a retry, a lost write). */
-static const char *
-end_word(const char *outcome)
-{
-	static const char *const ends[] = { "done", "cancelled", "expired" };
-	size_t i;
-
-	for (i = 0; outcome != NULL && i < ARRAY_LEN(ends); i++)
-		if (strcmp(outcome, ends[i]) == 0)
-			return ends[i];
-	return NULL;
-}
-
-/* Runs query (rows: id[, outcome]) and, for each id not found yet, sets
- * how: fixed, or the outcome of its last row (rows come ordered by run). */
-static int
-mark(struct db *db, struct tx *t, const char *fixed, const struct buf *query, char *err)
-{
-	struct db_res *r;
-	char **row;
-	size_t i;
-	int rc;
-
-	if ((r = db_query_buf(db, query, &rc, err)) == NULL)
-		return rc;
-	for (i = 0; i < t->nk; i++)
-		t->k[i].run = NULL;
-	while ((row = db_res_next(r)) != NULL) {
-		struct known *k = find(t, db_col_u64(row[0], 0));
-
-		if (k != NULL && !k->found)
-			k->run = fixed != NULL ? fixed : end_word(row[1]);
-	}
-	db_res_free(r);
-	for (i = 0; i < t->nk; i++)
-		if (!t->k[i].found && t->k[i].run != NULL) {
-			t->k[i].found = 1;
-			t->k[i].how = t->k[i].run == LIVE ? NULL : t->k[i].run;
-		}
-	return DB_OK;
+	ended_sort(t->k, &t->nk);
 }
 
 /* Locks the jobs named that are still in jobs and learns how each other
  * one ended; AFTER_EUNKNOWN (err says which) when one is unknown. */
 static int
-lookup(struct db *db, struct tx *t, const struct buf *list, char *err)
+lookup(struct db *db, struct tx *t, char *err)
 {
-	static const char *const from[] = { "SELECT id FROM jobs WHERE id IN (%s) ORDER BY id FOR UPDATE",
-		"SELECT id FROM failed_jobs WHERE id IN (%s)",
-		"SELECT job_id, outcome FROM job_runs WHERE job_id IN (%s) ORDER BY job_id, id" };
-	const char *fixed[] = { LIVE, "dead", NULL };
-	struct buf q;
 	size_t i;
-	int rc = DB_OK;
+	int rc = ended_lookup(db, t->k, t->nk, err);
 
-	for (i = 0; i < ARRAY_LEN(from) && rc == DB_OK; i++) {
-		buf_init(&q);
-		buf_printf(&q, from[i], list->data);
-		rc = mark(db, t, fixed[i], &q, err);
-		buf_free(&q);
-	}
 	for (i = 0; rc == DB_OK && i < t->nk; i++)
 		if (!t->k[i].found) {
 			errf(err, "job %llu is not known (never enqueued, or its history was pruned)",
@@ -161,39 +78,48 @@ seen_u64(const uint64_t *v, size_t n, uint64_t x)
 }
 
 /* How many of job i's dependencies have not ended, and (policy all)
- * why it cannot run, into *why (NULL: it can).  Fills deps with the ids
- * it waits for.  A job named twice counts once. */
+ * why it cannot run, into t->reason[i] (NULL: it can), naming the job
+ * (t->cause[i]) and how it ended (t->how[i]).  Fills deps with the ids
+ * it waits for, all with every id it names.  A job named twice counts
+ * once. */
 static unsigned
-pending(const struct tx *t, const struct after_job *jobs, size_t i, const uint64_t *ids, uint64_t *deps,
-    size_t *ndeps, char **why)
+pending(struct tx *t, const struct after_job *jobs, size_t i, const uint64_t *ids, uint64_t *deps,
+    size_t *ndeps, uint64_t *all, size_t *nall)
 {
 	const struct after_job *a = &jobs[i];
 	const char *how;
 	uint64_t id;
 	size_t j;
 
-	*why = NULL;
-	*ndeps = 0;
+	t->reason[i] = NULL;
+	*ndeps = *nall = 0;
 	for (j = 0; j < a->nids + a->nrefs; j++) {
 		id = j < a->nids ? a->ids[j] : ids[a->refs[j - a->nids]];
-		if (seen_u64(deps, *ndeps, id))
+		if (seen_u64(all, *nall, id))
 			continue;
+		all[(*nall)++] = id;
 		if (j < a->nids)
-			how = find(t, id)->how;
+			how = ended_find(t->k, t->nk, id)->how;
 		else
 			how = t->reason[a->refs[j - a->nids]] != NULL ? "cancelled" : NULL;
 		if (how == NULL)
 			deps[(*ndeps)++] = id;
-		else if (strcmp(how, "done") != 0 && !a->after_any && *why == NULL)
-			*why = xasprintf("dependency %llu (%s)", (unsigned long long)id, how);
+		else if (strcmp(how, "done") != 0 && !a->after_any && t->reason[i] == NULL) {
+			t->reason[i] = xasprintf("dependency %llu (%s)", (unsigned long long)id, how);
+			t->cause[i] = id;
+			t->how[i] = how;
+		}
 	}
 	return (unsigned)*ndeps;
 }
 
-/* Finalizes job id at once as cancelled, for why (final.c); its group
- * (gid, 0: none) counts it. */
+/* Finalizes job i (id) at once as cancelled, for its reason (final.c),
+ * parked under the job it names should a retry be able to re-open it
+ * (park.c; all: the n jobs it names); its group (gid, 0: none) counts
+ * it. */
 static int
-finalize(struct db *db, uint64_t id, uint64_t gid, const char *why, char *err)
+finalize(struct db *db, const struct tx *t, size_t i, uint64_t id, uint64_t gid, const uint64_t *all, size_t n,
+    char *err)
 {
 	char g[24];
 
@@ -202,8 +128,9 @@ finalize(struct db *db, uint64_t id, uint64_t gid, const char *why, char *err)
 
 	buf_init(&sql);
 	buf_init(&cond);
-	db_sql(
-	    db, &sql, "UPDATE jobs SET cancel_by = %q, cancel_at = UTC_TIMESTAMP(6) WHERE id = %U;", why, id);
+	park_job_sql(db, &sql, id, t->cause[i], t->how[i], all, n);
+	db_sql(db, &sql, "UPDATE jobs SET cancel_by = %q, cancel_at = UTC_TIMESTAMP(6) WHERE id = %U;", t->reason[i],
+	    id);
 	db_sql(db, &cond, "id = %U", id);
 	final_sql(db, &sql, "jobq enqueue", cond.data);
 	snprintf(g, sizeof g, "%llu", (unsigned long long)gid);
@@ -223,11 +150,12 @@ insert_job(struct db *db, struct tx *t, struct after_job *jobs, size_t i, uint64
 {
 	struct after_job *a = &jobs[i];
 	uint64_t *deps = xcalloc(a->nids + a->nrefs + 1, sizeof *deps);
-	size_t ndeps, j;
+	uint64_t *all = xcalloc(a->nids + a->nrefs + 1, sizeof *all);
+	size_t ndeps, nall, j;
 	struct buf sql;
 	int rc;
 
-	a->e.waiting_on = pending(t, jobs, i, ids, deps, &ndeps, &t->reason[i]);
+	a->e.waiting_on = pending(t, jobs, i, ids, deps, &ndeps, all, &nall);
 	if (t->reason[i] != NULL)
 		a->e.waiting_on = 0;
 	a->e.after_any = a->after_any;
@@ -237,7 +165,7 @@ insert_job(struct db *db, struct tx *t, struct after_job *jobs, size_t i, uint64
 		ids[i] = db_insert_id(db);
 	buf_free(&sql);
 	if (rc == DB_OK && t->reason[i] != NULL)
-		rc = finalize(db, ids[i], a->e.group_id, t->reason[i], err);
+		rc = finalize(db, t, i, ids[i], a->e.group_id, all, nall, err);
 	else if (rc == DB_OK && ndeps > 0) {
 		buf_init(&sql);
 		buf_adds(&sql, "INSERT INTO jobq_deps (after_id, job_id) VALUES ");
@@ -254,6 +182,7 @@ insert_job(struct db *db, struct tx *t, struct after_job *jobs, size_t i, uint64
 		buf_free(&sql);
 	}
 	free(deps);
+	free(all);
 	return rc;
 }
 
@@ -265,6 +194,8 @@ tx_free(struct tx *t, size_t n)
 	for (i = 0; t->reason != NULL && i < n; i++)
 		free(t->reason[i]);
 	free(t->reason);
+	free(t->cause);
+	free(t->how);
 	free(t->k);
 	memset(t, 0, sizeof *t);
 }
@@ -299,19 +230,19 @@ static int
 enqueue_tx(struct db *db, struct after_job *jobs, size_t n, uint64_t *ids, char *err)
 {
 	struct tx t;
-	struct buf list;
 	size_t i;
 	int rc;
 
 	memset(&t, 0, sizeof t);
-	buf_init(&list);
-	collect(jobs, n, &t, &list);
+	collect(jobs, n, &t);
 	t.reason = xcalloc(n + 1, sizeof *t.reason);
+	t.cause = xcalloc(n + 1, sizeof *t.cause);
+	t.how = xcalloc(n + 1, sizeof *t.how);
 	if ((rc = db_begin(db, err)) != DB_OK)
 		goto out;
 	rc = join_group(db, jobs, n, err);
 	if (rc == DB_OK && t.nk > 0)
-		rc = lookup(db, &t, &list, err);
+		rc = lookup(db, &t, err);
 	for (i = 0; rc == DB_OK && i < n; i++)
 		rc = insert_job(db, &t, jobs, i, ids, err);
 	if (rc == DB_OK)
@@ -319,7 +250,6 @@ enqueue_tx(struct db *db, struct after_job *jobs, size_t n, uint64_t *ids, char 
 	if (rc != DB_OK)
 		db_rollback(db);
 out:
-	buf_free(&list);
 	tx_free(&t, n);
 	return rc;
 }

@@ -21,6 +21,7 @@
 #include "deps.h"
 #include "final.h"
 #include "groups.h"
+#include "park.h"
 #include "queue.h"
 #include "queue_states.h"
 
@@ -47,6 +48,10 @@ final_tx(struct db *db, uint64_t id, const char *by, const char *pre, const char
 	db_sql(db, &sql, "SET @jobq_group = (SELECT group_id FROM jobs WHERE id = %U);", id);
 	final_sql(db, &sql, by, cond);
 	buf_adds(&sql, "SET @jobq_fence = ROW_COUNT();");
+	/* A person's cancel is final: no retry of a dead dependency
+	 * re-opens the job (park.c), finalized now or by its worker; and so
+	 * its end parks none of the jobs that wait for it. */
+	park_unpark_sql(db, &sql, id);
 	deps_ended_sql(db, &sql, id, "cancelled", "@jobq_fence > 0", DEPS_ALL);
 	groups_ended_sql(db, &sql, "@jobq_group", "cancelled", "@jobq_fence > 0 AND @jobq_group IS NOT NULL");
 	buf_adds(&sql, "COMMIT");

@@ -218,12 +218,6 @@ json_add_runs(cJSON *o, const struct run_row *runs, size_t nruns)
 	}
 }
 
-/* What a job waits for and what waits for it (deps.c). */
-struct deps_pair {
-	struct dep_view *after, *by;
-	size_t nafter, nby;
-};
-
 /* One line "  LABEL  12 (done), 13 (waiting)" unless d is empty. */
 static void
 print_deps(const char *label, const struct dep_view *d, size_t n)
@@ -242,7 +236,7 @@ print_deps(const char *label, const struct dep_view *d, size_t n)
  * every time in UTC; runs_total counts all runs, shown or not. */
 static void
 print_json(const struct conf *c, const struct job_view *v, const struct run_row *runs, size_t nruns,
-    uint64_t total, const struct deps_pair *dp)
+    uint64_t total, const struct deps_links *dp)
 {
 	cJSON *o = cJSON_CreateObject();
 	unsigned max, failing;
@@ -255,6 +249,11 @@ print_json(const struct conf *c, const struct job_view *v, const struct run_row 
 	json_add_failure(o, v, next_ms);
 	cJSON_AddItemToObject(o, "waits_for", deps_json(dp->after, dp->nafter));
 	cJSON_AddItemToObject(o, "waited_for_by", deps_json(dp->by, dp->nby));
+	cJSON_AddItemToObject(o, "reopens_on_retry", deps_json(dp->reopens, dp->nreopens));
+	if (dp->reopened_by != 0)
+		cJSON_AddNumberToObject(o, "reopened_by_retry_of", (double)dp->reopened_by);
+	else
+		cJSON_AddNullToObject(o, "reopened_by_retry_of");
 	cJSON_AddStringToObject(o, "timezone", "UTC"); /* of every time above */
 	cJSON_AddNumberToObject(o, "runs_total", (double)total);
 	json_add_runs(o, runs, nruns);
@@ -454,13 +453,13 @@ print_job(const struct conf *c, struct db *db, const struct job_view *v, const s
     size_t nruns, uint64_t total, int json, int gone)
 {
 	struct timefmt *f;
-	struct deps_pair dp;
+	struct deps_links dp;
 	char err[ERRSZ];
 	int rc = 0;
 
-	if (deps_list(db, v->id, &dp.after, &dp.nafter, &dp.by, &dp.nby, err) != DB_OK) {
+	if (deps_links(db, v->id, &dp, err) != DB_OK) {
 		cli_error("show %llu: %s", (unsigned long long)v->id, err);
-		deps_list_free(dp.after, dp.nafter);
+		deps_links_free(&dp);
 		return EX_UNAVAILABLE;
 	}
 	if (json)
@@ -474,10 +473,13 @@ print_job(const struct conf *c, struct db *db, const struct job_view *v, const s
 			print_text(c, f, v, runs, nruns, total);
 		print_deps("waits for", dp.after, dp.nafter);
 		print_deps("waited for by", dp.by, dp.nby);
+		print_deps("re-opens", dp.reopens, dp.nreopens);
+		if (dp.reopened_by != 0)
+			printf("  %-12s when job %llu is retried from the dead letter\n", "re-opens",
+			    (unsigned long long)dp.reopened_by);
 		timefmt_free(f);
 	}
-	deps_list_free(dp.after, dp.nafter);
-	deps_list_free(dp.by, dp.nby);
+	deps_links_free(&dp);
 	return rc;
 }
 

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "deps.h"
+#include "park.h"
 #include "queue_states.h"
 
 /* The jobs waiting for id, joined by index (a single-table UPDATE with
@@ -61,6 +62,9 @@ deps_ended_sql(
 	            " AND (%d OR j.after_any = 1);",
 	    id, guard, done);
 	if (!done) {
+		/* The jobs this end cancels are parked first, while
+		 * cancel_by still tells them from those cancelled before. */
+		n += park_waiters_sql(db, sql, id, how, guard);
 		snprintf(reason, sizeof reason, "dependency %llu (%s)", (unsigned long long)id, how);
 		db_sql(db, sql,
 		    WAITERS
@@ -89,37 +93,40 @@ views_of(struct db_res *r, size_t *n)
 	return d;
 }
 
-/* Fills *after with the jobs job id waits for (each with its state, or
- * how it ended) and *by with the jobs that wait for it, both by id.
- * Free each with deps_list_free. */
+/* Fills l with job id's links: the jobs it waits for (each with its
+ * state, or how it ended), those that wait for it, and, of the parked
+ * (park.c), the dead job whose retry re-opens it and the jobs a retry of
+ * it re-opens, all by id.  Free with deps_links_free, whatever it
+ * returns. */
 int
-deps_list(struct db *db, uint64_t id, struct dep_view **after, size_t *nafter, struct dep_view **by,
-    size_t *nby, char *err)
+deps_links(struct db *db, uint64_t id, struct deps_links *l, char *err)
 {
+	static const char *const q[] = {
+		"SELECT d.after_id, " JOB_STATE_OF("d.after_id") " FROM jobq_deps d WHERE d.job_id = %U ORDER BY d.after_id",
+		"SELECT d.job_id, " JOB_STATE_OF("d.job_id") " FROM jobq_deps d WHERE d.after_id = %U ORDER BY d.job_id",
+		"SELECT p.id, " JOB_STATE_OF("p.id") " FROM jobq_parked p WHERE p.parked_by = %U ORDER BY p.id",
+	};
+	struct dep_view **into[] = { &l->after, &l->by, &l->reopens };
+	size_t *count[] = { &l->nafter, &l->nby, &l->nreopens };
 	struct db_res *r;
-	int rc;
+	char **row;
+	size_t i;
+	int rc = DB_OK;
 
-	*after = *by = NULL;
-	*nafter = *nby = 0;
-	r = db_query(db, &rc, err,
-	    "SELECT d.after_id, " JOB_STATE_OF(
-	        "d.after_id") " FROM jobq_deps d WHERE d.job_id = %U ORDER BY d.after_id",
-	    id);
-	if (r == NULL)
-		return rc;
-	*after = views_of(r, nafter);
-	r = db_query(db, &rc, err,
-	    "SELECT d.job_id, " JOB_STATE_OF(
-	        "d.job_id") " FROM jobq_deps d WHERE d.after_id = %U ORDER BY d.job_id",
-	    id);
-	if (r == NULL)
-		return rc;
-	*by = views_of(r, nby);
-	return DB_OK;
+	memset(l, 0, sizeof *l);
+	for (i = 0; i < ARRAY_LEN(q) && rc == DB_OK; i++)
+		if ((r = db_query(db, &rc, err, q[i], id)) != NULL)
+			*into[i] = views_of(r, count[i]);
+	if (rc == DB_OK && (r = db_query(db, &rc, err, "SELECT parked_by FROM jobq_parked WHERE id = %U", id)) != NULL) {
+		if ((row = db_res_next(r)) != NULL)
+			l->reopened_by = db_col_u64(row[0], 0);
+		db_res_free(r);
+	}
+	return rc;
 }
 
-void
-deps_list_free(struct dep_view *d, size_t n)
+static void
+views_free(struct dep_view *d, size_t n)
 {
 	size_t i;
 
@@ -128,12 +135,20 @@ deps_list_free(struct dep_view *d, size_t n)
 	free(d);
 }
 
-/* Sets counts[i] to how many jobs wait for ids[i] now, for each of the n
- * (at most a page of a list: the caller bounds n) jobs: the rows of
- * jobq_deps, which stay until the waiting job ends.  One statement,
- * served by the primary key (after_id first). */
-int
-deps_count_waiters(struct db *db, const uint64_t *ids, size_t n, uint64_t *counts, char *err)
+void
+deps_links_free(struct deps_links *l)
+{
+	views_free(l->after, l->nafter);
+	views_free(l->by, l->nby);
+	views_free(l->reopens, l->nreopens);
+	memset(l, 0, sizeof *l);
+}
+
+/* Sets counts[i] to the count query (rows: id, count; "%s" takes the
+ * list of ids) gives ids[i], for each of the n (at most a page of a
+ * list: the caller bounds n) jobs. */
+static int
+count_by(struct db *db, const char *query, const uint64_t *ids, size_t n, uint64_t *counts, char *err)
 {
 	struct db_res *r;
 	struct buf in;
@@ -147,8 +162,7 @@ deps_count_waiters(struct db *db, const uint64_t *ids, size_t n, uint64_t *count
 	buf_init(&in);
 	for (i = 0; i < n; i++)
 		buf_printf(&in, "%s%llu", i ? "," : "", (unsigned long long)ids[i]);
-	r = db_query(db, &rc, err,
-	    "SELECT after_id, COUNT(*) FROM jobq_deps WHERE after_id IN (%s) GROUP BY after_id", in.data);
+	r = db_query(db, &rc, err, query, in.data);
 	buf_free(&in);
 	if (r == NULL)
 		return rc;
@@ -158,6 +172,23 @@ deps_count_waiters(struct db *db, const uint64_t *ids, size_t n, uint64_t *count
 				counts[i] = db_col_u64(row[1], 0);
 	db_res_free(r);
 	return DB_OK;
+}
+
+/* Sets waiting[i] to how many jobs wait for ids[i] now (the rows of
+ * jobq_deps, which stay until the waiting job ends) and reopens[i] to
+ * how many a retry of it from the dead letter re-opens (jobq_parked,
+ * the first level of the graph), for each of the n jobs.  Served by the
+ * primary key and jobq_parked_by. */
+int
+deps_count_waiters(struct db *db, const uint64_t *ids, size_t n, uint64_t *waiting, uint64_t *reopens, char *err)
+{
+	int rc = count_by(db, "SELECT after_id, COUNT(*) FROM jobq_deps WHERE after_id IN (%s) GROUP BY after_id", ids, n,
+	    waiting, err);
+
+	if (rc == DB_OK)
+		rc = count_by(db, "SELECT parked_by, COUNT(*) FROM jobq_parked WHERE parked_by IN (%s) GROUP BY parked_by",
+		    ids, n, reopens, err);
+	return rc;
 }
 
 /* The list d as a JSON array of {"id", "state"}, lowest id first: what

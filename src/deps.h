@@ -9,11 +9,9 @@
 #include <cjson/cJSON.h>
 
 #include "db.h"
+#include "queue_states.h"
 #include "util.h"
 
-/* The available_at of a job that waits: after every due row of the
- * reservation index, so claims never read it. */
-#define DEPS_NEVER "'9999-12-31 23:59:59'"
 
 /* One job a job waits for, or one that waits for it. */
 struct dep_view {
@@ -30,10 +28,18 @@ struct dep_view {
 
 size_t deps_ended_sql(
     struct db *db, struct buf *sql, uint64_t id, const char *how, const char *guard, unsigned parts);
-int deps_list(struct db *db, uint64_t id, struct dep_view **after, size_t *nafter, struct dep_view **by,
-    size_t *nby, char *err);
-void deps_list_free(struct dep_view *d, size_t n);
-int deps_count_waiters(struct db *db, const uint64_t *ids, size_t n, uint64_t *counts, char *err);
+/* A job's links to other jobs (deps_links). */
+struct deps_links {
+	struct dep_view *after, *by; /* what it waits for, what waits for it */
+	struct dep_view *reopens;    /* parked: what a retry of it re-opens */
+	size_t nafter, nby, nreopens;
+	uint64_t reopened_by; /* parked: the dead job whose retry re-opens it */
+};
+
+int deps_links(struct db *db, uint64_t id, struct deps_links *l, char *err);
+void deps_links_free(struct deps_links *l);
+int deps_count_waiters(
+    struct db *db, const uint64_t *ids, size_t n, uint64_t *waiting, uint64_t *reopens, char *err);
 cJSON *deps_json(const struct dep_view *d, size_t n);
 
 #endif

@@ -17,6 +17,7 @@
 #include "errtext.h"
 #include "failed.h"
 #include "json.h"
+#include "park.h"
 #include "queue.h"
 #include "runs.h"
 
@@ -224,6 +225,7 @@ retry_once(struct db *db, uint64_t id, const struct failed_edit *e, char *err)
 	struct db_res *r;
 	struct buf payload;
 	char **row, *old = NULL;
+	uint64_t reopened;
 	int rc, found;
 
 	r = db_query(db, &rc, err, "SELECT %s FROM failed_jobs WHERE id = %U FOR UPDATE",
@@ -265,6 +267,9 @@ retry_once(struct db *db, uint64_t id, const struct failed_edit *e, char *err)
 		rc = db_exec(db, err, "DELETE FROM failed_jobs WHERE id = %U", id);
 	if (rc == DB_OK && e != NULL)
 		rc = audit_edit(db, id, e, old, err);
+	/* The jobs its death cancelled wait for it again (park.c). */
+	if (rc == DB_OK)
+		rc = park_reopen(db, id, &reopened, err);
 	free(old);
 	return rc;
 }
@@ -427,14 +432,38 @@ each_matching(struct db *db, const struct failed_filter *f, failed_act_fn *act, 
 	return rc == DB_EGONE ? rc : DB_OK;
 }
 
-/* Deletes one dead-lettered job for good. */
+/* One try of failed_forget's transaction. */
+static int
+forget_tx(struct db *db, uint64_t id, char *err)
+{
+	int rc;
+
+	if ((rc = db_begin(db, err)) != DB_OK)
+		return rc;
+	rc = db_exec(db, err, "DELETE FROM failed_jobs WHERE id = %U", id);
+	if (rc == DB_OK && db_affected(db) == 0) {
+		db_rollback(db);
+		return QUEUE_NOT_FOUND;
+	}
+	/* What its death cancelled stays cancelled for good (park.c). */
+	if (rc == DB_OK)
+		rc = park_drop(db, id, err);
+	if (rc == DB_OK)
+		rc = db_commit(db, err);
+	if (rc != DB_OK)
+		db_rollback(db);
+	return rc;
+}
+
+/* Deletes one dead-lettered job for good, with what its death parked. */
 int
 failed_forget(struct db *db, uint64_t id, char *err)
 {
-	int rc = db_exec(db, err, "DELETE FROM failed_jobs WHERE id = %U", id);
+	int rc, attempt = 0;
 
-	if (rc == DB_OK && db_affected(db) == 0)
-		return QUEUE_NOT_FOUND;
+	do
+		rc = forget_tx(db, id, err);
+	while (db_retry_after(rc, ++attempt));
 	return rc;
 }
 
@@ -455,5 +484,11 @@ failed_clear(struct db *db, int64_t older_than_ms, int count_only, uint64_t *rem
 		buf_adds(&where, "1 = 1");
 	rc = delete_in_chunks(db, "failed_jobs", where.data, count_only, removed, err);
 	buf_free(&where);
+	/* What their deaths parked no retry can reach any more. */
+	if (rc == DB_OK && !count_only && *removed > 0) {
+		uint64_t dropped;
+
+		rc = park_collect(db, &dropped, err);
+	}
 	return rc;
 }

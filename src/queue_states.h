@@ -12,6 +12,10 @@
 #define IS_DELAYED                                                    \
 	"lease_token IS NULL AND due_at > UTC_TIMESTAMP(6) AND NOT (" \
 	"due_at >= '9999-12-31 23:59:59' AND waiting_on > 0)"
+/* The available_at of a job that waits for other jobs (deps.h): after
+ * every due row of the reservation index, so claims never read it. */
+#define DEPS_NEVER "'9999-12-31 23:59:59'"
+
 /* Waiting for other jobs (deps.h): due at DEPS_NEVER with jobs still to
  * end, so status counts it on the due index like the others (a row
  * another program put at that time with none to wait for is delayed). */

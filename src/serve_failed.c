@@ -17,9 +17,10 @@
 #include "wakeup.h"
 
 /* A dead job as the list shows it; dependents: how many jobs wait for
- * it now (a retry does not re-open them: jobq(1)). */
+ * it now; reopens: how many jobs its death cancelled that a retry
+ * re-opens (park.c), theirs down the graph not counted. */
 static cJSON *
-failed_row_json(const struct failed_row *x, uint64_t dependents)
+failed_row_json(const struct failed_row *x, uint64_t dependents, uint64_t reopens)
 {
 	cJSON *o = cJSON_CreateObject();
 
@@ -32,6 +33,7 @@ failed_row_json(const struct failed_row *x, uint64_t dependents)
 	cJSON_AddStringToObject(o, "summary", x->summary); /* errtext_summary */
 	ADD_NUM(o, "attempts", x->attempts);
 	ADD_NUM(o, "dependents", dependents);
+	ADD_NUM(o, "reopens", reopens);
 	return o;
 }
 
@@ -44,7 +46,7 @@ api_failed(struct req *r)
 	struct failed_filter f = { 0 };
 	struct failed_row *rows;
 	size_t n, i;
-	uint64_t total, *ids, *waiters;
+	uint64_t total, *ids, *waiters, *reopens;
 	int64_t limit;
 	char err[ERRSZ];
 	cJSON *doc, *a;
@@ -59,21 +61,24 @@ api_failed(struct req *r)
 		return serve_db_error(r, "list failed jobs", err);
 	ids = xcalloc(n + 1, sizeof *ids);
 	waiters = xcalloc(n + 1, sizeof *waiters);
+	reopens = xcalloc(n + 1, sizeof *reopens);
 	for (i = 0; i < n; i++)
 		ids[i] = rows[i].id;
-	if (deps_count_waiters(r->db, ids, n, waiters, err) != DB_OK) {
+	if (deps_count_waiters(r->db, ids, n, waiters, reopens, err) != DB_OK) {
 		free(ids);
 		free(waiters);
+		free(reopens);
 		failed_rows_free(rows, n);
 		return serve_db_error(r, "count dependents", err);
 	}
 	doc = cJSON_CreateObject();
 	a = cJSON_AddArrayToObject(doc, "failed");
 	for (i = 0; i < n; i++)
-		cJSON_AddItemToArray(a, failed_row_json(&rows[i], waiters[i]));
+		cJSON_AddItemToArray(a, failed_row_json(&rows[i], waiters[i], reopens[i]));
 	ADD_NUM(doc, "total", total);
 	free(ids);
 	free(waiters);
+	free(reopens);
 	failed_rows_free(rows, n);
 	return serve_json(r, 200, doc);
 }

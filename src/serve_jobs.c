@@ -193,25 +193,30 @@ audit_json(const struct audit_row *a, size_t n)
 }
 
 /* Adds to doc the job's links to other jobs, as `jobq show` lists them
- * (deps.c): "waits_for" and "dependents" ({id, state} each, by id), and
+ * (deps.c): "waits_for", "dependents" and "reopens_on_retry" ({id,
+ * state} each, by id), "reopened_by_retry_of" (the dead job whose retry
+ * re-opens it, or null: park.c), and
  * "group" ({id, name}, null when it is in none; a job that left the
  * queue is in none any more: its group counted how it ended). */
 static int
 add_links(struct db *db, cJSON *doc, const struct job_view *v, int gone, char *err)
 {
-	struct dep_view *after, *by;
-	size_t nafter, nby;
+	struct deps_links l;
 	cJSON *g;
-	int rc = deps_list(db, v->id, &after, &nafter, &by, &nby, err);
+	int rc = deps_links(db, v->id, &l, err);
 
 	if (rc != DB_OK) {
-		deps_list_free(after, nafter);
+		deps_links_free(&l);
 		return rc;
 	}
-	cJSON_AddItemToObject(doc, "waits_for", deps_json(after, nafter));
-	cJSON_AddItemToObject(doc, "dependents", deps_json(by, nby));
-	deps_list_free(after, nafter);
-	deps_list_free(by, nby);
+	cJSON_AddItemToObject(doc, "waits_for", deps_json(l.after, l.nafter));
+	cJSON_AddItemToObject(doc, "dependents", deps_json(l.by, l.nby));
+	cJSON_AddItemToObject(doc, "reopens_on_retry", deps_json(l.reopens, l.nreopens));
+	if (l.reopened_by != 0)
+		ADD_NUM(doc, "reopened_by_retry_of", l.reopened_by);
+	else
+		cJSON_AddNullToObject(doc, "reopened_by_retry_of");
+	deps_links_free(&l);
 	if (gone || v->group_id == 0) {
 		cJSON_AddNullToObject(doc, "group");
 		return DB_OK;

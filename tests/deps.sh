@@ -32,7 +32,7 @@ id_of() { sql "SELECT id FROM jobs WHERE payload LIKE '%\"$1\"%' UNION SELECT jo
 
 for hmode in exec persistent; do
 	empty_tables
-	sql "DELETE FROM jobq_deps"
+	sql "DELETE FROM jobq_deps; DELETE FROM jobq_parked; DELETE FROM jobq_parked_deps"
 	rm -f "$LOG"
 	extra=""
 	[ $hmode = persistent ] && extra="mode = persistent
@@ -115,6 +115,48 @@ EOC
 	g=$(jq_ enqueue --after-any "$x" step '{"name": "G"}')
 	wait_for_sql 30 "SELECT COUNT(*) FROM job_runs WHERE job_id = $g AND outcome = 'done'" 1
 	ok $? "$m --after-any a dead job: runs"
+	# Retrying the dead X re-opens what its death cancelled, down the
+	# graph (sql/024-parked.sql): Y and F wait for X again, Z for Y.
+	wait_for_sql 30 "SELECT COUNT(*) FROM jobq_parked WHERE id IN ($y, $z, $f)" 3
+	ok $? "$m Y, Z and F are parked"
+	is "$(sql "SELECT GROUP_CONCAT(CONCAT(id, '<', parked_by) ORDER BY id) FROM jobq_parked")" "$y<$x,$z<$y,$f<$x" "$m Y and F under X, Z under Y"
+	out=$(jq_ failed retry --payload '{"name": "X2", "sleep": 0.5}' "$x" 2>&1)
+	is "$?" 0 "$m X is retried (edited to succeed)"
+	wait_for_sql 30 "SELECT COUNT(*) FROM job_runs WHERE job_id IN ($y, $z, $f) AND outcome = 'done'" 3
+	ok $? "$m Y, Z and F ran after the retry"
+	is "$(starts Y),$(starts Z),$(starts F)" "1,1,1" "$m each once"
+	before "$(t end X2)" "$(t start Y)" && before "$(t end Y)" "$(t start Z)" && before "$(t end X2)" "$(t start F)"
+	ok $? "$m in the graph's order"
+	is "$(sql "SELECT GROUP_CONCAT(outcome ORDER BY id) FROM job_runs WHERE job_id = $z")" "cancelled,done" "$m Z's history: cancelled, then done"
+	is "$(sql "SELECT COUNT(*) FROM jobq_parked")/$(sql "SELECT COUNT(*) FROM jobq_parked_deps")" "0/0" "$m nothing is left parked"
+
+	# Two dead dependencies: retrying the first keeps the job cancelled,
+	# parked under the second; retrying that one re-opens it.  Forgetting
+	# a dead job drops what it parked.
+	out=$(printf '%s\n' \
+		'{"type": "step", "ref": "p", "payload": {"name": "P1", "exit": 65}}' \
+		'{"type": "step", "ref": "q", "payload": {"name": "P2", "exit": 65, "sleep": 1}}' \
+		'{"type": "step", "after": ["p", "q"], "payload": {"name": "Q"}}' \
+		'{"type": "step", "ref": "r", "payload": {"name": "R1", "exit": 65}}' \
+		'{"type": "step", "after": ["r"], "payload": {"name": "S"}}' | jq_ enqueue --batch 2>&1)
+	ids=($(echo "$out" | grep -E '^[0-9]+$'))
+	p1=${ids[0]} p2=${ids[1]} q=${ids[2]} r1=${ids[3]} s1=${ids[4]}
+	wait_for_sql 30 "SELECT COUNT(*) FROM failed_jobs WHERE id IN ($p1, $p2, $r1)" 3
+	wait_for_sql 30 "SELECT COUNT(DISTINCT job_id) FROM job_runs WHERE job_id IN ($q, $s1)" 2
+	like "$(run_of "$q")" "cancelled by dependency $p1 \\(dead\\)" "$m Q is cancelled by the first death"
+	jq_ failed retry --payload '{"name": "P1b"}' "$p1" >/dev/null
+	is "$(sql "SELECT CONCAT(id, '<', parked_by) FROM jobq_parked WHERE id = $q")" "$q<$p2" "$m retrying P1: Q stays parked, under P2"
+	is "$(sql "SELECT COUNT(*) FROM jobs WHERE id = $q")" 0 "$m and stays cancelled"
+	wait_for_sql 30 "SELECT COUNT(*) FROM job_runs WHERE job_id = $p1 AND outcome = 'done'" 1
+	jq_ failed retry --payload '{"name": "P2b"}' "$p2" >/dev/null
+	wait_for_sql 30 "SELECT COUNT(*) FROM job_runs WHERE job_id = $q AND outcome = 'done'" 1
+	ok $? "$m retrying P2 re-opens Q, which runs"
+	before "$(t end P2b)" "$(t start Q)"
+	ok $? "$m after P2"
+	jq_ failed forget "$r1" >/dev/null
+	is "$(sql "SELECT COUNT(*) FROM jobq_parked")" 0 "$m forgetting R1 drops S's copy"
+	is "$(run_of "$s1")" "cancelled|cancelled by dependency $r1 (dead)" "$m S stays cancelled"
+
 	out=$(jq_ enqueue --after 999999999 step '{"name": "H"}' 2>&1)
 	is "$?" 65 "$m --after an unknown job exits 65"
 	like "$out" "job 999999999 is not known" "$m and says which"

@@ -194,16 +194,22 @@ is "$(printf '%s' "$BODY" | jget '[g["name"] for g in d["groups"]]')" "[\"$G\"]"
 hit GET "/api/search?q=group:" "$T/jar"
 is "$CODE" 400 "search q=group: without a name: 400"
 # a dead (as the dead-letter move leaves it: its dependents still wait
-# until the sweep ends them): the page lists them beside Retry.
+# until the sweep ends them, parked under it): the page lists them, and
+# the ones its retry re-opens.
 sql "INSERT INTO failed_jobs (id, queue, type, payload, exception) SELECT id, queue, type, payload, 'boom' FROM jobs WHERE id = $ga;
-     DELETE FROM jobs WHERE id = $ga"
+     DELETE FROM jobs WHERE id = $ga;
+     INSERT INTO jobq_parked (id, parked_by, queue, type, payload, created_at)
+       SELECT id, $ga, queue, type, payload, created_at FROM jobs WHERE id IN ($gb, $gc)"
 hit GET "/api/jobs/$ga" "$T/jar"
-is "$(printf '%s' "$BODY" | jget '[d["job"]["state"], [x["id"] for x in d["dependents"]], d["group"]]')" "[\"failed\", [$gb, $gc], null]" \
-	"a dead job: its dependents, which a retry does not re-open"
+is "$(printf '%s' "$BODY" | jget '[d["job"]["state"], [x["id"] for x in d["dependents"]], [x["id"] for x in d["reopens_on_retry"]], d["group"]]')" \
+	"[\"failed\", [$gb, $gc], [$gb, $gc], null]" "a dead job: its dependents, and those its retry re-opens"
+hit GET "/api/jobs/$gb" "$T/jar"
+is "$(printf '%s' "$BODY" | jget '[d["reopened_by_retry_of"], d["reopens_on_retry"]]')" "[$ga, []]" \
+	"a parked job: the dead job whose retry re-opens it"
 hit GET "/api/failed" "$T/jar"
-is "$(printf '%s' "$BODY" | jget "[f['dependents'] for f in d['failed'] if f['id'] == $ga]")" "[2]" \
-	"the dead letter's list says how many jobs wait for it"
-sql "DELETE FROM jobs; DELETE FROM failed_jobs; DELETE FROM jobq_deps"
+is "$(printf '%s' "$BODY" | jget "[(f['dependents'], f['reopens']) for f in d['failed'] if f['id'] == $ga]")" "[[2, 2]]" \
+	"the dead letter's list says how many jobs wait for it, and how many its retry re-opens"
+sql "DELETE FROM jobs; DELETE FROM failed_jobs; DELETE FROM jobq_deps; DELETE FROM jobq_parked"
 
 # ---- workers and the enqueue form ----
 sql "INSERT INTO jobq_workers (id, host, pid, queues, concurrency, heartbeat_ms, started_at, last_seen_at, jobs_done, current_jobs)

@@ -82,8 +82,8 @@ jq_ schedule add "$D" --cron '*/5 8-18 * * mon-fri' --type "$TY" --timezone Paci
 	{ echo "Bail out! jobq schedule add failed"; exit 99; }
 # A group with the longest kind of name, its callbacks of the long type,
 # three jobs of which two wait (one for both others); the first then
-# dead, its dependents still waiting for the sweep (the dead-letter rule
-# beside its Retry).
+# dead, its dependents parked under it and still waiting for the sweep
+# (the jobs its Retry re-opens are listed beside it).
 GN=quarterly-financial-close-for-every-regional-subsidiary-and-the-holding-company-2026-q4
 printf '%s\n' "{\"type\": \"$TY\", \"payload\": {}, \"ref\": \"a\"}" \
 	"{\"type\": \"$TY\", \"payload\": {}, \"ref\": \"b\", \"after\": [\"a\"]}" \
@@ -94,7 +94,9 @@ GID=$(sql "SELECT id FROM jobq_groups WHERE name = '$GN'")
 read -r GA GB GC <<<"$(sql "SELECT GROUP_CONCAT(id ORDER BY id SEPARATOR ' ') FROM jobs WHERE group_id = $GID")"
 sql "INSERT INTO failed_jobs (id, queue, type, payload, attempts, exception, exit_status, reason)
        SELECT id, queue, type, payload, 5, 'boom $long', 'exit 65', 'permanent exit status' FROM jobs WHERE id = $GA;
-     DELETE FROM jobs WHERE id = $GA"
+     DELETE FROM jobs WHERE id = $GA;
+     INSERT INTO jobq_parked (id, parked_by, queue, type, payload, created_at)
+       SELECT id, $GA, queue, type, payload, created_at FROM jobs WHERE id IN ($GB, $GC)"
 serve_start
 
 browser_run phone USER_NAME="$U" SCHEDULE="$S" DBSCHEDULE="$D" GROUP_ID="$GID" DEAD_DEP="$GA" WAITER="$GC"

@@ -1,27 +1,29 @@
 /* failed.js -- the Dead letter page (/failed): the dead jobs, filtered by
  * queue and type, with retry, forget and clear for an admin, of the jobs
  * selected or of every one the filter finds (from /api/failed, bulk.js).
- * A dead job that others wait for says how many: a retry does not re-open
- * them (jobq(1)), which its Retry asks to confirm. */
+ * A dead job whose death cancelled jobs that waited for it says how many
+ * its retry re-opens (jobq(1)); one that others still wait for says how
+ * many wait. */
 
 import { bulkButton, matching } from "./bulk.js";
 import { act, api, el, enqueueOptions, filterForm, fmtNum, isAdmin, navigate, params, select, setMain, when } from "./common.js";
 
 const selected = new Set();
 
-/* "2 jobs wait for it", linked to the job's page, which lists them. */
+/* "a retry re-opens 2 jobs" (those its death cancelled) or "2 jobs wait
+ * for it", linked to the job's page, which lists them. */
 function waiters(f) {
+  if (f.reopens)
+    return el("a", { class: "waiters", href: "/jobs/" + f.id, title: "Jobs cancelled because it died: they wait for it again" },
+      "a retry re-opens " + (f.reopens === 1 ? "1 job" : f.reopens + " jobs"));
   if (!f.dependents) return null;
-  return el("a", { class: "waiters", href: "/jobs/" + f.id, title: "A retry does not re-open them" },
-    (f.dependents === 1 ? "1 job waits" : f.dependents + " jobs wait") + " for it");
+  return el("a", { class: "waiters", href: "/jobs/" + f.id }, (f.dependents === 1 ? "1 job waits" : f.dependents + " jobs wait") + " for it");
 }
 
-/* Retry of one dead job; one that others wait for asks first. */
+/* Retry of one dead job, and of the jobs its death cancelled. */
 function retryOne(f) {
-  if (f.dependents && !confirm("Retry job " + f.id + "? The " + (f.dependents === 1 ? "job that waits" : f.dependents +
-    " jobs that wait") + " for it are not re-opened: one cancelled because it died stays cancelled."))
-    return;
-  act("/api/failed/retry", { ids: [f.id] }, () => "Job " + f.id + " is back in the queue");
+  act("/api/failed/retry", { ids: [f.id] }, () => "Job " + f.id + " is back in the queue" +
+    (f.reopens ? "; " + (f.reopens === 1 ? "the job" : "the " + f.reopens + " jobs") + " it cancelled wait for it again" : ""));
 }
 
 export async function pageFailed() {

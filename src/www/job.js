@@ -49,13 +49,15 @@ const GONE_NOTE = {
 
 /* A job cancelled because a job it waited for ended otherwise than
  * done: that job, linked, from its run's reason ("cancelled by
- * dependency 12 (dead) at ..."). */
-function causeOf(j, runs) {
+ * dependency 12 (dead) at ..."), and the dead job whose retry re-opens
+ * it (by), if any. */
+function causeOf(j, runs, by) {
   if (j.state !== "cancelled") return null;
   const m = runs.map((r) => /^cancelled by dependency (\d+) \((\w+)\)/.exec(r.error || "")).find(Boolean);
   if (!m) return null;
   return el("p", { class: "muted", id: "cancel-cause" }, "It waited for ", el("a", { href: "/jobs/" + m[1] }, "#" + m[1]),
-    ", which ended " + m[2] + ": so it never ran (retrying that job does not re-open this one).");
+    ", which ended " + m[2] + ": so it never ran. ", by ? ["Retrying ", el("a", { href: "/jobs/" + by }, "#" + by),
+      " from the dead letter re-opens it."] : "It will not run again.");
 }
 
 /* A job that left the queue (done, cancelled, expired, or forgotten
@@ -110,18 +112,18 @@ function depList(id, deps) {
     el("li", {}, el("a", { href: "/jobs/" + x.id }, "#" + x.id), " ", badge(x.state))));
 }
 
-/* The rule of jobq(1) for a dead job that others wait for: retrying it
- * from the dead letter does not re-open them.  Those of policy all were
- * (or are being) cancelled because it died, and stay cancelled; those of
- * policy any were released, and stay so.  Said where the Retry button is,
- * with how many wait for it now. */
-function retryNote(j, deps) {
-  if (j.state !== "failed" || deps.length === 0) return null;
-  const n = deps.length;
+/* The rule of jobq(1) for a dead job: retrying it from the dead letter
+ * re-opens the jobs its death cancelled (and theirs, down the graph):
+ * they wait for it again.  Those of policy any were released and ran;
+ * a retry does not run them again.  Said where the Retry button is, with
+ * the jobs it re-opens. */
+function retryNote(j, reopens) {
+  if (j.state !== "failed" || reopens.length === 0) return null;
+  const n = reopens.length;
   return el("p", { class: "warning", id: "retry-note" },
-    "Retrying this job does not re-open the " + (n === 1 ? "job that waits" : n + " jobs that wait") + " for it (" +
-    deps.map((x) => "#" + x.id).join(", ") + "): a job cancelled because this one died stays cancelled, " +
-    "one released stays released. Enqueue them again if they must run after it.");
+    "Retrying this job re-opens the " + (n === 1 ? "job" : n + " jobs") + " its death cancelled (",
+    reopens.map((x, i) => [i ? ", " : "", el("a", { href: "/jobs/" + x.id }, "#" + x.id)]),
+    ") and theirs down the graph: they wait for it again.");
 }
 
 /* What the job waits for and the jobs that wait for it, linked. */
@@ -156,9 +158,9 @@ export async function pageJob(id) {
   setMain("Job " + id,
     el("h1", {}, "Job #" + j.id, badge(j.state), el("span", { class: "muted" }, j.type)),
     jobActions(j),
-    retryNote(j, d.dependents || []),
+    retryNote(j, d.reopens_on_retry || []),
     gone(j) ? el("p", { class: "muted", id: "gone-note" }, GONE_NOTE[j.state]) : null,
-    causeOf(j, d.runs),
+    causeOf(j, d.runs, d.reopened_by_retry_of),
     el("h2", {}, "Details"),
     el("div", { class: "card" }, kv([
       ["Queue", j.queue], ["Type", j.type],

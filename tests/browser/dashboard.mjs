@@ -475,31 +475,47 @@ try {
   await page.click("#job-group");
   await page.waitForSelector("#group-name", WAIT);
   ok(true, "the group link goes back to the group's page");
+  // ga dead, as a worker's outcome leaves it: gb and gc, which wait for
+  // it, parked under it (sql/024-parked.sql), still in the queue until
+  // the sweep finalizes them.
   sql(`INSERT INTO failed_jobs (id, queue, type, payload, attempts, exception, exit_status, reason)
          SELECT id, queue, type, payload, 3, 'boom', 'exit 65', 'permanent exit status' FROM jobs WHERE id = ${ga};
-       DELETE FROM jobs WHERE id = ${ga}`);
+       DELETE FROM jobs WHERE id = ${ga};
+       INSERT INTO jobq_parked (id, parked_by, queue, type, payload, created_at)
+         SELECT id, ${ga}, queue, type, payload, created_at FROM jobs WHERE id IN (${gb}, ${gc});
+       INSERT INTO jobq_parked_deps (job_id, after_id) VALUES (${gb}, ${ga}), (${gc}, ${ga}), (${gc}, ${gb})`);
   await page.goto(`${BASE}/jobs/${ga}`, { waitUntil: "networkidle0" });
   await page.waitForSelector("#dependents", WAIT);
   is(await page.$$eval("#dependents li", (ls) => ls.map((l) => l.textContent).join(", ")), `#${gb} waiting, #${gc} waiting`,
     "a dead job's page lists the jobs that wait for it");
-  ok((await text("#retry-note")).startsWith(`Retrying this job does not re-open the 2 jobs that wait for it (#${gb}, #${gc})`) &&
-    !!(await page.$("#act-retry")), `beside Retry, the rule: a retry does not re-open them (${await text("#retry-note")})`);
+  is(await text("#retry-note"), `Retrying this job re-opens the 2 jobs its death cancelled (#${gb}, #${gc}) and theirs down the graph: they wait for it again.`,
+    "beside Retry, the rule: a retry re-opens the jobs its death cancelled");
+  ok(!!(await page.$("#act-retry")) && (await page.$$eval("#retry-note a", (as) => as.map((a) => a.getAttribute("href")).join(","))) ===
+    `/jobs/${gb},/jobs/${gc}`, "each linked");
   await shot("job-dead-dependents");
   await page.goto(`${BASE}/failed`, { waitUntil: "networkidle0" });
   await page.waitForSelector(`#failed-table tr[data-id="${ga}"] a.waiters`, WAIT);
-  is(await text(`#failed-table tr[data-id="${ga}"] a.waiters`), "2 jobs wait for it", "the dead letter says so on its row");
-  let retryAsked = "";
-  page.once("dialog", (dlg) => { retryAsked = dlg.message(); dlg.dismiss(); });
-  await press(page, `#failed-table tr[data-id="${ga}"] button.retry-one`);
-  ok(retryAsked.startsWith(`Retry job ${ga}? The 2 jobs that wait for it are not re-opened`) &&
-    sql(`SELECT COUNT(*) FROM failed_jobs WHERE id = ${ga}`) === "1", `and its Retry asks first; dismissed, nothing moves (${retryAsked})`);
+  is(await text(`#failed-table tr[data-id="${ga}"] a.waiters`), "a retry re-opens 2 jobs", "the dead letter says so on its row");
   sql(`INSERT INTO job_runs (job_id, queue, type, attempt, worker, started_at, duration_ms, outcome, exit_status, error, enqueued_at)
          VALUES (${gc} + 1000000, 'default', 'echo', 0, 'host1:4242', UTC_TIMESTAMP(6), 0, 'cancelled', 'not started',
-                 CONCAT('cancelled by dependency ${ga} (dead) at ', LEFT(UTC_TIMESTAMP(6), 19), ' UTC'), UTC_TIMESTAMP(6))`);
+                 CONCAT('cancelled by dependency ${ga} (dead) at ', LEFT(UTC_TIMESTAMP(6), 19), ' UTC'), UTC_TIMESTAMP(6));
+       INSERT INTO jobq_parked (id, parked_by, queue, type, payload, created_at)
+         VALUES (${gc} + 1000000, ${ga}, 'default', 'echo', '{}', UTC_TIMESTAMP(6))`);
   await page.goto(`${BASE}/jobs/${Number(gc) + 1000000}`, { waitUntil: "networkidle0" });
   await page.waitForSelector("#cancel-cause a", WAIT);
-  is(await text("#cancel-cause"), `It waited for #${ga}, which ended dead: so it never ran (retrying that job does not re-open this one).`,
-    "a job cancelled by its dependency's death links that job");
+  is(await text("#cancel-cause"), `It waited for #${ga}, which ended dead: so it never ran. Retrying #${ga} from the dead letter re-opens it.`,
+    "a job cancelled by its dependency's death links that job, whose retry re-opens it");
+  sql(`DELETE FROM jobq_parked WHERE id = ${gc} + 1000000`);
+  await page.goto(`${BASE}/failed`, { waitUntil: "networkidle0" });
+  await page.waitForSelector(`#failed-table tr[data-id="${ga}"] button.retry-one`, WAIT);
+  await press(page, `#failed-table tr[data-id="${ga}"] button.retry-one`);
+  await page.waitForFunction(() => document.body.textContent.includes("wait for it again"), WAIT);
+  is(sql(`SELECT CONCAT((SELECT COUNT(*) FROM failed_jobs WHERE id = ${ga}), '/', (SELECT COUNT(*) FROM jobq_parked), '/',
+          (SELECT GROUP_CONCAT(CONCAT(id, ':', waiting_on) ORDER BY id) FROM jobs WHERE id IN (${ga}, ${gb}, ${gc})))`),
+    `0/0/${ga}:0,${gb}:1,${gc}:2`, "its Retry moves it back and re-opens them: they wait for it again");
+  await page.goto(`${BASE}/jobs/${Number(gc) + 1000000}`, { waitUntil: "networkidle0" });
+  await page.waitForSelector("#cancel-cause a", WAIT);
+  ok((await text("#cancel-cause")).endsWith("so it never ran. It will not run again."), "a cancelled job nothing re-opens says so");
   sql(`UPDATE jobq_groups SET ended_at = UTC_TIMESTAMP(6), complete_job = 424242 WHERE id = ${gid}`);
   await page.goto(`${BASE}/groups`, { waitUntil: "networkidle0" });
   await page.waitForSelector("#groups-table", WAIT);
@@ -511,7 +527,8 @@ try {
   ok(/^echo enqueued as #424242 done at \S+ \S+ \+05:30 \| send_email not enqueued: not every job was done$/.test(ended) &&
     (await page.$eval("dl.kv dd .callback a", (a) => a.getAttribute("href"))) === "/jobs/424242",
     `an ended group: the callback's job, linked, its state and when it was enqueued (${ended})`);
-  sql(`DELETE FROM jobs WHERE group_id = ${gid}; DELETE FROM failed_jobs WHERE id = ${ga}; DELETE FROM jobq_deps`);
+  sql(`DELETE FROM jobs WHERE group_id = ${gid} OR id = ${ga}; DELETE FROM failed_jobs WHERE id = ${ga}; DELETE FROM jobq_deps;
+       DELETE FROM jobq_parked; DELETE FROM jobq_parked_deps`);
   await collectCsp("groups");
 
   // ---- theme ----

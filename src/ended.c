@@ -1,0 +1,122 @@
+/* ended.c -- how the jobs a job waits for stand (ended.h).
+ *
+ * A job is in jobs until it ends; then the dead letter holds it (dead),
+ * or its last run row says how it ended (done, cancelled, expired).  The
+ * ones still in jobs are locked (SELECT ... FOR UPDATE) first, so the
+ * transaction that would end one either committed before -- and a later
+ * table says how -- or waits for the caller's, and then sees what the
+ * caller wrote (a new row of jobq_deps, say). */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "ended.h"
+
+/* The mark of a job still in jobs. */
+static const char LIVE[] = "live";
+
+static int
+by_id(const void *a, const void *b)
+{
+	uint64_t x = ((const struct ended *)a)->id, y = ((const struct ended *)b)->id;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Sorts k[0..*n) by id and drops repeats. */
+void
+ended_sort(struct ended *k, size_t *n)
+{
+	size_t i, m = 0;
+
+	qsort(k, *n, sizeof *k, by_id);
+	for (i = 0; i < *n; i++)
+		if (m == 0 || k[m - 1].id != k[i].id)
+			k[m++] = k[i];
+	*n = m;
+}
+
+/* The entry of id in k (sorted by ended_sort), or NULL. */
+struct ended *
+ended_find(struct ended *k, size_t n, uint64_t id)
+{
+	struct ended key = { id, NULL, 0, NULL };
+
+	return bsearch(&key, k, n, sizeof *k, by_id);
+}
+
+/* The outcome word of a run that ends a job, as a static string; NULL
+ * for any other (a retry, a lost write). */
+static const char *
+end_word(const char *outcome)
+{
+	static const char *const ends[] = { "done", "cancelled", "expired" };
+	size_t i;
+
+	for (i = 0; outcome != NULL && i < ARRAY_LEN(ends); i++)
+		if (strcmp(outcome, ends[i]) == 0)
+			return ends[i];
+	return NULL;
+}
+
+/* Runs query (rows: id[, outcome]) and, for each id not found yet, sets
+ * how: fixed, or the outcome of its last row (rows come ordered by run). */
+static int
+mark(struct db *db, struct ended *k, size_t n, const char *fixed, const struct buf *query, char *err)
+{
+	struct db_res *r;
+	char **row;
+	size_t i;
+	int rc;
+
+	if ((r = db_query_buf(db, query, &rc, err)) == NULL)
+		return rc;
+	for (i = 0; i < n; i++)
+		k[i].run = NULL;
+	while ((row = db_res_next(r)) != NULL) {
+		struct ended *e = ended_find(k, n, db_col_u64(row[0], 0));
+
+		if (e != NULL && !e->found)
+			e->run = fixed != NULL ? fixed : end_word(row[1]);
+	}
+	db_res_free(r);
+	for (i = 0; i < n; i++)
+		if (!k[i].found && k[i].run != NULL) {
+			k[i].found = 1;
+			k[i].how = k[i].run == LIVE ? NULL : k[i].run;
+		}
+	return DB_OK;
+}
+
+/* Inside a transaction: locks those of the n jobs k names (sorted by
+ * ended_sort) that are still in jobs and learns how each other one
+ * ended; one no table knows is left with found = 0. */
+int
+ended_lookup(struct db *db, struct ended *k, size_t n, char *err)
+{
+	static const char *const from[] = { "SELECT id FROM jobs WHERE id IN (%s) ORDER BY id FOR UPDATE",
+		"SELECT id FROM failed_jobs WHERE id IN (%s)",
+		"SELECT job_id, outcome FROM job_runs WHERE job_id IN (%s) ORDER BY job_id, id" };
+	const char *fixed[] = { LIVE, "dead", NULL };
+	struct buf list, q;
+	size_t i;
+	int rc = DB_OK;
+
+	if (n == 0)
+		return DB_OK;
+	buf_init(&list);
+	for (i = 0; i < n; i++) {
+		k[i].found = 0;
+		k[i].how = NULL;
+		buf_printf(&list, "%s%llu", i ? "," : "", (unsigned long long)k[i].id);
+	}
+	for (i = 0; i < ARRAY_LEN(from) && rc == DB_OK; i++) {
+		buf_init(&q);
+		buf_printf(&q, from[i], list.data);
+		rc = mark(db, k, n, fixed[i], &q, err);
+		buf_free(&q);
+	}
+	buf_free(&list);
+	return rc;
+}
