@@ -51,7 +51,7 @@ struct metrics {
 	uint64_t *restarts; /* (nt + 1) * MR_COUNT */
 	uint64_t *follow;   /* nt + 1 */
 	uint64_t outcomes[MO_COUNT];
-	uint64_t claims[MC_COUNT], claimed;
+	uint64_t claims[MC_COUNT], claimed, handed;
 	uint64_t db_errors[4];
 	uint64_t alerts[MA_COUNT];
 	uint64_t spans[MS_COUNT];
@@ -210,6 +210,15 @@ metrics_claim(int rc, unsigned jobs, int64_t us)
 	add(&m->claims[rc == DB_OK ? (jobs > 0 ? MC_JOBS : MC_EMPTY) : rc == DB_ERETRY ? MC_CONFLICT : MC_ERROR], 1);
 	add(&m->claimed, jobs);
 	observe(&m->claim, us);
+}
+
+/* jobs jobs were handed to this worker by its own outcomes (queue.h:
+ * struct handoff), reserved without a claim. */
+void
+metrics_handoff(unsigned jobs)
+{
+	if (m != NULL)
+		add(&m->handed, jobs);
 }
 
 /* One outcome transaction (or group of them) took us microseconds. */
@@ -443,6 +452,9 @@ metrics_render(struct buf *b)
 	    MC_COUNT, "result", claim_names);
 	prom_head(b, "jobq_claimed_jobs_total", "counter", "Jobs reserved by claims.");
 	buf_printf(b, "jobq_claimed_jobs_total %llu\n", (unsigned long long)get(&m->claimed));
+	prom_head(b, "jobq_handed_off_jobs_total", "counter",
+	    "Jobs an outcome of this worker released and reserved for it in the same transaction.");
+	buf_printf(b, "jobq_handed_off_jobs_total %llu\n", (unsigned long long)get(&m->handed));
 	prom_head(b, "jobq_claim_duration_seconds", "histogram", "How long claims took.");
 	hist_lines(b, "jobq_claim_duration_seconds", "", &m->claim);
 	prom_head(b, "jobq_outcome_write_duration_seconds", "histogram",

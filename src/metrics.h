@@ -54,6 +54,7 @@ void metrics_run(const char *queue, const char *type, enum metrics_outcome o, in
 void metrics_wait(const char *queue, const char *type, int64_t wait_ms);
 void metrics_outcome(enum metrics_outcome o);
 void metrics_claim(int rc, unsigned jobs, int64_t us);
+void metrics_handoff(unsigned jobs);
 void metrics_write(int64_t us);
 void metrics_db_error(int rc);
 void metrics_handler(const char *type, enum metrics_handler e);

@@ -113,6 +113,21 @@ enum outcome_state {
 	OUTS_REFUSED, /* the server refused every form of it: nothing was written */
 };
 
+/* The hand-off (queue_write): an outcome that releases a waiting job
+ * (sql/021) reserves it for the same worker in its own transaction, so
+ * that the next link of a chain starts without a claim of its own (a
+ * second commit).  Only the first job waiting for the one that ended,
+ * when it is due now, in one of the worker's queues (queues: the SQL
+ * list "'a','b'") and that queue is not paused; the worker reads the
+ * jobs back by token (queue_handoff_read).  A worker under flow limits
+ * hands nothing off: its claims keep the limits. */
+struct handoff {
+	const char *worker;
+	const char *queues;
+	int64_t ttl_ms;
+	char token[LEASE_TOKEN_LEN + 1];
+};
+
 /* One outcome to write for a reserved job. */
 struct outcome {
 	const struct job *job;
@@ -137,6 +152,8 @@ struct outcome {
 	/* in, retry and dead: the newest checkpoint the run wrote (compact
 	 * JSON), stored with the job; NULL: the job keeps the one it has */
 	const char *checkpoint;
+	const struct handoff *handoff; /* in: NULL, or the hand-off to try (ended jobs with waiters) */
+	int handed;                    /* out: the outcome reserved a released job (handoff) */
 };
 
 /* One new job. */
@@ -239,6 +256,7 @@ int queue_probe(struct db *db, enum reserve_mode *mode, char *err);
 int queue_reserve(struct db *db, const struct reserve_req *req, struct job ***jobs, size_t *n, char *err);
 void job_free(struct job *j);
 const char *job_defect(const struct job *j, char *why, size_t whylen);
+int queue_handoff_read(struct db *db, const char *token, struct job ***jobs, size_t *n, char *err);
 
 int queue_outcome_applied(struct db *db, struct outcome *o, char *err);
 int queue_release_lost(struct db *db, struct claim_lost *l, uint64_t *released, char *err);

@@ -130,3 +130,30 @@ queue_claim_rows(struct claim *cl, struct db_res *r, int add_attempt)
 	}
 	return DB_OK;
 }
+
+/* Reads back the jobs an outcome handed off to this worker (struct
+ * handoff): those whose lease carries token, charged their attempt by
+ * the hand-off.  *jobs is a new array (free each with job_free, then
+ * the array). */
+int
+queue_handoff_read(struct db *db, const char *token, struct job ***jobs, size_t *n, char *err)
+{
+	struct claim cl;
+	struct db_res *r;
+	int rc;
+
+	*jobs = NULL;
+	*n = 0;
+	r = db_query(db, &rc, err, "SELECT " JOB_COLUMNS "reserved_at FROM jobs WHERE lease_token = %q ORDER BY id",
+	    token);
+	if (r == NULL)
+		return rc;
+	memset(&cl, 0, sizeof cl);
+	snprintf(cl.token, sizeof cl.token, "%s", token);
+	cl.jobs = xcalloc(db_res_rows(r) + 1, sizeof *cl.jobs);
+	queue_claim_rows(&cl, r, 0);
+	db_res_free(r);
+	*jobs = cl.jobs;
+	*n = cl.n;
+	return DB_OK;
+}

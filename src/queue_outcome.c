@@ -269,6 +269,8 @@ group_add(struct group *g, struct piece *p, int alone)
 	g->m[g->n].fence += g->nstmt;
 	if (p->m.renumber > 0) /* 0 is "none": the move is never a piece's first statement */
 		g->m[g->n].renumber += g->nstmt;
+	if (p->m.handoff > 0) /* the same */
+		g->m[g->n].handoff += g->nstmt;
 	buf_add(&g->sql, p->sql.data, p->sql.len);
 	g->nstmt += p->nstmt;
 	g->n++;
@@ -319,8 +321,10 @@ group_run(struct db *db, struct group *g, struct outcome *o, char *err)
 		if (rc == DB_OK && g->affected[g->m[i].fence] == 0 && g->m[i].lean) {
 			x->state = OUTS_PENDING;
 			x->gained_waiter = 1;
-		} else if (rc == DB_OK)
+		} else if (rc == DB_OK) {
 			x->state = g->affected[g->m[i].fence] > 0 ? OUTS_WRITTEN : OUTS_LOST;
+			x->handed = g->m[i].handoff > 0 && g->affected[g->m[i].handoff] > 0;
+		}
 		else if (rc != DB_EFAIL)
 			x->state = OUTS_FAILED;
 	}

@@ -33,6 +33,7 @@ struct member {
 	size_t fence;    /* the statement whose count says "still ours" */
 	size_t renumber; /* the statement that moved an older dead-letter, or 0: none */
 	int lean;        /* a lean outcome (piece_sql): a failed fence may be a gained waiter */
+	size_t handoff;  /* the statement that hands a released job off, or 0: none */
 };
 
 size_t piece_sql(struct db *db, struct buf *sql, const struct outcome *o, const struct values *v, int clash,

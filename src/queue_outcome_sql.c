@@ -214,6 +214,26 @@ group_sql(struct db *db, struct buf *sql, uint64_t gid, const char *how)
 	return groups_ended_sql(db, sql, id, how, "@jobq_fence > 0");
 }
 
+/* Appends the hand-off (struct handoff): the first job that waits for
+ * o's job, released by the statements before (waiting_on 0, due now),
+ * unleased, in a queue the worker serves that is not paused, is
+ * reserved for the worker as a claim would (its attempt counted, the
+ * lease stamped with the hand-off's token), iff the outcome's fence
+ * held.  One primary-key read of jobq_deps and one of jobs. */
+static void
+handoff_sql(struct db *db, struct buf *sql, const struct outcome *o)
+{
+	const struct handoff *h = o->handoff;
+
+	db_sql(db, sql,
+	    "UPDATE jobs SET attempts = attempts + (attempts < 4294967295), reserved_at = UTC_TIMESTAMP(6),"
+	    " reserved_by = %q, lease_token = %q, lease_expires_at = UTC_TIMESTAMP(6) + INTERVAL %I MICROSECOND"
+	    " WHERE id = (SELECT d.job_id FROM jobq_deps d WHERE d.after_id = %U ORDER BY d.job_id LIMIT 1)"
+	    " AND @jobq_fence > 0 AND waiting_on = 0 AND lease_token IS NULL AND due_at <= UTC_TIMESTAMP(6)"
+	    " AND queue IN (%s) AND NOT EXISTS (SELECT 1 FROM jobq_paused p WHERE p.queue = jobs.queue);",
+	    h->worker, h->token, h->ttl_ms * 1000, o->job->id, h->queues);
+}
+
 /* Appends every statement of one outcome; *m gets where its results
  * will be, counted from base.
  *
@@ -242,6 +262,7 @@ piece_sql(struct db *db, struct buf *sql, const struct outcome *o, const struct 
 	size_t n = 0;
 
 	m->renumber = 0;
+	m->handoff = 0;
 	m->lean = lean;
 	if (o->gained_waiter) {
 		db_sql(db, sql,
@@ -267,6 +288,10 @@ piece_sql(struct db *db, struct buf *sql, const struct outcome *o, const struct 
 		if (o->kind == OUT_DONE)
 			n += follow_sql(db, sql, o);
 		n += deps_ended_sql(db, sql, j->id, ended_as(o->kind), "@jobq_fence > 0", parts);
+		if (o->handoff != NULL && (parts & DEPS_WAITERS)) {
+			handoff_sql(db, sql, o);
+			m->handoff = base + n++;
+		}
 		if (j->group_id != 0)
 			n += group_sql(db, sql, j->group_id, ended_as(o->kind));
 	}

@@ -135,6 +135,27 @@ worker_free_arrays(struct worker *w)
 	alerts_free(w->alerts);
 }
 
+/* Turns on the hand-off of released jobs (queue.h: struct handoff) for
+ * a worker that takes jobs freely: not under flow limits (a handed job
+ * would bypass them), not --once or --max-jobs (they count what the
+ * claims take). */
+static void
+handoff_setup(struct worker *w)
+{
+	struct buf q;
+	size_t i;
+
+	if (conf_has_flow_limits(w->conf) || w->opts->once || w->opts->max_jobs > 0)
+		return;
+	buf_init(&q);
+	for (i = 0; w->opts->queues[i] != NULL; i++)
+		db_sql(w->db, &q, "%s%q", i ? "," : "", w->opts->queues[i]);
+	w->handoff_queues = q.data;
+	w->handoff.queues = w->handoff_queues;
+	w->handoff.worker = w->id;
+	w->handoff.ttl_ms = w->conf->worker.reserve_ttl_ms;
+}
+
 /* Connects (the wait limit then covers the client's timeouts), sets up
  * the signals, learns the reserve mode, adds the worker's registry row
  * and says so.  Returns -1 with err filled when the worker cannot start. */
@@ -155,6 +176,7 @@ worker_start(struct worker *w, char *err)
 		return -1;
 	if (row_register(w, err) != DB_OK)
 		return -1;
+	handoff_setup(w);
 	queues = row_queues(w);
 	f[0] = LF_S("worker", w->id);
 	f[1] = LF_S("queues", queues);
@@ -190,6 +212,7 @@ worker_finish(struct worker *w)
 	if (w->db_up)
 		reserve_release_lost(w);
 	queue_lost_free(&w->lost);
+	free(w->handoff_queues);
 	if (w->db_up && registry_unregister(w->db, w->id, err) != DB_OK)
 		log_warn("unregister: %s", err);
 	getrusage(RUSAGE_SELF, &ru);

@@ -137,6 +137,8 @@ struct worker {
 	int charge_due;              /* a job reserved ahead started uncharged (job.charged) */
 	int write_waited;            /* the last write waited on a lock held elsewhere */
 	struct claim_lost lost;      /* a claim whose answer never came, to give back */
+	struct handoff handoff;      /* its outcomes' hand-off (queue.h); worker.queues NULL: off */
+	char *handoff_queues;        /* handoff.queues's storage */
 	int64_t write_delay;         /* between tries of a write that failed */
 	int64_t write_failing_since; /* 0: the last write went through */
 	int64_t wait_ms;             /* the database wait limit (db_set_wait_limit) */
@@ -166,6 +168,9 @@ void signal_stop(struct worker *w, int level, const char *why);
 /* worker_conn.c */
 void conn_failed(struct worker *w, int rc, const char *what, const char *err);
 void conn_reconnect(struct worker *w, int64_t now);
+
+/* worker_reserve.c (the rest of it is below) */
+void reserve_place(struct worker *w, struct job **jobs, size_t n, int64_t got, int64_t now);
 
 /* worker_write.c */
 void write_conclude(struct worker *w, struct slot *s);

@@ -167,6 +167,28 @@ reserve_release_lost(struct worker *w)
 	return rc;
 }
 
+/* Puts the n jobs just reserved (by a claim, or handed off by an
+ * outcome) in free slots as READY, those beyond the free running places
+ * marked as reserved ahead; got: when the reservation answered. */
+void
+reserve_place(struct worker *w, struct job **jobs, size_t n, int64_t got, int64_t now)
+{
+	int free_run = (int)w->conc - (int)slot_count(w, SLOT_RUNNING) - (int)slot_count(w, SLOT_READY);
+	size_t i, k = 0;
+
+	for (i = 0; i < n; i++) {
+		while (w->slots[k].state != SLOT_FREE)
+			k++;
+		w->slots[k].ahead = (int)i >= free_run;
+		w->slots[k].job = jobs[i];
+		slot_set(w, &w->slots[k], SLOT_READY);
+		w->slots[k].seq = ++w->seq;
+		w->slots[k].reserved_mono = got;
+		w->slots[k].lease_until = now + w->conf->worker.reserve_ttl_ms;
+		w->slots[k].extend_tried = now;
+	}
+}
+
 /* Step 5: once polling is due and a slot is free, claims as many jobs as
  * want_jobs says, puts them in free slots as READY and starts what may
  * run now; then sets when to poll next. */
@@ -175,7 +197,7 @@ reserve_jobs(struct worker *w, int64_t now)
 {
 	struct reserve_req req;
 	struct job **jobs;
-	size_t n, i, k = 0;
+	size_t n;
 	char err[ERRSZ];
 	unsigned limit = want_jobs(w);
 	int64_t got;
@@ -214,18 +236,7 @@ reserve_jobs(struct worker *w, int64_t now)
 	if (n > 0)
 		w->active_at = now;
 	w->next_poll = n == limit ? now : now + idle_wait(w, now);
-	free_run = w->conc - slot_count(w, SLOT_RUNNING) - slot_count(w, SLOT_READY);
-	for (i = 0; i < n; i++) {
-		while (w->slots[k].state != SLOT_FREE)
-			k++;
-		w->slots[k].ahead = (int)i >= free_run;
-		w->slots[k].job = jobs[i];
-		slot_set(w, &w->slots[k], SLOT_READY);
-		w->slots[k].seq = ++w->seq;
-		w->slots[k].reserved_mono = got;
-		w->slots[k].lease_until = now + req.ttl_ms;
-		w->slots[k].extend_tried = now;
-	}
+	reserve_place(w, jobs, n, got, now);
 	free(jobs);
 	/* A stop that came while the claim was in flight (poll_db_wait reads the
 	 * signals) found none of these jobs to give back: they go now. */

@@ -128,10 +128,31 @@ is "$(sample jobq_persistent_restarts_total type=p reason=recycled)/$(sample job
 kill -TERM "$WORKER_PID"
 wait_exit 20 "$WORKER_PID"
 
+# A chain of 4 (each job waits for the one before) on one worker: the
+# first job is claimed, each other one handed off by the outcome that
+# released it (queue.h: struct handoff), so no claim of its own.
+start_worker
+murl 2
+sql "DELETE FROM job_runs"
+printf '%s\n' '{"type": "ok", "ref": "a", "payload": {}}' '{"type": "ok", "ref": "b", "after": ["a"], "payload": {}}' \
+	'{"type": "ok", "ref": "c", "after": ["b"], "payload": {}}' '{"type": "ok", "after": ["c"], "payload": {}}' |
+	jq_ enqueue --batch >/dev/null
+wait_for_sql 20 "SELECT COUNT(*) FROM job_runs WHERE outcome = 'done'" 4
+ok $? "the chain of 4 ran"
+for i in $(seq 1 50); do
+	scrape >/dev/null
+	[ "$(sample jobq_handed_off_jobs_total)" = 3 ] && break
+	sleep 0.1
+done
+is "$(sample jobq_claimed_jobs_total)/$(sample jobq_handed_off_jobs_total)" "1/3" \
+	"a chain: its first job claimed, the 3 others handed off by the outcomes that released them"
+kill -TERM "$WORKER_PID"
+wait_exit 20 "$WORKER_PID"
+
 # metrics_token of [serve]: the same secret guards the worker's /metrics.
 printf '\n[serve]\nmetrics_token = s3cret-s3cret-s3cret\n' >>"$CONF"
 start_worker
-murl 2
+murl 3
 is "$(scrape)" 401 "metrics_token set: no token, 401"
 is "$(scrape -H 'Authorization: Bearer s3cret-s3cret-s3creX')" 401 "a wrong token: 401"
 is "$(scrape -H 'Authorization: Bearer s3cret-s3cret-s3cret')" 200 "the right token: 200"
@@ -141,7 +162,7 @@ wait_exit 20 "$WORKER_PID"
 # --metrics-listen off: none; a taken address: no start, and it says so.
 start_worker --metrics-listen off --max-time 1
 wait_exit 20 "$WORKER_PID"
-is "$(grep -c '/metrics served' "$T/worker.3.log")" 0 "--metrics-listen off: no /metrics"
+is "$(grep -c '/metrics served' "$T/worker.4.log")" 0 "--metrics-listen off: no /metrics"
 $PY -c 'import socket,time; s=socket.socket(); s.bind(("127.0.0.1",0)); s.listen(1); print(s.getsockname()[1], flush=True); time.sleep(60)' >"$T/port" &
 holder=$!
 BG_PIDS+=("$holder")
