@@ -160,8 +160,7 @@ count_by(struct db *db, const char *query, const uint64_t *ids, size_t n, uint64
 	if (n == 0)
 		return DB_OK;
 	buf_init(&in);
-	for (i = 0; i < n; i++)
-		buf_printf(&in, "%s%llu", i ? "," : "", (unsigned long long)ids[i]);
+	buf_add_ids(&in, ids, n);
 	r = db_query(db, &rc, err, query, in.data);
 	buf_free(&in);
 	if (r == NULL)

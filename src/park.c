@@ -147,16 +147,6 @@ ids_of(struct db_res *r, size_t *n)
 	return v;
 }
 
-/* "1,2,3" of v[0..n). */
-static void
-list_of(struct buf *b, const uint64_t *v, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		buf_printf(b, "%s%llu", i ? "," : "", (unsigned long long)v[i]);
-}
-
 /* Inside a transaction: drops what is parked under the n jobs of front,
  * and under those, down the graph (their cancels are final now).  With
  * self, the jobs of front are dropped too. */
@@ -174,7 +164,7 @@ drop_down(struct db *db, uint64_t *front, size_t n, int self, char *err)
 		size_t nn = 0;
 
 		buf_init(&in);
-		list_of(&in, front, n);
+		buf_add_ids(&in, front, n);
 		r = db_query(db, &rc, err, "SELECT id FROM jobq_parked WHERE parked_by IN (%s) FOR UPDATE", in.data);
 		if (r != NULL)
 			next = ids_of(r, &nn);
@@ -338,7 +328,7 @@ park_reopen(struct db *db, uint64_t id, uint64_t *n, char *err)
 	front[0] = id;
 	for (level = 0; rc == DB_OK && nf > 0 && level < REOPEN_LEVELS; level++) {
 		buf_init(&in);
-		list_of(&in, front, nf);
+		buf_add_ids(&in, front, nf);
 		r = db_query(db, &rc, err, "SELECT id FROM jobq_parked WHERE parked_by IN (%s) ORDER BY id FOR UPDATE",
 		    in.data);
 		buf_free(&in);

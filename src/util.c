@@ -192,6 +192,16 @@ buf_vprintf(struct buf *b, const char *fmt, va_list ap)
 	b->len += (size_t)n;
 }
 
+/* Appends "1,2,3": the n ids of v, for an SQL IN list. */
+void
+buf_add_ids(struct buf *b, const uint64_t *v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		buf_printf(b, "%s%llu", i ? "," : "", (unsigned long long)v[i]);
+}
+
 void
 buf_printf(struct buf *b, const char *fmt, ...)
 {

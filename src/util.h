@@ -47,6 +47,7 @@ void buf_add(struct buf *b, const void *data, size_t len);
 void buf_adds(struct buf *b, const char *s);
 void buf_addc(struct buf *b, char c);
 void buf_printf(struct buf *b, const char *fmt, ...) PRINTFLIKE(2, 3);
+void buf_add_ids(struct buf *b, const uint64_t *v, size_t n);
 void buf_vprintf(struct buf *b, const char *fmt, va_list ap);
 char *buf_steal(struct buf *b);
 
