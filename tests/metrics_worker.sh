@@ -52,6 +52,16 @@ murl() {
 }
 scrape() { curl -s -o "$T/m.txt" -w '%{http_code}' "$@" "$M/metrics"; }
 sample() { $PY "$top_srcdir/tests/prom_sample.py" "$T/m.txt" "$@" 2>&1; }
+# scrape_until VALUE SAMPLE-ARGS...: scrapes until the sample reads VALUE (5 s at most)
+scrape_until() {
+	local want=$1 i
+	shift
+	for i in $(seq 1 50); do
+		scrape >/dev/null
+		[ "$(sample "$@")" = "$want" ] && return 0
+		sleep 0.1
+	done
+}
 
 # 3 done, 1 dead at once (exit 65), 1 killed by SIGSEGV (a crash: retry
 # in an hour), 1 over its timeout (dead: one attempt), 1 of a type with
@@ -118,11 +128,7 @@ murl 1
 sql "DELETE FROM job_runs; INSERT INTO jobs (queue, type, payload) VALUES ('default', 'p', '{}'), ('default', 'p', '{}'),
 	('default', 'p', '{}'), ('default', 'p', '{}')"
 wait_for_sql 20 "SELECT COUNT(*) FROM job_runs WHERE outcome = 'done'" 4
-for i in $(seq 1 50); do
-	scrape >/dev/null
-	[ "$(sample jobq_persistent_restarts_total type=p reason=recycled)" = 2 ] && break
-	sleep 0.1
-done
+scrape_until 2 jobq_persistent_restarts_total type=p reason=recycled
 is "$(sample jobq_persistent_restarts_total type=p reason=recycled)/$(sample jobq_persistent_restarts_total type=p reason=died)" "2/0" \
 	"jobq_persistent_restarts_total{p,recycled}: 2 (max_jobs = 2, 4 jobs)"
 kill -TERM "$WORKER_PID"
@@ -139,11 +145,7 @@ printf '%s\n' '{"type": "ok", "ref": "a", "payload": {}}' '{"type": "ok", "ref":
 	jq_ enqueue --batch >/dev/null
 wait_for_sql 20 "SELECT COUNT(*) FROM job_runs WHERE outcome = 'done'" 4
 ok $? "the chain of 4 ran"
-for i in $(seq 1 50); do
-	scrape >/dev/null
-	[ "$(sample jobq_handed_off_jobs_total)" = 3 ] && break
-	sleep 0.1
-done
+scrape_until 3 jobq_handed_off_jobs_total
 is "$(sample jobq_claimed_jobs_total)/$(sample jobq_handed_off_jobs_total)" "1/3" \
 	"a chain: its first job claimed, the 3 others handed off by the outcomes that released them"
 kill -TERM "$WORKER_PID"
