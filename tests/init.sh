@@ -43,7 +43,9 @@ is "$(sql "SELECT CONCAT(priority, ' ', attempts, ' ', created_at IS NOT NULL, '
 is "$(sql "SELECT GROUP_CONCAT(column_name ORDER BY seq_in_index) FROM information_schema.statistics WHERE table_schema = DATABASE() AND table_name = 'jobs' AND index_name = 'jobs_reserve'")" \
 	"queue,priority,due_at" "jobs_reserve index is (queue, priority, due_at)"
 is "$(sql "SELECT GROUP_CONCAT(column_name ORDER BY seq_in_index) FROM information_schema.statistics WHERE table_schema = DATABASE() AND table_name = 'jobs' AND index_name = 'jobs_due'")" \
-	"queue,due_at,priority" "jobs_due index is (queue, due_at, priority)"
+	"queue,due_at,priority,waiting_on" "jobs_due index is (queue, due_at, priority, waiting_on)"
+is "$(sql "SELECT GROUP_CONCAT(column_name ORDER BY seq_in_index) FROM information_schema.statistics WHERE table_schema = DATABASE() AND table_name = 'jobs' AND index_name = 'jobs_lease'")" \
+	"lease_token,lease_expires_at,queue,type" "jobs_lease index is (lease_token, lease_expires_at, queue, type): held rows are counted from it alone"
 
 # A database the configured user cannot reach: exit 69.
 write_conf <<EOC
