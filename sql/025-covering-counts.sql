@@ -20,18 +20,18 @@
 -- same leading columns as before.
 --
 -- Each key is rebuilt only when information_schema does not list its new
--- last column yet, so a second run changes nothing.  Both are rebuilt
--- online (ALGORITHM=INPLACE, LOCK=NONE): workers keep claiming meanwhile.
+-- last column yet, so a second run changes nothing.  The server rebuilds
+-- each in place where it can (MariaDB does, and writes go on meanwhile).
 SET @jobq_ddl = IF((SELECT COUNT(*) FROM information_schema.statistics
   WHERE table_schema = DATABASE() AND table_name = 'jobs' AND index_name = 'jobs_lease' AND column_name = 'type') = 0,
-  'ALTER TABLE jobs DROP KEY jobs_lease, ADD KEY jobs_lease (lease_token, lease_expires_at, queue, type), ALGORITHM=INPLACE, LOCK=NONE',
+  'ALTER TABLE jobs DROP KEY jobs_lease, ADD KEY jobs_lease (lease_token, lease_expires_at, queue, type)',
   'DO 0');
 PREPARE jobq_stmt FROM @jobq_ddl;
 EXECUTE jobq_stmt;
 DEALLOCATE PREPARE jobq_stmt;
 SET @jobq_ddl = IF((SELECT COUNT(*) FROM information_schema.statistics
   WHERE table_schema = DATABASE() AND table_name = 'jobs' AND index_name = 'jobs_due' AND column_name = 'waiting_on') = 0,
-  'ALTER TABLE jobs DROP KEY jobs_due, ADD KEY jobs_due (queue, due_at, priority, waiting_on), ALGORITHM=INPLACE, LOCK=NONE',
+  'ALTER TABLE jobs DROP KEY jobs_due, ADD KEY jobs_due (queue, due_at, priority, waiting_on)',
   'DO 0');
 PREPARE jobq_stmt FROM @jobq_ddl;
 EXECUTE jobq_stmt;
