@@ -186,11 +186,13 @@ EOC
 	# nothing waiting, so its outcome was lean (no release statements),
 	# fenced by has_waiters = 0; that fence fails, and the outcome is
 	# written again in full: one run row, not "lost", and W released.
-	v=$(jq_ enqueue step '{"name": "LV", "sleep": 1.5}')
+	rm -f "$T/lv_open"
+	v=$(jq_ enqueue step "{\"name\": \"LV\", \"gate\": \"$T/lv_open\"}")
 	i=0; while [ "$(starts LV)" != 1 ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 	is "$(sql "SELECT has_waiters FROM jobs WHERE id = $v")" 0 "$m a running job nothing waits for: has_waiters 0"
 	w=$(jq_ enqueue --after "$v" step '{"name": "LW"}')
 	is "$(sql "SELECT has_waiters FROM jobs WHERE id = $v")" 1 "$m enqueue --after it sets has_waiters"
+	touch "$T/lv_open"
 	wait_for_sql 30 "SELECT COUNT(*) FROM job_runs WHERE job_id = $w AND outcome = 'done'" 1
 	ok $? "$m the job that gained a waiter while it ran releases it"
 	is "$(sql "SELECT GROUP_CONCAT(outcome) FROM job_runs WHERE job_id = $v")" "done" "$m one run row, done"

@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 # deps_log.py LOG [persistent] -- a handler, in exec or persistent mode,
-# that appends "start NAME ID TIME" to LOG, sleeps the payload's "sleep"
-# seconds, appends "end NAME ID TIME" and ends with the payload's "exit"
-# status (default 0).  TIME: nanoseconds since the epoch.  Each line is
+# that appends "start NAME ID TIME" to LOG, waits until the file the
+# payload's "gate" names exists (when it names one: a test opens the gate
+# once it has looked at the running job, however slow the machine), sleeps
+# the payload's "sleep" seconds, appends "end NAME ID TIME" and ends with
+# the payload's "exit" status (default 0).  TIME: nanoseconds since the epoch.  Each line is
 # one write() to a file opened with O_APPEND, so lines of concurrent
 # handlers never mix.
 import json
@@ -21,6 +23,10 @@ def note(word, payload, job_id):
 
 def run(payload, job_id):
     note("start", payload, job_id)
+    gate = payload.get("gate")
+    deadline = time.monotonic() + 120
+    while gate and not os.path.exists(gate) and time.monotonic() < deadline:
+        time.sleep(0.05)
     time.sleep(float(payload.get("sleep", 0)))
     note("end", payload, job_id)
     code = int(payload.get("exit", 0))
