@@ -451,7 +451,7 @@ try {
   await page.$eval("form.filters", (f) => f.requestSubmit());
   await page.waitForSelector("#groups-found a", WAIT);
   is(await text("#groups-found a"), GROUP, "the search finds a group by the start of its name (group:NAME)");
-  await page.click("#groups-found a");
+  await press(page, "#groups-found a");
   await page.waitForSelector("#group-legend", WAIT);
   is(await text("#group-name"), GROUP, "its link opens the group's page");
   is(await page.$$eval("#group-legend li", (ls) => ls.map((l) => l.dataset.state + " " + l.textContent.trim()).join(", ")),
@@ -466,13 +466,13 @@ try {
   is(await page.$$eval("#group-waiting li", (ls) => ls.map((l) => l.textContent).join(" | ")),
     `#${gb} waits for #${ga} | #${gc} waits for #${ga}, #${gb}`, "and what its waiting jobs wait for");
   await shot("group");
-  await page.click(`#group-jobs tr[data-id="${gc}"] a`);
+  await press(page, `#group-jobs tr[data-id="${gc}"] a`);
   await page.waitForSelector("#waits-for", WAIT);
   is(await page.$$eval("#waits-for li", (ls) => ls.map((l) => l.textContent).join(", ")), `#${ga} ready, #${gb} waiting`,
     "a job's page: what it waits for, with their states");
   is(await text("#job-group"), GROUP, "and its group");
   ok(!(await page.$("#dependents")), "nothing waits for it: no dependents");
-  await page.click("#job-group");
+  await press(page, "#job-group");
   await page.waitForSelector("#group-name", WAIT);
   ok(true, "the group link goes back to the group's page");
   // ga dead, as a worker's outcome leaves it: gb and gc, which wait for
@@ -521,7 +521,7 @@ try {
   await page.waitForSelector("#groups-table", WAIT);
   is(await page.$$eval("#groups-table tbody tr", (rs) => rs.map((r) => r.querySelector("a").textContent).join(",")), GROUP,
     "the list of groups");
-  await page.click("#groups-table a");
+  await press(page, "#groups-table a");
   await page.waitForSelector("#group-legend", WAIT);
   const ended = await page.$$eval("dl.kv dd .callback", (cs) => cs.map((c) => c.textContent).join(" | "));
   ok(/^echo enqueued as #424242 done at \S+ \S+ \+05:30 \| send_email not enqueued: not every job was done$/.test(ended) &&
