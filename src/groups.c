@@ -167,6 +167,22 @@ groups_settle_sql(struct db *db, struct buf *sql, const char *gid, const char *g
 	return 5;
 }
 
+/* The counts of jobq_groups, one per way a job ends. */
+static const char *const ends[] = { "done", "dead", "cancelled", "expired" };
+
+/* ends' index of how; a caller's bug when none. */
+static size_t
+end_index(const char *how)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_LEN(ends) && strcmp(ends[i], how) != 0; i++)
+		;
+	if (i == ARRAY_LEN(ends))
+		fatal("groups: no count for a job that ended '%s'", how);
+	return i;
+}
+
 /* Appends the statements that count one job of group gid (SQL: an id,
  * or a variable holding one) as ended how ("done", "dead", "cancelled"
  * or "expired"), and enqueue the group's callbacks if that was its last;
@@ -175,16 +191,60 @@ groups_settle_sql(struct db *db, struct buf *sql, const char *gid, const char *g
 size_t
 groups_ended_sql(struct db *db, struct buf *sql, const char *gid, const char *how, const char *guard)
 {
-	static const char *const column[] = { "done", "dead", "cancelled", "expired" };
-	size_t i;
+	const char *c = ends[end_index(how)];
 
-	for (i = 0; i < ARRAY_LEN(column) && strcmp(column[i], how) != 0; i++)
-		;
-	if (i == ARRAY_LEN(column))
-		fatal("groups: no count for a job that ended '%s'", how);
-	db_sql(db, sql, "UPDATE jobq_groups SET %s = %s + 1 WHERE id = %s AND %s;", column[i], column[i], gid,
-	    guard);
+	db_sql(db, sql, "UPDATE jobq_groups SET %s = %s + 1 WHERE id = %s AND %s;", c, c, gid, guard);
 	return 1 + groups_settle_sql(db, sql, gid, guard);
+}
+
+/* Writes into out the session variable that tallies, in one
+ * transaction, the jobs of group gid that ended how. */
+void
+groups_tally_var(char *out, size_t len, uint64_t gid, const char *how)
+{
+	snprintf(out, len, "@jobq_g%llu_%s", (unsigned long long)gid, ends[end_index(how)]);
+}
+
+/* Appends one statement that zeroes the tallies of the n groups in gid;
+ * it goes first in the transaction, so that one run again after a
+ * deadlock counts from zero.  Returns 1. */
+size_t
+groups_tally_reset_sql(struct db *db, struct buf *sql, const uint64_t *gid, size_t n)
+{
+	char var[64];
+	size_t i, e;
+
+	buf_adds(sql, "SET ");
+	for (i = 0; i < n; i++)
+		for (e = 0; e < ARRAY_LEN(ends); e++) {
+			groups_tally_var(var, sizeof var, gid[i], ends[e]);
+			db_sql(db, sql, "%s%s = 0", i + e > 0 ? ", " : "", var);
+		}
+	buf_adds(sql, ";");
+	return 1;
+}
+
+/* Appends the statements that add group gid's tallies to its counts and
+ * enqueue its callbacks if that completed it: what groups_ended_sql does
+ * for one job, once for all the jobs of the group that one transaction
+ * ended (an outcome's own statement added each to its tally, iff its
+ * fence held).  A transaction that ended none of them changes nothing.
+ * Returns how many. */
+size_t
+groups_tally_sql(struct db *db, struct buf *sql, uint64_t gid)
+{
+	char var[ARRAY_LEN(ends)][64], id[24], guard[300];
+	size_t e;
+
+	for (e = 0; e < ARRAY_LEN(ends); e++)
+		groups_tally_var(var[e], sizeof var[e], gid, ends[e]);
+	snprintf(id, sizeof id, "%llu", (unsigned long long)gid);
+	snprintf(guard, sizeof guard, "%s + %s + %s + %s > 0", var[0], var[1], var[2], var[3]);
+	db_sql(db, sql,
+	    "UPDATE jobq_groups SET done = done + %s, dead = dead + %s, cancelled = cancelled + %s,"
+	    " expired = expired + %s WHERE id = %s AND %s;",
+	    var[0], var[1], var[2], var[3], id, guard);
+	return 1 + groups_settle_sql(db, sql, id, guard);
 }
 
 /* Copies v (NULL: "") into out. */

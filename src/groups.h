@@ -56,6 +56,10 @@ struct group_row {
 	char created_at[32], ended_at[32]; /* UTC; ended_at "": open */
 };
 
+/* The most bytes groups_tally_sql and a group's share of
+ * groups_tally_reset_sql append. */
+#define GROUPS_TALLY_MAX 4096
+
 /* The most groups groups_list answers with. */
 #define GROUPS_LIST_MAX 200
 
@@ -70,6 +74,9 @@ int groups_open(struct db *db, const struct group_spec *g, uint64_t *id, char *e
 void groups_add_sql(struct db *db, struct buf *sql, uint64_t id, uint64_t n, int hold, int release);
 size_t groups_join_sql(struct db *db, struct buf *sql, const struct group_spec *g, const char *guard);
 size_t groups_ended_sql(struct db *db, struct buf *sql, const char *gid, const char *how, const char *guard);
+void groups_tally_var(char *out, size_t len, uint64_t gid, const char *how);
+size_t groups_tally_reset_sql(struct db *db, struct buf *sql, const uint64_t *gid, size_t n);
+size_t groups_tally_sql(struct db *db, struct buf *sql, uint64_t gid);
 size_t groups_settle_sql(struct db *db, struct buf *sql, const char *gid, const char *guard);
 int groups_find(struct db *db, const char *id_or_name, struct group_view *v, int *found, char *err);
 int groups_waiting(struct db *db, uint64_t id, unsigned max, struct group_wait **w, size_t *n, char *err);

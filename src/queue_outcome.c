@@ -28,6 +28,7 @@
 #include <time.h>
 
 #include "capture.h"
+#include "groups.h"
 #include "queue.h"
 #include "queue_outcome_int.h"
 #include "queue_packet.h"
@@ -54,6 +55,7 @@ struct group {
 	 * transaction (its first statements); marked once it committed. */
 	struct job *const *charge;
 	size_t ncharge;
+	size_t tally; /* the bytes its groups' tallies will take (group_tally) */
 };
 
 /* ---- fitting ---- */
@@ -252,7 +254,9 @@ piece_build(struct db *db, struct outcome *o, size_t k, enum form f, int clash, 
 	struct values v;
 
 	values_of(&o[k], f, note, &v);
-	fit(db, &o[k], &v, clash, budget);
+	/* A job of a group leaves room for its group's tally. */
+	fit(db, &o[k], &v, clash,
+	    o[k].job->group_id == 0 ? budget : budget > GROUPS_TALLY_MAX ? budget - GROUPS_TALLY_MAX : 0);
 	o[k].cut = v.cut;
 	buf_init(&p->sql);
 	p->m.out = k;
@@ -260,10 +264,23 @@ piece_build(struct db *db, struct outcome *o, size_t k, enum form f, int clash, 
 	values_free(&v);
 }
 
+/* Whether no member of g tallies group gid yet. */
+static int
+tally_new(const struct group *g, uint64_t gid)
+{
+	size_t i;
+
+	for (i = 0; i < g->n && g->m[i].group_id != gid; i++)
+		;
+	return gid != 0 && i == g->n;
+}
+
 /* Moves p into g. */
 static void
 group_add(struct group *g, struct piece *p, int alone)
 {
+	if (tally_new(g, p->m.group_id))
+		g->tally += GROUPS_TALLY_MAX;
 	g->m = xrealloc(g->m, (g->n + 1) * sizeof *g->m);
 	g->m[g->n] = p->m;
 	g->m[g->n].fence += g->nstmt;
@@ -297,6 +314,52 @@ group_charge(struct db *db, struct group *g, struct job *const *charge, size_t n
 	g->ncharge = n;
 }
 
+static int
+gid_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Appends the statements that write the counts of the groups g's
+ * outcomes tallied, one set per group, in the order of their ids (two
+ * transactions lock group rows in one order), and puts the statement
+ * that zeroes the tallies first, right after TX_BEGIN, moving the
+ * members' statement numbers on by one. */
+static void
+group_tally(struct db *db, struct group *g)
+{
+	uint64_t *gid = xcalloc(g->n + 1, sizeof *gid);
+	size_t n = 0, i, k;
+	struct buf sql;
+
+	for (i = 0; i < g->n; i++) {
+		for (k = 0; k < n && gid[k] != g->m[i].group_id; k++)
+			;
+		if (g->m[i].group_id != 0 && k == n)
+			gid[n++] = g->m[i].group_id;
+	}
+	if (n > 0) {
+		qsort(gid, n, sizeof *gid, gid_cmp);
+		buf_init(&sql);
+		buf_adds(&sql, TX_BEGIN);
+		groups_tally_reset_sql(db, &sql, gid, n);
+		buf_add(&sql, g->sql.data + strlen(TX_BEGIN), g->sql.len - strlen(TX_BEGIN));
+		buf_free(&g->sql);
+		g->sql = sql;
+		g->nstmt++;
+		for (i = 0; i < g->n; i++) {
+			g->m[i].fence++;
+			g->m[i].renumber += g->m[i].renumber > 0;
+			g->m[i].handoff += g->m[i].handoff > 0;
+		}
+		for (i = 0; i < n; i++)
+			g->nstmt += groups_tally_sql(db, &g->sql, gid[i]);
+	}
+	free(gid);
+}
+
 /* Sends g as one transaction (rerun on deadlock).  On success each
  * member's state says whether its lease still held, or, for a lean one
  * whose fence failed (its job gained a waiter, or the lease is lost: the
@@ -309,6 +372,7 @@ group_run(struct db *db, struct group *g, struct outcome *o, char *err)
 	size_t i;
 	int rc;
 
+	group_tally(db, g);
 	buf_adds(&g->sql, TX_END);
 	g->nstmt++;
 	g->affected = xcalloc(g->nstmt, sizeof *g->affected);
@@ -501,7 +565,10 @@ outcomes_send(struct db *db, struct group *g, struct outcome *o, size_t n, size_
 		/* Send what is gathered first when o[i] must be alone, follows
 		 * one that must, or does not fit beside them. */
 		if (g->n + g->ncharge > 0 &&
-		    (g->alone || o[i].alone || g->sql.len - strlen(TX_BEGIN) + p.sql.len > budget) &&
+		    (g->alone || o[i].alone ||
+		        g->sql.len - strlen(TX_BEGIN) + g->tally + p.sql.len +
+		                (tally_new(g, p.m.group_id) ? GROUPS_TALLY_MAX : 0) >
+		            budget) &&
 		    (rc = group_flush(db, g, o, err)) != DB_OK) {
 			buf_free(&p.sql);
 			break;

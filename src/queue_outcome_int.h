@@ -34,6 +34,7 @@ struct member {
 	size_t renumber; /* the statement that moved an older dead-letter, or 0: none */
 	int lean;        /* a lean outcome (piece_sql): a failed fence may be a gained waiter */
 	size_t handoff;  /* the statement that hands a released job off, or 0: none */
+	uint64_t group_id; /* the group whose tally it adds to (fence_sql), or 0: none */
 };
 
 size_t piece_sql(struct db *db, struct buf *sql, const struct outcome *o, const struct values *v, int clash,

@@ -202,16 +202,26 @@ ended_as(enum outcome_write k)
 	                      : NULL;
 }
 
-/* Appends the statements that count the end of a job of group gid (a
- * job in no group has none), tied to its fenced outcome; returns how
- * many. */
-static size_t
-group_sql(struct db *db, struct buf *sql, uint64_t gid, const char *how)
+/* Appends the statement that keeps the fence's count in @jobq_fence for
+ * the statements after it.  A job of a group is tallied there too, iff
+ * the fence held: its group's counts are written once per transaction,
+ * for all its jobs the transaction ended (queue_outcome.c), not by five
+ * statements per job; m->group_id says which group. */
+static void
+fence_sql(struct db *db, struct buf *sql, const struct job *j, const char *how, struct member *m)
 {
-	char id[24];
+	char var[64];
 
-	snprintf(id, sizeof id, "%llu", (unsigned long long)gid);
-	return groups_ended_sql(db, sql, id, how, "@jobq_fence > 0");
+	if (j->group_id == 0) {
+		buf_adds(sql, "SET @jobq_fence = ROW_COUNT(), @jobq_follow = NULL;");
+		return;
+	}
+	/* Every expression of a SET reads the variables as they were
+	 * before it, so the tally reads ROW_COUNT() too, not @jobq_fence. */
+	groups_tally_var(var, sizeof var, j->group_id, how);
+	db_sql(db, sql, "SET @jobq_fence = ROW_COUNT(), @jobq_follow = NULL, %s = %s + (ROW_COUNT() > 0);", var,
+	    var);
+	m->group_id = j->group_id;
 }
 
 /* Appends the hand-off (struct handoff): the first job that waits for
@@ -263,6 +273,7 @@ piece_sql(struct db *db, struct buf *sql, const struct outcome *o, const struct 
 
 	m->renumber = 0;
 	m->handoff = 0;
+	m->group_id = 0;
 	m->lean = lean;
 	if (o->gained_waiter) {
 		db_sql(db, sql,
@@ -282,7 +293,7 @@ piece_sql(struct db *db, struct buf *sql, const struct outcome *o, const struct 
 	 * fence's count itself: one statement less for a plain job. */
 	if (ended_as(o->kind) != NULL &&
 	    ((o->kind == OUT_DONE && o->nfollow > 0) || parts != 0 || j->group_id != 0)) {
-		buf_adds(sql, "SET @jobq_fence = ROW_COUNT(), @jobq_follow = NULL;");
+		fence_sql(db, sql, j, ended_as(o->kind), m);
 		n++;
 		fenced = "@jobq_fence";
 		if (o->kind == OUT_DONE)
@@ -292,8 +303,6 @@ piece_sql(struct db *db, struct buf *sql, const struct outcome *o, const struct 
 			handoff_sql(db, sql, o);
 			m->handoff = base + n++;
 		}
-		if (j->group_id != 0)
-			n += group_sql(db, sql, j->group_id, ended_as(o->kind));
 	}
 	if (v->with_run) {
 		run_sql(db, sql, o, v, fenced);

@@ -143,6 +143,29 @@ EOC
 	stop_workers
 done
 
+# Many groups in one worker's transactions: an outcome tallies its job in
+# its group's count, and one statement per group and transaction writes
+# the tallies (queue_outcome.c), so jobs of three groups, done and dead,
+# ended together by one worker of 8 slots, are each counted once.
+empty_tables
+rm -f "$LOG"
+for k in 1 2 3; do
+	(lines "M$k-" 29; echo "{\"type\": \"step\", \"payload\": {\"name\": \"M$k-X\", \"exit\": $((k == 2 ? 65 : 0))}}") |
+		jq_ enqueue --batch --group "many-$k" --on-complete fanin >/dev/null
+done
+start_worker --concurrency 8
+start_worker --queue callbacks
+wait_for_sql 60 "SELECT COUNT(*) FROM job_runs WHERE type = 'fanin'" 3
+ok $? "three groups run by one worker at once each get their callback"
+sleep 0.5
+for k in 1 2 3; do
+	gk=$(sql "SELECT id FROM jobq_groups WHERE name = 'many-$k'")
+	is "$(callback fanin "many-$k")" \
+		"{\"group\": $gk, \"name\": \"many-$k\", \"total\": 30, \"done\": $((k == 2 ? 29 : 30)), \"dead\": $((k == 2 ? 1 : 0)), \"cancelled\": 0, \"expired\": 0}" \
+		"group many-$k: one callback, every job counted once"
+done
+stop_workers
+
 # Cancel and the expiry sweep end a group's jobs too (no handler ran).
 empty_tables
 lines C 2 | jq_ enqueue --batch --delay 1h --group cancelled --on-complete fanin >/dev/null
