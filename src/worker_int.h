@@ -126,6 +126,7 @@ struct worker {
 	int db_up;
 	int64_t down_since, reconnect_at, reconnect_delay;
 	int64_t next_poll, next_heartbeat, next_write, max_time_at;
+	int64_t ckpt_due; /* when new checkpoints are saved (worker_lease.c), 0: none to */
 	int64_t active_at;           /* when work was last found, or a wakeup came */
 	struct wakeup *wake;         /* NULL: no wakeups, polling only */
 	int64_t next_schedule;       /* --schedule: when to tick next */

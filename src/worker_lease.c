@@ -134,7 +134,7 @@ extend_order(const void *a, const void *b)
  * job that cannot be extended is stopped before its lease ends
  * (guard_leases, in worker_keep.c). */
 static int
-extend_leases(struct worker *w, int64_t now, char *err)
+extend_leases(struct worker *w, int64_t now, int ckpt_only, char *err)
 {
 	struct slot **who = xcalloc(w->nslots + 1, sizeof *who);
 	unsigned i, n = 0, done = 0, tried;
@@ -142,9 +142,11 @@ extend_leases(struct worker *w, int64_t now, char *err)
 
 	for (i = 0; i < w->nslots; i++)
 		if (w->slots[i].state != SLOT_FREE && !w->slots[i].lease_lost) {
-			note_progress(&w->slots[i]);
+			if (!ckpt_only)
+				note_progress(&w->slots[i]);
 			note_checkpoint(&w->slots[i]);
-			who[n++] = &w->slots[i];
+			if (!ckpt_only || w->slots[i].job->checkpoint_new)
+				who[n++] = &w->slots[i];
 		}
 	qsort(who, n, sizeof *who, extend_order);
 	while (done < n) {
@@ -179,17 +181,30 @@ extend_leases(struct worker *w, int64_t now, char *err)
 /* Extends our leases and refreshes our registry row.  A lease that could
  * not be extended is only logged here; the registry row is refreshed all
  * the same (the worker is alive, and says so), unless the connection is
- * gone. */
+ * gone.  Between heartbeats, once new checkpoints are due to be saved
+ * (ckpt_due), it extends only the leases of the handlers still running
+ * that wrote one, with their checkpoints: a handler that has ended
+ * hands its checkpoint to its outcome, and the other leases need no
+ * extension yet. */
 void
 lease_heartbeat(struct worker *w, int64_t now)
 {
 	char err[ERRSZ], *current;
 	int rc;
 
-	if (!w->db_up || now < w->next_heartbeat)
+	if (!w->db_up)
+		return;
+	if (now < w->next_heartbeat && w->ckpt_due != 0 && now >= w->ckpt_due) {
+		w->ckpt_due = 0;
+		if ((rc = extend_leases(w, now, 1, err)) == DB_EGONE || rc == DB_EFAIL)
+			conn_failed(w, rc, "checkpoint save", err);
+		return;
+	}
+	if (now < w->next_heartbeat)
 		return;
 	w->next_heartbeat = now + w->conf->worker.heartbeat_ms;
-	rc = extend_leases(w, now, err);
+	w->ckpt_due = 0;
+	rc = extend_leases(w, now, 0, err);
 	if (rc == DB_EGONE || rc == DB_EFAIL) {
 		conn_failed(w, rc, "heartbeat", err);
 		return;

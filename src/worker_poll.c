@@ -24,6 +24,8 @@ poll_timeout(const struct worker *w, int64_t now)
 		t = min64(t, reserve_due(w));
 	if (w->db_up) {
 		t = min64(t, w->next_heartbeat);
+		if (w->ckpt_due != 0)
+			t = min64(t, w->ckpt_due);
 		t = min64(t, cancel_due(w));
 		if (slot_count(w, SLOT_WRITING) > 0)
 			t = min64(t, w->write_now ? now : w->next_write);
@@ -32,10 +34,11 @@ poll_timeout(const struct worker *w, int64_t now)
 	return t <= now ? 0 : (int)(t - now);
 }
 
-/* When s's handler has written a new checkpoint, the heartbeat that
- * stores it (worker_lease.c) is made due within CHECKPOINT_SAVE_MS: so
- * that a worker killed soon after still leaves it with the job.  A
- * handler that checkpoints often costs at most one heartbeat that often. */
+/* When s's handler has written a new checkpoint, its save (an extension
+ * of the leases of the handlers still running with a new checkpoint,
+ * worker_lease.c) is made due within CHECKPOINT_SAVE_MS: so that a
+ * worker killed soon after still leaves it with the job.  A handler that
+ * checkpoints often costs at most one statement that often. */
 static void
 hurry_checkpoint(struct worker *w, struct slot *s)
 {
@@ -46,7 +49,7 @@ hurry_checkpoint(struct worker *w, struct slot *s)
 	if (seq == s->ckpt_heard)
 		return;
 	s->ckpt_heard = seq;
-	w->next_heartbeat = min64(w->next_heartbeat, mono_ms() + CHECKPOINT_SAVE_MS);
+	w->ckpt_due = w->ckpt_due != 0 ? w->ckpt_due : mono_ms() + CHECKPOINT_SAVE_MS;
 }
 
 /* Sleeps in poll() for at most timeout ms and services every pipe that
