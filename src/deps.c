@@ -35,10 +35,13 @@
  * which are needed: a caller that knows the job has no waiters, or
  * never waited, leaves those out.  Returns how many.
  *
- * The order matters: the release reads waiting_on before the count is
- * taken down (each statement's assignments are independent of each
- * other, which a multi-table UPDATE needs: it promises no order).  The
- * job's own rows of jobq_deps go: it waits for nothing any more. */
+ * The jobs this end releases (their count was 1) are made due and their
+ * count set to 0 in one statement; then the counts above 1 are taken
+ * down, which in the common case (each job waits for one) finds no row
+ * to change: a released job's row and index entries are written once.
+ * Each statement's assignments are independent of each other, which a
+ * multi-table UPDATE needs: it promises no order.  The job's own rows of
+ * jobq_deps go: it waits for nothing any more. */
 size_t
 deps_ended_sql(
     struct db *db, struct buf *sql, uint64_t id, const char *how, const char *guard, unsigned parts)
@@ -54,11 +57,11 @@ deps_ended_sql(
 	if (!(parts & DEPS_WAITERS))
 		return n;
 	db_sql(db, sql,
-	    WAITERS "j.available_at = GREATEST(COALESCE(j.wait_until, UTC_TIMESTAMP(6)), UTC_TIMESTAMP(6))"
-	            " WHERE d.after_id = %U AND %s AND j.waiting_on = 1 AND (%d OR j.after_any = 1);",
+	    WAITERS "j.available_at = GREATEST(COALESCE(j.wait_until, UTC_TIMESTAMP(6)), UTC_TIMESTAMP(6)),"
+	            " j.waiting_on = 0 WHERE d.after_id = %U AND %s AND j.waiting_on = 1 AND (%d OR j.after_any = 1);",
 	    id, guard, done);
 	db_sql(db, sql,
-	    WAITERS "j.waiting_on = j.waiting_on - 1 WHERE d.after_id = %U AND %s AND j.waiting_on > 0"
+	    WAITERS "j.waiting_on = j.waiting_on - 1 WHERE d.after_id = %U AND %s AND j.waiting_on > 1"
 	            " AND (%d OR j.after_any = 1);",
 	    id, guard, done);
 	if (!done) {

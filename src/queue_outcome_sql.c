@@ -229,14 +229,18 @@ fence_sql(struct db *db, struct buf *sql, const struct job *j, const char *how, 
  * unleased, in a queue the worker serves that is not paused, is
  * reserved for the worker as a claim would (its attempt counted, the
  * lease stamped with the hand-off's token), iff the outcome's fence
- * held.  One primary-key read of jobq_deps and one of jobs. */
+ * held.  One primary-key read of jobq_deps and one of jobs: the index
+ * is forced, as a server that counts few rows due in the queue (a chain
+ * of waiting jobs: none is due) would read the id's row through the
+ * claim's index instead, every entry of the queue. */
 static void
 handoff_sql(struct db *db, struct buf *sql, const struct outcome *o)
 {
 	const struct handoff *h = o->handoff;
 
 	db_sql(db, sql,
-	    "UPDATE jobs SET attempts = attempts + (attempts < 4294967295), reserved_at = UTC_TIMESTAMP(6),"
+	    "UPDATE jobs FORCE INDEX (PRIMARY) SET attempts = attempts + (attempts < 4294967295),"
+	    " reserved_at = UTC_TIMESTAMP(6),"
 	    " reserved_by = %q, lease_token = %q, lease_expires_at = UTC_TIMESTAMP(6) + INTERVAL %I MICROSECOND"
 	    " WHERE id = (SELECT d.job_id FROM jobq_deps d WHERE d.after_id = %U ORDER BY d.job_id LIMIT 1)"
 	    " AND @jobq_fence > 0 AND waiting_on = 0 AND lease_token IS NULL AND due_at <= UTC_TIMESTAMP(6)"
