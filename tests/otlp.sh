@@ -183,13 +183,17 @@ run() {
 	"$JOBQ" -c "$CONF" work -j 2 --stop-when-empty --quiet --metrics-listen off "$@" 2>>"$T/ab.log"
 	echo $((($(date +%s%N) - t0) / 1000000))
 }
-a1=$(run --otlp-endpoint off)
-b1=$(run --otlp-endpoint "http://127.0.0.1:$closed")
-b2=$(run --otlp-endpoint "http://127.0.0.1:$closed")
-a2=$(run --otlp-endpoint off)
-diag "$n jobs: without $a1 + $a2 ms, refused endpoint $b1 + $b2 ms (load $(cut -d' ' -f1-3 /proc/loadavg))"
-ok "$([ $((b1 + b2)) -le $(((a1 + a2) * 125 / 100 + 300)) ]; echo $?)" \
-	"an endpoint that refuses connections costs the worker no throughput (within 25% here; the benchmark says 5%)"
+# A B B A twice, and each side's two fastest runs: on a machine other
+# suites load, one run of the same side took twice another (CI: 510
+# and 253 ms), and a spike must not pass for the exporter's cost.
+a=() b=()
+for side in a b b a a b b a; do
+	if [ $side = a ]; then a+=("$(run --otlp-endpoint off)"); else b+=("$(run --otlp-endpoint "http://127.0.0.1:$closed")"); fi
+done
+fastest2() { printf '%s\n' "$@" | sort -n | head -2 | awk '{ s += $1 } END { print s }'; }
+diag "$n jobs: without ${a[*]} ms, refused endpoint ${b[*]} ms (load $(cut -d' ' -f1-3 /proc/loadavg))"
+ok "$([ "$(fastest2 "${b[@]}")" -le $(($(fastest2 "${a[@]}") * 125 / 100 + 300)) ]; echo $?)" \
+	"an endpoint that refuses connections costs the worker no throughput (two fastest of four, within 25% here; the benchmark says 5%)"
 
 # Bad endpoints: one line, the right exit status.
 jq_ work --otlp-endpoint ftp://x >/dev/null 2>"$T/err"
