@@ -25,6 +25,7 @@
 #include "final.h"
 #include "groups.h"
 #include "park.h"
+#include "queue_states.h"
 
 /* What one transaction knows of the jobs named. */
 struct tx {
@@ -174,7 +175,8 @@ insert_job(struct db *db, struct tx *t, struct after_job *jobs, size_t i, uint64
 			    (unsigned long long)ids[i]);
 		/* The jobs waited for learn it (sql/022-waiters.sql): their
 		 * rows are locked (lookup), or new in this transaction. */
-		buf_adds(&sql, ";UPDATE jobs SET has_waiters = 1 WHERE has_waiters = 0 AND id IN (");
+		buf_addc(&sql, ';');
+		buf_adds(&sql, WAITERS_SET(ndeps));
 		for (j = 0; j < ndeps; j++)
 			buf_printf(&sql, "%s%llu", j ? ", " : "", (unsigned long long)deps[j]);
 		buf_adds(&sql, ")");

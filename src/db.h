@@ -44,6 +44,8 @@ struct db_res *db_query(struct db *db, int *rc, char *err, const char *fmt, ...)
 void db_sql(struct db *db, struct buf *b, const char *fmt, ...);
 int db_exec_buf(struct db *db, const struct buf *sql, char *err);
 int db_exec_many(struct db *db, const struct buf *sql, uint64_t *affected, size_t max, char *err);
+int db_exec_many_rows(struct db *db, const struct buf *sql, uint64_t *affected, size_t max, struct db_res **rows,
+    char *err);
 struct db_res *db_query_buf(struct db *db, const struct buf *sql, int *rc, char *err);
 uint64_t db_affected(const struct db *db);
 size_t db_statements_done(const struct db *db);
@@ -75,5 +77,7 @@ typedef short db_waiter(void *arg, int fd, short events, int timeout_ms);
 void db_set_waiter(struct db *db, db_waiter *fn, void *arg);
 int64_t db_retry_pause_ms(int attempt);
 int db_exec_retry(struct db *db, const struct buf *sql, uint64_t *affected, size_t max, char *err);
+int db_exec_retry_rows(struct db *db, const struct buf *sql, uint64_t *affected, size_t max, struct db_res **rows,
+    char *err);
 
 #endif

@@ -49,8 +49,11 @@ collect(struct db *db, MYSQL_RES **first_set, uint64_t *affected, size_t max, ch
 	do {
 		MYSQL_RES *res = db_nb_store_result(db);
 
-		if (res == NULL && mysql_field_count(db->my) != 0)
+		if (res == NULL && mysql_field_count(db->my) != 0) {
+			if (first_set != NULL && *first_set != NULL)
+				mysql_free_result(*first_set), *first_set = NULL;
 			return db_error_record(db, err, "read result");
+		}
 		if (res != NULL && first_set != NULL && *first_set == NULL)
 			*first_set = res;
 		else if (res != NULL)
@@ -94,6 +97,28 @@ db_exec_many(struct db *db, const struct buf *sql, uint64_t *affected, size_t ma
 	if (rc != DB_OK)
 		return rc;
 	return collect(db, NULL, affected, max, err);
+}
+
+/* db_exec_many, where one statement returns rows: *rows gets them (the
+ * first result set; NULL when none came).  On an error *rows is NULL. */
+int
+db_exec_many_rows(struct db *db, const struct buf *sql, uint64_t *affected, size_t max, struct db_res **rows,
+    char *err)
+{
+	MYSQL_RES *res = NULL;
+	int rc = run(db, sql->data, sql->len, err);
+
+	*rows = NULL;
+	if (rc == DB_OK)
+		rc = collect(db, &res, affected, max, err);
+	if (rc != DB_OK || res == NULL) {
+		if (res != NULL)
+			mysql_free_result(res);
+		return rc;
+	}
+	*rows = xcalloc(1, sizeof **rows);
+	(*rows)->res = res;
+	return DB_OK;
 }
 
 /* Runs a statement that returns no rows. */

@@ -44,11 +44,24 @@ db_retry_after(int rc, int attempt)
 int
 db_exec_retry(struct db *db, const struct buf *sql, uint64_t *affected, size_t max, char *err)
 {
+	return db_exec_retry_rows(db, sql, affected, max, NULL, err);
+}
+
+/* db_exec_retry, where one statement may return rows (rows not NULL):
+ * *rows gets those of the run that succeeded, or NULL. */
+int
+db_exec_retry_rows(struct db *db, const struct buf *sql, uint64_t *affected, size_t max, struct db_res **rows,
+    char *err)
+{
 	int64_t start = mono_ms();
 	int rc, attempt = 0;
 
 	do {
-		if ((rc = db_exec_many(db, sql, affected, max, err)) == DB_OK)
+		if (rows != NULL)
+			rc = db_exec_many_rows(db, sql, affected, max, rows, err);
+		else
+			rc = db_exec_many(db, sql, affected, max, err);
+		if (rc == DB_OK)
 			return DB_OK;
 		db_rollback(db);
 		/* Under a wait limit, a deadlock found only after a long wait

@@ -25,6 +25,10 @@ struct dep_view {
 #define DEPS_WAITERS 1u
 #define DEPS_OWN 2u
 #define DEPS_ALL (DEPS_WAITERS | DEPS_OWN)
+/* With DEPS_WAITERS: each job that waits for it waits for it alone
+ * (has_waiters WAITERS_SOLE, read under the caller's lock or fence), so
+ * no count above 1 is taken down. */
+#define DEPS_SOLE 4u
 
 size_t deps_ended_sql(
     struct db *db, struct buf *sql, uint64_t id, const char *how, const char *guard, unsigned parts);

@@ -279,7 +279,7 @@ put_back(struct db *db, uint64_t id, const char *live, size_t nlive, int *back, 
 	/* The jobs it waits for learn it (sql/022-waiters.sql): locked by
 	 * weigh, or moved back in this transaction. */
 	if (rc == DB_OK && nlive > 0)
-		rc = db_exec(db, err, "UPDATE jobs SET has_waiters = 1 WHERE has_waiters = 0 AND id IN (%s)", live);
+		rc = db_exec(db, err, "%s%s)", WAITERS_SET(nlive), live);
 	*back = rc == DB_OK;
 	return rc;
 }

@@ -46,7 +46,8 @@ struct job {
 	 * that jobs wait for it (set for good: one may still be added while
 	 * it runs, which the outcome's fence catches); waited, that it was
 	 * enqueued waiting for others (fixed at enqueue).  Its outcome
-	 * leaves out the statements for either while it is 0. */
+	 * leaves out the statements for either while it is 0.  waiters is
+	 * has_waiters itself (queue_states.h: WAITERS_SOLE). */
 	int waiters, waited;
 	uint64_t group_id; /* its group (groups.h); 0: none */
 	char token[LEASE_TOKEN_LEN + 1];
@@ -118,14 +119,19 @@ enum outcome_state {
  * that the next link of a chain starts without a claim of its own (a
  * second commit).  Only the first job waiting for the one that ended,
  * when it is due now, in one of the worker's queues (queues: the SQL
- * list "'a','b'") and that queue is not paused; the worker reads the
- * jobs back by token (queue_handoff_read).  A worker under flow limits
+ * list "'a','b'") and that queue is not paused; the jobs are read back
+ * by token in the same transaction (jobs, njobs).  A worker under flow limits
  * hands nothing off: its claims keep the limits. */
 struct handoff {
 	const char *worker;
 	const char *queues;
 	int64_t ttl_ms;
 	char token[LEASE_TOKEN_LEN + 1];
+	/* out: the jobs handed off, read back inside the outcomes'
+	 * transaction (queue_handoff_sql): the caller takes them (and frees
+	 * the array) before its next queue_write */
+	struct job **jobs;
+	size_t njobs;
 };
 
 /* One outcome to write for a reserved job. */
@@ -152,8 +158,7 @@ struct outcome {
 	/* in, retry and dead: the newest checkpoint the run wrote (compact
 	 * JSON), stored with the job; NULL: the job keeps the one it has */
 	const char *checkpoint;
-	const struct handoff *handoff; /* in: NULL, or the hand-off to try (ended jobs with waiters) */
-	int handed;                    /* out: the outcome reserved a released job (handoff) */
+	struct handoff *handoff; /* in: NULL, or the hand-off to try (ended jobs with waiters); out: its jobs */
 };
 
 /* One new job. */
@@ -256,7 +261,8 @@ int queue_probe(struct db *db, enum reserve_mode *mode, char *err);
 int queue_reserve(struct db *db, const struct reserve_req *req, struct job ***jobs, size_t *n, char *err);
 void job_free(struct job *j);
 const char *job_defect(const struct job *j, char *why, size_t whylen);
-int queue_handoff_read(struct db *db, const char *token, struct job ***jobs, size_t *n, char *err);
+void queue_handoff_sql(struct db *db, struct buf *sql, const char *token);
+void queue_handoff_rows(struct db_res *rows, const char *token, struct job ***jobs, size_t *n);
 
 int queue_outcome_applied(struct db *db, struct outcome *o, char *err);
 int queue_release_lost(struct db *db, struct claim_lost *l, uint64_t *released, char *err);

@@ -61,7 +61,7 @@ job_from_row(char **row, const unsigned long *len, int add_attempt)
 	snprintf(j->cancel_by, sizeof j->cancel_by, "%s", row[11] ? row[11] : "");
 	j->checkpoint = row[12] ? xstrndup(row[12], len[12]) : NULL;
 	snprintf(j->traceparent, sizeof j->traceparent, "%s", row[13] ? row[13] : "");
-	j->waiters = row[14] != NULL && row[14][0] != '0';
+	j->waiters = row[14] != NULL ? (int)db_col_i64(row[14], 0) : 0;
 	j->waited = row[15] != NULL && row[15][0] != '0';
 	j->group_id = db_col_u64(row[16], 0);
 	snprintf(j->reserved_at, sizeof j->reserved_at, "%s", row[17] ? row[17] : "");
@@ -131,29 +131,28 @@ queue_claim_rows(struct claim *cl, struct db_res *r, int add_attempt)
 	return DB_OK;
 }
 
-/* Reads back the jobs an outcome handed off to this worker (struct
- * handoff): those whose lease carries token, charged their attempt by
- * the hand-off.  *jobs is a new array (free each with job_free, then
- * the array). */
-int
-queue_handoff_read(struct db *db, const char *token, struct job ***jobs, size_t *n, char *err)
+/* Appends the statement that reads back the jobs an outcome handed off
+ * to this worker (struct handoff): those whose lease carries token,
+ * charged their attempt by the hand-off.  queue_write sends it inside
+ * the outcome's own transaction, before its COMMIT, so the read costs
+ * no round trip of its own and fails, when it does, with the outcome. */
+void
+queue_handoff_sql(struct db *db, struct buf *sql, const char *token)
+{
+	db_sql(db, sql, "SELECT " JOB_COLUMNS "reserved_at FROM jobs WHERE lease_token = %q ORDER BY id;", token);
+}
+
+/* The jobs of rows, as queue_handoff_sql read them, each with token:
+ * *jobs is a new array (free each with job_free, then the array). */
+void
+queue_handoff_rows(struct db_res *rows, const char *token, struct job ***jobs, size_t *n)
 {
 	struct claim cl;
-	struct db_res *r;
-	int rc;
 
-	*jobs = NULL;
-	*n = 0;
-	r = db_query(db, &rc, err, "SELECT " JOB_COLUMNS "reserved_at FROM jobs WHERE lease_token = %q ORDER BY id",
-	    token);
-	if (r == NULL)
-		return rc;
 	memset(&cl, 0, sizeof cl);
 	snprintf(cl.token, sizeof cl.token, "%s", token);
-	cl.jobs = xcalloc(db_res_rows(r) + 1, sizeof *cl.jobs);
-	queue_claim_rows(&cl, r, 0);
-	db_res_free(r);
+	cl.jobs = xcalloc(db_res_rows(rows) + 1, sizeof *cl.jobs);
+	queue_claim_rows(&cl, rows, 0);
 	*jobs = cl.jobs;
 	*n = cl.n;
-	return DB_OK;
 }

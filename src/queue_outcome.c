@@ -360,23 +360,51 @@ group_tally(struct db *db, struct group *g)
 	free(gid);
 }
 
+/* Keeps in h the jobs its hand-off's read returned.  Every read of one
+ * queue_write returns all its hand-offs so far (they share the token):
+ * the newest replaces those before. */
+static void
+handoff_keep(struct handoff *h, struct db_res *rows)
+{
+	size_t i;
+
+	for (i = 0; i < h->njobs; i++)
+		job_free(h->jobs[i]);
+	free(h->jobs);
+	queue_handoff_rows(rows, h->token, &h->jobs, &h->njobs);
+	db_res_free(rows);
+}
+
 /* Sends g as one transaction (rerun on deadlock).  On success each
  * member's state says whether its lease still held, or, for a lean one
  * whose fence failed (its job gained a waiter, or the lease is lost: the
  * rewrite tells), is OUTS_PENDING again with gained_waiter set, to be
  * written in full; on a retryable error each is OUTS_FAILED;
- * on DB_EFAIL nothing is marked. */
+ * on DB_EFAIL nothing is marked.  When an outcome of g may hand a job
+ * off, the transaction reads the hand-offs back before its COMMIT
+ * (handoff_keep). */
 static int
 group_run(struct db *db, struct group *g, struct outcome *o, char *err)
 {
+	struct handoff *h = NULL;
+	struct db_res *rows = NULL;
 	size_t i;
 	int rc;
 
 	group_tally(db, g);
+	for (i = 0; i < g->n; i++)
+		if (g->m[i].handoff > 0)
+			h = o[g->m[i].out].handoff;
+	if (h != NULL) {
+		queue_handoff_sql(db, &g->sql, h->token);
+		g->nstmt++;
+	}
 	buf_adds(&g->sql, TX_END);
 	g->nstmt++;
 	g->affected = xcalloc(g->nstmt, sizeof *g->affected);
-	rc = db_exec_retry(db, &g->sql, g->affected, g->nstmt, err);
+	rc = db_exec_retry_rows(db, &g->sql, g->affected, g->nstmt, h != NULL ? &rows : NULL, err);
+	if (rows != NULL)
+		handoff_keep(h, rows);
 	for (i = 0; rc == DB_OK && i < g->ncharge; i++)
 		g->charge[i]->charged = 1;
 	for (i = 0; i < g->n; i++) {
@@ -387,7 +415,6 @@ group_run(struct db *db, struct group *g, struct outcome *o, char *err)
 			x->gained_waiter = 1;
 		} else if (rc == DB_OK) {
 			x->state = g->affected[g->m[i].fence] > 0 ? OUTS_WRITTEN : OUTS_LOST;
-			x->handed = g->m[i].handoff > 0 && g->affected[g->m[i].handoff] > 0;
 		}
 		else if (rc != DB_EFAIL)
 			x->state = OUTS_FAILED;

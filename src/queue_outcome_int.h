@@ -32,7 +32,7 @@ struct member {
 	size_t out;      /* index in the caller's array */
 	size_t fence;    /* the statement whose count says "still ours" */
 	size_t renumber; /* the statement that moved an older dead-letter, or 0: none */
-	int lean;        /* a lean outcome (piece_sql): a failed fence may be a gained waiter */
+	int lean;        /* a lean or sole outcome (piece_sql): a failed fence may be a gained waiter */
 	size_t handoff;  /* the statement that hands a released job off, or 0: none */
 	uint64_t group_id; /* the group whose tally it adds to (fence_sql), or 0: none */
 };

@@ -13,6 +13,7 @@
 #include "groups.h"
 #include "queue.h"
 #include "queue_outcome_int.h"
+#include "queue_states.h"
 #include "trace.h"
 
 const char *
@@ -80,13 +81,12 @@ charge_due(const struct outcome *o)
 }
 
 /* Appends the fenced statements of one outcome; returns how many there
- * are (the last of them decides "lost").  lean: the fence also asks
- * that no job waits for this one (piece_sql). */
+ * are (the last of them decides "lost").  alone: what else the fence
+ * asks of has_waiters ("" or " AND has_waiters = N": piece_sql). */
 static size_t
-outcome_sql(struct db *db, struct buf *sql, const struct outcome *o, const struct values *v, int lean)
+outcome_sql(struct db *db, struct buf *sql, const struct outcome *o, const struct values *v, const char *alone)
 {
 	const struct job *j = o->job;
-	const char *alone = lean ? " AND has_waiters = 0" : "";
 
 	switch (o->kind) {
 	case OUT_DONE:
@@ -225,27 +225,34 @@ fence_sql(struct db *db, struct buf *sql, const struct job *j, const char *how, 
 }
 
 /* Appends the hand-off (struct handoff): the first job that waits for
- * o's job, released by the statements before (waiting_on 0, due now),
- * unleased, in a queue the worker serves that is not paused, is
- * reserved for the worker as a claim would (its attempt counted, the
+ * o's job, when this end releases it (its count is 1 and the policy
+ * lets it run), it may run now, it is in a queue the worker serves and
+ * that queue is not paused, is released and reserved for the worker in
+ * one statement, as a claim would reserve it (its attempt counted, the
  * lease stamped with the hand-off's token), iff the outcome's fence
- * held.  One primary-key read of jobq_deps and one of jobs: the index
- * is forced, as a server that counts few rows due in the queue (a chain
- * of waiting jobs: none is due) would read the id's row through the
- * claim's index instead, every entry of the queue. */
+ * held.  It runs before the release of the other waiters, which then
+ * finds it released: so its row and index entries are written once,
+ * not once to make it due and again to lease it.  A single-table UPDATE
+ * whose values read no column it sets, so the order of its assignments
+ * does not matter.  One primary-key read of jobq_deps and one of jobs:
+ * the index is forced, as a server that counts few rows due in the
+ * queue (a chain of waiting jobs: none is due) would read the id's row
+ * through the claim's index instead, every entry of the queue. */
 static void
 handoff_sql(struct db *db, struct buf *sql, const struct outcome *o)
 {
 	const struct handoff *h = o->handoff;
 
 	db_sql(db, sql,
-	    "UPDATE jobs FORCE INDEX (PRIMARY) SET attempts = attempts + (attempts < 4294967295),"
+	    "UPDATE jobs FORCE INDEX (PRIMARY) SET available_at = GREATEST(COALESCE(wait_until,"
+	    " UTC_TIMESTAMP(6)), UTC_TIMESTAMP(6)), waiting_on = 0, attempts = attempts + (attempts < 4294967295),"
 	    " reserved_at = UTC_TIMESTAMP(6),"
 	    " reserved_by = %q, lease_token = %q, lease_expires_at = UTC_TIMESTAMP(6) + INTERVAL %I MICROSECOND"
 	    " WHERE id = (SELECT d.job_id FROM jobq_deps d WHERE d.after_id = %U ORDER BY d.job_id LIMIT 1)"
-	    " AND @jobq_fence > 0 AND waiting_on = 0 AND lease_token IS NULL AND due_at <= UTC_TIMESTAMP(6)"
+	    " AND @jobq_fence > 0 AND waiting_on = 1 AND (%d OR after_any = 1) AND lease_token IS NULL"
+	    " AND COALESCE(wait_until, UTC_TIMESTAMP(6)) <= UTC_TIMESTAMP(6)"
 	    " AND queue IN (%s) AND NOT EXISTS (SELECT 1 FROM jobq_paused p WHERE p.queue = jobs.queue);",
-	    h->worker, h->token, h->ttl_ms * 1000, o->job->id, h->queues);
+	    h->worker, h->token, h->ttl_ms * 1000, o->job->id, o->kind == OUT_DONE, h->queues);
 }
 
 /* Appends every statement of one outcome; *m gets where its results
@@ -263,7 +270,14 @@ handoff_sql(struct db *db, struct buf *sql, const struct outcome *o)
  * in the same transaction as the row that replaces it.  A worker killed
  * between the two leaves the "lost" row, which is then the truth: its
  * outcome was never written, and the job runs again once the lease
- * expires. */
+ * expires.
+ *
+ * An outcome that ends a job each of whose waiters waited for it alone
+ * when it was claimed (has_waiters WAITERS_SOLE) is sole: it leaves out
+ * taking down counts above 1 (DEPS_SOLE) and asks in its fence that
+ * has_waiters is still 2.  A job that gained a waiter of several jobs
+ * while it ran fails that fence, and is written again in full as a lean
+ * one is. */
 size_t
 piece_sql(struct db *db, struct buf *sql, const struct outcome *o, const struct values *v, int clash,
     size_t base, struct member *m)
@@ -272,13 +286,14 @@ piece_sql(struct db *db, struct buf *sql, const struct outcome *o, const struct 
 	const struct job *j = o->job;
 	int waiters = j->waiters || o->gained_waiter;
 	int lean = ended_as(o->kind) != NULL && v->with_run && !waiters;
-	unsigned parts = (waiters ? DEPS_WAITERS : 0) | (j->waited ? DEPS_OWN : 0);
+	int sole = ended_as(o->kind) != NULL && v->with_run && j->waiters == WAITERS_SOLE && !o->gained_waiter;
+	unsigned parts = (waiters ? DEPS_WAITERS : 0) | (sole ? DEPS_SOLE : 0) | (j->waited ? DEPS_OWN : 0);
 	size_t n = 0;
 
 	m->renumber = 0;
 	m->handoff = 0;
 	m->group_id = 0;
-	m->lean = lean;
+	m->lean = lean || sole;
 	if (o->gained_waiter) {
 		db_sql(db, sql,
 		    "DELETE FROM job_runs WHERE job_id = %U AND attempt = %u AND worker = %q AND outcome = 'lost';", j->id,
@@ -289,7 +304,7 @@ piece_sql(struct db *db, struct buf *sql, const struct outcome *o, const struct 
 		n += clash_sql(db, sql, o->job);
 		m->renumber = base + n - 1;
 	}
-	n += outcome_sql(db, sql, o, v, lean);
+	n += outcome_sql(db, sql, o, v, lean ? " AND has_waiters = 0" : sole ? " AND has_waiters = 2" : "");
 	m->fence = base + n - 1;
 	/* What the job's end brings about happens iff the fenced statement
 	 * ended it: its follow-ups, and the release of the jobs that wait
@@ -302,11 +317,12 @@ piece_sql(struct db *db, struct buf *sql, const struct outcome *o, const struct 
 		fenced = "@jobq_fence";
 		if (o->kind == OUT_DONE)
 			n += follow_sql(db, sql, o);
-		n += deps_ended_sql(db, sql, j->id, ended_as(o->kind), "@jobq_fence > 0", parts);
+		n += deps_ended_sql(db, sql, j->id, ended_as(o->kind), "@jobq_fence > 0", parts & DEPS_OWN);
 		if (o->handoff != NULL && (parts & DEPS_WAITERS)) {
 			handoff_sql(db, sql, o);
 			m->handoff = base + n++;
 		}
+		n += deps_ended_sql(db, sql, j->id, ended_as(o->kind), "@jobq_fence > 0", parts & ~DEPS_OWN);
 	}
 	if (v->with_run) {
 		run_sql(db, sql, o, v, fenced);

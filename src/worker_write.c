@@ -421,7 +421,7 @@ outcome_of(struct worker *w, struct slot *s, struct outcome *o, struct run_recor
 	*run = (struct run_record){ w->id, s->duration_ms, s->words, s->output, s->error, s->ctl.result };
 	*o = (struct outcome){ s->job, s->write, s->delay_ms, NULL, s->error ? s->error : "", s->words,
 		s->reason, s->has_run ? run : NULL, s->write_tries >= WRITE_TRIES_ALONE || s->write_locked > 0,
-		s->write_tries >= WRITE_TRIES_MINIMAL, s->write_unsure, OUTS_PENDING, 0, 0, "", NULL, 0, NULL, NULL, 0 };
+		s->write_tries >= WRITE_TRIES_MINIMAL, s->write_unsure, OUTS_PENDING, 0, 0, "", NULL, 0, NULL, NULL };
 	if (s->write == OUT_DONE) {
 		o->follow = s->follow;
 		o->nfollow = s->nfollow;
@@ -435,26 +435,19 @@ outcome_of(struct worker *w, struct slot *s, struct outcome *o, struct run_recor
 }
 
 /* Takes the jobs the outcomes just written handed off to this worker
- * (queue.h: struct handoff): read back by the hand-off's token, put in
- * slots and started like a claim's.  Should the read fail, they return
- * to their queue when their lease expires, as a claim's whose answer
- * was lost do not need to: the outcome that took them is written. */
+ * (queue.h: struct handoff), read back in their transaction: puts them
+ * in slots and starts them like a claim's. */
 static void
 handoff_take(struct worker *w, int64_t now)
 {
-	struct job **jobs;
-	char err[ERRSZ];
-	size_t n;
-	int rc = queue_handoff_read(w->db, w->handoff.token, &jobs, &n, err);
+	size_t n = w->handoff.njobs;
 
-	if (rc != DB_OK) {
-		conn_failed(w, rc, "reading the jobs handed off by an outcome", err);
-		return;
-	}
 	w->active_at = now;
 	metrics_handoff((unsigned)n);
-	reserve_place(w, jobs, n, mono_ms(), now);
-	free(jobs);
+	reserve_place(w, w->handoff.jobs, n, mono_ms(), now);
+	free(w->handoff.jobs);
+	w->handoff.jobs = NULL;
+	w->handoff.njobs = 0;
 	start_ready(w);
 }
 
@@ -471,7 +464,7 @@ write_pending(struct worker *w, int64_t now)
 	struct job **charge;
 	char **texts, err[ERRSZ];
 	unsigned i, n, nc;
-	int rc, handed;
+	int rc;
 
 	/* Called on every turn of the loop: nothing is allocated before
 	 * there is something to write. */
@@ -501,11 +494,9 @@ write_pending(struct worker *w, int64_t now)
 		metrics_write(mono_us() - t0);
 		for (i = 0; i < nc; i++)
 			w->charge_due |= !charge[i]->charged;
-		for (i = 0, handed = 0; i < n; i++) {
+		for (i = 0; i < n; i++)
 			settle(w, who[i], &o[i], rc);
-			handed |= o[i].handed;
-		}
-		if (handed)
+		if (w->handoff.njobs > 0)
 			handoff_take(w, now);
 		w->write_waited = rc == DB_ERETRY || rc == DB_EWAIT;
 		if (rc == DB_OK) {

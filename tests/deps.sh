@@ -191,13 +191,39 @@ EOC
 	i=0; while [ "$(starts LV)" != 1 ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 	is "$(sql "SELECT has_waiters FROM jobs WHERE id = $v")" 0 "$m a running job nothing waits for: has_waiters 0"
 	w=$(jq_ enqueue --after "$v" step '{"name": "LW"}')
-	is "$(sql "SELECT has_waiters FROM jobs WHERE id = $v")" 1 "$m enqueue --after it sets has_waiters"
+	is "$(sql "SELECT has_waiters FROM jobs WHERE id = $v")" 2 "$m enqueue --after it sets has_waiters (2: a waiter of it alone)"
 	touch "$T/lv_open"
 	wait_for_sql 30 "SELECT COUNT(*) FROM job_runs WHERE job_id = $w AND outcome = 'done'" 1
 	ok $? "$m the job that gained a waiter while it ran releases it"
 	is "$(sql "SELECT GROUP_CONCAT(outcome) FROM job_runs WHERE job_id = $v")" "done" "$m one run row, done"
 	before "$(t end LV)" "$(t start LW)"
 	ok $? "$m W started after V ended"
+
+	# A waiter of two jobs added while the job runs: the worker claimed
+	# it with a waiter of it alone (has_waiters 2), so its outcome leaves
+	# out taking down counts above 1, fenced by has_waiters = 2.  The
+	# new waiter set 1: that fence fails, the outcome is written again in
+	# full, and the new waiter's count goes from 2 to 1, then to 0 when
+	# its other job ends.
+	rm -f "$T/sv_open" "$T/so_open"
+	out=$(printf '%s\n' \
+		"{\"type\": \"step\", \"ref\": \"v\", \"payload\": {\"name\": \"SV\", \"gate\": \"$T/sv_open\"}}" \
+		'{"type": "step", "after": ["v"], "payload": {"name": "SW"}}' | jq_ enqueue --batch 2>&1)
+	ids=($(echo "$out" | grep -E '^[0-9]+$'))
+	sv=${ids[0]} sw=${ids[1]}
+	so=$(jq_ enqueue step "{\"name\": \"SO\", \"gate\": \"$T/so_open\"}")
+	i=0; while [ "$(starts SV)$(starts SO)" != 11 ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+	is "$(sql "SELECT has_waiters FROM jobs WHERE id = $sv")" 2 "$m a job claimed with a waiter of it alone: has_waiters 2"
+	sm=$(jq_ enqueue --after "$sv,$so" step '{"name": "SM"}')
+	is "$(sql "SELECT CONCAT(has_waiters, '/', (SELECT waiting_on FROM jobs WHERE id = $sm)) FROM jobs WHERE id = $sv")" "1/2" "$m a waiter of two jobs sets has_waiters 1"
+	touch "$T/sv_open"
+	wait_for_sql 30 "SELECT COUNT(*) FROM job_runs WHERE job_id = $sw AND outcome = 'done'" 1
+	ok $? "$m the waiter of it alone ran"
+	is "$(sql "SELECT GROUP_CONCAT(outcome) FROM job_runs WHERE job_id = $sv")" "done" "$m one run row of the ended job, done"
+	is "$(sql "SELECT waiting_on FROM jobs WHERE id = $sm")" 1 "$m the waiter of two counts down to 1"
+	touch "$T/so_open"
+	wait_for_sql 30 "SELECT COUNT(*) FROM job_runs WHERE job_id = $sm AND outcome = 'done'" 1
+	ok $? "$m and runs once its other job ends"
 
 	# Enqueued after a job as it ends: released exactly once, whichever
 	# transaction comes first.
