@@ -1,31 +1,33 @@
 #!/usr/bin/env python3
 """otlp_receiver.py -- a small OTLP/HTTP (JSON) receiver for tests/otlp.sh.
 
-  otlp_receiver.py serve PORTFILE OUTFILE
+  otlp_receiver.py serve PORTFILE OUTFILE [STATUS]
       listens on 127.0.0.1 (a free port, written to PORTFILE once bound)
       and appends one JSON line per POST to OUTFILE: its path, its
-      Content-Type and its body as parsed; answers 200 {} (400 for a body
-      that is not JSON).  Runs until killed.
+      Content-Type and its body as parsed; answers STATUS (200 unless
+      given) with {} (400 for a body that is not JSON).  Runs until killed.
   otlp_receiver.py spans OUTFILE
       prints the spans received, one line each, tab-separated:
       kind name traceId spanId parentSpanId statusCode statusMessage
       and the attributes as key=value, sorted by name then job id.
   otlp_receiver.py requests OUTFILE
       prints each request's path, Content-Type and resource attributes.
+  otlp_receiver.py counts OUTFILE
+      prints the number of spans each request carried, one line each.
 """
 import http.server
 import json
 import sys
 
 
-def serve(portfile, outfile):
+def serve(portfile, outfile, status=200):
     class Handler(http.server.BaseHTTPRequestHandler):
         def do_POST(self):
             n = int(self.headers.get("Content-Length", "0"))
             raw = self.rfile.read(n)
             try:
                 body = json.loads(raw)
-                code = 200
+                code = status
             except ValueError:
                 body, code = raw.decode("utf-8", "replace"), 400
             rec = {"path": self.path, "ctype": self.headers.get("Content-Type"), "body": body}
@@ -83,6 +85,11 @@ def spans(outfile):
         print(r[2])
 
 
+def count(rec):
+    return sum(len(ss.get("spans", [])) for rs in rec["body"].get("resourceSpans", [])
+               for ss in rs.get("scopeSpans", []))
+
+
 def requests(outfile):
     for rec in records(outfile):
         for rs in rec["body"].get("resourceSpans", []):
@@ -91,8 +98,11 @@ def requests(outfile):
 
 if __name__ == "__main__":
     if sys.argv[1] == "serve":
-        serve(sys.argv[2], sys.argv[3])
+        serve(sys.argv[2], sys.argv[3], int(sys.argv[4]) if len(sys.argv) > 4 else 200)
     elif sys.argv[1] == "spans":
         spans(sys.argv[2])
+    elif sys.argv[1] == "counts":
+        for rec in records(sys.argv[2]):
+            print(count(rec))
     else:
         requests(sys.argv[2])
