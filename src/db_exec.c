@@ -92,15 +92,12 @@ db_exec_buf(struct db *db, const struct buf *sql, char *err)
 int
 db_exec_many(struct db *db, const struct buf *sql, uint64_t *affected, size_t max, char *err)
 {
-	int rc = run(db, sql->data, sql->len, err);
-
-	if (rc != DB_OK)
-		return rc;
-	return collect(db, NULL, affected, max, err);
+	return db_exec_many_rows(db, sql, affected, max, NULL, err);
 }
 
-/* db_exec_many, where one statement returns rows: *rows gets them (the
- * first result set; NULL when none came).  On an error *rows is NULL. */
+/* db_exec_many, where one statement may return rows: when rows is not
+ * NULL, *rows gets them (the first result set; NULL when none came, or
+ * on an error). */
 int
 db_exec_many_rows(struct db *db, const struct buf *sql, uint64_t *affected, size_t max, struct db_res **rows,
     char *err)
@@ -108,9 +105,10 @@ db_exec_many_rows(struct db *db, const struct buf *sql, uint64_t *affected, size
 	MYSQL_RES *res = NULL;
 	int rc = run(db, sql->data, sql->len, err);
 
-	*rows = NULL;
+	if (rows != NULL)
+		*rows = NULL;
 	if (rc == DB_OK)
-		rc = collect(db, &res, affected, max, err);
+		rc = collect(db, rows != NULL ? &res : NULL, affected, max, err);
 	if (rc != DB_OK || res == NULL) {
 		if (res != NULL)
 			mysql_free_result(res);

@@ -48,7 +48,8 @@ db_exec_retry(struct db *db, const struct buf *sql, uint64_t *affected, size_t m
 }
 
 /* db_exec_retry, where one statement may return rows (rows not NULL):
- * *rows gets those of the run that succeeded, or NULL. */
+ * *rows gets those of the run that succeeded, or NULL (as for
+ * db_exec_many_rows). */
 int
 db_exec_retry_rows(struct db *db, const struct buf *sql, uint64_t *affected, size_t max, struct db_res **rows,
     char *err)
@@ -57,10 +58,7 @@ db_exec_retry_rows(struct db *db, const struct buf *sql, uint64_t *affected, siz
 	int rc, attempt = 0;
 
 	do {
-		if (rows != NULL)
-			rc = db_exec_many_rows(db, sql, affected, max, rows, err);
-		else
-			rc = db_exec_many(db, sql, affected, max, err);
+		rc = db_exec_many_rows(db, sql, affected, max, rows, err);
 		if (rc == DB_OK)
 			return DB_OK;
 		db_rollback(db);
