@@ -36,10 +36,10 @@
  * never waited, leaves those out.  Returns how many.
  *
  * The jobs this end releases (their count was 1) are made due and their
- * count set to 0 in one statement; then the counts above 1 are taken
- * down, unless the caller knows there are none (DEPS_SOLE: each waiter
- * waits for this job alone): a released job's row and index entries
- * are written once.
+ * count set to 0 in one statement, unless the caller did that itself
+ * (DEPS_RELEASED); then the counts above 1 are taken down, unless the
+ * caller knows there are none (DEPS_SOLE: each waiter waits for this
+ * job alone): a released job's row and index entries are written once.
  * Each statement's assignments are independent of each other, which a
  * multi-table UPDATE needs: it promises no order.  The job's own rows of
  * jobq_deps go: it waits for nothing any more. */
@@ -57,10 +57,13 @@ deps_ended_sql(
 	}
 	if (!(parts & DEPS_WAITERS))
 		return n;
-	db_sql(db, sql,
-	    WAITERS "j.available_at = GREATEST(COALESCE(j.wait_until, UTC_TIMESTAMP(6)), UTC_TIMESTAMP(6)),"
-	            " j.waiting_on = 0 WHERE d.after_id = %U AND %s AND j.waiting_on = 1 AND (%d OR j.after_any = 1);",
-	    id, guard, done);
+	if (!(parts & DEPS_RELEASED)) {
+		db_sql(db, sql,
+		    WAITERS "j.available_at = GREATEST(COALESCE(j.wait_until, UTC_TIMESTAMP(6)), UTC_TIMESTAMP(6)),"
+		            " j.waiting_on = 0 WHERE d.after_id = %U AND %s AND j.waiting_on = 1 AND (%d OR j.after_any = 1);",
+		    id, guard, done);
+		n++;
+	}
 	if (!(parts & DEPS_SOLE)) {
 		db_sql(db, sql,
 		    WAITERS "j.waiting_on = j.waiting_on - 1 WHERE d.after_id = %U AND %s AND j.waiting_on > 1"
@@ -80,7 +83,7 @@ deps_ended_sql(
 		    " WHERE d.after_id = %U AND %s AND j.waiting_on > 0 AND j.after_any = 0;",
 		    reason, id, guard);
 	}
-	return n + (done ? 1 : 2);
+	return n + !done;
 }
 
 /* Reads the (id, state) rows of r into a new array. */

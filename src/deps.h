@@ -29,6 +29,10 @@ struct dep_view {
  * (has_waiters WAITERS_SOLE, read under the caller's lock or fence), so
  * no count above 1 is taken down. */
 #define DEPS_SOLE 4u
+/* With DEPS_WAITERS: the caller released the jobs whose count was 1
+ * itself (the hand-off of a job's one waiter, queue_outcome_sql.c), so
+ * that statement is left out. */
+#define DEPS_RELEASED 8u
 
 size_t deps_ended_sql(
     struct db *db, struct buf *sql, uint64_t id, const char *how, const char *guard, unsigned parts);

@@ -224,35 +224,93 @@ fence_sql(struct db *db, struct buf *sql, const struct job *j, const char *how, 
 	m->group_id = j->group_id;
 }
 
+/* Appends the hand-off's SET clause for the table named t ("" or
+ * "j."): the job released (due when it was meant to be, or now) and
+ * reserved for the worker as a claim would reserve it (its attempt
+ * counted, the lease stamped with the hand-off's token); with may (SQL),
+ * reserved only where may holds.  No value reads a column the clause
+ * sets, so the order of the assignments does not matter. */
+static void
+handoff_set(struct db *db, struct buf *sql, const struct handoff *h, const char *t, const char *may)
+{
+	const char *open = "", *and = "", *shut = "";
+
+	if (may != NULL)
+		open = "IF(", and = ", ", shut = ", NULL)";
+	else
+		may = "";
+	buf_printf(sql,
+	    " SET %savailable_at = GREATEST(COALESCE(%swait_until, UTC_TIMESTAMP(6)), UTC_TIMESTAMP(6)),"
+	    " %swaiting_on = 0, %sattempts = %sattempts + (%sattempts < 4294967295%s%s),",
+	    t, t, t, t, t, t, *may ? " AND " : "", may);
+	buf_printf(sql, " %sreserved_at = %s%s%sUTC_TIMESTAMP(6)%s,", t, open, may, and, shut);
+	db_sql(db, sql, " %sreserved_by = %s%s%s%q%s,", t, open, may, and, h->worker, shut);
+	db_sql(db, sql, " %slease_token = %s%s%s%q%s,", t, open, may, and, h->token, shut);
+	db_sql(db, sql, " %slease_expires_at = %s%s%sUTC_TIMESTAMP(6) + INTERVAL %I MICROSECOND%s", t, open, may,
+	    and, h->ttl_ms * 1000, shut);
+}
+
 /* Appends the hand-off (struct handoff): the first job that waits for
  * o's job, when this end releases it (its count is 1 and the policy
  * lets it run), it may run now, it is in a queue the worker serves and
  * that queue is not paused, is released and reserved for the worker in
- * one statement, as a claim would reserve it (its attempt counted, the
- * lease stamped with the hand-off's token), iff the outcome's fence
- * held.  It runs before the release of the other waiters, which then
- * finds it released: so its row and index entries are written once,
- * not once to make it due and again to lease it.  A single-table UPDATE
- * whose values read no column it sets, so the order of its assignments
- * does not matter.  One primary-key read of jobq_deps and one of jobs:
- * the index is forced, as a server that counts few rows due in the
- * queue (a chain of waiting jobs: none is due) would read the id's row
- * through the claim's index instead, every entry of the queue. */
+ * one statement (handoff_set), iff the outcome's fence held.  It runs
+ * before the release of the other waiters, which then finds it
+ * released: so its row and index entries are written once, not once to
+ * make it due and again to lease it.  One primary-key read of jobq_deps
+ * and one of jobs: the index is forced, as a server that counts few
+ * rows due in the queue (a chain of waiting jobs: none is due) would
+ * read the id's row through the claim's index instead, every entry of
+ * the queue.
+ *
+ * one: the job has one waiter (WAITERS_ONE), and this statement is its
+ * release too, joined as the release is (deps.c): the waiter is released
+ * whether or not it may run now, and only the lease columns depend on
+ * that; the caller leaves the release statement out (DEPS_RELEASED).
+ * One statement fewer per waiter in a chain or in pairs. */
 static void
-handoff_sql(struct db *db, struct buf *sql, const struct outcome *o)
+handoff_sql(struct db *db, struct buf *sql, const struct outcome *o, int one)
 {
 	const struct handoff *h = o->handoff;
+	struct buf may;
 
-	db_sql(db, sql,
-	    "UPDATE jobs FORCE INDEX (PRIMARY) SET available_at = GREATEST(COALESCE(wait_until,"
-	    " UTC_TIMESTAMP(6)), UTC_TIMESTAMP(6)), waiting_on = 0, attempts = attempts + (attempts < 4294967295),"
-	    " reserved_at = UTC_TIMESTAMP(6),"
-	    " reserved_by = %q, lease_token = %q, lease_expires_at = UTC_TIMESTAMP(6) + INTERVAL %I MICROSECOND"
-	    " WHERE id = (SELECT d.job_id FROM jobq_deps d WHERE d.after_id = %U ORDER BY d.job_id LIMIT 1)"
-	    " AND @jobq_fence > 0 AND waiting_on = 1 AND (%d OR after_any = 1) AND lease_token IS NULL"
-	    " AND COALESCE(wait_until, UTC_TIMESTAMP(6)) <= UTC_TIMESTAMP(6)"
-	    " AND queue IN (%s) AND NOT EXISTS (SELECT 1 FROM jobq_paused p WHERE p.queue = jobs.queue);",
-	    h->worker, h->token, h->ttl_ms * 1000, o->job->id, o->kind == OUT_DONE, h->queues);
+	buf_init(&may);
+	if (one) {
+		db_sql(db, &may,
+		    "COALESCE(j.wait_until, UTC_TIMESTAMP(6)) <= UTC_TIMESTAMP(6) AND j.queue IN (%s)"
+		    " AND p.queue IS NULL",
+		    h->queues);
+		buf_adds(sql, "UPDATE jobs j JOIN jobq_deps d ON d.job_id = j.id"
+		              " LEFT JOIN jobq_paused p ON p.queue = j.queue");
+		handoff_set(db, sql, h, "j.", may.data);
+		db_sql(db, sql,
+		    " WHERE d.after_id = %U AND @jobq_fence > 0 AND j.waiting_on = 1 AND (%d OR j.after_any = 1)"
+		    " AND j.lease_token IS NULL;",
+		    o->job->id, o->kind == OUT_DONE);
+	} else {
+		buf_adds(sql, "UPDATE jobs FORCE INDEX (PRIMARY)");
+		handoff_set(db, sql, h, "", NULL);
+		db_sql(db, sql,
+		    " WHERE id = (SELECT d.job_id FROM jobq_deps d WHERE d.after_id = %U ORDER BY d.job_id LIMIT 1)"
+		    " AND @jobq_fence > 0 AND waiting_on = 1 AND (%d OR after_any = 1) AND lease_token IS NULL"
+		    " AND COALESCE(wait_until, UTC_TIMESTAMP(6)) <= UTC_TIMESTAMP(6) AND queue IN (%s)"
+		    " AND NOT EXISTS (SELECT 1 FROM jobq_paused p WHERE p.queue = jobs.queue);",
+		    o->job->id, o->kind == OUT_DONE, h->queues);
+	}
+	buf_free(&may);
+}
+
+/* What an outcome's fence asks of has_waiters (piece_sql): that it is
+ * still what the claim read, when the outcome leaves statements out for
+ * it. */
+static const char *
+waiters_fence(int lean, int sole, int waiters)
+{
+	if (lean)
+		return " AND has_waiters = 0";
+	if (!sole)
+		return "";
+	return waiters == WAITERS_ONE ? " AND has_waiters = 3" : " AND has_waiters = 2";
 }
 
 /* Appends every statement of one outcome; *m gets where its results
@@ -273,11 +331,12 @@ handoff_sql(struct db *db, struct buf *sql, const struct outcome *o)
  * expires.
  *
  * An outcome that ends a job each of whose waiters waited for it alone
- * when it was claimed (has_waiters WAITERS_SOLE) is sole: it leaves out
- * taking down counts above 1 (DEPS_SOLE) and asks in its fence that
- * has_waiters is still 2.  A job that gained a waiter of several jobs
- * while it ran fails that fence, and is written again in full as a lean
- * one is. */
+ * when it was claimed (has_waiters WAITERS_SOLE or WAITERS_ONE) is sole:
+ * it leaves out taking down counts above 1 (DEPS_SOLE) and asks in its
+ * fence that has_waiters is still what the claim read.  With one waiter
+ * (WAITERS_ONE), the hand-off is its release too, and the release
+ * statement is left out.  A job that gained a waiter while it ran fails
+ * that fence, and is written again in full as a lean one is. */
 size_t
 piece_sql(struct db *db, struct buf *sql, const struct outcome *o, const struct values *v, int clash,
     size_t base, struct member *m)
@@ -286,7 +345,8 @@ piece_sql(struct db *db, struct buf *sql, const struct outcome *o, const struct 
 	const struct job *j = o->job;
 	int waiters = j->waiters || o->gained_waiter;
 	int lean = ended_as(o->kind) != NULL && v->with_run && !waiters;
-	int sole = ended_as(o->kind) != NULL && v->with_run && j->waiters == WAITERS_SOLE && !o->gained_waiter;
+	int sole = ended_as(o->kind) != NULL && v->with_run &&
+	    (j->waiters == WAITERS_SOLE || j->waiters == WAITERS_ONE) && !o->gained_waiter;
 	unsigned parts = (waiters ? DEPS_WAITERS : 0) | (sole ? DEPS_SOLE : 0) | (j->waited ? DEPS_OWN : 0);
 	size_t n = 0;
 
@@ -304,7 +364,7 @@ piece_sql(struct db *db, struct buf *sql, const struct outcome *o, const struct 
 		n += clash_sql(db, sql, o->job);
 		m->renumber = base + n - 1;
 	}
-	n += outcome_sql(db, sql, o, v, lean ? " AND has_waiters = 0" : sole ? " AND has_waiters = 2" : "");
+	n += outcome_sql(db, sql, o, v, waiters_fence(lean, sole, j->waiters));
 	m->fence = base + n - 1;
 	/* What the job's end brings about happens iff the fenced statement
 	 * ended it: its follow-ups, and the release of the jobs that wait
@@ -319,8 +379,10 @@ piece_sql(struct db *db, struct buf *sql, const struct outcome *o, const struct 
 			n += follow_sql(db, sql, o);
 		n += deps_ended_sql(db, sql, j->id, ended_as(o->kind), "@jobq_fence > 0", parts & DEPS_OWN);
 		if (o->handoff != NULL && (parts & DEPS_WAITERS)) {
-			handoff_sql(db, sql, o);
+			handoff_sql(db, sql, o, sole && j->waiters == WAITERS_ONE);
 			m->handoff = base + n++;
+			if (sole && j->waiters == WAITERS_ONE)
+				parts |= DEPS_RELEASED;
 		}
 		n += deps_ended_sql(db, sql, j->id, ended_as(o->kind), "@jobq_fence > 0", parts & ~DEPS_OWN);
 	}

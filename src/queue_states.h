@@ -21,14 +21,19 @@
  * another program put at that time with none to wait for is delayed). */
 /* jobs.has_waiters (sql/022): 0, nothing waits for the job; 1, jobs
  * wait for it (what plain SQL sets); 2, jobs wait for it and each waits
- * for it alone, which only jobq's own enqueue sets, so that the job's end
- * leaves out taking down counts above 1 (deps.c).  A waiter that waits
- * for several jobs sets 1 on each of them, over a 2, for good. */
+ * for it alone; 3, one job waits for it, and for it alone.  Only jobq's
+ * own enqueue sets 2 and 3, so that the job's end leaves out taking down
+ * counts above 1, and with 3 the release too once its hand-off took
+ * the one waiter (deps.c, queue_outcome_sql.c).  A second waiter of it
+ * alone turns 3 into 2; a waiter that waits for several jobs sets 1 on
+ * each of them, over a 2 or 3, for good. */
 #define WAITERS_SOLE 2
+#define WAITERS_ONE 3
 /* The start of the statement that tells the jobs listed after it (ids,
  * closed by ")") that a job waits for them, a job that waits for n. */
-#define WAITERS_SET(n)                                                             \
-	((n) == 1 ? "UPDATE jobs SET has_waiters = 2 WHERE has_waiters = 0 AND id IN (" \
+#define WAITERS_SET(n)                                                                            \
+	((n) == 1 ? "UPDATE jobs SET has_waiters = IF(has_waiters = 0, 3, 2) WHERE has_waiters IN (0, 3)" \
+	            " AND id IN ("                                                                    \
 	          : "UPDATE jobs SET has_waiters = 1 WHERE has_waiters <> 1 AND id IN (")
 
 #define IS_WAITING "lease_token IS NULL AND due_at >= '9999-12-31 23:59:59' AND waiting_on > 0"

@@ -191,7 +191,7 @@ EOC
 	i=0; while [ "$(starts LV)" != 1 ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 	is "$(sql "SELECT has_waiters FROM jobs WHERE id = $v")" 0 "$m a running job nothing waits for: has_waiters 0"
 	w=$(jq_ enqueue --after "$v" step '{"name": "LW"}')
-	is "$(sql "SELECT has_waiters FROM jobs WHERE id = $v")" 2 "$m enqueue --after it sets has_waiters (2: a waiter of it alone)"
+	is "$(sql "SELECT has_waiters FROM jobs WHERE id = $v")" 3 "$m enqueue --after it sets has_waiters (3: one waiter, of it alone)"
 	touch "$T/lv_open"
 	wait_for_sql 30 "SELECT COUNT(*) FROM job_runs WHERE job_id = $w AND outcome = 'done'" 1
 	ok $? "$m the job that gained a waiter while it ran releases it"
@@ -200,11 +200,11 @@ EOC
 	ok $? "$m W started after V ended"
 
 	# A waiter of two jobs added while the job runs: the worker claimed
-	# it with a waiter of it alone (has_waiters 2), so its outcome leaves
-	# out taking down counts above 1, fenced by has_waiters = 2.  The
-	# new waiter set 1: that fence fails, the outcome is written again in
-	# full, and the new waiter's count goes from 2 to 1, then to 0 when
-	# its other job ends.
+	# it with one waiter, of it alone (has_waiters 3), so its outcome
+	# leaves out taking down counts above 1 and releases that waiter in
+	# its hand-off, fenced by has_waiters = 3.  The new waiter set 1:
+	# that fence fails, the outcome is written again in full, and the new
+	# waiter's count goes from 2 to 1, then to 0 when its other job ends.
 	rm -f "$T/sv_open" "$T/so_open"
 	out=$(printf '%s\n' \
 		"{\"type\": \"step\", \"ref\": \"v\", \"payload\": {\"name\": \"SV\", \"gate\": \"$T/sv_open\"}}" \
@@ -213,7 +213,7 @@ EOC
 	sv=${ids[0]} sw=${ids[1]}
 	so=$(jq_ enqueue step "{\"name\": \"SO\", \"gate\": \"$T/so_open\"}")
 	i=0; while [ "$(starts SV)$(starts SO)" != 11 ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
-	is "$(sql "SELECT has_waiters FROM jobs WHERE id = $sv")" 2 "$m a job claimed with a waiter of it alone: has_waiters 2"
+	is "$(sql "SELECT has_waiters FROM jobs WHERE id = $sv")" 3 "$m a job claimed with one waiter, of it alone: has_waiters 3"
 	sm=$(jq_ enqueue --after "$sv,$so" step '{"name": "SM"}')
 	is "$(sql "SELECT CONCAT(has_waiters, '/', (SELECT waiting_on FROM jobs WHERE id = $sm)) FROM jobs WHERE id = $sv")" "1/2" "$m a waiter of two jobs sets has_waiters 1"
 	touch "$T/sv_open"
@@ -224,6 +224,28 @@ EOC
 	touch "$T/so_open"
 	wait_for_sql 30 "SELECT COUNT(*) FROM job_runs WHERE job_id = $sm AND outcome = 'done'" 1
 	ok $? "$m and runs once its other job ends"
+
+	# A second waiter of it alone added while the job runs: has_waiters
+	# goes from 3 to 2, the outcome's fence (has_waiters = 3) fails, and
+	# the outcome written again releases both waiters: each runs once,
+	# after the job ended.
+	rm -f "$T/ov_open"
+	out=$(printf '%s\n' \
+		"{\"type\": \"step\", \"ref\": \"v\", \"payload\": {\"name\": \"OV\", \"gate\": \"$T/ov_open\"}}" \
+		'{"type": "step", "after": ["v"], "payload": {"name": "OW1"}}' | jq_ enqueue --batch 2>&1)
+	ids=($(echo "$out" | grep -E '^[0-9]+$'))
+	ov=${ids[0]}
+	i=0; while [ "$(starts OV)" != 1 ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+	is "$(sql "SELECT has_waiters FROM jobs WHERE id = $ov")" 3 "$m a running job with one waiter: has_waiters 3"
+	ow2=$(jq_ enqueue --after "$ov" step '{"name": "OW2"}')
+	is "$(sql "SELECT has_waiters FROM jobs WHERE id = $ov")" 2 "$m a second waiter of it alone: has_waiters 2"
+	touch "$T/ov_open"
+	wait_for_sql 30 "SELECT COUNT(*) FROM job_runs WHERE job_id IN (${ids[1]}, $ow2) AND outcome = 'done'" 2
+	ok $? "$m both waiters ran"
+	is "$(sql "SELECT GROUP_CONCAT(outcome) FROM job_runs WHERE job_id = $ov")" "done" "$m one run row of the ended job, done"
+	is "$(starts OW1),$(starts OW2)" "1,1" "$m each once"
+	before "$(t end OV)" "$(t start OW1)" && before "$(t end OV)" "$(t start OW2)"
+	ok $? "$m both after the job ended"
 
 	# Enqueued after a job as it ends: released exactly once, whichever
 	# transaction comes first.
