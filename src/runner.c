@@ -157,11 +157,18 @@ runner_start(const struct handler *h, const struct job *j, unsigned max_attempts
 	struct pooled *p = NULL;
 	char **envp;
 	int rc = 0, i;
+	int64_t started;
 
-	if (h->persistent)
+	/* The run is timed from before the spawn: a parent descheduled
+	 * right after vfork would otherwise time a 6 s handler at less
+	 * than 6 s.  A persistent handler's is timed from when the pool
+	 * gave it, without its start-up. */
+	if (h->persistent) {
 		rc = (p = pool_take(h, max_attempts, &sp, err)) == NULL ? -1 : 0;
-	else {
+		started = mono_ms();
+	} else {
 		envp = spawn_env(h, j, max_attempts);
+		started = mono_ms();
 		rc = spawn_handler(h, envp, &sp, err);
 		strv_free(envp);
 	}
@@ -181,7 +188,7 @@ runner_start(const struct handler *h, const struct job *j, unsigned max_attempts
 	}
 	r->out = capture_new(h->stdout_limit);
 	r->err = capture_new(h->stderr_limit);
-	r->started = mono_ms();
+	r->started = started;
 	r->timeout_ms = h->timeout_ms;
 	r->grace_ms = h->kill_grace_ms;
 	r->timeout_at = h->timeout_ms > 0 ? r->started + h->timeout_ms : INT64_MAX;
