@@ -16,6 +16,18 @@ LOG=$T/log
 t() { awk -v w="$1" -v n="$2" '$1 == w && $2 == n { print $4; exit }' "$LOG"; }
 # starts NAME: how many times NAME started.
 starts() { awk -v n="$1" '$1 == "start" && $2 == n' "$LOG" 2>/dev/null | wc -l; }
+# wait_started SECS NAME...: waits until each NAME has started once.
+wait_started() {
+	local secs=$1 i=0 n
+	shift
+	for n in "$@"; do
+		while [ "$(starts "$n")" != 1 ]; do
+			i=$((i + 1))
+			[ $i -le $((secs * 10)) ] || return 1
+			sleep 0.1
+		done
+	done
+}
 # wait_log SECS N REGEX: waits until N "end" lines name a job matching REGEX.
 wait_log() {
 	local i=0
@@ -188,7 +200,7 @@ EOC
 	# written again in full: one run row, not "lost", and W released.
 	rm -f "$T/lv_open"
 	v=$(jq_ enqueue step "{\"name\": \"LV\", \"gate\": \"$T/lv_open\"}")
-	i=0; while [ "$(starts LV)" != 1 ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+	wait_started 10 LV
 	is "$(sql "SELECT has_waiters FROM jobs WHERE id = $v")" 0 "$m a running job nothing waits for: has_waiters 0"
 	w=$(jq_ enqueue --after "$v" step '{"name": "LW"}')
 	is "$(sql "SELECT has_waiters FROM jobs WHERE id = $v")" 3 "$m enqueue --after it sets has_waiters (3: one waiter, of it alone)"
@@ -212,7 +224,7 @@ EOC
 	ids=($(echo "$out" | grep -E '^[0-9]+$'))
 	sv=${ids[0]} sw=${ids[1]}
 	so=$(jq_ enqueue step "{\"name\": \"SO\", \"gate\": \"$T/so_open\"}")
-	i=0; while [ "$(starts SV)$(starts SO)" != 11 ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+	wait_started 10 SV SO
 	is "$(sql "SELECT has_waiters FROM jobs WHERE id = $sv")" 3 "$m a job claimed with one waiter, of it alone: has_waiters 3"
 	sm=$(jq_ enqueue --after "$sv,$so" step '{"name": "SM"}')
 	is "$(sql "SELECT CONCAT(has_waiters, '/', (SELECT waiting_on FROM jobs WHERE id = $sm)) FROM jobs WHERE id = $sv")" "1/2" "$m a waiter of two jobs sets has_waiters 1"
@@ -235,7 +247,7 @@ EOC
 		'{"type": "step", "after": ["v"], "payload": {"name": "OW1"}}' | jq_ enqueue --batch 2>&1)
 	ids=($(echo "$out" | grep -E '^[0-9]+$'))
 	ov=${ids[0]}
-	i=0; while [ "$(starts OV)" != 1 ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+	wait_started 10 OV
 	is "$(sql "SELECT has_waiters FROM jobs WHERE id = $ov")" 3 "$m a running job with one waiter: has_waiters 3"
 	ow2=$(jq_ enqueue --after "$ov" step '{"name": "OW2"}')
 	is "$(sql "SELECT has_waiters FROM jobs WHERE id = $ov")" 2 "$m a second waiter of it alone: has_waiters 2"
@@ -271,7 +283,7 @@ EOC
 	kd=${ids[2]}
 	start_worker --concurrency 2
 	victim=$WORKER_PID
-	i=0; while [ "$(starts KB)$(starts KC)" != 11 ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+	wait_started 30 KB KC
 	is "$(starts KB)$(starts KC)" 11 "$m B and C run on one worker"
 	kill -9 "$victim"
 	pkill -KILL -P "$victim" 2>/dev/null
