@@ -52,6 +52,14 @@ fi
 is "$?/$(count jobs)" "65/0" "a pipe whose last line is bad: exit 65, nothing written"
 like "$(cat "$T/err")" "line 20001: .*priority" "the bad line is named"
 
+# Each chunk is read while the one before it is written: the jobs still
+# go in in input order, each once, ids following the lines.
+run_in "$T/20k.jsonl" enqueue --batch
+is "$RC/$(count jobs)/$(distinct)" "0/20000/20000" "20,000 lines in ten chunks: all in, each once"
+is "$(sql "SELECT COUNT(*) FROM jobs, (SELECT MIN(id) AS first FROM jobs) f
+	WHERE JSON_VALUE(payload, '\$.i') <> id - first")" 0 "and in input order (job i has id first + i)"
+empty_tables
+
 # ---- the connection is killed between two chunks ----
 N=100000
 gen $N 10 "$T/kill.jsonl"
