@@ -3,13 +3,13 @@
 # split by index) against a brute-force count of every row, over a table
 # that mixes every state, rows written by other programs (a lease token
 # with no expiry, on either side of now), several queues and a queue the
-# configuration lacks, and queues past the capped counts on one side of
-# now or both.  Then the counts through work: enqueue (jobq and plain
-# INSERT), claims (which write no counter row), done, retry, dead-letter,
-# failed retry, prune, a queue changed and rows deleted by plain SQL, a
-# rollback, concurrent workers; and TRUNCATE's drift, which `jobq check`
-# reports and --repair-counts corrects.  Not timed: contrib/bench
-# measures the speed.
+# configuration lacks, rows waiting for other jobs, and queues with many
+# rows on one side of now or both.  Then the counts through work: enqueue
+# (jobq and plain INSERT), claims (which write no counter row), done,
+# retry, dead-letter, failed retry, prune, a queue changed and rows
+# deleted by plain SQL, a rollback, concurrent workers; and TRUNCATE's
+# drift, which `jobq check` reports and --repair-counts corrects.  Not
+# timed: contrib/bench measures the speed.
 . "$top_srcdir/tests/lib.sh"
 one_build normal "a scale test"
 . "$top_srcdir/tests/operator/common.sh"
@@ -41,18 +41,20 @@ exec = $top_srcdir/tests/handlers/gate.sh $T/open
 EOC
 
 # mixed SEED: 3,000 jobs over four queues; each row's state depends on
-# its number.  Every time is at least an hour from now, so no row
+# its number (every 13th is due at the end of time: waiting for other
+# jobs when even, delayed when odd).  Every time is at least an hour from now, so no row
 # changes state while the test reads.
 mixed() {
 	sql "SET SESSION max_recursive_iterations = 10000;
-	INSERT INTO jobs (queue, type, payload, available_at, lease_token, lease_expires_at)
+	INSERT INTO jobs (queue, type, payload, available_at, lease_token, lease_expires_at, waiting_on)
 	WITH RECURSIVE s(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM s WHERE n < 3000)
 	SELECT ELT(1 + (n * 7 + $1) % 4, 'default', 'mail', 'legacy', 'idle2'), 'echo', '{}',
-	  UTC_TIMESTAMP(6) + INTERVAL (IF(n % 3 = 0, 1, -1) * (3600 + n)) SECOND,
-	  IF(n % 5 IN (0, 1) OR n % 11 = 0, MD5(n), NULL),
-	  CASE WHEN n % 11 = 0 THEN NULL
+	  IF(n % 13 = 0, '9999-12-31 23:59:59', UTC_TIMESTAMP(6) + INTERVAL (IF(n % 3 = 0, 1, -1) * (3600 + n)) SECOND),
+	  IF(n % 13 <> 0 AND (n % 5 IN (0, 1) OR n % 11 = 0), MD5(n), NULL),
+	  CASE WHEN n % 13 = 0 OR n % 11 = 0 THEN NULL
 	       WHEN n % 5 = 0 THEN UTC_TIMESTAMP(6) + INTERVAL (3600 + n) SECOND
-	       WHEN n % 5 = 1 THEN UTC_TIMESTAMP(6) - INTERVAL (3600 + n) SECOND END
+	       WHEN n % 5 = 1 THEN UTC_TIMESTAMP(6) - INTERVAL (3600 + n) SECOND END,
+	  IF(n % 13 = 0 AND n % 2 = 0, 1 + n % 3, 0)
 	FROM s;
 	INSERT INTO failed_jobs (id, queue, type, payload, exception)
 	WITH RECURSIVE s(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM s WHERE n < 50)
@@ -63,7 +65,9 @@ mixed() {
 brute() {
 	sql "SELECT q.queue,
 	  COALESCE(SUM(j.lease_token IS NULL AND j.due_at <= UTC_TIMESTAMP(6)), 0),
-	  COALESCE(SUM(j.lease_token IS NULL AND j.due_at > UTC_TIMESTAMP(6)), 0),
+	  COALESCE(SUM(j.lease_token IS NULL AND j.due_at > UTC_TIMESTAMP(6)
+	    AND NOT (j.due_at >= '9999-12-31 23:59:59' AND j.waiting_on > 0)), 0),
+	  COALESCE(SUM(j.lease_token IS NULL AND j.due_at >= '9999-12-31 23:59:59' AND j.waiting_on > 0), 0),
 	  SUM(j.lease_token IS NOT NULL AND COALESCE(j.lease_expires_at > UTC_TIMESTAMP(6), 0)),
 	  SUM(j.lease_token IS NOT NULL AND COALESCE(j.lease_expires_at <= UTC_TIMESTAMP(6), 1)),
 	  (SELECT COUNT(*) FROM failed_jobs f WHERE f.queue = q.queue),
@@ -86,7 +90,7 @@ d = json.load(sys.stdin)["queues"]
 for q in sorted(d):
     c = d[q]
     old = c["oldest_ready_seconds"] if c["ready"] else -1
-    print(q, *(c[k] for k in ("ready", "delayed", "reserved", "stale", "failed")), old)'
+    print(q, *(c[k] for k in ("ready", "delayed", "waiting", "reserved", "stale", "failed")), old)'
 }
 
 # same WANT GOT: equal, the oldest-ready seconds (last field) within 30 s.
@@ -116,7 +120,8 @@ for seed in 1 2; do
 	[ "$got" = "" ] || diag "status: $(echo $got)"
 	# A state only the held rows tell apart is not empty, so the
 	# subtraction was exercised.
-	like "$want" "default [0-9]+ [0-9]+ [1-9][0-9]* [1-9][0-9]* " "round $seed: default has reserved and stale jobs"
+	like "$want" "default [0-9]+ [0-9]+ [0-9]+ [1-9][0-9]* [1-9][0-9]* " "round $seed: default has reserved and stale jobs"
+	like "$want" "[a-z0-9]+ [0-9]+ [1-9][0-9]* [1-9][0-9]* [0-9]+ [0-9]+ " "round $seed: a queue has waiting jobs"
 	got=$(counted -q mail)
 	same "$(printf '%s\n' "$want" | awk '$1 == "mail"')" "$got"
 	ok $? "round $seed: --queue mail counts the same"
@@ -125,21 +130,24 @@ for seed in 1 2; do
 	same "$(brute)" "$(counted)"
 	ok $? "round $seed: after deletes and releases the counts still match"
 done
-# Past the capped counts (STATUS_CAP in queue_status.c, 10,000): 'late'
-# has more rows due later than the cap and few due, 'big' more than the
-# cap on both sides of now.
+# Sides of now of different sizes (status counts the side the server
+# estimates smaller, queue_status.c): 'late' has many rows due later and
+# few due, 'big' many on both sides of now, and some waiting.
 sql "SET SESSION max_recursive_iterations = 100000;
-INSERT INTO jobs (queue, type, payload, available_at, lease_token, lease_expires_at)
+INSERT INTO jobs (queue, type, payload, available_at, lease_token, lease_expires_at, waiting_on)
 WITH RECURSIVE s(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM s WHERE n < 37000)
 SELECT IF(n <= 12040, 'late', 'big'), 'echo', '{}',
-  UTC_TIMESTAMP(6) + INTERVAL (IF(n <= 40 OR (n > 12040 AND n % 2), -1, 1) * (3600 + n)) SECOND,
+  IF(n > 30000 AND n % 7 = 0, '9999-12-31 23:59:59',
+    UTC_TIMESTAMP(6) + INTERVAL (IF(n <= 40 OR (n > 12040 AND n % 2), -1, 1) * (3600 + n)) SECOND),
   IF(n % 401 = 0, MD5(n), NULL),
-  IF(n % 401 = 0, UTC_TIMESTAMP(6) + INTERVAL IF(n % 3, 1, -1) HOUR, NULL)
+  IF(n % 401 = 0, UTC_TIMESTAMP(6) + INTERVAL IF(n % 3, 1, -1) HOUR, NULL),
+  IF(n > 30000 AND n % 7 = 0 AND n % 401 <> 0, 1 + n % 2, 0)
 FROM s"
 want=$(brute)
 same "$want" "$(counted)"
 ok $? "queues past the capped counts on one side of now and on both count right"
-like "$want" "big 1[0-9]{4} 1[0-9]{4} [1-9]" "big has more than 10,000 jobs on both sides"
+like "$want" "big 1[0-9]{4} 1[0-9]{4} [1-9][0-9]{2} [1-9]" \
+	"big has more than 10,000 jobs on both sides, and waiting ones"
 like "$want" "late [0-9]{2} 1[0-9]{4} " "late has more than 10,000 jobs due later, few due"
 
 # agree: the trigger-kept counts equal a count of every row (both sides
