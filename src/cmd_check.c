@@ -141,7 +141,7 @@ report_topology(const struct conf *c, struct db *db)
 	return 0;
 }
 
-/* --repair-counts: makes the trigger-kept counts agree with the table. */
+/* --repair-counts: makes the trigger-kept counts agree with the tables. */
 static int
 repair_counts(struct db *db)
 {
@@ -152,39 +152,53 @@ repair_counts(struct db *db)
 		return EX_UNAVAILABLE;
 	}
 	printf("job counts: repaired from a count of the jobs table\n");
+	printf("dead-letter counts: repaired from a count of the failed_jobs table\n");
 	return 0;
 }
 
-/* Whether the trigger-kept counts agree with the jobs table: a line
- * when they do, a one-line warning naming the queues when they do not.
- * Not an error: workers do not read the counts, only status does. */
+/* The kept counts of one table, against the table (d holds the queues
+ * where any count differs): a line when they agree, a one-line warning
+ * naming the queues when they do not. */
+static void
+report_drift(const struct counts_drift *d, size_t n, int dead)
+{
+	const char *what = dead ? "dead-letter" : "job", *table = dead ? "failed_jobs" : "jobs";
+	size_t i, k = 0;
+	struct buf b;
+
+	buf_init(&b);
+	for (i = 0; i < n; i++)
+		if (d[i].dead == dead && k++ < 5)
+			buf_printf(&b, "%s'%s' counted %lld, holds %lld", k > 1 ? "; " : "", d[i].queue,
+			    (long long)d[i].kept, (long long)d[i].rows);
+	if (k > 5)
+		buf_printf(&b, "; %zu more", k - 5);
+	if (k == 0)
+		printf("%s counts: jobq_counts agrees with the %s table: ok\n", what, table);
+	else
+		fprintf(stderr,
+		    "jobq: warning: %s counts differ from the %s table for %zu queue%s (%s), so 'jobq "
+		    "status' is off (did something TRUNCATE %s?): run 'jobq check --repair-counts'\n",
+		    what, table, k, k == 1 ? "" : "s", b.data, table);
+	buf_free(&b);
+}
+
+/* Whether the trigger-kept counts agree with the jobs and failed_jobs
+ * tables (report_drift).  Not an error: workers do not read the counts,
+ * only status does. */
 static int
 report_counts(struct db *db)
 {
 	struct counts_drift *d;
 	char err[ERRSZ];
-	struct buf b;
-	size_t i, n;
+	size_t n;
 
 	if (queue_counts_drift(db, &d, &n, err) != DB_OK) {
 		cli_error("compare the job counts with the jobs table: %s", err);
 		return EX_UNAVAILABLE;
 	}
-	if (n == 0) {
-		printf("job counts: jobq_counts agrees with the jobs table: ok\n");
-		return 0;
-	}
-	buf_init(&b);
-	for (i = 0; i < n && i < 5; i++)
-		buf_printf(&b, "%s'%s' counted %lld, holds %lld", i ? "; " : "", d[i].queue,
-		    (long long)d[i].kept, (long long)d[i].rows);
-	if (n > 5)
-		buf_printf(&b, "; %zu more", n - 5);
-	fprintf(stderr,
-	    "jobq: warning: job counts differ from the jobs table for %zu queue%s (%s), so 'jobq "
-	    "status' is off (did something TRUNCATE jobs?): run 'jobq check --repair-counts'\n",
-	    n, n == 1 ? "" : "s", b.data);
-	buf_free(&b);
+	report_drift(d, n, 0);
+	report_drift(d, n, 1);
 	queue_counts_drift_free(d, n);
 	return 0;
 }

@@ -201,6 +201,7 @@ struct batch_progress {
  * rows in jobs (queue_counts_drift). */
 struct counts_drift {
 	char *queue;
+	int dead; /* the dead letter's count (failed_jobs), not the jobs' */
 	int64_t kept, rows;
 };
 

@@ -300,8 +300,9 @@ status_paused(struct db *db, struct queue_counts *q, size_t n, char *err)
  *   other's commits at certification.
  * The cost is linear in the smaller side of now and the held rows, not
  * in a backlog on the other side: a queue with 1,000,000 ready jobs and
- * nothing due later is counted in a few index dives.  The price is one counter write per enqueued and
- * per finished job, in the transaction that writes the job. */
+ * nothing due later is counted in a few index dives.  The price is one
+ * counter write per enqueued and per finished job, in the transaction
+ * that writes the job. */
 int
 queue_status(struct db *db, const struct conf *c, const char *only_queue, struct queue_counts **out,
     size_t *n, char *err)
@@ -326,8 +327,11 @@ queue_status(struct db *db, const struct conf *c, const char *only_queue, struct
 		goto fail;
 	if ((rc = status_read(db, *out, *n, err)) != DB_OK)
 		goto fail;
-	r = db_query(
-	    db, &rc, err, "SELECT queue, COUNT(*) FROM failed_jobs WHERE %s GROUP BY queue", where.data);
+	/* The dead letter's rows, kept by triggers (sql/026-dead-counts.sql);
+	 * a sum below zero (a TRUNCATE failed_jobs: `jobq check` says so)
+	 * counts as none. */
+	r = db_query(db, &rc, err,
+	    "SELECT queue, SUM(failed) FROM jobq_counts WHERE %s GROUP BY queue HAVING SUM(failed) > 0", where.data);
 	if (r == NULL)
 		goto fail;
 	while ((row = db_res_next(r)) != NULL)
@@ -355,11 +359,12 @@ queue_counts_free(struct queue_counts *q, size_t n)
 	free(q);
 }
 
-/* Compares jobq_counts with a count of every row of jobs (one snapshot;
- * it reads a whole index of jobs, about a second at 1,000,000 jobs) and
- * fills *out with the queues where they differ: the name, what the
- * counts say (kept) and what the table holds (rows).  *n is 0 when they
- * agree. */
+/* Compares jobq_counts with a count of every row of jobs and of
+ * failed_jobs (one snapshot; it reads a whole index of each, about a
+ * second at 1,000,000 jobs) and fills *out with the queues where they
+ * differ: the name, which count (dead: failed_jobs'), what the counts
+ * say (kept) and what the table holds (rows), the jobs' first.  *n is 0
+ * when they agree. */
 int
 queue_counts_drift(struct db *db, struct counts_drift **out, size_t *n, char *err)
 {
@@ -370,17 +375,20 @@ queue_counts_drift(struct db *db, struct counts_drift **out, size_t *n, char *er
 	*out = NULL;
 	*n = 0;
 	r = db_query(db, &rc, err,
-	    "SELECT queue, SUM(kept), SUM(n) FROM ("
-	    "SELECT queue, 0 AS kept, COUNT(*) AS n FROM jobs GROUP BY queue"
-	    " UNION ALL SELECT queue, SUM(jobs), 0 FROM jobq_counts GROUP BY queue) AS diff"
-	    " GROUP BY queue HAVING SUM(kept) <> SUM(n) ORDER BY queue");
+	    "SELECT queue, dead, SUM(kept), SUM(n) FROM ("
+	    "SELECT queue, 0 AS dead, 0 AS kept, COUNT(*) AS n FROM jobs GROUP BY queue"
+	    " UNION ALL SELECT queue, 0, SUM(jobs), 0 FROM jobq_counts GROUP BY queue"
+	    " UNION ALL SELECT queue, 1, 0, COUNT(*) FROM failed_jobs GROUP BY queue"
+	    " UNION ALL SELECT queue, 1, SUM(failed), 0 FROM jobq_counts GROUP BY queue) AS diff"
+	    " GROUP BY dead, queue HAVING SUM(kept) <> SUM(n) ORDER BY dead, queue");
 	if (r == NULL)
 		return rc;
 	while ((row = db_res_next(r)) != NULL) {
 		*out = xrealloc(*out, (*n + 1) * sizeof **out);
 		(*out)[*n].queue = xstrdup(row[0] ? row[0] : "");
-		(*out)[*n].kept = db_col_i64(row[1], 0);
-		(*out)[*n].rows = db_col_i64(row[2], 0);
+		(*out)[*n].dead = db_col_u64(row[1], 0) != 0;
+		(*out)[*n].kept = db_col_i64(row[2], 0);
+		(*out)[*n].rows = db_col_i64(row[3], 0);
 		(*n)++;
 	}
 	db_res_free(r);
@@ -397,22 +405,26 @@ queue_counts_drift_free(struct counts_drift *d, size_t n)
 	free(d);
 }
 
-/* Makes jobq_counts agree with the rows of jobs again, with workers and
- * applications writing all the while: it reruns the statement that set
- * the counts up in `jobq init` (sql/010-counts.sql says why it is exact
- * without a lock), taken from the migration compiled into jobq, so there
- * is one copy of it.  With nothing to correct it writes nothing.  Rerun
- * as a whole on a deadlock. */
+/* Makes jobq_counts agree with the rows of jobs and failed_jobs again,
+ * with workers and applications writing all the while: it reruns the
+ * statements that set the counts up in `jobq init` (sql/010-counts.sql
+ * says why each is exact without a lock), taken from the migrations
+ * compiled into jobq, so there is one copy of each.  With nothing to
+ * correct they write nothing.  Each is rerun as a whole on a deadlock. */
 int
 queue_counts_repair(struct db *db, char *err)
 {
+	static const unsigned versions[] = { 10, 26 };
 	struct buf sql;
-	int rc;
+	size_t i;
+	int rc = DB_OK;
 
 	buf_init(&sql);
-	if (schema_statement(10, "INSERT INTO jobq_counts", &sql) < 0)
-		fatal("queue_counts_repair: migration 10 has no INSERT INTO jobq_counts");
-	rc = db_exec_retry(db, &sql, NULL, 0, err);
+	for (i = 0; rc == DB_OK && i < ARRAY_LEN(versions); i++) {
+		if (schema_statement(versions[i], "INSERT INTO jobq_counts", &sql) < 0)
+			fatal("queue_counts_repair: migration %u has no INSERT INTO jobq_counts", versions[i]);
+		rc = db_exec_retry(db, &sql, NULL, 0, err);
+	}
 	buf_free(&sql);
 	return rc;
 }
