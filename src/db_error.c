@@ -71,12 +71,12 @@ stale_triggers(struct db *db)
 	    strstr(mysql_error(db->my), "has an error in its body") != NULL;
 }
 
-/* Drops this server's cached copies of jobs (the only table jobq gives
- * triggers, sql/010), so that the next statement reopens it and loads its
- * triggers again.  Only outside a transaction: FLUSH commits an open one.
- * LOCAL keeps it off the binary log and, on Galera, on this node (the
- * cache is each node's own).  The FLUSH waits for the transactions that
- * have jobs open elsewhere: at most 10 s (or the session's shorter lock
+/* Drops this server's cached copies of jobs and failed_jobs (the tables
+ * jobq gives triggers, sql/010 and sql/026), so that the next statement
+ * reopens them and loads their triggers again.  Only outside a
+ * transaction: FLUSH commits an open one.  LOCAL keeps it off the binary
+ * log and, on Galera, on this node (the cache is each node's own).  The FLUSH waits for the transactions that
+ * have either open elsewhere: at most 10 s (or the session's shorter lock
  * wait), then the rerun meets the copy again.  It needs the RELOAD right;
  * without it the rerun fails as before, saying so.  The calls are raw, so
  * that the error being reported stays the connection's last one. */
@@ -86,7 +86,7 @@ db_mend_triggers(struct db *db)
 	static const char *const steps[] = {
 		"SET @jobq_lwt = @@SESSION.lock_wait_timeout, "
 		"SESSION lock_wait_timeout = LEAST(@@SESSION.lock_wait_timeout, 10)",
-		"FLUSH LOCAL TABLES jobs",
+		"FLUSH LOCAL TABLES jobs, failed_jobs",
 		"SET SESSION lock_wait_timeout = @jobq_lwt",
 	};
 	size_t i;
