@@ -56,7 +56,17 @@ struct group {
 	struct job *const *charge;
 	size_t ncharge;
 	size_t tally; /* the bytes its groups' tallies will take (group_tally) */
+	/* Its plain outcomes' bundle (bundle_sql), sent after the other
+	 * outcomes: the run rows' branches and the DELETE's terms, and
+	 * where its INSERT is among the statements once it is sent. */
+	struct buf rows, dels;
+	size_t nplain, bundle_at;
 };
+
+/* What a bundle adds beyond its members' parts: the column list, the
+ * two statements' words, and a separator for each member. */
+#define BUNDLE_FIXED 512
+#define BUNDLE_SEP 16
 
 /* ---- fitting ---- */
 
@@ -226,6 +236,8 @@ group_init(struct group *g)
 	memset(g, 0, sizeof *g);
 	buf_init(&g->sql);
 	buf_adds(&g->sql, TX_BEGIN);
+	buf_init(&g->rows);
+	buf_init(&g->dels);
 	g->nstmt = 1;
 }
 
@@ -233,6 +245,8 @@ static void
 group_free(struct group *g)
 {
 	buf_free(&g->sql);
+	buf_free(&g->rows);
+	buf_free(&g->dels);
 	free(g->m);
 	free(g->affected);
 	memset(g, 0, sizeof *g);
@@ -240,7 +254,8 @@ group_free(struct group *g)
 
 /* One outcome's statements, built before its group is chosen. */
 struct piece {
-	struct buf sql;
+	struct buf sql; /* a plain outcome's: its branch of the bundle's INSERT */
+	struct buf del; /* a plain outcome's: its term of the bundle's DELETE */
 	size_t nstmt;
 	struct member m; /* counted from the piece's first statement */
 };
@@ -259,8 +274,16 @@ piece_build(struct db *db, struct outcome *o, size_t k, enum form f, int clash, 
 	    o[k].job->group_id == 0 ? budget : budget > GROUPS_TALLY_MAX ? budget - GROUPS_TALLY_MAX : 0);
 	o[k].cut = v.cut;
 	buf_init(&p->sql);
+	buf_init(&p->del);
+	memset(&p->m, 0, sizeof p->m);
 	p->m.out = k;
-	p->nstmt = piece_sql(db, &p->sql, &o[k], &v, clash, 0, &p->m);
+	p->m.plain = piece_plain(&o[k], &v, clash);
+	if (p->m.plain) {
+		bundle_add_sql(db, &p->sql, &p->del, &o[k], &v);
+		p->nstmt = 0;
+	} else {
+		p->nstmt = piece_sql(db, &p->sql, &o[k], &v, clash, 0, &p->m);
+	}
 	values_free(&v);
 }
 
@@ -275,24 +298,50 @@ tally_new(const struct group *g, uint64_t gid)
 	return gid != 0 && i == g->n;
 }
 
-/* Moves p into g. */
+/* The bytes g would send, beyond TX_BEGIN and TX_END, with p in it. */
+static size_t
+group_len_with(const struct group *g, const struct piece *p)
+{
+	size_t n = g->sql.len - strlen(TX_BEGIN) + g->tally + p->sql.len + p->del.len;
+
+	if (tally_new(g, p->m.group_id))
+		n += GROUPS_TALLY_MAX;
+	if (g->nplain > 0 || p->m.plain)
+		n += g->rows.len + g->dels.len + BUNDLE_SEP * (g->nplain + 1) + BUNDLE_FIXED;
+	return n;
+}
+
+/* Moves p into g: a plain outcome's parts into g's bundle, any other's
+ * statements after those g holds, its results' places counted on. */
 static void
 group_add(struct group *g, struct piece *p, int alone)
 {
+	struct member *m;
+
 	if (tally_new(g, p->m.group_id))
 		g->tally += GROUPS_TALLY_MAX;
 	g->m = xrealloc(g->m, (g->n + 1) * sizeof *g->m);
-	g->m[g->n] = p->m;
-	g->m[g->n].fence += g->nstmt;
-	if (p->m.renumber > 0) /* 0 is "none": the move is never a piece's first statement */
-		g->m[g->n].renumber += g->nstmt;
-	if (p->m.handoff > 0) /* the same */
-		g->m[g->n].handoff += g->nstmt;
-	buf_add(&g->sql, p->sql.data, p->sql.len);
-	g->nstmt += p->nstmt;
-	g->n++;
+	m = &g->m[g->n++];
+	*m = p->m;
 	g->alone |= alone;
+	if (m->plain) {
+		if (g->nplain++ > 0) {
+			buf_adds(&g->rows, " UNION ALL ");
+			buf_adds(&g->dels, " OR ");
+		}
+		buf_add(&g->rows, p->sql.data, p->sql.len);
+		buf_add(&g->dels, p->del.data, p->del.len);
+	} else {
+		m->fence += g->nstmt;
+		if (m->renumber > 0) /* 0 is "none": the move is never a piece's first statement */
+			m->renumber += g->nstmt;
+		if (m->handoff > 0) /* the same */
+			m->handoff += g->nstmt;
+		buf_add(&g->sql, p->sql.data, p->sql.len);
+		g->nstmt += p->nstmt;
+	}
 	buf_free(&p->sql);
+	buf_free(&p->del);
 }
 
 /* Puts the charges of the n jobs in charge at the head of g, which must
@@ -375,12 +424,50 @@ handoff_keep(struct handoff *h, struct db_res *rows)
 	db_res_free(rows);
 }
 
+/* Settles the plain members of g, whose transaction ended with rc, and
+ * returns rc.  When the bundle's INSERT and DELETE each counted every
+ * one, every one is written.  Otherwise some fence failed (bundle_sql):
+ * each is looked up by its run row (queue_outcome_applied, one read
+ * each, after the COMMIT); one the bundle did not write is sent again in
+ * full (OUTS_PENDING, gained_waiter), which tells a gained waiter from a
+ * lost lease as it does for a lean outcome.  A lookup that fails leaves
+ * the rest OUTS_FAILED and returns DB_EGONE whatever it failed with: the
+ * bundle may have been applied, and the next write asks first. */
+static int
+bundle_settle(struct db *db, struct group *g, struct outcome *o, int rc, char *err)
+{
+	int all = rc == DB_OK && g->affected[g->bundle_at] == g->nplain && g->affected[g->bundle_at + 1] == g->nplain;
+	int lrc = DB_OK;
+	size_t i;
+
+	for (i = 0; i < g->n; i++) {
+		struct outcome *x = &o[g->m[i].out];
+
+		if (!g->m[i].plain || rc == DB_EFAIL)
+			continue;
+		if (rc != DB_OK) {
+			x->state = OUTS_FAILED;
+		} else if (all) {
+			x->state = OUTS_WRITTEN;
+		} else {
+			x->state = OUTS_PENDING;
+			if (lrc == DB_OK)
+				lrc = queue_outcome_applied(db, x, err);
+			if (lrc != DB_OK)
+				x->state = OUTS_FAILED;
+			else if (x->state == OUTS_PENDING)
+				x->gained_waiter = 1;
+		}
+	}
+	return lrc != DB_OK ? DB_EGONE : rc;
+}
+
 /* Sends g as one transaction (rerun on deadlock).  On success each
  * member's state says whether its lease still held, or, for a lean one
  * whose fence failed (its job gained a waiter, or the lease is lost: the
  * rewrite tells), is OUTS_PENDING again with gained_waiter set, to be
- * written in full; on a retryable error each is OUTS_FAILED;
- * on DB_EFAIL nothing is marked.  When an outcome of g may hand a job
+ * written in full (plain ones: bundle_settle); on a retryable error
+ * each is OUTS_FAILED; on DB_EFAIL nothing is marked.  When an outcome of g may hand a job
  * off, the transaction reads the hand-offs back before its COMMIT
  * (handoff_keep). */
 static int
@@ -392,6 +479,10 @@ group_run(struct db *db, struct group *g, struct outcome *o, char *err)
 	int rc;
 
 	group_tally(db, g);
+	if (g->nplain > 0) {
+		g->bundle_at = g->nstmt;
+		g->nstmt += bundle_sql(&g->sql, &g->rows, &g->dels);
+	}
 	for (i = 0; i < g->n; i++)
 		if (g->m[i].handoff > 0)
 			h = o[g->m[i].out].handoff;
@@ -410,6 +501,8 @@ group_run(struct db *db, struct group *g, struct outcome *o, char *err)
 	for (i = 0; i < g->n; i++) {
 		struct outcome *x = &o[g->m[i].out];
 
+		if (g->m[i].plain)
+			continue;
 		if (rc == DB_OK && g->affected[g->m[i].fence] == 0 && g->m[i].lean) {
 			x->state = OUTS_PENDING;
 			x->gained_waiter = 1;
@@ -419,7 +512,7 @@ group_run(struct db *db, struct group *g, struct outcome *o, char *err)
 		else if (rc != DB_EFAIL)
 			x->state = OUTS_FAILED;
 	}
-	return rc;
+	return g->nplain > 0 ? bundle_settle(db, g, o, rc, err) : rc;
 }
 
 /* ---- refusals ---- */
@@ -592,12 +685,10 @@ outcomes_send(struct db *db, struct group *g, struct outcome *o, size_t n, size_
 		/* Send what is gathered first when o[i] must be alone, follows
 		 * one that must, or does not fit beside them. */
 		if (g->n + g->ncharge > 0 &&
-		    (g->alone || o[i].alone ||
-		        g->sql.len - strlen(TX_BEGIN) + g->tally + p.sql.len +
-		                (tally_new(g, p.m.group_id) ? GROUPS_TALLY_MAX : 0) >
-		            budget) &&
+		    (g->alone || o[i].alone || group_len_with(g, &p) > budget) &&
 		    (rc = group_flush(db, g, o, err)) != DB_OK) {
 			buf_free(&p.sql);
+			buf_free(&p.del);
 			break;
 		}
 		group_add(g, &p, o[i].alone);

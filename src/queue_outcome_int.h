@@ -35,9 +35,14 @@ struct member {
 	int lean;        /* a lean or sole outcome (piece_sql): a failed fence may be a gained waiter */
 	size_t handoff;  /* the statement that hands a released job off, or 0: none */
 	uint64_t group_id; /* the group whose tally it adds to (fence_sql), or 0: none */
+	int plain;       /* in its group's bundle (bundle_sql): fence and run row are there */
 };
 
 size_t piece_sql(struct db *db, struct buf *sql, const struct outcome *o, const struct values *v, int clash,
     size_t base, struct member *m);
+
+int piece_plain(const struct outcome *o, const struct values *v, int clash);
+void bundle_add_sql(struct db *db, struct buf *rows, struct buf *dels, const struct outcome *o, const struct values *v);
+size_t bundle_sql(struct buf *sql, const struct buf *rows, const struct buf *dels);
 
 #endif

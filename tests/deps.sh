@@ -211,6 +211,22 @@ EOC
 	before "$(t end LV)" "$(t start LW)"
 	ok $? "$m W started after V ended"
 
+	# Two plain jobs that end together: a worker writes their outcomes
+	# as one bundle (one INSERT of both run rows, one DELETE), when both
+	# ran on it.  One gained a waiter while it ran: its fence fails in
+	# the bundle and the other's holds.  The other is done once; the
+	# first is written again in full, done once, and releases its waiter.
+	rm -f "$T/lp_open"
+	v=$(jq_ enqueue step "{\"name\": \"LP\", \"gate\": \"$T/lp_open\"}")
+	u=$(jq_ enqueue step "{\"name\": \"LQ\", \"gate\": \"$T/lp_open\"}")
+	wait_started 10 LP LQ
+	w=$(jq_ enqueue --after "$v" step '{"name": "LR"}')
+	touch "$T/lp_open"
+	wait_for_sql 30 "SELECT COUNT(*) FROM job_runs WHERE job_id = $w AND outcome = 'done'" 1
+	ok $? "$m a bundled job that gained a waiter while it ran releases it"
+	is "$(sql "SELECT CONCAT(GROUP_CONCAT(outcome), '/', (SELECT COUNT(*) FROM jobs WHERE id = $v)) FROM job_runs WHERE job_id = $v")" "done/0" "$m its one run row says done, its row is gone"
+	is "$(sql "SELECT CONCAT(GROUP_CONCAT(outcome), '/', (SELECT COUNT(*) FROM jobs WHERE id = $u)) FROM job_runs WHERE job_id = $u")" "done/0" "$m the job beside it: one run row, done, its row gone"
+
 	# A waiter of two jobs added while the job runs: the worker claimed
 	# it with one waiter, of it alone (has_waiters 3), so its outcome
 	# leaves out taking down counts above 1 and releases that waiter in
