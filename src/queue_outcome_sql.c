@@ -28,10 +28,11 @@ queue_outcome_name(enum outcome_write k)
 	"job_id, queue, type, attempt, worker, started_at, duration_ms, outcome, exit_status, output, error,"    \
 	" result, enqueued_at, payload, follow_ups, trace_id, span_id, wait_ms"
 
-/* Appends the values of o's run-history row, comma-separated, its
- * outcome the SQL expression outcome. */
+/* Appends the values of o's run-history row, comma-separated; its
+ * outcome is the one intended, or with fenced (SQL, see run_sql) the
+ * one intended iff fenced > 0, else "lost". */
 static void
-run_values(struct db *db, struct buf *sql, const struct outcome *o, const struct values *v, const char *outcome)
+run_values(struct db *db, struct buf *sql, const struct outcome *o, const struct values *v, const char *fenced)
 {
 	const struct job *j = o->job;
 	const struct run_record *run = o->run;
@@ -46,7 +47,9 @@ run_values(struct db *db, struct buf *sql, const struct outcome *o, const struct
 	snprintf(enqueued, sizeof enqueued, "%.10s %.15s", c, strlen(c) > 11 ? c + 11 : "00:00:00");
 	db_sql(db, sql, "%U, %q, %q, %u, %q, %q, %I, ", j->id, j->queue, j->type, j->attempt, run->worker,
 	    j->reserved_at, run->duration_ms);
-	buf_adds(sql, outcome);
+	if (fenced != NULL)
+		buf_printf(sql, "IF(%s > 0, ", fenced);
+	db_sql(db, sql, fenced != NULL ? "%q, 'lost')" : "%q", queue_outcome_name(o->kind));
 	db_sql(db, sql, ", %q, %q, %q, %q, %q, %q, %s, ", v->run_exit, v->text[T_OUTPUT], v->text[T_ERROR],
 	    run->result, zero ? NULL : enqueued, v->payload,
 	    o->kind == OUT_DONE && o->nfollow > 0 ? "@jobq_follow" : "NULL");
@@ -70,15 +73,9 @@ run_values(struct db *db, struct buf *sql, const struct outcome *o, const struct
 static void
 run_sql(struct db *db, struct buf *sql, const struct outcome *o, const struct values *v, const char *fenced)
 {
-	struct buf outcome;
-
-	buf_init(&outcome);
-	buf_printf(&outcome, "IF(%s > 0, ", fenced);
-	db_sql(db, &outcome, "%q, 'lost')", queue_outcome_name(o->kind));
 	buf_adds(sql, "INSERT INTO job_runs (" RUN_COLUMNS ") VALUES (");
-	run_values(db, sql, o, v, outcome.data);
+	run_values(db, sql, o, v, fenced);
 	buf_adds(sql, ");");
-	buf_free(&outcome);
 }
 
 /* 1 when o's attempt is not counted in the row yet (a job reserved
@@ -431,11 +428,9 @@ void
 bundle_add_sql(struct db *db, struct buf *row, struct buf *del, const struct outcome *o, const struct values *v)
 {
 	const struct job *j = o->job;
-	char outcome[32];
 
-	snprintf(outcome, sizeof outcome, "'%s'", queue_outcome_name(o->kind));
 	buf_adds(row, "(SELECT ");
-	run_values(db, row, o, v, outcome);
+	run_values(db, row, o, v, NULL);
 	db_sql(db, row, " FROM jobs WHERE id = %U AND lease_token = %q AND has_waiters = 0 FOR UPDATE)", j->id,
 	    j->token);
 	db_sql(db, del, "id = %U AND lease_token = %q", j->id, j->token);
