@@ -135,11 +135,18 @@ queue_claim_rows(struct claim *cl, struct db_res *r, int add_attempt)
  * to this worker (struct handoff): those whose lease carries token,
  * charged their attempt by the hand-off.  queue_write sends it inside
  * the outcome's own transaction, before its COMMIT, so the read costs
- * no round trip of its own and fails, when it does, with the outcome. */
+ * no round trip of its own and fails, when it does, with the outcome.
+ * The index is forced: with its statistics stale (a table just filled,
+ * then emptied by a chain of jobs) the server would read the rows in
+ * id order through the primary key, every row of the table, to save
+ * sorting the few the token names (seen in a chain of 1,000 jobs: 999
+ * rows examined for one). */
 void
 queue_handoff_sql(struct db *db, struct buf *sql, const char *token)
 {
-	db_sql(db, sql, "SELECT " JOB_COLUMNS "reserved_at FROM jobs WHERE lease_token = %q ORDER BY id;", token);
+	db_sql(db, sql, "SELECT " JOB_COLUMNS "reserved_at FROM jobs FORCE INDEX (jobs_lease) WHERE lease_token = %q"
+	                " ORDER BY id;",
+	    token);
 }
 
 /* The jobs of rows, as queue_handoff_sql read them, each with token:

@@ -87,10 +87,12 @@ queue_claim_update(struct db *db, struct claim *cl, char *err)
 		return rc;
 	}
 	/* The claim is committed.  If reading it back fails, the jobs come
-	 * back when their lease expires, one attempt used. */
+	 * back when their lease expires, one attempt used.  The index is
+	 * forced, as for a hand-off's read (queue_handoff_sql). */
 	r = db_query(db, &rc, err,
 	    "SELECT " JOB_COLUMNS
-	    "reserved_at FROM jobs WHERE lease_token = %q ORDER BY priority, available_at, id",
+	    "reserved_at FROM jobs FORCE INDEX (jobs_lease) WHERE lease_token = %q"
+	    " ORDER BY priority, available_at, id",
 	    cl->token);
 	queue_lost_settle(cl, r == NULL ? rc : DB_OK);
 	if (r == NULL)
