@@ -86,6 +86,22 @@ deps_ended_sql(
 	return n + !done;
 }
 
+/* Appends the statement that drops the own rows of jobq_deps of those
+ * jobs in ids (a comma-separated list of job ids) that no longer exist;
+ * returns 1.  It follows a statement that ended several jobs under
+ * their fences at once (a bundle of plain outcomes, queue_outcome_sql.c),
+ * where deps_ended_sql's DEPS_OWN, one per job, would cost a statement
+ * each: a job whose fence failed is still there, and keeps its rows for
+ * the outcome that will end it; one that is gone waits for nothing. */
+size_t
+deps_gone_sql(struct buf *sql, const struct buf *ids)
+{
+	buf_adds(sql, "DELETE FROM jobq_deps WHERE job_id IN (");
+	buf_add(sql, ids->data, ids->len);
+	buf_adds(sql, ") AND NOT EXISTS (SELECT 1 FROM jobs WHERE jobs.id = jobq_deps.job_id);");
+	return 1;
+}
+
 /* Reads the (id, state) rows of r into a new array. */
 static struct dep_view *
 views_of(struct db_res *r, size_t *n)

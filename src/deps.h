@@ -36,6 +36,7 @@ struct dep_view {
 
 size_t deps_ended_sql(
     struct db *db, struct buf *sql, uint64_t id, const char *how, const char *guard, unsigned parts);
+size_t deps_gone_sql(struct buf *sql, const struct buf *ids);
 /* A job's links to other jobs (deps_links). */
 struct deps_links {
 	struct dep_view *after, *by; /* what it waits for, what waits for it */

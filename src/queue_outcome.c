@@ -56,17 +56,11 @@ struct group {
 	struct job *const *charge;
 	size_t ncharge;
 	size_t tally; /* the bytes its groups' tallies will take (group_tally) */
-	/* Its plain outcomes' bundle (bundle_sql), sent after the other
-	 * outcomes: the run rows' branches and the DELETE's terms, and
-	 * where its INSERT is among the statements once it is sent. */
-	struct buf rows, dels;
-	size_t nplain, bundle_at;
+	/* Its plain outcomes, bundled by group (queue_bundle.c), sent
+	 * after the other outcomes. */
+	struct bundle *b;
+	size_t nb;
 };
-
-/* What a bundle adds beyond its members' parts: the column list, the
- * two statements' words, and a separator for each member. */
-#define BUNDLE_FIXED 512
-#define BUNDLE_SEP 16
 
 /* ---- fitting ---- */
 
@@ -236,8 +230,6 @@ group_init(struct group *g)
 	memset(g, 0, sizeof *g);
 	buf_init(&g->sql);
 	buf_adds(&g->sql, TX_BEGIN);
-	buf_init(&g->rows);
-	buf_init(&g->dels);
 	g->nstmt = 1;
 }
 
@@ -245,8 +237,7 @@ static void
 group_free(struct group *g)
 {
 	buf_free(&g->sql);
-	buf_free(&g->rows);
-	buf_free(&g->dels);
+	bundles_free(g->b, g->nb);
 	free(g->m);
 	free(g->affected);
 	memset(g, 0, sizeof *g);
@@ -258,6 +249,7 @@ struct piece {
 	struct buf del; /* a plain outcome's: its term of the bundle's DELETE */
 	size_t nstmt;
 	struct member m; /* counted from the piece's first statement */
+	uint64_t own;    /* a plain outcome's job, if it waited for other jobs; else 0 */
 };
 
 /* Builds the statements of o[k] in form f, fitted to budget; note
@@ -277,9 +269,12 @@ piece_build(struct db *db, struct outcome *o, size_t k, enum form f, int clash, 
 	buf_init(&p->del);
 	memset(&p->m, 0, sizeof p->m);
 	p->m.out = k;
-	p->m.plain = piece_plain(&o[k], &v, clash);
-	if (p->m.plain) {
+	p->m.bundle = piece_plain(&o[k], &v, clash); /* which bundle: group_add */
+	p->own = 0;
+	if (p->m.bundle) {
 		bundle_add_sql(db, &p->sql, &p->del, &o[k], &v);
+		p->m.group_id = o[k].job->group_id;
+		p->own = o[k].job->waited ? o[k].job->id : 0;
 		p->nstmt = 0;
 	} else {
 		p->nstmt = piece_sql(db, &p->sql, &o[k], &v, clash, 0, &p->m);
@@ -302,16 +297,14 @@ tally_new(const struct group *g, uint64_t gid)
 static size_t
 group_len_with(const struct group *g, const struct piece *p)
 {
-	size_t n = g->sql.len - strlen(TX_BEGIN) + g->tally + p->sql.len + p->del.len;
+	size_t n = g->sql.len - strlen(TX_BEGIN) + g->tally + bundles_len(g->b, g->nb);
 
 	if (tally_new(g, p->m.group_id))
 		n += GROUPS_TALLY_MAX;
-	if (g->nplain > 0 || p->m.plain)
-		n += g->rows.len + g->dels.len + BUNDLE_SEP * (g->nplain + 1) + BUNDLE_FIXED;
-	return n;
+	return n + (p->m.bundle ? bundle_len_one(p->sql.len + p->del.len) : p->sql.len);
 }
 
-/* Moves p into g: a plain outcome's parts into g's bundle, any other's
+/* Moves p into g: a plain outcome's parts into its group's bundle, any other's
  * statements after those g holds, its results' places counted on. */
 static void
 group_add(struct group *g, struct piece *p, int alone)
@@ -324,13 +317,8 @@ group_add(struct group *g, struct piece *p, int alone)
 	m = &g->m[g->n++];
 	*m = p->m;
 	g->alone |= alone;
-	if (m->plain) {
-		if (g->nplain++ > 0) {
-			buf_adds(&g->rows, " UNION ALL ");
-			buf_adds(&g->dels, " OR ");
-		}
-		buf_add(&g->rows, p->sql.data, p->sql.len);
-		buf_add(&g->dels, p->del.data, p->del.len);
+	if (m->bundle) {
+		m->bundle = bundle_join(&g->b, &g->nb, m->group_id, &p->sql, &p->del, p->own);
 	} else {
 		m->fence += g->nstmt;
 		if (m->renumber > 0) /* 0 is "none": the move is never a piece's first statement */
@@ -371,8 +359,9 @@ gid_cmp(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* Appends the statements that write the counts of the groups g's
- * outcomes tallied, one set per group, in the order of their ids (two
+/* Appends g's bundles, then the statements that write the counts of
+ * the groups g's outcomes tallied (their own statements' and their
+ * bundles'), one set per group, in the order of their ids (two
  * transactions lock group rows in one order), and puts the statement
  * that zeroes the tallies first, right after TX_BEGIN, moving the
  * members' statement numbers on by one. */
@@ -403,6 +392,9 @@ group_tally(struct db *db, struct group *g)
 			g->m[i].renumber += g->m[i].renumber > 0;
 			g->m[i].handoff += g->m[i].handoff > 0;
 		}
+	}
+	g->nstmt += bundles_sql(&g->sql, g->b, g->nb, g->nstmt);
+	if (n > 0) {
 		for (i = 0; i < n; i++)
 			g->nstmt += groups_tally_sql(db, &g->sql, gid[i]);
 	}
@@ -424,49 +416,11 @@ handoff_keep(struct handoff *h, struct db_res *rows)
 	db_res_free(rows);
 }
 
-/* Settles the plain members of g, whose transaction ended with rc, and
- * returns rc.  When the bundle's INSERT and DELETE each counted every
- * one, every one is written.  Otherwise some fence failed (bundle_sql):
- * each is looked up by its run row (queue_outcome_applied, one read
- * each, after the COMMIT); one the bundle did not write is sent again in
- * full (OUTS_PENDING, gained_waiter), which tells a gained waiter from a
- * lost lease as it does for a lean outcome.  A lookup that fails leaves
- * the rest OUTS_FAILED and returns DB_EGONE whatever it failed with: the
- * bundle may have been applied, and the next write asks first. */
-static int
-bundle_settle(struct db *db, struct group *g, struct outcome *o, int rc, char *err)
-{
-	int all = rc == DB_OK && g->affected[g->bundle_at] == g->nplain && g->affected[g->bundle_at + 1] == g->nplain;
-	int lrc = DB_OK;
-	size_t i;
-
-	for (i = 0; i < g->n; i++) {
-		struct outcome *x = &o[g->m[i].out];
-
-		if (!g->m[i].plain || rc == DB_EFAIL)
-			continue;
-		if (rc != DB_OK) {
-			x->state = OUTS_FAILED;
-		} else if (all) {
-			x->state = OUTS_WRITTEN;
-		} else {
-			x->state = OUTS_PENDING;
-			if (lrc == DB_OK)
-				lrc = queue_outcome_applied(db, x, err);
-			if (lrc != DB_OK)
-				x->state = OUTS_FAILED;
-			else if (x->state == OUTS_PENDING)
-				x->gained_waiter = 1;
-		}
-	}
-	return lrc != DB_OK ? DB_EGONE : rc;
-}
-
 /* Sends g as one transaction (rerun on deadlock).  On success each
  * member's state says whether its lease still held, or, for a lean one
  * whose fence failed (its job gained a waiter, or the lease is lost: the
  * rewrite tells), is OUTS_PENDING again with gained_waiter set, to be
- * written in full (plain ones: bundle_settle); on a retryable error
+ * written in full (bundled ones: bundle_settle); on a retryable error
  * each is OUTS_FAILED; on DB_EFAIL nothing is marked.  When an outcome of g may hand a job
  * off, the transaction reads the hand-offs back before its COMMIT
  * (handoff_keep). */
@@ -479,10 +433,6 @@ group_run(struct db *db, struct group *g, struct outcome *o, char *err)
 	int rc;
 
 	group_tally(db, g);
-	if (g->nplain > 0) {
-		g->bundle_at = g->nstmt;
-		g->nstmt += bundle_sql(&g->sql, &g->rows, &g->dels);
-	}
 	for (i = 0; i < g->n; i++)
 		if (g->m[i].handoff > 0)
 			h = o[g->m[i].out].handoff;
@@ -501,7 +451,7 @@ group_run(struct db *db, struct group *g, struct outcome *o, char *err)
 	for (i = 0; i < g->n; i++) {
 		struct outcome *x = &o[g->m[i].out];
 
-		if (g->m[i].plain)
+		if (g->m[i].bundle)
 			continue;
 		if (rc == DB_OK && g->affected[g->m[i].fence] == 0 && g->m[i].lean) {
 			x->state = OUTS_PENDING;
@@ -512,7 +462,7 @@ group_run(struct db *db, struct group *g, struct outcome *o, char *err)
 		else if (rc != DB_EFAIL)
 			x->state = OUTS_FAILED;
 	}
-	return g->nplain > 0 ? bundle_settle(db, g, o, rc, err) : rc;
+	return g->nb > 0 ? bundle_settle(db, g->b, g->nb, g->m, g->n, o, rc, g->affected, err) : rc;
 }
 
 /* ---- refusals ---- */

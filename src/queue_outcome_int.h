@@ -5,6 +5,7 @@
 #define JOBQ_QUEUE_OUTCOME_INT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "db.h"
 #include "queue.h"
@@ -29,13 +30,24 @@ struct values {
 
 /* Where, among the statements of a group, one outcome's results are. */
 struct member {
-	size_t out;      /* index in the caller's array */
-	size_t fence;    /* the statement whose count says "still ours" */
-	size_t renumber; /* the statement that moved an older dead-letter, or 0: none */
-	int lean;        /* a lean or sole outcome (piece_sql): a failed fence may be a gained waiter */
-	size_t handoff;  /* the statement that hands a released job off, or 0: none */
-	uint64_t group_id; /* the group whose tally it adds to (fence_sql), or 0: none */
-	int plain;       /* in its group's bundle (bundle_sql): fence and run row are there */
+	size_t out;        /* index in the caller's array */
+	size_t fence;      /* the statement whose count says "still ours" */
+	size_t renumber;   /* the statement that moved an older dead-letter, or 0: none */
+	int lean;          /* a lean or sole outcome (piece_sql): a failed fence may be a gained waiter */
+	size_t handoff;    /* the statement that hands a released job off, or 0: none */
+	uint64_t group_id; /* the group whose tally it adds to (fence_sql, bundle_sql), or 0: none */
+	size_t bundle;     /* 1 + its bundle's index (bundle_sql: fence and run row are there), or 0 */
+};
+
+/* The plain outcomes (piece_plain) of one transaction that end jobs of
+ * one group, or of none: their statements, bundled (bundle_sql). */
+struct bundle {
+	uint64_t group_id; /* the group whose tally they add to, or 0 */
+	struct buf rows;   /* their run rows, branches of one INSERT ... SELECT */
+	struct buf dels;   /* their fences, terms of one DELETE */
+	struct buf own;    /* the ids of those that waited for other jobs */
+	size_t n;
+	size_t at; /* its INSERT's place among the transaction's statements */
 };
 
 size_t piece_sql(struct db *db, struct buf *sql, const struct outcome *o, const struct values *v, int clash,
@@ -43,6 +55,16 @@ size_t piece_sql(struct db *db, struct buf *sql, const struct outcome *o, const 
 
 int piece_plain(const struct outcome *o, const struct values *v, int clash);
 void bundle_add_sql(struct db *db, struct buf *rows, struct buf *dels, const struct outcome *o, const struct values *v);
-size_t bundle_sql(struct buf *sql, const struct buf *rows, const struct buf *dels);
+size_t bundle_sql(struct buf *sql, const struct bundle *b);
+
+/* queue_bundle.c */
+size_t bundle_join(struct bundle **b, size_t *nb, uint64_t gid, const struct buf *row, const struct buf *del,
+    uint64_t own);
+size_t bundles_len(const struct bundle *b, size_t nb);
+size_t bundle_len_one(size_t len);
+size_t bundles_sql(struct buf *sql, struct bundle *b, size_t nb, size_t at);
+int bundle_settle(struct db *db, const struct bundle *b, size_t nb, const struct member *m, size_t n,
+    struct outcome *o, int rc, const uint64_t *affected, char *err);
+void bundles_free(struct bundle *b, size_t nb);
 
 #endif

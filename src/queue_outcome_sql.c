@@ -404,25 +404,28 @@ piece_sql(struct db *db, struct buf *sql, const struct outcome *o, const struct 
 	return n;
 }
 
-/* Whether o, in the values v, is plain: a job nothing waits for and
- * that waited for nothing, in no group, ending (done with no follow-ups,
- * cancelled or expired) with its run row, with no dead-letter to move
- * aside.  Its own statements would be the fenced DELETE and the run row;
- * the plain outcomes of one transaction are bundled instead
- * (bundle_sql): two statements for all of them. */
+/* Whether o, in the values v, is plain: a job nothing waits for, ending
+ * (done with no follow-ups, cancelled or expired; a job of a group only
+ * done) with its run row, with no dead-letter to move aside.  Its own
+ * statements would be the fenced DELETE, the run row and, for a job of
+ * a group or one that waited for others, the tally and the drop of its
+ * own dependency rows; the plain outcomes of one transaction are bundled
+ * instead, by group (bundle_sql): a few statements for all of them. */
 int
 piece_plain(const struct outcome *o, const struct values *v, int clash)
 {
 	const struct job *j = o->job;
 
-	return (o->kind == OUT_CANCEL || o->kind == OUT_EXPIRE || (o->kind == OUT_DONE && o->nfollow == 0)) &&
-	    v->with_run && !clash && !o->gained_waiter && !j->waiters && !j->waited && j->group_id == 0;
+	int ends = o->kind == OUT_DONE ? o->nfollow == 0
+	                               : (o->kind == OUT_CANCEL || o->kind == OUT_EXPIRE) && j->group_id == 0;
+
+	return ends && v->with_run && !clash && !o->gained_waiter && !j->waiters;
 }
 
 /* Appends plain outcome o's part of its bundle: to row, its run row as
  * one branch of the bundle's INSERT ... SELECT, read (and locked) from
  * the job's row iff the fence holds; to del, its fence, one term of the
- * bundle's DELETE.  The group joins the branches with UNION ALL and the
+ * bundle's DELETE.  The bundle joins the branches with UNION ALL and the
  * terms with OR (bundle_sql). */
 void
 bundle_add_sql(struct db *db, struct buf *row, struct buf *del, const struct outcome *o, const struct values *v)
@@ -436,8 +439,9 @@ bundle_add_sql(struct db *db, struct buf *row, struct buf *del, const struct out
 	db_sql(db, del, "id = %U AND lease_token = %q", j->id, j->token);
 }
 
-/* Appends the two statements of a bundle of plain outcomes (rows and
- * dels joined from bundle_add_sql's parts); returns 2.
+/* Appends the statements of bundle b (joined from bundle_add_sql's
+ * parts); returns how many: 2, one more when its jobs are of a group,
+ * one more when some waited for other jobs.
  *
  * The run rows go first, each read from its job's row under the
  * outcome's fence and locked FOR UPDATE; the DELETE then ends the same
@@ -446,17 +450,31 @@ bundle_add_sql(struct db *db, struct buf *row, struct buf *del, const struct out
  * 0 (sql/022).  So both statements count the same rows, and a job whose
  * fence failed (a lost lease, or a waiter gained while it ran) has
  * neither its run row nor its end written: group_run finds which by
- * their run rows and writes them again in full.  One multi-row INSERT
- * and one DELETE for a transaction's plain jobs, where each job had its
- * own two, cost the server about 40% less per outcome (measured with
- * eight to a transaction, README "Plain outcomes bundled"). */
+ * their run rows and writes them again in full.  What the DELETE counted
+ * is added to the group's tally of done jobs (its members of a group
+ * all ended done), and the jobs it ended drop their own dependency rows
+ * (deps_gone_sql).  One multi-row INSERT and one DELETE for a
+ * transaction's plain jobs, where each job had its own two, cost the
+ * server about 40% less per outcome (measured with eight to a
+ * transaction, README "Plain outcomes bundled"). */
 size_t
-bundle_sql(struct buf *sql, const struct buf *rows, const struct buf *dels)
+bundle_sql(struct buf *sql, const struct bundle *b)
 {
+	size_t n = 2;
+
 	buf_adds(sql, "INSERT INTO job_runs (" RUN_COLUMNS ") ");
-	buf_add(sql, rows->data, rows->len);
+	buf_add(sql, b->rows.data, b->rows.len);
 	buf_adds(sql, ";DELETE FROM jobs WHERE has_waiters = 0 AND (");
-	buf_add(sql, dels->data, dels->len);
+	buf_add(sql, b->dels.data, b->dels.len);
 	buf_adds(sql, ");");
-	return 2;
+	if (b->group_id != 0) {
+		char var[64];
+
+		groups_tally_var(var, sizeof var, b->group_id, "done");
+		buf_printf(sql, "SET %s = %s + ROW_COUNT();", var, var);
+		n++;
+	}
+	if (b->own.len > 0)
+		n += deps_gone_sql(sql, &b->own);
+	return n;
 }

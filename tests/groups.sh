@@ -141,6 +141,43 @@ EOC
 		"$m exactly one callback, each job counted once"
 	is "$(starts "kill-$hmode")" 1 "$m it started once"
 	stop_workers
+
+	# Jobs of a group that end together are bundled (bundle_sql: one
+	# INSERT of their run rows, one DELETE, the DELETE's count added to
+	# the group's tally), those that waited for another job too (their
+	# dependency rows go once their rows are gone).  One of them gained a
+	# waiter while it ran: its fence fails in the bundle, and it is
+	# written again in full.  Each is counted once, the callback comes
+	# once, the waiter runs once, after it.
+	rm -f "$LOG" "$T/bw_open"
+	out=$( (echo '{"type": "step", "ref": "a", "payload": {"name": "BA"}}'
+		for i in 1 2 3 4; do echo "{\"type\": \"step\", \"after\": [\"a\"], \"payload\": {\"name\": \"BW$i\", \"gate\": \"$T/bw_open\"}}"; done
+		echo "{\"type\": \"step\", \"payload\": {\"name\": \"BX\", \"gate\": \"$T/bw_open\"}}") |
+		jq_ enqueue --batch --group "bundle-$hmode" --on-complete fanin 2>&1)
+	ids=($(echo "$out" | grep -E '^[0-9]+$'))
+	bg=$(sql "SELECT id FROM jobq_groups WHERE name = 'bundle-$hmode'")
+	start_worker --queue default,callbacks --concurrency 8
+	i=0; while [ "$(awk '$1 == "start" && $2 ~ /^B[WX]/' "$LOG" 2>/dev/null | wc -l)" -lt 5 ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+	is "$(awk '$1 == "start" && $2 ~ /^B[WX]/' "$LOG" | wc -l)" 5 "$m five jobs of a group run at once, four of them released by the one they waited for"
+	by=$(jq_ enqueue --after "${ids[5]}" step '{"name": "BY"}')
+	touch "$T/bw_open"
+	wait_for_sql 30 "SELECT COUNT(*) FROM job_runs WHERE type = 'fanin' AND payload LIKE '%\"bundle-$hmode\"%'" 1
+	ok $? "$m the group ended together gets its callback"
+	wait_for_sql 30 "SELECT COUNT(*) FROM job_runs WHERE job_id = $by AND outcome = 'done'" 1
+	ok $? "$m the waiter gained while its job ran runs"
+	sleep 0.5
+	is "$(callback fanin "bundle-$hmode")" \
+		"{\"group\": $bg, \"name\": \"bundle-$hmode\", \"total\": 6, \"done\": 6, \"dead\": 0, \"cancelled\": 0, \"expired\": 0}" \
+		"$m one callback, each job counted once"
+	list=$(echo "${ids[@]}" | tr ' ' ,)
+	want=$(for x in "${ids[@]}"; do printf '%s:done,' "$x"; done)
+	is "$(sql "SELECT GROUP_CONCAT(CONCAT(job_id, ':', outcome) ORDER BY job_id) FROM job_runs WHERE job_id IN ($list)")" \
+		"${want%,}" "$m each job has one run row, done"
+	is "$(sql "SELECT COUNT(*) FROM jobq_deps WHERE job_id IN ($list) OR after_id IN ($list)")" 0 \
+		"$m no dependency row of theirs is left"
+	before "$(t end BX)" "$(t start BY)"
+	ok $? "$m the waiter started after its job ended"
+	stop_workers
 done
 
 # Many groups in one worker's transactions: an outcome tallies its job in
