@@ -69,7 +69,7 @@ run_values(struct db *db, struct buf *sql, const struct outcome *o, const struct
  * two forms, contrib/bench --ab-db), so the rare lean outcome whose job
  * gained a waiter writes "lost" here and its full rewrite replaces that
  * row (piece_sql).  Plain outcomes, several to a transaction, are
- * bundled instead (bundle_row_sql). */
+ * bundled instead (bundle_sql). */
 static void
 run_sql(struct db *db, struct buf *sql, const struct outcome *o, const struct values *v, const char *fenced)
 {
@@ -415,7 +415,6 @@ int
 piece_plain(const struct outcome *o, const struct values *v, int clash)
 {
 	const struct job *j = o->job;
-
 	int ends = o->kind == OUT_DONE ? o->nfollow == 0
 	                               : (o->kind == OUT_CANCEL || o->kind == OUT_EXPIRE) && j->group_id == 0;
 
@@ -449,8 +448,8 @@ bundle_add_sql(struct db *db, struct buf *row, struct buf *del, const struct out
  * token is never given back to a row, and has_waiters never returns to
  * 0 (sql/022).  So both statements count the same rows, and a job whose
  * fence failed (a lost lease, or a waiter gained while it ran) has
- * neither its run row nor its end written: group_run finds which by
- * their run rows and writes them again in full.  What the DELETE counted
+ * neither its run row nor its end written: bundle_settle finds which
+ * by their run rows, and they are written again in full.  What the DELETE counted
  * is added to the group's tally of done jobs (its members of a group
  * all ended done), and the jobs it ended drop their own dependency rows
  * (deps_gone_sql).  One multi-row INSERT and one DELETE for a
