@@ -52,7 +52,7 @@ CREATE TABLE IF NOT EXISTS jobq_counts (
 -- `jobq enqueue --batch` counts its chunks itself, one counter write per
 -- queue and chunk in the chunk's transaction, and sets @jobq_counted
 -- meanwhile so that this trigger skips its rows (a write per row cost bulk
--- enqueue a third of its speed); see queue_enqueue_counted in queue.c.
+-- enqueue a third of its speed); see queue_enqueue_uncounted in queue.c.
 DROP TRIGGER IF EXISTS jobq_counts_insert;
 CREATE TRIGGER jobq_counts_insert AFTER INSERT ON jobs FOR EACH ROW IF @jobq_counted IS NULL THEN INSERT INTO jobq_counts (queue, shard, jobs) VALUES (NEW.queue, CRC32(CONCAT(@@hostname, ':', @@port)) % 1000 * 64 + CONNECTION_ID() % 64, 1) ON DUPLICATE KEY UPDATE jobs = jobs + 1; END IF;
 DROP TRIGGER IF EXISTS jobq_counts_delete;

@@ -86,3 +86,19 @@ db_connected(const struct db *db)
 {
 	return db->my != NULL;
 }
+
+/* For a thread other than the one that made the connections it uses:
+ * the client library's per-thread state, taken at its start and given
+ * back at its end (with MariaDB Connector/C these do nothing; Oracle's
+ * libmysqlclient needs them). */
+void
+db_thread_begin(void)
+{
+	mysql_thread_init();
+}
+
+void
+db_thread_end(void)
+{
+	mysql_thread_end();
+}

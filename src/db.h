@@ -24,6 +24,8 @@ struct db_res;
 
 struct db *db_new(const struct db_conf *conf);
 void db_free(struct db *db);
+void db_thread_begin(void);
+void db_thread_end(void);
 int db_connect(struct db *db, int with_database, char *err);
 int db_connect_step(struct db *db, int with_database, int *more, char *err);
 int db_connected(const struct db *db);

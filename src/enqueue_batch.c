@@ -11,13 +11,14 @@
  * and hashes the input; stdin that cannot be rewound (a pipe) is spooled
  * to an unlinked temporary file on the way.  Only if every line is good
  * does pass 2 read the input again and insert it in chunks, each chunk
- * read and checked while the server writes the one before it (the two
- * take turns; on this machine the server's work is four fifths of a
- * batch's time, and pass 2's reading hides under it).  Each chunk
- * commits in one transaction with the batch's progress row
- * (queue_batch.c), so after a lost connection the count printed is the
- * exact count committed, and re-running with the batch key the error
- * names adds exactly the lines that are missing.
+ * read and checked while the writers (batch_writers.c: two threads, one
+ * connection each) write the two before it: the server's work is four
+ * fifths of a batch's time, and one connection's statements run on one
+ * of its cores.  Each chunk commits in one transaction with the batch's
+ * progress row (queue_batch.c), in input order, so after a lost
+ * connection the count printed is the exact count committed, and
+ * re-running with the batch key the error names adds exactly the lines
+ * that are missing.
  *
  * Why not one transaction for the whole batch: a million-row transaction
  * keeps every job invisible to workers until the end, holds its undo on
@@ -38,6 +39,7 @@
 #include <unistd.h>
 
 #include "after.h"
+#include "batch_writers.h"
 #include "cli.h"
 #include "duration.h"
 #include "enqueue_batch.h"
@@ -198,10 +200,14 @@ catch_signals(void)
 }
 
 /* A chunk of pass 2: the jobs of one transaction, read and checked
- * again.  Two take turns, so that the next is read while the server
- * writes the one before it (fill_while_waiting). */
+ * again, and the items and progress its writer takes (batch_writers.c).
+ * One more than the writers take turns, so that the next is read while
+ * the server writes the ones before it. */
 struct chunk {
 	struct batch_job jobs[CHUNK_ROWS];
+	struct enqueue_item items[CHUNK_ROWS];
+	struct batch_piece piece;
+	int out;       /* handed to a writer and not taken back */
 	size_t n, bytes;
 	uint64_t last; /* input line of its last job, or at the end the input's last line */
 	int full;      /* nothing more goes in: CHUNK_ROWS, the byte limit, the end, a bad line */
@@ -210,20 +216,22 @@ struct chunk {
 	char err[ERRSZ];
 };
 
-/* One run of a batch: its key, its progress and the two chunks of
- * pass 2. */
+/* One run of a batch: its key, its progress and the chunks of pass 2. */
 struct batch_run {
 	const struct batch_ctx *ctx;
 	struct db *db;
 	const char *key;
 	int dry_run;
-	struct batch_progress p;
-	struct reader *r;           /* pass 2's input */
-	struct chunk *chunk[2];     /* the one being written, the next */
-	struct chunk *ahead;        /* filled while a statement is in flight, or NULL */
-	struct batch_job carry;     /* read but past a full chunk's byte limit */
-	uint64_t carry_line;        /* its input line, 0 if none */
-	struct enqueue_item *items; /* the chunk as queue_batch_add takes it */
+	struct batch_progress p;  /* committed */
+	struct batch_progress to; /* handed to the writers */
+	struct reader *r;         /* pass 2's input */
+	struct chunk *chunk[BATCH_WRITERS_MAX + 1];
+	struct chunk *out[BATCH_WRITERS_MAX]; /* handed out, oldest first */
+	size_t nout;
+	struct batch_writers *w; /* NULL on a dry run */
+	struct db *more[BATCH_WRITERS_MAX - 1]; /* the other writers' connections */
+	struct batch_job carry;  /* read but past a full chunk's byte limit */
+	uint64_t carry_line;     /* its input line, 0 if none */
 	size_t max_bytes;
 	uint64_t added; /* jobs this run committed (or, dry, printed) */
 	uint64_t gid;   /* the group every job joins (--group), or 0 */
@@ -297,11 +305,11 @@ print_job(uint64_t line, const struct enqueue_item *e)
 	    e->queue, e->priority, e->at ? "" : "delay=", d, e->payload);
 }
 
-/* Reads input lines into c until it is full (see struct chunk) or
- * budget lines are read: the lines after what is committed, checked
- * again, each printed as it is read on a dry run. */
+/* Reads input lines into c until it is full (see struct chunk): the
+ * lines after what is committed, checked again, each printed as it is
+ * read on a dry run. */
 static void
-fill_chunk(struct batch_run *b, struct chunk *c, size_t budget)
+fill_chunk(struct batch_run *b, struct chunk *c)
 {
 	struct reader *r = b->r;
 
@@ -311,7 +319,7 @@ fill_chunk(struct batch_run *b, struct chunk *c, size_t budget)
 		c->last = b->carry_line;
 		b->carry_line = 0;
 	}
-	while (!c->full && c->n < CHUNK_ROWS && budget-- > 0) {
+	while (!c->full && c->n < CHUNK_ROWS) {
 		struct batch_job *job = &c->jobs[c->n];
 		size_t l;
 		const char *s;
@@ -351,25 +359,6 @@ fill_chunk(struct batch_run *b, struct chunk *c, size_t budget)
 	c->full |= c->n == CHUNK_ROWS || c->end || c->rc != DB_OK;
 }
 
-/* The database waiter of pass 2 (db_set_waiter): while a statement is
- * in flight, reads and checks the next chunk, a few lines at a time so
- * that a quick answer (BEGIN, COMMIT) waits for no more than those, and
- * then sleeps on the server's socket.  Reading touches no connection, as
- * the waiter must not. */
-static short
-fill_while_waiting(void *arg, int fd, short events, int timeout_ms)
-{
-	struct batch_run *b = arg;
-	struct pollfd p = { .fd = fd, .events = events };
-
-	while (b->ahead != NULL && !b->ahead->full) {
-		fill_chunk(b, b->ahead, 32);
-		if (poll(&p, 1, 0) > 0)
-			return p.revents;
-	}
-	return poll(&p, 1, timeout_ms) > 0 ? p.revents : 0;
-}
-
 /* Empties c for the next turn. */
 static void
 chunk_clear(struct chunk *c)
@@ -384,60 +373,110 @@ chunk_clear(struct chunk *c)
 	c->err[0] = '\0';
 }
 
-/* Writes (or, dry, prints) chunk c, through input line c->last, while
- * the waiter reads the next. */
-static int
-flush(struct batch_run *b, struct chunk *c, struct chunk *next, char *err)
+/* Hands chunk c (input lines after b->to.lines_done through c->last)
+ * to its writer, or on a dry run counts it as written. */
+static void
+send(struct batch_run *b, struct chunk *c)
 {
 	size_t i;
-	int rc = DB_OK;
 
 	for (i = 0; i < c->n; i++) {
-		b->items[i] = c->jobs[i].e; /* its strings are on the heap: a copy is safe */
-		b->items[i].group_id = b->gid;
+		c->items[i] = c->jobs[i].e; /* its strings are on the heap: a copy is safe */
+		c->items[i].group_id = b->gid;
 	}
-	b->ahead = c->end ? NULL : next;
-	if (b->dry_run)
-		b->p.lines_done = c->last;
-	else
-		rc = queue_batch_add(b->db, b->key, &b->p, c->last, b->items, c->n, b->gid, err);
-	b->ahead = NULL;
-	if (rc == DB_OK)
+	c->piece.p = b->to;
+	c->piece.to_line = c->last;
+	c->piece.items = c->items;
+	c->piece.n = c->n;
+	b->to.lines_done = c->last;
+	b->to.jobs_done += c->n;
+	if (b->dry_run) {
+		b->p = b->to;
 		b->added += c->n;
-	if (rc == DB_OK && !b->dry_run)
-		wakeup_enqueued(b->ctx->conf, b->items, c->n);
-	return rc;
+		return;
+	}
+	c->out = 1;
+	b->out[b->nout++] = c;
+	batch_writers_submit(b->w, &c->piece);
+}
+
+/* Takes back the oldest chunk out once it has settled: DB_OK when it
+ * committed (the batch's progress moves past it and the workers are
+ * woken), else its error in err. */
+static int
+take_back(struct batch_run *b, char *err)
+{
+	struct chunk *c = b->out[0];
+	struct batch_piece *piece = batch_writers_settled(b->w);
+
+	if (piece != &c->piece)
+		fatal("enqueue_batch: the writers settled chunks out of order");
+	memmove(b->out, b->out + 1, --b->nout * sizeof *b->out);
+	c->out = 0;
+	if (piece->rc != DB_OK) {
+		snprintf(err, ERRSZ, "%s", piece->err);
+		return piece->rc;
+	}
+	b->p = piece->p;
+	b->added += piece->n;
+	wakeup_enqueued(b->ctx->conf, piece->items, piece->n);
+	return DB_OK;
+}
+
+/* A chunk no writer has, emptied. */
+static struct chunk *
+free_chunk(struct batch_run *b)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_LEN(b->chunk) && b->chunk[i]->out; i++)
+		;
+	chunk_clear(b->chunk[i]);
+	return b->chunk[i];
 }
 
 /* Pass 2: reads the checked input again from line p.lines_done + 1 and
- * writes it chunk by chunk, each chunk read while the one before it is
- * written. */
+ * hands it to the writers chunk by chunk, reading each chunk while the
+ * ones before it are written; then takes back every chunk out.  Returns
+ * the first failure, in input order. */
 static int
 write_all(struct batch_run *b, char *err)
 {
-	int rc = DB_OK, cur = 0;
+	size_t writers = b->w != NULL ? batch_writers_count(b->w) : 1;
+	struct chunk *c = free_chunk(b);
+	char later[ERRSZ];
+	int rc = DB_OK;
 
-	fill_chunk(b, b->chunk[0], CHUNK_ROWS);
+	fill_chunk(b, c);
 	for (;;) {
-		struct chunk *c = b->chunk[cur], *next = b->chunk[!cur];
-
 		if (c->rc != DB_OK) {
 			snprintf(err, ERRSZ, "%s", c->err);
-			return c->rc;
+			rc = c->rc;
+			break;
 		}
 		if (stop_signal) {
 			errf(err, "stopped by %s", signal_name(stop_signal));
-			return DB_EFAIL;
+			rc = DB_EFAIL;
+			break;
 		}
 		/* the last chunk, even empty, moves the batch to its last line */
-		if ((c->n > 0 || (c->end && b->p.lines_done < c->last)) && (rc = flush(b, c, next, err)) != DB_OK)
-			return rc;
+		if (c->n > 0 || (c->end && b->to.lines_done < c->last)) {
+			if (b->nout == writers && (rc = take_back(b, err)) != DB_OK)
+				break;
+			send(b, c);
+		}
 		if (c->end)
-			return DB_OK;
-		chunk_clear(c);
-		fill_chunk(b, next, CHUNK_ROWS); /* what the waiter did not read yet */
-		cur = !cur;
+			break;
+		c = free_chunk(b);
+		fill_chunk(b, c);
 	}
+	while (b->nout > 0) { /* a chunk after a failed one fails too: the first says why */
+		int rc2 = take_back(b, rc == DB_OK ? err : later);
+
+		if (rc == DB_OK)
+			rc = rc2;
+	}
+	return rc;
 }
 
 /* After a failed chunk: reads back what is committed (reconnecting if
@@ -529,20 +568,29 @@ open_group(struct batch_run *b)
 	                                                    : EXIT_FAIL;
 }
 
-/* Connects again with fill_while_waiting as the waiter, so that each
- * chunk is read while the one before it is written: a connection's
- * calls go through a waiter only from its next connect on (db_nb.c), and
- * pass 1 needed the server already (the packet limit is a check). */
-static int
-connect_overlapped(struct batch_run *b)
+/* Starts the writers of a real run (batch_writers.c): two, each on its
+ * own connection, when more than one chunk is left; else one, on the
+ * connection pass 1 used.  A second connection that cannot be made (the
+ * server's max_connections, say) leaves one writer, and so does one that
+ * reached another server: on another node of a Galera cluster a chunk
+ * might not yet see the progress row the chunk before it committed. */
+static void
+start_writers(struct batch_run *b)
 {
+	struct db *db[BATCH_WRITERS_MAX] = { b->db };
 	char err[ERRSZ];
+	size_t n = 1;
 
-	db_set_waiter(b->db, fill_while_waiting, b);
-	if (db_connect(b->db, 1, err) == DB_OK)
-		return 0;
-	db_set_waiter(b->db, NULL, NULL);
-	return cli_connect_error(b->ctx->conf, b->db, err);
+	if (b->p.jobs_total - b->p.jobs_done > CHUNK_ROWS)
+		for (; n < BATCH_WRITERS_MAX; n++) {
+			db[n] = db_new(&b->ctx->conf->db);
+			if (db_connect(db[n], 1, err) != DB_OK || strcmp(db_target(db[n]), db_target(b->db)) != 0) {
+				db_free(db[n]);
+				break;
+			}
+			b->more[n - 1] = db[n];
+		}
+	b->w = batch_writers_start(db, n, b->key, b->gid);
 }
 
 /* Pass 2 and its report. */
@@ -550,34 +598,35 @@ static int
 write_batch(struct batch_run *b, struct reader *r)
 {
 	char err[ERRSZ];
+	size_t i;
 	int rc;
 
-	if (!b->dry_run && (rc = connect_overlapped(b)) != 0)
-		return rc;
 	if ((rc = open_batch(b)) != 0 || (rc = open_group(b)) != 0)
 		return rc;
+	b->max_bytes = db_max_packet(b->db) - BATCH_SQL_OVERHEAD;
+	if (b->max_bytes > CHUNK_BYTES)
+		b->max_bytes = CHUNK_BYTES;
 	if (!b->dry_run) {
 		catch_signals();
 		if (isatty(STDERR_FILENO))
 			fprintf(stderr, "jobq: batch %s: writing %llu jobs\n", b->key,
 			    (unsigned long long)(b->p.jobs_total - b->p.jobs_done));
+		start_writers(b);
 	}
 	b->r = r;
-	b->chunk[0] = xcalloc(1, sizeof *b->chunk[0]);
-	b->chunk[1] = xcalloc(1, sizeof *b->chunk[1]);
-	b->items = xcalloc(CHUNK_ROWS, sizeof *b->items);
-	b->max_bytes = db_max_packet(b->db) - BATCH_SQL_OVERHEAD;
-	if (b->max_bytes > CHUNK_BYTES)
-		b->max_bytes = CHUNK_BYTES;
+	b->to = b->p;
+	for (i = 0; i < ARRAY_LEN(b->chunk); i++)
+		b->chunk[i] = xcalloc(1, sizeof *b->chunk[i]);
 	rc = write_all(b, err);
-	db_set_waiter(b->db, NULL, NULL); /* the calls of report_failure block */
-	chunk_clear(b->chunk[0]);
-	chunk_clear(b->chunk[1]);
+	batch_writers_stop(b->w);
+	for (i = 0; i < ARRAY_LEN(b->more); i++)
+		db_free(b->more[i]);
+	for (i = 0; i < ARRAY_LEN(b->chunk); i++) {
+		chunk_clear(b->chunk[i]);
+		free(b->chunk[i]);
+	}
 	if (b->carry_line != 0)
 		batch_job_clear(&b->carry);
-	free(b->chunk[0]);
-	free(b->chunk[1]);
-	free(b->items);
 	if (rc == GROUPS_ECLOSED) { /* at the first chunk: nothing is written */
 		cli_error("enqueue: %s (nothing was written)", err);
 		return EX_DATAERR;

@@ -277,11 +277,16 @@ int queue_extend(struct db *db, struct job *const *jobs, size_t n, int64_t ttl_m
 
 void queue_enqueue_sql(struct db *db, struct buf *sql, const struct enqueue_item *items, size_t n, const char *cond);
 int queue_enqueue(struct db *db, const struct enqueue_item *items, size_t n, uint64_t *first_id, char *err);
-int queue_enqueue_counted(struct db *db, const struct enqueue_item *items, size_t n, char *err);
+int queue_enqueue_uncounted(struct db *db, const struct enqueue_item *items, size_t n, char *err);
+int queue_count_enqueued(struct db *db, const struct enqueue_item *items, size_t n, char *err);
 int queue_batch_get(struct db *db, const char *key, struct batch_progress *p, int *found, char *err);
 int queue_batch_open(struct db *db, const char *key, struct batch_progress *p, int *same, char *err);
+/* Called by queue_batch_add between a chunk's rows and its progress:
+ * DB_OK once the chunk before it has committed, anything else when it
+ * will not (the chunk is then rolled back, err saying why). */
+typedef int batch_turn(void *arg, char *err);
 int queue_batch_add(struct db *db, const char *key, struct batch_progress *p, uint64_t to_line,
-    const struct enqueue_item *items, size_t n, uint64_t gid, char *err);
+    const struct enqueue_item *items, size_t n, uint64_t gid, batch_turn *turn, void *turn_arg, char *err);
 int queue_status(struct db *db, const struct conf *c, const char *only_queue, struct queue_counts **out,
     size_t *n, char *err);
 void queue_counts_free(struct queue_counts *q, size_t n);

@@ -114,13 +114,22 @@ add_to_group(struct db *db, uint64_t gid, const struct batch_progress *p, uint64
 	return rc;
 }
 
-/* One try of queue_batch_add's transaction. */
+/* One try of queue_batch_add's transaction: the rows first, so that
+ * two connections can write two chunks at once; then, once turn says the
+ * chunk before has committed, the progress row (its update conditional on
+ * the line the caller last saw: a chunk commits only right after the one
+ * before it), the count and the group, and COMMIT. */
 static int
 add_once(struct db *db, const char *key, const struct batch_progress *p, uint64_t to_line,
-    const struct enqueue_item *items, size_t n, uint64_t gid, int *raced, char *err)
+    const struct enqueue_item *items, size_t n, uint64_t gid, batch_turn *turn, void *turn_arg, int *raced,
+    char *err)
 {
 	int rc = db_begin(db, err);
 
+	if (rc == DB_OK && n > 0)
+		rc = queue_enqueue_uncounted(db, items, n, err);
+	if (rc == DB_OK && turn != NULL && (rc = turn(turn_arg, err)) != DB_OK)
+		*raced = 1; /* the chunk before failed: a rerun cannot help */
 	if (rc == DB_OK)
 		rc = db_exec(db, err,
 		    "UPDATE jobq_batches SET lines_done = %U, jobs_done = jobs_done + %U,"
@@ -133,7 +142,7 @@ add_once(struct db *db, const char *key, const struct batch_progress *p, uint64_
 		rc = DB_EFAIL;
 	}
 	if (rc == DB_OK && n > 0)
-		rc = queue_enqueue_counted(db, items, n, err);
+		rc = queue_count_enqueued(db, items, n, err);
 	if (rc == DB_OK && gid != 0)
 		rc = add_to_group(db, gid, p, to_line, n, err);
 	if (rc == DB_OK)
@@ -146,17 +155,19 @@ add_once(struct db *db, const char *key, const struct batch_progress *p, uint64_
 /* Inserts items (input lines p->lines_done+1 .. to_line) and records
  * that those lines are done, in one transaction, rerun whole on a
  * deadlock.  gid: the group the items join (their group_id), or 0; the
- * batch holds the group open from its first chunk to its last.  On DB_OK p's progress moves on.  On DB_EGONE the outcome is
- * unknown (the COMMIT may have happened): ask queue_batch_get after
- * reconnecting. */
+ * batch holds the group open from its first chunk to its last.  turn (or
+ * NULL): what orders this chunk after the one before it, written on
+ * another connection (see batch_turn).  On DB_OK p's progress moves on.
+ * On DB_EGONE the outcome is unknown (the COMMIT may have happened): ask
+ * queue_batch_get after reconnecting. */
 int
 queue_batch_add(struct db *db, const char *key, struct batch_progress *p, uint64_t to_line,
-    const struct enqueue_item *items, size_t n, uint64_t gid, char *err)
+    const struct enqueue_item *items, size_t n, uint64_t gid, batch_turn *turn, void *turn_arg, char *err)
 {
 	int rc, attempt = 0, raced = 0;
 
 	do
-		rc = add_once(db, key, p, to_line, items, n, gid, &raced, err);
+		rc = add_once(db, key, p, to_line, items, n, gid, turn, turn_arg, &raced, err);
 	while (rc != DB_OK && rc != GROUPS_ECLOSED && !raced && db_retry_after(rc, ++attempt));
 	if (rc == DB_OK) {
 		p->lines_done = to_line;

@@ -52,12 +52,15 @@ fi
 is "$?/$(count jobs)" "65/0" "a pipe whose last line is bad: exit 65, nothing written"
 like "$(cat "$T/err")" "line 20001: .*priority" "the bad line is named"
 
-# Each chunk is read while the one before it is written: the jobs still
-# go in in input order, each once, ids following the lines.
+# Two chunks are written at once, on two connections, while the next is
+# read: every job goes in once, and within each chunk of 2,000 lines the
+# ids follow the lines (two chunks written at once may take their ids in
+# either order).
 run_in "$T/20k.jsonl" enqueue --batch
 is "$RC/$(count jobs)/$(distinct)" "0/20000/20000" "20,000 lines in ten chunks: all in, each once"
-is "$(sql "SELECT COUNT(*) FROM jobs, (SELECT MIN(id) AS first FROM jobs) f
-	WHERE JSON_VALUE(payload, '\$.i') <> id - first")" 0 "and in input order (job i has id first + i)"
+is "$(sql "SELECT COUNT(*) FROM jobs j, (SELECT JSON_VALUE(payload, '\$.i') DIV 2000 AS c, MIN(id) AS first
+	FROM jobs GROUP BY c) f WHERE JSON_VALUE(j.payload, '\$.i') DIV 2000 = f.c
+	AND JSON_VALUE(j.payload, '\$.i') % 2000 <> j.id - f.first")" 0 "and in input order within each chunk"
 empty_tables
 
 # ---- the connection is killed between two chunks ----
@@ -76,6 +79,10 @@ BG_PIDS+=("$!")
 waiting="SELECT id FROM information_schema.processlist WHERE db = '$DB' AND info LIKE 'UPDATE jobq_batches%'"
 wait_for_sql 60 "SELECT COUNT(*) FROM ($waiting) w" 1
 ok $? "the next chunk waits for the row lock"
+# The chunk after it is written at once on the other connection: its
+# rows are in, and it waits for the one before to commit.
+wait_for_sql 60 "SELECT COUNT(*) FROM information_schema.innodb_trx WHERE trx_rows_modified >= 2000" 2
+ok $? "two chunks are in flight at once, each with its rows inserted"
 sql_root "KILL CONNECTION $(sql "$waiting")"
 wait_exit 60 "$pid"
 rc=$?
