@@ -21,6 +21,10 @@ for i in range(n):
     print(json.dumps({"type": "echo", "payload": {"i": i, "pad": pad}}))' "$1" "$2" >"$3"
 }
 
+# The open transactions of this test's database (FROM $trx [AND ...]).
+trx="information_schema.innodb_trx t JOIN information_schema.processlist p
+	ON p.id = t.trx_mysql_thread_id WHERE p.db = '$DB'"
+
 distinct() {
 	sql "SELECT COUNT(DISTINCT JSON_VALUE(payload, '\$.i')) FROM jobs"
 }
@@ -81,7 +85,7 @@ wait_for_sql 60 "SELECT COUNT(*) FROM ($waiting) w" 1
 ok $? "the next chunk waits for the row lock"
 # The chunk after it is written at once on the other connection: its
 # rows are in, and it waits for the one before to commit.
-wait_for_sql 60 "SELECT COUNT(*) FROM information_schema.innodb_trx WHERE trx_rows_modified >= 2000" 2
+wait_for_sql 60 "SELECT COUNT(*) FROM $trx AND trx_rows_modified >= 2000" 2
 ok $? "two chunks are in flight at once, each with its rows inserted"
 sql_root "KILL CONNECTION $(sql "$waiting")"
 wait_exit 60 "$pid"
@@ -125,6 +129,25 @@ printed=$(echo "$err" | grep -o "[0-9]* of $N jobs are committed" | cut -d' ' -f
 is "$printed" "$(count jobs)" "SIGTERM: the count it prints ($printed) is the count in the table"
 run_in "$T/kill.jsonl" enqueue --batch --batch-key k2
 is "$RC/$(count jobs)/$(distinct)" "0/$N/$N" "SIGTERM: running again with the key completes the batch, each job once"
+
+# ---- SIGKILL while two chunks are in flight ----
+# The server rolls both back; the progress row names only lines whose
+# jobs are in, so running again adds exactly the rest.
+empty_tables
+"$JOBQ" -c "$CONF" enqueue --batch --batch-key k3 <"$T/kill.jsonl" >/dev/null 2>&1 &
+pid=$!
+BG_PIDS+=("$pid")
+wait_for_sql 120 "SELECT COUNT(*) >= 2 FROM $trx AND trx_rows_modified > 0" 1
+ok $? "SIGKILL: two chunks are being written"
+kill -KILL "$pid"
+wait "$pid" 2>/dev/null
+wait_for_sql 60 "SELECT COUNT(*) FROM $trx" 0
+is "$(sql "SELECT jobs_done FROM jobq_batches WHERE batch_key = 'k3'")" "$(count jobs)" \
+	"SIGKILL: the progress row counts exactly the jobs in the table"
+is "$(sql "SELECT COUNT(*) FROM jobs WHERE JSON_VALUE(payload, '\$.i') >=
+	(SELECT lines_done FROM jobq_batches WHERE batch_key = 'k3')")" 0 "SIGKILL: no job past the lines it names"
+run_in "$T/kill.jsonl" enqueue --batch --batch-key k3
+is "$RC/$(count jobs)/$(distinct)" "0/$N/$N" "SIGKILL: running again with the key completes the batch, each job once"
 
 # ---- killed at whatever moment the kill lands; resumed from a pipe ----
 empty_tables
