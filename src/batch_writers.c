@@ -11,8 +11,11 @@
  * commits; if that chunk failed, this one rolls back.  A writer that
  * waits holds only the rows it inserted, which no other chunk touches
  * (a batch line has no unique key: one that had could make an earlier
- * chunk wait in the server for this one's row, a cycle through a wait
- * the server cannot see), so the wait closes no cycle.  Chunk s
+ * chunk wait in the server for this one's row), and the table's metadata
+ * lock, which a FLUSH TABLES (db_error.c mends triggers with one) or a
+ * server's idle-transaction limit may want back: so it waits at most
+ * TURN_MS that way, then rolls back and waits holding nothing (see
+ * queue_batch_add), and no wait here can close a cycle.  Chunk s
  * goes to writer (s - 1) % n, and the caller takes the chunks back in
  * the order it handed them out. */
 #include "config.h"
@@ -21,8 +24,14 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "batch_writers.h"
+
+/* How long a writer waits for its turn holding its chunk's rows: a
+ * chunk takes about 30 ms here, so this is a predecessor in trouble; and
+ * under the 10 s that db_mend_triggers' FLUSH waits for the table. */
+#define TURN_MS 5000
 
 enum piece_state { IDLE, QUEUED, SETTLED };
 
@@ -50,22 +59,34 @@ struct batch_writers {
 };
 
 /* The batch_turn of chunk seq (queue_batch_add): waits until the chunk
- * before it has committed (DB_OK) or cannot any more (a chunk at or
- * before it failed). */
+ * before it has committed (DB_OK) or cannot any more (DB_EFAIL: a chunk
+ * before it failed); with bounded set, for at most TURN_MS (then
+ * DB_EWAIT). */
 static int
-turn(void *arg, char *err)
+turn(void *arg, int bounded, char *err)
 {
 	struct writer *me = arg;
 	struct batch_writers *w = me->w;
-	int ok;
+	struct timespec until;
+	int ok, late = 0;
 
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_sec += TURN_MS / 1000;
+	until.tv_nsec += (long)(TURN_MS % 1000) * 1000000L;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
 	pthread_mutex_lock(&w->mu);
-	while (w->committed + 1 < me->seq && !(w->failed != 0 && w->failed < me->seq))
-		pthread_cond_wait(&w->cv, &w->mu);
+	while (w->committed + 1 < me->seq && !(w->failed != 0 && w->failed < me->seq) && !late)
+		late = bounded ? pthread_cond_timedwait(&w->cv, &w->mu, &until) != 0 : pthread_cond_wait(&w->cv, &w->mu);
 	ok = w->committed + 1 >= me->seq;
+	late = !ok && !(w->failed != 0 && w->failed < me->seq);
 	pthread_mutex_unlock(&w->mu);
 	if (ok)
 		return DB_OK;
+	if (late)
+		return DB_EWAIT;
 	errf(err, "not written: the chunk before it failed");
 	return DB_EFAIL;
 }
@@ -89,6 +110,7 @@ writer_main(void *arg)
 		pthread_mutex_unlock(&w->mu);
 		if (piece == NULL)
 			break;
+		piece->session = db_session_id(me->db);
 		rc = queue_batch_add(
 		    me->db, w->key, &piece->p, piece->to_line, piece->items, piece->n, w->gid, turn, me, piece->err);
 		pthread_mutex_lock(&w->mu);
@@ -105,32 +127,41 @@ writer_main(void *arg)
 	return NULL;
 }
 
-/* Starts n writers (1 to BATCH_WRITERS_MAX), writer i on connection
- * db[i], for batch key whose jobs join group gid (or 0).  The threads
- * take no signal: the caller's thread handles them. */
+/* Starts up to n writers (1 to BATCH_WRITERS_MAX), writer i on
+ * connection db[i], for batch key whose jobs join group gid (or 0): fewer
+ * when a thread cannot be made (batch_writers_count says how many).  The
+ * threads take no asynchronous signal: the caller's thread handles them. */
 struct batch_writers *
 batch_writers_start(struct db **db, size_t n, const char *key, uint64_t gid)
 {
+	static const int faults[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT };
 	struct batch_writers *w = xcalloc(1, sizeof *w);
+	pthread_condattr_t ca;
 	sigset_t all, old;
 	size_t i;
 
 	if (n < 1 || n > BATCH_WRITERS_MAX)
 		fatal("batch_writers_start: %zu writers", n);
 	pthread_mutex_init(&w->mu, NULL);
-	pthread_cond_init(&w->cv, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* turn's bound */
+	pthread_cond_init(&w->cv, &ca);
+	pthread_condattr_destroy(&ca);
 	w->key = key;
 	w->gid = gid;
-	w->n = n;
 	sigfillset(&all);
+	for (i = 0; i < ARRAY_LEN(faults); i++)
+		sigdelset(&all, faults[i]);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
 	for (i = 0; i < n; i++) {
 		w->writer[i].w = w;
 		w->writer[i].db = db[i];
 		if (pthread_create(&w->writer[i].thread, NULL, writer_main, &w->writer[i]) != 0)
-			fatal("batch_writers_start: cannot start a thread");
+			break;
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if ((w->n = i) == 0)
+		fatal("batch_writers_start: cannot start a thread");
 	return w;
 }
 
@@ -175,13 +206,7 @@ batch_writers_settled(struct batch_writers *w)
 	return piece;
 }
 
-/* How many chunks are out (handed out and not taken back). */
-size_t
-batch_writers_busy(const struct batch_writers *w)
-{
-	return (size_t)(w->submitted - w->collected);
-}
-
+/* How many writers there are: chunks out at once at most. */
 size_t
 batch_writers_count(const struct batch_writers *w)
 {

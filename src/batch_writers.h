@@ -16,6 +16,7 @@ struct batch_piece {
 	const struct enqueue_item *items;
 	size_t n;
 	int rc;
+	unsigned long session; /* the server's id of the connection that wrote it */
 	char err[ERRSZ];
 };
 
@@ -24,7 +25,6 @@ struct batch_writers;
 struct batch_writers *batch_writers_start(struct db **db, size_t n, const char *key, uint64_t gid);
 void batch_writers_submit(struct batch_writers *w, struct batch_piece *piece);
 struct batch_piece *batch_writers_settled(struct batch_writers *w);
-size_t batch_writers_busy(const struct batch_writers *w);
 size_t batch_writers_count(const struct batch_writers *w);
 void batch_writers_stop(struct batch_writers *w);
 

@@ -102,3 +102,11 @@ db_thread_end(void)
 {
 	mysql_thread_end();
 }
+
+/* The server's id of this connection (its processlist id), 0 when not
+ * connected. */
+unsigned long
+db_session_id(const struct db *db)
+{
+	return db->thread_id;
+}

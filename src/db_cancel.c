@@ -9,6 +9,7 @@
 #include <mysqld_error.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "db_int.h"
 
@@ -55,4 +56,34 @@ void
 db_cancel_abandoned(struct db *db, int on)
 {
 	db->cancel = on ? kill_abandoned : NULL;
+}
+
+/* Waits up to ms for the session with server id `id` (of a connection
+ * that was lost) to end on the server, asking over db every 50 ms: 1
+ * once it has (whatever transaction it had open has committed or rolled
+ * back, so what db reads next is final), 0 if it is still there or db
+ * cannot ask.  A lost connection's session can outlive it by a moment:
+ * the server notices the broken socket and rolls back (or finishes a
+ * COMMIT it had begun) in its own time. */
+int
+db_session_gone(struct db *db, unsigned long id, int64_t ms)
+{
+	int64_t until = mono_ms() + ms;
+	struct timespec pause = { 0, 50 * 1000000L };
+	char err[ERRSZ];
+	int rc;
+
+	for (;;) {
+		struct db_res *r = db_query(
+		    db, &rc, err, "SELECT COUNT(*) FROM information_schema.processlist WHERE id = %U", (uint64_t)id);
+		char **row = r != NULL ? db_res_next(r) : NULL;
+		int gone = row != NULL && row[0] != NULL && db_col_u64(row[0], 1) == 0;
+
+		db_res_free(r);
+		if (gone)
+			return 1;
+		if (r == NULL || mono_ms() >= until)
+			return 0;
+		nanosleep(&pause, NULL);
+	}
 }

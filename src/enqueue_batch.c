@@ -6,7 +6,7 @@
  * queue_batch.c; this file reads the input, runs the two passes and
  * reports.
  *
- * A batch is streamed twice, with memory bounded by one chunk whatever
+ * A batch is streamed twice, with memory bounded by three chunks whatever
  * the input's size.  Pass 1 checks every line, reporting each bad one,
  * and hashes the input; stdin that cannot be rewound (a pipe) is spooled
  * to an unlinked temporary file on the way.  Only if every line is good
@@ -30,7 +30,6 @@
 #include "config.h"
 
 #include <errno.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +38,7 @@
 #include <unistd.h>
 
 #include "after.h"
+#include "batch_reader.h"
 #include "batch_writers.h"
 #include "cli.h"
 #include "duration.h"
@@ -50,128 +50,11 @@
 
 #define CHUNK_ROWS 2000
 #define CHUNK_BYTES (4 * 1024 * 1024)
-#define BLOCK (64 * 1024)
 #define MAX_REPORTED 100 /* bad lines reported one by one; the rest are counted */
-
-/* ---- reading the input: lines, bounded, hashed, optionally spooled ---- */
-
-struct reader {
-	FILE *in;
-	FILE *copy; /* pass 1 of a pipe: every byte read is written here too */
-	char *block;
-	size_t pos, end;
-	struct buf line;
-	size_t max;      /* a longer line is skipped (too_long) */
-	int too_long;    /* the last line was longer than max */
-	int error;       /* errno of a failed read or write, 0 if none */
-	uint64_t lineno; /* of the last line returned, 1-based */
-	uint64_t hash;   /* FNV-1a of every byte read */
-};
-
-/* A reader of in with a block of its own; copy (or NULL) gets every
- * byte read, and lines longer than max are skipped. */
-static void
-reader_init(struct reader *r, FILE *in, FILE *copy, size_t max)
-{
-	memset(r, 0, sizeof *r);
-	r->in = in;
-	r->copy = copy;
-	r->max = max;
-	r->block = xmalloc(BLOCK);
-	r->hash = 14695981039346656037ULL;
-	buf_init(&r->line);
-}
-
-/* Frees what reader_init took (not the files). */
-static void
-reader_free(struct reader *r)
-{
-	free(r->block);
-	buf_free(&r->line);
-}
-
-/* Reads the next block; 0 at the end of the input or on an error. */
-static int
-fill(struct reader *r)
-{
-	size_t n = fread(r->block, 1, BLOCK, r->in), i;
-
-	if (n == 0) {
-		if (ferror(r->in))
-			r->error = errno ? errno : EIO;
-		return 0;
-	}
-	for (i = 0; i + 8 <= n; i += 8) { /* FNV-1a over 8-byte words: a change detector, not a MAC */
-		uint64_t w;
-
-		memcpy(&w, r->block + i, 8);
-		r->hash = (r->hash ^ w) * 1099511628211ULL;
-		r->hash ^= r->hash >> 29;
-	}
-	for (; i < n; i++)
-		r->hash = (r->hash ^ (unsigned char)r->block[i]) * 1099511628211ULL;
-	if (r->copy != NULL && fwrite(r->block, 1, n, r->copy) != n)
-		r->error = errno ? errno : EIO;
-	r->pos = 0;
-	r->end = n;
-	return r->error == 0;
-}
-
-/* The next line without its newline (any bytes, NUL included), in
- * r->line; 0 at the end of the input.  A line longer than r->max is
- * returned empty with too_long set, so memory stays bounded. */
-static int
-next_line(struct reader *r)
-{
-	int any = 0;
-
-	buf_reset(&r->line);
-	r->too_long = 0;
-	for (;;) {
-		char *p, *nl;
-		size_t n;
-
-		if (r->pos == r->end && !fill(r))
-			break;
-		p = r->block + r->pos;
-		nl = memchr(p, '\n', r->end - r->pos);
-		n = nl != NULL ? (size_t)(nl - p) : r->end - r->pos;
-		any = 1;
-		if (!r->too_long && r->line.len + n > r->max) {
-			r->too_long = 1;
-			buf_reset(&r->line);
-		}
-		if (!r->too_long)
-			buf_add(&r->line, p, n);
-		r->pos += n + (nl != NULL);
-		if (nl != NULL)
-			break;
-	}
-	if (!any || r->error)
-		return 0;
-	r->lineno++;
-	return 1;
-}
-
-/* The current line without surrounding blanks (and a CR before the
- * newline); *len 0 for a blank line. */
-static const char *
-trimmed(const struct reader *r, size_t *len)
-{
-	const char *s = r->line.len ? r->line.data : "";
-	size_t l = r->line.len;
-
-	while (l > 0 && (s[l - 1] == '\r' || s[l - 1] == ' ' || s[l - 1] == '\t'))
-		l--;
-	while (l > 0 && (*s == ' ' || *s == '\t'))
-		s++, l--;
-	*len = l;
-	return s;
-}
 
 /* ---- a batch ---- */
 
-/* Set by SIGINT, SIGTERM or SIGHUP: pass 2 stops after the chunk it is
+/* Set by SIGINT, SIGTERM or SIGHUP: pass 2 stops after the chunks it is
  * writing and reports what is committed, rather than dying mid-chunk
  * without saying which key resumes. */
 static volatile sig_atomic_t stop_signal;
@@ -229,6 +112,7 @@ struct batch_run {
 	struct chunk *out[BATCH_WRITERS_MAX]; /* handed out, oldest first */
 	size_t nout;
 	struct batch_writers *w; /* NULL on a dry run */
+	unsigned long lost;      /* the session of a chunk whose connection was lost, or 0 */
 	struct db *more[BATCH_WRITERS_MAX - 1]; /* the other writers' connections */
 	struct batch_job carry;  /* read but past a full chunk's byte limit */
 	uint64_t carry_line;     /* its input line, 0 if none */
@@ -263,9 +147,9 @@ check_all(struct reader *r, const struct batch_ctx *ctx, struct batch_progress *
 	char err[ERRSZ];
 	uint64_t bad = 0;
 
-	while (next_line(r)) {
+	while (reader_line(r)) {
 		size_t l;
-		const char *s = trimmed(r, &l);
+		const char *s = reader_trimmed(r, &l);
 
 		if (r->too_long)
 			errf(err, "longer than %zu bytes", r->max);
@@ -324,7 +208,7 @@ fill_chunk(struct batch_run *b, struct chunk *c)
 		size_t l;
 		const char *s;
 
-		if (!next_line(r)) {
+		if (!reader_line(r)) {
 			if (r->error) {
 				errf(c->err, "reading the input again: %s", strerror(r->error));
 				c->rc = DB_EFAIL;
@@ -335,7 +219,7 @@ fill_chunk(struct batch_run *b, struct chunk *c)
 		}
 		if (r->lineno <= b->p.lines_done)
 			continue; /* committed by an earlier run of this batch */
-		s = trimmed(r, &l);
+		s = reader_trimmed(r, &l);
 		if (l == 0)
 			continue;
 		if (r->too_long || batch_line_parse(s, l, b->ctx, job, c->err) < 0) {
@@ -376,7 +260,7 @@ chunk_clear(struct chunk *c)
 /* Hands chunk c (input lines after b->to.lines_done through c->last)
  * to its writer, or on a dry run counts it as written. */
 static void
-send(struct batch_run *b, struct chunk *c)
+hand_out(struct batch_run *b, struct chunk *c)
 {
 	size_t i;
 
@@ -415,6 +299,8 @@ take_back(struct batch_run *b, char *err)
 	c->out = 0;
 	if (piece->rc != DB_OK) {
 		snprintf(err, ERRSZ, "%s", piece->err);
+		if (piece->rc == DB_EGONE && b->lost == 0) /* the first: only it may have committed */
+			b->lost = piece->session;
 		return piece->rc;
 	}
 	b->p = piece->p;
@@ -438,20 +324,24 @@ free_chunk(struct batch_run *b)
 /* Pass 2: reads the checked input again from line p.lines_done + 1 and
  * hands it to the writers chunk by chunk, reading each chunk while the
  * ones before it are written; then takes back every chunk out.  Returns
- * the first failure, in input order. */
+ * the failure that comes first in the input: a chunk's, or else what
+ * stopped the reading (a changed line, a signal), which is then said
+ * here if a chunk before it failed too. */
 static int
 write_all(struct batch_run *b, char *err)
 {
 	size_t writers = b->w != NULL ? batch_writers_count(b->w) : 1;
 	struct chunk *c = free_chunk(b);
-	char later[ERRSZ];
-	int rc = DB_OK;
+	char chunk_err[ERRSZ];
+	int rc = DB_OK, reading = 0;
 
 	fill_chunk(b, c);
 	for (;;) {
-		if (c->rc != DB_OK) {
+		if (b->nout == writers && (rc = take_back(b, err)) != DB_OK)
+			break;
+		reading = 1;
+		if ((rc = c->rc) != DB_OK) {
 			snprintf(err, ERRSZ, "%s", c->err);
-			rc = c->rc;
 			break;
 		}
 		if (stop_signal) {
@@ -459,22 +349,25 @@ write_all(struct batch_run *b, char *err)
 			rc = DB_EFAIL;
 			break;
 		}
+		reading = 0;
 		/* the last chunk, even empty, moves the batch to its last line */
-		if (c->n > 0 || (c->end && b->to.lines_done < c->last)) {
-			if (b->nout == writers && (rc = take_back(b, err)) != DB_OK)
-				break;
-			send(b, c);
-		}
+		if (c->n > 0 || (c->end && b->to.lines_done < c->last))
+			hand_out(b, c);
 		if (c->end)
 			break;
 		c = free_chunk(b);
 		fill_chunk(b, c);
 	}
-	while (b->nout > 0) { /* a chunk after a failed one fails too: the first says why */
-		int rc2 = take_back(b, rc == DB_OK ? err : later);
+	while (b->nout > 0) {
+		int rc2 = take_back(b, chunk_err);
 
-		if (rc == DB_OK)
+		if (rc2 != DB_OK && (rc == DB_OK || reading)) { /* the chunks out come first */
+			if (reading)
+				cli_error("enqueue: %s", err);
+			snprintf(err, ERRSZ, "%s", chunk_err);
 			rc = rc2;
+			reading = 0;
+		}
 	}
 	return rc;
 }
@@ -492,7 +385,10 @@ report_failure(struct batch_run *b, int rc, const char *err)
 	for (i = 0; i < 3 && !exact && !b->dry_run; i++) {
 		if (i > 0)
 			sleep(1);
+		/* a lost chunk's session must have ended first: it may still be
+		 * committing what the progress row is to say */
 		if ((db_connected(b->db) || db_connect(b->db, 1, err2) == DB_OK) &&
+		    (b->lost == 0 || db_session_gone(b->db, b->lost, 10000)) &&
 		    queue_batch_get(b->db, b->key, &b->p, &found, err2) == DB_OK && found)
 			exact = 1;
 	}
@@ -588,9 +484,10 @@ start_writers(struct batch_run *b)
 				db_free(db[n]);
 				break;
 			}
+			db_cancel_abandoned(db[n], 1); /* as cli_connect's */
 			b->more[n - 1] = db[n];
 		}
-	b->w = batch_writers_start(db, n, b->key, b->gid);
+	b->w = batch_writers_start(db, n, b->key, b->gid); /* may start fewer */
 }
 
 /* Pass 2 and its report. */
@@ -656,9 +553,9 @@ write_graph(struct batch_run *b, struct reader *r, struct graph *g)
 	size_t i, n;
 	int rc;
 
-	while (next_line(r)) {
+	while (reader_line(r)) {
 		size_t l;
-		const char *s = trimmed(r, &l);
+		const char *s = reader_trimmed(r, &l);
 
 		if (l == 0)
 			continue;

@@ -282,9 +282,11 @@ int queue_count_enqueued(struct db *db, const struct enqueue_item *items, size_t
 int queue_batch_get(struct db *db, const char *key, struct batch_progress *p, int *found, char *err);
 int queue_batch_open(struct db *db, const char *key, struct batch_progress *p, int *same, char *err);
 /* Called by queue_batch_add between a chunk's rows and its progress:
- * DB_OK once the chunk before it has committed, anything else when it
- * will not (the chunk is then rolled back, err saying why). */
-typedef int batch_turn(void *arg, char *err);
+ * DB_OK once the chunk before it has committed; DB_EWAIT when bounded is
+ * set and it has not yet (the chunk is rolled back, and waits again
+ * unbounded, holding nothing, before it is written whole); anything else
+ * when it will not (the chunk is rolled back, err saying why). */
+typedef int batch_turn(void *arg, int bounded, char *err);
 int queue_batch_add(struct db *db, const char *key, struct batch_progress *p, uint64_t to_line,
     const struct enqueue_item *items, size_t n, uint64_t gid, batch_turn *turn, void *turn_arg, char *err);
 int queue_status(struct db *db, const struct conf *c, const char *only_queue, struct queue_counts **out,

@@ -122,14 +122,16 @@ add_to_group(struct db *db, uint64_t gid, const struct batch_progress *p, uint64
 static int
 add_once(struct db *db, const char *key, const struct batch_progress *p, uint64_t to_line,
     const struct enqueue_item *items, size_t n, uint64_t gid, batch_turn *turn, void *turn_arg, int *raced,
-    char *err)
+    int *late, char *err)
 {
 	int rc = db_begin(db, err);
 
 	if (rc == DB_OK && n > 0)
 		rc = queue_enqueue_uncounted(db, items, n, err);
-	if (rc == DB_OK && turn != NULL && (rc = turn(turn_arg, err)) != DB_OK)
-		*raced = 1; /* the chunk before failed: a rerun cannot help */
+	if (rc == DB_OK && turn != NULL && (rc = turn(turn_arg, 1, err)) != DB_OK) {
+		*late = rc == DB_EWAIT;
+		*raced = !*late; /* the chunk before failed: a rerun cannot help */
+	}
 	if (rc == DB_OK)
 		rc = db_exec(db, err,
 		    "UPDATE jobq_batches SET lines_done = %U, jobs_done = jobs_done + %U,"
@@ -166,9 +168,17 @@ queue_batch_add(struct db *db, const char *key, struct batch_progress *p, uint64
 {
 	int rc, attempt = 0, raced = 0;
 
-	do
-		rc = add_once(db, key, p, to_line, items, n, gid, turn, turn_arg, &raced, err);
-	while (rc != DB_OK && rc != GROUPS_ECLOSED && !raced && db_retry_after(rc, ++attempt));
+	for (;;) {
+		int late = 0;
+
+		rc = add_once(db, key, p, to_line, items, n, gid, turn, turn_arg, &raced, &late, err);
+		/* The chunk before is slow: wait for it holding nothing (this
+		 * one's rows went with the rollback), then write this one whole. */
+		if (late && (rc = turn(turn_arg, 0, err)) == DB_OK)
+			continue;
+		if (late || rc == DB_OK || rc == GROUPS_ECLOSED || raced || !db_retry_after(rc, ++attempt))
+			break;
+	}
 	if (rc == DB_OK) {
 		p->lines_done = to_line;
 		p->jobs_done += n;

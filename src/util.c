@@ -446,12 +446,13 @@ random_hex(char *out, size_t nbytes)
 
 /* A random number for pauses and jitter (not for secrets).  It comes
  * from the kernel; where getrandom is refused (an old kernel, a seccomp
- * filter) from a generator seeded once per process with the time, the
- * pid and an address, so that two processes never draw alike. */
+ * filter) from a generator seeded once per thread with the time, the
+ * pid and an address, so that two processes never draw alike (the state
+ * is the thread's own: the writers of a batch draw at once). */
 uint32_t
 random_u32(void)
 {
-	static uint64_t state;
+	static _Thread_local uint64_t state;
 	uint32_t r;
 
 	if (getrandom(&r, sizeof r, GRND_NONBLOCK) == (ssize_t)sizeof r)

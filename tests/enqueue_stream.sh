@@ -113,6 +113,28 @@ like "$ERR" "batch key 'k1' was used with other input" "and the message says so"
 run_in "$T/kill.jsonl" enqueue --batch --batch-key k1 --priority 3
 is "$RC/$(count jobs)" "65/$N" "the key with the same input but other defaults (--priority): exit 65, nothing written"
 
+# ---- the chunk before is held up: the one after lets go of its rows ----
+# After 5 s of waiting for its turn a chunk rolls back (its rows hold the
+# table's metadata lock, which a FLUSH TABLES may need) and waits holding
+# nothing; once the chunk before commits, it is written whole.
+empty_tables
+jq_ enqueue --batch --batch-key k4 <"$T/kill.jsonl" >"$T/k4.out" 2>"$T/k4.err" &
+pid=$!
+BG_PIDS+=("$pid")
+wait_for_sql 120 "SELECT lines_done > 0 FROM jobq_batches WHERE batch_key = 'k4'" 1
+"$TESTDB_SCRIPT" client "$JOBQ_TESTDB" -N -B "$DB" -e \
+	"BEGIN; SELECT lines_done FROM jobq_batches WHERE batch_key = 'k4' FOR UPDATE; SELECT SLEEP(9); COMMIT" \
+	>/dev/null 2>&1 &
+hold=$!
+wait_for_sql 60 "SELECT COUNT(*) FROM $trx AND trx_rows_modified >= 2000" 2
+ok $? "held up: a chunk waits for the row lock, the one after it for its turn, both with their rows"
+wait_for_sql 30 "SELECT (SELECT COUNT(*) FROM $trx AND trx_rows_modified > 0) = 1
+	AND (SELECT COUNT(*) FROM ($waiting) w) = 1" 1
+ok $? "held up: after 5 s the one after has let go of its rows (the first still waits)"
+wait "$hold"
+wait_exit 120 "$pid"
+is "$?/$(count jobs)/$(distinct)" "0/$N/$N" "held up: once the row is free the batch completes, each job once"
+
 # ---- SIGTERM: stops after the chunk in flight and says what is in ----
 empty_tables
 "$JOBQ" -c "$CONF" enqueue --batch --batch-key k2 <"$T/kill.jsonl" >"$T/k2.out" 2>"$T/k2.err" &
