@@ -57,14 +57,14 @@ is "$?/$(count jobs)" "65/0" "a pipe whose last line is bad: exit 65, nothing wr
 like "$(cat "$T/err")" "line 20001: .*priority" "the bad line is named"
 
 # Two chunks are written at once, on two connections, while the next is
-# read: every job goes in once, and within each chunk of 2,000 lines the
+# read: every job goes in once, and within each chunk of 10,000 lines the
 # ids follow the lines (two chunks written at once may take their ids in
 # either order).
 run_in "$T/20k.jsonl" enqueue --batch
-is "$RC/$(count jobs)/$(distinct)" "0/20000/20000" "20,000 lines in ten chunks: all in, each once"
-is "$(sql "SELECT COUNT(*) FROM jobs j, (SELECT JSON_VALUE(payload, '\$.i') DIV 2000 AS c, MIN(id) AS first
-	FROM jobs GROUP BY c) f WHERE JSON_VALUE(j.payload, '\$.i') DIV 2000 = f.c
-	AND JSON_VALUE(j.payload, '\$.i') % 2000 <> j.id - f.first")" 0 "and in input order within each chunk"
+is "$RC/$(count jobs)/$(distinct)" "0/20000/20000" "20,000 lines in two chunks: all in, each once"
+is "$(sql "SELECT COUNT(*) FROM jobs j, (SELECT JSON_VALUE(payload, '\$.i') DIV 10000 AS c, MIN(id) AS first
+	FROM jobs GROUP BY c) f WHERE JSON_VALUE(j.payload, '\$.i') DIV 10000 = f.c
+	AND JSON_VALUE(j.payload, '\$.i') % 10000 <> j.id - f.first")" 0 "and in input order within each chunk"
 empty_tables
 
 # ---- the connection is killed between two chunks ----
@@ -85,7 +85,7 @@ wait_for_sql 60 "SELECT COUNT(*) FROM ($waiting) w" 1
 ok $? "the next chunk waits for the row lock"
 # The chunk after it is written at once on the other connection: its
 # rows are in, and it waits for the one before to commit.
-wait_for_sql 60 "SELECT COUNT(*) FROM $trx AND trx_rows_modified >= 2000" 2
+wait_for_sql 60 "SELECT COUNT(*) FROM $trx AND trx_rows_modified >= 10000" 2
 ok $? "two chunks are in flight at once, each with its rows inserted"
 sql_root "KILL CONNECTION $(sql "$waiting")"
 wait_exit 60 "$pid"
@@ -126,7 +126,7 @@ wait_for_sql 120 "SELECT lines_done > 0 FROM jobq_batches WHERE batch_key = 'k4'
 	"BEGIN; SELECT lines_done FROM jobq_batches WHERE batch_key = 'k4' FOR UPDATE; SELECT SLEEP(9); COMMIT" \
 	>/dev/null 2>&1 &
 hold=$!
-wait_for_sql 60 "SELECT COUNT(*) FROM $trx AND trx_rows_modified >= 2000" 2
+wait_for_sql 60 "SELECT COUNT(*) FROM $trx AND trx_rows_modified >= 10000" 2
 ok $? "held up: a chunk waits for the row lock, the one after it for its turn, both with their rows"
 wait_for_sql 30 "SELECT (SELECT COUNT(*) FROM $trx AND trx_rows_modified > 0) = 1
 	AND (SELECT COUNT(*) FROM ($waiting) w) = 1" 1

@@ -222,12 +222,12 @@ stop_workers
 # the first chunk holds the group open and the last lets it go, so the
 # group counts every job and no hold is left.
 empty_tables
-lines W 5000 | jq_ enqueue --batch --delay 1h --group wide --on-complete fanin >"$T/wide.out" 2>&1
-is "$?/$(sql "SELECT COUNT(*) FROM jobs WHERE group_id = (SELECT id FROM jobq_groups WHERE name = 'wide')")" "0/5000" \
-	"5,000 lines in three chunks join the group"
-is "$(sql "SELECT CONCAT_WS(',', total, holds, ended_at IS NULL) FROM jobq_groups WHERE name = 'wide'")" "5000,0,1" \
-	"it counts 5,000 jobs, holds none and stays open for them"
-is "$(sql "SELECT CONCAT_WS(',', lines_done, jobs_done) FROM jobq_batches ORDER BY created_at DESC LIMIT 1")" "5000,5000" \
+lines W 25000 | jq_ enqueue --batch --delay 1h --group wide --on-complete fanin >"$T/wide.out" 2>&1
+is "$?/$(sql "SELECT COUNT(*) FROM jobs WHERE group_id = (SELECT id FROM jobq_groups WHERE name = 'wide')")" "0/25000" \
+	"25,000 lines in three chunks join the group"
+is "$(sql "SELECT CONCAT_WS(',', total, holds, ended_at IS NULL) FROM jobq_groups WHERE name = 'wide'")" "25000,0,1" \
+	"it counts 25,000 jobs, holds none and stays open for them"
+is "$(sql "SELECT CONCAT_WS(',', lines_done, jobs_done) FROM jobq_batches ORDER BY created_at DESC LIMIT 1")" "25000,25000" \
 	"the batch's progress row names every line"
 empty_tables
 
