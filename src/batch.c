@@ -510,12 +510,14 @@ get_group(const struct batch_ctx *ctx, const cJSON *o, struct batch_job *job, ch
 	    : 0;
 }
 
+/* The payload, printed compact.  Last of the line's readers: printing
+ * changes the payload's numbers (json_print_compact). */
 static int
-get_payload(const cJSON *o, struct batch_job *job)
+get_payload(cJSON *o, struct batch_job *job)
 {
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "payload");
+	cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "payload");
 
-	job->payload = v != NULL ? cJSON_PrintUnformatted(v) : xstrdup("{}");
+	job->payload = v != NULL ? json_print_compact(v) : xstrdup("{}");
 	if (job->payload == NULL)
 		fatal("cJSON_PrintUnformatted: out of memory");
 	job->e.payload_len = strlen(job->payload);

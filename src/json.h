@@ -7,6 +7,7 @@
 #include <stddef.h>
 
 cJSON *json_parse_exact(const char *s, size_t len, size_t *at);
+char *json_print_compact(cJSON *v);
 int json_payload_check(const char *p, size_t len, size_t max, int known_json, char *err);
 
 #endif

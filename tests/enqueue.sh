@@ -165,6 +165,19 @@ is "$(sql "SELECT GROUP_CONCAT(ROUND(TIMESTAMPDIFF(MICROSECOND, created_at, avai
 is "$(sql "SELECT DATE_FORMAT(available_at, '%Y-%m-%d %H:%i:%s') FROM jobs ORDER BY id DESC LIMIT 1")" \
 	"2031-06-01 10:00:00" "per-line at, with an offset, stored in UTC"
 
+# Numbers are stored as cJSON writes them, whole ones by a faster path
+# (json_print_compact): the same text at every edge of that path.
+sql "DELETE FROM jobs"
+cat >"$T/numbers.jsonl" <<'EOF'
+{"type": "echo", "payload": {"a": 0, "b": -0, "c": 1e3, "d": 999999999999999, "e": -999999999999999, "f": 1000000000000000, "g": 1.5, "h": -7, "i": 2.0, "j": [1, [-2, {"k": 3}]], "l": 0.1, "m": 12345678901234567890, "n": 1e300}}
+{"type": "echo", "payload": -12}
+{"type": "echo", "payload": -0.0}
+EOF
+run_in "$T/numbers.jsonl" enqueue --batch
+is "$RC/$(sql "SELECT GROUP_CONCAT(payload ORDER BY id SEPARATOR ' ') FROM jobs")" \
+	'0/{"a":0,"b":-0,"c":1000,"d":999999999999999,"e":-999999999999999,"f":1e+15,"g":1.5,"h":-7,"i":2,"j":[1,[-2,{"k":3}]],"l":0.1,"m":1.2345678901234567e+19,"n":1e+300} -12 -0' \
+	"payload numbers: whole ones under 10^15 as digits, -0, 10^15 and others as cJSON writes them"
+
 # Flags give the defaults; a line's own field wins.
 sql "DELETE FROM jobs"
 printf '%s\n' '{"type": "echo"}' '{"type": "echo", "queue": "default", "priority": 1, "max_attempts": 2}' >"$T/defaults.jsonl"
