@@ -71,34 +71,33 @@ json_payload_check(const char *p, size_t len, size_t max, int known_json, char *
 	return 0;
 }
 
-/* Turns each number of the list starting at v (and below it) that is a
- * whole number under 10^15 in magnitude into raw text of its digits.
- * For such a number cJSON's "%1.15g" writes exactly those digits, so
- * the text printed does not change; -0 is left to cJSON ("-0"). */
+/* Turns v, when it is a whole number under 10^15 in magnitude, and each
+ * such number below it into raw text of its digits.  For such a number
+ * cJSON's "%1.15g" writes exactly those digits, so the text printed does
+ * not change; -0 is left to cJSON ("-0"). */
 static void
 raw_integers(cJSON *v)
 {
-	for (; v != NULL; v = v->next) {
-		double d = v->valuedouble;
-		char digits[24], *end = digits + sizeof digits, *p = end;
-		uint64_t n;
+	double d = v->valuedouble;
+	char digits[24], *end = digits + sizeof digits, *p = end;
+	cJSON *c;
+	uint64_t n;
 
-		if (v->child != NULL)
-			raw_integers(v->child);
-		if (!cJSON_IsNumber(v) || d != floor(d) || fabs(d) >= 1e15 || (d == 0 && signbit(d)))
-			continue;
-		n = (uint64_t)fabs(d);
-		*--p = '\0';
-		do
-			*--p = (char)('0' + n % 10);
-		while ((n /= 10) > 0);
-		if (d < 0)
-			*--p = '-';
-		if ((v->valuestring = cJSON_malloc((size_t)(end - p))) == NULL)
-			continue; /* left a number: printed the slow way */
-		memcpy(v->valuestring, p, (size_t)(end - p));
-		v->type = cJSON_Raw;
-	}
+	for (c = v->child; c != NULL; c = c->next)
+		raw_integers(c);
+	if (!cJSON_IsNumber(v) || d != floor(d) || fabs(d) >= 1e15 || (d == 0 && signbit(d)))
+		return;
+	n = (uint64_t)fabs(d);
+	*--p = '\0';
+	do
+		*--p = (char)('0' + n % 10);
+	while ((n /= 10) > 0);
+	if (d < 0)
+		*--p = '-';
+	if ((v->valuestring = cJSON_malloc((size_t)(end - p))) == NULL)
+		return; /* left a number: printed the slow way */
+	memcpy(v->valuestring, p, (size_t)(end - p));
+	v->type = cJSON_Raw;
 }
 
 /* Prints v as cJSON_PrintUnformatted does, byte for byte, but without
@@ -110,14 +109,6 @@ raw_integers(cJSON *v)
 char *
 json_print_compact(cJSON *v)
 {
-	if (v->child != NULL)
-		raw_integers(v->child);
-	if (cJSON_IsNumber(v)) {
-		cJSON *next = v->next;
-
-		v->next = NULL; /* v alone, not the values after it */
-		raw_integers(v);
-		v->next = next;
-	}
+	raw_integers(v);
 	return cJSON_PrintUnformatted(v);
 }
