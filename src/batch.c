@@ -519,7 +519,7 @@ get_payload(cJSON *o, struct batch_job *job)
 
 	job->payload = v != NULL ? json_print_compact(v) : xstrdup("{}");
 	if (job->payload == NULL)
-		fatal("cJSON_PrintUnformatted: out of memory");
+		fatal("json_print_compact: out of memory");
 	job->e.payload_len = strlen(job->payload);
 	return 0;
 }
