@@ -308,7 +308,7 @@ api_job_run_now(struct req *r)
 	char err[ERRSZ];
 
 	return job_action(r, "run-now", queue_make_due(r->db, r->id, err),
-	    "a worker holds this job; it cannot be made due", err);
+	    "a worker holds this job, or it waits for other jobs; it cannot be made due", err);
 }
 
 /* POST /api/jobs/ID/release: a stale job is ready again. */

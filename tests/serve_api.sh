@@ -73,6 +73,12 @@ is "$(count jobs "id = $d1 AND available_at <= UTC_TIMESTAMP(6)")" 1 "the delaye
 is "$(sql "SELECT CONCAT(username, ' ', action) FROM jobq_audit WHERE job_id = $d1")" "admin run-now" "audited"
 post "/api/jobs/99999999/run-now" "$T/jar" '{}'
 is "$CODE" 404 "run now of a job that is gone: 404"
+# A job that waits for another is released only by that one's end.
+w=$(jq_ enqueue --after "$d1" echo '{}')
+post "/api/jobs/$w/run-now" "$T/jar" '{}'
+is "$CODE" 409 "run now of a job that waits for another: 409"
+is "$(count jobs "id = $w AND waiting_on = 1 AND available_at > UTC_TIMESTAMP(6)")" 1 "it still waits"
+sql "DELETE FROM jobq_deps WHERE job_id = $w; DELETE FROM jobs WHERE id = $w; UPDATE jobs SET has_waiters = 0 WHERE id = $d1"
 
 # ---- overview ----
 sql "INSERT INTO job_runs (job_id, queue, type, attempt, worker, started_at, duration_ms, outcome, exit_status)
