@@ -139,6 +139,7 @@ struct worker {
 	int write_waited;            /* the last write waited on a lock held elsewhere */
 	struct claim_lost lost;      /* a claim whose answer never came, to give back */
 	struct handoff handoff;      /* its outcomes' hand-off (queue.h); worker.queues NULL: off */
+	int handoff_unsure;          /* the last write failed: its hand-offs may stand under the token */
 	char *handoff_queues;        /* handoff.queues's storage */
 	int64_t write_delay;         /* between tries of a write that failed */
 	int64_t write_failing_since; /* 0: the last write went through */

@@ -440,8 +440,22 @@ outcome_of(struct worker *w, struct slot *s, struct outcome *o, struct run_recor
 static void
 handoff_take(struct worker *w, int64_t now)
 {
-	size_t n = w->handoff.njobs;
+	size_t n = 0, i;
+	unsigned k, room = w->nslots - slot_count(w, SLOT_READY) - slot_count(w, SLOT_RUNNING) -
+	    slot_count(w, SLOT_WRITING);
 
+	/* A token kept over a failed write (write_pending) reads back, with
+	 * the jobs new to this worker, those it already holds: once each. */
+	for (i = 0; i < w->handoff.njobs; i++) {
+		struct job *j = w->handoff.jobs[i];
+
+		for (k = 0; k < w->nslots && (w->slots[k].job == NULL || w->slots[k].job->id != j->id); k++)
+			;
+		if (k < w->nslots || n >= room)
+			job_free(j); /* held already; or no slot: its lease expires */
+		else
+			w->handoff.jobs[n++] = j;
+	}
 	w->active_at = now;
 	metrics_handoff((unsigned)n);
 	reserve_place(w, w->handoff.jobs, n, mono_ms(), now);
@@ -489,8 +503,13 @@ write_pending(struct worker *w, int64_t now)
 	if (n + nc > 0) {
 		int64_t t0 = mono_us();
 
-		random_hex(w->handoff.token, LEASE_TOKEN_LEN / 2);
+		/* A write whose answer never came may have handed jobs off:
+		 * the token stays, so that the write that finds it applied
+		 * can read them back (queue_write). */
+		if (!w->handoff_unsure)
+			random_hex(w->handoff.token, LEASE_TOKEN_LEN / 2);
 		rc = queue_write(w->db, o, n, charge, nc, err);
+		w->handoff_unsure = rc != DB_OK;
 		metrics_write(mono_us() - t0);
 		for (i = 0; i < nc; i++)
 			w->charge_due |= !charge[i]->charged;

@@ -8,6 +8,9 @@
 #      lost": its side effects happen once and the history holds one run
 #      row, in exec and in persistent mode (and in both reservation
 #      modes);
+#      An outcome that handed the job waiting for it to its own worker
+#      (a chain) and whose answer is lost: the worker reads the job back
+#      and runs it, charged one attempt, not held until its lease ends;
 #   3. a claim whose answer is lost uses up no attempt: once back, the
 #      worker gives its rows back, attempt refunded, and with
 #      max_attempts = 1 the job still runs, in both reservation modes;
@@ -81,6 +84,13 @@ on_dead = $T/alert.sh $T/alerts
 
 [handler again]
 exec = $T/once.sh $T/marks/once
+
+[handler link]
+exec = $TH/helper_exit.py
+mode = $mode
+env.PYTHONPATH = $HANDLERS
+env.PYTHONDONTWRITEBYTECODE = 1
+max_attempts = 1
 EOC
 	p=$(jq_ enqueue parent '{}')
 	echo "DELETE FROM jobs WHERE id = $p " >"$PX/drop"
@@ -108,6 +118,18 @@ EOC
 	is "$(dropped)" 1 "[$mode] the retry outcome's answer was lost once"
 	is "$(sql "SELECT GROUP_CONCAT(CONCAT(attempt, ':', outcome) ORDER BY id) FROM job_runs WHERE job_id = $a")" \
 		"1:retry,2:done" "[$mode] retry: one row per run, then done on attempt 2"
+	l1=$(jq_ enqueue link '{"exit": 0}')
+	l2=$(jq_ enqueue --after "$l1" link '{"exit": 0}')
+	l3=$(jq_ enqueue --after "$l2" link '{"exit": 0}')
+	rm -f "$PX/dropped"
+	echo "DELETE FROM jobs WHERE id = $l1 AND lease_token" >"$PX/drop"
+	t0=$(date +%s)
+	drain "$mode"
+	is "$(dropped)" 1 "[$mode] the outcome that hands the next link off: its answer was lost once"
+	is "$(sql "SELECT GROUP_CONCAT(CONCAT(job_id - $l1, ':', attempt, ':', outcome) ORDER BY job_id)
+		FROM job_runs WHERE job_id IN ($l1, $l2, $l3)")" "0:1:done,1:1:done,2:1:done" \
+		"[$mode] every link ran once, as attempt 1 of 1: the job handed off was read back and run"
+	ok "$(($(date +%s) - t0 < 20 ? 0 : 1))" "[$mode] without waiting for the handed-off job's lease to end"
 	problems=$(grep -E "lease lost|dropped" "$T/work.$mode.log" | head -3)
 	is "$problems" "" "[$mode] no outcome was taken for lost"
 	like "$(cat "$T/work.$mode.log")" "earlier write's answer was lost, and the database shows it applied" \
