@@ -265,6 +265,14 @@ retry_once(struct db *db, uint64_t id, const struct failed_edit *e, char *err)
 	}
 	if (rc == DB_OK)
 		rc = db_exec(db, err, "DELETE FROM failed_jobs WHERE id = %U", id);
+	/* The jobs of policy any that still wait for others took its death
+	 * off their counts: it is owed them no more, and its next end must
+	 * not count for them again (deps.c counts every link it finds). */
+	if (rc == DB_OK)
+		rc = db_exec(db, err,
+		    "DELETE d FROM jobq_deps d JOIN jobs j ON j.id = d.job_id"
+		    " WHERE d.after_id = %U AND j.after_any = 1 AND j.waiting_on > 0",
+		    id);
 	if (rc == DB_OK && e != NULL)
 		rc = audit_edit(db, id, e, old, err);
 	/* The jobs its death cancelled wait for it again (park.c). */

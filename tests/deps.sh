@@ -169,6 +169,27 @@ EOC
 	is "$(sql "SELECT COUNT(*) FROM jobq_parked")" 0 "$m forgetting R1 drops S's copy"
 	is "$(run_of "$s1")" "cancelled|cancelled by dependency $r1 (dead)" "$m S stays cancelled"
 
+	# A job of policy any still waiting for another counted the dead
+	# job's end once: retrying that one, and its new end, count nothing
+	# for it again (the release only takes down what the end is owed).
+	x3=$(jq_ enqueue step '{"name": "X3", "exit": 65}')
+	z3=$(jq_ enqueue --delay 1h step '{"name": "Z3"}')
+	k3=$(jq_ enqueue --after-any "$x3,$z3" step '{"name": "K3"}')
+	d3=$(jq_ enqueue --after "$x3" step '{"name": "D3"}')
+	wait_for_sql 30 "SELECT COUNT(*) FROM jobq_parked WHERE id = $d3" 1
+	ok $? "$m X3 died: D3 is cancelled (parked)"
+	is "$(sql "SELECT waiting_on FROM jobs WHERE id = $k3")" 1 "$m K3 (any) waits for Z3 alone"
+	jq_ failed retry --payload '{"name": "X3b", "sleep": 1}' "$x3" >/dev/null
+	e3=$(jq_ enqueue --after "$x3" step '{"name": "E3"}')
+	wait_for_sql 30 "SELECT COUNT(*) FROM job_runs WHERE job_id IN ($d3, $e3) AND outcome = 'done'" 2
+	ok $? "$m retrying X3 re-opens D3; D3 and E3, enqueued after X3 as it ran again, run"
+	is "$(sql "SELECT CONCAT_WS('|', waiting_on, (SELECT COUNT(*) FROM job_runs WHERE job_id = $k3)) FROM jobs WHERE id = $k3")" \
+		"1|0" "$m K3 still waits for Z3, and has not run"
+	jq_ cancel "$z3" >/dev/null
+	wait_for_sql 30 "SELECT COUNT(*) FROM job_runs WHERE job_id = $k3 AND outcome = 'done'" 1
+	ok $? "$m Z3 cancelled: K3 runs"
+	is "$(starts K3)" 1 "$m once"
+
 	out=$(jq_ enqueue --after 999999999 step '{"name": "H"}' 2>&1)
 	is "$?" 65 "$m --after an unknown job exits 65"
 	like "$out" "job 999999999 is not known" "$m and says which"
