@@ -229,8 +229,10 @@ join_group(struct db *db, const struct after_job *jobs, size_t n, char *err)
 
 /* One try of after_enqueue's transaction. */
 static int
-enqueue_tx(struct db *db, struct after_job *jobs, size_t n, uint64_t *ids, char *err)
+enqueue_tx(struct db *db, struct after_job *jobs, size_t n, const struct group_spec *group, uint64_t *ids,
+    char *err)
 {
+	uint64_t gid = 0;
 	struct tx t;
 	size_t i;
 	int rc;
@@ -242,7 +244,11 @@ enqueue_tx(struct db *db, struct after_job *jobs, size_t n, uint64_t *ids, char 
 	t.how = xcalloc(n + 1, sizeof *t.how);
 	if ((rc = db_begin(db, err)) != DB_OK)
 		goto out;
-	rc = join_group(db, jobs, n, err);
+	if (group != NULL && (rc = groups_open(db, group, &gid, err)) == DB_OK)
+		for (i = 0; i < n; i++)
+			jobs[i].e.group_id = gid;
+	if (rc == DB_OK)
+		rc = join_group(db, jobs, n, err);
 	if (rc == DB_OK && t.nk > 0)
 		rc = lookup(db, &t, err);
 	for (i = 0; rc == DB_OK && i < n; i++)
@@ -262,15 +268,19 @@ out:
  * dependencies all ended done, or (policy any) ended at all, is inserted
  * ready; one of policy all with a dependency that ended otherwise is
  * finalized at once as cancelled.  Jobs that join a group (e.group_id)
- * all join the same one.  Returns DB_OK, a DB_* code, AFTER_EUNKNOWN
- * with err naming the unknown job, or GROUPS_ECLOSED (nothing written). */
+ * all join the same one; with group, the one it names, found or made
+ * in the same transaction (so that a refused input leaves no group
+ * behind), whatever e.group_id says.  Returns DB_OK, a DB_* code,
+ * AFTER_EUNKNOWN with err naming the unknown job, or GROUPS_ECLOSED or
+ * GROUPS_EDIFFER (groups_open); nothing is written unless DB_OK. */
 int
-after_enqueue(struct db *db, struct after_job *jobs, size_t n, uint64_t *ids, char *err)
+after_enqueue(struct db *db, struct after_job *jobs, size_t n, const struct group_spec *group, uint64_t *ids,
+    char *err)
 {
 	int rc, attempt = 0;
 
 	do
-		rc = enqueue_tx(db, jobs, n, ids, err);
+		rc = enqueue_tx(db, jobs, n, group, ids, err);
 	while (db_retry_after(rc, ++attempt));
 	return rc;
 }

@@ -22,6 +22,8 @@ struct after_job {
 /* after_enqueue's answer when a job names an id no table knows. */
 #define AFTER_EUNKNOWN 1
 
-int after_enqueue(struct db *db, struct after_job *jobs, size_t n, uint64_t *ids, char *err);
+struct group_spec;
+int after_enqueue(struct db *db, struct after_job *jobs, size_t n, const struct group_spec *group, uint64_t *ids,
+    char *err);
 
 #endif

@@ -580,10 +580,8 @@ write_graph(struct batch_run *b, struct reader *r, struct graph *g)
 		    n == 1 ? "" : "s");
 		return 0;
 	}
-	if ((rc = open_group(b)) != 0)
-		return rc;
 	ids = xcalloc(n + 1, sizeof *ids);
-	if ((rc = graph_commit(g, b->db, b->gid, ids, err)) == DB_OK) {
+	if ((rc = graph_commit(g, b->db, b->ctx->group, ids, err)) == DB_OK) {
 		for (i = 0; i < n; i++)
 			printf("%llu\n", (unsigned long long)ids[i]);
 		printf("enqueued %zu job%s in one transaction\n", n, n == 1 ? "" : "s");
@@ -592,8 +590,8 @@ write_graph(struct batch_run *b, struct reader *r, struct graph *g)
 	} else
 		cli_error("enqueue: %s (nothing was written)", err);
 	free(ids);
-	return rc == DB_OK                                  ? 0
-	    : rc == AFTER_EUNKNOWN || rc == GROUPS_ECLOSED ? EX_DATAERR
+	return rc == DB_OK                                                            ? 0
+	    : rc == AFTER_EUNKNOWN || rc == GROUPS_ECLOSED || rc == GROUPS_EDIFFER ? EX_DATAERR
 	    : rc == DB_EGONE       ? EX_UNAVAILABLE
 	                           : EXIT_FAIL;
 }

@@ -152,11 +152,11 @@ graph_jobs(const struct graph *g, const struct batch_job **jobs)
 	return g->nheld;
 }
 
-/* Commits the jobs graph_add kept in one transaction, each joining
- * group gid (0: none); ids[i] gets the id of the i-th.  Returns as
- * after_enqueue does. */
+/* Commits the jobs graph_add kept in one transaction, each joining the
+ * group that group names (NULL: none), made in it if need be; ids[i]
+ * gets the id of the i-th.  Returns as after_enqueue does. */
 int
-graph_commit(struct graph *g, struct db *db, uint64_t gid, uint64_t *ids, char *err)
+graph_commit(struct graph *g, struct db *db, const struct group_spec *group, uint64_t *ids, char *err)
 {
 	struct after_job *a = xcalloc(g->nheld + 1, sizeof *a);
 	size_t **refs = xcalloc(g->nheld + 1, sizeof *refs);
@@ -167,7 +167,6 @@ graph_commit(struct graph *g, struct db *db, uint64_t gid, uint64_t *ids, char *
 		const struct batch_job *b = &g->jobs[i];
 
 		a[i].e = b->e;
-		a[i].e.group_id = gid;
 		a[i].ids = b->after_ids;
 		a[i].nids = b->nafter_ids;
 		a[i].after_any = b->after_any;
@@ -177,7 +176,7 @@ graph_commit(struct graph *g, struct db *db, uint64_t gid, uint64_t *ids, char *
 		a[i].refs = refs[i];
 		a[i].nrefs = b->nafter_refs;
 	}
-	rc = after_enqueue(db, a, g->nheld, ids, err);
+	rc = after_enqueue(db, a, g->nheld, group, ids, err);
 	for (i = 0; i < g->nheld; i++)
 		free(refs[i]);
 	free(refs);

@@ -283,6 +283,15 @@ is "$?" 64 "--on-complete without --group: exit 64"
 is "$(echo "$out" | head -1)" "jobq: enqueue: --on-complete goes with --group" "one line saying so"
 out=$(jq_ enqueue --group g1 step '{}' 2>&1)
 is "$?" 64 "--group without --batch: exit 64"
+# A graph refused by the database (a job it waits for is unknown) makes
+# no group: the group is opened in the graph's own transaction.
+out=$(printf '%s\n' '{"type": "step", "after": [999999999]}' | jq_ enqueue --batch --group ghost --on-complete fanin 2>&1)
+is "$?" 65 "a graph waiting for an unknown job: exit 65"
+like "$out" "job 999999999 is not known.*nothing was written" "one line naming it"
 is "$(sql "SELECT CONCAT(COUNT(*), '/', (SELECT COUNT(*) FROM jobq_groups)) FROM jobs")" "$n0" "the bad input wrote nothing"
+out=$(printf '%s\n' '{"type": "step", "ref": "a"}' '{"type": "step", "after": ["a"]}' |
+	jq_ enqueue --batch --group ghost --on-complete step 2>&1)
+is "$?" 0 "the graph corrected, with another callback: enqueued in group ghost"
+is "$(sql "SELECT CONCAT_WS(',', total, on_complete) FROM jobq_groups WHERE name = 'ghost'")" "2,step" "which has its callback"
 
 finish
