@@ -47,11 +47,13 @@ ended_find(struct ended *k, size_t n, uint64_t id)
 }
 
 /* The outcome word of a run that ends a job, as a static string; NULL
- * for any other (a retry, a lost write). */
+ * for any other (a retry, a lost write).  A dead job is found in the
+ * dead letter first; its last run says "dead" once it was forgotten
+ * there. */
 static const char *
 end_word(const char *outcome)
 {
-	static const char *const ends[] = { "done", "cancelled", "expired" };
+	static const char *const ends[] = { "done", "dead", "cancelled", "expired" };
 	size_t i;
 
 	for (i = 0; outcome != NULL && i < ARRAY_LEN(ends); i++)

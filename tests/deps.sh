@@ -168,6 +168,12 @@ EOC
 	jq_ failed forget "$r1" >/dev/null
 	is "$(sql "SELECT COUNT(*) FROM jobq_parked")" 0 "$m forgetting R1 drops S's copy"
 	is "$(run_of "$s1")" "cancelled|cancelled by dependency $r1 (dead)" "$m S stays cancelled"
+	# A forgotten dead job is known by its last run: it ended dead.
+	f2=$(jq_ enqueue --after "$r1" step '{"name": "F2"}' 2>&1)
+	like "$?/$(run_of "$f2")" "^0/cancelled\\|cancelled by dependency $r1 \\(dead\\)" "$m --after a forgotten dead job: cancelled at once"
+	g2=$(jq_ enqueue --after-any "$r1" step '{"name": "G2"}' 2>&1)
+	wait_for_sql 30 "SELECT COUNT(*) FROM job_runs WHERE job_id = $g2 AND outcome = 'done'" 1
+	ok $? "$m --after-any a forgotten dead job: runs"
 
 	# A job of policy any still waiting for another counted the dead
 	# job's end once: retrying that one, and its new end, count nothing
