@@ -328,7 +328,8 @@ groups_find(struct db *db, const char *id_or_name, struct group_view *v, int *fo
 }
 
 /* Fills *w with up to max waiting jobs of group id, by id, each with the
- * jobs it waits for; free with groups_waiting_free. */
+ * jobs it still waits for (those not ended: still in jobs); free with
+ * groups_waiting_free. */
 int
 groups_waiting(struct db *db, uint64_t id, unsigned max, struct group_wait **w, size_t *n, char *err)
 {
@@ -341,6 +342,7 @@ groups_waiting(struct db *db, uint64_t id, unsigned max, struct group_wait **w, 
 	r = db_query(db, &rc, err,
 	    "SELECT j.id, GROUP_CONCAT(d.after_id ORDER BY d.after_id) FROM jobs j"
 	    " JOIN jobq_deps d ON d.job_id = j.id WHERE j.group_id = %U AND " IS_WAITING
+	    " AND EXISTS (SELECT 1 FROM jobs a WHERE a.id = d.after_id)"
 	    " GROUP BY j.id ORDER BY j.id LIMIT %u",
 	    id, max);
 	if (r == NULL)

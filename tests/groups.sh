@@ -265,6 +265,15 @@ start_worker --queue default,callbacks
 wait_for_sql 30 "SELECT COUNT(*) FROM job_runs WHERE type = 'fanin' AND payload LIKE '%\"graph\"%'" 1
 ok $? "a graph in a group gets its callback"
 is "$(sql "SELECT CONCAT_WS(',', total, done) FROM jobq_groups WHERE name = 'graph'")" "2,2" "counting both jobs"
+# A job waits for those of its dependencies that have not ended.
+out=$(printf '%s\n' '{"type": "step", "ref": "a", "payload": {"name": "WA"}}' \
+	'{"type": "step", "ref": "b", "delay": "1h", "payload": {"name": "WB"}}' \
+	'{"type": "step", "after": ["a", "b"], "payload": {"name": "WC"}}' |
+	jq_ enqueue --batch --group half 2>&1)
+ids=($(echo "$out" | grep -E '^[0-9]+$'))
+wait_for_sql 30 "SELECT COUNT(*) FROM job_runs WHERE job_id = ${ids[0]} AND outcome = 'done'" 1
+like "$(jq_ group show half | grep 'waits for')" "^waiting: +job ${ids[2]} waits for ${ids[1]}\$" "group show: what a job still waits for, not one that ended"
+like "$(jq_ group show --json half | tr -d ' \n')" "\"waits_for\":\"${ids[1]}\"" "and in JSON"
 stop_workers
 out=$(jq_ group show nosuch 2>&1)
 is "$?" 65 "group show of an unknown group: exit 65"
