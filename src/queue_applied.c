@@ -18,7 +18,10 @@
  * fence had failed) and it is not written again, so its side effects
  * (on_dead, the counts, the run row) happen once; it stays
  * OUTS_PENDING when it was not applied.  The run row of that try tells
- * (one per run: job, attempt, worker and start time); an outcome
+ * (one per run: job, attempt, worker and start time): "lost" with the
+ * lease still ours says the fence failed on has_waiters alone (a lean
+ * outcome of a job that gained a waiter, piece_sql), so the outcome is
+ * still to be written, in full (gained_waiter); an outcome
  * without a run is told by the job's row: still under our lease, not
  * applied; a dead-letter is applied if failed_jobs has the job since
  * its reservation; a job given back is applied either way. */
@@ -32,9 +35,9 @@ queue_outcome_applied(struct db *db, struct outcome *o, char *err)
 
 	if (o->run != NULL)
 		r = db_query(db, &rc, err,
-		    "SELECT outcome FROM job_runs WHERE job_id = %U AND attempt = %u AND worker = %q"
-		    " AND started_at = %q",
-		    j->id, j->attempt, o->run->worker, j->reserved_at);
+		    "SELECT outcome, EXISTS (SELECT 1 FROM jobs WHERE id = %U AND lease_token = %q) FROM job_runs"
+		    " WHERE job_id = %U AND attempt = %u AND worker = %q AND started_at = %q",
+		    j->id, j->token, j->id, j->attempt, o->run->worker, j->reserved_at);
 	else
 		r = db_query(db, &rc, err,
 		    "SELECT IF(lease_token = %q, 'ours', 'gone') FROM jobs WHERE id = %U UNION ALL"
@@ -43,7 +46,9 @@ queue_outcome_applied(struct db *db, struct outcome *o, char *err)
 	if (r == NULL)
 		return rc;
 	row = db_res_next(r);
-	if (o->run != NULL && row != NULL)
+	if (o->run != NULL && row != NULL && row[0] != NULL && strcmp(row[0], "lost") == 0)
+		o->gained_waiter = row[1] != NULL && row[1][0] == '1';
+	if (o->run != NULL && row != NULL && !o->gained_waiter)
 		o->state = row[0] != NULL && strcmp(row[0], "lost") == 0 ? OUTS_LOST : OUTS_WRITTEN;
 	else if (o->run == NULL && (row == NULL || row[0] == NULL || strcmp(row[0], "ours") != 0))
 		o->state = o->kind != OUT_DEAD || (row != NULL && row[0] != NULL && strcmp(row[0], "dead") == 0)

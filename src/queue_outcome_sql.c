@@ -339,7 +339,9 @@ waiters_fence(int lean, int sole, int waiters)
  * in the same transaction as the row that replaces it.  A worker killed
  * between the two leaves the "lost" row, which is then the truth: its
  * outcome was never written, and the job runs again once the lease
- * expires.
+ * expires.  An outcome without a run row (a job never started: its
+ * type unknown, its attempts used up) is lean the same way: a waiter it
+ * gained must be cancelled with it, not left waiting for good.
  *
  * An outcome that ends a job each of whose waiters waited for it alone
  * when it was claimed (has_waiters WAITERS_SOLE or WAITERS_ONE) is sole:
@@ -355,7 +357,7 @@ piece_sql(struct db *db, struct buf *sql, const struct outcome *o, const struct 
 	const char *fenced = "ROW_COUNT()";
 	const struct job *j = o->job;
 	int waiters = j->waiters || o->gained_waiter;
-	int lean = ended_as(o->kind) != NULL && v->with_run && !waiters;
+	int lean = ended_as(o->kind) != NULL && !waiters;
 	int sole = ended_as(o->kind) != NULL && v->with_run &&
 	    (j->waiters == WAITERS_SOLE || j->waiters == WAITERS_ONE) && !o->gained_waiter;
 	unsigned parts = (waiters ? DEPS_WAITERS : 0) | (sole ? DEPS_SOLE : 0) | (j->waited ? DEPS_OWN : 0);
@@ -365,7 +367,7 @@ piece_sql(struct db *db, struct buf *sql, const struct outcome *o, const struct 
 	m->handoff = 0;
 	m->group_id = 0;
 	m->lean = lean || sole;
-	if (o->gained_waiter) {
+	if (o->gained_waiter && o->run != NULL) {
 		db_sql(db, sql,
 		    "DELETE FROM job_runs WHERE job_id = %U AND attempt = %u AND worker = %q AND outcome = 'lost';", j->id,
 		    j->attempt, o->run->worker);

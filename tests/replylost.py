@@ -14,6 +14,11 @@ connection is forwarded packet by packet.  DIR holds the orders:
              it by then), and the client's connection is closed: the
              statement took effect, the client never heard.  The file is
              removed, and the statement appended to DIR/dropped.
+  DIR/hold   a Python regular expression.  The next statement whose
+             text it matches is held back: DIR/held is written (the
+             statement), and the statement is forwarded once DIR/hold is
+             removed.  A test does something between a worker's
+             statements this way, however fast they follow each other.
   DIR/cut    while it exists, every connection is closed and new ones
              are refused (a unix socket is removed; a TCP listener stops
              answering connections with a close).
@@ -93,6 +98,25 @@ def should_drop(payload):
     return True
 
 
+def hold_back(payload):
+    """Waits while DIR/hold names the statement (at most a minute)."""
+    path = os.path.join(DIR, "hold")
+    try:
+        with open(path) as f:
+            pattern = f.read().strip()
+    except FileNotFoundError:
+        return
+    text = payload[1:].decode("utf-8", "replace")
+    if not pattern or not re.search(pattern, text, re.S):
+        return
+    with open(os.path.join(DIR, "held.tmp"), "w") as f:
+        f.write(text.replace("\n", " ") + "\n")
+    os.rename(os.path.join(DIR, "held.tmp"), os.path.join(DIR, "held"))
+    deadline = time.monotonic() + 60
+    while os.path.exists(path) and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
 def forward(client):
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
@@ -123,6 +147,8 @@ def forward(client):
                     server.sendall(packet)
                     time.sleep(1)
                     raise OSError("answer lost on purpose")
+                if packet[3] == 0 and n > 0 and packet[4] == 3:
+                    hold_back(packet[4:])
                 server.sendall(packet)
     except OSError:
         pass

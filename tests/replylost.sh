@@ -91,6 +91,13 @@ mode = $mode
 env.PYTHONPATH = $HANDLERS
 env.PYTHONDONTWRITEBYTECODE = 1
 max_attempts = 1
+
+[handler gated]
+exec = $TH/deps_log.py $T/dlog $mode
+mode = $mode
+env.PYTHONPATH = $HANDLERS
+env.PYTHONDONTWRITEBYTECODE = 1
+on_success = tail
 EOC
 	p=$(jq_ enqueue parent '{}')
 	echo "DELETE FROM jobs WHERE id = $p " >"$PX/drop"
@@ -130,6 +137,51 @@ EOC
 		FROM job_runs WHERE job_id IN ($l1, $l2, $l3)")" "0:1:done,1:1:done,2:1:done" \
 		"[$mode] every link ran once, as attempt 1 of 1: the job handed off was read back and run"
 	ok "$(($(date +%s) - t0 < 20 ? 0 : 1))" "[$mode] without waiting for the handed-off job's lease to end"
+	# A job that gains a waiter while it runs: its lean outcome's fence
+	# fails on that alone, and that answer is lost.  Found so, it is
+	# written again in full: done once, its waiter released, not taken
+	# for a lost lease and run again.
+	rm -f "$T/gate" "$PX/dropped"
+	tails=$(sql "SELECT COUNT(*) FROM job_runs WHERE type = 'tail'")
+	gj=$(jq_ enqueue gated "{\"name\": \"G\", \"gate\": \"$T/gate\"}")
+	echo "DELETE FROM jobs WHERE id = $gj AND lease_token = '[0-9a-f]+' AND has_waiters = 0" >"$PX/drop"
+	drain "$mode" &
+	dpid=$!
+	for ((i = 0; i < 300; i++)); do grep -q "^start G $gj " "$T/dlog" 2>/dev/null && break; sleep 0.1; done
+	gw=$(jq_ enqueue --after "$gj" child '{}')
+	: >"$T/gate"
+	wait $dpid
+	is "$(dropped)" 1 "[$mode] the lean outcome of a job that gained a waiter: its answer was lost once"
+	is "$(sql "SELECT GROUP_CONCAT(CONCAT(attempt, ':', outcome) ORDER BY id) FROM job_runs WHERE job_id = $gj")" "1:done" \
+		"[$mode] written again in full: one run, done"
+	is "$(grep -c "^start G $gj " "$T/dlog")/$(where "$gw")/$(($(sql "SELECT COUNT(*) FROM job_runs WHERE type = 'tail'") - tails))" \
+		"1/gone/1" "[$mode] it ran once, its waiter was released and ran, its on_success ran once"
+	# A job that never starts (its type is unknown) ends dead without a
+	# run row.  A job that waits for it is added by plain SQL after the
+	# claim and before that outcome (held at the proxy meanwhile): it is
+	# cancelled with it, naming it, not left waiting for good.
+	nx=$(sql "INSERT INTO jobs (queue, type, payload, available_at) VALUES ('default', 'nosuch', '{}', UTC_TIMESTAMP(6));
+		SELECT LAST_INSERT_ID()")
+	rm -f "$PX/held"
+	echo "INSERT INTO failed_jobs .* WHERE id = $nx " >"$PX/hold"
+	drain "$mode.unknown" &
+	dpid=$!
+	for ((i = 0; i < 300; i++)); do [ -e "$PX/held" ] && break; sleep 0.1; done
+	nw=$(sql "START TRANSACTION;
+		SELECT id FROM jobs WHERE id = $nx AND lease_token IS NOT NULL FOR UPDATE;
+		INSERT INTO jobs (queue, type, payload, available_at, waiting_on)
+			VALUES ('default', 'child', '{}', '9999-12-31 23:59:59', 1);
+		SET @w = LAST_INSERT_ID();
+		INSERT INTO jobq_deps (after_id, job_id) VALUES ($nx, @w);
+		UPDATE jobs SET has_waiters = 1 WHERE id = $nx;
+		COMMIT;
+		SELECT @w" | tail -1)
+	rm -f "$PX/hold"
+	wait $dpid
+	like "$(cat "$PX/held" 2>/dev/null)" "^START TRANSACTION;INSERT INTO failed_jobs" "[$mode] the outcome of the job of an unknown type was held until its waiter was added"
+	is "$(sql "SELECT reason FROM failed_jobs WHERE id = $nx")" "unknown job type" "[$mode] the job is dead-lettered as unknown"
+	like "$(sql "SELECT CONCAT_WS('|', outcome, error) FROM job_runs WHERE job_id = $nw")" \
+		"^cancelled\\|cancelled by dependency $nx \\(dead\\)" "[$mode] its waiter, added as it was held, is cancelled naming it"
 	problems=$(grep -E "lease lost|dropped" "$T/work.$mode.log" | head -3)
 	is "$problems" "" "[$mode] no outcome was taken for lost"
 	like "$(cat "$T/work.$mode.log")" "earlier write's answer was lost, and the database shows it applied" \
