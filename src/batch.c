@@ -412,7 +412,9 @@ get_after_one(const cJSON *v, struct batch_job *job, char *err)
 		job->after_refs[job->nafter_refs++] = xstrdup(v->valuestring);
 		return 0;
 	}
-	if (json_int(v, 1, (int64_t)1 << 53, &id) < 0) {
+	/* Below 2^53: above it a JSON number is no longer read exactly, and
+	 * another job's id would be taken for it. */
+	if (json_int(v, 1, ((int64_t)1 << 53) - 1, &id) < 0) {
 		errf(err, "\"after\": each element is a job id or the \"ref\" of an earlier line");
 		return -1;
 	}
@@ -420,12 +422,22 @@ get_after_one(const cJSON *v, struct batch_job *job, char *err)
 	return 0;
 }
 
-/* "ref", "after" and "after_policy". */
+/* "ref", "after" and "after_policy"; refused in a follow-up, whose
+ * outcome transaction cannot wait for other jobs yet (jobq-handler(7)):
+ * a follow-up that ran at once instead would break its order. */
 static int
-get_deps(const cJSON *o, struct batch_job *job, char *err)
+get_deps(const struct batch_ctx *ctx, const cJSON *o, struct batch_job *job, char *err)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "ref"), *a;
+	const char *const keys[] = { "after", "after_policy", "ref" };
+	size_t i;
 	int n;
+
+	for (i = 0; ctx->follow_up && i < ARRAY_LEN(keys); i++)
+		if (cJSON_GetObjectItemCaseSensitive(o, keys[i]) != NULL) {
+			errf(err, "\"%s\": not accepted in follow-ups (descriptor 3)", keys[i]);
+			return -1;
+		}
 
 	if (v != NULL && !ref_ok(v)) {
 		errf(err, "\"ref\": must be 1-%d printable ASCII characters without blanks", BATCH_REF_MAX);
@@ -564,7 +576,7 @@ batch_line_parse(const char *line, size_t len, const struct batch_ctx *ctx, stru
 		errf(err, "not a JSON object");
 	else if (check_fields(o, err) == 0 && get_names(o, job, err) == 0 &&
 	    get_time(o, job, &at, err) == 0 && get_numbers(o, job, err) == 0 && get_trace(o, job, err) == 0 &&
-	    get_expiry(o, job, err) == 0 && get_deps(o, job, err) == 0 && get_group(ctx, o, job, err) == 0 &&
+	    get_expiry(o, job, err) == 0 && get_deps(ctx, o, job, err) == 0 && get_group(ctx, o, job, err) == 0 &&
 	    get_payload(o, job) == 0)
 		rc = finish(ctx, job, at, 1, err);
 	cJSON_Delete(o);

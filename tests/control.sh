@@ -55,6 +55,8 @@ exec = ./control.sh garbage
 max_attempts = 1
 [handler bad_type]
 exec = ./control.sh bad_type
+[handler bad_after]
+exec = ./control.sh bad_after
 [handler flood]
 exec = ./control.sh flood
 [handler result]
@@ -69,6 +71,7 @@ EOC
 	ga=$(jq_ enqueue garbage '{}')
 	gl=$(jq_ enqueue garbage_last '{}')
 	bt=$(jq_ enqueue bad_type '{}')
+	ba=$(jq_ enqueue bad_after '{}')
 	rs=$(jq_ enqueue result '{}')
 	fl=$(jq_ enqueue flood '{}')
 	drain 6
@@ -111,6 +114,10 @@ EOC
 		"[$mode] a follow-up of an unknown type: retried, nothing enqueued"
 	like "$(sql "SELECT error FROM job_runs WHERE job_id = $bt")" "control channel line 1: enqueue: unknown job type 'nope'" \
 		"[$mode] a follow-up of an unknown type: the error says so"
+	is "$(where "$ba"),$(sql "SELECT COUNT(*) FROM jobs WHERE type = 'child' AND payload = '{}'")" "queue,0" \
+		"[$mode] a follow-up that would wait for other jobs: refused, retried, nothing enqueued"
+	like "$(sql "SELECT error FROM job_runs WHERE job_id = $ba")" "control channel line 1: enqueue: \"after\": not accepted in follow-ups" \
+		"[$mode] the error says so"
 
 	is "$(where "$fl")" queue "[$mode] more than 64K on the channel: the job is retried"
 	like "$(sql "SELECT error FROM job_runs WHERE job_id = $fl")" "jobq: control channel: more than 65536 bytes written" \
