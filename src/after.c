@@ -229,8 +229,8 @@ join_group(struct db *db, const struct after_job *jobs, size_t n, char *err)
 
 /* One try of after_enqueue's transaction. */
 static int
-enqueue_tx(struct db *db, struct after_job *jobs, size_t n, const struct group_spec *group, uint64_t *ids,
-    char *err)
+enqueue_tx(struct db *db, struct after_job *jobs, size_t n, const struct group_spec *group, int dry,
+    uint64_t *ids, char *err)
 {
 	uint64_t gid = 0;
 	struct tx t;
@@ -253,9 +253,9 @@ enqueue_tx(struct db *db, struct after_job *jobs, size_t n, const struct group_s
 		rc = lookup(db, &t, err);
 	for (i = 0; rc == DB_OK && i < n; i++)
 		rc = insert_job(db, &t, jobs, i, ids, err);
-	if (rc == DB_OK)
+	if (rc == DB_OK && !dry)
 		rc = db_commit(db, err);
-	if (rc != DB_OK)
+	if (rc != DB_OK || dry)
 		db_rollback(db);
 out:
 	tx_free(&t, n);
@@ -272,15 +272,17 @@ out:
  * in the same transaction (so that a refused input leaves no group
  * behind), whatever e.group_id says.  Returns DB_OK, a DB_* code,
  * AFTER_EUNKNOWN with err naming the unknown job, or GROUPS_ECLOSED or
- * GROUPS_EDIFFER (groups_open); nothing is written unless DB_OK. */
+ * GROUPS_EDIFFER (groups_open); nothing is written unless DB_OK.  dry:
+ * the same, rolled back at the end: nothing is written, and the answer
+ * is the one a real run would have had then. */
 int
-after_enqueue(struct db *db, struct after_job *jobs, size_t n, const struct group_spec *group, uint64_t *ids,
-    char *err)
+after_enqueue(struct db *db, struct after_job *jobs, size_t n, const struct group_spec *group, int dry,
+    uint64_t *ids, char *err)
 {
 	int rc, attempt = 0;
 
 	do
-		rc = enqueue_tx(db, jobs, n, group, ids, err);
+		rc = enqueue_tx(db, jobs, n, group, dry, ids, err);
 	while (db_retry_after(rc, ++attempt));
 	return rc;
 }

@@ -23,7 +23,7 @@ struct after_job {
 #define AFTER_EUNKNOWN 1
 
 struct group_spec;
-int after_enqueue(struct db *db, struct after_job *jobs, size_t n, const struct group_spec *group, uint64_t *ids,
-    char *err);
+int after_enqueue(struct db *db, struct after_job *jobs, size_t n, const struct group_spec *group, int dry,
+    uint64_t *ids, char *err);
 
 #endif

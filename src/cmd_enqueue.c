@@ -157,7 +157,7 @@ insert_after(struct db *db, const struct batch_job *job, const struct after_opt 
 	a.ids = after->ids;
 	a.nids = after->n;
 	a.after_any = after->any;
-	if ((rc = after_enqueue(db, &a, 1, NULL, &id, err)) == AFTER_EUNKNOWN) {
+	if ((rc = after_enqueue(db, &a, 1, NULL, 0, &id, err)) == AFTER_EUNKNOWN) {
 		cli_error("enqueue: --after: %s (nothing was written)", err);
 		return EX_DATAERR;
 	}

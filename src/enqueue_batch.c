@@ -452,17 +452,24 @@ open_batch(struct batch_run *b)
 }
 
 /* Finds or makes the group of --group (groups.c) before any job of a
- * real run is written, unless every line is written already; returns
- * the exit status, having said what is wrong. */
+ * real run is written, unless every line is written already; a dry run
+ * does the same in a transaction it rolls back, so that it refuses what
+ * the real run would.  Returns the exit status, having said what is
+ * wrong. */
 static int
 open_group(struct batch_run *b)
 {
 	char err[ERRSZ];
 	int rc;
 
-	if (b->ctx->group == NULL || b->dry_run || b->p.lines_done == b->p.lines_total)
+	if (b->ctx->group == NULL || b->p.lines_done == b->p.lines_total)
 		return 0;
-	if ((rc = groups_open(b->db, b->ctx->group, &b->gid, err)) == DB_OK)
+	if (b->dry_run && (rc = db_begin(b->db, err)) == DB_OK) {
+		rc = groups_open(b->db, b->ctx->group, &b->gid, err);
+		db_rollback(b->db);
+	} else if (!b->dry_run)
+		rc = groups_open(b->db, b->ctx->group, &b->gid, err);
+	if (rc == DB_OK)
 		return 0;
 	cli_error("enqueue: %s (nothing was written)", err);
 	return rc == GROUPS_ECLOSED || rc == GROUPS_EDIFFER ? EX_DATAERR
@@ -575,13 +582,14 @@ write_graph(struct batch_run *b, struct reader *r, struct graph *g)
 		graph_add(g, &job);
 	}
 	n = graph_jobs(g, &jobs);
-	if (b->dry_run) {
+	ids = xcalloc(n + 1, sizeof *ids);
+	/* A dry run writes the graph as a real one would, and rolls back:
+	 * what the database refuses (an unknown job in "after", a group
+	 * that has completed) it refuses too. */
+	if ((rc = graph_commit(g, b->db, b->ctx->group, b->dry_run, ids, err)) == DB_OK && b->dry_run)
 		printf("would enqueue %zu job%s in one transaction (dry run: nothing written)\n", n,
 		    n == 1 ? "" : "s");
-		return 0;
-	}
-	ids = xcalloc(n + 1, sizeof *ids);
-	if ((rc = graph_commit(g, b->db, b->ctx->group, ids, err)) == DB_OK) {
+	else if (rc == DB_OK) {
 		for (i = 0; i < n; i++)
 			printf("%llu\n", (unsigned long long)ids[i]);
 		printf("enqueued %zu job%s in one transaction\n", n, n == 1 ? "" : "s");

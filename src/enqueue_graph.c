@@ -154,9 +154,10 @@ graph_jobs(const struct graph *g, const struct batch_job **jobs)
 
 /* Commits the jobs graph_add kept in one transaction, each joining the
  * group that group names (NULL: none), made in it if need be; ids[i]
- * gets the id of the i-th.  Returns as after_enqueue does. */
+ * gets the id of the i-th.  dry: rolled back instead.  Returns as
+ * after_enqueue does. */
 int
-graph_commit(struct graph *g, struct db *db, const struct group_spec *group, uint64_t *ids, char *err)
+graph_commit(struct graph *g, struct db *db, const struct group_spec *group, int dry, uint64_t *ids, char *err)
 {
 	struct after_job *a = xcalloc(g->nheld + 1, sizeof *a);
 	size_t **refs = xcalloc(g->nheld + 1, sizeof *refs);
@@ -176,7 +177,7 @@ graph_commit(struct graph *g, struct db *db, const struct group_spec *group, uin
 		a[i].refs = refs[i];
 		a[i].nrefs = b->nafter_refs;
 	}
-	rc = after_enqueue(db, a, g->nheld, group, ids, err);
+	rc = after_enqueue(db, a, g->nheld, group, dry, ids, err);
 	for (i = 0; i < g->nheld; i++)
 		free(refs[i]);
 	free(refs);

@@ -16,7 +16,7 @@ int graph_check(struct graph *g, const struct batch_job *job, char *err);
 int graph_used(const struct graph *g);
 void graph_add(struct graph *g, struct batch_job *job);
 struct group_spec;
-int graph_commit(struct graph *g, struct db *db, const struct group_spec *group, uint64_t *ids, char *err);
+int graph_commit(struct graph *g, struct db *db, const struct group_spec *group, int dry, uint64_t *ids, char *err);
 size_t graph_jobs(const struct graph *g, const struct batch_job **jobs);
 
 #endif

@@ -104,6 +104,8 @@ EOC
 	out=$(echo '{"type": "step", "payload": {}}' | jq_ enqueue --batch --group "$g" 2>&1)
 	is "$?" 65 "$m a completed group takes no more jobs (exit 65)"
 	like "$out" "group '$g' has completed" "$m and says so"
+	out=$(echo '{"type": "step", "payload": {}}' | jq_ enqueue --batch --dry-run --group "$g" 2>&1)
+	is "$?" 65 "$m a dry run refuses it too"
 
 	# A dead job: --on-complete gets dead 1; --on-success is not enqueued.
 	out=$( (lines D 9; echo '{"type": "step", "payload": {"name": "DX", "exit": 65}}') |
