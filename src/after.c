@@ -52,17 +52,21 @@ collect(const struct after_job *jobs, size_t n, struct tx *t)
 }
 
 /* Locks the jobs named that are still in jobs and learns how each other
- * one ended; AFTER_EUNKNOWN (err says which) when one is unknown. */
+ * one ended; AFTER_EUNKNOWN (err says which, and each of the n jobs that
+ * names it is marked unknown) when one is unknown. */
 static int
-lookup(struct db *db, struct tx *t, char *err)
+lookup(struct db *db, struct tx *t, struct after_job *jobs, size_t n, char *err)
 {
-	size_t i;
+	size_t i, j, k;
 	int rc = ended_lookup(db, t->k, t->nk, err);
 
 	for (i = 0; rc == DB_OK && i < t->nk; i++)
 		if (!t->k[i].found) {
 			errf(err, "job %llu is not known (never enqueued, or its history was pruned)",
 			    (unsigned long long)t->k[i].id);
+			for (j = 0; j < n; j++)
+				for (k = 0; k < jobs[j].nids; k++)
+					jobs[j].unknown |= jobs[j].ids[k] == t->k[i].id;
 			return AFTER_EUNKNOWN;
 		}
 	return rc;
@@ -250,7 +254,7 @@ enqueue_tx(struct db *db, struct after_job *jobs, size_t n, const struct group_s
 	if (rc == DB_OK)
 		rc = join_group(db, jobs, n, err);
 	if (rc == DB_OK && t.nk > 0)
-		rc = lookup(db, &t, err);
+		rc = lookup(db, &t, jobs, n, err);
 	for (i = 0; rc == DB_OK && i < n; i++)
 		rc = insert_job(db, &t, jobs, i, ids, err);
 	if (rc == DB_OK && !dry)

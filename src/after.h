@@ -17,6 +17,7 @@ struct after_job {
 	const size_t *refs; /* earlier jobs of the same call, by index */
 	size_t nrefs;
 	int after_any; /* policy any: runs once all ended, however */
+	int unknown;   /* out, with AFTER_EUNKNOWN: it names the unknown job */
 };
 
 /* after_enqueue's answer when a job names an id no table knows. */

@@ -579,7 +579,7 @@ write_graph(struct batch_run *b, struct reader *r, struct graph *g)
 		}
 		if (b->dry_run)
 			print_job(r->lineno, &job.e);
-		graph_add(g, &job);
+		graph_add(g, &job, (size_t)r->lineno);
 	}
 	n = graph_jobs(g, &jobs);
 	ids = xcalloc(n + 1, sizeof *ids);

@@ -9,6 +9,7 @@
  * transaction (after.c), refs turned into the ids the rows got. */
 #include "config.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,6 +25,7 @@ struct graph {
 	size_t njobs;  /* jobs seen by pass 1 */
 	int used;      /* some line has "after" or "ref" */
 	struct batch_job *jobs;
+	size_t *line; /* of each job of pass 2, for the database's refusals */
 	size_t nheld, held_cap;
 };
 
@@ -90,6 +92,7 @@ graph_free(struct graph *g)
 	free(g->name);
 	free(g->index);
 	free(g->jobs);
+	free(g->line);
 	free(g);
 }
 
@@ -134,12 +137,14 @@ graph_used(const struct graph *g)
 
 /* Pass 2: keeps job (moved in: *job is left empty), in input order. */
 void
-graph_add(struct graph *g, struct batch_job *job)
+graph_add(struct graph *g, struct batch_job *job, size_t line)
 {
 	if (g->nheld == g->held_cap) {
 		g->held_cap = g->held_cap ? g->held_cap * 2 : 256;
 		g->jobs = xrealloc(g->jobs, g->held_cap * sizeof *g->jobs);
+		g->line = xrealloc(g->line, g->held_cap * sizeof *g->line);
 	}
+	g->line[g->nheld] = line;
 	g->jobs[g->nheld++] = *job;
 	memset(job, 0, sizeof *job);
 }
@@ -178,6 +183,14 @@ graph_commit(struct graph *g, struct db *db, const struct group_spec *group, int
 		a[i].nrefs = b->nafter_refs;
 	}
 	rc = after_enqueue(db, a, g->nheld, group, dry, ids, err);
+	for (i = 0; rc == AFTER_EUNKNOWN && i < g->nheld; i++)
+		if (a[i].unknown) {
+			char why[ERRSZ];
+
+			snprintf(why, sizeof why, "%s", err);
+			errf(err, "line %zu: \"after\": %s", g->line[i], why);
+			break;
+		}
 	for (i = 0; i < g->nheld; i++)
 		free(refs[i]);
 	free(refs);

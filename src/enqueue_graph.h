@@ -14,7 +14,7 @@ struct graph *graph_new(void);
 void graph_free(struct graph *g);
 int graph_check(struct graph *g, const struct batch_job *job, char *err);
 int graph_used(const struct graph *g);
-void graph_add(struct graph *g, struct batch_job *job);
+void graph_add(struct graph *g, struct batch_job *job, size_t line);
 struct group_spec;
 int graph_commit(struct graph *g, struct db *db, const struct group_spec *group, int dry, uint64_t *ids, char *err);
 size_t graph_jobs(const struct graph *g, const struct batch_job **jobs);

@@ -218,9 +218,10 @@ EOC
 		'{"type": "step", "ref": "p", "payload": {"name": "P"}}' \
 		'{"type": "step", "after": [999999999], "payload": {"name": "Q"}}' | jq_ enqueue --batch 2>&1)
 	is "$?" 65 "$m an unknown id: exit 65"
+	like "$out" "line 2: \"after\": job 999999999 is not known" "$m with its line number"
 	out=$(printf '%s\n' '{"type": "step", "after": [999999999], "payload": {"name": "Q"}}' | jq_ enqueue --batch --dry-run 2>&1)
 	is "$?" 65 "$m a dry run refuses an unknown id too"
-	like "$out" "job 999999999 is not known" "$m naming it"
+	like "$out" "line 1: \"after\": job 999999999 is not known" "$m naming it and its line"
 	is "$(sql "SELECT COUNT(*) FROM jobs")" "$n0" "$m the bad graphs wrote nothing"
 	is "$(id_of P)" "" "$m not even their good lines"
 
