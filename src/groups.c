@@ -35,7 +35,9 @@
 
 /* Whether name can name a group: 1 to GROUPS_NAME_MAX characters of
  * UTF-8 without control characters, not all digits (`jobq group show`
- * reads those as an id).  -1 with err (one line) when not. */
+ * reads those as an id), not ending in a space (the column's collation
+ * pads with spaces: "a " would be taken for group "a").  -1 with err
+ * (one line) when not. */
 int
 groups_name_check(const char *name, char *err)
 {
@@ -54,6 +56,10 @@ groups_name_check(const char *name, char *err)
 	}
 	if (chars > GROUPS_NAME_MAX) {
 		errf(err, "group name: %zu characters, more than %d", chars, GROUPS_NAME_MAX);
+		return -1;
+	}
+	if (name[n - 1] == ' ') {
+		errf(err, "group name: '%s' ends with a space", name);
 		return -1;
 	}
 	if (strspn(name, "0123456789") == n) {

@@ -289,6 +289,9 @@ is "$out" "jobq: enqueue: --on-complete: unknown callback type 'nosuch' (no [han
 out=$(lines B 2 | jq_ enqueue --batch --group "$(printf 'g%.0s' $(seq 1 129))" --on-complete fanin 2>&1)
 is "$?" 64 "a group name of 129 characters: exit 64"
 is "$(echo "$out" | head -1)" "jobq: enqueue: --group: group name: 129 characters, more than 128" "one line saying so"
+out=$(lines B 2 | jq_ enqueue --batch --group "pad " 2>&1)
+is "$?/$(echo "$out" | head -1)" "64/jobq: enqueue: --group: group name: 'pad ' ends with a space" \
+	"a group name that ends with a space (the collation would take it for 'pad'): exit 64"
 out=$(lines B 2 | jq_ enqueue --batch --on-complete fanin 2>&1)
 is "$?" 64 "--on-complete without --group: exit 64"
 is "$(echo "$out" | head -1)" "jobq: enqueue: --on-complete goes with --group" "one line saying so"
