@@ -368,8 +368,10 @@ print_times(const struct timefmt *f, const struct job_view *v, int tty)
 	if (v->expires_at != NULL && v->cancel_by == NULL)
 		printf("  expires      %s (never starts after)\n", timefmt_human(f, v->expires_at, 1, t, sizeof t));
 	if (v->cancel_by != NULL)
-		print_vis(tty, "  cancel       requested by %s at %s: its worker is stopping it\n", v->cancel_by,
-		    timefmt_human(f, v->cancel_at, 0, t, sizeof t));
+		print_vis(tty, "  cancel       requested by %s at %s: %s\n", v->cancel_by,
+		    timefmt_human(f, v->cancel_at, 0, t, sizeof t),
+		    strcmp(v->state, "reserved") == 0 ? "its worker is stopping it"
+		                                      : "it ends cancelled, unstarted, when next claimed");
 	if (v->failed_at != NULL)
 		printf("  failed       %s\n", timefmt_human(f, v->failed_at, 1, t, sizeof t));
 }

@@ -58,7 +58,8 @@ view_fetch(struct db *db, const struct buf *sql, const char *tz, struct job_view
 }
 
 /* One job from the queue table, times in tz.  QUEUE_NOT_FOUND when the
- * id is not there. */
+ * id is not there.  A job that waits for others has no available_at:
+ * its row's is a mark that keeps it out of claims, not a time. */
 int
 queue_show(struct db *db, uint64_t id, const char *tz, struct job_view *v, char *err)
 {
@@ -69,7 +70,7 @@ queue_show(struct db *db, uint64_t id, const char *tz, struct job_view *v, char 
 
 	buf_init(&sql);
 	db_sql(db, &sql,
-	    "SELECT " VIEW_COLUMNS ", CONVERT_TZ(available_at, '+00:00', %q),"
+	    "SELECT " VIEW_COLUMNS ", IF(available_at >= " DEPS_NEVER " AND waiting_on > 0, NULL, CONVERT_TZ(available_at, '+00:00', %q)),"
 	    " TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), available_at) DIV 1000, reserved_by,"
 	    " CONVERT_TZ(reserved_at, '+00:00', %q), CONVERT_TZ(lease_expires_at, '+00:00', %q),"
 	    " TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), lease_expires_at) DIV 1000, last_error,"

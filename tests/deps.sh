@@ -82,6 +82,8 @@ EOC
 	like "$(jq_ show "$d")" "waits for +$b \\(waiting\\), $c \\(waiting\\)" "$m and lists what it waits for"
 	like "$(jq_ show "$a")" "waited for by +$b \\(waiting\\), $c \\(waiting\\)" "$m and A what waits for it"
 	like "$(jq_ show --json "$d" | tr -d ' \t\n')" "\"state\":\"waiting\"" "$m show --json: state waiting"
+	is "$(jq_ show "$d" | grep -c available)/$(jq_ show --json "$d" | grep -c available_in)" "0/0" \
+		"$m with no due time: it is due when released"
 	like "$(jq_ status --json | tr -d ' \t\n')" '"waiting":3' "$m status counts 3 waiting"
 	like "$(jq_ status --json | tr -d ' \t\n')" '"delayed":0' "$m and none of them as delayed"
 

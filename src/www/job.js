@@ -177,7 +177,8 @@ export async function pageJob(id) {
       ["Reserved by", j.reserved_by], ["Reserved at", j.reserved_at ? when(j.reserved_at) : null],
       ["Lease expires", j.lease_expires_at ? when(j.lease_expires_at) : null],
       ["Cancel", j.cancel_requested_by ? el("span", { id: "cancel-requested" }, "requested by " + j.cancel_requested_by +
-        " at ", when(j.cancel_requested_at), ": its worker is stopping it") : null],
+        " at ", when(j.cancel_requested_at), j.state === "reserved" ? ": its worker is stopping it"
+          : ": it ends cancelled, unstarted, when next claimed") : null],
       ["Expires", j.expires_at && !j.cancel_requested_by ? el("span", { id: "expires" }, when(j.expires_at),
         " (it never starts after)") : null],
       ["Next backoff", j.next_backoff_ms !== undefined ? fmtDur(j.next_backoff_ms) + " if this attempt fails" : null],
