@@ -117,7 +117,11 @@ outcome_sql(struct db *db, struct buf *sql, const struct outcome *o, const struc
 		return 1;
 	case OUT_DEAD:
 		/* Copy, then delete under the same fence: both change a row or
-		 * neither does. */
+		 * neither does.  The copy reads the row locked: a worker's
+		 * session is READ COMMITTED, where a plain INSERT ... SELECT
+		 * reads the last committed row without waiting, and would copy
+		 * it past a fence (has_waiters) that a transaction still open
+		 * is about to make fail, leaving the copy behind. */
 		db_sql(db, sql,
 		    "INSERT INTO failed_jobs (id, queue, type, payload, priority, attempts, max_attempts, "
 		    "exception,"
@@ -125,7 +129,7 @@ outcome_sql(struct db *db, struct buf *sql, const struct outcome *o, const struc
 		    " SELECT id, queue, type, payload, priority, IF(%d, %u, attempts),"
 		    " max_attempts, %q, %q, %q, created_at,"
 		    " UTC_TIMESTAMP(6), unique_key, traceparent, COALESCE(%q, checkpoint) FROM jobs"
-		    " WHERE id = %U AND lease_token = %q%s;"
+		    " WHERE id = %U AND lease_token = %q%s FOR UPDATE;"
 		    "DELETE FROM jobs WHERE id = %U AND lease_token = %q%s;",
 		    charge_due(o), j->attempt, v->text[T_EXCEPTION], v->exit_status, v->reason, o->checkpoint,
 		    j->id, j->token, alone, j->id, j->token, alone);

@@ -158,8 +158,10 @@ EOC
 		"1/gone/1" "[$mode] it ran once, its waiter was released and ran, its on_success ran once"
 	# A job that never starts (its type is unknown) ends dead without a
 	# run row.  A job that waits for it is added by plain SQL after the
-	# claim and before that outcome (held at the proxy meanwhile): it is
-	# cancelled with it, naming it, not left waiting for good.
+	# claim, in a transaction still open when that outcome (held at the
+	# proxy until then) is let go: the outcome waits for it, and the
+	# waiter is cancelled with the job, naming it, not left waiting for
+	# good; the job is dead-lettered once.
 	nx=$(sql "INSERT INTO jobs (queue, type, payload, available_at) VALUES ('default', 'nosuch', '{}', UTC_TIMESTAMP(6));
 		SELECT LAST_INSERT_ID()")
 	rm -f "$PX/held"
@@ -167,19 +169,25 @@ EOC
 	drain "$mode.unknown" &
 	dpid=$!
 	for ((i = 0; i < 300; i++)); do [ -e "$PX/held" ] && break; sleep 0.1; done
-	nw=$(sql "START TRANSACTION;
+	sql "START TRANSACTION;
 		SELECT id FROM jobs WHERE id = $nx AND lease_token IS NOT NULL FOR UPDATE;
 		INSERT INTO jobs (queue, type, payload, available_at, waiting_on)
 			VALUES ('default', 'child', '{}', '9999-12-31 23:59:59', 1);
 		SET @w = LAST_INSERT_ID();
 		INSERT INTO jobq_deps (after_id, job_id) VALUES ($nx, @w);
 		UPDATE jobs SET has_waiters = 1 WHERE id = $nx;
-		COMMIT;
-		SELECT @w" | tail -1)
+		SELECT @w;
+		DO SLEEP(2);
+		COMMIT" >"$T/nw" &
+	epid=$!
+	sleep 0.5
 	rm -f "$PX/hold"
+	wait $epid
+	nw=$(tail -1 "$T/nw")
 	wait $dpid
 	like "$(cat "$PX/held" 2>/dev/null)" "^START TRANSACTION;INSERT INTO failed_jobs" "[$mode] the outcome of the job of an unknown type was held until its waiter was added"
-	is "$(sql "SELECT reason FROM failed_jobs WHERE id = $nx")" "unknown job type" "[$mode] the job is dead-lettered as unknown"
+	is "$(sql "SELECT GROUP_CONCAT(CONCAT(id, ':', reason)) FROM failed_jobs WHERE id = $nx OR reason LIKE '%dead job $nx %'")" \
+		"$nx:unknown job type" "[$mode] the job is dead-lettered once, as unknown"
 	like "$(sql "SELECT CONCAT_WS('|', outcome, error) FROM job_runs WHERE job_id = $nw")" \
 		"^cancelled\\|cancelled by dependency $nx \\(dead\\)" "[$mode] its waiter, added as it was held, is cancelled naming it"
 	problems=$(grep -E "lease lost|dropped" "$T/work.$mode.log" | head -3)
