@@ -263,6 +263,7 @@ int queue_reserve(struct db *db, const struct reserve_req *req, struct job ***jo
 void job_free(struct job *j);
 const char *job_defect(const struct job *j, char *why, size_t whylen);
 void queue_handoff_sql(struct db *db, struct buf *sql, const char *token);
+int queue_handoff_read(struct db *db, struct handoff *h, char *err);
 void queue_handoff_rows(struct db_res *rows, const char *token, struct job ***jobs, size_t *n);
 
 int queue_outcome_applied(struct db *db, struct outcome *o, char *err);

@@ -127,7 +127,8 @@ one_row(struct db *db, uint64_t id, int rc, char *err)
 
 /* Makes a waiting (ready or delayed) job due now.  One conditional
  * statement: a job a worker holds, or one that waits for other jobs
- * (only their ends release it, deps.c), is left alone (QUEUE_CONFLICT).
+ * (only their ends release it, deps.c; one a dependency's end marked for
+ * cancelling is due already), is left alone (QUEUE_CONFLICT).
  * An expiry without a token is no lease; clearing it makes due_at the
  * new available_at. */
 int
@@ -136,7 +137,7 @@ queue_make_due(struct db *db, uint64_t id, char *err)
 	return one_row(db, id,
 	    db_exec(db, err,
 	        "UPDATE jobs SET available_at = UTC_TIMESTAMP(6), lease_expires_at = NULL"
-	        " WHERE id = %U AND lease_token IS NULL AND waiting_on = 0",
+	        " WHERE id = %U AND lease_token IS NULL AND (waiting_on = 0 OR cancel_by IS NOT NULL)",
 	        id),
 	    err);
 }

@@ -416,13 +416,13 @@ handoff_keep(struct handoff *h, struct db_res *rows)
 	db_res_free(rows);
 }
 
-/* Reads back the jobs handed off to h's token by an earlier write whose
- * answer never came and which turned out applied (queue_write): reserved
- * for this worker by that write, they would otherwise wait, charged an
- * attempt, until their lease expired.  The caller kept the token for
- * this, and drops the jobs it already holds. */
-static int
-handoff_reread(struct db *db, struct handoff *h, char *err)
+/* Reads back into h the jobs whose lease carries h's token, outside any
+ * write: those an earlier write handed off when its answer never came
+ * (it may have been applied).  Reserved for this worker, they would
+ * otherwise wait, charged an attempt, until their lease expired.  The
+ * caller kept the token for this, and drops the jobs it took before. */
+int
+queue_handoff_read(struct db *db, struct handoff *h, char *err)
 {
 	struct db_res *rows;
 	struct buf sql;
@@ -688,7 +688,6 @@ queue_write(struct db *db, struct outcome *o, size_t n, struct job *const *charg
     char *err)
 {
 	size_t budget = budget_of(db), i;
-	struct handoff *h = NULL;
 	struct group g;
 	int rc = DB_OK;
 
@@ -700,13 +699,8 @@ queue_write(struct db *db, struct outcome *o, size_t n, struct job *const *charg
 	}
 	for (i = 0; i < n && rc == DB_OK; i++)
 		if (o[i].unsure && (rc = queue_outcome_applied(db, &o[i], err)) == DB_OK &&
-		    o[i].state != OUTS_PENDING) {
+		    o[i].state != OUTS_PENDING)
 			note_add(&o[i], "its earlier write's answer was lost, and the database shows it applied");
-			if (o[i].handoff != NULL)
-				h = o[i].handoff;
-		}
-	if (rc == DB_OK && h != NULL)
-		rc = handoff_reread(db, h, err);
 	if (rc != DB_OK)
 		return rc;
 	group_init(&g);

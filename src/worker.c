@@ -213,6 +213,7 @@ worker_finish(struct worker *w)
 		reserve_release_lost(w);
 	queue_lost_free(&w->lost);
 	free(w->handoff_queues);
+	free(w->handoff_taken);
 	if (w->db_up && registry_unregister(w->db, w->id, err) != DB_OK)
 		log_warn("unregister: %s", err);
 	getrusage(RUSAGE_SELF, &ru);

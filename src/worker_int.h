@@ -140,6 +140,8 @@ struct worker {
 	struct claim_lost lost;      /* a claim whose answer never came, to give back */
 	struct handoff handoff;      /* its outcomes' hand-off (queue.h); worker.queues NULL: off */
 	int handoff_unsure;          /* the last write failed: its hand-offs may stand under the token */
+	uint64_t *handoff_taken;     /* the jobs taken under the token so far */
+	size_t nhandoff_taken, handoff_taken_cap;
 	char *handoff_queues;        /* handoff.queues's storage */
 	int64_t write_delay;         /* between tries of a write that failed */
 	int64_t write_failing_since; /* 0: the last write went through */

@@ -440,21 +440,28 @@ outcome_of(struct worker *w, struct slot *s, struct outcome *o, struct run_recor
 static void
 handoff_take(struct worker *w, int64_t now)
 {
-	size_t n = 0, i;
-	unsigned k, room = w->nslots - slot_count(w, SLOT_READY) - slot_count(w, SLOT_RUNNING) -
+	size_t n = 0, i, k;
+	unsigned room = w->nslots - slot_count(w, SLOT_READY) - slot_count(w, SLOT_RUNNING) -
 	    slot_count(w, SLOT_WRITING);
 
 	/* A token kept over a failed write (write_pending) reads back, with
-	 * the jobs new to this worker, those it already holds: once each. */
+	 * the jobs new to this worker, those it took before, which it may
+	 * hold still, or have ended or dropped since: each is taken once. */
 	for (i = 0; i < w->handoff.njobs; i++) {
 		struct job *j = w->handoff.jobs[i];
 
-		for (k = 0; k < w->nslots && (w->slots[k].job == NULL || w->slots[k].job->id != j->id); k++)
+		for (k = 0; k < w->nhandoff_taken && w->handoff_taken[k] != j->id; k++)
 			;
-		if (k < w->nslots || n >= room)
-			job_free(j); /* held already; or no slot: its lease expires */
-		else
-			w->handoff.jobs[n++] = j;
+		if (k < w->nhandoff_taken || n >= room) {
+			job_free(j); /* taken before; or no slot: its lease expires */
+			continue;
+		}
+		if (w->nhandoff_taken == w->handoff_taken_cap) {
+			w->handoff_taken_cap = w->handoff_taken_cap ? 2 * w->handoff_taken_cap : 16;
+			w->handoff_taken = xrealloc(w->handoff_taken, w->handoff_taken_cap * sizeof *w->handoff_taken);
+		}
+		w->handoff_taken[w->nhandoff_taken++] = j->id;
+		w->handoff.jobs[n++] = j;
 	}
 	w->active_at = now;
 	metrics_handoff((unsigned)n);
@@ -503,18 +510,24 @@ write_pending(struct worker *w, int64_t now)
 	if (n + nc > 0) {
 		int64_t t0 = mono_us();
 
-		/* A write whose answer never came may have handed jobs off:
-		 * the token stays, so that the write that finds it applied
-		 * can read them back (queue_write). */
-		if (!w->handoff_unsure)
+		int unsure = w->handoff_unsure;
+
+		/* A write that failed may have handed jobs off, its answer
+		 * lost: the token stays until a write succeeds, and that one
+		 * reads them back (handoff_take takes each job once). */
+		if (!unsure) {
 			random_hex(w->handoff.token, LEASE_TOKEN_LEN / 2);
+			w->nhandoff_taken = 0;
+		}
 		rc = queue_write(w->db, o, n, charge, nc, err);
-		w->handoff_unsure = rc != DB_OK;
 		metrics_write(mono_us() - t0);
 		for (i = 0; i < nc; i++)
 			w->charge_due |= !charge[i]->charged;
 		for (i = 0; i < n; i++)
 			settle(w, who[i], &o[i], rc);
+		w->handoff_unsure = rc != DB_OK;
+		if (rc == DB_OK && unsure && w->handoff.queues != NULL && !w->stopping && w->handoff.njobs == 0)
+			w->handoff_unsure = queue_handoff_read(w->db, &w->handoff, err) != DB_OK;
 		if (w->handoff.njobs > 0)
 			handoff_take(w, now);
 		w->write_waited = rc == DB_ERETRY || rc == DB_EWAIT;
