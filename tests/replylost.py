@@ -82,17 +82,22 @@ def pump(src, dst, state):
         pass
 
 
-def should_drop(payload):
-    path = os.path.join(DIR, "drop")
+def ordered(name, payload):
+    """The statement's text when the order DIR/name matches it, else None."""
     try:
-        with open(path) as f:
+        with open(os.path.join(DIR, name)) as f:
             pattern = f.read().strip()
     except FileNotFoundError:
-        return False
+        return None
     text = payload[1:].decode("utf-8", "replace")
-    if not pattern or not re.search(pattern, text, re.S):
+    return text if pattern and re.search(pattern, text, re.S) else None
+
+
+def should_drop(payload):
+    text = ordered("drop", payload)
+    if text is None:
         return False
-    os.unlink(path)
+    os.unlink(os.path.join(DIR, "drop"))
     with open(os.path.join(DIR, "dropped"), "a") as f:
         f.write(text.replace("\n", " ") + "\n")
     return True
@@ -101,13 +106,8 @@ def should_drop(payload):
 def hold_back(payload):
     """Waits while DIR/hold names the statement (at most a minute)."""
     path = os.path.join(DIR, "hold")
-    try:
-        with open(path) as f:
-            pattern = f.read().strip()
-    except FileNotFoundError:
-        return
-    text = payload[1:].decode("utf-8", "replace")
-    if not pattern or not re.search(pattern, text, re.S):
+    text = ordered("hold", payload)
+    if text is None:
         return
     with open(os.path.join(DIR, "held.tmp"), "w") as f:
         f.write(text.replace("\n", " ") + "\n")
