@@ -530,6 +530,8 @@ write_pending(struct worker *w, int64_t now)
 			w->handoff_unsure = queue_handoff_read(w->db, &w->handoff, err) != DB_OK;
 		if (w->handoff.njobs > 0)
 			handoff_take(w, now);
+		free(w->handoff.jobs); /* what a read that found none left */
+		w->handoff.jobs = NULL;
 		w->write_waited = rc == DB_ERETRY || rc == DB_EWAIT;
 		if (rc == DB_OK) {
 			w->next_poll = now; /* slots are free: look for work at once */
