@@ -12,6 +12,28 @@
 
 #include "queue.h"
 
+/* After a "lost" run row of o's try: OUTS_LOST, unless the lease is
+ * still ours, when the fence failed on has_waiters alone and o is to be
+ * written in full (gained_waiter, state left OUTS_PENDING).  Read apart
+ * from the run row, and only then: the jobs table may be locked where
+ * job_runs is not, and the common answer must not wait on it. */
+static int
+lost_or_gained(struct db *db, struct outcome *o, char *err)
+{
+	struct db_res *r;
+	int rc;
+
+	r = db_query(db, &rc, err, "SELECT 1 FROM jobs WHERE id = %U AND lease_token = %q", o->job->id,
+	    o->job->token);
+	if (r == NULL)
+		return rc;
+	o->gained_waiter = db_res_next(r) != NULL;
+	if (!o->gained_waiter)
+		o->state = OUTS_LOST;
+	db_res_free(r);
+	return DB_OK;
+}
+
 /* Whether o, whose earlier try's answer never came (the connection
  * dropped with the transaction sent), was applied by that try: then its
  * state becomes what that try did (OUTS_WRITTEN, or OUTS_LOST if its
@@ -35,9 +57,9 @@ queue_outcome_applied(struct db *db, struct outcome *o, char *err)
 
 	if (o->run != NULL)
 		r = db_query(db, &rc, err,
-		    "SELECT outcome, EXISTS (SELECT 1 FROM jobs WHERE id = %U AND lease_token = %q) FROM job_runs"
-		    " WHERE job_id = %U AND attempt = %u AND worker = %q AND started_at = %q",
-		    j->id, j->token, j->id, j->attempt, o->run->worker, j->reserved_at);
+		    "SELECT outcome FROM job_runs WHERE job_id = %U AND attempt = %u AND worker = %q"
+		    " AND started_at = %q",
+		    j->id, j->attempt, o->run->worker, j->reserved_at);
 	else
 		r = db_query(db, &rc, err,
 		    "SELECT IF(lease_token = %q, 'ours', 'gone') FROM jobs WHERE id = %U UNION ALL"
@@ -46,10 +68,12 @@ queue_outcome_applied(struct db *db, struct outcome *o, char *err)
 	if (r == NULL)
 		return rc;
 	row = db_res_next(r);
-	if (o->run != NULL && row != NULL && row[0] != NULL && strcmp(row[0], "lost") == 0)
-		o->gained_waiter = row[1] != NULL && row[1][0] == '1';
-	if (o->run != NULL && row != NULL && !o->gained_waiter)
-		o->state = row[0] != NULL && strcmp(row[0], "lost") == 0 ? OUTS_LOST : OUTS_WRITTEN;
+	if (o->run != NULL && row != NULL && row[0] != NULL && strcmp(row[0], "lost") == 0) {
+		db_res_free(r);
+		return lost_or_gained(db, o, err);
+	}
+	if (o->run != NULL && row != NULL)
+		o->state = OUTS_WRITTEN;
 	else if (o->run == NULL && (row == NULL || row[0] == NULL || strcmp(row[0], "ours") != 0))
 		o->state = o->kind != OUT_DEAD || (row != NULL && row[0] != NULL && strcmp(row[0], "dead") == 0)
 		    ? OUTS_WRITTEN

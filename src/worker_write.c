@@ -509,12 +509,12 @@ write_pending(struct worker *w, int64_t now)
 		outcome_of(w, who[i], &o[i], &runs[i], &texts[i]);
 	if (n + nc > 0) {
 		int64_t t0 = mono_us();
+		int unsure = w->handoff_unsure, may_hand = 0;
 
-		int unsure = w->handoff_unsure;
-
-		/* A write that failed may have handed jobs off, its answer
-		 * lost: the token stays until a write succeeds, and that one
-		 * reads them back (handoff_take takes each job once). */
+		/* A write that failed may have handed jobs off (an outcome of
+		 * a job something waits for), its answer lost: the token stays
+		 * until a write succeeds, and that one reads them back
+		 * (handoff_take takes each job once). */
 		if (!unsure) {
 			random_hex(w->handoff.token, LEASE_TOKEN_LEN / 2);
 			w->nhandoff_taken = 0;
@@ -523,9 +523,11 @@ write_pending(struct worker *w, int64_t now)
 		metrics_write(mono_us() - t0);
 		for (i = 0; i < nc; i++)
 			w->charge_due |= !charge[i]->charged;
-		for (i = 0; i < n; i++)
+		for (i = 0; i < n; i++) {
+			may_hand |= o[i].handoff != NULL && (o[i].job->waiters != 0 || o[i].gained_waiter);
 			settle(w, who[i], &o[i], rc);
-		w->handoff_unsure = rc != DB_OK;
+		}
+		w->handoff_unsure = rc != DB_OK && (unsure || may_hand);
 		if (rc == DB_OK && unsure && w->handoff.queues != NULL && !w->stopping && w->handoff.njobs == 0)
 			w->handoff_unsure = queue_handoff_read(w->db, &w->handoff, err) != DB_OK;
 		if (w->handoff.njobs > 0)
