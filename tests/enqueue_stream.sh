@@ -61,7 +61,11 @@ like "$(cat "$T/err")" "line 20001: .*priority" "the bad line is named"
 # ids follow the lines (two chunks written at once may take their ids in
 # either order; a chunk sent as several statements need not take
 # consecutive ids, as the other chunk's statements take theirs between).
-run_in "$T/20k.jsonl" enqueue --batch
+# Short lines, so that a chunk is its 10,000 lines: with the 300-byte
+# pads above, the 4 MiB limit on a chunk's SQL ends it earlier, and the
+# second chunk's first lines may take ids before the first chunk's.
+gen 20000 10 "$T/two.jsonl"
+run_in "$T/two.jsonl" enqueue --batch
 is "$RC/$(count jobs)/$(distinct)" "0/20000/20000" "20,000 lines in two chunks: all in, each once"
 is "$(sql "SELECT COUNT(*) FROM (SELECT ROW_NUMBER() OVER (PARTITION BY c ORDER BY id) AS by_id,
 	ROW_NUMBER() OVER (PARTITION BY c ORDER BY i) AS by_line FROM (SELECT id,
