@@ -59,10 +59,13 @@ function jobq_control_line(array $obj): void
     fflush($ctl);
 }
 
-/* A follow-up job, committed only if this job is done. */
-function jobq_enqueue(string $type, $payload, ?string $queue = null, $delay = null, ?string $at = null): void
+/* A follow-up job, committed only if this job is done.  $fields holds
+ * any other field of a follow-up by name: 'after' => [id or ref, ...],
+ * 'after_policy' => 'any', 'ref' => 'name', 'group' => 'name', ... */
+function jobq_enqueue(string $type, $payload, ?string $queue = null, $delay = null, ?string $at = null,
+    array $fields = []): void
 {
-    $job = ['type' => $type, 'payload' => $payload];
+    $job = array_merge($fields, ['type' => $type, 'payload' => $payload]);
     if ($queue !== null) {
         $job['queue'] = $queue;
     }

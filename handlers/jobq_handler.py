@@ -74,11 +74,13 @@ def _write_line(obj):
         data = data[n:]
 
 
-def enqueue(type, payload, queue=None, delay=None, at=None):
+def enqueue(type, payload, queue=None, delay=None, at=None, **fields):
     """Enqueue a follow-up job, committed only if this job is done.
 
-    delay (seconds or "5m") or at (an ISO 8601 time) says when it starts."""
-    job = {"type": type, "payload": payload}
+    delay (seconds or "5m") or at (an ISO 8601 time) says when it starts.
+    Any other field of a follow-up goes by name: after=[id or ref, ...],
+    after_policy="any", ref="name", group="name", priority=N, ..."""
+    job = dict(fields, type=type, payload=payload)
     if queue is not None:
         job["queue"] = queue
     if delay is not None:

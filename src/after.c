@@ -55,13 +55,16 @@ collect(const struct after_job *jobs, size_t n, struct tx *t)
  * one ended; AFTER_EUNKNOWN (err says which, and each of the n jobs that
  * names it is marked unknown) when one is unknown. */
 static int
-lookup(struct db *db, struct tx *t, struct after_job *jobs, size_t n, char *err)
+lookup(struct db *db, struct tx *t, struct after_job *jobs, size_t n, int unknown_ends, char *err)
 {
 	size_t i, j, k;
 	int rc = ended_lookup(db, t->k, t->nk, err);
 
 	for (i = 0; rc == DB_OK && i < t->nk; i++)
-		if (!t->k[i].found) {
+		if (!t->k[i].found && unknown_ends) {
+			t->k[i].found = 1;
+			t->k[i].how = AFTER_NOT_KNOWN;
+		} else if (!t->k[i].found) {
 			errf(err, "job %llu is not known (never enqueued, or its history was pruned)",
 			    (unsigned long long)t->k[i].id);
 			for (j = 0; j < n; j++)
@@ -120,14 +123,14 @@ pending(struct tx *t, const struct after_job *jobs, size_t i, const uint64_t *id
 
 /* Finalizes job i (id) at once as cancelled, for its reason (final.c),
  * parked under the job it names should a retry be able to re-open it
- * (park.c; all: the n jobs it names); its group (gid, 0: none) counts
- * it. */
+ * (park.c; all: the n jobs it names); its group counts it: e.group_id,
+ * or for a follow-up that joined a group by name the one in @jobq_fg
+ * (groups_join_sql: NULL when that group had completed). */
 static int
-finalize(struct db *db, const struct tx *t, size_t i, uint64_t id, uint64_t gid, const uint64_t *all, size_t n,
-    char *err)
+finalize(struct db *db, const struct tx *t, size_t i, uint64_t id, const struct enqueue_item *e,
+    const uint64_t *all, size_t n, char *err)
 {
 	char g[24];
-
 	struct buf sql, cond;
 	int rc;
 
@@ -138,9 +141,11 @@ finalize(struct db *db, const struct tx *t, size_t i, uint64_t id, uint64_t gid,
 	    id);
 	db_sql(db, &cond, "id = %U", id);
 	final_sql(db, &sql, "jobq enqueue", cond.data);
-	snprintf(g, sizeof g, "%llu", (unsigned long long)gid);
-	if (gid != 0)
+	snprintf(g, sizeof g, "%llu", (unsigned long long)e->group_id);
+	if (e->group_id != 0)
 		groups_ended_sql(db, &sql, g, "cancelled", "1 = 1");
+	else if (e->group != NULL)
+		groups_ended_sql(db, &sql, "@jobq_fg", "cancelled", "@jobq_fg IS NOT NULL");
 	if (sql.len > 0 && sql.data[sql.len - 1] == ';')
 		sql.data[--sql.len] = '\0'; /* one statement after another, none empty */
 	rc = db_exec_buf(db, &sql, err);
@@ -165,12 +170,21 @@ insert_job(struct db *db, struct tx *t, struct after_job *jobs, size_t i, uint64
 		a->e.waiting_on = 0;
 	a->e.after_any = a->after_any;
 	buf_init(&sql);
-	queue_enqueue_sql(db, &sql, &a->e, 1, NULL);
-	if ((rc = db_exec_buf(db, &sql, err)) == DB_OK)
+	rc = DB_OK;
+	if (a->e.group != NULL && a->e.group_id == 0) {
+		/* A follow-up joins its group by name first (@jobq_fg). */
+		groups_join_sql(db, &sql, a->e.group, "1 = 1");
+		sql.data[--sql.len] = '\0';
+		rc = db_exec_buf(db, &sql, err);
+		buf_reset(&sql);
+	}
+	if (rc == DB_OK)
+		queue_enqueue_sql(db, &sql, &a->e, 1, NULL);
+	if (rc == DB_OK && (rc = db_exec_buf(db, &sql, err)) == DB_OK)
 		ids[i] = db_insert_id(db);
 	buf_free(&sql);
 	if (rc == DB_OK && t->reason[i] != NULL)
-		rc = finalize(db, t, i, ids[i], a->e.group_id, all, nall, err);
+		rc = finalize(db, t, i, ids[i], &a->e, all, nall, err);
 	else if (rc == DB_OK && ndeps > 0) {
 		buf_init(&sql);
 		buf_adds(&sql, "INSERT INTO jobq_deps (after_id, job_id) VALUES ");
@@ -231,38 +245,53 @@ join_group(struct db *db, const struct after_job *jobs, size_t n, char *err)
 	return rc;
 }
 
-/* One try of after_enqueue's transaction. */
-static int
-enqueue_tx(struct db *db, struct after_job *jobs, size_t n, const struct group_spec *group, int dry,
-    uint64_t *ids, char *err)
+/* Inside the caller's transaction: inserts the n jobs, each waiting
+ * for the jobs it names, and links them (what after_enqueue promises,
+ * without the transaction).  unknown_ends: an id no table knows counts
+ * as a job that ended as AFTER_NOT_KNOWN (a job of policy all is then
+ * finalized naming it) rather than refusing the call. */
+int
+after_insert(struct db *db, struct after_job *jobs, size_t n, int unknown_ends, uint64_t *ids, char *err)
 {
-	uint64_t gid = 0;
 	struct tx t;
 	size_t i;
-	int rc;
+	int rc = DB_OK;
 
 	memset(&t, 0, sizeof t);
 	collect(jobs, n, &t);
 	t.reason = xcalloc(n + 1, sizeof *t.reason);
 	t.cause = xcalloc(n + 1, sizeof *t.cause);
 	t.how = xcalloc(n + 1, sizeof *t.how);
+	if (t.nk > 0)
+		rc = lookup(db, &t, jobs, n, unknown_ends, err);
+	for (i = 0; rc == DB_OK && i < n; i++)
+		rc = insert_job(db, &t, jobs, i, ids, err);
+	tx_free(&t, n);
+	return rc;
+}
+
+/* One try of after_enqueue's transaction. */
+static int
+enqueue_tx(struct db *db, struct after_job *jobs, size_t n, const struct group_spec *group, int dry,
+    uint64_t *ids, char *err)
+{
+	uint64_t gid = 0;
+	size_t i;
+	int rc;
+
 	if ((rc = db_begin(db, err)) != DB_OK)
-		goto out;
+		return rc;
 	if (group != NULL && (rc = groups_open(db, group, &gid, err)) == DB_OK)
 		for (i = 0; i < n; i++)
 			jobs[i].e.group_id = gid;
 	if (rc == DB_OK)
 		rc = join_group(db, jobs, n, err);
-	if (rc == DB_OK && t.nk > 0)
-		rc = lookup(db, &t, jobs, n, err);
-	for (i = 0; rc == DB_OK && i < n; i++)
-		rc = insert_job(db, &t, jobs, i, ids, err);
+	if (rc == DB_OK)
+		rc = after_insert(db, jobs, n, 0, ids, err);
 	if (rc == DB_OK && !dry)
 		rc = db_commit(db, err);
 	if (rc != DB_OK || dry)
 		db_rollback(db);
-out:
-	tx_free(&t, n);
 	return rc;
 }
 

@@ -48,6 +48,7 @@ batch_job_clear(struct batch_job *job)
 	while (job->nafter_refs > 0)
 		free(job->after_refs[--job->nafter_refs]);
 	free(job->after_refs);
+	free(job->after_idx);
 	if (job->group != NULL) {
 		free((char *)job->group->name);
 		free((char *)job->group->on_complete);
@@ -422,22 +423,15 @@ get_after_one(const cJSON *v, struct batch_job *job, char *err)
 	return 0;
 }
 
-/* "ref", "after" and "after_policy"; refused in a follow-up, whose
- * outcome transaction cannot wait for other jobs yet (jobq-handler(7)):
- * a follow-up that ran at once instead would break its order. */
+/* "ref", "after" and "after_policy".  A follow-up's refs name the
+ * earlier follow-ups of the same run (control.c resolves them); its ids
+ * and policy go with its item for the outcome's transaction
+ * (queue_follow.c). */
 static int
 get_deps(const struct batch_ctx *ctx, const cJSON *o, struct batch_job *job, char *err)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "ref"), *a;
-	const char *const keys[] = { "after", "after_policy", "ref" };
-	size_t i;
 	int n;
-
-	for (i = 0; ctx->follow_up && i < ARRAY_LEN(keys); i++)
-		if (cJSON_GetObjectItemCaseSensitive(o, keys[i]) != NULL) {
-			errf(err, "\"%s\": not accepted in follow-ups (descriptor 3)", keys[i]);
-			return -1;
-		}
 
 	if (v != NULL && !ref_ok(v)) {
 		errf(err, "\"ref\": must be 1-%d printable ASCII characters without blanks", BATCH_REF_MAX);
@@ -464,6 +458,11 @@ get_deps(const struct batch_ctx *ctx, const cJSON *o, struct batch_job *job, cha
 	{
 		if (get_after_one(a, job, err) < 0)
 			return -1;
+	}
+	if (ctx->follow_up) {
+		job->e.after = job->after_ids;
+		job->e.nafter = job->nafter_ids;
+		job->e.after_any = job->after_any;
 	}
 	return 0;
 }

@@ -69,6 +69,7 @@ struct batch_job {
 	size_t nafter_ids;
 	char **after_refs;
 	size_t nafter_refs;
+	size_t *after_idx; /* a follow-up's after_refs as indexes among its run's follow-ups (control.c) */
 	int after_any;
 	/* A follow-up's "group", "on_complete" and "on_success" (heap, so
 	 * that e.group stays valid however the job is moved), or NULL. */

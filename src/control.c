@@ -107,6 +107,38 @@ get_retry_after(const cJSON *v, int64_t *ms, char *err)
 	return 0;
 }
 
+/* A follow-up's "ref" and the refs in its "after": a ref names one
+ * earlier follow-up of the same run (so that no cycle can be written),
+ * resolved to its index for the outcome's transaction. */
+static int
+resolve_refs(const struct control *ctl, struct batch_job *job, char *err)
+{
+	size_t i, k;
+
+	for (k = 0; job->ref != NULL && k < ctl->nfollow; k++)
+		if (ctl->follow[k].ref != NULL && strcmp(ctl->follow[k].ref, job->ref) == 0) {
+			errf(err, "enqueue: \"ref\": \"%s\" names an earlier follow-up already", job->ref);
+			return -1;
+		}
+	if (job->nafter_refs == 0)
+		return 0;
+	job->after_idx = xcalloc(job->nafter_refs, sizeof *job->after_idx);
+	for (i = 0; i < job->nafter_refs; i++) {
+		for (k = 0; k < ctl->nfollow; k++)
+			if (ctl->follow[k].ref != NULL && strcmp(ctl->follow[k].ref, job->after_refs[i]) == 0)
+				break;
+		if (k == ctl->nfollow) {
+			errf(err, "enqueue: \"after\": \"%s\" is not the ref of an earlier follow-up",
+			    job->after_refs[i]);
+			return -1;
+		}
+		job->after_idx[i] = k;
+	}
+	job->e.after_refs = job->after_idx;
+	job->e.nafter_refs = job->nafter_refs;
+	return 0;
+}
+
 /* {"enqueue": {...}}: checked as a line of `enqueue --batch` is. */
 static int
 get_follow(const struct conf *c, const cJSON *v, struct control *ctl, char *err)
@@ -131,6 +163,10 @@ get_follow(const struct conf *c, const cJSON *v, struct control *ctl, char *err)
 	free(text);
 	if (rc < 0) {
 		errf(err, "enqueue: %.400s", why);
+		return -1;
+	}
+	if (resolve_refs(ctl, &job, err) < 0) {
+		batch_job_clear(&job);
 		return -1;
 	}
 	ctl->follow = xrealloc(ctl->follow, (ctl->nfollow + 1) * sizeof *ctl->follow);

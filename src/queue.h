@@ -188,6 +188,13 @@ struct enqueue_item {
 	/* A follow-up's group, joined (or made) by name in the outcome's
 	 * transaction (groups_join_sql), or NULL. */
 	const struct group_spec *group;
+	/* A follow-up's "after": the jobs it waits for, by id, and the
+	 * earlier follow-ups of the same run it waits for, by index; its
+	 * parent's outcome transaction counts them (queue_follow.c). */
+	const uint64_t *after;
+	size_t nafter;
+	const size_t *after_refs;
+	size_t nafter_refs;
 };
 
 /* One `enqueue --batch` run as jobq_batches records it (queue_batch.c). */

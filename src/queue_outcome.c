@@ -30,6 +30,7 @@
 #include "capture.h"
 #include "groups.h"
 #include "queue.h"
+#include "queue_follow.h"
 #include "queue_outcome_int.h"
 #include "queue_packet.h"
 #include "utf8.h"
@@ -437,6 +438,59 @@ queue_handoff_read(struct db *db, struct handoff *h, char *err)
 	return rows != NULL ? DB_OK : rc;
 }
 
+/* The outcome of g whose follow-ups wait for jobs (alone in g:
+ * outcomes_send), or NULL. */
+static struct outcome *
+group_waits(const struct group *g, struct outcome *o)
+{
+	if (g->n != 1 || g->m[0].bundle || !follow_waits(&o[g->m[0].out]))
+		return NULL;
+	return &o[g->m[0].out];
+}
+
+/* Sends g, whose one outcome x has follow-ups that wait for jobs: they
+ * are written first, in the same transaction (follow_begin, which opens
+ * it: g's START TRANSACTION is sent as a statement that does nothing, so
+ * that the others keep their numbers), then g's statements, then COMMIT
+ * when x's fence held or its lease was already lost; rerun whole on a
+ * deadlock.  *rebuild: rolled back, x is to be built again in full (its
+ * job gained a waiter since the claim). */
+static int
+group_exec_follow(struct db *db, struct group *g, struct outcome *x, struct db_res **rows, int *rebuild,
+    char *err)
+{
+	struct buf sql;
+	int rc, lost, attempt = 0;
+
+	buf_init(&sql);
+	buf_adds(&sql, "DO 0;");
+	buf_add(&sql, g->sql.data + strlen(TX_BEGIN), g->sql.len - strlen(TX_BEGIN));
+	*rebuild = 0;
+	do {
+		if ((rc = follow_begin(db, x, err)) == FOLLOW_REBUILD) {
+			*rebuild = 1;
+			rc = DB_OK;
+			break;
+		}
+		lost = rc == FOLLOW_LOST;
+		if (lost || rc == DB_OK)
+			rc = db_exec_many_rows(db, &sql, g->affected, g->nstmt, rows, err);
+		if (rc == DB_OK && !lost && g->affected[g->m[0].fence] == 0)
+			*rebuild = 1; /* cannot be, with the row locked: never commit follow-ups without it */
+		else if (rc == DB_OK && (rc = db_commit(db, err)) == DB_OK)
+			break;
+		db_rollback(db);
+		if (rows != NULL) {
+			db_res_free(*rows);
+			*rows = NULL;
+		}
+		if (*rebuild)
+			break;
+	} while (db_retry_after(rc, ++attempt));
+	buf_free(&sql);
+	return rc;
+}
+
 /* Sends g as one transaction (rerun on deadlock).  On success each
  * member's state says whether its lease still held, or, for a lean one
  * whose fence failed (its job gained a waiter, or the lease is lost: the
@@ -448,10 +502,11 @@ queue_handoff_read(struct db *db, struct handoff *h, char *err)
 static int
 group_run(struct db *db, struct group *g, struct outcome *o, char *err)
 {
+	struct outcome *waits = group_waits(g, o);
 	struct handoff *h = NULL;
 	struct db_res *rows = NULL;
 	size_t i;
-	int rc;
+	int rc, rebuild = 0;
 
 	group_tally(db, g);
 	for (i = 0; i < g->n; i++)
@@ -461,12 +516,21 @@ group_run(struct db *db, struct group *g, struct outcome *o, char *err)
 		queue_handoff_sql(db, &g->sql, h->token);
 		g->nstmt++;
 	}
-	buf_adds(&g->sql, TX_END);
-	g->nstmt++;
-	g->affected = xcalloc(g->nstmt, sizeof *g->affected);
-	rc = db_exec_retry_rows(db, &g->sql, g->affected, g->nstmt, h != NULL ? &rows : NULL, err);
+	g->affected = xcalloc(g->nstmt + 1, sizeof *g->affected);
+	if (waits != NULL) {
+		rc = group_exec_follow(db, g, waits, h != NULL ? &rows : NULL, &rebuild, err);
+	} else {
+		buf_adds(&g->sql, TX_END);
+		g->nstmt++;
+		rc = db_exec_retry_rows(db, &g->sql, g->affected, g->nstmt, h != NULL ? &rows : NULL, err);
+	}
 	if (rows != NULL)
 		handoff_keep(h, rows);
+	if (rebuild) {
+		waits->state = OUTS_PENDING;
+		waits->gained_waiter = 1;
+		return rc;
+	}
 	for (i = 0; rc == DB_OK && i < g->ncharge; i++)
 		g->charge[i]->charged = 1;
 	for (i = 0; i < g->n; i++) {
@@ -644,7 +708,7 @@ static int
 outcomes_send(struct db *db, struct group *g, struct outcome *o, size_t n, size_t budget, char *err)
 {
 	size_t i;
-	int rc = DB_OK;
+	int rc = DB_OK, alone;
 
 	for (i = 0; i < n && rc == DB_OK; i++) {
 		struct piece p;
@@ -655,14 +719,14 @@ outcomes_send(struct db *db, struct group *g, struct outcome *o, size_t n, size_
 		piece_build(db, o, i, o[i].minimal ? FORM_PLAIN : FORM_FULL, 0, NULL, budget, &p);
 		/* Send what is gathered first when o[i] must be alone, follows
 		 * one that must, or does not fit beside them. */
-		if (g->n + g->ncharge > 0 &&
-		    (g->alone || o[i].alone || group_len_with(g, &p) > budget) &&
+		alone = o[i].alone || follow_waits(&o[i]);
+		if (g->n + g->ncharge > 0 && (g->alone || alone || group_len_with(g, &p) > budget) &&
 		    (rc = group_flush(db, g, o, err)) != DB_OK) {
 			buf_free(&p.sql);
 			buf_free(&p.del);
 			break;
 		}
-		group_add(g, &p, o[i].alone);
+		group_add(g, &p, alone);
 	}
 	if (rc == DB_OK && g->n + g->ncharge > 0)
 		rc = group_flush(db, g, o, err);

@@ -12,6 +12,7 @@
 #include "deps.h"
 #include "groups.h"
 #include "queue.h"
+#include "queue_follow.h"
 #include "queue_outcome_int.h"
 #include "queue_states.h"
 #include "trace.h"
@@ -223,19 +224,22 @@ ended_as(enum outcome_write k)
  * for all its jobs the transaction ended (queue_outcome.c), not by five
  * statements per job; m->group_id says which group. */
 static void
-fence_sql(struct db *db, struct buf *sql, const struct job *j, const char *how, struct member *m)
+fence_sql(struct db *db, struct buf *sql, const struct outcome *o, const char *how, struct member *m)
 {
+	const struct job *j = o->job;
+	/* Follow-ups that wait were written before (queue_follow.c), and
+	 * @jobq_follow names them. */
+	const char *follow = follow_waits(o) ? "" : ", @jobq_follow = NULL";
 	char var[64];
 
 	if (j->group_id == 0) {
-		buf_adds(sql, "SET @jobq_fence = ROW_COUNT(), @jobq_follow = NULL;");
+		buf_printf(sql, "SET @jobq_fence = ROW_COUNT()%s;", follow);
 		return;
 	}
 	/* Every expression of a SET reads the variables as they were
 	 * before it, so the tally reads ROW_COUNT() too, not @jobq_fence. */
 	groups_tally_var(var, sizeof var, j->group_id, how);
-	db_sql(db, sql, "SET @jobq_fence = ROW_COUNT(), @jobq_follow = NULL, %s = %s + (ROW_COUNT() > 0);", var,
-	    var);
+	db_sql(db, sql, "SET @jobq_fence = ROW_COUNT()%s, %s = %s + (ROW_COUNT() > 0);", follow, var, var);
 	m->group_id = j->group_id;
 }
 
@@ -389,10 +393,10 @@ piece_sql(struct db *db, struct buf *sql, const struct outcome *o, const struct 
 	 * fence's count itself: one statement less for a plain job. */
 	if (ended_as(o->kind) != NULL &&
 	    ((o->kind == OUT_DONE && o->nfollow > 0) || parts != 0 || j->group_id != 0)) {
-		fence_sql(db, sql, j, ended_as(o->kind), m);
+		fence_sql(db, sql, o, ended_as(o->kind), m);
 		n++;
 		fenced = "@jobq_fence";
-		if (o->kind == OUT_DONE)
+		if (o->kind == OUT_DONE && !follow_waits(o))
 			n += follow_sql(db, sql, o);
 		n += deps_ended_sql(db, sql, j->id, ended_as(o->kind), "@jobq_fence > 0", parts & DEPS_OWN);
 		if (o->handoff != NULL && (parts & DEPS_WAITERS)) {

@@ -115,9 +115,9 @@ EOC
 	like "$(sql "SELECT error FROM job_runs WHERE job_id = $bt")" "control channel line 1: enqueue: unknown job type 'nope'" \
 		"[$mode] a follow-up of an unknown type: the error says so"
 	is "$(where "$ba"),$(sql "SELECT COUNT(*) FROM jobs WHERE type = 'child' AND payload = '{}'")" "queue,0" \
-		"[$mode] a follow-up that would wait for other jobs: refused, retried, nothing enqueued"
-	like "$(sql "SELECT error FROM job_runs WHERE job_id = $ba")" "control channel line 1: enqueue: \"after\": not accepted in follow-ups" \
-		"[$mode] the error says so"
+		"[$mode] a follow-up that waits for a later follow-up's ref: refused, retried, nothing enqueued"
+	like "$(sql "SELECT error FROM job_runs WHERE job_id = $ba")" "control channel line 1: enqueue: \"after\": \"b\" is not the ref of an earlier follow-up" \
+		"[$mode] the error names the line and the ref"
 
 	is "$(where "$fl")" queue "[$mode] more than 64K on the channel: the job is retried"
 	like "$(sql "SELECT error FROM job_runs WHERE job_id = $fl")" "jobq: control channel: more than 65536 bytes written" \

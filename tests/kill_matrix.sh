@@ -7,7 +7,9 @@
 # Features, each a job type of its own, all in every cell (one worker,
 # "F", runs the first seven; another, "L", the two limited types, since
 # reserving ahead is refused beside max_running and rate):
-#   follow  a follow-up written on descriptor 3      -> one "child" job
+#   follow  a follow-up written on descriptor 3,     -> one "child" job, and
+#           and one that waits for it (fd 3 "after")    one "child2" run once,
+#                                                       after it
 #   at      a follow-up with "at" (an hour ahead)    -> one "later" job, due then
 #   retry   retry_after 1s on its first two ends     -> no run sooner after a retry
 #   succ    on_success = next                        -> one "next" job
@@ -112,7 +114,7 @@ on_success = next
 exec = $TH/killm.py $mode
 on_dead = $TH/killm.py alert
 EOC
-		for h in block follow at retry uniq ckpt canc grp aft gcb child next later; do
+		for h in block follow at retry uniq ckpt canc grp aft gcb child child2 next later; do
 			printf '[handler %s]\nexec = %s/killm.py %s\n' "$h" "$TH" "$mode"
 		done
 	} | write_conf
@@ -368,6 +370,9 @@ check_cell() {
 		(SELECT COUNT(*) FROM jobs WHERE type = 'later' AND JSON_VALUE(payload, '$.from') = ${ID[at]}
 			AND available_at = STR_TO_DATE('$AT', '%Y-%m-%dT%H:%i:%sZ')))")" "1 1 1 1 1" \
 		"[$cell] one follow-up (done once), one on_success job (done once), one \"at\" follow-up due at its time"
+	is "$(sql "SELECT COUNT(*), COUNT(DISTINCT a.job_id), SUM(TIMESTAMPDIFF(MICROSECOND, c.started_at, a.started_at) DIV 1000 >= c.duration_ms)
+		FROM job_runs a JOIN job_runs c ON c.type = 'child' AND c.outcome = 'done' WHERE a.type = 'child2'")" "1	1	1" \
+		"[$cell] the follow-up that waits for the other ran once, after it"
 	is "$(sql "SELECT CONCAT_WS(' ', COUNT(*) > 0, COUNT(*) = SUM(TIMESTAMPDIFF(MICROSECOND, r.started_at,
 			(SELECT MIN(x.started_at) FROM job_runs x WHERE x.job_id = r.job_id AND x.started_at > r.started_at))
 			DIV 1000 - r.duration_ms >= 950)) FROM job_runs r WHERE r.job_id = ${ID[retry]} AND r.outcome = 'retry'")" \

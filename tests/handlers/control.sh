@@ -25,7 +25,11 @@ retry_after) echo '{"retry_after": "7m"}' >&3; exit 75 ;;
 garbage) echo '{"progress": 5}' >&3; echo 'this is not json' >&3; exit 0 ;;
 flood) head -c 70000 /dev/zero | tr '\0' ' ' >&3; exit 0 ;;
 bad_type) echo '{"enqueue": {"type": "nope", "payload": {}}}' >&3; exit 0 ;;
-bad_after) echo "{\"enqueue\": {\"type\": \"child\", \"after\": [$JOBQ_JOB_ID]}}" >&3; exit 0 ;;
+bad_after)
+	# A ref names an earlier follow-up: the second line's is a later one.
+	echo '{"enqueue": {"type": "child", "ref": "a", "after": ["b"]}}' >&3
+	echo '{"enqueue": {"type": "child", "ref": "b"}}' >&3
+	exit 0 ;;
 result) echo '{"result": {"rows": 3}}' >&3; exit 0 ;;
 progress)
 	# $2: a file whose appearance lets the handler finish.

@@ -4,7 +4,9 @@
 # payload's "gate" names exists (when it names one: a test opens the gate
 # once it has looked at the running job, however slow the machine), sleeps
 # the payload's "sleep" seconds, appends "end NAME ID TIME" and ends with
-# the payload's "exit" status (default 0).  TIME: nanoseconds since the epoch.  Each line is
+# the payload's "exit" status (default 0), having written the follow-ups
+# its "follow" lists (jobq_handler.enqueue; PYTHONPATH names handlers/;
+# "self" in an "after" stands for the job's own id).  TIME: nanoseconds since the epoch.  Each line is
 # one write() to a file opened with O_APPEND, so lines of concurrent
 # handlers never mix.
 import json
@@ -28,6 +30,13 @@ def run(payload, job_id):
     while gate and not os.path.exists(gate) and time.monotonic() < deadline:
         time.sleep(0.05)
     time.sleep(float(payload.get("sleep", 0)))
+    for f in payload.get("follow", []):
+        import jobq_handler  # on PYTHONPATH in both modes
+
+        fields = {k: v for k, v in f.items() if k not in ("type", "payload")}
+        if "after" in fields:  # "self": this job's own id
+            fields["after"] = [int(job_id) if a == "self" else a for a in fields["after"]]
+        jobq_handler.enqueue(f["type"], f.get("payload", {}), **fields)
     note("end", payload, job_id)
     code = int(payload.get("exit", 0))
     if code:

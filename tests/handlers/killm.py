@@ -26,7 +26,8 @@
 # handlers stay put while its successor's run.
 #
 # The payload's "act" says how the run ends:
-#   follow  writes a follow-up {"type": "child", "payload": {"from": ID}}
+#   follow  writes a follow-up {"type": "child", "payload": {"from": ID}},
+#           and one of type "child2" that waits for it and for job ID
 #   at      writes a follow-up of type "later" starting at payload "at"
 #   retry   writes {"retry_after": payload "after"} and ends 75 on its
 #           first two ends (counted in $D/retried.ID), then ends 0
@@ -113,7 +114,9 @@ def run(jid, jtype, p, ctl, checkpoint):
         hold("hold.block")
     status, lines = 0, []
     if act == "follow":
-        lines.append({"enqueue": {"type": "child", "payload": {"from": jid}}})
+        # The second waits for the first (a ref) and for this job.
+        lines.append({"enqueue": {"type": "child", "ref": "c", "payload": {"from": jid}}})
+        lines.append({"enqueue": {"type": "child2", "after": ["c", int(jid)], "payload": {"from": jid}}})
     elif act == "at":
         lines.append({"enqueue": {"type": "later", "payload": {"from": jid}, "at": p["at"]}})
     elif act == "retry" and bump(jid) < 2:
