@@ -6,7 +6,7 @@
 # cancelled with the reason (policy all) or runs (policy any); one naming
 # an unknown id is cancelled naming it; a parent that fails after writing
 # them leaves none; and the follow-ups join a group whose callback counts
-# them.
+# them; a parent whose lease was lost leaves none.
 . "$top_srcdir/tests/lib.sh"
 setup follow_after
 TH=$top_srcdir/tests/handlers
@@ -108,6 +108,18 @@ EOP
 	ok $? "$m Q fails"
 	is "$(id_of QF)" "" "$m its waiting follow-up was never enqueued"
 	is "$(sql "SELECT COUNT(*) FROM jobq_deps")" 0 "$m jobq_deps is empty"
+
+	# A parent whose lease was lost as it ran: its run says "lost", and
+	# none of its follow-ups exists.
+	rm -f "$T/gate"
+	l=$(jq_ enqueue step "{\"name\": \"L\", \"gate\": \"$T/gate\", \"follow\": [{\"type\": \"step\", \"after\": [$x, \"self\"], \"payload\": {\"name\": \"LF\"}}]}")
+	wait_for_sql 30 "SELECT COUNT(*) FROM jobs WHERE id = $l AND lease_token IS NOT NULL" 1
+	sql "UPDATE jobs SET lease_token = 'taken', lease_expires_at = UTC_TIMESTAMP(6) + INTERVAL 1 HOUR WHERE id = $l"
+	touch "$T/gate"
+	wait_for_sql 30 "SELECT COUNT(*) FROM job_runs WHERE job_id = $l" 1
+	ok $? "$m L ends"
+	is "$(sql "SELECT CONCAT_WS('|', outcome, follow_ups) FROM job_runs WHERE job_id = $l")/$(id_of LF)" "lost/" \
+		"$m its lease lost: its run says so, and its follow-up was never enqueued"
 	stop_workers
 done
 finish

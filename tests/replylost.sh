@@ -92,6 +92,12 @@ env.PYTHONPATH = $HANDLERS
 env.PYTHONDONTWRITEBYTECODE = 1
 max_attempts = 1
 
+[handler fan]
+exec = $TH/deps_log.py $T/flog $mode
+mode = $mode
+env.PYTHONPATH = $HANDLERS
+env.PYTHONDONTWRITEBYTECODE = 1
+
 [handler gated]
 exec = $TH/deps_log.py $T/dlog $mode
 mode = $mode
@@ -156,6 +162,37 @@ EOC
 		"[$mode] written again in full: one run, done"
 	is "$(grep -c "^start G $gj " "$T/dlog")/$(where "$gw")/$(($(sql "SELECT COUNT(*) FROM job_runs WHERE type = 'tail'") - tails))" \
 		"1/gone/1" "[$mode] it ran once, its waiter was released and ran, its on_success ran once"
+	# Follow-ups that wait for other jobs are written in their parent's
+	# outcome transaction before its statements: a job that gained a
+	# waiter while it ran (its outcome built again in full) and whose
+	# COMMIT answer is lost; then one whose outcome statements' answer is
+	# lost (the transaction rolled back).  Each time: one run, done, the
+	# two follow-ups once, the second still waiting for the delayed job.
+	y=$(jq_ enqueue --delay 1h child '{"k": 0}')
+	for drop in '^COMMIT$' '^DO 0;DELETE FROM jobs WHERE id = '; do
+		rm -f "$T/fgate" "$PX/dropped"
+		fp=$(jq_ enqueue fan "{\"name\": \"FP\", \"gate\": \"$T/fgate\", \"follow\": [
+			{\"type\": \"child\", \"ref\": \"a\", \"payload\": {\"k\": 1}},
+			{\"type\": \"child\", \"after\": [\"a\", $y], \"payload\": {\"k\": 2}}]}")
+		drain "$mode" &
+		dpid=$!
+		for ((i = 0; i < 300; i++)); do grep -q "^start FP $fp " "$T/flog" 2>/dev/null && break; sleep 0.1; done
+		[ "$drop" = '^COMMIT$' ] && fw=$(jq_ enqueue --after "$fp" child '{"k": 3}')
+		echo "$drop" >"$PX/drop"
+		: >"$T/fgate"
+		wait $dpid
+		like "$(cat "$PX/dropped" 2>/dev/null)" "${drop//\$/}" "[$mode] a parent of waiting follow-ups: the answer to '$drop' was lost"
+		kids=$(sql "SELECT follow_ups FROM job_runs WHERE job_id = $fp")
+		is "$(sql "SELECT GROUP_CONCAT(CONCAT(attempt, ':', outcome) ORDER BY id) FROM job_runs WHERE job_id = $fp")/$(wc -w <<<"${kids//,/ }")" \
+			"1:done/2" "[$mode] '$drop': one run, done, naming two follow-ups"
+		is "$(sql "SELECT CONCAT_WS(' ', (SELECT COUNT(*) FROM job_runs WHERE job_id IN ($kids) AND outcome = 'done'),
+			(SELECT GROUP_CONCAT(CONCAT(JSON_VALUE(payload, '\$.k'), ':', waiting_on)) FROM jobs WHERE id IN ($kids)))")" "1 2:1" \
+			"[$mode] '$drop': the first ran once; the second waits for the delayed job alone"
+		sql "DELETE FROM jobs WHERE id IN ($kids); DELETE FROM jobq_deps"
+	done
+	is "$(where "$fw")" gone "[$mode] the waiter the parent gained as it ran was released and ran"
+	sql "DELETE FROM jobs WHERE id = $y; UPDATE jobs SET has_waiters = 0"
+
 	# A job that never starts (its type is unknown) ends dead without a
 	# run row.  A job that waits for it is added by plain SQL after the
 	# claim, in a transaction still open when that outcome (held at the
