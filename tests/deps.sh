@@ -12,10 +12,7 @@ setup deps
 TH=$top_srcdir/tests/handlers
 LOG=$T/log
 
-# t WORD NAME: the time (ns) of the first "WORD NAME" line of the log.
-t() { awk -v w="$1" -v n="$2" '$1 == w && $2 == n { print $4; exit }' "$LOG"; }
-# starts NAME: how many times NAME started.
-starts() { awk -v n="$1" '$1 == "start" && $2 == n' "$LOG" 2>/dev/null | wc -l; }
+. "$top_srcdir/tests/deps_lib.sh"
 # wait_started SECS NAME...: waits until each NAME has started once.
 wait_started() {
 	local secs=$1 i=0 n
@@ -37,8 +34,6 @@ wait_log() {
 		sleep 0.1
 	done
 }
-before() { [ -n "$1" ] && [ -n "$2" ] && [ "$1" -lt "$2" ]; }
-run_of() { sql "SELECT CONCAT_WS('|', outcome, error) FROM job_runs WHERE job_id = $1 ORDER BY id DESC LIMIT 1"; }
 # id_of NAME: the id of the job whose payload names NAME (queued or ended).
 id_of() { sql "SELECT id FROM jobs WHERE payload LIKE '%\"$1\"%' UNION SELECT job_id FROM job_runs WHERE payload LIKE '%\"$1\"%' LIMIT 1"; }
 

@@ -12,10 +12,7 @@ setup follow_after
 TH=$top_srcdir/tests/handlers
 LOG=$T/log
 
-t() { awk -v w="$1" -v n="$2" '$1 == w && $2 == n { print $4; exit }' "$LOG"; }
-starts() { awk -v n="$1" '$1 == "start" && $2 == n' "$LOG" 2>/dev/null | wc -l; }
-before() { [ -n "$1" ] && [ -n "$2" ] && [ "$1" -lt "$2" ]; }
-run_of() { sql "SELECT CONCAT_WS('|', outcome, error) FROM job_runs WHERE job_id = $1 ORDER BY id DESC LIMIT 1"; }
+. "$top_srcdir/tests/deps_lib.sh"
 # id_of NAME: the id of the job whose payload names NAME (queued or ended).
 id_of() { sql "SELECT id FROM jobs WHERE JSON_VALUE(payload, '\$.name') = '$1' UNION SELECT job_id FROM job_runs WHERE JSON_VALUE(payload, '\$.name') = '$1' LIMIT 1"; }
 
