@@ -63,7 +63,10 @@ end_word(const char *outcome)
 }
 
 /* Runs query (rows: id[, outcome]) and, for each id not found yet, sets
- * how: fixed, or the outcome of its last row (rows come ordered by run). */
+ * how: fixed, or the outcome of its last row that ends a job (rows come
+ * ordered by run).  A row that ends nothing never hides an end before
+ * it: a worker whose lease was lost writes its "lost" row late, after
+ * the run of another worker that ended the job. */
 static int
 mark(struct db *db, struct ended *k, size_t n, const char *fixed, const struct buf *query, char *err)
 {
@@ -78,9 +81,10 @@ mark(struct db *db, struct ended *k, size_t n, const char *fixed, const struct b
 		k[i].run = NULL;
 	while ((row = db_res_next(r)) != NULL) {
 		struct ended *e = ended_find(k, n, db_col_u64(row[0], 0));
+		const char *how = fixed != NULL ? fixed : end_word(row[1]);
 
-		if (e != NULL && !e->found)
-			e->run = fixed != NULL ? fixed : end_word(row[1]);
+		if (e != NULL && !e->found && how != NULL)
+			e->run = how;
 	}
 	db_res_free(r);
 	for (i = 0; i < n; i++)

@@ -453,12 +453,13 @@ group_waits(const struct group *g, struct outcome *o)
  * it: g's START TRANSACTION is sent as a statement that does nothing, so
  * that the others keep their numbers), then g's statements, then COMMIT
  * when x's fence held or its lease was already lost; rerun whole on a
- * deadlock.  *rebuild: rolled back, x is to be built again in full (its
+ * deadlock (as db_exec_retry_rows reruns).  *rebuild: rolled back, x is to be built again in full (its
  * job gained a waiter since the claim). */
 static int
 group_exec_follow(struct db *db, struct group *g, struct outcome *x, struct db_res **rows, int *rebuild,
     char *err)
 {
+	int64_t start = mono_ms(), limit = db_wait_limit(db);
 	struct buf sql;
 	int rc, lost, attempt = 0;
 
@@ -484,7 +485,9 @@ group_exec_follow(struct db *db, struct group *g, struct outcome *x, struct db_r
 			db_res_free(*rows);
 			*rows = NULL;
 		}
-		if (*rebuild)
+		/* Under a wait limit, as db_exec_retry_rows: not rerun after a
+		 * long wait; the caller tries again later. */
+		if (*rebuild || (limit > 0 && mono_ms() - start >= limit / 2))
 			break;
 	} while (db_retry_after(rc, ++attempt));
 	buf_free(&sql);

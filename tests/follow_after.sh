@@ -86,6 +86,14 @@ EOP
 	is "$(sql "SELECT outcome FROM job_runs WHERE job_id = $f6")" done "$m F6 (after_policy any) ran"
 	like "$(run_of "$f7")" "^cancelled\\|cancelled by dependency 9007199254740000 \\(not known\\)" \
 		"$m F7, after an id no table knows, is cancelled naming it"
+	# A run row that ends nothing, written after the one that ended the
+	# job (a worker whose lease was lost writes "lost" late), does not
+	# hide that end: a job that waits for it is not taken for unknown.
+	sql "INSERT INTO job_runs (job_id, queue, type, attempt, worker, started_at, duration_ms, outcome, exit_status)
+		VALUES ($f1, 'default', 'step', 1, 'late', UTC_TIMESTAMP(6), 1, 'lost', '')"
+	e=$(jq_ enqueue --after "$f1" step '{"name": "E"}')
+	is "$?/$(sql "SELECT waiting_on FROM jobs WHERE id = '$e'")" "0/0" \
+		"$m --after a done job whose last run row says lost: known as done, ready at once"
 	is "$(sql "SELECT COUNT(*) FROM jobq_groups WHERE name = 'fa-$hmode' AND ended_at IS NULL")" 1 \
 		"$m the group is open while F4 waits"
 	touch "$T/gate"
