@@ -58,7 +58,22 @@ static int
 lookup(struct db *db, struct tx *t, struct after_job *jobs, size_t n, int unknown_ends, char *err)
 {
 	size_t i, j, k;
-	int rc = ended_lookup(db, t->k, t->nk, err);
+	int rc = DB_OK;
+
+	/* A Galera node applies what others committed a moment later: a job
+	 * enqueued through another node just now must not look unknown
+	 * here, so the lookup reads causally (every session of jobq reads
+	 * committed, so each read sees what its wait caught up with). */
+	if (db_galera(db))
+		rc = db_exec(db, err, "SET @jobq_sw = @@SESSION.wsrep_sync_wait, SESSION wsrep_sync_wait = 1");
+	if (rc == DB_OK)
+		rc = ended_lookup(db, t->k, t->nk, err);
+	if (db_galera(db) && rc != DB_EGONE) {
+		char ignored[ERRSZ];
+		int back = db_exec(db, rc == DB_OK ? err : ignored, "SET SESSION wsrep_sync_wait = @jobq_sw");
+
+		rc = rc == DB_OK ? back : rc;
+	}
 
 	for (i = 0; rc == DB_OK && i < t->nk; i++)
 		if (!t->k[i].found && unknown_ends) {
@@ -154,6 +169,42 @@ finalize(struct db *db, const struct tx *t, size_t i, uint64_t id, const struct 
 	return rc;
 }
 
+/* Links job id to the n jobs in deps it waits for, none ended yet. */
+static int
+link_deps(struct db *db, uint64_t id, const uint64_t *deps, size_t n, char *err)
+{
+	struct buf sql, list;
+	size_t j;
+	int rc;
+
+	buf_init(&sql);
+	buf_init(&list);
+	for (j = 0; j < n; j++)
+		buf_printf(&list, "%s%llu", j ? ", " : "", (unsigned long long)deps[j]);
+	buf_adds(&sql, "INSERT INTO jobq_deps (after_id, job_id) VALUES ");
+	for (j = 0; j < n; j++)
+		buf_printf(&sql, "%s(%llu, %llu)", j ? ", " : "", (unsigned long long)deps[j], (unsigned long long)id);
+	/* The jobs waited for learn it (sql/022-waiters.sql): their rows
+	 * are locked (lookup), or new in this transaction. */
+	buf_printf(&sql, ";%s%s)", WAITERS_SET(n), list.data);
+	/* On Galera a lock a read takes is the node's own, and an UPDATE
+	 * that leaves a row as it was does not write it: a job already
+	 * waited for would not be in this transaction's write set, and the
+	 * transaction that ends it on another node, having released its
+	 * waiters before this one's rows reached it, would commit beside
+	 * this one and leave the job waiting for good.  Each row is changed
+	 * and changed back, so that one of the two fails certification. */
+	if (db_galera(db))
+		buf_printf(&sql,
+		    ";UPDATE jobs SET has_waiters = has_waiters + 8 WHERE id IN (%s)"
+		    ";UPDATE jobs SET has_waiters = has_waiters - 8 WHERE id IN (%s)",
+		    list.data, list.data);
+	rc = db_exec_buf(db, &sql, err);
+	buf_free(&sql);
+	buf_free(&list);
+	return rc;
+}
+
 /* Inserts job i, then what it waits for, or finalizes it. */
 static int
 insert_job(struct db *db, struct tx *t, struct after_job *jobs, size_t i, uint64_t *ids, char *err)
@@ -161,7 +212,7 @@ insert_job(struct db *db, struct tx *t, struct after_job *jobs, size_t i, uint64
 	struct after_job *a = &jobs[i];
 	uint64_t *deps = xcalloc(a->nids + a->nrefs + 1, sizeof *deps);
 	uint64_t *all = xcalloc(a->nids + a->nrefs + 1, sizeof *all);
-	size_t ndeps, nall, j;
+	size_t ndeps, nall;
 	struct buf sql;
 	int rc;
 
@@ -185,22 +236,8 @@ insert_job(struct db *db, struct tx *t, struct after_job *jobs, size_t i, uint64
 	buf_free(&sql);
 	if (rc == DB_OK && t->reason[i] != NULL)
 		rc = finalize(db, t, i, ids[i], &a->e, all, nall, err);
-	else if (rc == DB_OK && ndeps > 0) {
-		buf_init(&sql);
-		buf_adds(&sql, "INSERT INTO jobq_deps (after_id, job_id) VALUES ");
-		for (j = 0; j < ndeps; j++)
-			buf_printf(&sql, "%s(%llu, %llu)", j ? ", " : "", (unsigned long long)deps[j],
-			    (unsigned long long)ids[i]);
-		/* The jobs waited for learn it (sql/022-waiters.sql): their
-		 * rows are locked (lookup), or new in this transaction. */
-		buf_addc(&sql, ';');
-		buf_adds(&sql, WAITERS_SET(ndeps));
-		for (j = 0; j < ndeps; j++)
-			buf_printf(&sql, "%s%llu", j ? ", " : "", (unsigned long long)deps[j]);
-		buf_adds(&sql, ")");
-		rc = db_exec_buf(db, &sql, err);
-		buf_free(&sql);
-	}
+	else if (rc == DB_OK && ndeps > 0)
+		rc = link_deps(db, ids[i], deps, ndeps, err);
 	free(deps);
 	free(all);
 	return rc;
