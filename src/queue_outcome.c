@@ -453,8 +453,8 @@ group_waits(const struct group *g, struct outcome *o)
  * it: g's START TRANSACTION is sent as a statement that does nothing, so
  * that the others keep their numbers), then g's statements, then COMMIT
  * when x's fence held or its lease was already lost; rerun whole on a
- * deadlock (as db_exec_retry_rows reruns).  *rebuild: rolled back, x is to be built again in full (its
- * job gained a waiter since the claim). */
+ * deadlock (as db_exec_retry_rows reruns).  *rebuild: rolled back, x is
+ * to be built again in full (its job gained a waiter since the claim). */
 static int
 group_exec_follow(struct db *db, struct group *g, struct outcome *x, struct db_res **rows, int *rebuild,
     char *err)
