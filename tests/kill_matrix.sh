@@ -40,7 +40,7 @@
 #           the workers are killed and their connections too (the write
 #           never happens), then the lock is let go.
 # After the kill a fresh pair of workers (reserve_ttl 1 s, the least
-# allowed) finishes the work, started at once, while the killed
+# allowed; 3 s for L's: see conf_l) finishes the work, started at once, while the killed
 # workers' handlers are still being stopped by their guards.  The
 # handlers catch SIGTERM and go on (as one that cleans up may), so each
 # lives until its guard's SIGKILL.  Each cell checks: the killed
@@ -120,13 +120,19 @@ EOC
 	} | write_conf
 }
 
-# conf_l GEN: worker L's configuration, $T/lGEN.ini.
+# conf_l GEN: worker L's configuration, $T/lGEN.ini.  The killed one's
+# leases are 1 s, so that its jobs come back soon.  Its successor's are
+# 3 s: max_running counts live leases, and on a machine loaded with both
+# builds' suites a 1 s lease of a handler still running could lapse
+# while one database call waited (the wait limit is at least 1 s), and
+# let a third lim job start beside it; that is a lapse, not the kill
+# this test is about.
 conf_l() {
 	CONF=$T/l$1.ini
 	write_conf <<EOC
 [worker]
 poll_interval = 20ms
-reserve_ttl = 1s
+reserve_ttl = $([ "$1" = 1 ] && echo 1s || echo 3s)
 backoff = 1s
 concurrency = 6
 mode = $mode
