@@ -3,11 +3,17 @@
  * same transactions, the run row included) with no handler at all.
  * Linked against src/libjobq.a; the product has no handler-less mode.
  *
- *   bench-db CONFIG PROCS BATCH QUEUE
+ *   bench-db CONFIG PROCS BATCH QUEUE [chain]
  *
  * Starts PROCS processes, each with its own connection, each claiming up
  * to BATCH jobs of QUEUE at a time and writing them done, until nothing
- * is due; prints the jobs per second of all of them together. */
+ * is due; prints the jobs per second of all of them together.
+ *
+ * With chain, each process claims one job and then follows the jobs its
+ * outcomes hand off to it (queue.h: struct handoff), as a worker does
+ * with a chain of jobs that wait each for the one before: what one link
+ * costs the database, its outcome, release, hand-off and read-back in
+ * one transaction. */
 #include "config.h"
 
 #include <errno.h>
@@ -21,27 +27,56 @@
 #include "conf.h"
 #include "db.h"
 #include "queue.h"
+#include "util.h"
 
-/* Claims and completes jobs until none is due; returns how many. */
+/* Writes jobs[0..n) done, each handing off what it releases to h (NULL:
+ * none) under a new token; frees them and returns n. */
 static long
-drain(const struct conf *c, unsigned batch, const char *queue, const char *id)
+complete(struct db *db, struct job **jobs, size_t n, struct handoff *h, const char *id)
+{
+	struct run_record run = { .worker = id, .exit_status = "exit 0", .output = "", .error = "" };
+	struct outcome *o = calloc(n, sizeof *o);
+	char err[ERRSZ];
+	size_t i;
+
+	if (h != NULL)
+		random_hex(h->token, LEASE_TOKEN_LEN / 2);
+	for (i = 0; i < n; i++)
+		o[i] = (struct outcome){ .job = jobs[i], .kind = OUT_DONE, .run = &run, .handoff = h };
+	if (queue_write(db, o, n, NULL, 0, err) != DB_OK) {
+		fprintf(stderr, "bench-db: write: %s\n", err);
+		exit(1);
+	}
+	for (i = 0; i < n; i++)
+		job_free(jobs[i]);
+	free(jobs);
+	free(o);
+	return (long)n;
+}
+
+/* Claims and completes jobs until none is due; returns how many.  With
+ * chain, what the outcomes hand off is completed next, without a claim. */
+static long
+drain(const struct conf *c, unsigned batch, const char *queue, const char *id, int chain)
 {
 	char *queues[] = { (char *)queue, NULL }, err[ERRSZ];
 	struct reserve_req req = { .queues = queues, .limit = batch, .charge = batch, .ttl_ms = 60000, .worker = id,
 		.mode = c->worker.reserve_mode };
 	struct db *db = db_new(&c->db);
+	struct handoff h = { .worker = id, .ttl_ms = 60000 };
+	char quoted[128];
 	long done = 0;
 
+	snprintf(quoted, sizeof quoted, "'%s'", queue); /* a queue name has no quote */
+	h.queues = quoted;
 	if (db_connect(db, 1, err) != DB_OK ||
 	    (req.mode == RESERVE_AUTO && queue_probe(db, &req.mode, err) != DB_OK)) {
 		fprintf(stderr, "bench-db: %s\n", err);
 		exit(1);
 	}
 	for (;;) {
-		struct run_record run = { id, 0, "exit 0", "", "" };
-		struct outcome *o;
 		struct job **jobs;
-		size_t n, i;
+		size_t n;
 
 		if (queue_reserve(db, &req, &jobs, &n, err) != DB_OK) {
 			fprintf(stderr, "bench-db: reserve: %s\n", err);
@@ -49,18 +84,12 @@ drain(const struct conf *c, unsigned batch, const char *queue, const char *id)
 		}
 		if (n == 0)
 			break;
-		o = calloc(n, sizeof *o);
-		for (i = 0; i < n; i++)
-			o[i] = (struct outcome){ .job = jobs[i], .kind = OUT_DONE, .run = &run };
-		if (queue_write(db, o, n, NULL, 0, err) != DB_OK) {
-			fprintf(stderr, "bench-db: write: %s\n", err);
-			exit(1);
+		done += complete(db, jobs, n, chain ? &h : NULL, id);
+		while (h.njobs > 0) {
+			jobs = h.jobs, n = h.njobs;
+			h.jobs = NULL, h.njobs = 0;
+			done += complete(db, jobs, n, &h, id);
 		}
-		for (i = 0; i < n; i++)
-			job_free(jobs[i]);
-		free(jobs);
-		free(o);
-		done += (long)n;
 	}
 	db_free(db);
 	return done;
@@ -73,11 +102,13 @@ main(int argc, char **argv)
 	struct timespec t0, t1;
 	struct conf *c;
 	long procs, batch, total = 0, n;
-	int fds[2], i, status;
+	int fds[2], i, status, chain;
 	FILE *in;
 
-	if (argc != 5 || (procs = atol(argv[2])) <= 0 || (batch = atol(argv[3])) <= 0) {
-		fprintf(stderr, "usage: bench-db CONFIG PROCS BATCH QUEUE\n");
+	chain = argc == 6 && strcmp(argv[5], "chain") == 0;
+	if ((argc != 5 && !chain) || (procs = atol(argv[2])) <= 0 || (batch = atol(argv[3])) <= 0 ||
+	    strchr(argv[4], '\'') != NULL) {
+		fprintf(stderr, "usage: bench-db CONFIG PROCS BATCH QUEUE [chain]\n");
 		return 64;
 	}
 	buf_init(&errors);
@@ -102,7 +133,7 @@ main(int argc, char **argv)
 		if (pid == 0) {
 			close(fds[0]);
 			snprintf(id, sizeof id, "bench-db:%d", i);
-			dprintf(fds[1], "%ld\n", drain(c, (unsigned)batch, argv[4], id));
+			dprintf(fds[1], "%ld\n", drain(c, (unsigned)batch, argv[4], id, chain));
 			_exit(0);
 		}
 	}
