@@ -127,10 +127,12 @@ db_set(struct loader *ld, struct db_conf *db, const struct entry *e)
 	else if (strcmp(k, "tls") == 0) {
 		if (strcmp(e->value, "verify") == 0)
 			db->tls = TLS_VERIFY;
-		else if (ld_bool(ld, e, &b) < 0)
-			return -1;
-		else
+		else if (bool_word(e->value, &b) == 0)
 			db->tls = b ? TLS_ON : TLS_OFF;
+		else {
+			ld_error(ld, e->line, "tls: expected no, yes or verify, not '%s'", e->value);
+			return -1;
+		}
 	} else if (strcmp(k, "tls_ca") == 0)
 		ld_str(&db->tls_ca, e->value);
 	else if (strcmp(k, "tls_cert") == 0)

@@ -197,11 +197,14 @@ static char *
 read_line(char *str, int num, void *stream)
 {
 	struct loader *ld = stream;
-	ssize_t n = getline(&ld->linebuf, &ld->linecap, ld->fp);
+	ssize_t n;
 	const char *p;
 
-	if (n < 0)
+	errno = 0;
+	if ((n = getline(&ld->linebuf, &ld->linecap, ld->fp)) < 0) {
+		ld->read_errno = errno;
 		return NULL;
+	}
 	ld->lineno++;
 	if (n > 0 && ld->linebuf[n - 1] == '\n')
 		ld->linebuf[--n] = '\0';
@@ -285,6 +288,8 @@ dir_of(const char *path)
 int
 ld_open(struct loader *ld, const char *path, int flags, struct buf *errors, struct buf *warnings)
 {
+	struct stat st;
+
 	memset(ld, 0, sizeof *ld);
 	ld->path = path;
 	ld->errors = errors;
@@ -292,6 +297,14 @@ ld_open(struct loader *ld, const char *path, int flags, struct buf *errors, stru
 	ld->flags = flags;
 	if ((ld->fp = fopen(path, "r")) == NULL) {
 		ld_error(ld, 0, "cannot open configuration: %s", strerror(errno));
+		return -1;
+	}
+	/* A folder opens, and reads as an empty file on some systems: it
+	 * would load as a configuration of defaults alone. */
+	if (fstat(fileno(ld->fp), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode) && !S_ISCHR(st.st_mode)) {
+		ld_error(ld, 0, "cannot open configuration: %s", S_ISDIR(st.st_mode) ? strerror(EISDIR) : "not a file");
+		fclose(ld->fp);
+		ld->fp = NULL;
 		return -1;
 	}
 	ld->config_dir = dir_of(path);
@@ -304,7 +317,11 @@ ld_read(struct loader *ld)
 {
 	int rc = ini_parse_stream(read_line, ld, on_entry, ld);
 
-	if (rc > 0)
+	/* getline's end and its failure look alike: a file that could not
+	 * be read to its end must not load as the part before the error. */
+	if (ferror(ld->fp))
+		ld_error(ld, ld->lineno + 1, "cannot read configuration: %s", strerror(ld->read_errno ? ld->read_errno : EIO));
+	else if (rc > 0)
 		ld_error(ld, rc, "syntax error (expected [section], key = value or a comment)");
 	else if (rc < 0)
 		ld_error(ld, 0, "cannot read configuration");
@@ -392,20 +409,30 @@ ld_output_limit(struct loader *ld, const struct entry *e, size_t *out)
 	return 0;
 }
 
-/* yes/true/on/1 or no/false/off/0, in any case. */
+/* yes/true/on/1 (*out 1) or no/false/off/0 (*out 0), in any case: 0;
+ * -1 for anything else. */
 int
-ld_bool(struct loader *ld, const struct entry *e, int *out)
+bool_word(const char *s, int *out)
 {
 	static const char *const yes[] = { "yes", "true", "on", "1" };
 	static const char *const no[] = { "no", "false", "off", "0" };
 	size_t i;
 
 	for (i = 0; i < ARRAY_LEN(yes); i++) {
-		if (strcasecmp(e->value, yes[i]) == 0)
+		if (strcasecmp(s, yes[i]) == 0)
 			return *out = 1, 0;
-		if (strcasecmp(e->value, no[i]) == 0)
+		if (strcasecmp(s, no[i]) == 0)
 			return *out = 0, 0;
 	}
+	return -1;
+}
+
+/* A yes or no (bool_word); reported when neither. */
+int
+ld_bool(struct loader *ld, const struct entry *e, int *out)
+{
+	if (bool_word(e->value, out) == 0)
+		return 0;
 	ld_error(ld, e->line, "%s: expected yes or no, not '%s'", e->key, e->value);
 	return -1;
 }

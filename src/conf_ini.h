@@ -28,6 +28,7 @@ struct loader {
 	char *linebuf;
 	size_t linecap;
 	int continuation; /* the current line is indented */
+	int read_errno;   /* why the file could not be read to its end */
 	struct section *sections;
 	size_t nsections;
 	struct buf *errors;
@@ -56,6 +57,7 @@ int ld_duration(struct loader *ld, const struct entry *e, int64_t *out, int64_t 
 int ld_uint(struct loader *ld, const struct entry *e, int64_t min, int64_t max, int64_t *out);
 int ld_size(struct loader *ld, const struct entry *e, size_t *out);
 int ld_output_limit(struct loader *ld, const struct entry *e, size_t *out);
+int bool_word(const char *s, int *out);
 int ld_bool(struct loader *ld, const struct entry *e, int *out);
 void ld_str(char **dst, const char *value);
 pcre2_code *ld_regex(struct loader *ld, const struct entry *e);

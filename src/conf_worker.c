@@ -13,6 +13,7 @@
 #include "conf_ini.h"
 #include "conf_serve.h"
 #include "conf_worker.h"
+#include "cron.h"
 #include "otlp.h"
 
 /* The [worker] defaults: what an empty section means. */
@@ -144,6 +145,38 @@ set_keep_done(struct loader *ld, struct worker_conf *w, const struct entry *e)
 	return 0;
 }
 
+/* max_payload = 1M: from 2 bytes ({}, the smallest payload) to 1G (the
+ * largest statement a server takes: max_allowed_packet's ceiling). */
+static int
+set_max_payload(struct loader *ld, struct worker_conf *w, const struct entry *e)
+{
+	if (ld_size(ld, e, &w->max_payload) < 0)
+		return -1;
+	if (w->max_payload < 2 || w->max_payload > (size_t)1 << 30) {
+		ld_error(ld, e->line, "max_payload: '%s' is out of range (2 to 1G)", e->value);
+		return -1;
+	}
+	return 0;
+}
+
+/* timezone = Europe/Paris: the zone commands print times in and
+ * schedules default to; opened here so that a bad one is reported at its
+ * line by `jobq check`, not by each command that prints a time. */
+static int
+set_timezone(struct loader *ld, struct worker_conf *w, const struct entry *e)
+{
+	char err[ERRSZ];
+	struct cron_zone *z = cron_zone_open(e->value, err);
+
+	if (z == NULL) {
+		ld_error(ld, e->line, "timezone: %s", err);
+		return -1;
+	}
+	cron_zone_free(z);
+	ld_str(&w->timezone, e->value);
+	return 0;
+}
+
 /* otlp_endpoint = http://collector:4318: where the worker sends its
  * spans (otlp.c adds /v1/traces); checked here so that `jobq check`
  * reports a bad one. */
@@ -186,9 +219,9 @@ worker_set(struct loader *ld, struct conf *c, const struct entry *e)
 	} else if (strcmp(k, "reserve_mode") == 0)
 		return set_reserve_mode(ld, w, e);
 	else if (strcmp(k, "timezone") == 0)
-		ld_str(&w->timezone, e->value);
+		return set_timezone(ld, w, e);
 	else if (strcmp(k, "max_payload") == 0)
-		return ld_size(ld, e, &w->max_payload);
+		return set_max_payload(ld, w, e);
 	else if (strcmp(k, "keep_done") == 0)
 		return set_keep_done(ld, w, e);
 	else if (strcmp(k, "metrics_listen") == 0)

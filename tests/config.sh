@@ -224,6 +224,25 @@ bad worker-unknown-queue 4 ".*queues: unknown queue 'bulk'" <<EOC
 queues = default, bulk
 EOC
 
+# Checked where it is written, not first when a command prints a time.
+bad worker-timezone 3 "timezone: unknown time zone 'Mars/Base'" <<EOC
+[queue default]
+[worker]
+timezone = Mars/Base
+EOC
+
+bad max-payload-zero 3 "max_payload: '0' is out of range \(2 to 1G\)" <<EOC
+[queue default]
+[worker]
+max_payload = 0
+EOC
+
+bad tls-word 3 "tls: expected no, yes or verify, not 'maybe'" <<EOC
+[queue default]
+[database]
+tls = maybe
+EOC
+
 bad heartbeat-too-long 3 ".*heartbeat.*reserve_ttl" <<EOC
 [worker]
 reserve_ttl = 10s
@@ -350,6 +369,17 @@ is "$NERR" "1" "with one line on stderr"
 like "$ERR" "^$(re "$missing"): cannot open configuration: No such file or directory$" \
 	"saying which file could not be opened"
 is "$OUT" "" "and nothing on stdout"
+
+# A folder opens and reads as nothing: it must not load as a
+# configuration of defaults (whose worker would dead-letter every job as
+# of an unknown type).
+mkdir -p "$T/confdir"
+run "$JOBQ" -c "$T/confdir" check
+is "$RC" "78" "a folder as -c FILE exits 78"
+is "$NERR" "1" "with one line on stderr"
+like "$ERR" "^$(re "$T/confdir"): cannot open configuration: Is a directory$" "saying it is a folder"
+run "$JOBQ" -c "$T/confdir" work --once
+is "$RC" "78" "and no worker starts with it"
 
 run env JOBQ_CONFIG="$good" "$JOBQ" check
 is "$RC" "0" "\$JOBQ_CONFIG is read without -c"
