@@ -213,21 +213,6 @@ out:
 
 /* ---- the command ---- */
 
-/* A fresh key: the local time for people to recognise, and randomness
- * so that two runs never share one. */
-static void
-new_key(char *out, size_t outlen)
-{
-	char hex[17];
-	time_t now = time(NULL);
-	struct tm tm;
-
-	random_hex(hex, 8);
-	gmtime_r(&now, &tm);
-	snprintf(out, outlen, "%04d%02d%02dT%02d%02d%02d-%.8s", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
-	    tm.tm_hour, tm.tm_min, tm.tm_sec, hex);
-}
-
 enum {
 	OPT_AT = 256,
 	OPT_MAX_ATTEMPTS,
@@ -549,7 +534,6 @@ static int
 enqueue(struct opts *o, struct conf *c, char **argv)
 {
 	struct db *db = NULL;
-	char key[KEY_MAX + 1];
 	int rc = 0;
 
 	o->ctx.conf = c;
@@ -565,10 +549,8 @@ enqueue(struct opts *o, struct conf *c, char **argv)
 	else if ((rc = cli_connect(c, &db)) == 0) {
 		/* the packet limit is one of the checks, so even a dry run asks the server */
 		o->ctx.max_packet = db_max_packet(db);
-		if (o->key == NULL)
-			new_key(key, sizeof key);
 		o->ctx.group = o->group.name != NULL ? &o->group : NULL;
-		rc = enqueue_batch_run(&o->ctx, db, o->key != NULL ? o->key : key, o->dry_run);
+		rc = enqueue_batch_run(&o->ctx, db, o->key, o->dry_run);
 	}
 	db_free(db);
 	conf_free(c);

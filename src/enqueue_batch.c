@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "after.h"
@@ -451,6 +452,18 @@ open_batch(struct batch_run *b)
 	return 0;
 }
 
+/* Gives back the key of a batch refused before its first chunk (a
+ * group that has completed, or has other callbacks): "nothing was
+ * written" holds for jobq_batches too, and the key stays usable. */
+static void
+unopen_batch(struct batch_run *b)
+{
+	char err[ERRSZ];
+
+	if (!b->dry_run && b->p.lines_done == 0 && queue_batch_drop(b->db, b->key, err) != DB_OK)
+		cli_error("enqueue: batch %s: its key could not be given back: %s", b->key, err);
+}
+
 /* Finds or makes the group of --group (groups.c) before any job of a
  * real run is written, unless every line is written already; a dry run
  * does the same in a transaction it rolls back, so that it refuses what
@@ -511,8 +524,10 @@ write_batch(struct batch_run *b, struct reader *r)
 	size_t i;
 	int rc;
 
-	if ((rc = open_batch(b)) != 0 || (rc = open_group(b)) != 0)
+	if ((rc = open_batch(b)) != 0)
 		return rc;
+	if ((rc = open_group(b)) != 0)
+		return unopen_batch(b), rc;
 	b->max_bytes = db_max_packet(b->db) - BATCH_SQL_OVERHEAD;
 	if (b->max_bytes > CHUNK_BYTES)
 		b->max_bytes = CHUNK_BYTES;
@@ -539,6 +554,7 @@ write_batch(struct batch_run *b, struct reader *r)
 		batch_job_clear(&b->carry);
 	if (rc == GROUPS_ECLOSED) { /* at the first chunk: nothing is written */
 		cli_error("enqueue: %s (nothing was written)", err);
+		unopen_batch(b);
 		return EX_DATAERR;
 	}
 	if (rc != DB_OK)
@@ -642,9 +658,25 @@ rewind_input(FILE *spool, off_t start, FILE **in)
 	return 0;
 }
 
+/* A fresh key: the local time for people to recognise, and randomness
+ * so that two runs never share one. */
+static void
+new_key(char *out, size_t outlen)
+{
+	char hex[17];
+	time_t now = time(NULL);
+	struct tm tm;
+
+	random_hex(hex, 8);
+	gmtime_r(&now, &tm);
+	snprintf(out, outlen, "%04d%02d%02dT%02d%02d%02d-%.8s", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+	    tm.tm_hour, tm.tm_min, tm.tm_sec, hex);
+}
+
 /* Checks every line of stdin, then (if all are good) writes them in
- * chunks under key, or with dry_run prints them; returns the exit
- * status, having said on stderr what went wrong and what is committed. */
+ * chunks under key (--batch-key; NULL: a new one), or with dry_run
+ * prints them; returns the exit status, having said on stderr what went
+ * wrong and what is committed. */
 int
 enqueue_batch_run(const struct batch_ctx *ctx, struct db *db, const char *key, int dry_run)
 {
@@ -654,12 +686,14 @@ enqueue_batch_run(const struct batch_ctx *ctx, struct db *db, const char *key, i
 	FILE *spool, *in;
 	off_t start = 0;
 	uint64_t bad;
+	char fresh[64];
 	int rc;
 
 	memset(&b, 0, sizeof b);
 	b.ctx = ctx;
 	b.db = db;
-	b.key = key;
+	new_key(fresh, sizeof fresh);
+	b.key = key != NULL ? key : fresh;
 	b.dry_run = dry_run;
 	if ((rc = open_spool(&spool, &start)) != 0) {
 		graph_free(g);
@@ -675,6 +709,12 @@ enqueue_batch_run(const struct batch_ctx *ctx, struct db *db, const char *key, i
 		cli_error(
 		    "%llu bad line%s; nothing was enqueued", (unsigned long long)bad, bad == 1 ? "" : "s");
 		rc = EX_DATAERR;
+	} else if (key != NULL && graph_used(g)) {
+		/* A graph is one transaction with no progress row: the key
+		 * would make a run again look safe, and it is not. */
+		cli_error("enqueue: --batch-key does not apply to an input with \"after\" or \"ref\" (it is "
+		          "committed whole, in one transaction); nothing was written");
+		rc = EX_USAGE;
 	} else if (b.p.jobs_total == 0)
 		printf(dry_run ? "would enqueue 0 jobs (dry run: nothing written)\n" : "enqueued 0 jobs\n");
 	else if ((rc = rewind_input(spool, start, &in)) == 0) {

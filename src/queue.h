@@ -289,6 +289,7 @@ int queue_enqueue_uncounted(struct db *db, const struct enqueue_item *items, siz
 int queue_count_enqueued(struct db *db, const struct enqueue_item *items, size_t n, char *err);
 int queue_batch_get(struct db *db, const char *key, struct batch_progress *p, int *found, char *err);
 int queue_batch_open(struct db *db, const char *key, struct batch_progress *p, int *same, char *err);
+int queue_batch_drop(struct db *db, const char *key, char *err);
 /* Called by queue_batch_add between a chunk's rows and its progress:
  * DB_OK once the chunk before it has committed; DB_EWAIT when bounded is
  * set and it has not yet (the chunk is rolled back, and waits again

@@ -80,6 +80,15 @@ queue_batch_open(struct db *db, const char *key, struct batch_progress *p, int *
 	return DB_OK;
 }
 
+/* Forgets key if no line of its batch was committed: for a run refused
+ * before its first chunk, so that the key stays free for the same input
+ * with other options. */
+int
+queue_batch_drop(struct db *db, const char *key, char *err)
+{
+	return db_exec(db, err, "DELETE FROM jobq_batches WHERE batch_key = %q AND lines_done = 0", key);
+}
+
 /* Adds the chunk's n jobs to group gid in the chunk's transaction: the
  * first chunk of a batch takes a hold on the group, so that it cannot
  * complete before the batch is through, and the last gives it back and

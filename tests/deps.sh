@@ -219,6 +219,10 @@ EOC
 	out=$(printf '%s\n' '{"type": "step", "after": [999999999], "payload": {"name": "Q"}}' | jq_ enqueue --batch --dry-run 2>&1)
 	is "$?" 65 "$m a dry run refuses an unknown id too"
 	like "$out" "line 1: \"after\": job 999999999 is not known" "$m naming it and its line"
+	out=$(printf '%s\n' '{"type": "step", "ref": "p", "payload": {"name": "P"}}' | jq_ enqueue --batch --batch-key g1 2>&1)
+	is "$?" 64 "$m --batch-key with a graph is refused (it would not make a run again safe)"
+	like "$out" "--batch-key does not apply to an input with \"after\" or \"ref\"" "$m saying why"
+	is "$(sql "SELECT COUNT(*) FROM jobq_batches WHERE batch_key = 'g1'")" "0" "$m and records no key"
 	is "$(sql "SELECT COUNT(*) FROM jobs")" "$n0" "$m the bad graphs wrote nothing"
 	is "$(id_of P)" "" "$m not even their good lines"
 

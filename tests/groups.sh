@@ -106,6 +106,11 @@ EOC
 	like "$out" "group '$g' has completed" "$m and says so"
 	out=$(echo '{"type": "step", "payload": {}}' | jq_ enqueue --batch --dry-run --group "$g" 2>&1)
 	is "$?" 65 "$m a dry run refuses it too"
+	out=$(echo '{"type": "step", "payload": {}}' | jq_ enqueue --batch --batch-key "k-$hmode" --group "$g" 2>&1)
+	is "$?" 65 "$m refused with a --batch-key too"
+	is "$(sql "SELECT COUNT(*) FROM jobq_batches WHERE batch_key = 'k-$hmode'")" 0 "$m which leaves no trace in jobq_batches"
+	out=$(echo '{"type": "step", "payload": {}}' | jq_ enqueue --batch --batch-key "k-$hmode" --group "$g-2" 2>&1)
+	is "$?" 0 "$m so the key serves the same input with another group"
 
 	# A dead job: --on-complete gets dead 1; --on-success is not enqueued.
 	out=$( (lines D 9; echo '{"type": "step", "payload": {"name": "DX", "exit": 65}}') |
