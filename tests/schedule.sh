@@ -225,6 +225,21 @@ jq_ schedule remove db1 >/dev/null
 is "$(sql "SELECT COUNT(*) FROM jobq_schedules WHERE name = 'db1'"):$(sql "SELECT COUNT(*) FROM jobq_schedule_state WHERE name = 'db1'")" \
 	"0:0" "schedule remove deletes the schedule and its switch"
 
+# -c FILE after the subcommand, or before it, is the file read (with
+# $JOBQ_CONFIG naming another, or none): every command takes -c after
+# its name.
+run_c() { env JOBQ_CONFIG="$T/none.ini" "$JOBQ" "$@"; }
+run_c schedule add cpos -c "$CONF" --cron '0 3 * * *' --type echo --description -cool >/dev/null
+is "$?" 0 "schedule add NAME -c FILE: the file after the name is read"
+is "$(sql "SELECT description FROM jobq_schedules WHERE name = 'cpos'")" "-cool" "... and an option's value that looks like -c stays a value"
+run_c schedule -c "$CONF" disable cpos >/dev/null
+is "$?" 0 "schedule -c FILE disable NAME: the file before the subcommand too"
+run_c schedule enable cpos --config "$CONF" >/dev/null
+is "$?" 0 "schedule enable NAME --config FILE"
+run_c schedule remove --config="$CONF" cpos >/dev/null
+is "$?" 0 "schedule remove --config=FILE NAME"
+is "$(sql "SELECT COUNT(*) FROM jobq_schedules WHERE name = 'cpos'")" 0 "... removed from the file's database"
+
 # ---- a name in both places; a database schedule the INI no longer allows ----
 jq_ schedule add twice --cron '0 0 * * *' --type echo >/dev/null
 base_conf "
