@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "audit.h"
 #include "errtext.h"
@@ -266,13 +267,9 @@ retry_once(struct db *db, uint64_t id, const struct failed_edit *e, char *err)
 	if (rc == DB_OK)
 		rc = db_exec(db, err, "DELETE FROM failed_jobs WHERE id = %U", id);
 	/* The jobs of policy any that still wait for others took its death
-	 * off their counts: it is owed them no more, and its next end must
-	 * not count for them again (deps.c counts every link it finds). */
+	 * off their counts: it is owed them no more. */
 	if (rc == DB_OK)
-		rc = db_exec(db, err,
-		    "DELETE d FROM jobq_deps d JOIN jobs j ON j.id = d.job_id"
-		    " WHERE d.after_id = %U AND j.after_any = 1 AND j.waiting_on > 0",
-		    id);
+		rc = park_drop_counted(db, id, err);
 	if (rc == DB_OK && e != NULL)
 		rc = audit_edit(db, id, e, old, err);
 	/* The jobs its death cancelled wait for it again (park.c). */
@@ -282,11 +279,34 @@ retry_once(struct db *db, uint64_t id, const struct failed_edit *e, char *err)
 	return rc;
 }
 
+/* How long a retry waits for a worker that holds a job to re-open
+ * (PARK_EBUSY): it finalizes a claim's jobs in moments, unless it died
+ * holding them (then their lease must end first; the error says when). */
+#define BUSY_WAIT_MS 5000
+
+/* Whether to rerun a retry that found a job to re-open held (rc
+ * PARK_EBUSY), after a pause, until *until (set on the first call). */
+static int
+busy_again(int rc, int64_t *until)
+{
+	struct timespec ts = { 0, 50 * 1000000L };
+
+	if (rc != PARK_EBUSY)
+		return 0;
+	if (*until == 0)
+		*until = mono_ms() + BUSY_WAIT_MS;
+	if (mono_ms() >= *until)
+		return 0;
+	nanosleep(&ts, NULL);
+	return 1;
+}
+
 /* retry_once in a transaction of its own, rerun after a deadlock or a
- * lock wait timeout. */
+ * lock wait timeout, or while a job to re-open is held (busy_again). */
 static int
 move_back(struct db *db, uint64_t id, const struct failed_edit *e, char *err)
 {
+	int64_t until = 0;
 	int rc, attempt = 0;
 
 	do {
@@ -301,13 +321,14 @@ move_back(struct db *db, uint64_t id, const struct failed_edit *e, char *err)
 			rc = crc;
 		} else
 			db_rollback(db);
-	} while (db_retry_after(rc, ++attempt));
-	return rc;
+	} while (db_retry_after(rc, ++attempt) || busy_again(rc, &until));
+	return rc == PARK_EBUSY ? FAILED_HELD : rc;
 }
 
 /* Moves one job back to its queue, due now, attempts reset.  Returns
  * DB_OK, QUEUE_NOT_FOUND or a db_rc (DB_EFAIL, err saying why, when its
- * id or unique key is in the queue again). */
+ * id or unique key is in the queue again, or a job its death cancelled
+ * is held by a worker). */
 int
 failed_retry(struct db *db, uint64_t id, char *err)
 {
@@ -324,7 +345,8 @@ failed_retry(struct db *db, uint64_t id, char *err)
  * e->max_payload): FAILED_BAD_PAYLOAD, err saying what is wrong, and
  * nothing changed.  Else DB_OK; QUEUE_NOT_FOUND when the job is not (any
  * more) dead-lettered; FAILED_HELD when its id or unique key is in the
- * queue again (it stays dead); or a db_rc. */
+ * queue again, or a job its death cancelled is held by a worker (it
+ * stays dead); or a db_rc. */
 int
 failed_retry_edited(struct db *db, uint64_t id, const struct failed_edit *e, char *err)
 {

@@ -26,13 +26,17 @@
 #include "park.h"
 #include "queue_states.h"
 
-/* The columns a parked job keeps (sql/024-parked.sql), in both tables. */
+/* The columns a parked job keeps (sql/024-parked.sql), in both tables.
+ * Its due time is wait_until, or for a job that never waited (one
+ * cancelled as it was enqueued, --after a job that had ended) its
+ * available_at: a re-open must not start a job --delay'd before its
+ * time, and a re-opened job has waited (deps.h: DEPS_OWN). */
 #define COLS                                                                                     \
 	"queue, type, payload, priority, max_attempts, created_at, unique_key, expires_at, traceparent," \
 	" checkpoint, wait_until"
 #define JCOLS                                                                                          \
 	"j.queue, j.type, j.payload, j.priority, j.max_attempts, j.created_at, j.unique_key, j.expires_at," \
-	" j.traceparent, j.checkpoint, j.wait_until"
+	" j.traceparent, j.checkpoint, COALESCE(j.wait_until, j.available_at)"
 
 /* How deep a retry re-opens (levels of the graph): far beyond any graph
  * a person writes, and a bound on a transaction's work should a parked
@@ -235,28 +239,51 @@ due_when(size_t n)
 	return n > 0 ? DEPS_NEVER : "GREATEST(COALESCE(wait_until, UTC_TIMESTAMP(6)), UTC_TIMESTAMP(6))";
 }
 
+/* Inside the transaction that brings job id back from an end (a retry,
+ * a re-open): the links to it of jobs of policy any that still wait
+ * for others go.  Those jobs took its end off their counts already, and
+ * its next end must not count for them again (deps.c counts every link
+ * it finds), nor may a hand-off take it for its one waiter. */
+int
+park_drop_counted(struct db *db, uint64_t id, char *err)
+{
+	return db_exec(db, err,
+	    "DELETE d FROM jobq_deps d JOIN jobs j ON j.id = d.job_id"
+	    " WHERE d.after_id = %U AND j.after_any = 1 AND j.waiting_on > 0",
+	    id);
+}
+
 /* Puts parked job id back in jobs, waiting for the nlive jobs of live:
  * the row it left (finalized cancelled), in no group; or, when it has not
  * been finalized yet, its row unmarked.  *back: 0 when it cannot come
- * back (a worker holds it to finalize it now; its unique key is taken). */
+ * back (its unique key is taken).  PARK_EBUSY, err saying so, when a
+ * worker holds it to finalize it now: that cancel would park it under a
+ * job that is no longer dead, for good, so the caller rolls back and
+ * tries again once the worker is through. */
 static int
 put_back(struct db *db, uint64_t id, const char *live, size_t nlive, int *back, char *err)
 {
 	struct db_res *r;
 	char **row;
-	int rc, in_jobs = 0, held = 0;
+	int rc, in_jobs = 0;
 
 	*back = 0;
-	r = db_query(db, &rc, err, "SELECT " IS_RESERVED " FROM jobs WHERE id = %U FOR UPDATE", id);
+	r = db_query(db, &rc, err,
+	    "SELECT " IS_RESERVED ", reserved_by, lease_expires_at FROM jobs WHERE id = %U FOR UPDATE", id);
 	if (r == NULL)
 		return rc;
 	if ((row = db_res_next(r)) != NULL) {
 		in_jobs = 1;
-		held = row[0] != NULL && row[0][0] == '1';
+		if (row[0] != NULL && row[0][0] == '1') {
+			errf(err, "job %llu, which its death cancelled, is held by worker %s to be finalized (its lease "
+			          "ends at %s UTC); nothing was changed: try again then",
+			    (unsigned long long)id, row[1] ? row[1] : "?", row[2] ? row[2] : "?");
+			rc = PARK_EBUSY;
+		}
 	}
 	db_res_free(r);
-	if (held)
-		return DB_OK;
+	if (rc != DB_OK)
+		return rc;
 	if (in_jobs)
 		rc = db_exec(db, err,
 		    "UPDATE jobs j JOIN jobq_parked p ON p.id = j.id SET j.cancel_by = NULL, j.cancel_at = NULL,"
@@ -270,6 +297,8 @@ put_back(struct db *db, uint64_t id, const char *live, size_t nlive, int *back, 
 		    (uint64_t)nlive, due_when(nlive), id);
 		if (rc == DB_EFAIL && db_errno(db) == ER_DUP_ENTRY)
 			return DB_OK; /* its unique key is another job's now: it stays cancelled */
+		if (rc == DB_OK) /* it ended (cancelled): as for a retried job */
+			rc = park_drop_counted(db, id, err);
 		if (rc == DB_OK && nlive > 0)
 			rc = db_exec(db, err,
 			    "INSERT INTO jobq_deps (after_id, job_id) SELECT after_id, job_id FROM jobq_parked_deps"

@@ -275,8 +275,17 @@ delete_in_chunks(
 	return rc;
 }
 
+/* The runs no pruning takes: those of a job a dead dependency
+ * cancelled and parked (park.c), which its retry may re-open, and of the
+ * jobs such a job waits for, whose ends the re-open weighs (a pruned
+ * one would count as done, and a job meant to stay cancelled would run).
+ * The second is uncorrelated, read once per statement. */
+#define PARKED_SPARED                                                                   \
+	" AND NOT EXISTS (SELECT 1 FROM jobq_parked WHERE jobq_parked.id = job_runs.job_id)" \
+	" AND job_runs.job_id NOT IN (SELECT after_id FROM jobq_parked_deps)"
+
 /* Deletes (or with count_only counts) runs that started more than
- * older_than_ms ago. */
+ * older_than_ms ago (but PARKED_SPARED). */
 int
 runs_prune(struct db *db, int64_t older_than_ms, int count_only, uint64_t *removed, char *err)
 {
@@ -284,7 +293,8 @@ runs_prune(struct db *db, int64_t older_than_ms, int count_only, uint64_t *remov
 	int rc;
 
 	buf_init(&where);
-	db_sql(db, &where, "started_at < UTC_TIMESTAMP(6) - INTERVAL %I MICROSECOND", older_than_ms * 1000);
+	db_sql(db, &where, "started_at < UTC_TIMESTAMP(6) - INTERVAL %I MICROSECOND" PARKED_SPARED,
+	    older_than_ms * 1000);
 	rc = delete_in_chunks(db, "job_runs", where.data, count_only, removed, err);
 	buf_free(&where);
 	return rc;
@@ -304,7 +314,7 @@ runs_prune_finished(struct db *db, int64_t older_than_ms, unsigned limit, uint64
 	    "DELETE FROM job_runs WHERE started_at < UTC_TIMESTAMP(6) - INTERVAL %I MICROSECOND"
 	    " AND NOT EXISTS (SELECT 1 FROM jobs WHERE jobs.id = job_runs.job_id)"
 	    " AND NOT EXISTS (SELECT 1 FROM failed_jobs WHERE failed_jobs.id = job_runs.job_id)"
-	    " ORDER BY started_at LIMIT %u",
+	    PARKED_SPARED " ORDER BY started_at LIMIT %u",
 	    older_than_ms * 1000, limit);
 
 	*removed = rc == DB_OK ? db_affected(db) : 0;
