@@ -121,8 +121,8 @@ views_of(struct db_res *r, size_t *n)
 
 /* Fills l with job id's links: the jobs it waits for (each with its
  * state, or how it ended), those that wait for it, and, of the parked
- * (park.c), the dead job whose retry re-opens it and the jobs a retry of
- * it re-opens, all by id.  Free with deps_links_free, whatever it
+ * (park.c), the dead job whose retry re-opens it (down the chain of
+ * cancels) and the jobs a retry of it re-opens, all by id.  Free with deps_links_free, whatever it
  * returns. */
 int
 deps_links(struct db *db, uint64_t id, struct deps_links *l, char *err)
@@ -143,7 +143,14 @@ deps_links(struct db *db, uint64_t id, struct deps_links *l, char *err)
 	for (i = 0; i < ARRAY_LEN(q) && rc == DB_OK; i++)
 		if ((r = db_query(db, &rc, err, q[i], id)) != NULL)
 			*into[i] = views_of(r, count[i]);
-	if (rc == DB_OK && (r = db_query(db, &rc, err, "SELECT parked_by FROM jobq_parked WHERE id = %U", id)) != NULL) {
+	/* A job parked under a cancelled one comes back when the dead job
+	 * at the top of the chain is retried: that is the one to name. */
+	if (rc == DB_OK &&
+	    (r = db_query(db, &rc, err,
+	         "WITH RECURSIVE up (id, parked_by, n) AS (SELECT id, parked_by, 0 FROM jobq_parked WHERE id = %U"
+	         " UNION ALL SELECT p.id, p.parked_by, up.n + 1 FROM jobq_parked p JOIN up ON p.id = up.parked_by"
+	         " WHERE up.n < 1000) SELECT parked_by FROM up ORDER BY n DESC LIMIT 1",
+	         id)) != NULL) {
 		if ((row = db_res_next(r)) != NULL)
 			l->reopened_by = db_col_u64(row[0], 0);
 		db_res_free(r);

@@ -91,6 +91,8 @@ y=$(jq_ enqueue --after "$w" step '{"n": "Y"}')
 x=$(jq_ enqueue --after-any "$w,$z" step '{"n": "X"}')
 drain
 is "$(sql "SELECT waiting_on FROM jobs WHERE id = $x")" 1 "any: X counted W's cancel (it waits for Z alone)"
+like "$(jq_ show "$y")" "re-opens +when job $d is retried" "any: show of Y (parked under W, W under D) names D, the job to retry"
+is "$(jq_ show --json "$y" | python3 -c 'import json, sys; print(json.load(sys.stdin)["reopened_by_retry_of"])')" "$d" "any: and so does show --json"
 jq_ failed retry "$d" >/dev/null
 drain
 is "$(ran "$d"):$(ran "$w"):$(ran "$y")" "2:1:1" "any: the retried job, the job it re-opened and that one's waiter ran"
