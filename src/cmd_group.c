@@ -12,6 +12,7 @@
 
 #include "cli.h"
 #include "groups.h"
+#include "timefmt.h"
 
 /* The most waiting jobs listed. */
 #define WAITING_MAX 100
@@ -42,17 +43,17 @@ callback_text(const char *type, uint64_t job, const char *state, char *out, size
 }
 
 static void
-print_text(const struct group_view *v, const struct group_wait *w, size_t nw)
+print_text(const struct timefmt *f, const struct group_view *v, const struct group_wait *w, size_t nw)
 {
 	static const char *const states[] = GROUPS_STATES;
-	char cb[256];
-	size_t i;
+	char cb[256], t[96];
+	size_t i, k;
 
 	printf("group %llu: %s\n", (unsigned long long)v->id, v->name);
 	printf("state:       %s\n", v->ended_at[0] ? "ended" : v->holds ? "open (being enqueued)" : "open");
-	printf("created:     %s UTC\n", v->created_at);
+	printf("created:     %s\n", timefmt_human(f, v->created_at, 1, t, sizeof t));
 	if (v->ended_at[0])
-		printf("ended:       %s UTC\n", v->ended_at);
+		printf("ended:       %s\n", timefmt_human(f, v->ended_at, 1, t, sizeof t));
 	printf("jobs:        %llu: %llu done, %llu dead, %llu cancelled, %llu expired\n",
 	    (unsigned long long)v->total, (unsigned long long)v->done, (unsigned long long)v->dead,
 	    (unsigned long long)v->cancelled, (unsigned long long)v->expired);
@@ -64,9 +65,12 @@ print_text(const struct group_view *v, const struct group_wait *w, size_t nw)
 	printf("on-complete: %s\n", cb);
 	callback_text(v->on_success, v->success_job, v->success_state, cb, sizeof cb);
 	printf("on-success:  %s\n", cb);
-	for (i = 0; i < nw; i++)
-		printf("%s job %llu waits for %s\n", i == 0 ? "waiting:    " : "            ",
-		    (unsigned long long)w[i].id, w[i].after);
+	for (i = 0; i < nw; i++) {
+		printf("%s job %llu waits for", i == 0 ? "waiting:    " : "            ", (unsigned long long)w[i].id);
+		for (k = 0; k < w[i].nafter; k++)
+			printf("%s %llu", k ? "," : "", (unsigned long long)w[i].after[k]);
+		printf("\n");
+	}
 }
 
 /* The same object the dashboard's GET /api/groups/ID answers with. */
@@ -82,6 +86,7 @@ show(const char *what, int json)
 {
 	struct group_view v;
 	struct group_wait *w = NULL;
+	struct timefmt *f = NULL;
 	struct conf *c;
 	struct db *db;
 	char err[ERRSZ];
@@ -101,8 +106,11 @@ show(const char *what, int json)
 		rc = EX_DATAERR;
 	} else if (json)
 		print_json(&v, w, nw);
+	else if ((f = cli_timefmt(c, db, "group")) == NULL)
+		rc = EX_UNAVAILABLE;
 	else
-		print_text(&v, w, nw);
+		print_text(f, &v, w, nw);
+	timefmt_free(f);
 	groups_waiting_free(w, nw);
 	db_free(db);
 	conf_free(c);

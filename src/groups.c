@@ -309,7 +309,7 @@ groups_find(struct db *db, const char *id_or_name, struct group_view *v, int *fo
 	*found = 0;
 	r = db_query(db, &rc, err,
 	    "SELECT id, name, on_complete, on_success, total, holds, done, dead, cancelled, expired,"
-	    " complete_job, success_job, LEFT(created_at, 19), LEFT(ended_at, 19) FROM jobq_groups"
+	    " complete_job, success_job, created_at, ended_at FROM jobq_groups"
 	    " WHERE %s = %q",
 	    by_id ? "id" : "name", id_or_name);
 	if (r == NULL)
@@ -334,8 +334,10 @@ groups_find(struct db *db, const char *id_or_name, struct group_view *v, int *fo
 }
 
 /* Fills *w with up to max waiting jobs of group id, by id, each with the
- * jobs it still waits for (those not ended: still in jobs); free with
- * groups_waiting_free. */
+ * jobs it still waits for (those not ended: still in jobs), by id; free
+ * with groups_waiting_free.  One row a link, grouped here: a list built
+ * by GROUP_CONCAT would be cut at group_concat_max_len (1,024 bytes on
+ * MySQL), silently. */
 int
 groups_waiting(struct db *db, uint64_t id, unsigned max, struct group_wait **w, size_t *n, char *err)
 {
@@ -346,17 +348,24 @@ groups_waiting(struct db *db, uint64_t id, unsigned max, struct group_wait **w, 
 	*w = NULL;
 	*n = 0;
 	r = db_query(db, &rc, err,
-	    "SELECT j.id, GROUP_CONCAT(d.after_id ORDER BY d.after_id) FROM jobs j"
-	    " JOIN jobq_deps d ON d.job_id = j.id WHERE j.group_id = %U AND " IS_WAITING
-	    " AND EXISTS (SELECT 1 FROM jobs a WHERE a.id = d.after_id)"
-	    " GROUP BY j.id ORDER BY j.id LIMIT %u",
+	    "SELECT g.id, d.after_id FROM (SELECT j.id FROM jobs j WHERE j.group_id = %U AND " IS_WAITING
+	    " AND EXISTS (SELECT 1 FROM jobq_deps d JOIN jobs a ON a.id = d.after_id WHERE d.job_id = j.id)"
+	    " ORDER BY j.id LIMIT %u) g JOIN jobq_deps d ON d.job_id = g.id JOIN jobs a ON a.id = d.after_id"
+	    " ORDER BY g.id, d.after_id",
 	    id, max);
 	if (r == NULL)
 		return rc;
 	*w = xcalloc(db_res_rows(r) + 1, sizeof **w);
 	while ((row = db_res_next(r)) != NULL) {
-		(*w)[*n].id = db_col_u64(row[0], 0);
-		(*w)[(*n)++].after = xstrdup(row[1] != NULL ? row[1] : "");
+		uint64_t job = db_col_u64(row[0], 0);
+		struct group_wait *g;
+
+		if (*n == 0 || (*w)[*n - 1].id != job)
+			(*w)[(*n)++].id = job;
+		g = &(*w)[*n - 1];
+		if ((g->nafter & (g->nafter - 1)) == 0) /* 0, 1, 2, 4...: full */
+			g->after = xrealloc(g->after, (g->nafter ? 2 * g->nafter : 1) * sizeof *g->after);
+		g->after[g->nafter++] = db_col_u64(row[1], 0);
 	}
 	db_res_free(r);
 	return DB_OK;

@@ -66,7 +66,8 @@ struct group_row {
 /* A waiting job of a group and the jobs it waits for ("12,13"). */
 struct group_wait {
 	uint64_t id;
-	char *after;
+	uint64_t *after; /* the jobs it still waits for, by id */
+	size_t nafter;
 };
 
 int groups_name_check(const char *name, char *err);

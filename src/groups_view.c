@@ -12,6 +12,7 @@
 #include <cjson/cJSON.h>
 
 #include "groups.h"
+#include "timefmt.h"
 
 /* prefix as a LIKE pattern that matches the names starting with it: its
  * own % and _ (and the escape, \) stand for themselves.  Free it. */
@@ -90,23 +91,24 @@ groups_list_free(struct group_row *rows, size_t n)
 	free(rows);
 }
 
-/* Adds time t ("YYYY-MM-DD HH:MM:SS" UTC, "" for none: null) as ISO
- * 8601 with its offset, as `show --json` gives times. */
+/* Adds time t (UTC, "" for none: null) as ISO 8601 with its offset, as
+ * `show --json` gives times (timefmt_json). */
 static void
 group_time(cJSON *o, const char *k, const char *t)
 {
-	char iso[48];
+	char *iso;
 
 	if (t[0] == '\0') {
 		cJSON_AddNullToObject(o, k);
 		return;
 	}
-	snprintf(iso, sizeof iso, "%.10sT%s+00:00", t, strlen(t) > 11 ? t + 11 : "00:00:00");
+	iso = timefmt_json(t);
 	cJSON_AddStringToObject(o, k, iso);
+	free(iso);
 }
 
-/* A callback as JSON: null when the group has none; its job null until
- * it was enqueued. */
+/* A callback as JSON: null when the group has none; its job and state
+ * null until it was enqueued. */
 static cJSON *
 group_callback(const char *type, uint64_t job, const char *state)
 {
@@ -119,8 +121,10 @@ group_callback(const char *type, uint64_t job, const char *state)
 	if (job != 0) {
 		cJSON_AddNumberToObject(o, "job", (double)job);
 		cJSON_AddStringToObject(o, "state", state);
-	} else
+	} else {
 		cJSON_AddNullToObject(o, "job");
+		cJSON_AddNullToObject(o, "state");
+	}
 	return o;
 }
 
@@ -153,10 +157,13 @@ groups_json(const struct group_view *v, const struct group_wait *w, size_t nw)
 	cJSON_AddItemToObject(
 	    o, "on_success", group_callback(v->on_success, v->success_job, v->success_state));
 	for (i = 0; i < nw; i++) {
-		cJSON *j = cJSON_CreateObject();
+		cJSON *j = cJSON_CreateObject(), *after = cJSON_CreateArray();
+		size_t k;
 
 		cJSON_AddNumberToObject(j, "id", (double)w[i].id);
-		cJSON_AddStringToObject(j, "waits_for", w[i].after);
+		for (k = 0; k < w[i].nafter; k++)
+			cJSON_AddItemToArray(after, cJSON_CreateNumber((double)w[i].after[k]));
+		cJSON_AddItemToObject(j, "waits_for", after);
 		cJSON_AddItemToArray(a, j);
 	}
 	cJSON_AddItemToObject(o, "waiting", a);

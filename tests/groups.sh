@@ -280,7 +280,18 @@ out=$(printf '%s\n' '{"type": "step", "ref": "a", "payload": {"name": "WA"}}' \
 ids=($(echo "$out" | grep -E '^[0-9]+$'))
 wait_for_sql 30 "SELECT COUNT(*) FROM job_runs WHERE job_id = ${ids[0]} AND outcome = 'done'" 1
 like "$(jq_ group show half | grep 'waits for')" "^waiting: +job ${ids[2]} waits for ${ids[1]}\$" "group show: what a job still waits for, not one that ended"
-like "$(jq_ group show --json half | tr -d ' \n')" "\"waits_for\":\"${ids[1]}\"" "and in JSON"
+like "$(jq_ group show --json half | tr -d ' \n')" "\"waits_for\":\\[${ids[1]}\\]" "and in JSON, as an array of ids"
+like "$(jq_ group show half)" "created: +[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9:]{8} \\+00:00 \\(.* ago\\)" "group show prints times as show does (zone, relative)"
+like "$(jq_ group show --json half | tr -d ' \n')" "\"created_at\":\"[-0-9]+T[0-9:]+\\.[0-9]{6}\\+00:00\"" "and --json as show --json does"
+# A job that waits for 300 jobs: the whole list, not one cut where the
+# server's GROUP_CONCAT limit would cut it (1,024 bytes on MySQL).
+many=$( (for i in $(seq 1 300); do echo "{\"type\": \"step\", \"ref\": \"m$i\", \"delay\": \"1h\", \"payload\": {}}"; done
+	printf '{"type": "step", "after": [%s], "payload": {"name": "WM"}}\n' "$(seq -s, -f '"m%g"' 1 300)") |
+	jq_ enqueue --batch --group many 2>&1)
+mids=($(echo "$many" | grep -E '^[0-9]+$'))
+is "$(jq_ group show --json many | python3 -c 'import json, sys; w = json.load(sys.stdin)["waiting"]; print(len(w), len(w[0]["waits_for"]), w[0]["waits_for"][-1])')" \
+	"1 300 ${mids[299]}" "group show --json: a job waiting for 300 jobs lists all 300"
+like "$(jq_ group show many | grep 'waits for')" " ${mids[299]}\$" "and the text the last of them"
 stop_workers
 out=$(jq_ group show nosuch 2>&1)
 is "$?" 65 "group show of an unknown group: exit 65"

@@ -93,7 +93,7 @@ function waiting(g) {
   if (g.waiting.length === 0) return null;
   return [el("h2", {}, "Waiting"),
     el("ul", { class: "links", id: "group-waiting" }, g.waiting.map((w) => el("li", {}, jobLink(w.id), " waits for ",
-      w.waits_for.split(",").filter(Boolean).map((id, i) => [i ? ", " : "", jobLink(id)])))),
+      w.waits_for.map((id, i) => [i ? ", " : "", jobLink(String(id))])))),
     g.waiting.length >= 100 ? el("p", { class: "muted" }, "The first 100 shown.") : null];
 }
 
