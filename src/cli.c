@@ -315,19 +315,20 @@ cli_can_ask(void)
 	return isatty(STDIN_FILENO) && isatty(STDERR_FILENO);
 }
 
-/* Called before a bulk delete touches anything: it may go ahead when
- * asked for --dry-run or --yes, or when a person can confirm it on the
- * terminal.  Otherwise (a script, cron) it refuses with EX_USAGE: a
- * command that deletes many rows must be told so in writing. */
+/* Called before a bulk change touches anything (what: "deletes rows",
+ * "cancels jobs"): it may go ahead when asked for --dry-run or --yes, or
+ * when a person can confirm it on the terminal.  Otherwise (a script,
+ * cron) it refuses with EX_USAGE: a command that changes many rows must
+ * be told so in writing. */
 int
-cli_bulk_check(const char *cmd, int yes, int dry_run)
+cli_bulk_check(const char *cmd, const char *what, int yes, int dry_run)
 {
 	if (dry_run || yes || cli_can_ask())
 		return 0;
 	fprintf(stderr,
-	    "jobq: %s: this deletes rows and there is no terminal to confirm it on: pass --yes"
+	    "jobq: %s: this %s and there is no terminal to confirm it on: pass --yes"
 	    " (or --dry-run to only count them)\n",
-	    cmd);
+	    cmd, what);
 	return EX_USAGE;
 }
 

@@ -50,7 +50,7 @@ int cli_reconnect(struct db *db, char *err);
 int cli_part(struct db *db, int rc, const char *cmd, const char *what, const char *err);
 
 int cli_can_ask(void);
-int cli_bulk_check(const char *cmd, int yes, int dry_run);
+int cli_bulk_check(const char *cmd, const char *what, int yes, int dry_run);
 int cli_confirm(const char *fmt, ...) PRINTFLIKE(1, 2);
 
 struct cli_progress {

@@ -280,7 +280,7 @@ cmd_cancel(int argc, char **argv)
 
 	if ((rc = parse(argc, argv, &o)) >= 0)
 		return rc;
-	if (optind >= argc && (rc = cli_bulk_check("cancel", o.yes, o.dry_run)) != 0)
+	if (optind >= argc && (rc = cli_bulk_check("cancel", "cancels jobs", o.yes, o.dry_run)) != 0)
 		return rc;
 	if ((rc = cli_open(0, &c, &db)) != 0)
 		return rc;

@@ -658,7 +658,7 @@ check_bulk(const char *sub, const struct opts *o, int nargs)
 		return cli_usage_error("failed", "--dry-run goes with retry, forget and clear");
 	if (o->yes && strcmp(sub, "forget") && strcmp(sub, "clear"))
 		return cli_usage_error("failed", "--yes goes with forget and clear");
-	return deletes ? cli_bulk_check("failed", o->yes, o->dry_run) : 0;
+	return deletes ? cli_bulk_check("failed", "deletes rows", o->yes, o->dry_run) : 0;
 }
 
 int

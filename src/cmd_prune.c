@@ -128,7 +128,7 @@ cmd_prune(int argc, char **argv)
 		return cli_usage_error("prune", "--older-than DURATION is required");
 	if (with_failed && keep_failed)
 		return cli_usage_error("prune", "--failed and --keep-failed contradict each other");
-	if ((rc = cli_bulk_check("prune", yes, dry_run)) != 0)
+	if ((rc = cli_bulk_check("prune", "deletes rows", yes, dry_run)) != 0)
 		return rc;
 	if ((rc = cli_open_cancelling(&c, &db)) != 0)
 		return rc;

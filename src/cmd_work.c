@@ -39,8 +39,9 @@ usage(void)
 enum { OPT_ONCE = 256, OPT_MAX, OPT_MAX_TIME, OPT_STOP_WHEN_EMPTY, OPT_LOG_FORMAT, OPT_SCHEDULE, OPT_QUIET,
 	OPT_METRICS_LISTEN, OPT_OTLP_ENDPOINT };
 
-/* Every queue in queues has a [queue] section; EX_CONFIG (said) when
- * one has not. */
+/* Every queue in queues has a [queue] section; EX_DATAERR (said) when
+ * one has not, as for enqueue -q and status -q (one in [worker] queues
+ * is refused as the configuration loads). */
 static int
 check_queues(const struct conf *c, char **queues)
 {
@@ -50,7 +51,7 @@ check_queues(const struct conf *c, char **queues)
 		if (!conf_has_queue(c, queues[i])) {
 			cli_error("unknown queue '%s' (no [queue %s] section in %s)", queues[i], queues[i],
 			    c->path);
-			return EX_CONFIG;
+			return EX_DATAERR;
 		}
 	return 0;
 }

@@ -65,7 +65,9 @@ help(int argc, char **argv)
 	char *cargv[3];
 	size_t i;
 
-	if (argc < 2) {
+	/* help help, help --help, help -h: the list, which says what help does */
+	if (argc < 2 || strcmp(argv[1], "help") == 0 || strcmp(argv[1], "--help") == 0 ||
+	    strcmp(argv[1], "-h") == 0) {
 		usage(stdout);
 		return 0;
 	}

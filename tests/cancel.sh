@@ -133,6 +133,7 @@ EOC
 	is "$(jq_ cancel --queue idle --dry-run)" "3 jobs to cancel (dry run: nothing changed)" "[$hmode] --dry-run counts"
 	out=$(jq_ cancel --queue idle --type tree </dev/null 2>&1); rc=$?
 	is "$rc" 64 "[$hmode] a filter with no terminal and no --yes: exit 64"
+	like "$out" "cancel: this cancels jobs and there is no terminal" "[$hmode] saying what it would do (it deletes nothing)"
 	like "$(jq_ cancel --queue idle --yes)" "^3 jobs cancelled" "[$hmode] --yes cancels them"
 	is "$(sql "SELECT COUNT(*) FROM jobs WHERE queue = 'idle'")" 0 "[$hmode] none is left"
 

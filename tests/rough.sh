@@ -9,6 +9,8 @@ out=$("$JOBQ" help)
 ok $? "jobq help exits 0"
 like "$out" "Commands:.*failed.*help" "and lists the commands, help among them"
 is "$("$JOBQ" help init)" "$("$JOBQ" init --help)" "jobq help init is init --help"
+is "$("$JOBQ" help help)" "$("$JOBQ" help)" "jobq help help (help is listed as a command) is the list"
+is "$("$JOBQ" help --help)" "$("$JOBQ" help)" "and so is jobq help --help"
 out=$("$JOBQ" help nosuch 2>&1)
 is "$?" "64" "jobq help nosuch exits 64"
 like "$out" "unknown command 'nosuch'" "naming it"

@@ -96,6 +96,9 @@ is "$(printf '%s' "$OUT" | jget '[d["queues"]["mail"][k] for k in ("ready", "del
 run status -q default
 is "$(printf '%s\n' "$OUT" | awk 'NR > 1 && $2 ~ /^[0-9]+$/ { print $1 }' | tr '\n' ' ')" "default " "-q default (text): only default"
 is "$(row default)" "3 2 4 1 2" "-q default (text): its counts"
+run work --queue nosuch --once
+is "$RC" 65 "work --queue of an unknown queue: exit 65, as status and enqueue"
+like "$ERR" "unknown queue 'nosuch'" "work: named on stderr"
 run status --queue nosuch
 is "$RC" 65 "unknown queue: exit 65"
 like "$ERR" "unknown queue 'nosuch'" "unknown queue: named on stderr"
