@@ -238,7 +238,7 @@ parse(int argc, char **argv, struct opts *o)
 		{ "wait", required_argument, NULL, 'w' }, { "no-wait", no_argument, NULL, 'W' },
 		{ NULL, 0, NULL, 0 } };
 	char err[ERRSZ];
-	int opt, rc;
+	int opt, rc, waits = 0;
 
 	o->wait_ms = WAIT_DEFAULT_MS;
 	while ((opt = getopt_long(argc, argv, CLI_COMMON_SHORTOPTS "q:t:", longopts, NULL)) != -1) {
@@ -253,13 +253,16 @@ parse(int argc, char **argv, struct opts *o)
 		else if (opt == 'n')
 			o->dry_run = 1;
 		else if (opt == 'W')
-			o->wait_ms = 0;
+			o->wait_ms = 0, waits |= 1;
 		else if (opt == 'w') {
+			waits |= 2;
 			if (duration_parse(optarg, &o->wait_ms, err) < 0)
 				return cli_usage_error("cancel", "--wait: %s", err);
 		} else if ((rc = cli_common_opt(opt, "cancel", usage)) != -2)
 			return rc < 0 ? EX_USAGE : rc;
 	}
+	if (waits == 3)
+		return cli_usage_error("cancel", "--wait DURATION or --no-wait, not both");
 	if (o->f.queue == NULL && o->f.type == NULL && o->f.state != NULL)
 		return cli_usage_error("cancel", "--state needs --queue or --type");
 	if ((o->f.queue != NULL || o->f.type != NULL) == (optind < argc))

@@ -572,7 +572,7 @@ cmd_show(int argc, char **argv)
 	uint64_t id;
 	unsigned last = SHOW_RUNS;
 	int64_t v;
-	int opt, rc, json = 0;
+	int opt, rc, json = 0, nruns_opts = 0;
 
 	while ((opt = getopt_long(argc, argv, CLI_COMMON_SHORTOPTS, longopts, NULL)) != -1) {
 		if ((rc = cli_common_opt(opt, "show", usage)) >= 0)
@@ -580,14 +580,17 @@ cmd_show(int argc, char **argv)
 		if (opt == 'J')
 			json = 1;
 		else if (opt == 'A')
-			last = 0;
+			last = 0, nruns_opts |= 1;
 		else if (opt == 'R') {
+			nruns_opts |= 2;
 			if (str_to_int64(optarg, 1, 1000000000, &v) < 0)
 				return cli_usage_error(
 				    "show", "--runs: expected a positive number, not '%s'", optarg);
 			last = (unsigned)v;
 		}
 	}
+	if (nruns_opts == 3)
+		return cli_usage_error("show", "--runs N or --all-runs, not both");
 	if (argc - optind != 1)
 		return cli_usage_error("show", "expected one job ID");
 	if (cli_parse_id(argv[optind], &id) < 0)

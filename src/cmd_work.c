@@ -162,6 +162,8 @@ parse_args(int argc, char **argv, struct work_args *a)
 	}
 	if (optind < argc)
 		return cli_usage_error("work", "unexpected argument '%s'", argv[optind]);
+	if (a->o.once && a->o.max_jobs > 0)
+		return cli_usage_error("work", "--once or --max N, not both (--once is --max 1)");
 	return -1;
 }
 

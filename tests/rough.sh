@@ -93,6 +93,13 @@ is "$(printf '%s\n' "$out" | grep -c 'retried by hand')" "1" "the restart of att
 like "$out" $'  25 [^\n]*\n  -- retried by hand \(jobq failed retry\)[^\n]*\n  1 ' "between attempt 25 and attempt 1"
 is "$(jq_ show --runs 3 120 | runs_ms)" "28 29 30" "--runs 3: the last three"
 is "$(jq_ show --all-runs 120 | runs_ms | wc -w)" "30" "--all-runs: all 30"
+# Options that contradict each other are refused, not settled by order.
+for args in "show --runs 1 --all-runs 120" "cancel --no-wait --wait 5s 120" "work --once --max 3"; do
+	# shellcheck disable=SC2086
+	out=$(jq_ $args 2>&1)
+	is "$?" 64 "$args: exit 64"
+	like "$out" "not both" "$args: saying which two"
+done
 like "$(jq_ show --all-runs 120)" $'\nruns:\n' "and no 'last N of' note"
 jq_ show --json --runs 4 120 >"$T/show.json"
 is "$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["runs_total"], [r["duration_ms"] for r in d["runs"]])' "$T/show.json")" \
