@@ -301,8 +301,10 @@ after_insert(struct db *db, struct after_job *jobs, size_t n, int unknown_ends, 
 	t.how = xcalloc(n + 1, sizeof *t.how);
 	if (t.nk > 0)
 		rc = lookup(db, &t, jobs, n, unknown_ends, err);
-	for (i = 0; rc == DB_OK && i < n; i++)
+	for (i = 0; rc == DB_OK && i < n; i++) {
 		rc = insert_job(db, &t, jobs, i, ids, err);
+		snprintf(jobs[i].cancelled, sizeof jobs[i].cancelled, "%s", t.reason[i] ? t.reason[i] : "");
+	}
 	tx_free(&t, n);
 	return rc;
 }

@@ -18,6 +18,8 @@ struct after_job {
 	size_t nrefs;
 	int after_any; /* policy any: runs once all ended, however */
 	int unknown;   /* out, with AFTER_EUNKNOWN: it names the unknown job */
+	char cancelled[128]; /* out: why it was cancelled as it was enqueued
+	                      * ("dependency 12 (dead)"), or "" */
 };
 
 /* after_enqueue's answer when a job names an id no table knows. */

@@ -166,6 +166,11 @@ insert_after(struct db *db, const struct batch_job *job, const struct after_opt 
 		return rc == DB_EGONE ? EX_UNAVAILABLE : EXIT_FAIL;
 	}
 	printf("%llu\n", (unsigned long long)id);
+	/* Enqueued, and ended at once: said, as the id alone reads as a job
+	 * that will run. */
+	if (a.cancelled[0] != '\0')
+		fprintf(stderr, "jobq: enqueue: job %llu was cancelled at once by %s\n", (unsigned long long)id,
+		    a.cancelled);
 	return 0;
 }
 

@@ -119,8 +119,9 @@ EOC
 	is "$(sql "SELECT COUNT(*) FROM jobs WHERE id = $e AND waiting_on > 0")" 0 "$m --after a done job: not waiting"
 	wait_for_sql 30 "SELECT COUNT(*) FROM job_runs WHERE job_id = $e AND outcome = 'done'" 1
 	ok $? "$m and it runs"
-	f=$(jq_ enqueue --after "$a,$x" step '{"name": "F"}')
+	f=$(jq_ enqueue --after "$a,$x" step '{"name": "F"}' 2>"$T/f.err")
 	like "$(run_of "$f")" "^cancelled\\|cancelled by dependency $x \\(dead\\)" "$m --after a dead job: cancelled at once"
+	is "$(cat "$T/f.err")" "jobq: enqueue: job $f was cancelled at once by dependency $x (dead)" "$m and enqueue says so on stderr, with the id on stdout"
 	g=$(jq_ enqueue --after-any "$x" step '{"name": "G"}')
 	wait_for_sql 30 "SELECT COUNT(*) FROM job_runs WHERE job_id = $g AND outcome = 'done'" 1
 	ok $? "$m --after-any a dead job: runs"
@@ -166,7 +167,7 @@ EOC
 	is "$(sql "SELECT COUNT(*) FROM jobq_parked")" 0 "$m forgetting R1 drops S's copy"
 	is "$(run_of "$s1")" "cancelled|cancelled by dependency $r1 (dead)" "$m S stays cancelled"
 	# A forgotten dead job is known by its last run: it ended dead.
-	f2=$(jq_ enqueue --after "$r1" step '{"name": "F2"}' 2>&1)
+	f2=$(jq_ enqueue --after "$r1" step '{"name": "F2"}' 2>/dev/null)
 	like "$?/$(run_of "$f2")" "^0/cancelled\\|cancelled by dependency $r1 \\(dead\\)" "$m --after a forgotten dead job: cancelled at once"
 	g2=$(jq_ enqueue --after-any "$r1" step '{"name": "G2"}' 2>&1)
 	wait_for_sql 30 "SELECT COUNT(*) FROM job_runs WHERE job_id = $g2 AND outcome = 'done'" 1
