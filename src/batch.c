@@ -446,8 +446,14 @@ get_deps(const struct batch_ctx *ctx, const cJSON *o, struct batch_job *job, cha
 		}
 		job->after_any = strcmp(v->valuestring, "any") == 0;
 	}
-	if ((v = cJSON_GetObjectItemCaseSensitive(o, "after")) == NULL)
-		return 0;
+	a = cJSON_GetObjectItemCaseSensitive(o, "after_policy");
+	if ((v = cJSON_GetObjectItemCaseSensitive(o, "after")) == NULL || (cJSON_IsArray(v) && cJSON_GetArraySize(v) == 0)) {
+		if (a == NULL)
+			return 0;
+		/* a policy with nothing to apply it to is a mistake, not a no-op */
+		errf(err, "\"after_policy\": goes with a non-empty \"after\"");
+		return -1;
+	}
 	if (!cJSON_IsArray(v) || (n = cJSON_GetArraySize(v)) > BATCH_AFTER_MAX) {
 		errf(err, "\"after\": must be an array of at most %d job ids or refs", BATCH_AFTER_MAX);
 		return -1;
