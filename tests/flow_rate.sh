@@ -64,4 +64,28 @@ EOC
 	sql "DELETE FROM jobq_starts"
 done
 
+# Jobs a dead dependency marked to be cancelled are claimed only to be
+# ended unstarted: no start, so they use none of the rate.
+empty_tables
+write_conf <<EOC
+[worker]
+poll_interval = 50ms
+
+[queue default]
+
+[handler api]
+exec = /bin/true
+rate = 2/s
+
+[handler fail]
+exec = /bin/false
+max_attempts = 1
+EOC
+d=$(jq_ enqueue fail '{}')
+for i in 1 2 3 4 5 6; do jq_ enqueue --after "$d" api "{\"n\": $i}" >/dev/null; done
+start_worker --concurrency 8 --stop-when-empty
+wait_exit $((30 * TIME_SCALE)) "$WORKER_PID"
+is "$(sql "SELECT COUNT(*) FROM job_runs WHERE type = 'api' AND outcome = 'cancelled'")" 6 "the six jobs waiting for a dead job were cancelled"
+is "$(sql "SELECT COUNT(*) FROM jobq_starts")" 0 "and none was charged to the rate (none started)"
+
 finish
