@@ -141,6 +141,7 @@ json_add_job(cJSON *o, const struct job_view *v, unsigned max)
 	add_time(o, "available_at", v->available_at);
 	if (v->available_at != NULL)
 		cJSON_AddNumberToObject(o, "available_in_seconds", (double)v->available_in_ms / 1000.0);
+	add_time(o, "not_before", v->not_before);
 	add_str(o, "traceparent", v->traceparent);
 	if (v->group_id != 0)
 		cJSON_AddNumberToObject(o, "group_id", (double)v->group_id);
@@ -351,6 +352,8 @@ print_times(const struct timefmt *f, const struct job_view *v, int tty)
 	printf("  created      %s\n", timefmt_human(f, v->created_at, 1, t, sizeof t));
 	if (v->available_at != NULL)
 		printf("  available    %s\n", timefmt_human(f, v->available_at, 1, t, sizeof t));
+	if (v->not_before != NULL)
+		printf("  not before   %s\n", timefmt_human(f, v->not_before, 1, t, sizeof t));
 	if (strcmp(v->state, "reserved") == 0 || strcmp(v->state, "stale") == 0) {
 		/* Any of these may be NULL in a row another program wrote. */
 		print_vis(tty, "  reserved by  %s at %s\n", v->reserved_by ? v->reserved_by : "-",

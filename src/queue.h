@@ -230,6 +230,7 @@ struct job_view {
 	unsigned attempts, max_attempts; /* max_attempts 0: the handler's */
 	char *created_at;
 	char *available_at;
+	char *not_before; /* a waiting job: its --delay/--at time, NULL when none is ahead */
 	int64_t available_in_ms; /* negative: due since */
 	char *reserved_by, *reserved_at, *lease_expires_at;
 	int64_t lease_left_ms;

@@ -59,7 +59,8 @@ view_fetch(struct db *db, const struct buf *sql, const char *tz, struct job_view
 
 /* One job from the queue table, times in tz.  QUEUE_NOT_FOUND when the
  * id is not there.  A job that waits for others has no available_at:
- * its row's is a mark that keeps it out of claims, not a time. */
+ * its row's is a mark that keeps it out of claims, not a time; its
+ * not_before is the time it was enqueued to wait for as well. */
 int
 queue_show(struct db *db, uint64_t id, const char *tz, struct job_view *v, char *err)
 {
@@ -78,9 +79,11 @@ queue_show(struct db *db, uint64_t id, const char *tz, struct job_view *v, char 
 	    " IF(due_at <= UTC_TIMESTAMP(6), 1, IF(due_at >= " DEPS_NEVER " AND waiting_on > 0, 2, 0)),"
 	    " progress, progress_note, unique_key, checkpoint, traceparent,"
 	    " CONVERT_TZ(expires_at, '+00:00', %q), cancel_by, CONVERT_TZ(cancel_at, '+00:00', %q),"
-	    " group_id, (SELECT g.name FROM jobq_groups g WHERE g.id = jobs.group_id)"
+	    " group_id, (SELECT g.name FROM jobq_groups g WHERE g.id = jobs.group_id),"
+	    " IF(available_at >= " DEPS_NEVER " AND waiting_on > 0 AND wait_until > UTC_TIMESTAMP(6),"
+	    " CONVERT_TZ(wait_until, '+00:00', %q), NULL)"
 	    " FROM jobs WHERE id = %U",
-	    tz, tz, tz, tz, tz, tz, tz, id);
+	    tz, tz, tz, tz, tz, tz, tz, tz, id);
 	rc = view_fetch(db, &sql, tz, v, &r, &row, err);
 	buf_free(&sql);
 	if (rc != DB_OK)
@@ -103,6 +106,7 @@ queue_show(struct db *db, uint64_t id, const char *tz, struct job_view *v, char 
 	v->cancel_at = xstrdup_or_null(x[17]);
 	v->group_id = db_col_u64(x[18], 0);
 	v->group_name = xstrdup_or_null(x[19]);
+	v->not_before = xstrdup_or_null(x[20]);
 	/* The states of DESIGN.md 5b; a token with no expiry is no live
 	 * lease (stale), as queue_status counts it. */
 	if (db_col_u64(x[7], 0))
@@ -154,6 +158,7 @@ job_view_free(struct job_view *v)
 	free(v->payload);
 	free(v->created_at);
 	free(v->available_at);
+	free(v->not_before);
 	free(v->reserved_by);
 	free(v->reserved_at);
 	free(v->lease_expires_at);

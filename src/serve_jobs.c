@@ -96,6 +96,7 @@ view_json(struct req *r, const struct job_view *v, int gone)
 	serve_add_str_or_null(o, "available_at", v->available_at);
 	if (v->available_at != NULL)
 		ADD_NUM(o, "available_in_ms", v->available_in_ms);
+	serve_add_str_or_null(o, "not_before", v->not_before);
 	serve_add_str_or_null(o, "reserved_by", v->reserved_by);
 	serve_add_str_or_null(o, "reserved_at", v->reserved_at);
 	serve_add_str_or_null(o, "lease_expires_at", v->lease_expires_at);

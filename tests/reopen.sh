@@ -126,6 +126,14 @@ for how in prune keep_done; do
 	conf ""
 done
 
+# ---- show: a waiting job's own --delay ----
+reset
+a=$(jq_ enqueue -q side step '{"n": "A"}')
+b=$(jq_ enqueue --after "$a" --delay 2h step '{"n": "B"}')
+like "$(jq_ show "$b")" "not before +[-0-9]+ [0-9:]+ .*\\(in 1h59m" "show: a waiting job shows the time --delay set, still ahead"
+like "$(jq_ show --json "$b" | tr -d ' \n\t')" "\"not_before\":\"[-0-9]+T[0-9:.]+\\+00:00\"" "show --json: as not_before"
+like "$(jq_ show --json "$a" | tr -d ' \n\t')" "\"not_before\":null" "null for a job that waits for nothing"
+
 # ---- a job cancelled as it was enqueued keeps its --delay ----
 reset
 d=$(jq_ enqueue step '{"n": "once"}')

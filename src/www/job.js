@@ -174,6 +174,7 @@ export async function pageJob(id) {
         el("progress", { max: 100, value: j.progress }), " " + j.progress + "%" + (j.progress_note ? " " + j.progress_note : "")) : null],
       ["Created", j.created_at ? when(j.created_at) : null],
       ["Available", j.available_at ? el("span", {}, when(j.available_at), " (" + dueIn(j.available_in_ms) + ")") : null],
+      ["Not before", j.not_before ? el("span", { id: "not-before" }, when(j.not_before)) : null],
       ["Reserved by", j.reserved_by], ["Reserved at", j.reserved_at ? when(j.reserved_at) : null],
       ["Lease expires", j.lease_expires_at ? when(j.lease_expires_at) : null],
       ["Cancel", j.cancel_requested_by ? el("span", { id: "cancel-requested" }, "requested by " + j.cancel_requested_by +
