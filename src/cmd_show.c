@@ -379,9 +379,22 @@ print_times(const struct timefmt *f, const struct job_view *v, int tty)
 		printf("  failed       %s\n", timefmt_human(f, v->failed_at, 1, t, sizeof t));
 }
 
+/* What the job waits for and what waits for it (deps.c), with the
+ * job's other facts, before its payload and runs. */
+static void
+print_links(const struct deps_links *dp)
+{
+	print_deps("waits for", dp->after, dp->nafter);
+	print_deps("waited for by", dp->by, dp->nby);
+	print_deps("re-opens", dp->reopens, dp->nreopens);
+	if (dp->reopened_by != 0)
+		printf("  %-12s when job %llu is retried from the dead letter\n", "re-opens",
+		    (unsigned long long)dp->reopened_by);
+}
+
 static void
 print_text(const struct conf *c, const struct timefmt *f, const struct job_view *v,
-    const struct run_row *runs, size_t nruns, uint64_t total)
+    const struct deps_links *dp, const struct run_row *runs, size_t nruns, uint64_t total)
 {
 	unsigned max, failing;
 	int64_t next_ms;
@@ -413,6 +426,7 @@ print_text(const struct conf *c, const struct timefmt *f, const struct job_view 
 	if (v->failed_at != NULL)
 		print_vis(tty, "  exit status  %s\n  reason       %s\n", v->exit_status ? v->exit_status : "",
 		    v->reason ? v->reason : "");
+	print_links(dp);
 	if (v->last_error != NULL && *v->last_error)
 		print_indented("last error:", v->last_error, tty);
 	if (v->exception != NULL && *v->exception)
@@ -426,8 +440,8 @@ print_text(const struct conf *c, const struct timefmt *f, const struct job_view 
 
 /* print_text for a job known only by its runs. */
 static void
-print_done(const struct timefmt *f, const struct job_view *v, const struct run_row *runs, size_t nruns,
-    uint64_t total)
+print_done(const struct timefmt *f, const struct job_view *v, const struct deps_links *dp,
+    const struct run_row *runs, size_t nruns, uint64_t total)
 {
 	int tty = cli_isatty();
 	char *pretty, t[TIMEFMT_HUMAN_MAX];
@@ -440,6 +454,7 @@ print_done(const struct timefmt *f, const struct job_view *v, const struct run_r
 		printf("  created      %s\n", timefmt_human(f, v->created_at, 1, t, sizeof t));
 	else
 		printf("  created      not kept (its runs are older than jobq keeping it)\n");
+	print_links(dp);
 	if (v->payload != NULL) {
 		pretty = pretty_payload(v->payload);
 		print_indented("payload:", pretty, tty);
@@ -473,15 +488,9 @@ print_job(const struct conf *c, struct db *db, const struct job_view *v, const s
 		rc = EX_UNAVAILABLE;
 	else {
 		if (gone)
-			print_done(f, v, runs, nruns, total);
+			print_done(f, v, &dp, runs, nruns, total);
 		else
-			print_text(c, f, v, runs, nruns, total);
-		print_deps("waits for", dp.after, dp.nafter);
-		print_deps("waited for by", dp.by, dp.nby);
-		print_deps("re-opens", dp.reopens, dp.nreopens);
-		if (dp.reopened_by != 0)
-			printf("  %-12s when job %llu is retried from the dead letter\n", "re-opens",
-			    (unsigned long long)dp.reopened_by);
+			print_text(c, f, v, &dp, runs, nruns, total);
 		timefmt_free(f);
 	}
 	deps_links_free(&dp);
