@@ -31,6 +31,7 @@
 struct tx {
 	struct ended *k; /* the jobs named, sorted by id */
 	size_t nk;
+	const char *who; /* the worker of a cancelled job's run row */
 	char **reason;    /* per job: why it was finalized at once, or NULL */
 	uint64_t *cause;  /* per job: the job that reason names */
 	const char **how; /* per job: how that one ended */
@@ -155,7 +156,7 @@ finalize(struct db *db, const struct tx *t, size_t i, uint64_t id, const struct 
 	db_sql(db, &sql, "UPDATE jobs SET cancel_by = %q, cancel_at = UTC_TIMESTAMP(6) WHERE id = %U;", t->reason[i],
 	    id);
 	db_sql(db, &cond, "id = %U", id);
-	final_sql(db, &sql, "jobq enqueue", cond.data);
+	final_sql(db, &sql, t->who, cond.data);
 	snprintf(g, sizeof g, "%llu", (unsigned long long)e->group_id);
 	if (e->group_id != 0)
 		groups_ended_sql(db, &sql, g, "cancelled", "1 = 1");
@@ -284,17 +285,20 @@ join_group(struct db *db, const struct after_job *jobs, size_t n, char *err)
 
 /* Inside the caller's transaction: inserts the n jobs, each waiting
  * for the jobs it names, and links them (what after_enqueue promises,
- * without the transaction).  unknown_ends: an id no table knows counts
- * as a job that ended as AFTER_NOT_KNOWN (a job of policy all is then
- * finalized naming it) rather than refusing the call. */
+ * without the transaction).  worker: NULL for `jobq enqueue`; else the
+ * worker whose job's follow-ups these are, which the run row of one
+ * cancelled at once names, and then an id no table knows counts as a
+ * job that ended as AFTER_NOT_KNOWN (a job of policy all is finalized
+ * naming it) rather than refusing the call (the outcome is decided). */
 int
-after_insert(struct db *db, struct after_job *jobs, size_t n, int unknown_ends, uint64_t *ids, char *err)
+after_insert(struct db *db, struct after_job *jobs, size_t n, const char *worker, uint64_t *ids, char *err)
 {
 	struct tx t;
 	size_t i;
-	int rc = DB_OK;
+	int rc = DB_OK, unknown_ends = worker != NULL;
 
 	memset(&t, 0, sizeof t);
+	t.who = worker != NULL ? worker : "jobq enqueue";
 	collect(jobs, n, &t);
 	t.reason = xcalloc(n + 1, sizeof *t.reason);
 	t.cause = xcalloc(n + 1, sizeof *t.cause);
@@ -326,7 +330,7 @@ enqueue_tx(struct db *db, struct after_job *jobs, size_t n, const struct group_s
 	if (rc == DB_OK)
 		rc = join_group(db, jobs, n, err);
 	if (rc == DB_OK)
-		rc = after_insert(db, jobs, n, 0, ids, err);
+		rc = after_insert(db, jobs, n, NULL, ids, err);
 	if (rc == DB_OK && !dry)
 		rc = db_commit(db, err);
 	if (rc != DB_OK || dry)

@@ -24,12 +24,12 @@ struct after_job {
 
 /* after_enqueue's answer when a job names an id no table knows. */
 #define AFTER_EUNKNOWN 1
-/* How after_insert, told so, takes a job no table knows: as one that
+/* How after_insert, for a worker, takes a job no table knows: as one that
  * ended this way (the reason of a dependent it stops names it). */
 #define AFTER_NOT_KNOWN "not known"
 
 struct group_spec;
-int after_insert(struct db *db, struct after_job *jobs, size_t n, int unknown_ends, uint64_t *ids, char *err);
+int after_insert(struct db *db, struct after_job *jobs, size_t n, const char *worker, uint64_t *ids, char *err);
 int after_enqueue(struct db *db, struct after_job *jobs, size_t n, const struct group_spec *group, int dry,
     uint64_t *ids, char *err);
 

@@ -79,7 +79,7 @@ insert_all(struct db *db, const struct outcome *o, char *err)
 	struct after_job *a = jobs_of(o, &ids);
 	struct buf sql;
 	size_t i;
-	int rc = after_insert(db, a, o->nfollow, 1, ids, err);
+	int rc = after_insert(db, a, o->nfollow, o->run != NULL ? o->run->worker : "a worker", ids, err);
 
 	buf_init(&sql);
 	buf_adds(&sql, "SET @jobq_follow = '");

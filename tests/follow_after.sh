@@ -86,6 +86,8 @@ EOP
 	is "$(sql "SELECT outcome FROM job_runs WHERE job_id = $f6")" done "$m F6 (after_policy any) ran"
 	like "$(run_of "$f7")" "^cancelled\\|cancelled by dependency 9007199254740000 \\(not known\\)" \
 		"$m F7, after an id no table knows, is cancelled naming it"
+	is "$(sql "SELECT worker = (SELECT worker FROM job_runs WHERE job_id = $p AND outcome = 'done') FROM job_runs WHERE job_id = $f5")" 1 \
+		"$m F5's run names the worker whose job wrote it, not 'jobq enqueue'"
 	# A run row that ends nothing, written after the one that ended the
 	# job (a worker whose lease was lost writes "lost" late), does not
 	# hide that end: a job that waits for it is not taken for unknown.
