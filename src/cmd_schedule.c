@@ -388,62 +388,42 @@ wants_help(int argc, char **argv)
 	return 0;
 }
 
-/* How many arguments the config option at argv[i] takes up (-c FILE,
- * --config FILE: 2; --config=FILE, -cFILE: 1); 0 when it is not one. */
+/* A first pass over a subcommand's arguments (argv[0] the subcommand),
+ * by getopt_long itself so that it reads them exactly as the real pass
+ * will (abbreviated long options, values that look like options): takes
+ * the config option wherever it stands (every command accepts -c after
+ * its name), so that the configuration is known before it is loaded, and
+ * finds the NAME, the one argument that is no option, which it takes out
+ * of argv.  Returns 0, or the exit status of a usage error. */
 static int
-config_opt(int argc, char **argv, int i)
+first_pass(const char *cmd, int *argc, char **argv, const char **name)
 {
-	const char *a = argv[i];
+	int opt, at, own = strcmp(cmd, "add") == 0 || strcmp(cmd, "edit") == 0;
 
-	if (strcmp(a, "-c") == 0 || strcmp(a, "--config") == 0)
-		return i + 1 < argc ? 2 : 0; /* without FILE: getopt says so */
-	return strncmp(a, "--config=", 9) == 0 || (strncmp(a, "-c", 2) == 0 && a[2] != '\0');
-}
-
-/* Whether argv[i], an option of add or edit, is followed by its value. */
-static int
-takes_value(const char *a)
-{
-	const struct option *o;
-
-	if (strcmp(a, "-q") == 0 || strcmp(a, "-t") == 0)
-		return 1;
-	if (strncmp(a, "--", 2) != 0 || strchr(a, '=') != NULL)
-		return 0;
-	for (o = edit_longopts; o->name != NULL; o++)
-		if (strcmp(a + 2, o->name) == 0)
-			return o->has_arg == required_argument;
-	return 0;
-}
-
-/* Takes the config option wherever it stands among a subcommand's
- * arguments (every command accepts -c after its name), so that the
- * configuration is known before it is loaded; what is left in argv is
- * the name and the subcommand's own options. */
-static void
-take_config(int *argc, char **argv)
-{
-	int i, j = 1, k;
-
-	for (i = 1; i < *argc; i++) {
-		if (strcmp(argv[i], "--") == 0) {
-			while (i < *argc)
-				argv[j++] = argv[i++];
-			break;
+	*name = NULL;
+	optind = 0;
+	opterr = 0; /* the real pass says what is wrong */
+	for (at = 1; (opt = getopt_long(*argc, argv, "-" CLI_COMMON_SHORTOPTS "q:t:", edit_longopts, NULL)) != -1;
+	     at = optind) {
+		if (opt == 'c')
+			cli_config_path = optarg;
+		else if (opt == 1 && *name == NULL) { /* out of argv, for the real pass */
+			*name = optarg;
+			at = optind - 1;
+			memmove(argv + at, argv + at + 1, (size_t)(*argc - at) * sizeof *argv);
+			(*argc)--;
+			optind--;
+		} else if (!own) { /* add and edit have a real pass to say it */
+			opterr = 1;
+			return cli_usage_error("schedule", "%s: unexpected argument '%s'", cmd,
+			    opt == 1 ? optarg : argv[at < *argc ? at : *argc - 1]);
 		}
-		if ((k = config_opt(*argc, argv, i)) > 0) {
-			const char *a = argv[i];
-
-			cli_config_path = k == 2 ? argv[i + 1] : a[1] == 'c' ? a + 2 : a + 9;
-			i += k - 1;
-			continue;
-		}
-		argv[j++] = argv[i];
-		if (takes_value(argv[i]) && i + 1 < *argc)
-			argv[j++] = argv[++i];
 	}
-	argv[j] = NULL;
-	*argc = j;
+	opterr = 1;
+	optind = 0;
+	if (*name == NULL)
+		return cli_usage_error("schedule", "%s: a schedule NAME is required", cmd);
+	return 0;
 }
 
 static int
@@ -456,19 +436,12 @@ manage(const char *cmd, int argc, char **argv)
 
 	if (wants_help(argc, argv))
 		return usage(), 0;
-	take_config(&argc, argv);
-	if (argc < 2 || argv[1][0] == '-')
-		return cli_usage_error("schedule", "%s: a schedule NAME is required", cmd);
-	name = argv[1];
+	if ((rc = first_pass(cmd, &argc, argv, &name)) != 0)
+		return rc;
 	if (!conf_valid_name(name)) {
 		cli_error("schedule %s: bad name '%s' (1-64 of A-Z a-z 0-9 _ . -)", cmd, name);
 		return EX_DATAERR;
 	}
-	argv[1] = argv[0]; /* argv[0] is the subcommand, then its options */
-	argc--, argv++;
-	optind = 0;
-	if (strcmp(cmd, "add") != 0 && strcmp(cmd, "edit") != 0 && argc > 1)
-		return cli_usage_error("schedule", "%s: unexpected argument '%s'", cmd, argv[1]);
 	if ((rc = cli_open(0, &c, &db)) != 0)
 		return rc;
 	if (strcmp(cmd, "add") == 0 || strcmp(cmd, "edit") == 0)
@@ -499,7 +472,7 @@ cmd_schedule(int argc, char **argv)
 	};
 	static const char *const subs[] = { "add", "edit", "remove", "enable", "disable" };
 	const char *run = NULL;
-	int dry_run = 0, quiet = 0, listing = 0, json = 0, opt, rc, k, n;
+	int dry_run = 0, quiet = 0, listing = 0, json = 0, opt, rc, k;
 	int64_t window_ms = 7 * 86400 * 1000LL;
 	struct conf *c;
 	struct db *db;
@@ -507,15 +480,21 @@ cmd_schedule(int argc, char **argv)
 	size_t i;
 
 	/* The subcommand may follow the config option (schedule -c FILE
-	 * add ...): it is moved to the front, the option taken by manage. */
-	for (k = 1; k < argc && (n = config_opt(argc, argv, k)) > 0; k += n)
+	 * add ...): the first argument that is no option, found as getopt
+	 * reads them, is moved to the front, the option taken by manage. */
+	optind = 0;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, "-" CLI_COMMON_SHORTOPTS "nql", longopts, NULL)) != -1 && opt != 1)
 		;
-	for (i = 0; k < argc && i < ARRAY_LEN(subs); i++)
+	opterr = 1;
+	k = optind - 1;
+	for (i = 0; opt == 1 && i < ARRAY_LEN(subs); i++)
 		if (strcmp(argv[k], subs[i]) == 0) {
 			memmove(argv + 2, argv + 1, (size_t)(k - 1) * sizeof *argv);
 			argv[1] = (char *)subs[i];
 			return manage(subs[i], argc - 1, argv + 1);
 		}
+	optind = 0;
 	while ((opt = getopt_long(argc, argv, CLI_COMMON_SHORTOPTS "nql", longopts, NULL)) != -1) {
 		if (opt == 'q') /* -q once meant --quiet here: say so, do not guess */
 			return cli_usage_error(

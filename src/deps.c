@@ -144,12 +144,14 @@ deps_links(struct db *db, uint64_t id, struct deps_links *l, char *err)
 		if ((r = db_query(db, &rc, err, q[i], id)) != NULL)
 			*into[i] = views_of(r, count[i]);
 	/* A job parked under a cancelled one comes back when the dead job
-	 * at the top of the chain is retried: that is the one to name. */
+	 * at the top of the chain is retried: that is the one to name.  The
+	 * bound stays under MySQL's cte_max_recursion_depth (1,000), which
+	 * would fail the statement rather than stop it. */
 	if (rc == DB_OK &&
 	    (r = db_query(db, &rc, err,
 	         "WITH RECURSIVE up (id, parked_by, n) AS (SELECT id, parked_by, 0 FROM jobq_parked WHERE id = %U"
 	         " UNION ALL SELECT p.id, p.parked_by, up.n + 1 FROM jobq_parked p JOIN up ON p.id = up.parked_by"
-	         " WHERE up.n < 1000) SELECT parked_by FROM up ORDER BY n DESC LIMIT 1",
+	         " WHERE up.n < 998) SELECT parked_by FROM up ORDER BY n DESC LIMIT 1",
 	         id)) != NULL) {
 		if ((row = db_res_next(r)) != NULL)
 			l->reopened_by = db_col_u64(row[0], 0);

@@ -321,7 +321,7 @@ move_back(struct db *db, uint64_t id, const struct failed_edit *e, char *err)
 			rc = crc;
 		} else
 			db_rollback(db);
-	} while (db_retry_after(rc, ++attempt) || busy_again(rc, &until));
+	} while (busy_again(rc, &until) || db_retry_after(rc, ++attempt)); /* a wait is no attempt */
 	return rc == PARK_EBUSY ? FAILED_HELD : rc;
 }
 

@@ -30,13 +30,15 @@
  * Its due time is wait_until, or for a job that never waited (one
  * cancelled as it was enqueued, --after a job that had ended) its
  * available_at: a re-open must not start a job --delay'd before its
- * time, and a re-opened job has waited (deps.h: DEPS_OWN). */
+ * time, and a re-opened job has waited (deps.h: DEPS_OWN).  (A waiting
+ * row plain SQL wrote without wait_until has no due time to keep: its
+ * available_at is DEPS_NEVER.) */
 #define COLS                                                                                     \
 	"queue, type, payload, priority, max_attempts, created_at, unique_key, expires_at, traceparent," \
 	" checkpoint, wait_until"
 #define JCOLS                                                                                          \
 	"j.queue, j.type, j.payload, j.priority, j.max_attempts, j.created_at, j.unique_key, j.expires_at," \
-	" j.traceparent, j.checkpoint, COALESCE(j.wait_until, j.available_at)"
+	" j.traceparent, j.checkpoint, COALESCE(j.wait_until, IF(j.waiting_on > 0, NULL, j.available_at))"
 
 /* How deep a retry re-opens (levels of the graph): far beyond any graph
  * a person writes, and a bound on a transaction's work should a parked

@@ -279,10 +279,10 @@ delete_in_chunks(
  * cancelled and parked (park.c), which its retry may re-open, and of the
  * jobs such a job waits for, whose ends the re-open weighs (a pruned
  * one would count as done, and a job meant to stay cancelled would run).
- * The second is uncorrelated, read once per statement. */
+ * Each a lookup by key per run (sql/027-parked-deps-index.sql). */
 #define PARKED_SPARED                                                                   \
 	" AND NOT EXISTS (SELECT 1 FROM jobq_parked WHERE jobq_parked.id = job_runs.job_id)" \
-	" AND job_runs.job_id NOT IN (SELECT after_id FROM jobq_parked_deps)"
+	" AND NOT EXISTS (SELECT 1 FROM jobq_parked_deps pd WHERE pd.after_id = job_runs.job_id)"
 
 /* Deletes (or with count_only counts) runs that started more than
  * older_than_ms ago (but PARKED_SPARED). */

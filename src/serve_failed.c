@@ -108,11 +108,14 @@ body_ids(cJSON *in, size_t *n)
 }
 
 /* Applies fn (failed_retry or failed_forget) to each id; ids that are
- * not dead-lettered (any more) are listed as missing. */
+ * not dead-lettered (any more) are listed as missing, and those the
+ * database refused ({id, error}: its unique key is taken, a job it
+ * cancelled is held by a worker) as refused, the others tried still.
+ * Only a database gone away stops it. */
 static MHD_RESULT
 each_failed(struct req *r, const char *action, int (*fn)(struct db *, uint64_t, char *))
 {
-	cJSON *in = serve_body_json(r), *doc, *missing;
+	cJSON *in = serve_body_json(r), *doc, *missing, *refused;
 	size_t n, i, okn = 0;
 	uint64_t *ids = body_ids(in, &n);
 	char err[ERRSZ];
@@ -123,15 +126,23 @@ each_failed(struct req *r, const char *action, int (*fn)(struct db *, uint64_t, 
 		return serve_error(r, 400, "expected {\"ids\": [1 to 1000 job ids]}");
 	doc = cJSON_CreateObject();
 	missing = cJSON_AddArrayToObject(doc, "missing");
-	for (i = 0; i < n && (rc == DB_OK || rc == QUEUE_NOT_FOUND); i++) {
+	refused = cJSON_AddArrayToObject(doc, "refused");
+	for (i = 0; i < n && rc != DB_EGONE && rc != DB_ERETRY; i++) {
 		rc = fn(r->db, ids[i], err);
 		if (rc == DB_OK)
 			serve_audit(r, action, ids[i], ""), okn++;
 		else if (rc == QUEUE_NOT_FOUND)
 			cJSON_AddItemToArray(missing, cJSON_CreateNumber((double)ids[i]));
+		else if (rc == DB_EFAIL) {
+			cJSON *o = cJSON_CreateObject();
+
+			ADD_NUM(o, "id", ids[i]);
+			cJSON_AddStringToObject(o, "error", err);
+			cJSON_AddItemToArray(refused, o);
+		}
 	}
 	free(ids);
-	if (rc != DB_OK && rc != QUEUE_NOT_FOUND) {
+	if (rc == DB_EGONE || rc == DB_ERETRY) {
 		cJSON_Delete(doc);
 		return serve_db_error(r, action, err);
 	}

@@ -122,7 +122,8 @@ for how in prune keep_done; do
 	jq_ failed retry "$a" >/dev/null
 	drain
 	is "$(ran "$b")" 0 "$how: B does not run: X ended cancelled"
-	is "$(sql "SELECT COUNT(*) FROM jobs WHERE id = $b")" 0 "$how: B stays cancelled, for good"
+	is "$(sql "SELECT COUNT(*) FROM jobs WHERE id = $b"):$(sql "SELECT COUNT(*) FROM jobq_parked WHERE id = $b"):$(sql "SELECT GROUP_CONCAT(outcome) FROM job_runs WHERE job_id = $b")" \
+		"0:0:cancelled" "$how: B stays cancelled, for good (its one run, parked no more)"
 	conf ""
 done
 

@@ -239,6 +239,13 @@ is "$?" 0 "schedule enable NAME --config FILE"
 run_c schedule remove --config="$CONF" cpos >/dev/null
 is "$?" 0 "schedule remove --config=FILE NAME"
 is "$(sql "SELECT COUNT(*) FROM jobq_schedules WHERE name = 'cpos'")" 0 "... removed from the file's database"
+# Read as getopt reads them: abbreviated, and a value that looks like -c.
+run_c schedule add cab --conf "$CONF" --cron '0 3 * * *' --type echo --desc -cool >/dev/null
+is "$?:$(sql "SELECT description FROM jobq_schedules WHERE name = 'cab'")" "0:-cool" "schedule add NAME --conf FILE ... --desc -cool (abbreviated options)"
+run_c schedule --conf "$CONF" remove cab >/dev/null
+is "$?:$(sql "SELECT COUNT(*) FROM jobq_schedules WHERE name = 'cab'")" "0:0" "schedule --conf FILE remove NAME"
+out=$(run_c schedule remove cab --cron x -c "$CONF" 2>&1)
+is "$?" 64 "schedule remove NAME --cron: exit 64 (remove takes no such option)"
 
 # ---- a name in both places; a database schedule the INI no longer allows ----
 jq_ schedule add twice --cron '0 0 * * *' --type echo >/dev/null

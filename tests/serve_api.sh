@@ -140,6 +140,16 @@ is "$(sql "SELECT CONCAT(action, ' ', job_count, ': ', detail) FROM jobq_audit W
 is "$(sql "SELECT GROUP_CONCAT(job_id ORDER BY job_id) FROM jobq_audit WHERE action = 'retry-all'")" "1002,1003" "and on each job it moved"
 post /api/failed/forget "$T/jar" '{"ids": [1001, 4242]}'
 is "$CODE/$(printf '%s' "$BODY" | jget '(d["forgotten"], d["missing"])')" '200/[1, [4242]]' "forget: one forgotten, the unknown id reported missing"
+# A job the database refuses to move back (its id is a queued job's
+# again) is reported with why; the others are tried still.
+sql "INSERT INTO failed_jobs (id, queue, type, payload, exception) VALUES (1005, 'default', 'echo', '{}', 'e5');
+     INSERT INTO jobs (id, queue, type, payload) VALUES (1005, 'default', 'echo', '{}')"
+post /api/failed/retry "$T/jar" '{"ids": [1005, 1004]}'
+is "$CODE/$(printf '%s' "$BODY" | jget '(d["retried"], [x["id"] for x in d["refused"]], d["missing"])')" '200/[1, [1005], []]' \
+	"retry of two, one refused: 200, the other retried, the refused one listed"
+like "$(printf '%s' "$BODY" | jget 'd["refused"][0]["error"]')" "already holds a job with id 1005" "with the reason"
+sql "DELETE FROM jobs WHERE id IN (1004, 1005); DELETE FROM failed_jobs WHERE id = 1005; DELETE FROM jobq_audit WHERE job_id = 1004;
+     INSERT INTO failed_jobs (id, queue, type, payload, exception) VALUES (1004, 'default', 'echo', '{}', 'e4')"
 post /api/failed/forget "$T/jar" '{"ids": []}'
 is "$CODE" 400 "forget with no ids: 400"
 post /api/failed/forget "$T/jar" '{"ids": [1.5]}'

@@ -22,7 +22,8 @@ function waiters(f) {
 
 /* Retry of one dead job, and of the jobs its death cancelled. */
 function retryOne(f) {
-  act("/api/failed/retry", { ids: [f.id] }, () => "Job " + f.id + " is back in the queue" +
+  act("/api/failed/retry", { ids: [f.id] }, (r) => r.refused.length ? "Job " + f.id + " stays dead-lettered: " + r.refused[0].error :
+    "Job " + f.id + " is back in the queue" +
     (f.reopens ? "; " + (f.reopens === 1 ? "the job" : "the " + f.reopens + " jobs") + " it cancelled wait for it again" : ""));
 }
 
@@ -36,7 +37,8 @@ export async function pageFailed() {
   const admin = isAdmin();
   const filt = { queue: p.get("queue") || "", type: p.get("type") || "" };
   const retrySel = el("button", { id: "retry-selected", disabled: selected.size === 0, on: { click: () => {
-    act("/api/failed/retry", { ids: [...selected] }, (r) => "Retried " + r.retried);
+    act("/api/failed/retry", { ids: [...selected] }, (r) => "Retried " + r.retried +
+      (r.refused.length ? "; " + r.refused.length + " stay dead-lettered (job " + r.refused[0].id + ": " + r.refused[0].error + ")" : ""));
     selected.clear();
   } } }, "Retry selected");
   const forgetSel = el("button", { class: "danger", disabled: selected.size === 0, on: { click: () => {
