@@ -40,21 +40,21 @@ final_sql(struct db *db, struct buf *sql, const char *by, const char *cond)
 /* Finalizes up to FINAL_SWEEP_MAX jobs no worker holds whose expiry has
  * passed (a cancel request sets it too: see cancel.c), oldest expiry
  * first, in one transaction with the release of the jobs that wait for
- * them (deps.c) and the counts of their groups (groups.c); *n gets how
- * many.  Served by jobs_expiry:
+ * them (deps.c) and the counts of their groups (groups.c); n[0] gets how
+ * many ended expired, n[1] how many cancelled.  Served by jobs_expiry:
  * it reads the expired rows only, however many jobs wait.  With
  * skip_locked, rows a claim has locked are passed over (the claim will
  * finalize them itself). */
 int
-final_sweep(struct db *db, const char *by, int skip_locked, uint64_t *n, char *err)
+final_sweep(struct db *db, const char *by, int skip_locked, uint64_t n[2], char *err)
 {
 	struct db_res *r;
 	struct buf sql, cond, ended;
 	char **row;
-	uint64_t k = 0;
+	uint64_t k = 0, ends[2] = { 0, 0 };
 	int rc;
 
-	*n = 0;
+	n[0] = n[1] = 0;
 	if ((rc = db_begin(db, err)) != DB_OK)
 		return rc;
 	r = db_query(db, &rc, err,
@@ -77,6 +77,7 @@ final_sweep(struct db *db, const char *by, int skip_locked, uint64_t *n, char *e
 		const char *how = row[1] != NULL && row[1][0] == '1' ? "expired" : "cancelled";
 
 		buf_printf(&cond, "%s%llu", k++ ? "," : "", (unsigned long long)id);
+		ends[how[0] == 'c']++;
 		/* The rows are locked: no waiter can be added meanwhile. */
 		deps_ended_sql(db, &ended, id, how, "1 = 1",
 		    (row[2] != NULL && row[2][0] != '0' ? DEPS_WAITERS : 0) |
@@ -100,7 +101,7 @@ final_sweep(struct db *db, const char *by, int skip_locked, uint64_t *n, char *e
 	if (rc != DB_OK)
 		db_rollback(db);
 	else
-		*n = k;
+		n[0] = ends[0], n[1] = ends[1];
 	buf_free(&sql);
 	buf_free(&cond);
 	buf_free(&ended);

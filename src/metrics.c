@@ -197,8 +197,15 @@ metrics_wait(const char *queue, const char *type, int64_t wait_ms)
 void
 metrics_outcome(enum metrics_outcome o)
 {
-	if (m != NULL)
-		add(&m->outcomes[o], 1);
+	metrics_outcomes(o, 1);
+}
+
+/* n outcomes o at once (the expiry sweep's). */
+void
+metrics_outcomes(enum metrics_outcome o, uint64_t n)
+{
+	if (m != NULL && n > 0)
+		add(&m->outcomes[o], n);
 }
 
 /* A claim returned rc (db.h) with jobs jobs after us microseconds. */

@@ -53,6 +53,7 @@ int metrics_enabled(void);
 void metrics_run(const char *queue, const char *type, enum metrics_outcome o, int64_t duration_ms);
 void metrics_wait(const char *queue, const char *type, int64_t wait_ms);
 void metrics_outcome(enum metrics_outcome o);
+void metrics_outcomes(enum metrics_outcome o, uint64_t n);
 void metrics_claim(int rc, unsigned jobs, int64_t us);
 void metrics_handoff(unsigned jobs);
 void metrics_write(int64_t us);

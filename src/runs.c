@@ -174,7 +174,9 @@ runs_free(struct run_row *rows, size_t n)
 }
 
 /* Per job type over the newest runs of the last window_ms, at most
- * max_runs of them: runs, failures, mean and longest duration.  The cap
+ * max_runs of them: runs, failures, mean and longest duration (a job
+ * cancelled or expired unstarted has a run row of no time, and no run:
+ * left out, by the index's own columns).  The cap
  * bounds the cost however busy the day was (served backwards by the
  * covering index job_runs_recent, sql/006); *covered_ms says what the
  * numbers cover: window_ms, or less when the cap was reached
@@ -195,6 +197,7 @@ runs_stats(struct db *db, int64_t window_ms, unsigned max_runs, struct runs_stat
 	    " FROM (SELECT type, outcome, duration_ms, started_at FROM job_runs"
 	    "  WHERE started_at >= UTC_TIMESTAMP(6) - INTERVAL %I MICROSECOND"
 	    "  ORDER BY started_at DESC LIMIT %u) recent"
+	    " WHERE NOT (outcome IN ('cancelled', 'expired') AND duration_ms = 0)"
 	    " GROUP BY type ORDER BY type",
 	    window_ms * 1000, max_runs);
 	if (r == NULL)

@@ -18,6 +18,7 @@
 
 #include "final.h"
 #include "log.h"
+#include "metrics.h"
 #include "runs.h"
 #include "worker_int.h"
 
@@ -78,19 +79,24 @@ prune_tick(struct worker *w, int64_t now)
 void
 sweep_tick(struct worker *w, int64_t now)
 {
-	uint64_t n = 0;
+	uint64_t ends[2] = { 0, 0 }, n;
 	char err[ERRSZ];
 	int rc;
 
 	if (!w->db_up || w->stopping || now < w->next_sweep)
 		return;
-	rc = final_sweep(w->db, w->id, w->mode == RESERVE_SKIP_LOCKED, &n, err);
+	rc = final_sweep(w->db, w->id, w->mode == RESERVE_SKIP_LOCKED, ends, err);
+	n = ends[0] + ends[1];
 	if (rc == DB_EGONE)
 		conn_failed(w, rc, "sweeping expired jobs", err);
 	else if (rc != DB_OK)
 		log_debug("sweeping expired jobs: %s", err);
-	else if (n > 0)
-		log_info("%llu job%s expired unstarted (or cancelled while no worker held them)",
-		    (unsigned long long)n, n == 1 ? "" : "s");
+	else if (n > 0) {
+		/* outcomes as much as a claim's, though no handler ran */
+		metrics_outcomes(MO_EXPIRED, ends[0]);
+		metrics_outcomes(MO_CANCELLED, ends[1]);
+		log_info("%llu job%s expired unstarted, %llu cancelled while no worker held them",
+		    (unsigned long long)ends[0], ends[0] == 1 ? "" : "s", (unsigned long long)ends[1]);
+	}
 	w->next_sweep = mono_ms() + (n == FINAL_SWEEP_MAX ? SWEEP_AGAIN_MS : SWEEP_MS + rand() % 1000);
 }

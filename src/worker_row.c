@@ -34,7 +34,9 @@ row_register(struct worker *w, char *err)
 	return rc;
 }
 
-/* "12:send_email,13:resize": the jobs in the registry row. */
+/* "12:send_email,13:resize": the jobs in the registry row, those whose
+ * handler runs (or has just ended, its outcome being written); not those
+ * reserved ahead, which wait for a slot. */
 char *
 row_jobs(const struct worker *w)
 {
@@ -46,7 +48,7 @@ row_jobs(const struct worker *w)
 	for (i = 0; i < w->nslots; i++) {
 		const struct slot *s = &w->slots[i];
 
-		if (s->state != SLOT_FREE && !s->lease_lost)
+		if ((s->state == SLOT_RUNNING || s->state == SLOT_WRITING) && !s->lease_lost)
 			buf_printf(
 			    &b, "%s%llu:%s", b.len ? "," : "", (unsigned long long)s->job->id, s->job->type);
 	}

@@ -191,7 +191,7 @@ metric_outcome(const struct slot *s, enum metrics_outcome mo)
 	if (mo == MO_DONE)
 		mo = as[s->write];
 	metrics_outcome(mo);
-	if (s->has_run)
+	if (s->has_run && s->started_ns != 0) /* a job ended unstarted has a run row, not a run */
 		metrics_run(s->job->queue, s->job->type, mo, s->duration_ms);
 	if (mo == MO_DONE)
 		metrics_followups(s->job->type, (unsigned)s->nfollow);

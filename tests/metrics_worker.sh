@@ -151,10 +151,34 @@ is "$(sample jobq_claimed_jobs_total)/$(sample jobq_handed_off_jobs_total)" "1/3
 kill -TERM "$WORKER_PID"
 wait_exit 20 "$WORKER_PID"
 
+# Jobs ended unstarted: two a dead dependency cancelled (claimed to be
+# ended), one whose expires_at passed while it was delayed (the sweep
+# ends it).  Outcomes written, each counted; no handler run among them.
+sql "DELETE FROM job_runs"
+d=$(jq_ enqueue ok '{"exit": 65}')
+jq_ enqueue --after "$d" ok '{}' >/dev/null
+jq_ enqueue --after "$d" ok '{}' >/dev/null
+jq_ enqueue --delay 1h --expires-in 1s ok '{}' >/dev/null
+start_worker
+murl 3
+wait_for_sql 30 "SELECT COUNT(*) FROM job_runs" 4
+ok $? "the dead job, its two waiters and the expired job ended"
+scrape_until 1 jobq_outcome_writes_total outcome=expired
+is "$(sample jobq_outcome_writes_total outcome=dead)/$(sample jobq_outcome_writes_total outcome=cancelled)/$(sample jobq_outcome_writes_total outcome=expired)" \
+	"1/2/1" "jobq_outcome_writes_total: the dead job, the two cancelled and the one the sweep expired"
+is "$(r default ok dead)/$(r default ok cancelled | sed 's/<none>/0/')/$(r default ok expired | sed 's/<none>/0/')" "1/0/0" \
+	"jobq_runs_total: only the run of a handler (the dead job's), none for the jobs ended unstarted"
+is "$(sample jobq_run_duration_seconds_count queue=default type=ok)/$(sample jobq_handler_starts_total type=ok)" "1/1" \
+	"one run timed, one handler started"
+is "$(jq_ workers --json | $PY -c 'import json, sys; t = json.load(sys.stdin)["types_last_24h"]["ok"]; print(t["runs"], t["failures"])')" "1 1" \
+	"jobq workers: one run of ok, one failure (the jobs ended unstarted are no runs)"
+kill -TERM "$WORKER_PID"
+wait_exit 20 "$WORKER_PID"
+
 # metrics_token of [serve]: the same secret guards the worker's /metrics.
 printf '\n[serve]\nmetrics_token = s3cret-s3cret-s3cret\n' >>"$CONF"
 start_worker
-murl 3
+murl 4
 is "$(scrape)" 401 "metrics_token set: no token, 401"
 is "$(scrape -H 'Authorization: Bearer s3cret-s3cret-s3creX')" 401 "a wrong token: 401"
 is "$(scrape -H 'Authorization: Bearer s3cret-s3cret-s3cret')" 200 "the right token: 200"
@@ -164,7 +188,7 @@ wait_exit 20 "$WORKER_PID"
 # --metrics-listen off: none; a taken address: no start, and it says so.
 start_worker --metrics-listen off --max-time 1
 wait_exit 20 "$WORKER_PID"
-is "$(grep -c '/metrics served' "$T/worker.4.log")" 0 "--metrics-listen off: no /metrics"
+is "$(grep -c '/metrics served' "$T/worker.5.log")" 0 "--metrics-listen off: no /metrics"
 $PY -c 'import socket,time; s=socket.socket(); s.bind(("127.0.0.1",0)); s.listen(1); print(s.getsockname()[1], flush=True); time.sleep(60)' >"$T/port" &
 holder=$!
 BG_PIDS+=("$holder")

@@ -44,6 +44,12 @@ wait_for_sql 30 "SELECT COUNT(*) >= 2 FROM job_runs" 1 || diag "no runs yet"
 held=$(sql "SELECT COUNT(*) FROM jobs WHERE lease_token IS NOT NULL")
 ok $([ "$held" -ge 2 ] && [ "$held" -le 5 ] && echo 0 || echo 1) \
 	"concurrency 1, reserve_ahead 4: the worker holds 2 to 5 jobs (1 running, the rest ahead): $held"
+# Its registry row (jobq workers' RUNNING) lists the job it runs (and at
+# most one whose outcome it is writing), not those it holds ahead.
+wait_for_sql 30 "SELECT current_jobs <> '' FROM jobq_workers" 1
+running=$(sql "SELECT current_jobs FROM jobq_workers")
+ok $([ "$(echo "$running" | tr ',' '\n' | grep -c .)" -le 2 ] && echo 0 || echo 1) \
+	"jobq workers lists the job running, not those held ahead: $running"
 kill -TERM "$WORKER_PID"
 wait_exit 30 "$WORKER_PID"
 is "$?" "0" "SIGTERM: the worker finishes its running job and exits 0"
