@@ -93,6 +93,8 @@ where_sql(struct db *db, struct buf *w, const struct bulk_kind *k, const struct 
 		buf_adds(w, " AND " IS_READY);
 	else if (f->state != NULL && strcmp(f->state, "delayed") == 0)
 		buf_adds(w, " AND " IS_DELAYED);
+	else if (f->state != NULL && strcmp(f->state, "waiting") == 0)
+		buf_adds(w, " AND " IS_WAITING);
 	else if (f->state != NULL && strcmp(f->state, "reserved") == 0)
 		buf_adds(w, " AND " IS_RESERVED);
 	else if (f->state != NULL && strcmp(f->state, "stale") == 0)

@@ -38,7 +38,7 @@ usage(void)
 	       "  --no-wait         return once the cancel is requested\n"
 	       "  -q, --queue QUEUE, -t, --type TYPE\n"
 	       "                    every job of that queue and/or type ...\n"
-	       "  --state STATE     ... in that state only: ready, delayed, reserved or stale\n"
+	       "  --state STATE     ... in that state only: ready, delayed, waiting, reserved or stale\n"
 	       "  --dry-run         count the jobs a filter matches; change nothing\n"
 	       "  --yes             do not ask (a filter asks on a terminal, and without one\n"
 	       "                    refuses unless given --yes)\n\n"
@@ -209,7 +209,7 @@ fail:
 static int
 check_filter(const struct conf *c, const struct opts *o)
 {
-	static const char *const states[] = { "ready", "delayed", "reserved", "stale" };
+	static const char *const states[] = { "ready", "delayed", "waiting", "reserved", "stale" };
 	size_t i;
 
 	if (o->f.queue != NULL && !conf_has_queue(c, o->f.queue)) {
@@ -225,7 +225,7 @@ check_filter(const struct conf *c, const struct opts *o)
 		if (strcmp(o->f.state, states[i]) == 0)
 			return 0;
 	if (o->f.state != NULL)
-		return cli_usage_error("cancel", "--state: ready, delayed, reserved or stale, not '%s'", o->f.state);
+		return cli_usage_error("cancel", "--state: ready, delayed, waiting, reserved or stale, not '%s'", o->f.state);
 	return 0;
 }
 

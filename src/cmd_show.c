@@ -31,20 +31,6 @@ usage(void)
 	       "Exit status: 0, 65 when there is no job ID.\n");
 }
 
-/* Attempt limit and the backoff after the next failure, from the
- * handler; 0 when the type has no handler or no attempts are left. */
-static void
-policy(const struct conf *c, const struct job_view *v, unsigned *max, int64_t *next_ms, unsigned *failing)
-{
-	const struct handler *h = conf_handler(c, v->type);
-
-	*max = v->max_attempts ? v->max_attempts : h ? h->max_attempts : 0;
-	*failing = strcmp(v->state, "reserved") == 0 ? v->attempts : v->attempts + 1;
-	*next_ms = 0;
-	if (h != NULL && strcmp(v->state, "failed") != 0 && *failing < *max)
-		*next_ms = backoff_nominal(&h->backoff, *failing);
-}
-
 /* cJSON's pretty form with its tabs (a tab inside a string is printed
  * as \t, so every raw tab is layout) turned into two blanks for each
  * level of indent and one blank after a colon: a terminal shows tabs 8
@@ -244,7 +230,7 @@ print_json(const struct conf *c, const struct job_view *v, const struct run_row 
 	int64_t next_ms;
 	char *s;
 
-	policy(c, v, &max, &next_ms, &failing);
+	job_view_policy(c, v, &max, &next_ms, &failing);
 	json_add_job(o, v, max);
 	json_add_lease(o, v);
 	json_add_failure(o, v, next_ms);
@@ -402,7 +388,7 @@ print_text(const struct conf *c, const struct timefmt *f, const struct job_view 
 	char *pretty = pretty_payload(v->payload);
 	int tty = cli_isatty();
 
-	policy(c, v, &max, &next_ms, &failing);
+	job_view_policy(c, v, &max, &next_ms, &failing);
 	printf("job %llu: %s\n", (unsigned long long)v->id, v->state);
 	print_vis(
 	    tty, "  queue        %s\n  type         %s\n  priority     %d\n", v->queue, v->type, v->priority);

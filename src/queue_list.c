@@ -15,6 +15,7 @@ static const struct {
 } states[] = {
 	{ "ready", IS_READY },
 	{ "delayed", IS_DELAYED },
+	{ "waiting", IS_WAITING },
 	{ "reserved", IS_RESERVED },
 	{ "stale", IS_STALE },
 };

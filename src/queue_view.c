@@ -8,6 +8,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "backoff.h"
+#include "conf.h"
 #include "deps.h"
 #include "queue.h"
 
@@ -176,4 +178,20 @@ job_view_free(struct job_view *v)
 	free(v->cancel_by);
 	free(v->cancel_at);
 	memset(v, 0, sizeof *v);
+}
+
+/* v's attempt limit (*max, 0 when its type has no handler and the job
+ * names none), the attempt whose failure comes next (*failing: the one
+ * running, else the next), and the backoff after it (*next_ms: 0 when
+ * none follows, that attempt being the last, or no handler knows it). */
+void
+job_view_policy(const struct conf *c, const struct job_view *v, unsigned *max, int64_t *next_ms, unsigned *failing)
+{
+	const struct handler *h = conf_handler(c, v->type);
+
+	*max = v->max_attempts ? v->max_attempts : h ? h->max_attempts : 0;
+	*failing = strcmp(v->state, "reserved") == 0 ? v->attempts : v->attempts + 1;
+	*next_ms = 0;
+	if (h != NULL && strcmp(v->state, "failed") != 0 && *failing < *max)
+		*next_ms = backoff_nominal(&h->backoff, *failing);
 }

@@ -58,8 +58,8 @@ runs_recent_minutes(
 			m->done[ago] += n;
 		else if (strcmp(row[2], "dead") == 0)
 			m->dead[ago] += n;
-		else
-			m->retry[ago] += n; /* retry, interrupted */
+		else if (strcmp(row[2], "retry") == 0 || strcmp(row[2], "interrupted") == 0)
+			m->retry[ago] += n; /* cancelled, expired, lost: no run of the chart's three */
 	}
 	db_res_free(r);
 	return DB_OK;

@@ -57,8 +57,8 @@ state_fits(const char *action, const char *state)
 
 	if (strcmp(action, "delete") == 0)
 		return waiting;
-	return strcmp(action, "cancel") == 0 &&
-	       (waiting || strcmp(state, "reserved") == 0 || strcmp(state, "stale") == 0);
+	return strcmp(action, "cancel") == 0 && (waiting || strcmp(state, "waiting") == 0 ||
+	                                            strcmp(state, "reserved") == 0 || strcmp(state, "stale") == 0);
 }
 
 /* The action and its filter from the body; 0, or the status and *msg. */
@@ -79,7 +79,7 @@ read_bulk(struct req *r, cJSON *in, const struct bulk_kind **k, struct bulk_filt
 	if (s != NULL && !cJSON_IsNull(s) && !cJSON_IsString(s))
 		return *msg = "state: ready or delayed, or empty", 400;
 	if (f->state != NULL && !state_fits(bulk_kind_name(*k), f->state))
-		return *msg = "state: ready or delayed for delete; ready, delayed, reserved or stale for cancel",
+		return *msg = "state: ready or delayed for delete; ready, delayed, waiting, reserved or stale for cancel",
 		       400;
 	f->by = r->user->name;
 	return 0;

@@ -54,7 +54,7 @@ api_jobs(struct req *r)
 	f.type = serve_query(r, "type");
 	f.state = serve_query(r, "state");
 	if (f.state != NULL && !queue_list_state_valid(f.state))
-		return serve_error(r, 400, "state: expected ready, delayed, reserved or stale");
+		return serve_error(r, 400, "state: expected ready, delayed, waiting, reserved or stale");
 	if (serve_query_uint(r, "after", 0, INT64_MAX, 0, &after) < 0 ||
 	    serve_query_uint(r, "limit", 1, 500, 50, &limit) < 0 ||
 	    serve_query_uint(r, "group", 0, INT64_MAX, 0, &group) < 0)
@@ -81,7 +81,10 @@ view_json(struct req *r, const struct job_view *v, int gone)
 {
 	const struct handler *h = conf_handler(r->srv->conf, v->type);
 	cJSON *o = cJSON_CreateObject();
-	unsigned max = v->max_attempts ? v->max_attempts : h ? h->max_attempts : 0;
+	unsigned max, failing;
+	int64_t next_ms;
+
+	job_view_policy(r->srv->conf, v, &max, &next_ms, &failing);
 
 	ADD_NUM(o, "id", v->id);
 	cJSON_AddStringToObject(o, "state", v->state);
@@ -116,9 +119,15 @@ view_json(struct req *r, const struct job_view *v, int gone)
 	serve_add_str_or_null(o, "exception", v->exception);
 	serve_add_str_or_null(o, "exit_status", v->exit_status);
 	serve_add_str_or_null(o, "reason", v->reason);
-	/* The wait after a failure of this attempt, before jitter. */
-	if (h != NULL && !gone && strcmp(v->state, "failed") != 0)
-		ADD_NUM(o, "next_backoff_ms", backoff_nominal(&h->backoff, v->attempts + 1));
+	/* The wait after a failure of the attempt running or next, before
+	 * jitter (as jobq show says it); null when that attempt is the last. */
+	if (h != NULL && !gone && strcmp(v->state, "failed") != 0 && max > 0) {
+		ADD_NUM(o, "next_backoff_attempt", failing);
+		if (next_ms > 0)
+			ADD_NUM(o, "next_backoff_ms", next_ms);
+		else
+			cJSON_AddNullToObject(o, "next_backoff_ms");
+	}
 	return o;
 }
 

@@ -64,6 +64,19 @@ hit GET "/api/jobs?limit=1" "$T/jar"
 is "$(printf '%s' "$BODY" | jget '(d["jobs"][0]["max_attempts"], d["jobs"][0]["state"], d["jobs"][0]["last_failed"])')" '[7, "ready", false]' "a row: the handler's max_attempts, the state, no failed mark"
 hit GET "/api/jobs?limit=501" "$T/jar"
 is "$CODE" 400 "limit above 500: 400"
+# The backoff a job's page shows is jobq show's: after the attempt
+# running (reserved) or next, none after the last.
+bj=$(jq_ enqueue echo '{}')
+sql "UPDATE jobs SET attempts = 2, lease_token = REPEAT('b', 32), reserved_by = 'w', reserved_at = UTC_TIMESTAMP(6), lease_expires_at = UTC_TIMESTAMP(6) + INTERVAL 1 HOUR WHERE id = $bj"
+hit GET "/api/jobs/$bj" "$T/jar"
+is "$(printf '%s' "$BODY" | jget '(d["job"]["next_backoff_attempt"], d["job"]["next_backoff_ms"] > 0)')" "[2, true]" \
+	"a reserved job in its 2nd attempt: the backoff after that attempt"
+like "$(jq_ show "$bj")" "next backoff .* \\(if attempt 2 fails\\)" "as jobq show says"
+sql "UPDATE jobs SET attempts = 6, lease_token = NULL, reserved_by = NULL, reserved_at = NULL, lease_expires_at = NULL WHERE id = $bj"
+hit GET "/api/jobs/$bj" "$T/jar"
+is "$(printf '%s' "$BODY" | jget '(d["job"]["next_backoff_attempt"], d["job"]["next_backoff_ms"])')" "[7, null]" \
+	"attempt 7 of 7 next: no backoff (it would be dead-lettered)"
+sql "DELETE FROM jobs WHERE id = $bj"
 
 # ---- run now ----
 d1=$(sql "SELECT MIN(id) FROM jobs WHERE available_at > UTC_TIMESTAMP(6)")
@@ -78,6 +91,9 @@ w=$(jq_ enqueue --after "$d1" echo '{}')
 post "/api/jobs/$w/run-now" "$T/jar" '{}'
 is "$CODE" 409 "run now of a job that waits for another: 409"
 is "$(count jobs "id = $w AND waiting_on = 1 AND available_at > UTC_TIMESTAMP(6)")" 1 "it still waits"
+is "$(walk 'state=waiting')" "$w" "state=waiting: the job that waits (listed, as jobq status counts it)"
+is "$(walk 'state=delayed' | grep -cw "$w")" 0 "and not among the delayed"
+is "$(jq_ cancel --state waiting --queue default --dry-run)" "1 job to cancel (dry run: nothing changed)" "cancel --state waiting finds it too"
 sql "DELETE FROM jobq_deps WHERE job_id = $w; DELETE FROM jobs WHERE id = $w; UPDATE jobs SET has_waiters = 0 WHERE id = $d1"
 
 # ---- overview ----

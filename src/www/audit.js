@@ -5,7 +5,7 @@
  * the live refresh redraws the same rows.  Each row is a card, so the
  * page reads at phone width without a table to scroll. */
 
-import { api, el, filterForm, navigate, params, select, setMain, when } from "./common.js";
+import { api, el, filterForm, isAdmin, navigate, params, select, setMain, when } from "./common.js";
 
 const FILTERS = ["user", "action", "since", "until"];
 
@@ -62,6 +62,10 @@ function card(a) {
 }
 
 export async function pageAudit() {
+  if (!isAdmin()) {
+    setMain("Audit", el("h1", {}, "Audit"), el("p", { class: "empty", id: "needs-admin" }, "The audit log needs the admin role."));
+    return;
+  }
   const p = params();
   const q = new URLSearchParams();
   for (const k of [...FILTERS, "before"]) if (p.get(k)) q.set(k, p.get(k));

@@ -182,7 +182,9 @@ export async function pageJob(id) {
           : ": it ends cancelled, unstarted, when next claimed") : null],
       ["Expires", j.expires_at && !j.cancel_requested_by ? el("span", { id: "expires" }, when(j.expires_at),
         " (it never starts after)") : null],
-      ["Next backoff", j.next_backoff_ms !== undefined ? fmtDur(j.next_backoff_ms) + " if this attempt fails" : null],
+      ["Next backoff", j.next_backoff_ms === undefined ? null : j.next_backoff_ms === null ?
+        "none: attempt " + j.next_backoff_attempt + " is its last" :
+        fmtDur(j.next_backoff_ms) + " if attempt " + j.next_backoff_attempt + " fails"],
       ["Failed at", j.failed_at ? when(j.failed_at) : null], ["Exit status", j.exit_status], ["Reason", j.reason],
     ])),
     links(d),

@@ -3,7 +3,7 @@
  * admin's bulk actions on every job the filter finds (bulk.js). */
 
 import { bulkButton, matching } from "./bulk.js";
-import { STATES, api, badge, dueIn, el, enqueueOptions, filterForm, isAdmin, navigate, params, select, setMain } from "./common.js";
+import { api, badge, dueIn, el, enqueueOptions, filterForm, isAdmin, navigate, params, select, setMain } from "./common.js";
 
 /* An admin's actions on every job the filter finds: delete the waiting
  * ones (the ready or delayed ones when the filter says so), release the
@@ -52,7 +52,7 @@ export async function pageJobs() {
       select("queue", "Queue", form.queues, p.get("queue")),
       el("label", {}, "Type", el("input", { name: "type", value: p.get("type") || "", list: "types", size: 14 })),
       el("datalist", { id: "types" }, form.types.map((t) => el("option", { value: t.type }))),
-      select("state", "State", STATES.slice(0, 4), p.get("state")),
+      select("state", "State", ["ready", "delayed", "waiting", "reserved", "stale"], p.get("state")),
     ], go),
     isAdmin() ? bulkRow(p) : null,
     rows.length === 0 ? el("p", { class: "empty" }, "No jobs match.") :

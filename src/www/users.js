@@ -6,7 +6,7 @@
  * changed in the file.  Each form sits in a <details>: an open one holds
  * the live refresh back (app.js), so what is typed is not redrawn away. */
 
-import { act, api, app, el, setMain, shell, toast } from "./common.js";
+import { act, api, app, el, isAdmin, setMain, shell, toast } from "./common.js";
 
 /* Ends every session of user, after asking.  Ending one's own ends this
  * browser's too: the login form comes at once, before a refresh would
@@ -87,6 +87,11 @@ function userActions(u) {
 }
 
 export async function pageUsers() {
+  /* A viewer: one line saying why, not a page that keeps failing */
+  if (!isAdmin()) {
+    setMain("Users", el("h1", {}, "Users"), el("p", { class: "empty", id: "needs-admin" }, "Users and sessions need the admin role."));
+    return;
+  }
   const d = await api("/api/sessions");
   setMain("Users",
     el("h1", {}, "Users"),
