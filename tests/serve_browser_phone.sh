@@ -14,8 +14,8 @@ setup serve_browser_phone
 
 # Names at the lengths people give them: a queue, a type, a schedule, a
 # user, a worker's host and an error line, each with no blank to break at.
-Q=customer-notifications-eu-west-1-priority
-TY=generate_quarterly_financial_statement_pdf_for_every_region
+Q=customer-notifications-eu-west-1-priority-tier-one-retries-queue
+TY=generate_quarterly_financial_statement_pdf_for_every_region_nowx
 S=rebuild-search-index-for-the-whole-product-catalogue-nightly
 U=operations-on-call-engineer-with-a-long-name
 H=worker-pool-b-17.eu-west-1.compute.internal.example.com
