@@ -46,18 +46,22 @@ api_failed(struct req *r)
 	struct failed_filter f = { 0 };
 	struct failed_row *rows;
 	size_t n, i;
-	uint64_t total, *ids, *waiters, *reopens;
-	int64_t limit;
+	uint64_t total, matching, *ids, *waiters, *reopens;
+	int64_t limit, after;
 	char err[ERRSZ];
 	cJSON *doc, *a;
 
 	f.queue = serve_query(r, "queue");
 	f.type = serve_query(r, "type");
-	if (serve_query_uint(r, "limit", 1, 1000, 100, &limit) < 0)
-		return serve_error(r, 400, "limit must be a whole number from 1 to 1000");
+	if (serve_query_uint(r, "limit", 1, 1000, 100, &limit) < 0 ||
+	    serve_query_uint(r, "after", 0, INT64_MAX, 0, &after) < 0)
+		return serve_error(r, 400, "limit (1 to 1000) and after must be whole numbers");
 	f.limit = (unsigned)limit;
 	if (failed_count(r->db, &(struct failed_filter){ 0 }, &total, err) != DB_OK ||
-	    failed_list(r->db, &f, r->srv->tz, &rows, &n, err) != DB_OK)
+	    failed_count(r->db, &f, &matching, err) != DB_OK)
+		return serve_db_error(r, "count failed jobs", err);
+	f.after = (uint64_t)after; /* the page after (older than) this job */
+	if (failed_list(r->db, &f, r->srv->tz, &rows, &n, err) != DB_OK)
 		return serve_db_error(r, "list failed jobs", err);
 	ids = xcalloc(n + 1, sizeof *ids);
 	waiters = xcalloc(n + 1, sizeof *waiters);
@@ -76,6 +80,11 @@ api_failed(struct req *r)
 	for (i = 0; i < n; i++)
 		cJSON_AddItemToArray(a, failed_row_json(&rows[i], waiters[i], reopens[i]));
 	ADD_NUM(doc, "total", total);
+	ADD_NUM(doc, "matching", matching);
+	if (n == f.limit) /* perhaps more, older: the next page goes on from here */
+		ADD_NUM(doc, "next_after", rows[n - 1].id);
+	else
+		cJSON_AddNullToObject(doc, "next_after");
 	free(ids);
 	free(waiters);
 	free(reopens);

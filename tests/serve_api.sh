@@ -149,6 +149,16 @@ sql "DELETE FROM jobs; INSERT INTO failed_jobs (id, queue, type, payload, except
      (1003, 'mail', 'send_email', '{}', 'e3'), (1004, 'default', 'echo', '{}', 'e4')"
 hit GET "/api/failed?queue=mail" "$T/jar"
 is "$(printf '%s' "$BODY" | jget '(sorted(f["id"] for f in d["failed"]), d["total"])')" '[[1002, 1003], 4]' "filtered by queue, and the total in every queue"
+is "$(printf '%s' "$BODY" | jget '(d["matching"], d["next_after"])')" '[2, null]' "and how many match the filter, no page after"
+# Pages, newest first: each page names the job the next one goes on from.
+seen="" after=""
+for i in 1 2 3 4 5; do
+	hit GET "/api/failed?limit=3${after:+&after=$after}" "$T/jar"
+	seen="$seen $(printf '%s' "$BODY" | jget '" ".join(str(f["id"]) for f in d["failed"])')"
+	after=$(printf '%s' "$BODY" | jget 'd["next_after"] if d["next_after"] is not None else ""')
+	[ -n "$after" ] || break
+done
+is "$(echo $seen | tr ' ' '\n' | sort -n | tr '\n' ' ')" "1001 1002 1003 1004 " "paging with after: every dead job once, over two pages of 3"
 post /api/failed/retry "$T/jar" '{"all": true, "queue": "mail"}'
 is "$CODE/$(printf '%s' "$BODY" | jget 'd["retried"]')" "200/2" "retry all matching queue=mail: 2"
 is "$(sql "SELECT GROUP_CONCAT(id ORDER BY id) FROM jobs")/$(sql "SELECT GROUP_CONCAT(id ORDER BY id) FROM failed_jobs")" "1002,1003/1001,1004" "exactly those moved"

@@ -30,7 +30,7 @@ function retryOne(f) {
 export async function pageFailed() {
   const p = params();
   const q = new URLSearchParams();
-  for (const k of ["queue", "type"]) if (p.get(k)) q.set(k, p.get(k));
+  for (const k of ["queue", "type", "after"]) if (p.get(k)) q.set(k, p.get(k));
   const [d, form] = await Promise.all([api("/api/failed?" + q), enqueueOptions()]);
   const ids = new Set(d.failed.map((f) => f.id));
   for (const id of [...selected]) if (!ids.has(id)) selected.delete(id);
@@ -57,8 +57,14 @@ export async function pageFailed() {
     el("td", {}, el("span", { class: "first-line", title: f.summary }, f.summary),
       el("span", { class: "muted" }, [f.reason, f.exit_status].filter(Boolean).join(" · ")), waiters(f)),
     admin ? el("td", {}, el("button", { class: "retry-one", on: { click: () => retryOne(f) } }, "Retry")) : null));
+  const next = new URLSearchParams(p);
+  if (d.next_after !== null) next.set("after", d.next_after);
+  const first = new URLSearchParams(p);
+  first.delete("after");
+  const filtered = filt.queue || filt.type;
   setMain("Dead letter",
-    el("h1", {}, "Dead letter", el("span", { class: "badge s-failed", id: "failed-total" }, fmtNum(d.total))),
+    el("h1", {}, "Dead letter", el("span", { class: "badge s-failed", id: "failed-total" },
+      filtered ? fmtNum(d.matching) + " of " + fmtNum(d.total) : fmtNum(d.total))),
     filterForm([
       select("queue", "Queue", form.queues, p.get("queue")),
       el("label", {}, "Type", el("input", { name: "type", value: filt.type, list: "types", size: 14 })),
@@ -82,5 +88,8 @@ export async function pageFailed() {
         el("thead", {}, el("tr", {}, admin ? el("th", {}, "") : null, el("th", { class: "num" }, "ID"),
           el("th", { class: "wide" }, "Queue"), el("th", {}, "Type"), el("th", { class: "wide" }, "Failed"),
           el("th", {}, "Error"), admin ? el("th", {}, "") : null)),
-        el("tbody", {}, rows)));
+        el("tbody", {}, rows)),
+    el("div", { class: "row" },
+      p.get("after") ? el("a", { class: "button", href: "/failed?" + first }, "Newest") : null,
+      d.next_after !== null ? el("a", { class: "button", href: "/failed?" + next, id: "failed-next" }, "Older") : null));
 }
