@@ -98,6 +98,7 @@ struct run_record {
 	const char *output;
 	const char *error;
 	const char *result; /* the handler's {"result": ...} JSON, or NULL */
+	int unstarted;      /* the handler never ran: a row of no time (cancelled or expired unstarted) */
 };
 
 /* OUT_CANCEL and OUT_EXPIRE are final like OUT_DONE, without follow-ups:
@@ -160,6 +161,17 @@ struct outcome {
 	const char *checkpoint;
 	struct handoff *handoff; /* in: NULL, or the hand-off to try (ended jobs with waiters); out: its jobs */
 };
+
+/* The attempt o's run row names: the claim counted one, which a job
+ * ended unstarted never used, so its row names the attempts made, as
+ * the expiry sweep's row of a job no worker held does (final.c). */
+static inline unsigned
+queue_run_attempt(const struct outcome *o)
+{
+	unsigned a = o->job->attempt;
+
+	return o->run != NULL && o->run->unstarted && a > 0 ? a - 1 : a;
+}
 
 /* One new job. */
 struct group_spec;

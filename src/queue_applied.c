@@ -59,7 +59,7 @@ queue_outcome_applied(struct db *db, struct outcome *o, char *err)
 		r = db_query(db, &rc, err,
 		    "SELECT outcome FROM job_runs WHERE job_id = %U AND attempt = %u AND worker = %q"
 		    " AND started_at = %q",
-		    j->id, j->attempt, o->run->worker, j->reserved_at);
+		    j->id, queue_run_attempt(o), o->run->worker, j->reserved_at);
 	else
 		r = db_query(db, &rc, err,
 		    "SELECT IF(lease_token = %q, 'ours', 'gone') FROM jobs WHERE id = %U UNION ALL"

@@ -46,7 +46,7 @@ run_values(struct db *db, struct buf *sql, const struct outcome *o, const struct
 	           strncmp(c + 8, "00", 2) == 0;
 
 	snprintf(enqueued, sizeof enqueued, "%.10s %.15s", c, strlen(c) > 11 ? c + 11 : "00:00:00");
-	db_sql(db, sql, "%U, %q, %q, %u, %q, %q, %I, ", j->id, j->queue, j->type, j->attempt, run->worker,
+	db_sql(db, sql, "%U, %q, %q, %u, %q, %q, %I, ", j->id, j->queue, j->type, queue_run_attempt(o), run->worker,
 	    j->reserved_at, run->duration_ms);
 	if (fenced != NULL)
 		buf_printf(sql, "IF(%s > 0, ", fenced);
@@ -378,7 +378,7 @@ piece_sql(struct db *db, struct buf *sql, const struct outcome *o, const struct 
 	if (o->gained_waiter && o->run != NULL) {
 		db_sql(db, sql,
 		    "DELETE FROM job_runs WHERE job_id = %U AND attempt = %u AND worker = %q AND outcome = 'lost';", j->id,
-		    j->attempt, o->run->worker);
+		    queue_run_attempt(o), o->run->worker);
 		n++;
 	}
 	if (clash) {

@@ -418,7 +418,8 @@ writing_in_order(struct worker *w, struct slot **who)
 static void
 outcome_of(struct worker *w, struct slot *s, struct outcome *o, struct run_record *run, char **text)
 {
-	*run = (struct run_record){ w->id, s->duration_ms, s->words, s->output, s->error, s->ctl.result };
+	*run = (struct run_record){ w->id, s->duration_ms, s->words, s->output, s->error, s->ctl.result,
+		s->started_ns == 0 };
 	*o = (struct outcome){ s->job, s->write, s->delay_ms, NULL, s->error ? s->error : "", s->words,
 		s->reason, s->has_run ? run : NULL, s->write_tries >= WRITE_TRIES_ALONE || s->write_locked > 0,
 		s->write_tries >= WRITE_TRIES_MINIMAL, s->write_unsure, OUTS_PENDING, 0, 0, "", NULL, 0, NULL, NULL };

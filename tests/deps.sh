@@ -109,6 +109,10 @@ EOC
 	like "$(run_of "$y")" "^cancelled\\|cancelled by dependency $x \\(dead\\)" "$m Y is cancelled, naming X"
 	like "$(run_of "$z")" "^cancelled\\|cancelled by dependency $y \\(cancelled\\)" "$m Z, down the graph, naming Y"
 	is "$(starts Y),$(starts Z)" "0,0" "$m neither ran"
+	# Whether a claim or the expiry sweep ended them, their rows name
+	# the attempts made: none.
+	is "$(sql "SELECT GROUP_CONCAT(attempt ORDER BY job_id) FROM job_runs WHERE job_id IN ($y, $z)")" "0,0" \
+		"$m their run rows say attempt 0"
 	is "$(sql "SELECT outcome FROM job_runs WHERE job_id = $w")" done "$m W (after_policy any) ran"
 	is "$(sql "SELECT outcome FROM job_runs WHERE job_id = $v")" done "$m V (any, after the cancelled Y) ran"
 	like "$(jq_ show "$y")" "cancelled" "$m show says Y is cancelled"
