@@ -183,20 +183,21 @@ cmd_status(int argc, char **argv)
 		return cli_usage_error("status", "unexpected argument '%s'", argv[optind]);
 	if ((rc = cli_open_cancelling(&c, &db)) != 0)
 		return rc;
-	if (only != NULL && !conf_has_queue(c, only)) {
-		cli_error("unknown queue '%s' (no [queue %s] section in %s)", only, only, c->path);
+	/* A queue the configuration does not name is counted all the same
+	 * when the tables hold it (plain SQL may write any queue, and the
+	 * unfiltered table lists it), and unknown only when they do not. */
+	rc = read_report(db, c, only, &r);
+	if (only != NULL && !conf_has_queue(c, only) && r.have_q && r.n == 0) {
+		cli_error("unknown queue '%s' (no [queue %s] section in %s, and no job in it)", only, only, c->path);
 		rc = EX_DATAERR;
-	} else {
-		rc = read_report(db, c, only, &r);
-		if (r.have_q || r.have_workers) {
-			if (json)
-				print_json(&r);
-			else
-				print_table(&r);
-		}
-		if (r.have_q)
-			queue_counts_free(r.q, r.n);
+	} else if (r.have_q || r.have_workers) {
+		if (json)
+			print_json(&r);
+		else
+			print_table(&r);
 	}
+	if (r.have_q)
+		queue_counts_free(r.q, r.n);
 	db_free(db);
 	conf_free(c);
 	return rc;

@@ -104,6 +104,12 @@ is "$RC" 65 "unknown queue: exit 65"
 like "$ERR" "unknown queue 'nosuch'" "unknown queue: named on stderr"
 is "$(lines "$ERR")" 1 "unknown queue: one line"
 is "$OUT" "" "unknown queue: nothing on stdout"
+# A queue only an application's INSERT wrote: listed, so counted alone too
+sql "INSERT INTO jobs (queue, type, payload) VALUES ('sql_only', 'x', '{}')"
+run status --queue sql_only --json
+is "$RC/$(printf '%s' "$OUT" | jget '[d["queues"]["sql_only"][k] for k in ("ready", "delayed")]')" "0/[1, 0]" \
+	"--queue of a queue only plain SQL wrote: counted, exit 0"
+sql "DELETE FROM jobs WHERE queue = 'sql_only'"
 run status extra
 is "$RC" 64 "an extra argument is a usage error (64)"
 
