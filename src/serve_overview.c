@@ -75,6 +75,7 @@ queues_json(
 		cJSON_AddStringToObject(o, "queue", q[i].queue);
 		ADD_NUM(o, "ready", q[i].ready);
 		ADD_NUM(o, "delayed", q[i].delayed);
+		ADD_NUM(o, "waiting", q[i].waiting);
 		ADD_NUM(o, "reserved", q[i].reserved);
 		ADD_NUM(o, "stale", q[i].stale);
 		ADD_NUM(o, "failed", q[i].failed);

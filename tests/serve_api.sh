@@ -93,6 +93,9 @@ is "$CODE" 409 "run now of a job that waits for another: 409"
 is "$(count jobs "id = $w AND waiting_on = 1 AND available_at > UTC_TIMESTAMP(6)")" 1 "it still waits"
 is "$(walk 'state=waiting')" "$w" "state=waiting: the job that waits (listed, as jobq status counts it)"
 is "$(walk 'state=delayed' | grep -cw "$w")" 0 "and not among the delayed"
+hit GET /api/overview "$T/jar"
+is "$(printf '%s' "$BODY" | jget '[(q["queue"], q["waiting"]) for q in d["queues"]]')" '[["default", 1], ["mail", 0]]' \
+	"overview: the waiting job counted in its queue's waiting, as jobq status counts it"
 is "$(jq_ cancel --state waiting --queue default --dry-run)" "1 job to cancel (dry run: nothing changed)" "cancel --state waiting finds it too"
 sql "DELETE FROM jobq_deps WHERE job_id = $w; DELETE FROM jobs WHERE id = $w; UPDATE jobs SET has_waiters = 0 WHERE id = $d1"
 

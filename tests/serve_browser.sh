@@ -44,6 +44,8 @@ EOC
 # worker in the registry.
 sql "INSERT INTO jobs (queue, type, payload) VALUES ('default', 'echo', '{\"n\": 1}'), ('mail', 'send_email', '{\"to\": \"a@example.com\"}');
      INSERT INTO jobs (queue, type, payload, available_at) VALUES ('mail', 'send_email', '{\"later\": true}', UTC_TIMESTAMP(6) + INTERVAL 1 HOUR);
+     INSERT INTO jobs (queue, type, payload, available_at, waiting_on, wait_until) VALUES ('mail', 'send_email', '{\"after\": 3}', '9999-12-31 23:59:59', 1, UTC_TIMESTAMP(6));
+     INSERT INTO jobq_deps (after_id, job_id) VALUES (3, LAST_INSERT_ID()); UPDATE jobs SET has_waiters = 3 WHERE id = 3;
      INSERT INTO jobs (queue, type, payload, attempts, lease_token, reserved_by, reserved_at, lease_expires_at, last_error)
        VALUES ('default', 'echo', '{\"busy\": 1}', 1, REPEAT('b', 32), 'host1:4242', UTC_TIMESTAMP(6), UTC_TIMESTAMP(6) + INTERVAL 1 HOUR, NULL),
               ('default', 'echo', '{\"stale\": 1}', 2, REPEAT('c', 32), 'host2:99', UTC_TIMESTAMP(6) - INTERVAL 2 HOUR, UTC_TIMESTAMP(6) - INTERVAL 1 HOUR, 'timed out');

@@ -13,6 +13,9 @@ import { stackedBars } from "./chart.js";
  * it last grew: long enough to be seen by someone who looks away. */
 const GREW_MS = 10 * 60 * 1000;
 const WATCHED = ["stale", "failed"];
+/* The counters, in a job's order of life; waiting (for other jobs, as
+ * `jobq status` counts them) after delayed. */
+const COUNTED = [STATES[0], STATES[1], "waiting", ...STATES.slice(2)];
 
 /* What each watched counter ("queue/state", "/state" for the totals)
  * showed, and when it last grew, over the life of the page. */
@@ -84,17 +87,17 @@ function alerts(a) {
 
 export async function pageOverview() {
   const [d, a] = await Promise.all([api("/api/overview"), api("/api/alerts")]);
-  const tot = { ready: 0, delayed: 0, reserved: 0, stale: 0, failed: 0 };
+  const tot = Object.fromEntries(COUNTED.map((s) => [s, 0]));
   let done = 0;
   for (const q of d.queues) {
-    for (const s of STATES) tot[s] += q[s];
+    for (const s of COUNTED) tot[s] += q[s];
     done += q.done_last_hour;
   }
   const sum = (k) => d.runs_per_minute[k].reduce((a, b) => a + b, 0);
   setMain("Overview",
     el("h1", {}, "Overview"),
     el("div", { class: "card totals", id: "totals" },
-      el("div", { class: "strip" }, STATES.map((s) => counter(s, tot[s], ""))),
+      el("div", { class: "strip" }, COUNTED.map((s) => counter(s, tot[s], ""))),
       el("div", { class: "facts" },
         el("span", {}, fmtNum(done) + " done in the last hour"),
         el("span", { id: "workers-alive" }, fmtNum(d.workers_alive) + " worker" + (d.workers_alive === 1 ? "" : "s") + " alive")),
@@ -117,11 +120,11 @@ export async function pageOverview() {
             act("/api/queues/" + (q.paused ? "resume" : "pause"), { queue: q.queue },
               (r) => "Queue " + r.queue + (r.paused ? " paused: workers take no new job from it" : " resumed")) } },
             q.paused ? "Resume" : "Pause") : null),
-        el("div", { class: "strip" }, STATES.map((s) => counter(s, q[s], q.queue))),
+        el("div", { class: "strip" }, COUNTED.map((s) => counter(s, q[s], q.queue))),
         unserved(q) ? el("p", { class: "warning" }, "⚠ " + unservedText(q)) : null,
         el("div", { class: "facts" },
           el("span", {}, fmtNum(q.done_last_hour) + " done last hour"),
           el("span", { class: "serving" }, fmtNum(q.workers) + " live worker" + (q.workers === 1 ? "" : "s")),
-          el("span", {}, q.oldest_ready_s === null ? "nothing waiting"
+          el("span", {}, q.oldest_ready_s === null ? "nothing ready"
             : "oldest ready " + fmtDur(q.oldest_ready_s * 1000) + " ago"))))));
 }

@@ -46,16 +46,18 @@ try {
   const counts = await page.$$eval("#totals .counter", (cs) => cs.map((c) => [c.querySelector("span").textContent, c.querySelector("b").textContent]));
   const db = {
     ready: sql("SELECT COUNT(*) FROM jobs WHERE lease_token IS NULL AND available_at <= UTC_TIMESTAMP(6)"),
-    delayed: sql("SELECT COUNT(*) FROM jobs WHERE lease_token IS NULL AND available_at > UTC_TIMESTAMP(6)"),
+    delayed: sql("SELECT COUNT(*) FROM jobs WHERE lease_token IS NULL AND available_at > UTC_TIMESTAMP(6) AND waiting_on = 0"),
+    waiting: sql("SELECT COUNT(*) FROM jobs WHERE lease_token IS NULL AND waiting_on > 0"),
     reserved: sql("SELECT COUNT(*) FROM jobs WHERE lease_token IS NOT NULL AND lease_expires_at > UTC_TIMESTAMP(6)"),
     stale: sql("SELECT COUNT(*) FROM jobs WHERE lease_token IS NOT NULL AND lease_expires_at <= UTC_TIMESTAMP(6)"),
     failed: sql("SELECT COUNT(*) FROM failed_jobs"),
   };
-  is(JSON.stringify(counts), JSON.stringify(Object.entries(db)), "the five counters equal the database's");
+  is(JSON.stringify(counts), JSON.stringify(Object.entries(db)), "the six counters equal the database's");
   const mail = await page.$$eval('.queue[data-queue="mail"] .counter b', (bs) => bs.map((b) => b.textContent).join(","));
   is(mail, [
     sql("SELECT COUNT(*) FROM jobs WHERE queue = 'mail' AND lease_token IS NULL AND available_at <= UTC_TIMESTAMP(6)"),
-    sql("SELECT COUNT(*) FROM jobs WHERE queue = 'mail' AND lease_token IS NULL AND available_at > UTC_TIMESTAMP(6)"),
+    sql("SELECT COUNT(*) FROM jobs WHERE queue = 'mail' AND lease_token IS NULL AND available_at > UTC_TIMESTAMP(6) AND waiting_on = 0"),
+    sql("SELECT COUNT(*) FROM jobs WHERE queue = 'mail' AND lease_token IS NULL AND waiting_on > 0"),
     "0", "0", sql("SELECT COUNT(*) FROM failed_jobs WHERE queue = 'mail'")].join(","), "the mail queue's counters too");
   const bars = await page.$$eval("svg.chart rect", (rs) => rs.length);
   ok(bars > 0, `the runs-per-minute chart draws bars from job_runs (${bars})`);
@@ -261,7 +263,7 @@ try {
   is(sql("SELECT COUNT(*) FROM jobs WHERE payload LIKE '%bulk%'"), "0", "and they are gone");
 
   // ---- run now and delete (with its confirmation) on a job's page ----
-  const laterId = sql("SELECT id FROM jobs WHERE available_at > UTC_TIMESTAMP(6) + INTERVAL 10 MINUTE");
+  const laterId = sql("SELECT id FROM jobs WHERE available_at > UTC_TIMESTAMP(6) + INTERVAL 10 MINUTE AND waiting_on = 0");
   await page.goto(`${BASE}/jobs/${laterId}`, { waitUntil: "networkidle0" });
   await page.waitForSelector("#act-run", WAIT);
   await press(page, "#act-run");
