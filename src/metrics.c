@@ -63,7 +63,7 @@ static struct metrics *m;
 static const char *const outcome_names[MO_COUNT] = { "done", "retry", "dead", "cancelled", "expired",
 	"given_back", "lost", "refused", "given_up" };
 static const char *const claim_names[MC_COUNT] = { "jobs", "empty", "conflict", "error" };
-static const char *const restart_names[MR_COUNT] = { "died", "protocol", "recycled" };
+static const char *const restart_names[MR_COUNT] = { "died", "protocol", "recycled", "stopped" };
 static const char *const alert_names[MA_COUNT] = { "on_dead", "watchdog" };
 /* jobq_spans_dropped_total's reasons: MS_DROPPED_FULL..MS_DROPPED_STOP */
 static const char *const span_drop_names[3] = { "queue_full", "export_failed", "shutdown" };

@@ -36,7 +36,7 @@ enum metrics_handler { MH_START, MH_START_FAILED, MH_CRASH, MH_TIMEOUT, MH_COUNT
 
 /* Why a persistent handler's process had to be replaced
  * (jobq_persistent_restarts_total). */
-enum metrics_restart { MR_DIED, MR_PROTOCOL, MR_RECYCLED, MR_COUNT };
+enum metrics_restart { MR_DIED, MR_PROTOCOL, MR_RECYCLED, MR_STOPPED, MR_COUNT };
 
 /* What raised an alert (jobq_alerts_total). */
 enum metrics_alert { MA_ON_DEAD, MA_WATCHDOG, MA_COUNT };

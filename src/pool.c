@@ -154,6 +154,27 @@ make_room(void)
 		stop_proc(oldest, "room for another type's process");
 }
 
+/* Whether a process of h can be lent now (pool_take): an idle one of h,
+ * or room for a new one.  Processes being stopped count until they are
+ * gone, so that a handler slow to exit (or deaf to SIGTERM until its
+ * kill_grace) cannot make the worker hold more than max_procs
+ * processes.  When the pool is full, the longest-idle process of another
+ * type is stopped, and the caller asks again once it is gone (its
+ * SIGCHLD, or its kill_grace: pool_deadline, wakes the worker). */
+int
+pool_has_room(const struct handler *h)
+{
+	size_t i;
+
+	for (i = 0; i < nprocs; i++)
+		if (procs[i]->state == PS_IDLE && procs[i]->h == h)
+			return 1;
+	if (nprocs < limit)
+		return 1;
+	make_room();
+	return 0;
+}
+
 /* Lends a process of handler h for one job: an idle one, else a new one
  * (spawn_handler, without per-job variables in its environment).  Its
  * pid and pipes are copied to *sp, which the runner then owns until
@@ -245,9 +266,12 @@ rss_bytes(pid_t pgid)
 /* Takes p back after a job, with the pipes the runner still holds (fd,
  * -1 where closed; the pool owns them from here).  reaped: the runner
  * reaped the process (it died during the job): it leaves the pool.
- * reusable: it replied properly and may take the next job; it is then
+ * reusable 1: it replied properly and may take the next job; it is then
  * kept idle unless max_jobs or max_memory say it is time to recycle it.
- * Otherwise it is stopped. */
+ * 0: it broke the protocol or left its job unfinished; -1: the worker
+ * stopped its job (a timeout, a cancel, the worker's own stop), which a
+ * handler that catches SIGTERM may still answer.  Either way it is
+ * stopped: the next job gets a fresh process. */
 void
 pool_give_back(struct pooled *p, int fd[SPAWN_NFDS], int reaped, int reusable)
 {
@@ -262,6 +286,11 @@ pool_give_back(struct pooled *p, int fd[SPAWN_NFDS], int reaped, int reusable)
 		return;
 	}
 	p->jobs++;
+	if (reusable < 0) {
+		metrics_restart(p->h->type, MR_STOPPED);
+		stop_proc(p, "its job was stopped (timeout, cancel or the worker's stop)");
+		return;
+	}
 	if (!reusable) {
 		metrics_restart(p->h->type, MR_PROTOCOL);
 		stop_proc(p, "it broke the protocol or did not finish its job");

@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -70,6 +71,7 @@ struct runner {
 	int replied, reply_status; /* its status line came */
 	int broken;                /* it wrote past its status line: not reused */
 	char *violation;           /* the protocol violation it was killed for */
+	int untaken;               /* it ended without reading a byte of the request */
 };
 
 static void
@@ -212,7 +214,9 @@ runner_free(struct runner *r)
 		return;
 	if (r->pooled != NULL)
 		pool_give_back(r->pooled, r->fd, r->reaped,
-		    r->replied && !r->broken && r->violation == NULL && r->written == r->payload_len);
+		    r->timed_out || r->interrupted ? -1
+		    : r->replied && !r->broken && r->violation == NULL && r->written == r->payload_len ? 1
+		                                                                                  : 0);
 	for (i = 0; i < NFDS; i++)
 		close_fd(&r->fd[i]);
 	capture_free(r->out);
@@ -534,6 +538,34 @@ runner_io(struct runner *r, const struct pollfd *pfd, int n)
 	}
 }
 
+/* Whether a persistent process that ended by itself (not stopped by us)
+ * never read a byte of this job's request: it was already on its way
+ * out (a handler that exits after its status line, "max requests"
+ * style) when the request went to it.  The bytes written are then all
+ * still in the pipe (FIONREAD counts them on the write end too), or
+ * none could be written at all. */
+static int
+never_read(const struct runner *r)
+{
+	int unread = 0;
+
+	if (r->pooled == NULL || r->replied || r->timed_out || r->interrupted || r->violation != NULL ||
+	    r->payload_len == 0)
+		return 0;
+	if (r->written == 0)
+		return 1;
+	return r->fd[P_IN] >= 0 && ioctl(r->fd[P_IN], FIONREAD, &unread) == 0 && unread >= 0 &&
+	       (size_t)unread == r->written;
+}
+
+/* Whether the job never reached the process (never_read): its run did
+ * not happen, and a fresh process may take the job. */
+int
+runner_untaken(const struct runner *r)
+{
+	return r->untaken;
+}
+
 /* Called when the handler (the group leader) has exited but is not yet
  * reaped: kills what it left behind in its process group while the
  * group id is still certainly ours, then reaps it. */
@@ -553,6 +585,7 @@ runner_reap(struct runner *r)
 	r->status = status;
 	r->ended = mono_ms();
 	r->drain_until = r->ended + DRAIN_MS;
+	r->untaken = never_read(r);
 	close_fd(&r->fd[P_IN]);
 }
 

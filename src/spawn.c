@@ -154,9 +154,9 @@ spawn_env(const struct handler *h, const struct job *j, unsigned max_attempts)
 	for (i = 0; h->env[i] != NULL; i++)
 		add_env(&envp, &n, xstrdup(h->env[i]));
 	add_env(&envp, &n, xstrdup("JOBQ_CONTROL_FD=3"));
-	add_env(&envp, &n, xasprintf("JOBQ_MAX_ATTEMPTS=%u", max_attempts));
 	if (j == NULL)
-		return envp;
+		return envp; /* the limit is per job too: each request carries it */
+	add_env(&envp, &n, xasprintf("JOBQ_MAX_ATTEMPTS=%u", max_attempts));
 	add_env(&envp, &n, xasprintf("JOBQ_JOB_ID=%llu", (unsigned long long)j->id));
 	add_env(&envp, &n, xasprintf("JOBQ_TYPE=%s", j->type));
 	add_env(&envp, &n, xasprintf("JOBQ_QUEUE=%s", j->queue));

@@ -82,6 +82,7 @@ struct slot {
 	int extend_warned;           /* and that was logged */
 	int lease_stop;              /* its handler was told to stop for the lease */
 	int cancelling;              /* its handler was told to stop: the job was cancelled */
+	int retaken;                 /* a fresh persistent process took the job (start_again) */
 	uint64_t seq;                /* order of reservation: READY jobs start in it */
 	int64_t reserved_mono;       /* when it was reserved (monotonic ms) */
 	int ahead;                   /* reserved while every handler slot was busy */
@@ -197,6 +198,7 @@ int reserve_release_lost(struct worker *w);
 
 /* worker_start.c */
 void start_ready(struct worker *w);
+int start_again(struct worker *w, struct slot *s);
 void start_give_back(struct worker *w);
 
 /* worker_poll.c */

@@ -95,7 +95,7 @@ tick_runners(struct worker *w, int64_t now)
 		if (s->state != SLOT_RUNNING)
 			continue;
 		runner_tick(s->run, now);
-		if (runner_finished(s->run))
+		if (runner_finished(s->run) && !start_again(w, s))
 			write_conclude(w, s);
 	}
 	alerts_tick(w->alerts, now);

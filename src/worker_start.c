@@ -13,6 +13,7 @@
 #include "log.h"
 #include "metrics.h"
 #include "otlp.h"
+#include "pool.h"
 #include "runner.h"
 #include "trace.h"
 #include "worker_int.h"
@@ -208,6 +209,43 @@ start_job(struct worker *w, struct slot *s)
 	log_start(s);
 }
 
+/* The persistent process s's job went to ended by itself without reading
+ * a byte of the request (runner_untaken): it was on its way out, a
+ * handler that exits after its status line, and the job did not run.
+ * A fresh process takes the job, once: should that one end the same way
+ * (a handler that dies as it starts), its end stands as the run's, as
+ * any process's that dies during a job.  Returns 1 when s's job was
+ * settled here (a fresh process has it, or it went back unstarted). */
+int
+start_again(struct worker *w, struct slot *s)
+{
+	char err[ERRSZ];
+
+	if (s->retaken || !runner_untaken(s->run))
+		return 0;
+	log_info("job %llu: persistent handler '%s' (pid %d) ended before it read the job; a fresh process takes it",
+	    (unsigned long long)s->job->id, s->h->type, (int)runner_pid(s->run));
+	runner_free(s->run);
+	s->retaken = 1;
+	if ((s->run = runner_start(s->h, s->job, s->max_attempts, err)) == NULL) {
+		start_failed(w, s->job, err);
+		metrics_handler(s->job->type, MH_START_FAILED);
+		give_back_unstarted(w, s);
+	}
+	return 1;
+}
+
+/* Whether s's job may start now: a persistent handler's needs a process
+ * the pool can lend (pool_has_room: at most concurrency processes live,
+ * those still stopping included). */
+static int
+room_for(struct worker *w, const struct slot *s)
+{
+	const struct handler *h = conf_handler(w->conf, s->job->type);
+
+	return h == NULL || !h->persistent || pool_has_room(h);
+}
+
 /* Starts the jobs reserved ahead, in the order they were reserved, while
  * fewer than `concurrency` handlers run.  One whose lease is no longer
  * ours, or has less than a third left (its extensions failed), is given
@@ -230,6 +268,8 @@ start_ready(struct worker *w)
 			give_back_unstarted(w, s);
 			continue;
 		}
+		if (!room_for(w, s))
+			return; /* the oldest waits for a process to end; the rest keep their order */
 		start_job(w, s);
 	}
 }

@@ -12,6 +12,12 @@
 #   garbage      raw text written on descriptor 3 instead of a reply
 #   exit         the status to reply with (default 0)
 #   twice        write the status line twice
+#   seen         a file to append the job's id to (which jobs it got)
+#   envmax       print "envmax=" and JOBQ_MAX_ATTEMPTS from its environment
+#   termreply    on SIGTERM, reply with this status and go on serving
+#   quit         exit 0 right after the status line ("max requests")
+# LINGER (environment): seconds it takes to exit after EOF on stdin,
+# deaf to SIGTERM meanwhile (a slow clean-up).
 import json
 import os
 import signal
@@ -20,9 +26,26 @@ import time
 
 keep = []
 ctl = os.fdopen(3, "w", buffering=1)
-for line in sys.stdin:
+linger = float(os.environ.get("LINGER", "0"))
+if linger > 0:
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+while True:
+    line = sys.stdin.readline()
+    if not line:
+        break
     job = json.loads(line)
     p = job["payload"]
+    if "seen" in p:
+        with open(p["seen"], "a") as f:
+            f.write("%d\n" % job["id"])
+    if p.get("envmax"):
+        print("envmax=%s" % os.environ.get("JOBQ_MAX_ATTEMPTS", "unset"))
+    if "termreply" in p:
+        def answer(signo, frame, status=p["termreply"]):
+            ctl.write(json.dumps({"status": status}) + "\n")
+            ctl.flush()
+            raise InterruptedError
+        signal.signal(signal.SIGTERM, answer)
     if "out" in p:
         print(p["out"])
     if "err" in p:
@@ -38,7 +61,11 @@ for line in sys.stdin:
     for c in p.get("ctl", []):
         ctl.write(c + "\n")
     if "sleep" in p:
-        time.sleep(p["sleep"])
+        try:
+            time.sleep(p["sleep"])
+        except InterruptedError:  # termreply answered the SIGTERM
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            continue
     if "mem" in p:
         keep.append(bytearray(os.urandom(1024)) * (p["mem"] * 1024))
     sys.stdout.flush()
@@ -58,3 +85,6 @@ for line in sys.stdin:
     # together (two writes could straddle the worker's handing this
     # process its next job, and the second would then answer that job).
     ctl.write((status + "\n") * (2 if p.get("twice") else 1))
+    if p.get("quit"):
+        sys.exit(0)
+time.sleep(linger)
