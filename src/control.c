@@ -277,10 +277,13 @@ blank(const char *s, size_t len)
 
 /* Reads every line of buf[0..len), the channel of a handler that has
  * ended (a last line without its newline counts); overflow says that the
- * handler wrote more than the channel keeps.  See control.h. */
+ * handler wrote more than the channel keeps; linenos, when not NULL,
+ * the number each line had as the handler wrote it (the runner keeps
+ * only the newest progress line, and the checkpoint apart).  See
+ * control.h. */
 int
-control_parse(const struct conf *c, const char *buf, size_t len, int overflow, struct control *ctl,
-    char *err)
+control_parse(const struct conf *c, const char *buf, size_t len, int overflow, const size_t *linenos,
+    struct control *ctl, char *err)
 {
 	size_t pos = 0, lineno = 0;
 	char why[ERRSZ];
@@ -296,7 +299,8 @@ control_parse(const struct conf *c, const char *buf, size_t len, int overflow, s
 
 		lineno++;
 		if (!blank(buf + pos, n) && parse_line(c, buf + pos, n, ctl, why) < 0) {
-			errf(err, "control channel line %zu: %.440s", lineno, why);
+			errf(err, "control channel line %zu: %.440s", linenos != NULL ? linenos[lineno - 1] : lineno,
+			    why);
 			batch_err_visible(err);
 			control_free(ctl);
 			return -1;

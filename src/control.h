@@ -60,8 +60,8 @@ struct control {
 };
 
 void control_init(struct control *ctl);
-int control_parse(const struct conf *c, const char *buf, size_t len, int overflow, struct control *ctl,
-    char *err);
+int control_parse(const struct conf *c, const char *buf, size_t len, int overflow, const size_t *linenos,
+    struct control *ctl, char *err);
 void control_free(struct control *ctl);
 int control_progress(const char *buf, size_t len, int *progress, char *note, size_t notelen);
 int control_is_progress(const char *line, size_t len);

@@ -56,6 +56,11 @@ struct runner {
 	size_t ckpt_len;
 	unsigned ckpt_seq; /* checkpoint lines so far */
 	char *all;         /* what runner_control returns: ctl, then ckpt */
+	/* Each kept line's number on the channel as the handler wrote it
+	 * (progress lines replace each other, the checkpoint is kept
+	 * apart), so that an error names the line the handler wrote. */
+	size_t *nos, nnos, prog_idx, seen, ckpt_no;
+	size_t *all_nos; /* what runner_control returns: nos, then ckpt_no */
 	char *line;                /* a control line not yet ended by its newline */
 	size_t line_len;
 	int64_t started, ended;
@@ -224,6 +229,8 @@ runner_free(struct runner *r)
 	free(r->ctl);
 	free(r->ckpt);
 	free(r->all);
+	free(r->nos);
+	free(r->all_nos);
 	free(r->req);
 	free(r->line);
 	free(r->violation);
@@ -312,11 +319,13 @@ keep_control(struct runner *r, const char *buf, size_t n)
 static void
 keep_line(struct runner *r, const char *line, size_t len)
 {
+	r->seen++;
 	if (control_is_checkpoint(line, len)) {
 		free(r->ckpt);
 		r->ckpt = xstrndup(line, len);
 		r->ckpt_len = len;
 		r->ckpt_seq++;
+		r->ckpt_no = r->seen;
 		return;
 	}
 	if (control_is_progress(line, len)) {
@@ -324,12 +333,18 @@ keep_line(struct runner *r, const char *line, size_t len)
 			memmove(r->ctl + r->prog_off, r->ctl + r->prog_off + r->prog_len,
 			    r->ctl_len - r->prog_off - r->prog_len + 1);
 			r->ctl_len -= r->prog_len;
+			memmove(r->nos + r->prog_idx, r->nos + r->prog_idx + 1,
+			    (r->nnos - r->prog_idx - 1) * sizeof *r->nos);
+			r->nnos--;
 		}
 		r->prog_off = r->ctl_len;
+		r->prog_idx = r->nnos;
 		r->prog_len = r->ctl_len + len + 1 <= RUNNER_CONTROL_MAX ? len + 1 : 0;
 	}
 	keep_control(r, line, len);
 	keep_control(r, "\n", 1);
+	r->nos = xrealloc(r->nos, (r->nnos + 1) * sizeof *r->nos);
+	r->nos[r->nnos++] = r->seen;
 }
 
 static void control_bytes(struct runner *r, const char *buf, size_t n);
@@ -673,9 +688,16 @@ runner_finished(const struct runner *r)
  * NULL when nothing): the lines kept, then the newest checkpoint line;
  * and whether it wrote more than RUNNER_CONTROL_MAX besides checkpoints. */
 const char *
-runner_control(struct runner *r, size_t *len, int *overflow)
+runner_control(struct runner *r, size_t *len, int *overflow, const size_t **lines)
 {
 	*overflow = r->ctl_overflow;
+	if (lines != NULL) {
+		r->all_nos = xrealloc(r->all_nos, (r->nnos + 1) * sizeof *r->all_nos);
+		if (r->nnos > 0)
+			memcpy(r->all_nos, r->nos, r->nnos * sizeof *r->nos);
+		r->all_nos[r->nnos] = r->ckpt_no;
+		*lines = r->all_nos;
+	}
 	if (r->ckpt == NULL) {
 		*len = r->ctl_len;
 		return r->ctl;

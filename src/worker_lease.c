@@ -71,7 +71,7 @@ note_progress(struct slot *s)
 
 	if (s->state != SLOT_RUNNING)
 		return;
-	buf = runner_control(s->run, &len, &overflow);
+	buf = runner_control(s->run, &len, &overflow, NULL);
 	if (buf == NULL || !control_progress(buf, len, &p, note, sizeof note)) {
 		/* None yet: the first extension clears what an earlier attempt,
 		 * whose worker died, may have left. */

@@ -61,11 +61,12 @@ read_control(struct worker *w, struct slot *s, char *why, size_t whylen)
 {
 	size_t len;
 	int overflow;
-	const char *buf = runner_control(s->run, &len, &overflow);
+	const size_t *lines;
+	const char *buf = runner_control(s->run, &len, &overflow, &lines);
 	char err[ERRSZ];
 	char *text;
 
-	if (control_parse(w->conf, buf, len, overflow, &s->ctl, err) == 0)
+	if (control_parse(w->conf, buf, len, overflow, lines, &s->ctl, err) == 0)
 		return 0;
 	text = xasprintf("%s%sjobq: %s", s->error ? s->error : "", s->error && *s->error ? "\n" : "", err);
 	free(s->error);

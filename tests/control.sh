@@ -53,6 +53,8 @@ exec = ./control.sh garbage
 [handler garbage_last]
 exec = ./control.sh garbage
 max_attempts = 1
+[handler late_garbage]
+exec = ./control.sh late_garbage
 [handler bad_type]
 exec = ./control.sh bad_type
 [handler bad_after]
@@ -70,6 +72,7 @@ EOC
 	ra=$(jq_ enqueue retry_after '{}')
 	ga=$(jq_ enqueue garbage '{}')
 	gl=$(jq_ enqueue garbage_last '{}')
+	lg=$(jq_ enqueue late_garbage '{}')
 	bt=$(jq_ enqueue bad_type '{}')
 	ba=$(jq_ enqueue bad_after '{}')
 	rs=$(jq_ enqueue result '{}')
@@ -107,6 +110,8 @@ EOC
 		"[$mode] garbage: the run's error names the line and the problem"
 	like "$(sql "SELECT last_error FROM jobs WHERE id = $ga")" "control channel line 2: not JSON" \
 		"[$mode] garbage: so does the job's last_error"
+	like "$(sql "SELECT error FROM job_runs WHERE job_id = $lg")" "jobq: control channel line 5: not JSON" \
+		"[$mode] garbage after a checkpoint and three progress lines: the error names line 5, as written"
 	is "$(where "$gl")" failed "[$mode] garbage on the last attempt: dead-lettered"
 	like "$(sql "SELECT reason FROM failed_jobs WHERE id = $gl")" "attempts used up .*control channel line 2: not JSON" \
 		"[$mode] garbage on the last attempt: the reason says why"

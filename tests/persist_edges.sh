@@ -80,6 +80,13 @@ ok $([ -n "$(pid_of "$d")" ] && [ -n "$(pid_of "$c")" ] && [ "$(pid_of "$d")" !=
 	"the next job ran in a fresh process ($(pid_of "$c") -> $(pid_of "$d"))"
 stop_workers
 
+# ---- a control line's error names the line as written ----
+empty_tables
+k=$(jq_ enqueue t '{"ctl": ["{\"checkpoint\": 1}", "{\"progress\": 1}", "{\"progress\": 2}", "{\"progress\": 3}", "{\"bogus\": 1}"]}')
+timeout 60 "$JOBQ" -c "$CONF" work --stop-when-empty --concurrency 1 2>"$T/ctl.log"
+like "$(sql "SELECT error FROM job_runs WHERE job_id = $k")" "control channel line 5: unknown key 'bogus'" \
+	"after a checkpoint and three progress lines, a bad line is named as line 5"
+
 # ---- processes slow to exit count against concurrency ----
 empty_tables
 write_conf <<EOC

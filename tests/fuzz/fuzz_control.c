@@ -61,8 +61,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	buf = xmalloc(size ? size : 1);
 	memcpy(buf, data, size);
 	err[0] = err2[0] = '\0';
-	rc = control_parse(c, buf, size, overflow, &ctl, err);
-	rc2 = control_parse(c, buf, size, overflow, &again, err2);
+	rc = control_parse(c, buf, size, overflow, NULL, &ctl, err);
+	rc2 = control_parse(c, buf, size, overflow, NULL, &again, err2);
 	FUZZ_ASSERT(rc == 0 || rc == -1);
 	FUZZ_ASSERT(rc == rc2 && strcmp(err, err2) == 0);
 	if (rc == 0) {

@@ -23,6 +23,11 @@ follow_crash_once)
 	exit 0 ;;
 retry_after) echo '{"retry_after": "7m"}' >&3; exit 75 ;;
 garbage) echo '{"progress": 5}' >&3; echo 'this is not json' >&3; exit 0 ;;
+late_garbage)
+	# The runner keeps the newest progress line only and the checkpoint
+	# apart: the error must still name line 5 as written.
+	printf '%s\n' '{"checkpoint": 1}' '{"progress": 1}' '{"progress": 2}' '{"progress": 3}' 'not json' >&3
+	exit 0 ;;
 flood) head -c 70000 /dev/zero | tr '\0' ' ' >&3; exit 0 ;;
 bad_type) echo '{"enqueue": {"type": "nope", "payload": {}}}' >&3; exit 0 ;;
 bad_after)

@@ -18,7 +18,7 @@ static int
 parse(const char *text, struct control *ctl, char *err)
 {
 	err[0] = '\0';
-	return control_parse(conf, text, strlen(text), 0, ctl, err);
+	return control_parse(conf, text, strlen(text), 0, NULL, ctl, err);
 }
 
 static void
@@ -121,7 +121,7 @@ test_bad(void)
 	memcpy(big, "{\"result\": \"", 12);
 	memcpy(big + sizeof big - 4, "\"}\n", 4);
 	bad(big, "more than 16384", "a result over the bound");
-	ok(control_parse(conf, "{}", 2, 1, &ctl, err) == -1 && strstr(err, "more than 65536 bytes") != NULL,
+	ok(control_parse(conf, "{}", 2, 1, NULL, &ctl, err) == -1 && strstr(err, "more than 65536 bytes") != NULL,
 	    "overflow of the channel is an error");
 	control_free(&ctl);
 }
