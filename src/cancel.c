@@ -115,7 +115,7 @@ cancel_ended(struct db *db, uint64_t id, char *ended, size_t len, int *found, ch
 
 	r = db_query(db, &rc, err,
 	    "SELECT 'queued' FROM jobs WHERE id = %U UNION ALL SELECT 'dead' FROM failed_jobs WHERE id = %U"
-	    " UNION ALL (SELECT outcome FROM job_runs WHERE job_id = %U ORDER BY id DESC LIMIT 1)",
+	    " UNION ALL (SELECT outcome FROM job_runs WHERE job_id = %U AND " RUN_ENDS_JOB " ORDER BY id DESC LIMIT 1)",
 	    id, id, id);
 	if (r == NULL)
 		return rc;

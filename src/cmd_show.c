@@ -113,7 +113,12 @@ json_add_job(cJSON *o, const struct job_view *v, unsigned max)
 	cJSON_AddStringToObject(o, "state", v->state);
 	cJSON_AddStringToObject(o, "queue", v->queue);
 	cJSON_AddStringToObject(o, "type", v->type);
-	cJSON_AddNumberToObject(o, "priority", v->priority);
+	/* A job that left both tables: its runs keep no priority and no
+	 * attempt limit. */
+	if (job_view_ended(v))
+		cJSON_AddNullToObject(o, "priority");
+	else
+		cJSON_AddNumberToObject(o, "priority", v->priority);
 	add_str(o, "unique_key", v->unique_key);
 	if (v->payload == NULL)
 		cJSON_AddNullToObject(o, "payload"); /* a done job whose runs did not keep it */
@@ -122,7 +127,10 @@ json_add_job(cJSON *o, const struct job_view *v, unsigned max)
 	else
 		cJSON_AddStringToObject(o, "payload", v->payload);
 	cJSON_AddNumberToObject(o, "attempts", v->attempts);
-	cJSON_AddNumberToObject(o, "max_attempts", max);
+	if (max > 0)
+		cJSON_AddNumberToObject(o, "max_attempts", max);
+	else
+		cJSON_AddNullToObject(o, "max_attempts");
 	add_time(o, "created_at", v->created_at);
 	add_time(o, "available_at", v->available_at);
 	if (v->available_at != NULL)
@@ -291,12 +299,14 @@ print_vis(int tty, const char *fmt, ...)
 
 /* The runs, oldest first; total is how many the job has (more than
  * nruns when only the last ones were read).  Attempts start again at 1
- * after `jobq failed retry`: that is said where it happened. */
+ * after `jobq failed retry`: that is said where it happened, the first
+ * run after a dead one. */
 static void
 print_runs(const struct timefmt *f, const struct run_row *runs, size_t nruns, uint64_t total)
 {
 	int tty = cli_isatty();
 	char t[TIMEFMT_HUMAN_MAX];
+	const char *last_end = "";
 	size_t i;
 
 	if (nruns == 0) {
@@ -310,9 +320,14 @@ print_runs(const struct timefmt *f, const struct run_row *runs, size_t nruns, ui
 		printf("runs:\n");
 	printf("  %-7s %-26s %-28s %8s  %-11s %s\n", "ATTEMPT", "STARTED", "WORKER", "MS", "OUTCOME", "EXIT");
 	for (i = 0; i < nruns; i++) {
-		if (i > 0 && runs[i].attempt <= runs[i - 1].attempt)
+		/* Only a retry from the dead letter runs a job again after a
+		 * dead run; a run given back or lost keeps its attempt, and a
+		 * late "lost" row may come after the run that ended the job. */
+		if (strcmp(runs[i].outcome, "lost") != 0 && strcmp(last_end, "dead") == 0)
 			printf(
 			    "  -- retried by hand (jobq failed retry): attempts counted from 1 again --\n");
+		if (strcmp(runs[i].outcome, "lost") != 0)
+			last_end = runs[i].outcome;
 		print_vis(tty, "  %-7u %-26s %-28s %8lld  %-11s %s\n", runs[i].attempt,
 		    timefmt_human(f, runs[i].started_at, 0, t, sizeof t), runs[i].worker,
 		    (long long)runs[i].duration_ms, runs[i].outcome, runs[i].exit_status);
@@ -488,9 +503,9 @@ print_job(const struct conf *c, struct db *db, const struct job_view *v, const s
 static int
 show_done(const struct conf *c, struct db *db, uint64_t id, int json, unsigned last)
 {
-	struct run_row *runs = NULL;
+	struct run_row *runs = NULL, *end = NULL;
 	uint64_t total = 0;
-	size_t nruns = 0;
+	size_t nruns = 0, nend = 0;
 	struct job_view v;
 	char err[ERRSZ];
 	int rc;
@@ -505,9 +520,19 @@ show_done(const struct conf *c, struct db *db, uint64_t id, int json, unsigned l
 		    "no job %llu (not queued, not dead-lettered, no runs on record)", (unsigned long long)id);
 		return EX_DATAERR;
 	}
-	runs_job_view(&v, id, runs, nruns);
+	/* Only a window of its runs was read: how it ended is read apart. */
+	if (total > nruns && runs_job_end(db, id, CLI_DB_TZ, &end, &nend, err) != DB_OK) {
+		runs_free(runs, nruns);
+		cli_error("show %llu: %s", (unsigned long long)id, err);
+		return EX_UNAVAILABLE;
+	}
+	if (nend > 0)
+		runs_job_view(&v, id, end, nend);
+	else
+		runs_job_view(&v, id, runs, nruns);
 	rc = print_job(c, db, &v, runs, nruns, total, json, 1);
 	runs_free(runs, nruns);
+	runs_free(end, nend);
 	return rc;
 }
 

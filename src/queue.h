@@ -321,6 +321,7 @@ int queue_show(struct db *db, uint64_t id, const char *tz, struct job_view *v, c
 int failed_show(struct db *db, uint64_t id, const char *tz, struct job_view *v, char *err);
 void job_view_free(struct job_view *v);
 struct conf;
+int job_view_ended(const struct job_view *v);
 void job_view_policy(const struct conf *c, const struct job_view *v, unsigned *max, int64_t *next_ms, unsigned *failing);
 int queue_release_stale(struct db *db, uint64_t *released, char *err);
 

@@ -49,9 +49,20 @@
 /* The state of the job whose id is the SQL expression X (DESIGN 5b), or
  * how it ended: the dead letter, then its last run; 'gone' when neither
  * knows it (pruned). */
+/* The outcomes of a run that ends its job.  A job that left both tables
+ * ended as its last such run says: a "lost" row (a worker whose lease
+ * had passed, writing late) or a retry row never ends a job, and may
+ * come after the run that did. */
+#define RUN_ENDS_JOB "outcome IN ('done', 'dead', 'cancelled', 'expired')"
+
+/* A run row of a handler that ran: a job cancelled or expired before its
+ * handler started has a row of no time (final.c, slot_end_unrun) that
+ * says how it ended, and is no run in the counts of runs. */
+#define RUN_HANDLER_RAN "NOT (outcome IN ('cancelled', 'expired') AND duration_ms = 0)"
+
 #define JOB_STATE_OF(X)                                                  \
 	"COALESCE((SELECT " STATE_OF_ROW " FROM jobs WHERE id = " X ")," \
 	" (SELECT 'failed' FROM failed_jobs WHERE id = " X "),"          \
-	" (SELECT outcome FROM job_runs WHERE job_id = " X " ORDER BY id DESC LIMIT 1), 'gone')"
+	" (SELECT outcome FROM job_runs WHERE job_id = " X " AND " RUN_ENDS_JOB " ORDER BY id DESC LIMIT 1), 'gone')"
 
 #endif

@@ -180,14 +180,30 @@ job_view_free(struct job_view *v)
 	memset(v, 0, sizeof *v);
 }
 
+/* Whether v is a job that left both tables, as its runs keep it (done,
+ * cancelled, expired, forgotten): they keep no priority and no attempt
+ * limit, and no attempt of it comes next. */
+int
+job_view_ended(const struct job_view *v)
+{
+	static const char *const ended[] = { "done", "cancelled", "expired", "forgotten" };
+	size_t i;
+
+	for (i = 0; i < ARRAY_LEN(ended); i++)
+		if (strcmp(v->state, ended[i]) == 0)
+			return 1;
+	return 0;
+}
+
 /* v's attempt limit (*max, 0 when its type has no handler and the job
- * names none), the attempt whose failure comes next (*failing: the one
- * running, else the next), and the backoff after it (*next_ms: 0 when
- * none follows, that attempt being the last, or no handler knows it). */
+ * names none, or the job has ended: job_view_ended), the attempt whose
+ * failure comes next (*failing: the one running, else the next), and the
+ * backoff after it (*next_ms: 0 when none follows, that attempt being
+ * the last, or no handler knows it). */
 void
 job_view_policy(const struct conf *c, const struct job_view *v, unsigned *max, int64_t *next_ms, unsigned *failing)
 {
-	const struct handler *h = conf_handler(c, v->type);
+	const struct handler *h = job_view_ended(v) ? NULL : conf_handler(c, v->type);
 
 	*max = v->max_attempts ? v->max_attempts : h ? h->max_attempts : 0;
 	*failing = strcmp(v->state, "reserved") == 0 ? v->attempts : v->attempts + 1;

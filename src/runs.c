@@ -10,28 +10,41 @@
 
 #include "errtext.h"
 #include "queue.h"
+#include "queue_states.h"
 #include "runs.h"
 
 #define CHUNK 1000
 
+/* Whether a run's outcome ends its job (RUN_ENDS_JOB in SQL): a "lost"
+ * row, written late by a worker whose lease had passed, and a retry end
+ * nothing, and may come after the run that did. */
+static int
+ends_job(const char *outcome)
+{
+	return strcmp(outcome, "done") == 0 || strcmp(outcome, "dead") == 0 || strcmp(outcome, "cancelled") == 0 ||
+	       strcmp(outcome, "expired") == 0;
+}
+
 /* A job that left the queue, as its runs keep it: done when one of them
- * is, cancelled or expired when its last run says so, forgotten (from
- * the dead letter) otherwise; queue, type and
- * attempts from the last run, created_at and payload from the newest
- * run that has them (the run that made it done keeps the payload,
- * sql/013), NULL where none does.  v's strings point into runs: free
- * the runs, never v.  runs must not be empty. */
+ * is, cancelled or expired when its last run that ends a job says so,
+ * forgotten (from the dead letter) otherwise; queue, type and attempts
+ * from that run (the last run when none ends it), created_at and payload
+ * from the newest run that has them (the run that made it done keeps
+ * the payload, sql/013), NULL where none does.  v's strings point into
+ * runs: free the runs, never v.  runs must not be empty. */
 void
 runs_job_view(struct job_view *v, uint64_t id, const struct run_row *runs, size_t nruns)
 {
-	size_t i;
-	int done = 0;
+	size_t i, end = nruns - 1;
+	int done = 0, ended = 0;
 
 	memset(v, 0, sizeof *v);
 	v->id = id;
 	v->progress = -1;
 	for (i = 0; i < nruns; i++) {
 		done |= strcmp(runs[i].outcome, "done") == 0;
+		if (ends_job(runs[i].outcome))
+			end = i, ended = 1;
 		if (runs[i].enqueued_at != NULL)
 			v->created_at = runs[i].enqueued_at;
 		if (runs[i].payload != NULL)
@@ -39,15 +52,45 @@ runs_job_view(struct job_view *v, uint64_t id, const struct run_row *runs, size_
 	}
 	if (done)
 		v->state = "done";
-	else if (strcmp(runs[nruns - 1].outcome, "cancelled") == 0)
+	else if (ended && strcmp(runs[end].outcome, "cancelled") == 0)
 		v->state = "cancelled";
-	else if (strcmp(runs[nruns - 1].outcome, "expired") == 0)
+	else if (ended && strcmp(runs[end].outcome, "expired") == 0)
 		v->state = "expired";
 	else
 		v->state = "forgotten";
-	v->queue = runs[nruns - 1].queue;
-	v->type = runs[nruns - 1].type;
-	v->attempts = runs[nruns - 1].attempt;
+	v->queue = runs[end].queue;
+	v->type = runs[end].type;
+	v->attempts = runs[end].attempt;
+}
+
+/* The columns run_rows reads, times shown in the zone of the two %q. */
+#define RUN_ROW_COLUMNS                                                                                  \
+	"id, attempt, worker, CONVERT_TZ(started_at, '+00:00', %q), duration_ms, outcome, exit_status, error," \
+	" queue, type, output, result, CONVERT_TZ(enqueued_at, '+00:00', %q), payload, follow_ups, trace_id,"  \
+	" span_id"
+
+static void run_rows(struct db_res *r, struct run_row **rows, size_t *n);
+
+/* The run that ends job id (one that left both tables), as
+ * runs_job_view picks it among all its runs: its done run, else its last
+ * run whose outcome ends a job; *n is 0 when it has none.  For a view
+ * of the job when only a window of its runs is read (show --runs). */
+int
+runs_job_end(struct db *db, uint64_t id, const char *tz, struct run_row **rows, size_t *n, char *err)
+{
+	struct db_res *r;
+	int rc;
+
+	*rows = NULL;
+	*n = 0;
+	r = db_query(db, &rc, err,
+	    "SELECT " RUN_ROW_COLUMNS " FROM job_runs WHERE job_id = %U AND " RUN_ENDS_JOB
+	    " ORDER BY outcome = 'done' DESC, id DESC LIMIT 1",
+	    tz, tz, id);
+	if (r == NULL)
+		return rc;
+	run_rows(r, rows, n);
+	return DB_OK;
 }
 
 /* The last `last` runs of one job (all when 0), oldest first, times
@@ -59,7 +102,6 @@ runs_for_job_last(struct db *db, uint64_t id, const char *tz, unsigned last, str
     uint64_t *total, char *err)
 {
 	struct db_res *r;
-	char **row;
 	char limit[32] = "";
 	int rc;
 
@@ -68,15 +110,33 @@ runs_for_job_last(struct db *db, uint64_t id, const char *tz, unsigned last, str
 	if (last > 0)
 		snprintf(limit, sizeof limit, " LIMIT %u", last);
 	r = db_query(db, &rc, err,
-	    "SELECT * FROM (SELECT id, attempt, worker, CONVERT_TZ(started_at, '+00:00', %q), duration_ms,"
-	    " outcome, exit_status, error, queue, type, output, result, CONVERT_TZ(enqueued_at, '+00:00', "
-	    "%q),"
-	    " payload, follow_ups, trace_id, span_id FROM job_runs WHERE job_id = %U ORDER BY id "
-	    "DESC%s) r"
+	    "SELECT * FROM (SELECT " RUN_ROW_COLUMNS " FROM job_runs WHERE job_id = %U ORDER BY id DESC%s) r"
 	    " ORDER BY id",
 	    tz, tz, id, limit);
 	if (r == NULL)
 		return rc;
+	run_rows(r, rows, n);
+	*total = *n;
+	if (last > 0 && *n == last) {
+		char where[64];
+
+		snprintf(where, sizeof where, "job_id = %llu", (unsigned long long)id);
+		if ((rc = count_rows(db, "job_runs", where, total, err)) != DB_OK) {
+			runs_free(*rows, *n);
+			*rows = NULL;
+			*n = 0;
+			return rc;
+		}
+	}
+	return DB_OK;
+}
+
+/* Reads r's rows (RUN_ROW_COLUMNS) into *rows, a new array, and frees r. */
+static void
+run_rows(struct db_res *r, struct run_row **rows, size_t *n)
+{
+	char **row;
+
 	*rows = xcalloc(db_res_rows(r) + 1, sizeof **rows);
 	while ((row = db_res_next(r)) != NULL) {
 		struct run_row *x = &(*rows)[(*n)++];
@@ -102,19 +162,6 @@ runs_for_job_last(struct db *db, uint64_t id, const char *tz, unsigned last, str
 		x->span_id = xstrdup_or_null(row[16]);
 	}
 	db_res_free(r);
-	*total = *n;
-	if (last > 0 && *n == last) {
-		char where[64];
-
-		snprintf(where, sizeof where, "job_id = %llu", (unsigned long long)id);
-		if ((rc = count_rows(db, "job_runs", where, total, err)) != DB_OK) {
-			runs_free(*rows, *n);
-			*rows = NULL;
-			*n = 0;
-			return rc;
-		}
-	}
-	return DB_OK;
 }
 
 /* Every run of one job, oldest first (see runs_for_job_last). */
@@ -197,7 +244,7 @@ runs_stats(struct db *db, int64_t window_ms, unsigned max_runs, struct runs_stat
 	    " FROM (SELECT type, outcome, duration_ms, started_at FROM job_runs"
 	    "  WHERE started_at >= UTC_TIMESTAMP(6) - INTERVAL %I MICROSECOND"
 	    "  ORDER BY started_at DESC LIMIT %u) recent"
-	    " WHERE NOT (outcome IN ('cancelled', 'expired') AND duration_ms = 0)"
+	    " WHERE " RUN_HANDLER_RAN
 	    " GROUP BY type ORDER BY type",
 	    window_ms * 1000, max_runs);
 	if (r == NULL)

@@ -29,6 +29,7 @@ struct type_stats {
 };
 
 int runs_for_job(struct db *db, uint64_t id, const char *tz, struct run_row **rows, size_t *n, char *err);
+int runs_job_end(struct db *db, uint64_t id, const char *tz, struct run_row **rows, size_t *n, char *err);
 int runs_for_job_last(struct db *db, uint64_t id, const char *tz, unsigned last, struct run_row **rows,
     size_t *n, uint64_t *total, char *err);
 void runs_free(struct run_row *rows, size_t n);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "queue_states.h"
 #include "runs_recent.h"
 
 /* Adds one (key, outcome) count to rows, merging equal pairs. */
@@ -79,7 +80,7 @@ runs_recent_counts(struct db *db, const char *by, struct runs_count **rows, size
 		fatal("runs_recent_counts: bad key '%s'", by);
 	r = db_query(db, &rc, err,
 	    "SELECT %s, outcome, COUNT(*) FROM job_runs WHERE started_at > UTC_TIMESTAMP(6) - INTERVAL %d"
-	    " MINUTE GROUP BY %s, outcome ORDER BY %s, outcome",
+	    " MINUTE AND " RUN_HANDLER_RAN " GROUP BY %s, outcome ORDER BY %s, outcome",
 	    by, RUNS_MINUTES, by, by);
 	if (r == NULL)
 		return rc;

@@ -94,7 +94,10 @@ view_json(struct req *r, const struct job_view *v, int gone)
 	if (!gone)
 		ADD_NUM(o, "priority", v->priority);
 	ADD_NUM(o, "attempts", v->attempts);
-	ADD_NUM(o, "max_attempts", max);
+	if (max > 0)
+		ADD_NUM(o, "max_attempts", max);
+	else
+		cJSON_AddNullToObject(o, "max_attempts"); /* ended: its runs keep no limit */
 	serve_add_str_or_null(o, "created_at", v->created_at);
 	serve_add_str_or_null(o, "available_at", v->available_at);
 	if (v->available_at != NULL)

@@ -48,7 +48,10 @@ sql "INSERT INTO jobs (queue, type, payload) VALUES ('default', 'echo', '{}'), (
        VALUES (1, 'default', 'echo', 1, 'w', UTC_TIMESTAMP(6), 1, 'done', 'exit 0'),
               (2, 'default', 'echo', 1, 'w', UTC_TIMESTAMP(6), 1, 'done', 'exit 0'),
               (3, 'default', 'echo', 1, 'w', UTC_TIMESTAMP(6), 1, 'retry', 'exit 1'),
-              (4, 'default', 'echo', 1, 'w', UTC_TIMESTAMP(6) - INTERVAL 2 HOUR, 1, 'done', 'exit 0');
+              (4, 'default', 'echo', 1, 'w', UTC_TIMESTAMP(6) - INTERVAL 2 HOUR, 1, 'done', 'exit 0'),
+              (5, 'default', 'echo', 0, 'cli:root', UTC_TIMESTAMP(6), 0, 'cancelled', 'not started'),
+              (6, 'default', 'echo', 0, 'w', UTC_TIMESTAMP(6), 0, 'expired', 'not started'),
+              (7, 'default', 'echo', 1, 'w', UTC_TIMESTAMP(6), 40, 'cancelled', 'killed by signal 15');
      INSERT INTO jobq_workers (id, host, pid, queues, concurrency, heartbeat_ms, started_at, last_seen_at, jobs_done, jobs_retried, jobs_dead)
        VALUES ('h1:1', 'h1', 1, 'default', 1, 60000, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6), 10, 2, 1),
               ('h2:2', 'h2', 2, 'default', 1, 1000, UTC_TIMESTAMP(6) - INTERVAL 1 DAY, UTC_TIMESTAMP(6) - INTERVAL 1 HOUR, 5, 0, 0)"
@@ -114,6 +117,8 @@ is "$(sample jobq_schedule_missed_fires schedule=off)/$(sample jobq_schedule_mis
 sql "DELETE FROM jobq_schedule_runs"
 is "$(sample jobq_worker_jobs_total worker=h1:1 outcome=done)/$(sample jobq_worker_jobs_total worker=h1:1 outcome=dead)" "10/1" "per-worker counters by outcome"
 is "$(sample jobq_runs_last_hour type=echo outcome=done)/$(sample jobq_runs_last_hour type=echo outcome=retry)" "2/1" "runs of the last hour by type and outcome (the older run left out)"
+is "$(sample jobq_runs_last_hour type=echo outcome=cancelled)/$(sample jobq_runs_last_hour type=echo outcome=expired)" "1/<none>" \
+	"a job cancelled or expired before its handler started is no run; a handler stopped by a cancel is one"
 
 # The watchdogs' open incidents: one series each; /api/alerts lists them
 # with those cleared in the last day.

@@ -206,4 +206,35 @@ is "$(j 'd["failed_at"]')" "$(jtime "$bad" failed_at failed_jobs)" "+02:00 --jso
 show_json "$flaky"
 is "$(j 'd["runs"][0]["started_at"]')" "$(sql "SELECT DATE_FORMAT(started_at, '%Y-%m-%dT%H:%i:%s.%f+00:00') FROM job_runs WHERE job_id = $flaky ORDER BY id LIMIT 1")" \
 	"+02:00 --json: a run's started_at stays UTC"
+
+# ---- jobs that left both tables, as their runs keep them ----
+# runrow JOB ATTEMPT WORKER OUTCOME: a run row as a worker writes it.
+runrow() {
+	sql "INSERT INTO job_runs (job_id, queue, type, attempt, worker, started_at, duration_ms, outcome, exit_status,
+	       enqueued_at, payload)
+	     VALUES ($1, 'default', 'echo', $2, '$3', UTC_TIMESTAMP(6), 5, '$4', 'exit 0', UTC_TIMESTAMP(6), '{}')"
+}
+# Done at its second attempt; then the worker of the first, whose lease
+# had passed, writes its "lost" row late: that row ends nothing.
+runrow 777000 1 w1:1 interrupted
+runrow 777000 2 w2:2 done
+runrow 777000 1 w1:1 lost
+show_json 777000
+is "$(j '[d["state"], d["attempts"], d["priority"], d["max_attempts"], d["next_backoff_seconds"]]')" \
+	'["done", 2, null, null, null]' \
+	"done, then a late lost row: done at attempt 2; no priority, limit or backoff its runs do not keep"
+run show --runs 1 777000
+like "$OUT" "^job 777000: done " "show --runs 1 (the window holds the lost row only): still done"
+run cancel 777000
+is "$RC/$OUT" "1/job 777000: had already ended as done" "cancel says it ended done, not lost"
+# Dead, retried from the dead letter, done: marked once; a run given
+# back (interrupted) then cancelled is not a retry by hand.
+runrow 777001 1 w1:1 dead
+runrow 777001 1 w2:2 done
+run show 777001
+is "$(printf '%s\n' "$OUT" | grep -c 'retried by hand')" 1 "a run after a dead one is marked retried by hand"
+runrow 777002 1 w1:1 interrupted
+runrow 777002 1 w2:2 cancelled
+run show 777002
+is "$(printf '%s\n' "$OUT" | grep -c 'retried by hand')" 0 "a run given back, then cancelled: no retry by hand"
 finish
