@@ -213,18 +213,35 @@ json_add_runs(cJSON *o, const struct run_row *runs, size_t nruns)
 	}
 }
 
-/* One line "  LABEL  12 (done), 13 (waiting)" unless d is empty. */
-static void
-print_deps(const char *label, const struct dep_view *d, size_t n)
+/* Whether a job in state (as JOB_STATE_OF says it) has ended. */
+static int
+dep_ended(const char *state)
 {
+	static const char *const live[] = { "ready", "delayed", "waiting", "reserved", "stale" };
 	size_t i;
 
-	if (n == 0)
-		return;
-	printf("  %-12s", label);
-	for (i = 0; i < n; i++)
-		printf("%s%llu (%s)", i ? ", " : " ", (unsigned long long)d[i].id, d[i].state);
-	printf("\n");
+	for (i = 0; i < ARRAY_LEN(live); i++)
+		if (strcmp(state, live[i]) == 0)
+			return 0;
+	return 1;
+}
+
+/* One line "  LABEL  12 (done), 13 (waiting)" of the jobs of d that have
+ * ended (which 1), that have not (0), or all (-1); none: no line. */
+static void
+print_deps(const char *label, const struct dep_view *d, size_t n, int which)
+{
+	size_t i, k = 0;
+
+	for (i = 0; i < n; i++) {
+		if (which >= 0 && dep_ended(d[i].state) != which)
+			continue;
+		if (k++ == 0)
+			printf("  %-12s", label);
+		printf("%s%llu (%s)", k > 1 ? ", " : " ", (unsigned long long)d[i].id, d[i].state);
+	}
+	if (k > 0)
+		printf("\n");
 }
 
 /* `show --json`: the job, its policy and its last runs as one object,
@@ -385,9 +402,12 @@ print_times(const struct timefmt *f, const struct job_view *v, int tty)
 static void
 print_links(const struct deps_links *dp)
 {
-	print_deps("waits for", dp->after, dp->nafter);
-	print_deps("waited for by", dp->by, dp->nby);
-	print_deps("re-opens", dp->reopens, dp->nreopens);
+	/* A job it waited for that has ended no longer holds it (released,
+	 * or counted by a job of policy any), though its link may be kept
+	 * until this job ends: what it still waits for is listed. */
+	print_deps("waits for", dp->after, dp->nafter, 0);
+	print_deps("waited for by", dp->by, dp->nby, -1);
+	print_deps("re-opens", dp->reopens, dp->nreopens, -1);
 	if (dp->reopened_by != 0)
 		printf("  %-12s when job %llu is retried from the dead letter\n", "re-opens",
 		    (unsigned long long)dp->reopened_by);

@@ -129,6 +129,15 @@ EOC
 	g=$(jq_ enqueue --after-any "$x" step '{"name": "G"}')
 	wait_for_sql 30 "SELECT COUNT(*) FROM job_runs WHERE job_id = $g AND outcome = 'done'" 1
 	ok $? "$m --after-any a dead job: runs"
+	# After a job that runs now and one due in an hour: once the first
+	# is done, show lists only what it still waits for.
+	a2=$(jq_ enqueue step '{"name": "A2"}')
+	b2=$(jq_ enqueue --delay 1h step '{"name": "B2"}')
+	d2=$(jq_ enqueue --after "$a2,$b2" step '{"name": "D2"}')
+	wait_for_sql 30 "SELECT COUNT(*) FROM job_runs WHERE job_id = $a2 AND outcome = 'done'" 1
+	like "$(jq_ show "$d2")" "waits for +$b2 \\(delayed\\)"$'\n' \
+		"$m show: waits for the delayed job only, not the done one it waited for"
+	jq_ cancel "$b2" "$d2" >/dev/null
 	# Retrying the dead X re-opens what its death cancelled, down the
 	# graph (sql/024-parked.sql): Y and F wait for X again, Z for Y.
 	wait_for_sql 30 "SELECT COUNT(*) FROM jobq_parked WHERE id IN ($y, $z, $f)" 3
