@@ -56,6 +56,17 @@ cli_error(const char *fmt, ...)
 	va_end(ap);
 }
 
+/* What a write that failed on db left, in the words of "enqueue: ERR
+ * (...)": nothing, or, when the connection died before the answer to
+ * something that commits came back (db_unsure), maybe all of it. */
+const char *
+cli_unwritten(const struct db *db)
+{
+	return db_unsure(db) ? "the connection was lost before its answer came: it may have been written; look "
+	                       "(jobq status, jobq show) before running it again"
+	                     : "nothing was written";
+}
+
 /* Reports a usage problem and returns EX_USAGE. */
 int
 cli_usage_error(const char *cmd, const char *fmt, ...)

@@ -32,6 +32,7 @@ extern int cli_log_level; /* from --quiet or -v, or -1: the config's log_level *
 int cli_common_opt(int opt, const char *cmd, void (*usage)(void));
 int cli_usage_error(const char *cmd, const char *fmt, ...) PRINTFLIKE(2, 3);
 void cli_error(const char *fmt, ...) PRINTFLIKE(1, 2);
+const char *cli_unwritten(const struct db *db);
 int cli_conf(int flags, struct conf **out);
 int cli_connect_error(const struct conf *c, const struct db *db, const char *err);
 int cli_db(const struct conf *c, struct db **out);

@@ -112,7 +112,7 @@ insert_unique(struct db *db, const struct batch_job *job, int64_t unique_for_ms)
 	int rc = flow_enqueue_unique(db, &job->e, unique_for_ms, &u, err);
 
 	if (rc != DB_OK) {
-		cli_error("enqueue: %s (nothing was written)", err);
+		cli_error("enqueue: %s (%s)", err, cli_unwritten(db));
 		return rc == DB_EGONE ? EX_UNAVAILABLE : EXIT_FAIL;
 	}
 	if (u.refused)
@@ -136,7 +136,7 @@ insert_one(struct db *db, const struct batch_job *job, int64_t unique_for_ms)
 		rc = queue_enqueue(db, &job->e, 1, &id, err);
 	while (rc != DB_OK && db_retry_after(rc, ++attempt));
 	if (rc != DB_OK) {
-		cli_error("enqueue: %s (nothing was written)", err);
+		cli_error("enqueue: %s (%s)", err, cli_unwritten(db));
 		return rc == DB_EGONE ? EX_UNAVAILABLE : EXIT_FAIL;
 	}
 	printf("%llu\n", (unsigned long long)id);
@@ -162,7 +162,7 @@ insert_after(struct db *db, const struct batch_job *job, const struct after_opt 
 		return EX_DATAERR;
 	}
 	if (rc != DB_OK) {
-		cli_error("enqueue: %s (nothing was written)", err);
+		cli_error("enqueue: %s (%s)", err, cli_unwritten(db));
 		return rc == DB_EGONE ? EX_UNAVAILABLE : EXIT_FAIL;
 	}
 	printf("%llu\n", (unsigned long long)id);

@@ -55,6 +55,7 @@ uint64_t db_affected(const struct db *db);
 size_t db_statements_done(const struct db *db);
 uint64_t db_insert_id(const struct db *db);
 unsigned db_errno(const struct db *db);
+int db_unsure(const struct db *db);
 
 int db_begin(struct db *db, char *err);
 int db_commit(struct db *db, char *err);

@@ -26,7 +26,7 @@ kill_abandoned(struct db *db, unsigned long thread, char *err)
 	char kerr[ERRSZ];
 	size_t len = strlen(err);
 	struct db *k;
-	int rc;
+	int rc, gone;
 
 	/* The thread id is the node's own: never ask another host of a list. */
 	if (conf.socket == NULL && db->host[0] != '\0') {
@@ -41,13 +41,16 @@ kill_abandoned(struct db *db, unsigned long thread, char *err)
 	rc = db_connect(k, 0, kerr);
 	if (rc == DB_OK)
 		rc = db_exec(k, kerr, "KILL QUERY %U", (uint64_t)thread);
-	if (rc != DB_OK && db_errno(k) == ER_NO_SUCH_THREAD)
-		rc = DB_OK; /* it ended by itself */
+	gone = rc != DB_OK && db_errno(k) == ER_NO_SUCH_THREAD;
 	db_free(k);
-	if (rc == DB_OK)
-		snprintf(err + len, ERRSZ - len, "; the statement was cancelled on the server");
+	/* KILL QUERY stops a statement still running; one that had ended
+	 * (its answer lost on the way) stands, applied or not. */
+	if (gone)
+		snprintf(err + len, ERRSZ - len, "; its session had already ended on the server");
+	else if (rc == DB_OK)
+		snprintf(err + len, ERRSZ - len, "; the server was told to stop it, if it was still running");
 	else
-		snprintf(err + len, ERRSZ - len, "; cancelling it on the server failed: %s", kerr);
+		snprintf(err + len, ERRSZ - len, "; stopping it on the server failed: %s", kerr);
 }
 
 /* With on set, a statement the client gives up on (read_timeout) is also

@@ -11,6 +11,16 @@
 
 #include "db_int.h"
 
+/* Whether the last failure lost the answer to something that commits by
+ * itself (a statement sent outside a transaction, a batch that ends in
+ * COMMIT, a COMMIT): the server may have applied it before the
+ * connection died, so "nothing was written" cannot be said. */
+int
+db_unsure(const struct db *db)
+{
+	return db->unsure;
+}
+
 /* The server's error number of the last failed call (0 after success). */
 unsigned
 db_errno(const struct db *db)
@@ -109,6 +119,7 @@ db_error_record(struct db *db, char *err, const char *what)
 
 	db->last_errno = mysql_errno(db->my);
 	rc = db_error_class(db, db->last_errno);
+	db->unsure = rc == DB_EGONE && db->commits && (db->last_errno == CR_SERVER_LOST || db->last_errno == 2055);
 	stale = stale_triggers(db);
 	errf(err, "%s: %s (error %u%s)", what, mysql_error(db->my), db->last_errno,
 	    stale ? "; a statement killed while it loaded them left the triggers broken in the "

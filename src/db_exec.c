@@ -8,6 +8,7 @@
 #include <errmsg.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <strings.h>
 
 #include "db_int.h"
 
@@ -16,6 +17,7 @@
 static int
 run(struct db *db, const char *sql, size_t len, char *err)
 {
+	db->unsure = 0;
 	if (db->my == NULL) {
 		errf(err, "not connected to %s", db->target);
 		db->last_errno = CR_SERVER_GONE_ERROR;
@@ -23,6 +25,8 @@ run(struct db *db, const char *sql, size_t len, char *err)
 	}
 	db->affected = 0;
 	db->done = 0;
+	db->commits = !(db->my->server_status & SERVER_STATUS_IN_TRANS) ||
+	    (len >= 6 && strncasecmp(sql, "COMMIT", 6) == 0);
 	if (db_nb_query(db, sql, (unsigned long)len) != 0) {
 		char what[200];
 		size_t n = len < 60 ? len : 60;
@@ -213,6 +217,7 @@ db_commit(struct db *db, char *err)
 {
 	if (db->my == NULL)
 		return run(db, "", 0, err);
+	db->commits = 1;
 	if (db_nb_commit(db) != 0)
 		return db_error_record(db, err, "commit");
 	return DB_OK;

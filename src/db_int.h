@@ -21,6 +21,8 @@ struct db {
 	uint64_t affected; /* rows changed by the first statement of the last call */
 	size_t done;       /* statements of the last call that completed */
 	unsigned last_errno;
+	int commits;  /* what was sent last commits: sent outside a transaction, or COMMIT */
+	int unsure;   /* the answer to that was lost: it may have been applied (db_unsure) */
 	size_t max_packet;        /* the server's max_allowed_packet, read at connect */
 	unsigned long thread_id;  /* the server's id of this connection; 0: none */
 	db_canceller *cancel;     /* see db_cancel_abandoned(); NULL: off */

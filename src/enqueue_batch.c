@@ -399,6 +399,11 @@ report_failure(struct batch_run *b, int rc, const char *err)
 		    queue_batch_get(b->db, b->key, &b->p, &found, err2) == DB_OK && found)
 			exact = 1;
 	}
+	if (exact && b->p.jobs_done == total && total > 0) {
+		/* The last chunk's COMMIT went through; only its answer was lost. */
+		cli_error("all %llu jobs are committed (batch %s); nothing is left to add", total, b->key);
+		return 0;
+	}
 	if (exact && b->p.jobs_done == 0)
 		cli_error("nothing was written; run again (with --batch-key %s or without)", b->key);
 	else if (exact)
@@ -612,7 +617,7 @@ write_graph(struct batch_run *b, struct reader *r, struct graph *g)
 		for (i = 0; i < n; i++)
 			wakeup_enqueued(b->ctx->conf, &jobs[i].e, 1);
 	} else
-		cli_error("enqueue: %s (nothing was written)", err);
+		cli_error("enqueue: %s (%s)", err, cli_unwritten(b->db));
 	free(ids);
 	return rc == DB_OK                                                            ? 0
 	    : rc == AFTER_EUNKNOWN || rc == GROUPS_ECLOSED || rc == GROUPS_EDIFFER ? EX_DATAERR

@@ -1,0 +1,63 @@
+#!/bin/bash
+# Lost answers to the commands (issue 26's promise for enqueue): the
+# database applies a write but its answer never reaches `jobq enqueue`
+# (tests/replylost.py throws it away and closes the connection).  The
+# command must not say "nothing was written" then, since running it again
+# would enqueue the jobs twice; a chunked batch whose every chunk is
+# committed exits 0; and a failure before anything was sent still says
+# nothing was written.
+. "$top_srcdir/tests/lib.sh"
+one_build sanitized "behaviour alone"
+. "$top_srcdir/tests/operator/common.sh"
+setup replylost_cli
+PX=$T/px
+mkdir -p "$PX"
+python3 "$top_srcdir/tests/replylost.py" "unix:$T/p.sock" "unix:$SOCKET" "$PX" &
+BG_PIDS+=($!)
+for ((i = 0; i < 300; i++)); do [ -S "$T/p.sock" ] && break; sleep 0.1; done
+
+SOCKET=$T/p.sock write_conf <<EOC
+[queue default]
+[handler step]
+exec = /bin/true
+[handler cb]
+exec = /bin/true
+EOC
+
+# A single job whose INSERT's answer is lost: it is there, and the
+# command says it may be.
+printf '^INSERT INTO jobs' >"$PX/drop"
+run enqueue step '{"single": 1}'
+is "$RC" 69 "single job, answer lost: exit 69 (database unavailable)"
+is "$(sql "SELECT COUNT(*) FROM jobs WHERE payload = '{\"single\": 1}'")" 1 "the job was written"
+like "$ERR" "it may have been written; look \\(jobq status, jobq show\\) before running it again" \
+	"and the command says it may have been, not that nothing was"
+is "$(printf '%s\n' "$ERR" | grep -c 'nothing was written')" 0 "it never says nothing was written"
+
+# A graph (one transaction) whose COMMIT's answer is lost.
+for i in 1 2 3; do
+	printf '{"type": "step", "ref": "s%d"%s, "payload": {"graph": %d}}\n' "$i" \
+		"$([ "$i" -gt 1 ] && printf ', "after": ["s%d"]' $((i - 1)))" "$i"
+done >"$T/graph.jsonl"
+printf '^COMMIT' >"$PX/drop"
+run_in "$T/graph.jsonl" enqueue --batch
+is "$RC/$(sql "SELECT COUNT(*) FROM jobs WHERE payload LIKE '{\"graph\"%'")" "69/3" \
+	"a graph whose COMMIT answer is lost: exit 69, and its 3 jobs are there"
+like "$ERR" "it may have been written" "and the command says they may be"
+
+# A chunked batch (no refs) whose COMMIT's answer is lost: the batch row
+# says every job is committed, so the command says so and exits 0.
+for i in 1 2 3 4 5; do printf '{"type": "step", "payload": {"chunked": %d}}\n' "$i"; done >"$T/plain.jsonl"
+printf '^COMMIT' >"$PX/drop"
+run_in "$T/plain.jsonl" enqueue --batch --group gs --on-complete cb
+is "$RC/$(sql "SELECT COUNT(*) FROM jobs WHERE payload LIKE '{\"chunked\"%'")" "0/5" \
+	"a chunked batch whose last COMMIT answer is lost: exit 0, its 5 jobs there once"
+like "$ERR" "all 5 jobs are committed" "and it says all are committed"
+
+# Nothing sent: the server cannot be reached at all.
+touch "$PX/cut"
+run enqueue step '{"cut": 1}'
+rm -f "$PX/cut"
+is "$RC/$(sql "SELECT COUNT(*) FROM jobs WHERE payload = '{\"cut\": 1}'")" "69/0" "no server: exit 69, nothing written"
+is "$(printf '%s\n' "$ERR" | grep -c 'may have been written')" 0 "and it does not say it may have been"
+finish
