@@ -148,15 +148,24 @@ trusted_proxies(struct loader *ld, struct serve_conf *s, const struct entry *e)
 /* listen, metrics_listen (of [serve] and of [worker]): ADDR:PORT
  * ([v6]:PORT; an empty ADDR is every address), checked here so that
  * `jobq check` finds a typo; the address itself is resolved when the
- * server starts. */
+ * server starts.  With off_ok (only [worker] metrics_listen, whose unset
+ * means none), "off" is taken and leaves *dst NULL, as unset; [serve]
+ * has no such value (its metrics_listen unset serves /metrics on
+ * listen), so there "off" is refused as any other non-address. */
 void
-conf_serve_listen_addr(struct loader *ld, const struct entry *e, char **dst)
+conf_serve_listen_addr(struct loader *ld, const struct entry *e, char **dst, int off_ok)
 {
 	const char *colon = strrchr(e->value, ':');
 	int64_t port;
 
+	if (off_ok && strcmp(e->value, "off") == 0) {
+		free(*dst);
+		*dst = NULL;
+		return;
+	}
 	if (colon == NULL || str_to_int64(colon + 1, 0, 65535, &port) < 0)
-		ld_error(ld, e->line, "%s: expected ADDR:PORT (port 0-65535), not '%s'", e->key, e->value);
+		ld_error(ld, e->line, "%s: expected ADDR:PORT (port 0-65535)%s, not '%s'", e->key,
+		    off_ok ? " or off" : "", e->value);
 	ld_str(dst, e->value);
 }
 
@@ -230,7 +239,7 @@ conf_serve_load(struct loader *ld, struct conf *c, const struct section *sec)
 		const struct entry *e = &sec->entries[i];
 
 		if (strcmp(e->key, "listen") == 0)
-			conf_serve_listen_addr(ld, e, &s->listen);
+			conf_serve_listen_addr(ld, e, &s->listen, 0);
 		else if (strcmp(e->key, "tls_cert") == 0)
 			readable_file(ld, e, &s->tls_cert), cert_line = e->line;
 		else if (strcmp(e->key, "tls_key") == 0)
@@ -242,7 +251,7 @@ conf_serve_load(struct loader *ld, struct conf *c, const struct section *sec)
 		else if (strcmp(e->key, "login_rate") == 0)
 			login_rate(ld, s, e);
 		else if (strcmp(e->key, "metrics_listen") == 0)
-			conf_serve_listen_addr(ld, e, &s->metrics_listen);
+			conf_serve_listen_addr(ld, e, &s->metrics_listen, 0);
 		else if (strcmp(e->key, "trusted_proxies") == 0)
 			trusted_proxies(ld, s, e);
 		else if (strcmp(e->key, "public_url") == 0)

@@ -225,7 +225,7 @@ worker_set(struct loader *ld, struct conf *c, const struct entry *e)
 	else if (strcmp(k, "keep_done") == 0)
 		return set_keep_done(ld, w, e);
 	else if (strcmp(k, "metrics_listen") == 0)
-		conf_serve_listen_addr(ld, e, &w->metrics_listen); /* the token is [serve] metrics_token */
+		conf_serve_listen_addr(ld, e, &w->metrics_listen, 1); /* the token is [serve] metrics_token */
 	else if (strcmp(k, "otlp_endpoint") == 0)
 		set_otlp_endpoint(ld, w, e);
 	else

@@ -111,6 +111,32 @@ is "$RC" "0" "a configuration using every kind of key passes check"
 like "$OUT" "ok \(2 queues, 3 handlers, 2 schedules\)" "and is counted right"
 is "$ERR" "" "with nothing on stderr"
 
+# ---- [worker] metrics_listen = off: none, as jobq.ini(5) says ----
+f=$(conf_file metrics-off <<EOC
+[worker]
+metrics_listen = off
+
+[queue default]
+[handler echo]
+exec = $E
+EOC
+)
+run "$JOBQ" -c "$f" check
+is "$RC/$ERR" "0/" "[worker] metrics_listen = off passes check"
+run "$JOBQ" -c "$f" work --once
+is "$RC" "0" "and a worker starts with it"
+! grep -q "metrics served on" "$T/err"
+ok $? "and serves no /metrics"
+bad worker-metrics-listen-bad 2 "metrics_listen: expected ADDR:PORT \(port 0-65535\) or off, not 'nowhere'" <<EOC
+[worker]
+metrics_listen = nowhere
+EOC
+# [serve] offers no off: unset, /metrics is served on listen.
+bad serve-metrics-listen-off 2 "metrics_listen: expected ADDR:PORT \(port 0-65535\), not 'off'" <<EOC
+[serve]
+metrics_listen = off
+EOC
+
 # ---- one problem each ----
 bad unknown-section 5 "unknown section \[wroker\]" <<EOC
 [worker]
