@@ -272,24 +272,42 @@ check_fields(const cJSON *o, char *err)
 	return 0;
 }
 
-/* "expires_in" (seconds or a duration) or "expires_at" (ISO 8601): the
- * job never starts after then. */
+/* "expires_in": seconds or a duration, above 0 (0 would expire the job
+ * as it is enqueued, and 0 in expires_in_ms means none), like
+ * --expires-in; fd 3 follow-ups are read here too. */
+static int
+get_expires_in(const cJSON *v, struct batch_job *job, char *err)
+{
+	char why[ERRSZ];
+	int64_t n;
+
+	if (cJSON_IsString(v)) {
+		if (duration_parse(v->valuestring, &job->e.expires_in_ms, why) < 0) {
+			errf(err, "\"expires_in\": %s", why);
+			return -1;
+		}
+	} else if (json_int(v, 0, DELAY_MAX_MS / 1000, &n) == 0)
+		job->e.expires_in_ms = n * 1000;
+	else {
+		errf(err, "\"expires_in\" must be seconds (up to 100 years) or a duration like \"5m\"");
+		return -1;
+	}
+	if (job->e.expires_in_ms <= 0) {
+		errf(err, "\"expires_in\" must be above 0 (the job would expire as it is enqueued)");
+		return -1;
+	}
+	return 0;
+}
+
+/* "expires_in" or "expires_at" (ISO 8601): the job never starts after
+ * then. */
 static int
 get_expiry(const cJSON *o, struct batch_job *job, char *err)
 {
 	const cJSON *v;
-	int64_t n;
 
-	if ((v = cJSON_GetObjectItemCaseSensitive(o, "expires_in")) != NULL) {
-		if (cJSON_IsString(v))
-			return duration_parse(v->valuestring, &job->e.expires_in_ms, err);
-		if (json_int(v, 1, DELAY_MAX_MS / 1000, &n) == 0) {
-			job->e.expires_in_ms = n * 1000;
-			return 0;
-		}
-		errf(err, "\"expires_in\" must be seconds or a duration like \"5m\"");
-		return -1;
-	}
+	if ((v = cJSON_GetObjectItemCaseSensitive(o, "expires_in")) != NULL)
+		return get_expires_in(v, job, err);
 	if ((v = cJSON_GetObjectItemCaseSensitive(o, "expires_at")) != NULL) {
 		if (!cJSON_IsString(v)) {
 			errf(err, "\"expires_at\" must be an ISO 8601 time");

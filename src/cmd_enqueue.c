@@ -248,7 +248,7 @@ struct opts {
 /* The steps of parse_opt: each checks optarg for one option and stores
  * it, returning -1, or says what is wrong and returns EX_USAGE. */
 
-/* --delay, --unique-for: a duration (90, 90s, 5m, 2h...). */
+/* --delay (and positive_duration_opt): a duration (90, 90s, 5m, 2h...). */
 static int
 duration_opt(const char *name, int64_t *ms)
 {
@@ -327,17 +327,19 @@ unique_key_opt(struct opts *o)
 	return -1;
 }
 
-/* --unique-for: a duration above 0. */
+/* --unique-for, --expires-in: a duration above 0 (an expiry of 0 would
+ * expire the job as it is enqueued, and 0 in expires_in_ms means none;
+ * a batch line's "expires_in" is held to the same). */
 static int
-unique_for_opt(struct opts *o)
+positive_duration_opt(const char *name, int64_t *ms)
 {
-	int rc = duration_opt("unique-for", &o->unique_for_ms);
+	int rc = duration_opt(name, ms);
 
 	if (rc >= 0)
 		return rc;
-	if (o->unique_for_ms <= 0)
+	if (*ms <= 0)
 		return cli_usage_error(
-		    "enqueue", "--unique-for: expected a duration above 0, not '%s'", optarg);
+		    "enqueue", "--%s: expected a duration above 0, not '%s'", name, optarg);
 	return -1;
 }
 
@@ -453,11 +455,11 @@ parse_opt(int opt, struct opts *o)
 	case 'u':
 		return unique_key_opt(o);
 	case OPT_UNIQUE_FOR:
-		return unique_for_opt(o);
+		return positive_duration_opt("unique-for", &o->unique_for_ms);
 	case OPT_TRACEPARENT:
 		return traceparent_opt(o);
 	case OPT_EXPIRES_IN:
-		return duration_opt("expires-in", &o->ctx.expires_in_ms);
+		return positive_duration_opt("expires-in", &o->ctx.expires_in_ms);
 	case OPT_EXPIRES_AT:
 		return expires_at_opt(&o->ctx);
 	case OPT_AFTER:

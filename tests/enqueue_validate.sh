@@ -5,7 +5,10 @@
 # \u0000 and NUL bytes, and a payload under max_payload whose INSERT is
 # over the server's max_allowed_packet once escaped.  A bad line after
 # 2,000 good ones writes nothing (not one chunk), --dry-run says 65 too,
-# and what is near the limits but valid still goes in.
+# and what is near the limits but valid still goes in.  An expiry of 0
+# (a job that would expire as it is enqueued) is refused in every form:
+# --expires-in as a usage error (64), a batch line's "expires_in" as bad
+# data (65).
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/operator/common.sh"
 setup enqueue_validate
@@ -98,4 +101,25 @@ is "$RC/$(count jobs)" "65/0" "--dry-run of that batch: exit 65 too"
 { head -5 "$T/good.jsonl"; printf '{"type": "echo", "payload": %s}\n' "$(cat "$T/under.json")"; head -5 "$T/good.jsonl"; } >"$T/under.jsonl"
 run_in "$T/under.jsonl" enqueue --batch
 is "$RC/$(count jobs)" "0/11" "a batch with a line just under the packet goes in whole (chunks split around it)"
+# ---- an expiry of 0, however written, is refused everywhere ----
+empty_tables
+for v in 0 0s 0m 0ms; do
+	run enqueue --expires-in "$v" echo '{}'
+	is "$RC/$(count jobs)" "64/0" "--expires-in $v: exit 64, nothing written"
+	like "$ERR" "^jobq: enqueue: --expires-in: expected a duration above 0, not '$v'" \
+		"--expires-in $v: the message names the option and the problem"
+	is "$(lines "$ERR")" 2 "--expires-in $v: that line and the usual pointer to --help"
+done
+for v in 0 '"0s"' '"0m"'; do
+	printf '{"type": "echo"}\n{"type": "echo", "expires_in": %s}\n' "$v" >"$T/exp0.jsonl"
+	run_in "$T/exp0.jsonl" enqueue --batch
+	is "$RC/$(count jobs)" "65/0" "batch line with \"expires_in\": $v: exit 65, nothing written"
+	like "$ERR" "line 2: \"expires_in\" must be above 0" "\"expires_in\": $v: the line and field are named"
+	is "$(grep -c 'expires_in' "$T/err")" 1 "\"expires_in\": $v: said on one line"
+done
+run enqueue --expires-in 1s echo '{}'
+is "$RC/$(sql "SELECT expires_at IS NOT NULL FROM jobs WHERE id = ${OUT:-0}")" "0/1" "--expires-in 1s is accepted, with an expiry"
+printf '{"type": "echo", "expires_in": 1}\n' >"$T/exp1.jsonl"
+run_in "$T/exp1.jsonl" enqueue --batch
+is "$RC/$(count jobs "expires_at IS NOT NULL")" "0/2" "\"expires_in\": 1 is accepted, with an expiry"
 finish
