@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "alert.h"
 #include "duration.h"
@@ -240,9 +241,33 @@ write_failed(struct worker *w, int64_t now)
 	w->next_write = now + w->write_delay;
 }
 
+/* The dead-letter row of s's job as the worker wrote it (its texts may
+ * have been cut there to fit the server's packet), failed now: for
+ * on_dead when the row cannot be read back.  v points into s. */
+static void
+dead_as_written(const struct slot *s, struct job_view *v, char *when, size_t len)
+{
+	time_t now = time(NULL);
+	struct tm tm;
+
+	gmtime_r(&now, &tm);
+	strftime(when, len, "%Y-%m-%d %H:%M:%S", &tm);
+	memset(v, 0, sizeof *v);
+	v->id = s->job->id;
+	v->queue = s->job->queue;
+	v->type = s->job->type;
+	v->payload = s->job->payload;
+	v->attempts = s->job->attempt;
+	v->reason = (char *)s->reason;
+	v->exception = s->error;
+	v->failed_at = when;
+}
+
 /* A job of s is committed to dead-letter: its handler's on_dead program
  * gets the row as committed (read back, so that it says what a person
- * will find). */
+ * will find), or, when that read fails (the connection lost after the
+ * commit), as the worker wrote it: the commit is what on_dead is owed
+ * for, once. */
 static void
 alert_dead(struct worker *w, const struct slot *s)
 {
@@ -250,7 +275,7 @@ alert_dead(struct worker *w, const struct slot *s)
 	const struct handler *h = s->h;
 	struct handler none;
 	struct job_view v;
-	char err[ERRSZ];
+	char err[ERRSZ], when[32];
 
 	if (h == NULL && w->conf->worker.on_dead_argv != NULL) {
 		/* A job of no [handler]: the [worker] on_dead, in a clean
@@ -264,13 +289,15 @@ alert_dead(struct worker *w, const struct slot *s)
 	}
 	if (h == NULL || h->on_dead_argv == NULL)
 		return;
+	metrics_alert(MA_ON_DEAD);
 	if (failed_show(w->db, s->job->id, "+00:00", &v, err) != DB_OK) {
-		log_warn("job %llu: on_dead not run: reading the dead job back: %s",
+		log_warn("job %llu: reading the dead job back failed (%s): on_dead gets it as this worker wrote it",
 		    (unsigned long long)s->job->id, err);
+		dead_as_written(s, &v, when, sizeof when);
+		alerts_add(w->alerts, h, s->job->id, alert_json(&v));
 		return;
 	}
 	alerts_add(w->alerts, h, s->job->id, alert_json(&v));
-	metrics_alert(MA_ON_DEAD);
 	job_view_free(&v);
 }
 

@@ -123,6 +123,16 @@ EOC
 	is "$(sql "SELECT CONCAT_WS('|', outcome, (SELECT COUNT(*) FROM failed_jobs WHERE id = $d)) FROM job_runs WHERE job_id = $d")" \
 		"dead|1" "[$mode] dead: recorded as dead, in failed_jobs"
 	is "$(ls "$T/alerts" | grep -c "^$d\.")" 1 "[$mode] dead: on_dead ran once"
+	# The dead-letter row committed, then its read-back for on_dead lost:
+	# on_dead still runs, once, with what the worker wrote.
+	d2=$(jq_ enqueue dead '{"exit": 65}')
+	rm -f "$PX/dropped"
+	echo "FROM failed_jobs WHERE id = $d2\$" >"$PX/drop"
+	drain "$mode"
+	is "$(dropped)/$(sql "SELECT COUNT(*) FROM failed_jobs WHERE id = $d2")" 1/1 "[$mode] dead, its read-back's answer lost"
+	is "$(ls "$T/alerts" | grep -c "^$d2\.")" 1 "[$mode] on_dead ran once all the same"
+	like "$(cat "$T/alerts/$d2".* 2>/dev/null)" "\"id\":$d2,.*\"reason\":\"exit 65 is a permanent failure\"" \
+		"[$mode] with the job and the reason the worker wrote"
 
 	a=$(jq_ enqueue again '{}')
 	rm -f "$PX/dropped"
