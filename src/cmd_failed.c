@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <cjson/cJSON.h>
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,11 +29,12 @@ usage(void)
 	    "Dead-lettered jobs wait here for a person.  'list' shows the newest first with\n"
 	    "the line of each error that names it, a page of --limit jobs (50; 0 for all) at a time:\n"
 	    "--after ID shows the page after job ID (older), --before ID the page before it\n"
-	    "(newer), and the last line says how many more there are and how to see them\n"
-	    "(with --json, stderr does); 'show' the whole job and error; 'retry' moves jobs\n"
-	    "back to their queue, due now, with their attempts reset (one transaction per\n"
-	    "job); 'forget' deletes them; 'clear' deletes all of them, or those that failed\n"
-	    "more than DURATION ago, in chunks.  Each command says how many jobs it touched.\n"
+	    "(newer), and the last line says how many more there are and how to see them,\n"
+	    "with the same -q, -t and --limit (with --json, stderr does); 'show' the whole\n"
+	    "job and error; 'retry' moves jobs back to their queue, due now, with their\n"
+	    "attempts reset (one transaction per job); 'forget' deletes them; 'clear'\n"
+	    "deletes all of them, or those that failed more than DURATION ago, in chunks.\n"
+	    "Each command says how many jobs it touched.\n"
 	    "With --payload (or --payload-file, '-' for stdin) 'retry' moves one job back\n"
 	    "with that payload in place of its own: it must be JSON within max_payload, and\n"
 	    "the move and an audit row holding the old and the new payload (by cli:USER) are\n"
@@ -111,13 +113,50 @@ print_list_header(void)
 	    "ERROR");
 }
 
+/* Appends "OPT VALUE " to b, VALUE quoted for a shell unless it is
+ * plain, so that a hint can be pasted as it is. */
+static void
+add_arg(struct buf *b, const char *opt, const char *val)
+{
+	const char *p = val;
+
+	while (*p != '\0' && (isalnum((unsigned char)*p) || strchr("_.,:/@%+=-", *p) != NULL))
+		p++;
+	if (*val != '\0' && *p == '\0') {
+		buf_printf(b, "%s %s ", opt, val);
+		return;
+	}
+	buf_printf(b, "%s '", opt);
+	for (p = val; *p != '\0'; p++)
+		buf_add(b, *p == '\'' ? "'\\''" : p, *p == '\'' ? 4 : 1);
+	buf_adds(b, "' ");
+}
+
+/* What a hint to the next page repeats of the options, each followed by
+ * a blank ("" for none): -q, -t, and with with_limit a --limit given;
+ * without them the hint would list every queue.  A string to free. */
+static char *
+page_args(const struct opts *o, int with_limit)
+{
+	struct buf b;
+
+	buf_init(&b);
+	if (o->f.queue != NULL)
+		add_arg(&b, "-q", o->f.queue);
+	if (o->f.type != NULL)
+		add_arg(&b, "-t", o->f.type);
+	if (with_limit && o->limit_set)
+		buf_printf(&b, "--limit %u ", o->f.limit);
+	return b.len > 0 ? buf_steal(&b) : xstrdup("");
+}
+
 /* The last line of a page: the count, and where the rest is when there
- * is more on either side. */
+ * is more on either side (the command for it, with the filters given). */
 static int
 print_list_footer(struct db *db, const struct opts *o, const struct failed_row *rows, size_t n)
 {
 	uint64_t older = 0, newer = 0;
-	char err[ERRSZ];
+	char err[ERRSZ], *args;
 
 	if (n > 0 && ((o->f.limit > 0 && n == o->f.limit) || o->f.before != 0) &&
 	    failed_count_beyond(db, &o->f, rows[n - 1].id, 1, &older, err) != DB_OK)
@@ -129,18 +168,45 @@ print_list_footer(struct db *db, const struct opts *o, const struct failed_row *
 		printf("%zu failed job%s\n", n, n == 1 ? "" : "s");
 		return 0;
 	}
+	args = page_args(o, 1);
 	printf("%zu failed job%s shown", n, n == 1 ? "" : "s");
 	if (newer > 0)
-		printf("; %llu newer: jobq failed --before %llu", (unsigned long long)newer,
+		printf("; %llu newer: jobq failed %s--before %llu", (unsigned long long)newer, args,
 		    (unsigned long long)rows[0].id);
 	if (older > 0)
-		printf("; %llu older: jobq failed --after %llu", (unsigned long long)older,
+		printf("; %llu older: jobq failed %s--after %llu", (unsigned long long)older, args,
 		    (unsigned long long)rows[n - 1].id);
 	printf("\n");
+	free(args);
 	return 0;
 fail:
 	cli_error("failed list: %s", err);
 	return EX_UNAVAILABLE;
+}
+
+/* --json's word on stderr when the page is full and more jobs match:
+ * how to ask for the next page and for all, with the filters given. */
+static int
+print_json_more(struct db *db, const struct opts *o, const struct failed_row *rows, size_t n)
+{
+	uint64_t older = 0;
+	char err[ERRSZ], *next, *all;
+
+	if (n == 0 || n != o->f.limit)
+		return 0;
+	if (failed_count_beyond(db, &o->f, rows[n - 1].id, 1, &older, err) != DB_OK) {
+		cli_error("failed list: %s", err);
+		return EX_UNAVAILABLE;
+	}
+	if (older == 0)
+		return 0;
+	next = page_args(o, 1);
+	all = page_args(o, 0);
+	fprintf(stderr, "jobq: failed: %llu more: %s--after %llu for the next page, %s--limit 0 for all\n",
+	    (unsigned long long)older, next, (unsigned long long)rows[n - 1].id, all);
+	free(next);
+	free(all);
+	return 0;
 }
 
 static int
@@ -158,19 +224,7 @@ do_list(struct db *db, const struct conf *c, const struct opts *o)
 	}
 	if (o->json) {
 		print_list_json(rows, n);
-		rc = 0;
-		if (n > 0 && n == o->f.limit) {
-			uint64_t older = 0;
-
-			if (failed_count_beyond(db, &o->f, rows[n - 1].id, 1, &older, err) != DB_OK) {
-				cli_error("failed list: %s", err);
-				rc = EX_UNAVAILABLE;
-			} else if (older > 0)
-				fprintf(stderr,
-				    "jobq: failed: %llu more: --after %llu for the next page, --limit 0 for "
-				    "all\n",
-				    (unsigned long long)older, (unsigned long long)rows[n - 1].id);
-		}
+		rc = print_json_more(db, o, rows, n);
 	} else if ((f = cli_timefmt(c, db, "failed list")) == NULL)
 		rc = EX_UNAVAILABLE;
 	else {

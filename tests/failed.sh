@@ -69,6 +69,19 @@ run failed list -q default -t dead2
 is "$(printf '%s\n' "$OUT" | ids)" "" "--queue default --type dead2: none"
 run failed list --limit 2
 is "$(printf '%s\n' "$OUT" | ids)" "$a2 $b1 " "--limit 2: the two newest"
+# The hint to the next page keeps the filters: without them it lists
+# every queue.
+run failed list -q default --limit 2
+is "$(printf '%s\n' "$OUT" | tail -1)" "2 failed jobs shown; 1 older: jobq failed -q default --limit 2 --after $a1" \
+	"-q default --limit 2: the hint to the next page repeats -q and --limit"
+hint=$(printf '%s\n' "$OUT" | tail -1 | sed 's/.*older: jobq //')
+# shellcheck disable=SC2086
+run $hint
+is "$(printf '%s\n' "$OUT" | ids)" "$a3 " "and running it shows the rest of queue default only"
+like "$(printf '%s\n' "$OUT" | tail -1)" "newer: jobq failed -q default --limit 2 --before $a3\$" "whose hint back keeps them too"
+run failed list -t dead2 --limit 1 --json
+is "$ERR" "jobq: failed: 1 more: -t dead2 --limit 1 --after $b1 for the next page, -t dead2 --limit 0 for all" \
+	"--json: the hint on stderr repeats -t and --limit"
 run failed list --json
 is "$RC" 0 "list --json exits 0"
 is "$(printf '%s' "$OUT" | jget '[r["id"] for r in d]')" "[$a2, $b1, $a1, $b2, $a3]" "--json: newest first"
