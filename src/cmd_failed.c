@@ -40,7 +40,8 @@ usage(void)
 	    "the move and an audit row holding the old and the new payload (by cli:USER) are\n"
 	    "one transaction.\n"
 	    "On a terminal, control characters in stored text are shown as \\xHH.\n"
-	    "'-' in place of IDs reads them from stdin (blank-separated, any number of them).\n\n"
+	    "'-' in place of IDs reads them from stdin (blank-separated, any number of them).\n"
+	    "An ID given twice is one job, retried or forgotten once.\n\n"
 	    "A job that cannot be retried (say, its id is in the queue again) is named on\n"
 	    "stderr and the others still are; 'retry --all' shows its progress on a\n"
 	    "terminal.  --dry-run says how many jobs would be touched and changes nothing.\n\n"
@@ -251,21 +252,36 @@ do_show(struct db *db, const struct conf *c, const struct opts *o, int argc, cha
 	return show_job(c, db, id, o->json, 1);
 }
 
-/* Parses every ID first and checks each is dead-lettered, so that a
- * typo changes nothing. */
+/* qsort's order of job ids, ascending. */
 static int
-collect_ids(struct db *db, int argc, char **argv, uint64_t **ids)
+id_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Parses every ID first and checks each is dead-lettered, so that a
+ * typo changes nothing.  *ids gets each id once, in id order, and *n
+ * their number: an id given twice is one job, acted on once. */
+static int
+collect_ids(struct db *db, int argc, char **argv, uint64_t **ids, size_t *n)
 {
 	char err[ERRSZ];
-	int i, missing = 0;
+	size_t i;
+	int missing = 0;
 
 	*ids = xcalloc((size_t)argc + 1, sizeof **ids);
-	for (i = 0; i < argc; i++)
+	for (i = 0; i < (size_t)argc; i++)
 		if (cli_parse_id(argv[i], &(*ids)[i]) < 0) {
 			free(*ids);
 			return cli_usage_error("failed", "'%s' is not a job id", argv[i]);
 		}
-	for (i = 0; i < argc; i++) {
+	qsort(*ids, (size_t)argc, sizeof **ids, id_cmp);
+	for (*n = 0, i = 0; i < (size_t)argc; i++)
+		if (*n == 0 || (*ids)[*n - 1] != (*ids)[i])
+			(*ids)[(*n)++] = (*ids)[i];
+	for (i = 0; i < *n; i++) {
 		int exists;
 
 		if (failed_exists(db, (*ids)[i], &exists, err) != DB_OK) {
@@ -394,31 +410,33 @@ do_each(struct db *db, const struct opts *o, int argc, char **argv, int retry)
 	struct tally t;
 	uint64_t *ids;
 	char err[ERRSZ] = "";
-	int i, rc = DB_OK;
+	size_t i, n = 0;
+	int rc = DB_OK;
 
 	if (argc == 0)
 		return cli_usage_error("failed", "%s needs job IDs", retry ? "retry" : "forget");
 	if (argc == 1 && strcmp(argv[0], "-") == 0) {
-		int n;
-		char **v = read_stdin_ids(&n);
+		int given;
+		char **v = read_stdin_ids(&given);
 
-		rc = n == 0 ? cli_usage_error("failed", "no job IDs on stdin") : do_each(db, o, n, v, retry);
+		rc = given == 0 ? cli_usage_error("failed", "no job IDs on stdin")
+		                : do_each(db, o, given, v, retry);
 		strv_free(v);
 		return rc;
 	}
-	if ((rc = collect_ids(db, argc, argv, &ids)) != 0)
+	if ((rc = collect_ids(db, argc, argv, &ids, &n)) != 0)
 		return rc;
 	if (o->dry_run ||
-	    (!retry && argc > 1 && !o->yes && !cli_confirm("forget %d dead-lettered jobs for good?", argc))) {
+	    (!retry && n > 1 && !o->yes && !cli_confirm("forget %zu dead-lettered jobs for good?", n))) {
 		if (o->dry_run)
-			printf("would %s %d job%s\n", retry ? "retry" : "forget", argc, argc == 1 ? "" : "s");
+			printf("would %s %zu job%s\n", retry ? "retry" : "forget", n, n == 1 ? "" : "s");
 		else
 			cli_error("forget: not confirmed; nothing deleted");
 		free(ids);
 		return o->dry_run ? 0 : EXIT_FAIL;
 	}
-	tally_init(&t, retry ? "retried" : "forgot", (uint64_t)argc);
-	for (i = 0; i < argc; i++) {
+	tally_init(&t, retry ? "retried" : "forgot", (uint64_t)n);
+	for (i = 0; i < n; i++) {
 		rc = retry ? failed_retry(db, ids[i], err) : failed_forget(db, ids[i], err);
 		if (rc == DB_EGONE && db_connect(db, 1, err) == DB_OK)
 			rc = retry ? failed_retry(db, ids[i], err) : failed_forget(db, ids[i], err);

@@ -61,6 +61,19 @@ is "$(sql "SELECT GROUP_CONCAT(id) FROM failed_jobs")" "2" "job 2 stays dead-let
 run failed retry --dry-run 2
 is "$RC/$OUT" "0/would retry 1 job" "retry --dry-run ID"
 
+# An id given twice is one job: acted on once, not "left meanwhile".
+sql "DELETE FROM jobs; DELETE FROM failed_jobs"
+dead 1 4
+run failed retry 1 3 1
+is "$RC/$OUT/$ERR" "0/retried 2 jobs/" "retry 1 3 1: the id given twice is retried once, exit 0"
+is "$(sql "SELECT GROUP_CONCAT(id ORDER BY id) FROM failed_jobs")/$(sql "SELECT GROUP_CONCAT(id ORDER BY id) FROM jobs")" \
+	"2,4/1,3" "jobs 1 and 3 moved"
+run failed forget --dry-run 2 2
+is "$RC/$OUT" "0/would forget 1 job" "forget --dry-run 2 2 counts one job"
+printf '4\n2 4\n' >"$T/ids"
+run_in "$T/ids" failed forget --yes -
+is "$RC/$OUT/$ERR/$(count failed_jobs)" "0/forgot 2 jobs//0" "forget --yes - with an id twice on stdin: each forgotten once, exit 0"
+
 # ---- progress on a terminal ----
 sql "DELETE FROM jobs; DELETE FROM failed_jobs"
 dead 201 220
