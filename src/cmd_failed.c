@@ -44,11 +44,13 @@ usage(void)
 	    "An ID given twice is one job, retried or forgotten once.\n\n"
 	    "A job that cannot be retried (say, its id is in the queue again) is named on\n"
 	    "stderr and the others still are; 'retry --all' shows its progress on a\n"
-	    "terminal.  --dry-run says how many jobs would be touched and changes nothing.\n\n"
+	    "terminal.  --dry-run says how many jobs would be touched and changes nothing;\n"
+	    "with retry it names the jobs a retry would refuse, and why.\n\n"
 	    "'clear' and a 'forget' of more than one job state the count and ask first on a\n"
 	    "terminal; without one (scripts, cron) they delete nothing unless given --yes.\n\n"
-	    "Exit status: 0; 1 when some jobs could not be retried or forgotten (named on\n"
-	    "stderr), or the question was not answered yes; 64 bad usage, or a bulk delete\n"
+	    "Exit status: 0; 1 when some jobs could not (with --dry-run, would not) be\n"
+	    "retried or forgotten (named on stderr), or the question was not answered yes;\n"
+	    "64 bad usage, or a bulk delete\n"
 	    "with no terminal and no --yes; 65 when an ID is not in the dead-letter table\n"
 	    "(nothing done), or the new payload is not JSON or too large (nothing done);\n"
 	    "66 the payload file cannot be read; 69 database unavailable (only then does a\n"
@@ -305,7 +307,7 @@ collect_ids(struct db *db, int argc, char **argv, uint64_t **ids, size_t *n)
 /* What a run over many jobs did: the jobs it could not do are named at
  * the end, the first few with the reason. */
 struct tally {
-	const char *verb; /* "retried", "forgot" */
+	const char *verb; /* "retried", "forgot", "would retry" (a dry run) */
 	uint64_t done, gone, failed, total;
 	struct buf failed_ids;
 	struct cli_progress progress;
@@ -349,7 +351,8 @@ tally_add(void *arg, uint64_t id, int rc, const char *err)
 static int
 tally_end(struct tally *t, int rc, const char *err)
 {
-	const char *what = strcmp(t->verb, "retried") == 0 ? "retried" : "forgotten";
+	const char *what = strstr(t->verb, "retr") != NULL ? "retried" : "forgotten";
+	const char *could = strncmp(t->verb, "would", 5) == 0 ? "would" : "could";
 
 	cli_progress_end(&t->progress);
 	printf("%s %llu job%s\n", t->verb, (unsigned long long)t->done, t->done == 1 ? "" : "s");
@@ -357,9 +360,9 @@ tally_end(struct tally *t, int rc, const char *err)
 		cli_error("%llu job%s left the dead-letter table meanwhile", (unsigned long long)t->gone,
 		    t->gone == 1 ? "" : "s");
 	if (t->failed > 0)
-		cli_error("%llu job%s could not be %s and stay%s dead-lettered:%s",
-		    (unsigned long long)t->failed, t->failed == 1 ? "" : "s", what, t->failed == 1 ? "s" : "",
-		    t->failed_ids.data);
+		cli_error("%llu job%s %s not be %s and stay%s dead-lettered:%s",
+		    (unsigned long long)t->failed, t->failed == 1 ? "" : "s", could, what,
+		    t->failed == 1 ? "s" : "", t->failed_ids.data);
 	buf_free(&t->failed_ids);
 	if (rc == DB_EGONE) {
 		cli_error("stopped: %s", err);
@@ -412,6 +415,7 @@ do_each(struct db *db, const struct opts *o, int argc, char **argv, int retry)
 	char err[ERRSZ] = "";
 	size_t i, n = 0;
 	int rc = DB_OK;
+	int (*act)(struct db *, uint64_t, char *);
 
 	if (argc == 0)
 		return cli_usage_error("failed", "%s needs job IDs", retry ? "retry" : "forget");
@@ -426,20 +430,22 @@ do_each(struct db *db, const struct opts *o, int argc, char **argv, int retry)
 	}
 	if ((rc = collect_ids(db, argc, argv, &ids, &n)) != 0)
 		return rc;
-	if (o->dry_run ||
+	if ((!retry && o->dry_run) ||
 	    (!retry && n > 1 && !o->yes && !cli_confirm("forget %zu dead-lettered jobs for good?", n))) {
 		if (o->dry_run)
-			printf("would %s %zu job%s\n", retry ? "retry" : "forget", n, n == 1 ? "" : "s");
+			printf("would forget %zu job%s\n", n, n == 1 ? "" : "s");
 		else
 			cli_error("forget: not confirmed; nothing deleted");
 		free(ids);
 		return o->dry_run ? 0 : EXIT_FAIL;
 	}
-	tally_init(&t, retry ? "retried" : "forgot", (uint64_t)n);
+	/* A dry run of retry asks of each job what would refuse it. */
+	act = !retry ? failed_forget : o->dry_run ? failed_retry_check : failed_retry;
+	tally_init(&t, !retry ? "forgot" : o->dry_run ? "would retry" : "retried", (uint64_t)n);
 	for (i = 0; i < n; i++) {
-		rc = retry ? failed_retry(db, ids[i], err) : failed_forget(db, ids[i], err);
+		rc = act(db, ids[i], err);
 		if (rc == DB_EGONE && db_connect(db, 1, err) == DB_OK)
-			rc = retry ? failed_retry(db, ids[i], err) : failed_forget(db, ids[i], err);
+			rc = act(db, ids[i], err);
 		if (rc == DB_EGONE)
 			break;
 		tally_add(&t, ids[i], rc, err);
@@ -509,7 +515,7 @@ do_edit(struct db *db, const struct conf *c, const struct opts *o, int argc, cha
 	struct failed_edit e = { NULL, 0, c->worker.max_payload, NULL, "" };
 	char err[ERRSZ], by[NAME_MAX_LEN + 1], *text;
 	uint64_t id;
-	int rc, exists;
+	int rc;
 
 	if (argc != 1 || strcmp(argv[0], "-") == 0)
 		return cli_usage_error("failed", "retry with --payload or --payload-file takes one job ID");
@@ -524,9 +530,7 @@ do_edit(struct db *db, const struct conf *c, const struct opts *o, int argc, cha
 		rc = failed_retry_edited(db, id, &e, err);
 	else if (json_payload_check(text, e.payload_len, e.max_payload, 0, err) < 0)
 		rc = FAILED_BAD_PAYLOAD;
-	else if ((rc = failed_exists(db, id, &exists, err)) == DB_OK && !exists)
-		rc = QUEUE_NOT_FOUND;
-	else if (rc == DB_OK) {
+	else if ((rc = failed_retry_check(db, id, err)) == DB_OK) {
 		printf("would retry job %llu with the edited payload\n", (unsigned long long)id);
 		free(text);
 		return 0;
@@ -564,8 +568,8 @@ do_all(struct db *db, const struct conf *c, const struct opts *o, int retry)
 		cli_error("%s: %s", verb, err);
 		return EX_UNAVAILABLE;
 	}
-	if (o->dry_run) {
-		printf("would %s %llu job%s\n", verb, (unsigned long long)total, total == 1 ? "" : "s");
+	if (o->dry_run && !retry) {
+		printf("would forget %llu job%s\n", (unsigned long long)total, total == 1 ? "" : "s");
 		return 0;
 	}
 	if (!retry && !o->yes && total > 0 &&
@@ -574,9 +578,10 @@ do_all(struct db *db, const struct conf *c, const struct opts *o, int retry)
 		cli_error("forget: not confirmed; nothing deleted");
 		return EXIT_FAIL;
 	}
-	tally_init(&t, retry ? "retried" : "forgot", total);
-	rc = retry ? failed_retry_matching(db, &o->f, tally_add, &t, err)
-	           : failed_forget_matching(db, &o->f, tally_add, &t, err);
+	tally_init(&t, !retry ? "forgot" : o->dry_run ? "would retry" : "retried", total);
+	rc = !retry      ? failed_forget_matching(db, &o->f, tally_add, &t, err)
+	    : o->dry_run ? failed_retry_check_matching(db, &o->f, tally_add, &t, err)
+	                 : failed_retry_matching(db, &o->f, tally_add, &t, err);
 	return tally_end(&t, rc, err);
 }
 

@@ -214,6 +214,45 @@ audit_edit(struct db *db, uint64_t id, const struct failed_edit *e, const char *
 	return rc;
 }
 
+/* Whether dead job id could go back to the queue as it stands: DB_OK
+ * when nothing there holds its id or its unique key; FAILED_HELD, err
+ * naming the job in the way (and the key), when something does; else
+ * QUEUE_NOT_FOUND or a db_rc.  The one wording of that refusal: a retry
+ * the unique index refused says it, and --dry-run predicts it. */
+int
+failed_retry_check(struct db *db, uint64_t id, char *err)
+{
+	struct db_res *r;
+	char **row;
+	int rc;
+
+	r = db_query(db, &rc, err,
+	    "SELECT f.id, j.id, j.id = f.id, f.unique_key FROM failed_jobs f"
+	    " LEFT JOIN jobs j ON j.id = f.id OR j.unique_key = f.unique_key"
+	    " WHERE f.id = %U ORDER BY j.id = f.id DESC LIMIT 1",
+	    id);
+	if (r == NULL)
+		return rc;
+	if ((row = db_res_next(r)) == NULL)
+		rc = QUEUE_NOT_FOUND;
+	else if (row[1] == NULL)
+		rc = DB_OK;
+	else {
+		if (strcmp(row[2], "1") == 0)
+			errf(err,
+			    "the queue already holds a job with id %llu (jobs.id); it stays dead-lettered",
+			    (unsigned long long)id);
+		else
+			errf(err,
+			    "its unique key is held by another job in the queue (job %s, key '%s'); it stays "
+			    "dead-lettered",
+			    row[1], row[3]);
+		rc = FAILED_HELD;
+	}
+	db_res_free(r);
+	return rc;
+}
+
 /* Inside a transaction: locks the dead row, copies it to jobs (keeping
  * its id, attempts reset, due now, its trace context and checkpoint, so
  * that the retry continues the trace and resumes; with e, carrying
@@ -255,13 +294,12 @@ retry_once(struct db *db, uint64_t id, const struct failed_edit *e, char *err)
 	    payload.data, id);
 	buf_free(&payload);
 	if (rc == DB_EFAIL && db_errno(db) == ER_DUP_ENTRY) {
-		if (strstr(err, "jobs_unique") != NULL)
+		/* failed_retry_check names the job in the way; should it
+		 * find none (that job left meanwhile), the refusal stands. */
+		if (failed_retry_check(db, id, err) != FAILED_HELD)
 			errf(err,
-			    "its unique key is held by another job in the queue; it stays dead-lettered");
-		else
-			errf(err,
-			    "the queue already holds a job with id %llu (jobs.id); it stays dead-lettered",
-			    (unsigned long long)id);
+			    "its id or unique key is held by another job in the queue; it stays "
+			    "dead-lettered");
 		rc = FAILED_HELD;
 	}
 	if (rc == DB_OK)
@@ -418,6 +456,15 @@ failed_retry_matching(
     struct db *db, const struct failed_filter *f, failed_each_fn *each, void *arg, char *err)
 {
 	return each_matching(db, f, failed_retry, each, arg, err);
+}
+
+/* What failed_retry_matching would do, changing nothing: each() hears
+ * of every matching job with failed_retry_check's answer. */
+int
+failed_retry_check_matching(
+    struct db *db, const struct failed_filter *f, failed_each_fn *each, void *arg, char *err)
+{
+	return each_matching(db, f, failed_retry_check, each, arg, err);
 }
 
 /* Forgets every dead-lettered job matching f, one statement each, in id

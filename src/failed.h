@@ -35,6 +35,8 @@ int failed_retry(struct db *db, uint64_t id, char *err);
 #define FAILED_BAD_PAYLOAD 3 /* not JSON, not UTF-8, or over max_payload */
 #define FAILED_HELD 4        /* its id or unique key is in the queue again */
 
+int failed_retry_check(struct db *db, uint64_t id, char *err);
+
 /* A retry with a new payload: the payload (payload_len bytes and a
  * NUL), the limit it must keep to, and who edited it, for the audit row. */
 struct failed_edit {
@@ -52,6 +54,8 @@ typedef void failed_each_fn(void *arg, uint64_t id, int rc, const char *err);
 
 int failed_count(struct db *db, const struct failed_filter *f, uint64_t *n, char *err);
 int failed_retry_matching(
+    struct db *db, const struct failed_filter *f, failed_each_fn *each, void *arg, char *err);
+int failed_retry_check_matching(
     struct db *db, const struct failed_filter *f, failed_each_fn *each, void *arg, char *err);
 int failed_forget(struct db *db, uint64_t id, char *err);
 int failed_forget_matching(

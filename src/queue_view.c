@@ -121,7 +121,8 @@ queue_show(struct db *db, uint64_t id, const char *tz, struct job_view *v, char 
 	return DB_OK;
 }
 
-/* One job from the dead-letter table. */
+/* One job from the dead-letter table, with the unique key it held (a
+ * retry takes it back, unless another job holds it by then). */
 int
 failed_show(struct db *db, uint64_t id, const char *tz, struct job_view *v, char *err)
 {
@@ -133,7 +134,7 @@ failed_show(struct db *db, uint64_t id, const char *tz, struct job_view *v, char
 	buf_init(&sql);
 	db_sql(db, &sql,
 	    "SELECT " VIEW_COLUMNS ", CONVERT_TZ(failed_at, '+00:00', %q), exception, exit_status, reason,"
-	    " checkpoint, traceparent FROM failed_jobs WHERE id = %U",
+	    " checkpoint, traceparent, unique_key FROM failed_jobs WHERE id = %U",
 	    tz, tz, tz, id);
 	rc = view_fetch(db, &sql, tz, v, &r, &row, err);
 	buf_free(&sql);
@@ -148,6 +149,7 @@ failed_show(struct db *db, uint64_t id, const char *tz, struct job_view *v, char
 	v->reason = xstrdup_or_null(x[3]);
 	v->checkpoint = xstrdup_or_null(x[4]);
 	v->traceparent = xstrdup_or_null(x[5]);
+	v->unique_key = xstrdup_or_null(x[6]); /* kept for the retry, which takes it back */
 	db_res_free(r);
 	return DB_OK;
 }

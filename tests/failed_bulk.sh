@@ -32,7 +32,8 @@ is "$(count failed_jobs)" 50 "50 dead letters"
 # Job 17 is queued again under the same id (an application re-inserted it).
 sql "INSERT INTO jobs (id, queue, type, payload) VALUES (17, 'default', 'echo', '{\"requeued\": true}')"
 run failed retry --all --dry-run
-is "$RC/$OUT/$(count failed_jobs)" "0/would retry 50 jobs/50" "retry --all --dry-run counts and moves nothing"
+is "$RC/$OUT/$(count failed_jobs)" "1/would retry 49 jobs/50" "retry --all --dry-run counts and moves nothing, job 17 not among them"
+like "$ERR" "job 17: the queue already holds a job with id 17" "and names the clash as the retry will"
 run failed retry --all
 is "$RC" 1 "retry --all with one clash: exit 1 (some failed), not 69"
 is "$OUT" "retried 49 jobs" "the other 49 were retried"
@@ -58,8 +59,38 @@ run failed retry 1 2 3
 is "$RC/$OUT" "1/retried 2 jobs" "retry 1 2 3 with 2 clashing: 2 retried, exit 1"
 like "$ERR" "job 2: the queue already holds" "job 2 named"
 is "$(sql "SELECT GROUP_CONCAT(id) FROM failed_jobs")" "2" "job 2 stays dead-lettered"
+dead 4 4
+run failed retry --dry-run 4
+is "$RC/$OUT/$(count failed_jobs)" "0/would retry 1 job/2" "retry --dry-run ID"
 run failed retry --dry-run 2
-is "$RC/$OUT" "0/would retry 1 job" "retry --dry-run ID"
+is "$RC/$OUT" "1/would retry 0 jobs" "retry --dry-run of the clashing ID: 0 jobs, exit 1 as the retry"
+like "$ERR" "job 2: the queue already holds a job with id 2.*1 job would not be retried and stays dead-lettered: 2" \
+	"naming it with the reason"
+
+# A dead job's unique key: shown, and named with its holder when a retry
+# (or its dry run) is refused for it.
+sql "DELETE FROM jobs; DELETE FROM failed_jobs"
+dead 31 31
+sql "UPDATE failed_jobs SET unique_key = 'uk3' WHERE id = 31"
+run failed show --json 31
+is "$(printf '%s' "$OUT" | jget 'd["unique_key"]')" "uk3" "failed show --json: the dead job's unique key"
+run failed show 31
+like "$OUT" "unique key +uk3" "failed show: the unique key"
+sql "INSERT INTO jobs (id, queue, type, payload, unique_key) VALUES (35, 'default', 'echo', '{}', 'uk3')"
+run failed retry --dry-run 31
+is "$RC/$OUT" "1/would retry 0 jobs" "retry --dry-run of a job whose key is held: refused, as the retry is"
+like "$ERR" "job 31: its unique key is held by another job in the queue \\(job 35, key 'uk3'\\)" "naming the key and the job that holds it"
+run failed retry 31
+is "$RC/$OUT/$(count failed_jobs "id = 31")" "1/retried 0 jobs/1" "the retry is refused, the job stays dead"
+like "$ERR" "job 31: its unique key is held by another job in the queue \\(job 35, key 'uk3'\\)" "naming the key and the job that holds it"
+run failed retry --payload '{"n": 2}' 31
+is "$RC" 1 "a retry with an edited payload is refused too"
+like "$ERR" "its unique key is held by another job in the queue \\(job 35, key 'uk3'\\)" "saying the same"
+run failed retry --dry-run --payload '{"n": 2}' 31
+is "$RC" 1 "and its dry run says so too"
+sql "DELETE FROM jobs"
+run failed retry 31
+is "$RC/$OUT/$(sql "SELECT unique_key FROM jobs WHERE id = 31")" "0/retried 1 job/uk3" "once the key is free the job goes back with it"
 
 # An id given twice is one job: acted on once, not "left meanwhile".
 sql "DELETE FROM jobs; DELETE FROM failed_jobs"
