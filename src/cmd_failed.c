@@ -69,8 +69,7 @@ print_list_line(const struct timefmt *f, const struct failed_row *r, int tty)
 {
 	char t[TIMEFMT_HUMAN_MAX];
 	char *queue = cli_visible(r->queue, tty), *type = cli_visible(r->type, tty),
-	     *exit_status = cli_visible(r->exit_status, tty),
-	     *error = cli_visible(*r->summary ? r->summary : r->reason, tty);
+	     *exit_status = cli_visible(r->exit_status, tty), *error = cli_visible(r->summary, tty);
 
 	printf("%-8llu %-26s  %-10s %-16s %-3u %-18s %s\n", (unsigned long long)r->id,
 	    timefmt_human(f, r->failed_at, 0, t, sizeof t), queue, type, r->attempts, exit_status, error);

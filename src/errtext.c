@@ -9,7 +9,10 @@
  *     ("ValueError: boom");
  *   - PHP: the first fatal line ("PHP Fatal error:  Uncaught ..."), else
  *     the first "PHP Warning:"-style line;
- *   - anything else: the first non-blank line. */
+ *   - anything else: the first non-blank line.
+ * A dead job whose handler wrote no such line (exit 65, stderr empty)
+ * is summed up by the reason it was dead-lettered for
+ * (errtext_summary_or): a blank would hide why it failed. */
 #include "config.h"
 
 #include <stdlib.h>
@@ -140,4 +143,19 @@ errtext_summary(const char *text)
 		l.len--;
 	len = utf8_valid_prefix(l.p, l.len < ERRTEXT_SUMMARY_MAX ? l.len : ERRTEXT_SUMMARY_MAX);
 	return xstrndup(l.p, len);
+}
+
+/* errtext_summary(text), or when text names no error, the one line of
+ * reason (the outcome's words, "exit 65 is a permanent failure"; may be
+ * NULL).  Every summary of a dead job is picked here, so that the text
+ * and the JSON of a list say the same.  Returns a string to free. */
+char *
+errtext_summary_or(const char *text, const char *reason)
+{
+	char *s = errtext_summary(text);
+
+	if (*s != '\0' || reason == NULL)
+		return s;
+	free(s);
+	return errtext_summary(reason);
 }

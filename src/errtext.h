@@ -13,5 +13,6 @@
 #define ERRTEXT_SUMMARY_MAX 500
 
 char *errtext_summary(const char *text);
+char *errtext_summary_or(const char *text, const char *reason);
 
 #endif

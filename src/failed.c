@@ -78,8 +78,9 @@ reverse_rows(struct failed_row *rows, size_t n)
 
 /* Dead-lettered jobs, newest first: one page of f->limit rows (all when
  * 0), after or before an anchor job when f says so.  Of each error only
- * its summary is kept, read from at most 4 KiB of it (ERRTEXT_SQL): a
- * list of 50,000 jobs with 32 KiB errors must not hold them all. */
+ * its summary is kept (the reason when it has none: errtext_summary_or),
+ * read from at most 4 KiB of it (ERRTEXT_SQL): a list of 50,000 jobs
+ * with 32 KiB errors must not hold them all. */
 int
 failed_list(struct db *db, const struct failed_filter *f, const char *tz, struct failed_row **rows, size_t *n,
     char *err)
@@ -121,7 +122,7 @@ failed_list(struct db *db, const struct failed_filter *f, const char *tz, struct
 		x->failed_at = xstrdup_or_empty(row[3]);
 		x->exit_status = xstrdup_or_empty(row[4]);
 		x->reason = xstrdup_or_empty(row[5]);
-		x->summary = errtext_summary(row[6]);
+		x->summary = errtext_summary_or(row[6], row[5]);
 		x->attempts = (unsigned)db_col_u64(row[7], 0);
 	}
 	db_res_free(r);

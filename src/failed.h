@@ -18,7 +18,7 @@ struct failed_filter {
 struct failed_row {
 	uint64_t id;
 	char *queue, *type, *failed_at, *exit_status, *reason;
-	char *summary; /* the line that names the error (errtext_summary) */
+	char *summary; /* the line that names the error, else the reason (errtext_summary_or) */
 	unsigned attempts;
 };
 

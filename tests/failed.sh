@@ -89,6 +89,18 @@ is "$(printf '%s' "$OUT" | jget "[(r['queue'], r['type'], r['attempts'], r['exit
 	'[["mail", "dead2", 1, "exit 67"]]' "--json: queue, type, attempts, exit status"
 is "$(printf '%s' "$OUT" | jget "[r['error'] for r in d if r['id'] == $b1][0]")" 'dead2: no such user' "--json: the first line of the error (failed show has it whole)"
 
+# A job that died without a word (exit 65, stderr empty) is summed up by
+# its reason, in the text and the JSON alike.
+s1=$(jq_ enqueue die '{}')
+jq_ work --queue race --stop-when-empty 2>>"$T/work.log"
+run failed list -q race
+like "$(printf '%s\n' "$OUT" | awk -v id="$s1" '$1 == id')" "exit 65 +exit 65 is a permanent failure$" \
+	"a silent dead job: the reason in the text's error column"
+run failed list -q race --json
+is "$(printf '%s' "$OUT" | jget "[r['error'] for r in d if r['id'] == $s1]")" '["exit 65 is a permanent failure"]' \
+	"and the same summary in --json, not \"\""
+sql "DELETE FROM failed_jobs WHERE id = $s1; DELETE FROM job_runs WHERE job_id = $s1"
+
 # ---- show ----
 run failed show "$a1"
 is "$RC" 0 "failed show exits 0"
