@@ -414,7 +414,7 @@ do_each(struct db *db, const struct opts *o, int argc, char **argv, int retry)
 	char err[ERRSZ] = "";
 	size_t i, n = 0;
 	int rc = DB_OK;
-	int (*act)(struct db *, uint64_t, char *);
+	failed_act_fn *act;
 
 	if (argc == 0)
 		return cli_usage_error("failed", "%s needs job IDs", retry ? "retry" : "forget");
@@ -442,9 +442,7 @@ do_each(struct db *db, const struct opts *o, int argc, char **argv, int retry)
 	act = !retry ? failed_forget : o->dry_run ? failed_retry_check : failed_retry;
 	tally_init(&t, !retry ? "forgot" : o->dry_run ? "would retry" : "retried", (uint64_t)n);
 	for (i = 0; i < n; i++) {
-		rc = act(db, ids[i], err);
-		if (rc == DB_EGONE && db_connect(db, 1, err) == DB_OK)
-			rc = act(db, ids[i], err);
+		rc = failed_act_reconnecting(db, act, ids[i], err);
 		if (rc == DB_EGONE)
 			break;
 		tally_add(&t, ids[i], rc, err);

@@ -426,20 +426,23 @@ next_ids(struct db *db, const char *where, uint64_t last, int *rc, char *err)
 	return NULL;
 }
 
-typedef int failed_act_fn(struct db *db, uint64_t id, char *err);
-
 /* act (failed_retry or failed_forget), and once more after a reconnect
  * when the connection was lost (each is one transaction or statement: a
  * lost COMMIT either happened, and the second try finds QUEUE_NOT_FOUND,
- * or did not). */
-static int
-act_reconnecting(struct db *db, failed_act_fn *act, uint64_t id, char *err)
+ * or did not).  When the first try's answer was lost after it was sent
+ * (db_unsure), the job the second try no longer finds is the one the
+ * first moved: DB_OK, not "left meanwhile". */
+int
+failed_act_reconnecting(struct db *db, failed_act_fn *act, uint64_t id, char *err)
 {
-	int rc = act(db, id, err);
+	int rc = act(db, id, err), unsure;
 
-	if (rc == DB_EGONE && db_connect(db, 1, err) == DB_OK)
+	if (rc != DB_EGONE)
+		return rc;
+	unsure = db_unsure(db);
+	if (db_connect(db, 1, err) == DB_OK)
 		rc = act(db, id, err);
-	return rc;
+	return rc == QUEUE_NOT_FOUND && unsure ? DB_OK : rc;
 }
 
 static int each_matching(struct db *db, const struct failed_filter *f, failed_act_fn *act,
@@ -498,7 +501,7 @@ each_matching(struct db *db, const struct failed_filter *f, failed_act_fn *act, 
 		while ((row = db_res_next(r)) != NULL) {
 			last = db_col_u64(row[0], last);
 			got++;
-			if ((rc = act_reconnecting(db, act, last, err)) == DB_EGONE)
+			if ((rc = failed_act_reconnecting(db, act, last, err)) == DB_EGONE)
 				break;
 			each(arg, last, rc, err);
 		}

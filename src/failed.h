@@ -51,6 +51,8 @@ int failed_retry_edited(struct db *db, uint64_t id, const struct failed_edit *e,
 /* Hears of each job failed_retry_matching tried: rc DB_OK (moved),
  * QUEUE_NOT_FOUND (left meanwhile) or the error err describes. */
 typedef void failed_each_fn(void *arg, uint64_t id, int rc, const char *err);
+typedef int failed_act_fn(struct db *db, uint64_t id, char *err);
+int failed_act_reconnecting(struct db *db, failed_act_fn *act, uint64_t id, char *err);
 
 int failed_count(struct db *db, const struct failed_filter *f, uint64_t *n, char *err);
 int failed_retry_matching(

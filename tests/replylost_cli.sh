@@ -54,8 +54,22 @@ is "$RC/$(sql "SELECT COUNT(*) FROM jobs WHERE payload LIKE '{\"chunked\"%'")" "
 	"a chunked batch whose last COMMIT answer is lost: exit 0, its 5 jobs there once"
 like "$ERR" "all 5 jobs are committed" "and it says all are committed"
 
+# failed retry whose COMMIT's answer is lost: its second try no longer
+# finds the job, which the first moved: retried, not "left meanwhile".
+sql "INSERT INTO failed_jobs (id, queue, type, payload, attempts, exception, exit_status, reason)
+     VALUES (9100, 'default', 'step', '{}', 1, 'x', 'exit 65', 'permanent exit status'),
+            (9101, 'default', 'step', '{}', 1, 'x', 'exit 65', 'permanent exit status')"
+printf '^COMMIT' >"$PX/drop"
+run failed retry 9100
+is "$RC/$OUT/$(sql "SELECT COUNT(*) FROM jobs WHERE id = 9100")" "0/retried 1 job/1" \
+	"failed retry ID, its COMMIT's answer lost: exit 0, retried 1 job, and it is back in the queue"
+printf '^COMMIT' >"$PX/drop"
+run failed retry --all
+is "$RC/$OUT/$(sql "SELECT COUNT(*) FROM jobs WHERE id = 9101")" "0/retried 1 job/1" "failed retry --all: the same"
+
 # Nothing sent: the server cannot be reached at all.
 touch "$PX/cut"
+for ((i = 0; i < 50; i++)); do [ -S "$T/p.sock" ] || break; sleep 0.1; done # the proxy looks every 0.1 s
 run enqueue step '{"cut": 1}'
 rm -f "$PX/cut"
 is "$RC/$(sql "SELECT COUNT(*) FROM jobs WHERE payload = '{\"cut\": 1}'")" "69/0" "no server: exit 69, nothing written"
