@@ -100,30 +100,41 @@ say_ended(struct db *db, uint64_t id, const char *before, int *rc)
 }
 
 /* Waits up to o->wait_ms for the running jobs in ids[0..n) (0 where
- * settled) to end, saying how each did. */
+ * settled) to end, saying how each did.  A connection lost meanwhile (a
+ * server restart) is made again while the wait lasts; only a server
+ * still gone at its end fails the command. */
 static void
 wait_running(struct db *db, const struct opts *o, uint64_t *ids, int n, int *rc)
 {
 	int64_t until = mono_ms() + o->wait_ms;
-	int i, left = n;
+	int i, left = n, gone = 0;
 	char err[ERRSZ];
 
 	while (left > 0 && mono_ms() < until) {
 		struct timespec ts = { 0, WAIT_STEP_MS * 1000000L };
-		int settled;
+		int settled, step;
 
 		nanosleep(&ts, NULL);
 		for (i = 0; i < n; i++) {
 			if (ids[i] == 0)
 				continue;
-			if (cancel_settle(db, ids[i], o->by, &settled, err) != DB_OK) {
+			if ((step = cancel_settle(db, ids[i], o->by, &settled, err)) == DB_EGONE) {
+				gone = db_connect(db, 1, err) != DB_OK;
+				break;
+			}
+			if (step != DB_OK) {
 				cli_error("cancel: job %llu: %s", (unsigned long long)ids[i], err);
 				*rc = EX_UNAVAILABLE;
 				return;
 			}
+			gone = 0;
 			if (say_ended(db, ids[i], " (its handler was stopped)", rc))
 				ids[i] = 0, left--;
 		}
+	}
+	if (gone && left > 0) {
+		cli_error("cancel: %s", err);
+		*rc = EX_UNAVAILABLE;
 	}
 	for (i = 0; i < n; i++)
 		if (ids[i] != 0)
@@ -141,7 +152,13 @@ cancel_ids(struct db *db, const struct opts *o, int argc, char **argv)
 	for (i = 0; rc == 0 && i < argc; i++) {
 		enum cancel_state st;
 
-		if (queue_cancel(db, ids[i], o->by, &st, err) != DB_OK) {
+		/* Its request is the same the second time: a first whose answer
+		 * was lost either took (the second finds it done) or did not. */
+		int step = queue_cancel(db, ids[i], o->by, &st, err);
+
+		if (step == DB_EGONE && db_connect(db, 1, err) == DB_OK)
+			step = queue_cancel(db, ids[i], o->by, &st, err);
+		if (step != DB_OK) {
 			cli_error("cancel: job %llu: %s", (unsigned long long)ids[i], err);
 			rc = EX_UNAVAILABLE;
 		} else if (st == CANCEL_DONE)

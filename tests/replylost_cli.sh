@@ -67,6 +67,14 @@ printf '^COMMIT' >"$PX/drop"
 run failed retry --all
 is "$RC/$OUT/$(sql "SELECT COUNT(*) FROM jobs WHERE id = 9101")" "0/retried 1 job/1" "failed retry --all: the same"
 
+# cancel whose transaction's answer is lost: asked again, it finds the
+# job cancelled by the first, and says so.
+c=$(sql "INSERT INTO jobs (queue, type, payload) VALUES ('default', 'step', '{\"cancel\": 1}'); SELECT LAST_INSERT_ID()")
+printf '^START TRANSACTION;UPDATE jobs SET cancel_by' >"$PX/drop"
+run cancel "$c"
+is "$RC/$OUT" "0/job $c: cancelled" "cancel ID, its answer lost: exit 0, cancelled"
+is "$(sql "SELECT outcome FROM job_runs WHERE job_id = $c")" cancelled "and cancelled once"
+
 # Nothing sent: the server cannot be reached at all.
 touch "$PX/cut"
 for ((i = 0; i < 50; i++)); do [ -S "$T/p.sock" ] || break; sleep 0.1; done # the proxy looks every 0.1 s
