@@ -404,8 +404,12 @@ report_failure(struct batch_run *b, int rc, const char *err)
 		cli_error("all %llu jobs are committed (batch %s); nothing is left to add", total, b->key);
 		return 0;
 	}
-	if (exact && b->p.jobs_done == 0)
+	if (exact && b->p.jobs_done == 0) {
 		cli_error("nothing was written; run again (with --batch-key %s or without)", b->key);
+		if (b->gid != 0 && groups_drop_empty(b->db, b->gid, err2) != DB_OK)
+			cli_error("enqueue: group %llu, opened for this batch, is left empty: %s",
+			    (unsigned long long)b->gid, err2);
+	}
 	else if (exact)
 		cli_error("%llu of %llu jobs are committed (input lines 1-%llu of batch %s); run again with "
 		          "--batch-key %s and the same input to add the other %llu",

@@ -117,6 +117,19 @@ groups_open(struct db *db, const struct group_spec *g, uint64_t *id, char *err)
 	return rc;
 }
 
+/* Removes group id if no job ever joined it and no batch holds it open:
+ * what a bulk enqueue that wrote nothing leaves (groups_open commits the
+ * group before its first chunk), so that running it again, with other
+ * callbacks if need be, finds no stale group.  A batch that opened the
+ * same group at that moment finds it gone at its first chunk, which
+ * then fails as for a completed group: said, not lost. */
+int
+groups_drop_empty(struct db *db, uint64_t id, char *err)
+{
+	return db_exec(db, err, "DELETE FROM jobq_groups WHERE id = %U AND total = 0 AND holds = 0 AND ended_at IS NULL",
+	    id);
+}
+
 /* Appends the statement that adds n jobs to group id, in the
  * transaction that inserts them; it changes no row when the group has
  * completed (the caller checks its count and rolls back).  hold: the

@@ -54,6 +54,19 @@ is "$RC/$(sql "SELECT COUNT(*) FROM jobs WHERE payload LIKE '{\"chunked\"%'")" "
 	"a chunked batch whose last COMMIT answer is lost: exit 0, its 5 jobs there once"
 like "$ERR" "all 5 jobs are committed" "and it says all are committed"
 
+# A chunked batch into a new group that wrote nothing leaves no group
+# behind: running it again with other callbacks is not refused.
+printf '^SET @jobq_counted' >"$PX/drop"
+run_in "$T/plain.jsonl" enqueue --batch --group gz --on-complete cb
+if [ "$(sql "SELECT COUNT(*) FROM jobs WHERE group_id IN (SELECT id FROM jobq_groups WHERE name = 'gz')")" = 0 ]; then
+	like "$RC/$ERR" "^69/.*nothing was written" "a chunked batch whose chunk failed: nothing written"
+	is "$(sql "SELECT COUNT(*) FROM jobq_groups WHERE name = 'gz'")" 0 "and the group it opened is gone"
+	run_in "$T/plain.jsonl" enqueue --batch --group gz --on-success cb
+	is "$RC/$(sql "SELECT total FROM jobq_groups WHERE name = 'gz'")" 0/5 "run again with --on-success: the group is made anew"
+else
+	for i in 1 2 3; do ok 0 "# SKIP the chunk committed before its answer was lost"; done
+fi
+
 # failed retry whose COMMIT's answer is lost: its second try no longer
 # finds the job, which the first moved: retried, not "left meanwhile".
 sql "INSERT INTO failed_jobs (id, queue, type, payload, attempts, exception, exit_status, reason)
