@@ -18,12 +18,19 @@ struct incident {
 	char raised_at[32];
 	char cleared_at[32];
 	int open;
+	char raised_by[161], cleared_by[161]; /* who wrote it: a worker's id ("" for none) */
 };
+
+/* *won of incidents_open and incidents_clear: the write was sent and its
+ * answer lost; it may have taken (incidents_took). */
+#define INCIDENT_UNSURE -1
 
 int incidents_open(struct db *db, const char *kind, const char *name, const char *reason, const char *by,
     struct incident *x, int *won, char *err);
 int incidents_clear(
     struct db *db, const char *kind, const char *name, const char *by, struct incident *x, int *won, char *err);
+int incidents_took(struct db *db, const char *kind, const char *name, uint64_t id, const char *by,
+    struct incident *x, int *took, char *err);
 int incidents_list(struct db *db, int cleared_hours, struct incident **out, size_t *n, char *err);
 const struct incident *incidents_find(const struct incident *v, size_t n, const char *kind, const char *name);
 void incidents_free(struct incident *v, size_t n);

@@ -25,7 +25,12 @@
  *    within the window and are still in the dead letter; read through
  *    failed_jobs_queue (queue, failed_at), N + 1 rows at most.
  * Times are the database's; a schedule's fire times are judged by the
- * schedules' clock (schedules_now, which tests can set). */
+ * schedules' clock (schedules_now, which tests can set).
+ *
+ * A write whose answer was lost (the connection went after the server
+ * applied it) is remembered, and the next run, on a new connection,
+ * asks first whether it took (incidents_took) and delivers it if so:
+ * the one process that made the change still delivers it, once. */
 #include "config.h"
 
 #include <stdio.h>
@@ -38,6 +43,21 @@
 #include "schedules.h"
 #include "watchdog.h"
 
+/* A write of this process whose answer was lost: its incident's id for
+ * a clear, 0 for a raise. */
+struct unsure {
+	char kind[17];
+	char name[129];
+	uint64_t id;
+};
+
+/* The writes still to be asked about.  The process's memory, not a
+ * run's: a lost answer ends the run (the connection is gone), and the
+ * next run, after the reconnect, settles them.  One process runs one
+ * loop of watchdogs, from one thread. */
+static struct unsure *unsure;
+static size_t nunsure;
+
 struct watch {
 	struct db *db;
 	const char *by;
@@ -47,8 +67,23 @@ struct watch {
 	void *arg;
 };
 
+/* Remembers a write whose answer was lost: id 0 the raise of (kind,
+ * name), else the clear of incident id. */
+static void
+remember(const char *kind, const char *name, uint64_t id)
+{
+	struct unsure *u;
+
+	unsure = xrealloc(unsure, (nunsure + 1) * sizeof *unsure);
+	u = &unsure[nunsure++];
+	snprintf(u->kind, sizeof u->kind, "%s", kind);
+	snprintf(u->name, sizeof u->name, "%s", name);
+	u->id = id;
+}
+
 /* Opens or clears the incident (kind, name) as bad says, when that
- * changes it; delivers it when this process made the change. */
+ * changes it; delivers it when this process made the change, or
+ * remembers the write when its answer was lost. */
 static int
 settle(struct watch *w, const char *kind, const char *name, int bad, const char *reason, char *err)
 {
@@ -62,9 +97,36 @@ settle(struct watch *w, const char *kind, const char *name, int bad, const char 
 		rc = incidents_open(w->db, kind, name, reason, w->by, &x, &won, err);
 	else
 		rc = incidents_clear(w->db, kind, name, w->by, &x, &won, err);
-	if (rc == DB_OK && won)
+	if (rc == DB_OK && won == 1)
 		w->deliver(w->arg, &x, bad ? "raised" : "cleared");
+	if (won == INCIDENT_UNSURE)
+		remember(kind, name, bad ? 0 : x.id);
 	free(x.reason);
+	return rc;
+}
+
+/* Asks about each write whose answer was lost (see the top of the
+ * file), and delivers those that took; each is forgotten once asked. */
+static int
+settle_unsure(struct watch *w, char *err)
+{
+	struct incident x;
+	int rc = DB_OK, took;
+
+	while (nunsure > 0 && rc == DB_OK) {
+		const struct unsure *u = &unsure[nunsure - 1];
+
+		rc = incidents_took(w->db, u->kind, u->name, u->id, w->by, &x, &took, err);
+		if (rc == DB_OK && took)
+			w->deliver(w->arg, &x, u->id == 0 ? "raised" : "cleared");
+		if (rc == DB_OK)
+			nunsure--;
+		free(x.reason);
+	}
+	if (nunsure == 0) {
+		free(unsure);
+		unsure = NULL;
+	}
 	return rc;
 }
 
@@ -324,7 +386,8 @@ watchdog_run(const struct conf *c, struct db *db, const char *by, watchdog_deliv
 	w.by = by;
 	w.deliver = fn;
 	w.arg = arg;
-	if ((rc = incidents_list(db, 0, &w.open, &w.nopen, err)) != DB_OK)
+	if ((rc = settle_unsure(&w, err)) != DB_OK ||
+	    (rc = incidents_list(db, 0, &w.open, &w.nopen, err)) != DB_OK)
 		return rc;
 	if ((rc = check_queues(&w, c, err)) == DB_OK)
 		rc = check_schedules(&w, c, err);
