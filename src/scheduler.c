@@ -54,18 +54,6 @@ enum fire_result { FIRE_ENQUEUED, FIRE_SKIPPED, FIRE_MISSED, FIRE_TAKEN };
 #define FIRE_F_MANUAL 2
 #define FIRE_F_NO_OVERLAP 4
 
-/* "YYYY-MM-DD HH:MM:SS" in UTC, for DATETIME columns. */
-static void
-utc_text(int64_t t, char *out, size_t len)
-{
-	time_t tt = (time_t)t;
-	struct tm tm;
-
-	gmtime_r(&tt, &tm);
-	if (strftime(out, len, "%Y-%m-%d %H:%M:%S", &tm) == 0 && len > 0)
-		out[0] = '\0';
-}
-
 /* "03:00" in the schedule's zone, with the date when it is not now's. */
 static void
 local_text(const struct cron_zone *z, int64_t t, int64_t now, char *out, size_t len)
@@ -94,11 +82,24 @@ static void PRINTFLIKE(3, 4) say(const struct scheduler_opts *o, int important, 
 	buf_free(&b);
 }
 
-/* Whether the job the schedule enqueued last is still queued or running.
- * A job whose lease expired (its worker died) does not count: a crash
- * must not block a schedule forever. */
+/* What the overlap rule reads for one fire (last_job_busy). */
+struct overlap {
+	char ticked[32]; /* checked_until ("YYYY-MM-DD HH:MM:SS" UTC): the last tick that finished */
+	int64_t age_s;   /* how long ago the fire was due, on the schedules' clock */
+};
+
+/* Whether the job of the schedule's last fire is still queued or
+ * running, for the fire that ov describes.  The last fire is the latest
+ * run with a job that was enqueued before this fire was due: by --run,
+ * by a tick that finished (its fire is at or before checked_until), or
+ * by a tick cut off before it finished that enqueued it before this
+ * fire's time.  So the fires one tick catches up (catch_up = all) never
+ * hold each other up, even when the tick was cut off after the first of
+ * them and the next tick enqueues the rest.  A job whose lease expired
+ * (its worker died) does not count: a crash must not block a schedule
+ * forever. */
 static int
-last_job_busy(struct db *db, const char *name, int *busy, uint64_t *job, char *err)
+last_job_busy(struct db *db, const char *name, const struct overlap *ov, int *busy, uint64_t *job, char *err)
 {
 	struct db_res *r;
 	char **row;
@@ -107,11 +108,11 @@ last_job_busy(struct db *db, const char *name, int *busy, uint64_t *job, char *e
 	*busy = 0;
 	r = db_query(db, &rc, err,
 	    "SELECT j.id FROM jobs j"
-	    " WHERE j.id = (SELECT r.job_id FROM jobq_schedule_runs r WHERE r.name = %q AND r.job_id IS NOT "
-	    "NULL"
+	    " WHERE j.id = (SELECT r.job_id FROM jobq_schedule_runs r WHERE r.name = %q AND r.job_id IS NOT NULL"
+	    "  AND (r.manual = 1 OR r.fire_at <= %q OR r.enqueued_at < UTC_TIMESTAMP(6) - INTERVAL %I SECOND)"
 	    "  ORDER BY r.enqueued_at DESC LIMIT 1)"
 	    " AND (j.lease_token IS NULL OR j.lease_expires_at > UTC_TIMESTAMP(6))",
-	    name);
+	    name, ov->ticked, ov->age_s);
 	if (r == NULL)
 		return rc;
 	if ((row = db_res_next(r)) != NULL) {
@@ -128,8 +129,8 @@ last_job_busy(struct db *db, const char *name, int *busy, uint64_t *job, char *e
  * insert the job again, the job stays uncommitted, the row's UPDATE finds
  * nothing, and we roll it all back and run again. */
 static int
-fire_tx(struct db *db, const struct schedule *s, const char *at, int how, enum fire_result *res, uint64_t *job,
-    char *err)
+fire_tx(struct db *db, const struct schedule *s, const char *at, int how, const struct overlap *ov,
+    enum fire_result *res, uint64_t *job, char *err)
 {
 	struct enqueue_item it;
 	char host[256];
@@ -153,7 +154,7 @@ fire_tx(struct db *db, const struct schedule *s, const char *at, int how, enum f
 		return rc;
 	}
 	if (!(how & (FIRE_F_MANUAL | FIRE_F_NO_OVERLAP)) && !s->overlap_allow &&
-	    (rc = last_job_busy(db, s->name, &busy, job, err)) != DB_OK)
+	    (rc = last_job_busy(db, s->name, ov, &busy, job, err)) != DB_OK)
 		return rc;
 	if (busy) {
 		*res = FIRE_SKIPPED;
@@ -181,10 +182,11 @@ fire_tx(struct db *db, const struct schedule *s, const char *at, int how, enum f
 }
 
 /* Runs fire_tx to its end: COMMIT, or ROLLBACK and again after a
- * deadlock or lock wait timeout. */
+ * deadlock or lock wait timeout.  ov: for the overlap rule; NULL with
+ * FIRE_F_MANUAL or FIRE_F_MISSED. */
 static int
-fire(struct db *db, const struct schedule *s, const char *at_text, int how, enum fire_result *res,
-    uint64_t *job, char *err)
+fire(struct db *db, const struct schedule *s, const char *at_text, int how, const struct overlap *ov,
+    enum fire_result *res, uint64_t *job, char *err)
 {
 	char at_sql[64];
 	int rc, attempt = 0;
@@ -194,7 +196,7 @@ fire(struct db *db, const struct schedule *s, const char *at_text, int how, enum
 		char ignored[ERRSZ];
 
 		*job = 0;
-		rc = fire_tx(db, s, at_sql, how, res, job, err);
+		rc = fire_tx(db, s, at_sql, how, ov, res, job, err);
 		if (rc == DB_OK && *res != FIRE_TAKEN)
 			rc = db_commit(db, err);
 		else
@@ -266,7 +268,8 @@ report_fire(const struct scheduler_opts *o, const struct schedule *s, enum fire_
  * enough, the latest of them is recorded as missed, as latest does. */
 static int
 tick_all(struct db *db, const struct schedule *s, const struct cron *cr, const struct cron_zone *z,
-    int64_t from, int64_t now, const struct scheduler_opts *o, struct scheduler_counts *n, char *err)
+    int64_t from, int64_t now, struct overlap *ov, const struct scheduler_opts *o, struct scheduler_counts *n,
+    char *err)
 {
 	int64_t ok_s = s->catch_up_ms / 1000 > ON_TIME_S - 1 ? s->catch_up_ms / 1000 : ON_TIME_S - 1;
 	int64_t cutoff = now - ok_s - 1, t, f, first = 0, latest = 0;
@@ -283,15 +286,16 @@ tick_all(struct db *db, const struct schedule *s, const struct cron *cr, const s
 	for (t = from > cutoff ? from : cutoff; k < COUNT_LIMIT && cron_next(cr, z, t, &f) == CRON_FOUND &&
 	     f <= now;
 	     t = f, k++) {
-		utc_text(f, at, sizeof at);
-		if ((rc = fire(db, s, at, k > 0 ? FIRE_F_NO_OVERLAP : 0, &res, &job, err)) != DB_OK)
+		schedules_utc_text(f, at, sizeof at);
+		ov->age_s = now - f;
+		if ((rc = fire(db, s, at, k > 0 ? FIRE_F_NO_OVERLAP : 0, ov, &res, &job, err)) != DB_OK)
 			return rc;
 		local_text(z, f, now, when, sizeof when);
 		report_fire(o, s, res, job, when, now - f >= ON_TIME_S ? now_at : NULL, now - f, n);
 	}
 	if (k == 0 && old > 0) {
-		utc_text(latest, at, sizeof at);
-		if ((rc = fire(db, s, at, FIRE_F_MISSED, &res, &job, err)) != DB_OK)
+		schedules_utc_text(latest, at, sizeof at);
+		if ((rc = fire(db, s, at, FIRE_F_MISSED, NULL, &res, &job, err)) != DB_OK)
 			return rc;
 		local_text(z, latest, now, when, sizeof when);
 		report_fire(o, s, res, job, when, NULL, now - latest, n);
@@ -304,21 +308,23 @@ static int
 tick_one(struct db *db, const struct schedule *s, const struct cron *cr, const struct cron_zone *z,
     int64_t now, const struct scheduler_opts *o, struct scheduler_counts *n, char *err)
 {
-	int64_t from, first = 0, latest = 0, late_s;
+	int64_t from, ticked, first = 0, latest = 0, late_s;
 	uint64_t count, job = 0;
 	char when[40], first_at[40], now_at[40], now_utc[32];
+	struct overlap ov;
 	enum fire_result res;
 	int found, rc, missed;
 
-	if ((rc = schedules_checked_until(db, s->name, &from, &found, err)) != DB_OK)
+	if ((rc = schedules_checked_until(db, s->name, &from, &ticked, &found, err)) != DB_OK)
 		return rc;
+	schedules_utc_text(ticked, ov.ticked, sizeof ov.ticked);
 	if (!found)
 		from = now - ON_TIME_S; /* a new schedule: only this minute's fire */
-	utc_text(now, now_utc, sizeof now_utc);
+	schedules_utc_text(now, now_utc, sizeof now_utc);
 	if (!s->enabled || !due_fires(cr, z, from, now, &first, &latest, &count))
 		return o->dry_run ? DB_OK : schedules_checked(db, s->name, now_utc, err);
 	if (s->catch_up_mode == CATCH_UP_ALL && !o->dry_run) {
-		if ((rc = tick_all(db, s, cr, z, from, now, o, n, err)) != DB_OK)
+		if ((rc = tick_all(db, s, cr, z, from, now, &ov, o, n, err)) != DB_OK)
 			return rc;
 		return schedules_checked(db, s->name, now_utc, err);
 	}
@@ -340,8 +346,9 @@ tick_one(struct db *db, const struct schedule *s, const struct cron *cr, const s
 	{
 		char at[32];
 
-		utc_text(latest, at, sizeof at);
-		if ((rc = fire(db, s, at, missed ? FIRE_F_MISSED : 0, &res, &job, err)) != DB_OK)
+		schedules_utc_text(latest, at, sizeof at);
+		ov.age_s = late_s;
+		if ((rc = fire(db, s, at, missed ? FIRE_F_MISSED : 0, &ov, &res, &job, err)) != DB_OK)
 			return rc;
 	}
 	report_fire(o, s, res, job, when, late_s >= ON_TIME_S ? now_at : NULL, late_s, n);
@@ -412,7 +419,7 @@ scheduler_run_now(const struct conf *c, struct db *db, const struct schedule *s,
 	if ((row = db_res_next(r)) != NULL && row[0] != NULL)
 		snprintf(at, sizeof at, "%s", row[0]);
 	db_res_free(r);
-	if ((rc = fire(db, s, at, FIRE_F_MANUAL, &res, job_id, err)) != DB_OK)
+	if ((rc = fire(db, s, at, FIRE_F_MANUAL, NULL, &res, job_id, err)) != DB_OK)
 		return rc;
 	if (res != FIRE_ENQUEUED) {
 		errf(err, "%s: another run took the same microsecond; try again", s->name);

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cron.h"
 #include "schedules.h"
@@ -195,6 +196,18 @@ schedules_ini(const struct conf *c, const char *name)
 	return NULL;
 }
 
+/* "YYYY-MM-DD HH:MM:SS" in UTC, for DATETIME columns. */
+void
+schedules_utc_text(int64_t t, char *out, size_t len)
+{
+	time_t tt = (time_t)t;
+	struct tm tm;
+
+	gmtime_r(&tt, &tm);
+	if (strftime(out, len, "%Y-%m-%d %H:%M:%S", &tm) == 0 && len > 0)
+		out[0] = '\0';
+}
+
 /* Adds s as a database schedule: the one way in for `jobq schedule add`
  * and the dashboard, so both refuse the same things.  The caller has
  * set s's fields through schedule_set(), which checked each one; this
@@ -333,26 +346,33 @@ schedules_checked(struct db *db, const char *name, const char *until, char *err)
 
 /* How far the scheduler has looked at name's fires: the later of
  * checked_until and its last scheduled fire (seconds since the epoch);
- * *found 0 when neither exists. */
+ * *found 0 when neither exists.  *ticked (unless NULL): checked_until
+ * alone, how far the last tick that finished looked (a tick cut off
+ * may have enqueued fires after it); 86400 when there is none. */
 int
-schedules_checked_until(struct db *db, const char *name, int64_t *until, int *found, char *err)
+schedules_checked_until(
+    struct db *db, const char *name, int64_t *until, int64_t *ticked, int *found, char *err)
 {
 	struct db_res *r;
 	char **row;
 	int rc;
 
 	*found = 0;
+	if (ticked != NULL)
+		*ticked = 86400;
 	r = db_query(db, &rc, err,
-	    "SELECT UNIX_TIMESTAMP(GREATEST("
-	    " COALESCE((SELECT checked_until FROM jobq_schedule_state WHERE name = %q), '1970-01-02'),"
-	    " COALESCE((SELECT MAX(fire_at) FROM jobq_schedule_runs WHERE name = %q AND manual = 0), "
-	    "'1970-01-02')))",
+	    "SELECT UNIX_TIMESTAMP(GREATEST(c, COALESCE((SELECT MAX(fire_at) FROM jobq_schedule_runs"
+	    "  WHERE name = %q AND manual = 0), '1970-01-02'))), UNIX_TIMESTAMP(c)"
+	    " FROM (SELECT COALESCE((SELECT checked_until FROM jobq_schedule_state WHERE name = %q),"
+	    "  '1970-01-02') c) t",
 	    name, name);
 	if (r == NULL)
 		return rc;
 	if ((row = db_res_next(r)) != NULL && row[0] != NULL) {
 		*until = strtoll(row[0], NULL, 10);
 		*found = *until > 2 * 86400;
+		if (ticked != NULL)
+			*ticked = strtoll(row[1], NULL, 10);
 	}
 	db_res_free(r);
 	return DB_OK;

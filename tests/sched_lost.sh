@@ -1,9 +1,15 @@
 #!/bin/bash
-# Lost answers in the watchdogs: a watchdog incident whose INSERT (or its
-# read-back) loses its answer is still delivered "raised" once, by the
-# worker that opened it, on its next pass; and "cleared" once.
-# The worker talks to the server through tests/replylost.py (see
-# tests/replylost.sh).
+# Lost answers in the watchdogs and the scheduler:
+#   1. a watchdog incident whose INSERT (or its read-back) loses its
+#      answer is still delivered "raised" once, by the worker that
+#      opened it, on its next pass; and "cleared" once;
+#   2. catch_up = all: a tick cut off after committing the first missed
+#      fire leaves the next one to be enqueued, not skipped by the
+#      overlap rule (the job of a fire of the same catch-up run does not
+#      count as "the last fire"); a fire cut off on time still holds up
+#      the next one.
+# The worker and the ticks talk to the server through
+# tests/replylost.py (see tests/replylost.sh).
 . "$top_srcdir/tests/lib.sh"
 one_build sanitized "behaviour alone"
 setup sched_lost
@@ -71,6 +77,34 @@ for what in 'INSERT INTO jobq_alerts' 'FROM jobq_alerts WHERE id = '; do
 	kill -TERM "$WORKER_PID"
 	wait_exit 20 "$WORKER_PID"
 done
+
+# ---- 2. catch_up = all, a tick cut off after its first fire ----
+# A tick at 10:00:40 has looked at it; nothing ticks at 10:01.
+fired() { sql "SELECT COUNT(*) FROM jobq_schedule_runs WHERE name = 'every' AND job_id IS NOT NULL AND fire_at IN ($1)"; }
+JOBQ_SCHEDULER_NOW=2026-01-05T10:00:30Z jq_ schedule add every --cron '* * * * *' --type tick --catch-up 'all 1h'
+ok $? "2: a schedule every minute, catch_up = all"
+JOBQ_SCHEDULER_NOW=2026-01-05T10:00:40Z jq_ schedule >/dev/null
+jq_ work -q other --stop-when-empty 2>/dev/null
+printf '^COMMIT' >"$PX/drop"
+out=$(JOBQ_SCHEDULER_NOW=2026-01-05T10:02:10Z jq_ schedule 2>&1)
+is "$?" 69 "a tick that fires 10:01 and 10:02 loses the answer to its first COMMIT: 69"
+is "$(fired "'2026-01-05 10:01:00'")" 1 "... the 10:01 fire is a job"
+out=$(JOBQ_SCHEDULER_NOW=2026-01-05T10:02:20Z jq_ schedule 2>&1)
+is "$?" 0 "the next tick"
+like "$out" "every: 10:02 fire enqueued" "... enqueues 10:02 (the overlap rule does not count 10:01's job)"
+is "$(fired "'2026-01-05 10:01:00', '2026-01-05 10:02:00'")" 2 "... both fires have a job, as an uncut tick leaves"
+out=$(JOBQ_SCHEDULER_NOW=2026-01-05T10:03:05Z jq_ schedule 2>&1)
+like "$out" "every: 10:03 fire skipped: job [0-9]+ of its last fire" \
+	"the 10:03 fire is skipped while 10:02's job is queued (overlap = skip)"
+jq_ work -q other --stop-when-empty 2>/dev/null
+printf '^COMMIT' >"$PX/drop"
+JOBQ_SCHEDULER_NOW=2026-01-05T10:04:05Z jq_ schedule >/dev/null 2>&1
+is "$? $(fired "'2026-01-05 10:04:00'")" "69 1" \
+	"a tick that fires 10:04 on time loses the answer to its COMMIT: the job is there"
+sleep 1 # the 10:05 tick comes later than the 10:04 job was enqueued
+out=$(JOBQ_SCHEDULER_NOW=2026-01-05T10:05:00Z jq_ schedule 2>&1)
+like "$out" "every: 10:05 fire skipped: job [0-9]+ of its last fire" \
+	"... its job holds up the 10:05 fire (it was enqueued before 10:05 was due)"
 
 stop_workers
 finish
