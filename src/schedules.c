@@ -208,20 +208,64 @@ schedules_utc_text(int64_t t, char *out, size_t len)
 		out[0] = '\0';
 }
 
+/* The statement of schedules_checked: checked_until moves to until,
+ * never back; watched_since is set the first time. */
+static void
+checked_sql(struct db *db, struct buf *sql, const char *name, const char *until)
+{
+	db_sql(db, sql,
+	    "INSERT INTO jobq_schedule_state (name, checked_until, watched_since) VALUES (%q, %q, %q)"
+	    " ON DUPLICATE KEY UPDATE checked_until = GREATEST(COALESCE(checked_until, %q), %q),"
+	    " watched_since = COALESCE(watched_since, %q)",
+	    name, until, until, until, until, until);
+}
+
+/* One try of schedules_add, inside a transaction: the row, and the
+ * schedule looked at up to now (the schedules' clock), so that its
+ * first fire is the next one due, never one from before it was added
+ * (a tick takes the fire of the last minute of a schedule it has not
+ * looked at before: an INI one). */
+static int
+add_once(struct db *db, const struct schedule *s, char *err)
+{
+	char now_utc[32];
+	struct buf sql;
+	int64_t now;
+	int rc;
+
+	buf_init(&sql);
+	db_sql(db, &sql, "INSERT INTO jobq_schedules SET name = %q, ", s->name);
+	values(db, &sql, s);
+	rc = db_exec_buf(db, &sql, err);
+	buf_free(&sql);
+	if (rc != DB_OK && db_errno(db) == 1062) { /* ER_DUP_ENTRY */
+		errf(err, "schedule '%s' already exists in the database", s->name);
+		return SCHEDULES_EXISTS;
+	}
+	if (rc != DB_OK || (rc = schedules_now(db, &now, err)) != DB_OK)
+		return rc;
+	schedules_utc_text(now, now_utc, sizeof now_utc);
+	buf_init(&sql);
+	checked_sql(db, &sql, s->name, now_utc);
+	rc = db_exec_buf(db, &sql, err);
+	buf_free(&sql);
+	return rc;
+}
+
 /* Adds s as a database schedule: the one way in for `jobq schedule add`
  * and the dashboard, so both refuse the same things.  The caller has
  * set s's fields through schedule_set(), which checked each one; this
  * checks the name, that no INI section has it (a schedule lives in one
  * place only: the tick refuses a name in both), fills the defaults
- * (schedule_finish) and inserts it.  SCHEDULES_INVALID (bad name, no
- * cron or type), SCHEDULES_IN_INI or SCHEDULES_EXISTS with the reason in
- * err and nothing written; or a DB_* code. */
+ * (schedule_finish) and inserts it, looked at up to now (add_once).
+ * SCHEDULES_INVALID (bad name, no cron or type), SCHEDULES_IN_INI or
+ * SCHEDULES_EXISTS with the reason in err and nothing written; or a
+ * DB_* code. */
 int
 schedules_add(const struct conf *c, struct db *db, struct schedule *s, char *err)
 {
 	const struct schedule *ini;
-	struct buf sql;
-	int rc;
+	int rc, attempt = 0;
 
 	if (!conf_valid_name(s->name))
 		return errf(err, "name: bad name '%s' (1-64 of A-Z a-z 0-9 _ . -)", s->name),
@@ -232,15 +276,13 @@ schedules_add(const struct conf *c, struct db *db, struct schedule *s, char *err
 		       SCHEDULES_IN_INI;
 	if (schedule_finish(c, s, err) < 0)
 		return SCHEDULES_INVALID;
-	buf_init(&sql);
-	db_sql(db, &sql, "INSERT INTO jobq_schedules SET name = %q, ", s->name);
-	values(db, &sql, s);
-	rc = db_exec_buf(db, &sql, err);
-	buf_free(&sql);
-	if (rc != DB_OK && db_errno(db) == 1062) { /* ER_DUP_ENTRY */
-		errf(err, "schedule '%s' already exists in the database", s->name);
-		return SCHEDULES_EXISTS;
-	}
+	do {
+		if ((rc = db_begin(db, err)) != DB_OK)
+			return rc;
+		if ((rc = add_once(db, s, err)) == DB_OK && (rc = db_commit(db, err)) == DB_OK)
+			return DB_OK;
+		db_rollback(db);
+	} while (db_retry_after(rc, ++attempt));
 	return rc;
 }
 
@@ -334,11 +376,7 @@ schedules_checked(struct db *db, const char *name, const char *until, char *err)
 	int rc;
 
 	buf_init(&sql);
-	db_sql(db, &sql,
-	    "INSERT INTO jobq_schedule_state (name, checked_until, watched_since) VALUES (%q, %q, %q)"
-	    " ON DUPLICATE KEY UPDATE checked_until = GREATEST(COALESCE(checked_until, %q), %q),"
-	    " watched_since = COALESCE(watched_since, %q)",
-	    name, until, until, until, until, until);
+	checked_sql(db, &sql, name, until);
 	rc = db_exec_retry(db, &sql, NULL, 0, err);
 	buf_free(&sql);
 	return rc;

@@ -312,11 +312,12 @@ exec = /bin/true
 EOC
 empty_tables
 sql "DELETE FROM jobq_schedules; DELETE FROM jobq_schedule_state; DELETE FROM jobq_schedule_runs"
-jq_ schedule add s10 --cron '0 * * * *' --type echo >/dev/null
+# Each add on the schedules' clock, as the ticks read it.
+JOBQ_SCHEDULER_NOW=2026-01-05T09:59:00Z jq_ schedule add s10 --cron '0 * * * *' --type echo >/dev/null
 JOBQ_SCHEDULER_NOW=2026-01-05T10:00:05Z jq_ schedule --quiet
 is "$(sql "SELECT COUNT(*) FROM jobs")" 1 "item 10: the schedule fires at 10:00"
 jq_ schedule remove s10 >/dev/null
-jq_ schedule add s10 --cron '30 * * * *' --type echo >/dev/null
+JOBQ_SCHEDULER_NOW=2026-01-05T10:45:00Z jq_ schedule add s10 --cron '30 * * * *' --type echo >/dev/null
 JOBQ_SCHEDULER_NOW=2026-01-05T10:45:05Z jq_ schedule --quiet 2>"$T/tick10.log"
 is "$(sql "SELECT COUNT(*) FROM jobs")" 1 "item 10: re-added at 10:45, it does not enqueue the 10:30 fire from before it existed"
 JOBQ_SCHEDULER_NOW=2026-01-05T11:30:05Z jq_ schedule --quiet

@@ -1,5 +1,6 @@
 #!/bin/bash
-# Lost answers in the watchdogs and the scheduler:
+# Lost answers in the watchdogs and the scheduler, and a schedule's
+# first fire:
 #   1. a watchdog incident whose INSERT (or its read-back) loses its
 #      answer is still delivered "raised" once, by the worker that
 #      opened it, on its next pass; and "cleared" once;
@@ -7,7 +8,9 @@
 #      fire leaves the next one to be enqueued, not skipped by the
 #      overlap rule (the job of a fire of the same catch-up run does not
 #      count as "the last fire"); a fire cut off on time still holds up
-#      the next one.
+#      the next one;
+#   3. a schedule added with `jobq schedule add` (or removed and added
+#      again) never fires an occurrence from before it was added.
 # The worker and the ticks talk to the server through
 # tests/replylost.py (see tests/replylost.sh).
 . "$top_srcdir/tests/lib.sh"
@@ -105,6 +108,21 @@ sleep 1 # the 10:05 tick comes later than the 10:04 job was enqueued
 out=$(JOBQ_SCHEDULER_NOW=2026-01-05T10:05:00Z jq_ schedule 2>&1)
 like "$out" "every: 10:05 fire skipped: job [0-9]+ of its last fire" \
 	"... its job holds up the 10:05 fire (it was enqueued before 10:05 was due)"
+
+# ---- 3. a schedule's first fire is never one from before it was added ----
+JOBQ_SCHEDULER_NOW=2026-01-05T11:05:18Z jq_ schedule add fresh --cron '* * * * *' --type tick --catch-up 'all 1h'
+out=$(JOBQ_SCHEDULER_NOW=2026-01-05T11:05:40Z jq_ schedule 2>&1)
+is "$(sql "SELECT COUNT(*) FROM jobq_schedule_runs WHERE name = 'fresh'")" 0 \
+	"3: added at 11:05:18, a tick at 11:05:40 does not fire 11:05"
+out=$(JOBQ_SCHEDULER_NOW=2026-01-05T11:06:05Z jq_ schedule 2>&1)
+like "$out" "fresh: 11:06 fire enqueued" "... its first fire is 11:06"
+jq_ schedule remove fresh
+JOBQ_SCHEDULER_NOW=2026-01-05T11:08:20Z jq_ schedule add fresh --cron '* * * * *' --type tick
+out=$(JOBQ_SCHEDULER_NOW=2026-01-05T11:08:50Z jq_ schedule 2>&1)
+is "$(sql "SELECT COUNT(*) FROM jobq_schedule_runs WHERE name = 'fresh'")" 0 \
+	"removed and added again at 11:08:20: a tick at 11:08:50 does not fire 11:08"
+out=$(JOBQ_SCHEDULER_NOW=2026-01-05T11:09:01Z jq_ schedule 2>&1)
+like "$out" "fresh: 11:09 fire enqueued" "... its first fire is 11:09"
 
 stop_workers
 finish

@@ -174,7 +174,9 @@ base_conf "
 [schedule inifile]
 cron = 0 3 * * *
 type = echo"
-jq_ schedule add db1 --cron '*/10 * * * *' --type echo --payload '{"db": 1}' --queue low --description 'from the db' >/dev/null
+# Added at 10:05 on the schedules' clock: its first fire is 10:10.
+JOBQ_SCHEDULER_NOW=2026-01-05T10:05:00Z jq_ schedule add db1 --cron '*/10 * * * *' --type echo --payload '{"db": 1}' \
+	--queue low --description 'from the db' >/dev/null
 is "$?" 0 "schedule add exits 0"
 is "$(sql "SELECT CONCAT_WS('|', cron, type, payload, queue, overlap) FROM jobq_schedules WHERE name = 'db1'")" \
 	'*/10 * * * *|echo|{"db": 1}|low|skip' "... and stores the schedule"
@@ -262,7 +264,7 @@ base_conf "
 [handler other]
 exec = $HANDLERS/echo.sh"
 sql "UPDATE jobq_schedules SET cron = '* * * * *'"
-jq_ schedule add good --cron '* * * * *' --type other >/dev/null
+JOBQ_SCHEDULER_NOW=2026-01-06T03:59:30Z jq_ schedule add good --cron '* * * * *' --type other >/dev/null
 sql "UPDATE jobq_schedules SET type = 'vanished' WHERE name = 'twice'" # its handler left the INI
 n=$(njobs)
 OUT=$(at 2026-01-06T04:00:05Z 2>&1)
