@@ -51,15 +51,9 @@ struct unsure {
 	uint64_t id;
 };
 
-/* The writes still to be asked about.  The process's memory, not a
- * run's: a lost answer ends the run (the connection is gone), and the
- * next run, after the reconnect, settles them.  One process runs one
- * loop of watchdogs, from one thread. */
-static struct unsure *unsure;
-static size_t nunsure;
-
 struct watch {
 	struct db *db;
+	struct watchdog_unsure *u;
 	const char *by;
 	struct incident *open; /* the open incidents, read once per run */
 	size_t nopen;
@@ -70,12 +64,12 @@ struct watch {
 /* Remembers a write whose answer was lost: id 0 the raise of (kind,
  * name), else the clear of incident id. */
 static void
-remember(const char *kind, const char *name, uint64_t id)
+remember(struct watchdog_unsure *p, const char *kind, const char *name, uint64_t id)
 {
 	struct unsure *u;
 
-	unsure = xrealloc(unsure, (nunsure + 1) * sizeof *unsure);
-	u = &unsure[nunsure++];
+	p->list = xrealloc(p->list, (p->n + 1) * sizeof *p->list);
+	u = &p->list[p->n++];
 	snprintf(u->kind, sizeof u->kind, "%s", kind);
 	snprintf(u->name, sizeof u->name, "%s", name);
 	u->id = id;
@@ -100,34 +94,42 @@ settle(struct watch *w, const char *kind, const char *name, int bad, const char 
 	if (rc == DB_OK && won == 1)
 		w->deliver(w->arg, &x, bad ? "raised" : "cleared");
 	if (won == INCIDENT_UNSURE)
-		remember(kind, name, bad ? 0 : x.id);
+		remember(w->u, kind, name, bad ? 0 : x.id);
 	free(x.reason);
 	return rc;
 }
 
-/* Asks about each write whose answer was lost (see the top of the
- * file), and delivers those that took; each is forgotten once asked. */
+/* Asks about each write whose answer was lost (watchdog_unsure), and
+ * delivers those that took; each is forgotten once asked. */
 static int
 settle_unsure(struct watch *w, char *err)
 {
+	struct watchdog_unsure *p = w->u;
 	struct incident x;
 	int rc = DB_OK, took;
 
-	while (nunsure > 0 && rc == DB_OK) {
-		const struct unsure *u = &unsure[nunsure - 1];
+	while (p->n > 0 && rc == DB_OK) {
+		const struct unsure *u = &p->list[p->n - 1];
 
 		rc = incidents_took(w->db, u->kind, u->name, u->id, w->by, &x, &took, err);
 		if (rc == DB_OK && took)
 			w->deliver(w->arg, &x, u->id == 0 ? "raised" : "cleared");
 		if (rc == DB_OK)
-			nunsure--;
+			p->n--;
 		free(x.reason);
 	}
-	if (nunsure == 0) {
-		free(unsure);
-		unsure = NULL;
-	}
+	if (p->n == 0)
+		watchdog_unsure_free(p);
 	return rc;
+}
+
+/* Forgets every write p remembers. */
+void
+watchdog_unsure_free(struct watchdog_unsure *p)
+{
+	free(p->list);
+	p->list = NULL;
+	p->n = 0;
 }
 
 /* The first column of the first row of the query sql (freed) as a
@@ -374,15 +376,19 @@ check_schedules(struct watch *w, const struct conf *c, char *err)
 
 /* Runs every check once; by names this process in the incidents it
  * writes.  fn is called for each incident this process opened or
- * cleared.  Returns a DB_* code: the checks stop at the first failure. */
+ * cleared.  u keeps, from one run to the next, the writes whose answers
+ * were lost: asked about first.  Returns a DB_* code: the checks stop at
+ * the first failure. */
 int
-watchdog_run(const struct conf *c, struct db *db, const char *by, watchdog_deliver *fn, void *arg, char *err)
+watchdog_run(const struct conf *c, struct db *db, const char *by, struct watchdog_unsure *u,
+    watchdog_deliver *fn, void *arg, char *err)
 {
 	struct watch w;
 	int rc;
 
 	memset(&w, 0, sizeof w);
 	w.db = db;
+	w.u = u;
 	w.by = by;
 	w.deliver = fn;
 	w.arg = arg;

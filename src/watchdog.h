@@ -12,6 +12,17 @@
  * ("cleared"): it, and no other process, delivers the alert. */
 typedef void watchdog_deliver(void *arg, const struct incident *x, const char *event);
 
-int watchdog_run(const struct conf *c, struct db *db, const char *by, watchdog_deliver *fn, void *arg, char *err);
+/* The writes of incidents whose answers were lost (a lost answer ends
+ * the run: the connection is gone), kept by the caller from one run to
+ * the next, which asks about them after the reconnect; zeroed to start. */
+struct unsure;
+struct watchdog_unsure {
+	struct unsure *list;
+	size_t n;
+};
+
+int watchdog_run(const struct conf *c, struct db *db, const char *by, struct watchdog_unsure *u,
+    watchdog_deliver *fn, void *arg, char *err);
+void watchdog_unsure_free(struct watchdog_unsure *u);
 
 #endif

@@ -133,6 +133,7 @@ worker_free_arrays(struct worker *w)
 	free(w->pfd_first);
 	free(w->pfd_count);
 	alerts_free(w->alerts);
+	watchdog_unsure_free(&w->watch_unsure);
 }
 
 /* Turns on the hand-off of released jobs (queue.h: struct handoff) for

@@ -31,6 +31,7 @@
 #include "control.h"
 #include "queue.h"
 #include "registry.h"
+#include "watchdog.h"
 #include "util.h"
 #include "worker.h" /* struct worker_opts: the options only, no call up */
 
@@ -135,6 +136,7 @@ struct worker {
 	int64_t next_cancel;         /* when held jobs are next checked for cancel requests */
 	int64_t next_sweep;          /* when expired jobs are next swept (worker_prune.c) */
 	int64_t next_watch;          /* when the watchdogs run next (worker_watch.c) */
+	struct watchdog_unsure watch_unsure; /* their writes whose answers were lost */
 	int write_now;               /* an outcome is new: write without waiting */
 	int charge_due;              /* a job reserved ahead started uncharged (job.charged) */
 	int write_waited;            /* the last write waited on a lock held elsewhere */

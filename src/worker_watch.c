@@ -44,7 +44,7 @@ watch_tick(struct worker *w, int64_t now)
 
 	if (!w->db_up || w->stopping || now < w->next_watch)
 		return;
-	rc = watchdog_run(w->conf, w->db, w->id, deliver, w, err);
+	rc = watchdog_run(w->conf, w->db, w->id, &w->watch_unsure, deliver, w, err);
 	if (rc == DB_EGONE)
 		conn_failed(w, rc, "running the watchdogs", err);
 	else if (rc != DB_OK)
