@@ -26,12 +26,16 @@ detail_cut(const char *detail)
 	return xasprintf("%.*s...", (int)cut, detail);
 }
 
-/* Appends the INSERT (no ';') of one audit row to sql.  job_sql is the
- * job's id as SQL: "NULL" for an action on no one job, a number, or
- * "LAST_INSERT_ID()" for the job the statement before it inserted.
- * count 0 leaves job_count NULL. */
+/* Appends the INSERT (no ';') of one audit row to sql, written only
+ * when cond (SQL, evaluated as the INSERT runs; NULL: always) holds: a
+ * caller puts the row in the transaction of the action it records, so
+ * that the two are committed together or not at all, and cond says
+ * whether the action did anything.  job_sql is the job's id as SQL:
+ * "NULL" for an action on no one job, a number, or "LAST_INSERT_ID()"
+ * for the job the statement before it inserted.  count 0 leaves
+ * job_count NULL. */
 void
-audit_sql(struct db *db, struct buf *sql, const struct audit_entry *e, const char *job_sql)
+audit_sql_when(struct db *db, struct buf *sql, const struct audit_entry *e, const char *job_sql, const char *cond)
 {
 	char *detail = detail_cut(e->detail != NULL ? e->detail : "");
 	char count[24] = "NULL";
@@ -40,9 +44,16 @@ audit_sql(struct db *db, struct buf *sql, const struct audit_entry *e, const cha
 		snprintf(count, sizeof count, "%llu", (unsigned long long)e->count);
 	db_sql(db, sql,
 	    "INSERT INTO jobq_audit (username, address, action, job_id, job_count, detail)"
-	    " VALUES (%q, %q, %q, %s, %s, %q)",
-	    e->user, e->address, e->action, job_sql, count, detail);
+	    " SELECT %q, %q, %q, %s, %s, %q FROM DUAL WHERE %s",
+	    e->user, e->address, e->action, job_sql, count, detail, cond != NULL ? cond : "TRUE");
 	free(detail);
+}
+
+/* audit_sql_when, always written. */
+void
+audit_sql(struct db *db, struct buf *sql, const struct audit_entry *e, const char *job_sql)
+{
+	audit_sql_when(db, sql, e, job_sql, NULL);
 }
 
 /* Records an action on job_id (0: on many jobs, or none) that was on

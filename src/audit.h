@@ -36,6 +36,8 @@ struct audit_filter {
 int audit_add(struct db *db, const char *user, const char *address, const char *action, uint64_t job_id,
     const char *detail, char *err);
 void audit_sql(struct db *db, struct buf *sql, const struct audit_entry *e, const char *job_sql);
+void audit_sql_when(
+    struct db *db, struct buf *sql, const struct audit_entry *e, const char *job_sql, const char *cond);
 int audit_add_entry(struct db *db, const struct audit_entry *e, uint64_t job_id, char *err);
 int audit_for_job(
     struct db *db, uint64_t job_id, const char *tz, struct audit_row **rows, size_t *n, char *err);

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "audit.h"
 #include "cancel.h"
 #include "deps.h"
 #include "final.h"
@@ -29,13 +30,14 @@
  * the job's group; the finalizing statements of final_sql where cond
  * (which matches job id or nothing); the release of the jobs that wait
  * for job id (deps.c) and its group's count (groups.c), iff it was
- * finalized; COMMIT" as one transaction, rerun on a deadlock; *deleted
+ * finalized; also (statements, each ending in ';'; NULL: none); COMMIT"
+ * as one transaction, rerun on a deadlock; *deleted
  * gets the rows finalized, *pre_rows the rows pre changed.  The group is
  * read once pre holds the row: a SELECT inside SET is a locking read,
  * and would otherwise wait on a worker's lock before pre does. */
 static int
-final_tx(struct db *db, uint64_t id, const char *by, const char *pre, const char *cond, uint64_t *pre_rows,
-    uint64_t *deleted, char *err)
+final_tx(struct db *db, uint64_t id, const char *by, const char *pre, const char *cond, const char *also,
+    uint64_t *pre_rows, uint64_t *deleted, char *err)
 {
 	struct buf sql;
 	uint64_t affected[24] = { 0 };
@@ -54,6 +56,8 @@ final_tx(struct db *db, uint64_t id, const char *by, const char *pre, const char
 	park_unpark_sql(db, &sql, id);
 	deps_ended_sql(db, &sql, id, "cancelled", "@jobq_fence > 0", DEPS_ALL);
 	groups_ended_sql(db, &sql, "@jobq_group", "cancelled", "@jobq_fence > 0 AND @jobq_group IS NOT NULL");
+	if (also != NULL)
+		buf_adds(&sql, also);
 	buf_adds(&sql, "COMMIT");
 	rc = db_exec_retry(db, &sql, affected, ARRAY_LEN(affected), err);
 	buf_free(&sql);
@@ -68,20 +72,51 @@ final_tx(struct db *db, uint64_t id, const char *by, const char *pre, const char
 int
 queue_cancel(struct db *db, uint64_t id, const char *by, enum cancel_state *st, char *err)
 {
-	struct buf pre, cond;
+	return queue_cancel_audited(db, id, by, NULL, st, err);
+}
+
+/* The audit rows of a cancel (a[0] when the job is cancelled now, a[1]
+ * when its worker is asked to), as statements final_tx runs after the
+ * cancel: @jobq_fence says whether it finalized the job, and a job it
+ * did not that is still in jobs (its row locked since pre) was asked. */
+static void
+audit_rows_sql(struct db *db, struct buf *also, uint64_t id, const struct audit_entry *a)
+{
+	char job[24], cond[96];
+
+	snprintf(job, sizeof job, "%llu", (unsigned long long)id);
+	audit_sql_when(db, also, &a[0], job, "@jobq_fence > 0");
+	buf_adds(also, ";");
+	snprintf(cond, sizeof cond, "@jobq_fence = 0 AND EXISTS (SELECT 1 FROM jobs WHERE id = %s)", job);
+	audit_sql_when(db, also, &a[1], job, cond);
+	buf_adds(also, ";");
+}
+
+/* queue_cancel, with the audit row of the one that happened of a[0..1]
+ * (NULL: none) in the same transaction: the cancel and its row are
+ * committed together or not at all.  A job that had ended gets none. */
+int
+queue_cancel_audited(
+    struct db *db, uint64_t id, const char *by, const struct audit_entry *a, enum cancel_state *st, char *err)
+{
+	struct buf pre, cond, also;
 	uint64_t found, deleted;
 	int rc;
 
 	buf_init(&pre);
 	buf_init(&cond);
+	buf_init(&also);
 	db_sql(db, &pre,
 	    "UPDATE jobs SET cancel_by = %q, cancel_at = UTC_TIMESTAMP(6),"
 	    " expires_at = LEAST(COALESCE(expires_at, UTC_TIMESTAMP(6)), UTC_TIMESTAMP(6)) WHERE id = %U",
 	    by, id);
 	db_sql(db, &cond, "id = %U AND NOT (" IS_RESERVED ")", id);
-	rc = final_tx(db, id, by, pre.data, cond.data, &found, &deleted, err);
+	if (a != NULL)
+		audit_rows_sql(db, &also, id, a);
+	rc = final_tx(db, id, by, pre.data, cond.data, a != NULL ? also.data : NULL, &found, &deleted, err);
 	buf_free(&pre);
 	buf_free(&cond);
+	buf_free(&also);
 	if (rc == DB_OK)
 		*st = found == 0 ? CANCEL_ENDED : deleted == 1 ? CANCEL_DONE : CANCEL_REQUESTED;
 	return rc;
@@ -142,7 +177,7 @@ cancel_settle(struct db *db, uint64_t id, const char *by, int *settled, char *er
 	buf_init(&cond);
 	db_sql(db, &pre, "SELECT 1 FROM jobs WHERE id = %U FOR UPDATE", id);
 	db_sql(db, &cond, "id = %U AND cancel_by IS NOT NULL AND NOT (" IS_RESERVED ")", id);
-	rc = final_tx(db, id, by, pre.data, cond.data, &locked, &deleted, err);
+	rc = final_tx(db, id, by, pre.data, cond.data, NULL, &locked, &deleted, err);
 	buf_free(&pre);
 	buf_free(&cond);
 	*settled = rc == DB_OK && deleted > 0;

@@ -4,20 +4,71 @@
  * a thin layer over the same queue_*, failed_*, registry_* and runs_*
  * functions the CLI calls: what a button does and what `jobq failed
  * retry` does cannot drift apart.  Every admin action is written to the
- * audit table (serve_audit). */
+ * audit table in the transaction that makes the change (jobq(1): "every
+ * action is written to the audit table"): whatever happens to the
+ * connection, the change and its row are there together or not at
+ * all. */
 #include "config.h"
+
+#include <stdio.h>
 
 #include "audit.h"
 #include "log.h"
 #include "serve_audit.h"
 
+/* The audit row of an action r's user takes, on count jobs (0: on the
+ * row's one job, or none).  It points into r and detail. */
+struct audit_entry
+serve_audit_entry(struct req *r, const char *action, uint64_t count, const char *detail)
+{
+	struct audit_entry e = { r->user->name, r->addr, action, count, detail };
+
+	return e;
+}
+
+/* One try of serve_audited's transaction. */
+static int
+audited_tx(struct req *r, const struct audit_entry *e, uint64_t job_id, serve_act_fn *act, void *arg, char *err)
+{
+	int rc;
+
+	if ((rc = db_begin(r->db, err)) != DB_OK)
+		return rc;
+	if ((rc = act(r->db, arg, err)) == DB_OK && (rc = audit_add_entry(r->db, e, job_id, err)) == DB_OK &&
+	    (rc = db_commit(r->db, err)) == DB_OK)
+		return DB_OK;
+	db_rollback(r->db);
+	return rc;
+}
+
+/* Runs act (a change of one statement, or several that open no
+ * transaction of their own) and the audit row of action on job_id (0:
+ * none) in one transaction, rerun whole on a deadlock.  act's own
+ * refusal (QUEUE_NOT_FOUND, QUEUE_CONFLICT...) rolls back and writes no
+ * row.  DB_EGONE after the COMMIT was sent means the outcome is unknown:
+ * both were done or neither, never one. */
+int
+serve_audited(struct req *r, const char *action, uint64_t job_id, const char *detail, serve_act_fn *act,
+    void *arg, char *err)
+{
+	struct audit_entry e = serve_audit_entry(r, action, 0, detail);
+	int rc, attempt = 0;
+
+	do
+		rc = audited_tx(r, &e, job_id, act, arg, err);
+	while (db_retry_after(rc, ++attempt));
+	return rc;
+}
+
 /* Records an admin action on job_id (0: on none, or on many) that was
- * on count jobs in all (0: only job_id, or none); a failure is logged
+ * on count jobs in all (0: only job_id, or none), in a transaction of
+ * its own: for what has no change of its own to go with (a summary row
+ * of a bulk action whose jobs each carry theirs).  A failure is logged
  * (the action itself is done and must be reported as done). */
 void
 serve_audit_count(struct req *r, const char *action, uint64_t job_id, uint64_t count, const char *detail)
 {
-	struct audit_entry e = { r->user->name, r->addr, action, count, detail };
+	struct audit_entry e = serve_audit_entry(r, action, count, detail);
 	char err[ERRSZ];
 
 	if (audit_add_entry(r->db, &e, job_id, err) != DB_OK)

@@ -295,11 +295,31 @@ api_job(struct req *r)
 	return serve_json(r, 200, doc);
 }
 
-/* The answer to a one-job action: 200, 404 or 409 (busy). */
-static MHD_RESULT
-job_action(struct req *r, const char *action, int rc, const char *conflict, const char *err)
+/* A one-job change of queue_list.c (one statement, no transaction of
+ * its own) on r->id, as serve_audited runs it. */
+typedef int job_change_fn(struct db *db, uint64_t id, char *err);
+struct job_change {
+	job_change_fn *fn;
+	uint64_t id;
+};
+
+static int
+job_change(struct db *db, void *arg, char *err)
 {
+	struct job_change *c = arg;
+
+	return c->fn(db, c->id, err);
+}
+
+/* Does fn on r->id with its audit row, in one transaction, and answers:
+ * 200, 404 or 409 (busy). */
+static MHD_RESULT
+job_action(struct req *r, const char *action, job_change_fn *fn, const char *conflict)
+{
+	struct job_change c = { fn, r->id };
+	char err[ERRSZ];
 	cJSON *doc;
+	int rc = serve_audited(r, action, r->id, "", job_change, &c, err);
 
 	if (rc == QUEUE_NOT_FOUND)
 		return serve_error(r, 404, "no such job in the queue");
@@ -307,7 +327,6 @@ job_action(struct req *r, const char *action, int rc, const char *conflict, cons
 		return serve_error(r, 409, conflict);
 	if (rc != DB_OK)
 		return serve_db_error(r, action, err);
-	serve_audit(r, action, r->id, "");
 	doc = cJSON_CreateObject();
 	ADD_NUM(doc, "id", r->id);
 	cJSON_AddStringToObject(doc, "done", action);
@@ -318,37 +337,34 @@ job_action(struct req *r, const char *action, int rc, const char *conflict, cons
 MHD_RESULT
 api_job_run_now(struct req *r)
 {
-	char err[ERRSZ];
-
-	return job_action(r, "run-now", queue_make_due(r->db, r->id, err),
-	    "a worker holds this job, or it waits for other jobs; it cannot be made due", err);
+	return job_action(r, "run-now", queue_make_due,
+	    "a worker holds this job, or it waits for other jobs; it cannot be made due");
 }
 
 /* POST /api/jobs/ID/release: a stale job is ready again. */
 MHD_RESULT
 api_job_release(struct req *r)
 {
-	char err[ERRSZ];
-
-	return job_action(r, "release", queue_release_one(r->db, r->id, err),
-	    "only a stale job (its lease expired) can be released", err);
+	return job_action(r, "release", queue_release_one, "only a stale job (its lease expired) can be released");
 }
 
 /* POST /api/jobs/ID/cancel: the job is cancelled, at once when no
  * worker holds it, by its worker within a second when one does
- * ("requested"); 404 when it is not in the queue (it had ended). */
+ * ("requested"); 404 when it is not in the queue (it had ended).  The
+ * audit row is in the cancel's transaction. */
 MHD_RESULT
 api_job_cancel(struct req *r)
 {
+	struct audit_entry a[2] = { serve_audit_entry(r, "cancel", 0, ""),
+		serve_audit_entry(r, "cancel", 0, "running: its worker stops it") };
 	enum cancel_state st;
 	char err[ERRSZ];
 	cJSON *doc;
 
-	if (queue_cancel(r->db, r->id, r->user->name, &st, err) != DB_OK)
+	if (queue_cancel_audited(r->db, r->id, r->user->name, a, &st, err) != DB_OK)
 		return serve_db_error(r, "cancel", err);
 	if (st == CANCEL_ENDED)
 		return serve_error(r, 404, "no such job in the queue: it has ended");
-	serve_audit(r, "cancel", r->id, st == CANCEL_REQUESTED ? "running: its worker stops it" : "");
 	doc = cJSON_CreateObject();
 	ADD_NUM(doc, "id", r->id);
 	cJSON_AddStringToObject(doc, "done", "cancel");
@@ -360,8 +376,5 @@ api_job_cancel(struct req *r)
 MHD_RESULT
 api_job_delete(struct req *r)
 {
-	char err[ERRSZ];
-
-	return job_action(r, "delete", queue_delete(r->db, r->id, err),
-	    "a worker is running this job; it cannot be deleted now", err);
+	return job_action(r, "delete", queue_delete, "a worker is running this job; it cannot be deleted now");
 }
