@@ -26,6 +26,18 @@ detail_cut(const char *detail)
 	return xasprintf("%.*s...", (int)cut, detail);
 }
 
+/* Appends the INSERT (no ';') of one audit row whose job id, count and
+ * detail are SQL expressions, written when cond (SQL) holds. */
+static void
+insert_sql(struct db *db, struct buf *sql, const struct audit_entry *e, const char *job_sql,
+    const char *count_sql, const char *detail_sql, const char *cond)
+{
+	db_sql(db, sql,
+	    "INSERT INTO jobq_audit (username, address, action, job_id, job_count, detail)"
+	    " SELECT %q, %q, %q, %s, %s, %s FROM DUAL WHERE %s",
+	    e->user, e->address, e->action, job_sql, count_sql, detail_sql, cond);
+}
+
 /* Appends the INSERT (no ';') of one audit row to sql, written only
  * when cond (SQL, evaluated as the INSERT runs; NULL: always) holds: a
  * caller puts the row in the transaction of the action it records, so
@@ -35,18 +47,39 @@ detail_cut(const char *detail)
  * for the job the statement before it inserted.  count 0 leaves
  * job_count NULL. */
 void
-audit_sql_when(struct db *db, struct buf *sql, const struct audit_entry *e, const char *job_sql, const char *cond)
+audit_sql_when(
+    struct db *db, struct buf *sql, const struct audit_entry *e, const char *job_sql, const char *cond)
 {
 	char *detail = detail_cut(e->detail != NULL ? e->detail : "");
 	char count[24] = "NULL";
+	struct buf quoted;
 
 	if (e->count != 0)
 		snprintf(count, sizeof count, "%llu", (unsigned long long)e->count);
-	db_sql(db, sql,
-	    "INSERT INTO jobq_audit (username, address, action, job_id, job_count, detail)"
-	    " SELECT %q, %q, %q, %s, %s, %q FROM DUAL WHERE %s",
-	    e->user, e->address, e->action, job_sql, count, detail, cond != NULL ? cond : "TRUE");
+	buf_init(&quoted);
+	db_sql(db, &quoted, "%q", detail);
+	insert_sql(db, sql, e, job_sql, count, quoted.data, cond != NULL ? cond : "TRUE");
+	buf_free(&quoted);
 	free(detail);
+}
+
+/* Appends the INSERT (no ';') of the audit row of an action on many
+ * jobs, no one job, that counts them only as it runs: count_sql (SQL,
+ * a session variable the statement before set, say) is the count, and
+ * the detail is the count followed by e->detail (" jobs"); no row when
+ * the count is 0. */
+void
+audit_sql_counted(struct db *db, struct buf *sql, const struct audit_entry *e, const char *count_sql)
+{
+	struct buf detail, cond;
+
+	buf_init(&detail);
+	buf_init(&cond);
+	db_sql(db, &detail, "CONCAT(%s, %q)", count_sql, e->detail != NULL ? e->detail : "");
+	buf_printf(&cond, "%s > 0", count_sql);
+	insert_sql(db, sql, e, "NULL", count_sql, detail.data, cond.data);
+	buf_free(&detail);
+	buf_free(&cond);
 }
 
 /* audit_sql_when, always written. */
@@ -71,6 +104,40 @@ audit_add_entry(struct db *db, const struct audit_entry *e, uint64_t job_id, cha
 	audit_sql(db, &sql, e, id);
 	rc = db_exec_buf(db, &sql, err);
 	buf_free(&sql);
+	return rc;
+}
+
+/* One try of audit_tx's transaction. */
+static int
+audit_tx_once(
+    struct db *db, const struct audit_entry *e, uint64_t job_id, audit_act_fn *act, void *arg, char *err)
+{
+	int rc;
+
+	if ((rc = db_begin(db, err)) != DB_OK)
+		return rc;
+	if ((rc = act(db, arg, err)) == DB_OK && (rc = audit_add_entry(db, e, job_id, err)) == DB_OK &&
+	    (rc = db_commit(db, err)) == DB_OK)
+		return DB_OK;
+	db_rollback(db);
+	return rc;
+}
+
+/* Runs act and the audit row e of it on job_id (0: none) as one
+ * transaction, rerun whole on a deadlock: the change and its row are
+ * committed together or not at all.  act is one statement, or several
+ * that open and retry no transaction of their own; what it returns but
+ * DB_OK (it refused, or found nothing to change) rolls back, writes no
+ * row and is returned.  DB_EGONE once the COMMIT was sent leaves it
+ * unknown whether both happened or neither, never one. */
+int
+audit_tx(struct db *db, const struct audit_entry *e, uint64_t job_id, audit_act_fn *act, void *arg, char *err)
+{
+	int rc, attempt = 0;
+
+	do
+		rc = audit_tx_once(db, e, job_id, act, arg, err);
+	while (db_retry_after(rc, ++attempt));
 	return rc;
 }
 

@@ -36,9 +36,15 @@ struct audit_filter {
 int audit_add(struct db *db, const char *user, const char *address, const char *action, uint64_t job_id,
     const char *detail, char *err);
 void audit_sql(struct db *db, struct buf *sql, const struct audit_entry *e, const char *job_sql);
+void audit_sql_counted(struct db *db, struct buf *sql, const struct audit_entry *e, const char *count_sql);
 void audit_sql_when(
     struct db *db, struct buf *sql, const struct audit_entry *e, const char *job_sql, const char *cond);
 int audit_add_entry(struct db *db, const struct audit_entry *e, uint64_t job_id, char *err);
+/* A change audit_tx runs in the transaction of its audit row: DB_OK
+ * when it changed something, else what audit_tx passes on. */
+typedef int audit_act_fn(struct db *db, void *arg, char *err);
+int audit_tx(
+    struct db *db, const struct audit_entry *e, uint64_t job_id, audit_act_fn *act, void *arg, char *err);
 int audit_for_job(
     struct db *db, uint64_t job_id, const char *tz, struct audit_row **rows, size_t *n, char *err);
 int audit_list(struct db *db, const struct audit_filter *f, const char *tz, struct audit_row **rows,

@@ -5,9 +5,11 @@
  * it, and a run cut short leaves every job either done or untouched. */
 #include "config.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "audit.h"
 #include "bulk.h"
 #include "cancel.h"
 #include "failed.h"
@@ -15,7 +17,7 @@
 #include "queue_list.h"
 #include "queue_states.h"
 
-typedef int bulk_act_fn(struct db *db, uint64_t id, const char *by, char *err);
+typedef int bulk_act_fn(struct db *db, uint64_t id, const struct bulk_filter *f, char *err);
 
 struct bulk_kind {
 	const char *name;
@@ -24,33 +26,72 @@ struct bulk_kind {
 	bulk_act_fn *act;
 };
 
-/* The one-job functions that need not know who acts. */
+/* The one-job functions, each writing f->audit (when set) in the job's
+ * own transaction. */
 static int
-act_retry(struct db *db, uint64_t id, const char *by, char *err)
+act_retry(struct db *db, uint64_t id, const struct bulk_filter *f, char *err)
 {
-	(void)by;
-	return failed_retry(db, id, err);
+	return failed_retry_audited(db, id, f->audit, err);
 }
 
 static int
-act_forget(struct db *db, uint64_t id, const char *by, char *err)
+act_forget(struct db *db, uint64_t id, const struct bulk_filter *f, char *err)
 {
-	(void)by;
-	return failed_forget(db, id, err);
+	return failed_forget_audited(db, id, f->audit, err);
+}
+
+/* A one-statement change of queue_list.c on a job, as audit_tx runs it. */
+struct one_change {
+	int (*fn)(struct db *db, uint64_t id, char *err);
+	uint64_t id;
+};
+
+static int
+one_change(struct db *db, void *arg, char *err)
+{
+	const struct one_change *c = arg;
+
+	return c->fn(db, c->id, err);
 }
 
 static int
-act_release(struct db *db, uint64_t id, const char *by, char *err)
+act_queue(struct db *db, uint64_t id, const struct bulk_filter *f, int (*fn)(struct db *, uint64_t, char *),
+    char *err)
 {
-	(void)by;
-	return queue_release_one(db, id, err);
+	struct one_change c = { fn, id };
+
+	return f->audit != NULL ? audit_tx(db, f->audit, id, one_change, &c, err) : fn(db, id, err);
 }
 
 static int
-act_delete(struct db *db, uint64_t id, const char *by, char *err)
+act_release(struct db *db, uint64_t id, const struct bulk_filter *f, char *err)
 {
-	(void)by;
-	return queue_delete(db, id, err);
+	return act_queue(db, id, f, queue_release_one, err);
+}
+
+static int
+act_delete(struct db *db, uint64_t id, const struct bulk_filter *f, char *err)
+{
+	return act_queue(db, id, f, queue_delete, err);
+}
+
+/* queue_cancel_act's answers, with the audit row f->audit (cancelled
+ * now or requested alike) in the cancel's transaction. */
+static int
+act_cancel(struct db *db, uint64_t id, const struct bulk_filter *f, char *err)
+{
+	enum cancel_state st;
+	int rc;
+
+	if (f->audit == NULL)
+		return queue_cancel_act(db, id, f->by, err);
+	rc = queue_cancel_audited(
+	    db, id, f->by, (const struct audit_entry[2]){ *f->audit, *f->audit }, &st, err);
+	if (rc == DB_OK && st == CANCEL_ENDED) {
+		snprintf(err, ERRSZ, "job %llu had ended", (unsigned long long)id);
+		return QUEUE_NOT_FOUND;
+	}
+	return rc;
 }
 
 static const struct bulk_kind kinds[] = {
@@ -58,7 +99,7 @@ static const struct bulk_kind kinds[] = {
 	{ "forget", "failed_jobs", "TRUE", act_forget },
 	{ "release", "jobs", IS_STALE, act_release },
 	{ "delete", "jobs", "lease_token IS NULL", act_delete },
-	{ "cancel", "jobs", "TRUE", queue_cancel_act },
+	{ "cancel", "jobs", "TRUE", act_cancel },
 };
 
 const struct bulk_kind *
@@ -173,7 +214,7 @@ bulk_step(struct db *db, const struct bulk_kind *k, const struct bulk_filter *f,
 		uint64_t id = db_col_u64(row[0], 0);
 
 		got++;
-		rc = k->act(db, id, f->by, err);
+		rc = k->act(db, id, f, err);
 		if (rc == DB_EGONE) /* unknown whether it happened: not told, not passed */
 			break;
 		*last = id;

@@ -11,6 +11,7 @@
 #include "db.h"
 
 struct bulk_kind;
+struct audit_entry;
 
 /* Which jobs: each NULL matches every one.  state: ready or delayed for
  * delete (NULL: both, every job nobody holds), any of ready, delayed,
@@ -18,6 +19,9 @@ struct bulk_kind;
 struct bulk_filter {
 	const char *queue, *type, *state;
 	const char *by;
+	/* each job's audit row, written in the job's own transaction with
+	 * the action; NULL: none */
+	const struct audit_entry *audit;
 };
 
 /* The action named name (retry, forget, release, delete, cancel), or

@@ -439,10 +439,10 @@ do_each(struct db *db, const struct opts *o, int argc, char **argv, int retry)
 		return o->dry_run ? 0 : EXIT_FAIL;
 	}
 	/* A dry run of retry asks of each job what would refuse it. */
-	act = !retry ? failed_forget : o->dry_run ? failed_retry_check : failed_retry;
+	act = !retry ? failed_forget_audited : o->dry_run ? failed_retry_check_act : failed_retry_audited;
 	tally_init(&t, !retry ? "forgot" : o->dry_run ? "would retry" : "retried", (uint64_t)n);
 	for (i = 0; i < n; i++) {
-		rc = failed_act_reconnecting(db, act, ids[i], err);
+		rc = failed_act_reconnecting(db, act, ids[i], NULL, err);
 		if (rc == DB_EGONE)
 			break;
 		tally_add(&t, ids[i], rc, err);

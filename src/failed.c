@@ -257,11 +257,12 @@ failed_retry_check(struct db *db, uint64_t id, char *err)
 /* Inside a transaction: locks the dead row, copies it to jobs (keeping
  * its id, attempts reset, due now, its trace context and checkpoint, so
  * that the retry continues the trace and resumes; with e, carrying
- * e->payload and writing the audit row of the edit) and deletes it.  QUEUE_NOT_FOUND
+ * e->payload and writing the audit row of the edit; with a, writing the
+ * audit row a) and deletes it.  QUEUE_NOT_FOUND
  * when the row is gone: of a retry and a forget (or two retries) of one
  * job, the second to get the lock finds nothing and changes nothing. */
 static int
-retry_once(struct db *db, uint64_t id, const struct failed_edit *e, char *err)
+retry_once(struct db *db, uint64_t id, const struct failed_edit *e, const struct audit_entry *a, char *err)
 {
 	struct db_res *r;
 	struct buf payload;
@@ -311,6 +312,8 @@ retry_once(struct db *db, uint64_t id, const struct failed_edit *e, char *err)
 		rc = park_drop_counted(db, id, err);
 	if (rc == DB_OK && e != NULL)
 		rc = audit_edit(db, id, e, old, err);
+	if (rc == DB_OK && a != NULL)
+		rc = audit_add_entry(db, a, id, err);
 	/* The jobs its death cancelled wait for it again (park.c). */
 	if (rc == DB_OK)
 		rc = park_reopen(db, id, &reopened, err);
@@ -343,7 +346,7 @@ busy_again(int rc, int64_t *until)
 /* retry_once in a transaction of its own, rerun after a deadlock or a
  * lock wait timeout, or while a job to re-open is held (busy_again). */
 static int
-move_back(struct db *db, uint64_t id, const struct failed_edit *e, char *err)
+move_back(struct db *db, uint64_t id, const struct failed_edit *e, const struct audit_entry *a, char *err)
 {
 	int64_t until = 0;
 	int rc, attempt = 0;
@@ -351,7 +354,7 @@ move_back(struct db *db, uint64_t id, const struct failed_edit *e, char *err)
 	do {
 		if ((rc = db_begin(db, err)) != DB_OK)
 			return rc;
-		rc = retry_once(db, id, e, err);
+		rc = retry_once(db, id, e, a, err);
 		if (rc == DB_OK || rc == QUEUE_NOT_FOUND) {
 			int crc = rc == DB_OK ? db_commit(db, err) : (db_rollback(db), DB_OK);
 
@@ -371,7 +374,16 @@ move_back(struct db *db, uint64_t id, const struct failed_edit *e, char *err)
 int
 failed_retry(struct db *db, uint64_t id, char *err)
 {
-	int rc = move_back(db, id, NULL, err);
+	return failed_retry_audited(db, id, NULL, err);
+}
+
+/* failed_retry, with the audit row a (NULL: none) of the retry in its
+ * transaction: the move and its row are committed together or not at
+ * all. */
+int
+failed_retry_audited(struct db *db, uint64_t id, const struct audit_entry *a, char *err)
+{
+	int rc = move_back(db, id, NULL, a, err);
 
 	return rc == FAILED_HELD ? DB_EFAIL : rc;
 }
@@ -391,7 +403,7 @@ failed_retry_edited(struct db *db, uint64_t id, const struct failed_edit *e, cha
 {
 	if (json_payload_check(e->payload, e->payload_len, e->max_payload, 0, err) < 0)
 		return FAILED_BAD_PAYLOAD;
-	return move_back(db, id, e, err);
+	return move_back(db, id, e, NULL, err);
 }
 
 /* How many dead-lettered jobs match f (what retry --all would try). */
@@ -426,22 +438,23 @@ next_ids(struct db *db, const char *where, uint64_t last, int *rc, char *err)
 	return NULL;
 }
 
-/* act (failed_retry or failed_forget), and once more after a reconnect
- * when the connection was lost (each is one transaction or statement: a
- * lost COMMIT either happened, and the second try finds QUEUE_NOT_FOUND,
- * or did not).  When the first try's answer was lost after it was sent
- * (db_unsure), the job the second try no longer finds is the one the
- * first moved: DB_OK, not "left meanwhile". */
+/* act (failed_retry or failed_forget, audited with a when not NULL),
+ * and once more after a reconnect when the connection was lost (each is
+ * one transaction or statement: a lost COMMIT either happened, and the
+ * second try finds QUEUE_NOT_FOUND, or did not).  When the first try's
+ * answer was lost after it was sent (db_unsure), the job the second try
+ * no longer finds is the one the first moved: DB_OK, not "left
+ * meanwhile". */
 int
-failed_act_reconnecting(struct db *db, failed_act_fn *act, uint64_t id, char *err)
+failed_act_reconnecting(struct db *db, failed_act_fn *act, uint64_t id, const struct audit_entry *a, char *err)
 {
-	int rc = act(db, id, err), unsure;
+	int rc = act(db, id, a, err), unsure;
 
 	if (rc != DB_EGONE)
 		return rc;
 	unsure = db_unsure(db);
 	if (db_connect(db, 1, err) == DB_OK)
-		rc = act(db, id, err);
+		rc = act(db, id, a, err);
 	return rc == QUEUE_NOT_FOUND && unsure ? DB_OK : rc;
 }
 
@@ -459,7 +472,16 @@ int
 failed_retry_matching(
     struct db *db, const struct failed_filter *f, failed_each_fn *each, void *arg, char *err)
 {
-	return each_matching(db, f, failed_retry, each, arg, err);
+	return each_matching(db, f, failed_retry_audited, each, arg, err);
+}
+
+/* failed_retry_check as a failed_act_fn: it changes nothing, so it has
+ * nothing to audit. */
+int
+failed_retry_check_act(struct db *db, uint64_t id, const struct audit_entry *a, char *err)
+{
+	(void)a;
+	return failed_retry_check(db, id, err);
 }
 
 /* What failed_retry_matching would do, changing nothing: each() hears
@@ -468,7 +490,7 @@ int
 failed_retry_check_matching(
     struct db *db, const struct failed_filter *f, failed_each_fn *each, void *arg, char *err)
 {
-	return each_matching(db, f, failed_retry_check, each, arg, err);
+	return each_matching(db, f, failed_retry_check_act, each, arg, err);
 }
 
 /* Forgets every dead-lettered job matching f, one statement each, in id
@@ -477,7 +499,7 @@ int
 failed_forget_matching(
     struct db *db, const struct failed_filter *f, failed_each_fn *each, void *arg, char *err)
 {
-	return each_matching(db, f, failed_forget, each, arg, err);
+	return each_matching(db, f, failed_forget_audited, each, arg, err);
 }
 
 /* Applies act to every job matching f, a page of ids at a time. */
@@ -501,7 +523,7 @@ each_matching(struct db *db, const struct failed_filter *f, failed_act_fn *act, 
 		while ((row = db_res_next(r)) != NULL) {
 			last = db_col_u64(row[0], last);
 			got++;
-			if ((rc = failed_act_reconnecting(db, act, last, err)) == DB_EGONE)
+			if ((rc = failed_act_reconnecting(db, act, last, f->audit, err)) == DB_EGONE)
 				break;
 			each(arg, last, rc, err);
 		}
@@ -513,9 +535,9 @@ each_matching(struct db *db, const struct failed_filter *f, failed_act_fn *act, 
 	return rc == DB_EGONE ? rc : DB_OK;
 }
 
-/* One try of failed_forget's transaction. */
+/* One try of failed_forget_audited's transaction. */
 static int
-forget_tx(struct db *db, uint64_t id, char *err)
+forget_tx(struct db *db, uint64_t id, const struct audit_entry *a, char *err)
 {
 	int rc;
 
@@ -529,6 +551,8 @@ forget_tx(struct db *db, uint64_t id, char *err)
 	/* What its death cancelled stays cancelled for good (park.c). */
 	if (rc == DB_OK)
 		rc = park_drop(db, id, err);
+	if (rc == DB_OK && a != NULL)
+		rc = audit_add_entry(db, a, id, err);
 	if (rc == DB_OK)
 		rc = db_commit(db, err);
 	if (rc != DB_OK)
@@ -540,19 +564,47 @@ forget_tx(struct db *db, uint64_t id, char *err)
 int
 failed_forget(struct db *db, uint64_t id, char *err)
 {
+	return failed_forget_audited(db, id, NULL, err);
+}
+
+/* failed_forget, with the audit row a (NULL: none) of the forget in its
+ * transaction. */
+int
+failed_forget_audited(struct db *db, uint64_t id, const struct audit_entry *a, char *err)
+{
 	int rc, attempt = 0;
 
 	do
-		rc = forget_tx(db, id, err);
+		rc = forget_tx(db, id, a, err);
 	while (db_retry_after(rc, ++attempt));
 	return rc;
 }
+
+static int clear(struct db *db, int64_t older_than_ms, int count_only, const struct audit_entry *a,
+    uint64_t *removed, char *err);
 
 /* Deletes dead-lettered jobs that failed more than older_than_ms ago
  * (all of them when older_than_ms < 0), in chunks; with count_only,
  * counts them. */
 int
 failed_clear(struct db *db, int64_t older_than_ms, int count_only, uint64_t *removed, char *err)
+{
+	return clear(db, older_than_ms, count_only, NULL, removed, err);
+}
+
+/* failed_clear of every dead-lettered job, each chunk's transaction with
+ * an audit row of a counting the jobs it deleted (delete_in_chunks_audited;
+ * a->detail follows the count: " jobs"). */
+int
+failed_clear_audited(struct db *db, const struct audit_entry *a, uint64_t *removed, char *err)
+{
+	return clear(db, -1, 0, a, removed, err);
+}
+
+/* failed_clear, audited by a when a is not NULL. */
+static int
+clear(struct db *db, int64_t older_than_ms, int count_only, const struct audit_entry *a, uint64_t *removed,
+    char *err)
 {
 	struct buf where;
 	int rc;
@@ -563,7 +615,10 @@ failed_clear(struct db *db, int64_t older_than_ms, int count_only, uint64_t *rem
 		    older_than_ms * 1000);
 	else
 		buf_adds(&where, "1 = 1");
-	rc = delete_in_chunks(db, "failed_jobs", where.data, count_only, removed, err);
+	if (a != NULL)
+		rc = delete_in_chunks_audited(db, "failed_jobs", where.data, a, removed, err);
+	else
+		rc = delete_in_chunks(db, "failed_jobs", where.data, count_only, removed, err);
 	buf_free(&where);
 	/* What their deaths parked no retry can reach any more. */
 	if (rc == DB_OK && !count_only && *removed > 0) {

@@ -7,12 +7,17 @@
 
 #include "db.h"
 
+struct audit_entry;
+
 struct failed_filter {
 	const char *queue;
 	const char *type;
 	unsigned limit;  /* 0: no limit */
 	uint64_t after;  /* list only: the page after (older than) this job */
 	uint64_t before; /* list only: the page before (newer than) this job */
+	/* retry and forget matching only: each job's audit row, written in
+	 * the job's own transaction; NULL: none */
+	const struct audit_entry *audit;
 };
 
 struct failed_row {
@@ -29,6 +34,7 @@ int failed_count_beyond(
     struct db *db, const struct failed_filter *f, uint64_t id, int older, uint64_t *n, char *err);
 int failed_exists(struct db *db, uint64_t id, int *exists, char *err);
 int failed_retry(struct db *db, uint64_t id, char *err);
+int failed_retry_audited(struct db *db, uint64_t id, const struct audit_entry *a, char *err);
 
 /* What failed_retry_edited returns besides DB_OK, QUEUE_NOT_FOUND and
  * the db_rc values (queue.h's QUEUE_NOT_FOUND is 2). */
@@ -51,8 +57,9 @@ int failed_retry_edited(struct db *db, uint64_t id, const struct failed_edit *e,
 /* Hears of each job failed_retry_matching tried: rc DB_OK (moved),
  * QUEUE_NOT_FOUND (left meanwhile) or the error err describes. */
 typedef void failed_each_fn(void *arg, uint64_t id, int rc, const char *err);
-typedef int failed_act_fn(struct db *db, uint64_t id, char *err);
-int failed_act_reconnecting(struct db *db, failed_act_fn *act, uint64_t id, char *err);
+typedef int failed_act_fn(struct db *db, uint64_t id, const struct audit_entry *a, char *err);
+int failed_act_reconnecting(struct db *db, failed_act_fn *act, uint64_t id, const struct audit_entry *a, char *err);
+int failed_retry_check_act(struct db *db, uint64_t id, const struct audit_entry *a, char *err);
 
 int failed_count(struct db *db, const struct failed_filter *f, uint64_t *n, char *err);
 int failed_retry_matching(
@@ -60,8 +67,10 @@ int failed_retry_matching(
 int failed_retry_check_matching(
     struct db *db, const struct failed_filter *f, failed_each_fn *each, void *arg, char *err);
 int failed_forget(struct db *db, uint64_t id, char *err);
+int failed_forget_audited(struct db *db, uint64_t id, const struct audit_entry *a, char *err);
 int failed_forget_matching(
     struct db *db, const struct failed_filter *f, failed_each_fn *each, void *arg, char *err);
 int failed_clear(struct db *db, int64_t older_than_ms, int count_only, uint64_t *removed, char *err);
+int failed_clear_audited(struct db *db, const struct audit_entry *a, uint64_t *removed, char *err);
 
 #endif

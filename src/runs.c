@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "audit.h"
 #include "errtext.h"
 #include "queue.h"
 #include "queue_states.h"
@@ -299,6 +300,13 @@ count_rows(struct db *db, const char *table, const char *where, uint64_t *n, cha
 	return DB_OK;
 }
 
+/* Appends the statement that deletes one chunk of where's rows. */
+static void
+chunk_sql(struct db *db, struct buf *sql, const char *table, const char *where)
+{
+	db_sql(db, sql, "DELETE FROM %s WHERE %s LIMIT %d", table, where, CHUNK);
+}
+
 /* Deletes matching rows CHUNK at a time, each chunk its own statement,
  * so that trimming a big table never holds locks for long nor fills the
  * undo log.  where is SQL text the caller built.  With count_only, only
@@ -315,12 +323,42 @@ delete_in_chunks(
 		return count_rows(db, table, where, removed, err);
 	*removed = 0;
 	buf_init(&sql);
-	db_sql(db, &sql, "DELETE FROM %s WHERE %s LIMIT %d", table, where, CHUNK);
+	chunk_sql(db, &sql, table, where);
 	do {
 		if ((rc = db_exec_retry(db, &sql, NULL, 0, err)) != DB_OK)
 			break;
 		*removed += db_affected(db);
 	} while (db_affected(db) == CHUNK);
+	buf_free(&sql);
+	return rc;
+}
+
+/* delete_in_chunks (never count_only), each chunk one transaction with
+ * the audit row of a that counts the rows it deleted (audit_sql_counted:
+ * none for a chunk that found none): whatever stops the run, every row
+ * gone is counted in a row of the audit table, and no row counts one
+ * that is still there. */
+int
+delete_in_chunks_audited(struct db *db, const char *table, const char *where, const struct audit_entry *a,
+    uint64_t *removed, char *err)
+{
+	uint64_t affected[2];
+	struct buf sql;
+	int rc;
+
+	*removed = 0;
+	buf_init(&sql);
+	buf_adds(&sql, "START TRANSACTION;");
+	chunk_sql(db, &sql, table, where);
+	buf_adds(&sql, ";SET @jobq_chunk = ROW_COUNT();");
+	audit_sql_counted(db, &sql, a, "@jobq_chunk");
+	buf_adds(&sql, ";COMMIT");
+	do {
+		affected[1] = 0;
+		if ((rc = db_exec_retry(db, &sql, affected, 2, err)) != DB_OK)
+			break;
+		*removed += affected[1];
+	} while (affected[1] == CHUNK);
 	buf_free(&sql);
 	return rc;
 }

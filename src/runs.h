@@ -51,5 +51,8 @@ int runs_prune_finished(struct db *db, int64_t older_than_ms, unsigned limit, ui
 int count_rows(struct db *db, const char *table, const char *where, uint64_t *n, char *err);
 int delete_in_chunks(
     struct db *db, const char *table, const char *where, int count_only, uint64_t *removed, char *err);
+struct audit_entry;
+int delete_in_chunks_audited(struct db *db, const char *table, const char *where, const struct audit_entry *a,
+    uint64_t *removed, char *err);
 
 #endif

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "audit.h"
 #include "cron.h"
 #include "schedules.h"
 
@@ -341,12 +342,23 @@ remove_once(const struct conf *c, struct db *db, const char *name, char *err)
 int
 schedules_remove(const struct conf *c, struct db *db, const char *name, char *err)
 {
+	return schedules_remove_audited(c, db, name, NULL, err);
+}
+
+/* schedules_remove, with the audit row a (NULL: none) of the removal in
+ * its transaction: both are committed or neither is. */
+int
+schedules_remove_audited(
+    const struct conf *c, struct db *db, const char *name, const struct audit_entry *a, char *err)
+{
 	int rc, attempt = 0;
 
 	do {
 		if ((rc = db_begin(db, err)) != DB_OK)
 			return rc;
-		if ((rc = remove_once(c, db, name, err)) == DB_OK && (rc = db_commit(db, err)) == DB_OK)
+		if ((rc = remove_once(c, db, name, err)) == DB_OK && a != NULL)
+			rc = audit_add_entry(db, a, 0, err);
+		if (rc == DB_OK && (rc = db_commit(db, err)) == DB_OK)
 			return DB_OK;
 		db_rollback(db);
 	} while (db_retry_after(rc, ++attempt));

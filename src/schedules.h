@@ -27,6 +27,9 @@ const struct schedule *schedules_ini(const struct conf *c, const char *name);
 int schedules_add(const struct conf *c, struct db *db, struct schedule *s, char *err);
 int schedules_update(struct db *db, const struct schedule *s, char *err);
 int schedules_remove(const struct conf *c, struct db *db, const char *name, char *err);
+struct audit_entry;
+int schedules_remove_audited(
+    const struct conf *c, struct db *db, const char *name, const struct audit_entry *a, char *err);
 int schedules_switch(struct db *db, const char *name, int enabled, char *err);
 int schedules_checked(struct db *db, const char *name, const char *until, char *err);
 int schedules_checked_until(

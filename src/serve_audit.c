@@ -26,38 +26,15 @@ serve_audit_entry(struct req *r, const char *action, uint64_t count, const char 
 	return e;
 }
 
-/* One try of serve_audited's transaction. */
-static int
-audited_tx(struct req *r, const struct audit_entry *e, uint64_t job_id, serve_act_fn *act, void *arg, char *err)
-{
-	int rc;
-
-	if ((rc = db_begin(r->db, err)) != DB_OK)
-		return rc;
-	if ((rc = act(r->db, arg, err)) == DB_OK && (rc = audit_add_entry(r->db, e, job_id, err)) == DB_OK &&
-	    (rc = db_commit(r->db, err)) == DB_OK)
-		return DB_OK;
-	db_rollback(r->db);
-	return rc;
-}
-
-/* Runs act (a change of one statement, or several that open no
- * transaction of their own) and the audit row of action on job_id (0:
- * none) in one transaction, rerun whole on a deadlock.  act's own
- * refusal (QUEUE_NOT_FOUND, QUEUE_CONFLICT...) rolls back and writes no
- * row.  DB_EGONE after the COMMIT was sent means the outcome is unknown:
- * both were done or neither, never one. */
+/* Runs act and the audit row of r's user's action on job_id (0: none)
+ * in one transaction (audit_tx): both or neither. */
 int
-serve_audited(struct req *r, const char *action, uint64_t job_id, const char *detail, serve_act_fn *act,
+serve_audited(struct req *r, const char *action, uint64_t job_id, const char *detail, audit_act_fn *act,
     void *arg, char *err)
 {
 	struct audit_entry e = serve_audit_entry(r, action, 0, detail);
-	int rc, attempt = 0;
 
-	do
-		rc = audited_tx(r, &e, job_id, act, arg, err);
-	while (db_retry_after(rc, ++attempt));
-	return rc;
+	return audit_tx(r->db, &e, job_id, act, arg, err);
 }
 
 /* Records an admin action on job_id (0: on none, or on many) that was

@@ -7,12 +7,8 @@
 #include "audit.h"
 #include "serve_http.h"
 
-/* A change serve_audited runs in the transaction of its audit row:
- * DB_OK when it changed something, else what it returns is passed on. */
-typedef int serve_act_fn(struct db *db, void *arg, char *err);
-
 struct audit_entry serve_audit_entry(struct req *r, const char *action, uint64_t count, const char *detail);
-int serve_audited(struct req *r, const char *action, uint64_t job_id, const char *detail, serve_act_fn *act,
+int serve_audited(struct req *r, const char *action, uint64_t job_id, const char *detail, audit_act_fn *act,
     void *arg, char *err);
 void serve_audit_count(
     struct req *r, const char *action, uint64_t job_id, uint64_t count, const char *detail);

@@ -91,18 +91,35 @@ serve_auth_init(struct serve *s)
 	    crypto_pwhash_MEMLIMIT_INTERACTIVE);
 }
 
+/* Deletes the session whose token hash is arg, for audit_tx. */
+static int
+session_delete(struct db *db, void *arg, char *err)
+{
+	return db_exec(db, err, "DELETE FROM jobq_sessions WHERE token_hash = %q", (const char *)arg);
+}
+
+/* session_delete, but 1 (no audit row) when it was gone already. */
+static int
+session_end(struct db *db, void *arg, char *err)
+{
+	int rc = session_delete(db, arg, err);
+
+	return rc == DB_OK && db_affected(db) == 0 ? 1 : rc;
+}
+
 /* A session whose user was removed or whose password changed: it ends
  * now, for good (re-adding the user does not revive it), and the audit
- * says why.  Failures are logged: the request is refused either way. */
+ * says why, in the same transaction.  Failures are logged: the request
+ * is refused either way. */
 static void
 end_session(struct req *r, const char *hash, const char *user, int removed)
 {
+	struct audit_entry a = { user, r->addr, "session-end", 0,
+		removed ? "the user was removed" : "the password changed" };
 	char err[ERRSZ];
+	int rc = audit_tx(r->db, &a, 0, session_end, (void *)hash, err);
 
-	if (db_exec(r->db, err, "DELETE FROM jobq_sessions WHERE token_hash = %q", hash) != DB_OK ||
-	    (db_affected(r->db) > 0 &&
-	        audit_add(r->db, user, r->addr, "session-end", 0,
-	            removed ? "the user was removed" : "the password changed", err) != DB_OK))
+	if (rc != DB_OK && rc != 1)
 		log_error("serve: end a session of %s: %s", user, err);
 }
 
@@ -231,11 +248,13 @@ api_logout(struct req *r)
 	char hash[TOKEN_HEX + 1], err[ERRSZ], clear[128];
 	struct resp_extra x = { 0 };
 
+	struct audit_entry a = { r->user->name, r->addr, "logout", 0, "" };
+	int rc;
+
 	token_hash(cookie, hash); /* the router checked the session */
-	if (db_exec(r->db, err, "DELETE FROM jobq_sessions WHERE token_hash = %q", hash) != DB_OK)
+	/* The session ends with its audit row. */
+	if ((rc = audit_tx(r->db, &a, 0, session_delete, hash, err)) != DB_OK)
 		return serve_db_error(r, "close a session", err);
-	if (audit_add(r->db, r->user->name, r->addr, "logout", 0, "", err) != DB_OK)
-		log_error("serve: audit the logout of %s: %s", r->user->name, err);
 	snprintf(clear, sizeof clear, "%s=; Path=/; HttpOnly; SameSite=Strict%s; Max-Age=0", SERVE_COOKIE,
 	    serve_secure(r) ? "; Secure" : "");
 	x.set_cookie = clear;

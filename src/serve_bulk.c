@@ -134,11 +134,11 @@ api_bulk_count(struct req *r)
 	return count_answer(r, 200, NULL, k, n, upto);
 }
 
-/* What one chunk did, and the audit detail each job's row gets. */
+/* What one chunk did.  Each job's audit row is written in the job's
+ * own transaction (bulk_filter.audit): a job acted on has its row, a
+ * job not acted on has none, however the chunk ends. */
 struct chunk {
-	struct req *r;
 	const char *action;
-	char detail[200];
 	uint64_t done, skipped;
 };
 
@@ -149,7 +149,6 @@ tally(void *arg, uint64_t id, int rc, const char *err)
 
 	if (rc == DB_OK) {
 		c->done++;
-		serve_audit(c->r, c->action, id, c->detail);
 	} else {
 		c->skipped++;
 		if (rc != QUEUE_NOT_FOUND)
@@ -161,15 +160,19 @@ tally(void *arg, uint64_t id, int rc, const char *err)
 static MHD_RESULT
 step(struct req *r, const struct bulk_kind *k, const struct bulk_filter *f, uint64_t after, uint64_t upto)
 {
-	struct chunk c = { r, bulk_kind_name(k), "", 0, 0 };
+	struct chunk c = { bulk_kind_name(k), 0, 0 };
+	struct bulk_filter fa = *f;
+	struct audit_entry a;
 	uint64_t last;
-	char err[ERRSZ];
+	char err[ERRSZ], detail[200];
 	int more;
 	cJSON *doc;
 
-	snprintf(c.detail, sizeof c.detail, "bulk: queue=%s type=%s%s%s", f->queue ? f->queue : "*",
+	snprintf(detail, sizeof detail, "bulk: queue=%s type=%s%s%s", f->queue ? f->queue : "*",
 	    f->type ? f->type : "*", f->state ? " state=" : "", f->state ? f->state : "");
-	if (bulk_step(r->db, k, f, after, upto, BULK_CHUNK, tally, &c, &last, &more, err) != DB_OK)
+	a = serve_audit_entry(r, c.action, 0, detail);
+	fa.audit = &a;
+	if (bulk_step(r->db, k, &fa, after, upto, BULK_CHUNK, tally, &c, &last, &more, err) != DB_OK)
 		return serve_db_error(r, "bulk action", err);
 	if (c.done > 0 && (strcmp(c.action, "retry") == 0 || strcmp(c.action, "release") == 0))
 		wakeup_send(r->srv->conf, f->queue); /* jobs are due now */

@@ -116,15 +116,18 @@ body_ids(cJSON *in, size_t *n)
 	return out;
 }
 
-/* Applies fn (failed_retry or failed_forget) to each id; ids that are
- * not dead-lettered (any more) are listed as missing, and those the
+/* Applies fn (failed_retry_audited or failed_forget_audited) to each
+ * id, each job's audit row in its transaction; ids that are not
+ * dead-lettered (any more) are listed as missing, and those the
  * database refused ({id, error}: its unique key is taken, a job it
  * cancelled is held by a worker) as refused, the others tried still.
  * Only a database gone away stops it. */
 static MHD_RESULT
-each_failed(struct req *r, const char *action, int (*fn)(struct db *, uint64_t, char *))
+each_failed(
+    struct req *r, const char *action, int (*fn)(struct db *, uint64_t, const struct audit_entry *, char *))
 {
 	cJSON *in = serve_body_json(r), *doc, *missing, *refused;
+	struct audit_entry a = serve_audit_entry(r, action, 0, "");
 	size_t n, i, okn = 0;
 	uint64_t *ids = body_ids(in, &n);
 	char err[ERRSZ];
@@ -137,9 +140,9 @@ each_failed(struct req *r, const char *action, int (*fn)(struct db *, uint64_t, 
 	missing = cJSON_AddArrayToObject(doc, "missing");
 	refused = cJSON_AddArrayToObject(doc, "refused");
 	for (i = 0; i < n && rc != DB_EGONE && rc != DB_ERETRY; i++) {
-		rc = fn(r->db, ids[i], err);
+		rc = fn(r->db, ids[i], &a, err);
 		if (rc == DB_OK)
-			serve_audit(r, action, ids[i], ""), okn++;
+			okn++;
 		else if (rc == QUEUE_NOT_FOUND)
 			cJSON_AddItemToArray(missing, cJSON_CreateNumber((double)ids[i]));
 		else if (rc == DB_EFAIL) {
@@ -161,11 +164,10 @@ each_failed(struct req *r, const char *action, int (*fn)(struct db *, uint64_t, 
 
 /* What one "retry all matching" did: jobs moved back to the queue, and
  * jobs the server refused (each is logged; the run goes on).  Each job
- * moved gets its own audit row, written as it moves, so its page says
- * who retried it even when the run stops half-way. */
+ * moved gets its own audit row in the transaction that moves it
+ * (failed_filter.audit), so its page says who retried it even when the
+ * run stops half-way, and no job moves without one. */
 struct retry_tally {
-	struct req *r;
-	const char *filter;
 	uint64_t moved, refused;
 };
 
@@ -176,7 +178,6 @@ tally_retry(void *arg, uint64_t id, int rc, const char *err)
 
 	if (rc == DB_OK) {
 		t->moved++;
-		serve_audit(t->r, "retry-all", id, t->filter);
 	} else if (rc != QUEUE_NOT_FOUND) {
 		t->refused++;
 		log_warn("retry failed job %llu: %s", (unsigned long long)id, err);
@@ -184,12 +185,16 @@ tally_retry(void *arg, uint64_t id, int rc, const char *err)
 }
 
 /* Retries every dead-lettered job matching the body's filters: one audit
- * row per job moved, and one for the whole run with its count. */
+ * row per job moved, and one for the whole run with its count.  That
+ * summary is written once the run is through, in a transaction of its
+ * own: the jobs are as many transactions, each with its own row, and
+ * the count is known only at the end. */
 static MHD_RESULT
 retry_all(struct req *r, cJSON *in)
 {
 	struct failed_filter f = { 0 };
-	struct retry_tally t = { r, NULL, 0, 0 };
+	struct retry_tally t = { 0, 0 };
+	struct audit_entry a;
 	const char *msg = NULL;
 	char err[ERRSZ], *detail;
 	unsigned status;
@@ -197,8 +202,9 @@ retry_all(struct req *r, cJSON *in)
 
 	if ((status = serve_bulk_names(r, in, &f.queue, &f.type, &msg)) != 0)
 		return serve_error(r, status, msg);
-	t.filter = detail =
-	    xasprintf("all matching queue=%s type=%s", f.queue ? f.queue : "*", f.type ? f.type : "*");
+	detail = xasprintf("all matching queue=%s type=%s", f.queue ? f.queue : "*", f.type ? f.type : "*");
+	a = serve_audit_entry(r, "retry-all", 0, detail);
+	f.audit = &a;
 	if (failed_retry_matching(r->db, &f, tally_retry, &t, err) != DB_OK) {
 		free(detail);
 		return serve_db_error(r, "retry matching", err);
@@ -227,7 +233,7 @@ api_failed_retry(struct req *r)
 
 	if (!cJSON_IsTrue(cJSON_GetObjectItem(in, "all"))) {
 		cJSON_Delete(in);
-		ret = each_failed(r, "retry", failed_retry);
+		ret = each_failed(r, "retry", failed_retry_audited);
 		wakeup_send(r->srv->conf, NULL); /* retried jobs are due now */
 		return ret;
 	}
@@ -279,19 +285,23 @@ api_failed_retry_edited(struct req *r)
 MHD_RESULT
 api_failed_forget(struct req *r)
 {
-	return each_failed(r, "forget", failed_forget);
+	return each_failed(r, "forget", failed_forget_audited);
 }
 
 /* POST /api/failed/clear {"count": N}: empties the dead-letter table,
  * but only when it still holds the N jobs the person confirmed (409 and
- * the new count otherwise). */
+ * the new count otherwise).  It deletes them a chunk (1000) at a time,
+ * each chunk's transaction with its audit row (action clear, the
+ * chunk's count): one row for a clear of up to 1000 jobs, as many as
+ * it took transactions for more, never a job gone uncounted. */
 MHD_RESULT
 api_failed_clear(struct req *r)
 {
 	cJSON *in = serve_body_json(r), *doc;
 	cJSON *want = cJSON_GetObjectItem(in, "count");
+	struct audit_entry a;
 	uint64_t total, removed;
-	char err[ERRSZ], detail[64];
+	char err[ERRSZ];
 	int ok = cJSON_IsNumber(want) && want->valuedouble >= 0;
 	double expect = ok ? want->valuedouble : 0;
 
@@ -306,10 +316,14 @@ api_failed_clear(struct req *r)
 		ADD_NUM(doc, "count", total);
 		return serve_json(r, 409, doc);
 	}
-	if (failed_clear(r->db, -1, 0, &removed, err) != DB_OK)
+	a = serve_audit_entry(r, "clear", 0, " jobs");
+	if (failed_clear_audited(r->db, &a, &removed, err) != DB_OK)
 		return serve_db_error(r, "clear failed jobs", err);
-	snprintf(detail, sizeof detail, "%llu jobs", (unsigned long long)removed);
-	serve_audit_count(r, "clear", 0, removed, detail);
+	/* Each chunk deleted wrote its row (its count, and "N jobs"); a
+	 * clear that found nothing to delete changed nothing, and its row
+	 * says so alone. */
+	if (removed == 0)
+		serve_audit_count(r, "clear", 0, 0, "0 jobs");
 	doc = cJSON_CreateObject();
 	ADD_NUM(doc, "removed", removed);
 	return serve_json(r, 200, doc);

@@ -345,7 +345,8 @@ api_job_run_now(struct req *r)
 MHD_RESULT
 api_job_release(struct req *r)
 {
-	return job_action(r, "release", queue_release_one, "only a stale job (its lease expired) can be released");
+	return job_action(
+	    r, "release", queue_release_one, "only a stale job (its lease expired) can be released");
 }
 
 /* POST /api/jobs/ID/cancel: the job is cancelled, at once when no
@@ -376,5 +377,6 @@ api_job_cancel(struct req *r)
 MHD_RESULT
 api_job_delete(struct req *r)
 {
-	return job_action(r, "delete", queue_delete, "a worker is running this job; it cannot be deleted now");
+	return job_action(
+	    r, "delete", queue_delete, "a worker is running this job; it cannot be deleted now");
 }

@@ -13,31 +13,52 @@
 #include "serve_overview.h"
 #include "serve_queues.h"
 
+/* What pause_change returns when the queue was as asked already: no
+ * change, so no audit row (audit_tx rolls back and passes it on). */
+#define UNCHANGED 1
+
+struct pause {
+	const char *queue;
+	int pause;
+};
+
+static int
+pause_change(struct db *db, void *arg, char *err)
+{
+	const struct pause *p = arg;
+	int changed, rc = flow_pause(db, p->queue, p->pause, &changed, err);
+
+	return rc == DB_OK && !changed ? UNCHANGED : rc;
+}
+
+/* Pauses or resumes a queue, the change and its audit row in one
+ * transaction. */
 static MHD_RESULT
 pause_queue(struct req *r, int pause)
 {
 	cJSON *in = serve_body_json(r), *doc;
 	const char *queue = cJSON_GetStringValue(cJSON_GetObjectItem(in, "queue"));
 	char err[ERRSZ];
-	int changed = 0;
+	struct pause p = { queue, pause };
 	MHD_RESULT ret;
+	int rc;
 
 	if (queue == NULL || *queue == '\0')
 		ret = serve_error(r, 400, "expected {\"queue\": \"QUEUE\"}");
 	else if (!conf_has_queue(r->srv->conf, queue))
 		ret = serve_error(r, 404, "no such queue in the configuration");
-	else if (flow_pause(r->db, queue, pause, &changed, err) != DB_OK)
+	else if ((rc = serve_audited(
+	              r, pause ? "queue-pause" : "queue-resume", 0, queue, pause_change, &p, err)) != DB_OK &&
+	    rc != UNCHANGED)
 		ret = serve_db_error(r, pause ? "pause queue" : "resume queue", err);
 	else {
-		if (changed)
-			serve_audit(r, pause ? "queue-pause" : "queue-resume", 0, queue);
 		/* The overview snapshot would show the old state for up to
 		 * overview_cache: the next request computes a fresh one. */
 		serve_overview_invalidate();
 		doc = cJSON_CreateObject();
 		cJSON_AddStringToObject(doc, "queue", queue);
 		cJSON_AddBoolToObject(doc, "paused", pause);
-		cJSON_AddBoolToObject(doc, "changed", changed);
+		cJSON_AddBoolToObject(doc, "changed", rc == DB_OK);
 		ret = serve_json(r, 200, doc);
 	}
 	cJSON_Delete(in);

@@ -195,11 +195,33 @@ body_name(struct req *r, cJSON **in, MHD_RESULT *ret)
 	return name;
 }
 
+/* A schedule change that audit_tx runs with its audit row: one
+ * statement of schedules.c on s (name, or the schedule), and the detail
+ * of the row, written once the change is known to have worked. */
+struct sched_change {
+	const struct conf *conf;
+	const char *name;
+	int on;
+	struct schedule *s;
+	char *detail;
+	size_t len;
+};
+
+static int
+switch_change(struct db *db, void *arg, char *err)
+{
+	const struct sched_change *c = arg;
+
+	return schedules_switch(db, c->name, c->on, err);
+}
+
 /* Enable or disable: the switch lives in the database for INI and
- * database schedules alike, as `jobq schedule enable|disable`. */
+ * database schedules alike, as `jobq schedule enable|disable`.  The
+ * switch and its audit row are one transaction. */
 static MHD_RESULT
 switch_schedule(struct req *r, int on)
 {
+	struct sched_change c = { r->srv->conf, NULL, on, NULL, NULL, 0 };
 	struct schedule **v;
 	cJSON *in, *doc;
 	char err[ERRSZ], *name;
@@ -215,14 +237,14 @@ switch_schedule(struct req *r, int on)
 		cJSON_Delete(in);
 		return ret;
 	}
-	rc = schedules_switch(r->db, name, on, err);
+	c.name = name;
+	rc = serve_audited(r, on ? "schedule-enable" : "schedule-disable", 0, name, switch_change, &c, err);
 	schedules_free(v, n);
 	tz_leave();
 	if (rc != DB_OK) {
 		cJSON_Delete(in);
 		return serve_db_error(r, on ? "enable schedule" : "disable schedule", err);
 	}
-	serve_audit(r, on ? "schedule-enable" : "schedule-disable", 0, name);
 	doc = cJSON_CreateObject();
 	cJSON_AddStringToObject(doc, "name", name);
 	cJSON_AddBoolToObject(doc, "enabled", on);
@@ -296,6 +318,14 @@ api_schedule_run_now(struct req *r)
 	return serve_json(r, 200, doc);
 }
 
+static int
+update_change(struct db *db, void *arg, char *err)
+{
+	const struct sched_change *c = arg;
+
+	return schedules_update(db, c->s, err);
+}
+
 /* POST /api/schedules/edit {"name", "cron"}: a database schedule's
  * expression, checked as `jobq schedule edit NAME --cron EXPR` checks
  * it.  422 with the cron module's message (field and column) for a bad
@@ -335,8 +365,14 @@ api_schedule_edit(struct req *r)
 		if (schedule_set(r->srv->conf, s, "cron", expr, err) < 0 ||
 		    schedule_finish(r->srv->conf, s, err) < 0)
 			status = 422;
-		else if ((rc = schedules_update(r->db, s, err)) == SCHEDULES_NOT_FOUND)
-			status = 404;
+		else {
+			struct sched_change c = { r->srv->conf, name, 0, s, NULL, 0 };
+
+			snprintf(detail, sizeof detail, "%s: cron '%s' -> '%s'", name, old, expr);
+			if ((rc = serve_audited(r, "schedule-edit", 0, detail, update_change, &c, err)) ==
+			    SCHEDULES_NOT_FOUND)
+				status = 404;
+		}
 	}
 	schedules_free(v, n);
 	tz_leave();
@@ -347,9 +383,7 @@ api_schedule_edit(struct req *r)
 			return serve_error(r, 404, "no such schedule");
 		return status == 422 ? serve_error(r, 422, err) : serve_db_error(r, "edit schedule", err);
 	}
-	snprintf(detail, sizeof detail, "%s: cron '%s' -> '%s'", name, old, expr);
 	free(old);
-	serve_audit(r, "schedule-edit", 0, detail);
 	doc = cJSON_CreateObject();
 	cJSON_AddStringToObject(doc, "name", name);
 	cJSON_AddStringToObject(doc, "cron", expr);
@@ -432,6 +466,20 @@ from_body(const struct conf *c, const cJSON *in, const char *name, unsigned *sta
 	return s;
 }
 
+/* schedules_add, then the audit row's detail: the schedule as
+ * schedules_add completed it (its default queue and time zone). */
+static int
+add_change(struct db *db, void *arg, char *err)
+{
+	const struct sched_change *c = arg;
+	int rc = schedules_add(c->conf, db, c->s, err);
+
+	if (rc == DB_OK)
+		snprintf(c->detail, c->len, "%s: cron '%s', type %s, queue %s, timezone %s", c->name,
+		    c->s->cron, c->s->type, c->s->queue, c->s->timezone);
+	return rc;
+}
+
 /* POST /api/schedules/add {"name", "cron", "type", and optionally
  * "payload", "queue", "priority", "timezone", "overlap", "catch_up", "alert_after",
  * "description"}: a new database schedule, checked and stored by
@@ -443,7 +491,7 @@ api_schedule_add(struct req *r)
 {
 	struct schedule *s;
 	cJSON *in, *doc;
-	char err[ERRSZ], *name, detail[600];
+	char err[ERRSZ], *name, detail[600] = "";
 	MHD_RESULT ret;
 	unsigned status = 0;
 	int rc = DB_OK;
@@ -451,8 +499,11 @@ api_schedule_add(struct req *r)
 	if ((name = body_name(r, &in, &ret)) == NULL)
 		return ret;
 	tz_enter(); /* schedule_set and schedule_finish open time zones */
-	if ((s = from_body(r->srv->conf, in, name, &status, err)) != NULL)
-		rc = schedules_add(r->srv->conf, r->db, s, err);
+	if ((s = from_body(r->srv->conf, in, name, &status, err)) != NULL) {
+		struct sched_change c = { r->srv->conf, name, 0, s, detail, sizeof detail };
+
+		rc = serve_audited(r, "schedule-add", 0, detail, add_change, &c, err);
+	}
 	tz_leave();
 	if (s == NULL || rc != DB_OK) {
 		schedule_free(s);
@@ -464,9 +515,6 @@ api_schedule_add(struct req *r)
 		return rc == SCHEDULES_INVALID ? serve_error(r, 422, err)
 		                               : serve_db_error(r, "add schedule", err);
 	}
-	snprintf(detail, sizeof detail, "%s: cron '%s', type %s, queue %s, timezone %s", name, s->cron,
-	    s->type, s->queue, s->timezone);
-	serve_audit(r, "schedule-add", 0, detail);
 	doc = cJSON_CreateObject();
 	cJSON_AddStringToObject(doc, "name", name);
 	cJSON_AddStringToObject(doc, "cron", s->cron);
@@ -507,6 +555,7 @@ removed_detail(struct req *r, const char *name, char *detail, size_t len)
 MHD_RESULT
 api_schedule_remove(struct req *r)
 {
+	struct audit_entry a;
 	cJSON *in, *doc;
 	char err[ERRSZ], *name, detail[600];
 	MHD_RESULT ret;
@@ -515,7 +564,8 @@ api_schedule_remove(struct req *r)
 	if ((name = body_name(r, &in, &ret)) == NULL)
 		return ret;
 	removed_detail(r, name, detail, sizeof detail);
-	rc = schedules_remove(r->srv->conf, r->db, name, err);
+	a = serve_audit_entry(r, "schedule-remove", 0, detail);
+	rc = schedules_remove_audited(r->srv->conf, r->db, name, &a, err);
 	if (rc != DB_OK) {
 		cJSON_Delete(in);
 		if (rc == SCHEDULES_NOT_FOUND)
@@ -523,7 +573,6 @@ api_schedule_remove(struct req *r)
 		return rc == SCHEDULES_IN_INI ? serve_error(r, 422, err)
 		                              : serve_db_error(r, "remove schedule", err);
 	}
-	serve_audit(r, "schedule-remove", 0, detail);
 	doc = cJSON_CreateObject();
 	cJSON_AddStringToObject(doc, "name", name);
 	cJSON_Delete(in);

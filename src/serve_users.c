@@ -35,12 +35,56 @@ fields(cJSON *in, const char **name, const char **role, const char **pw, int wan
 	return NULL;
 }
 
-/* The answer to a change: 200 {"user": NAME} once audited, or the
- * error the users_* code says. */
-static MHD_RESULT
-answer(struct req *r, int rc, const char *name, const char *action, const char *detail, const char *err)
+/* One users_* change on name, as audit_tx runs it with its audit row. */
+struct user_change {
+	const struct conf *conf;
+	const char *name;
+	const struct user_rec *u; /* add */
+	int admin;                /* role */
+	const char *hash;         /* password */
+	int (*fn)(struct db *db, const struct user_change *c, char *err);
+};
+
+static int
+user_change(struct db *db, void *arg, char *err)
 {
+	const struct user_change *c = arg;
+
+	return c->fn(db, c, err);
+}
+
+static int
+add_fn(struct db *db, const struct user_change *c, char *err)
+{
+	return users_add(db, c->conf, c->u, err);
+}
+
+static int
+role_fn(struct db *db, const struct user_change *c, char *err)
+{
+	return users_set_role(db, c->conf, c->name, c->admin, err);
+}
+
+static int
+password_fn(struct db *db, const struct user_change *c, char *err)
+{
+	return users_set_hash(db, c->conf, c->name, c->hash, err);
+}
+
+static int
+remove_fn(struct db *db, const struct user_change *c, char *err)
+{
+	return users_remove(db, c->conf, c->name, err);
+}
+
+/* Makes the change c and its audit row in one transaction, and answers:
+ * 200 {"user": NAME}, or the error the users_* code says. */
+static MHD_RESULT
+answer(struct req *r, struct user_change *c, const char *action, const char *detail)
+{
+	char err[ERRSZ];
 	cJSON *doc;
+	int rc = serve_audited(r, action, 0, detail, user_change, c, err);
 
 	if (rc == USERS_NOT_FOUND)
 		return serve_error(r, 404, err);
@@ -48,9 +92,8 @@ answer(struct req *r, int rc, const char *name, const char *action, const char *
 		return serve_error(r, 409, err);
 	if (rc != DB_OK)
 		return serve_db_error(r, action, err);
-	serve_audit(r, action, 0, detail);
 	doc = cJSON_CreateObject();
-	cJSON_AddStringToObject(doc, "user", name);
+	cJSON_AddStringToObject(doc, "user", c->name);
 	return serve_json(r, 200, doc);
 }
 
@@ -62,8 +105,8 @@ api_user_add(struct req *r)
 	const char *name, *role, *pw, *bad = fields(in, &name, &role, &pw, 1, 1);
 	char err[ERRSZ], detail[NAME_MAX_LEN + 64];
 	struct user_rec u;
+	struct user_change c = { r->srv->conf, NULL, &u, 0, NULL, add_fn };
 	MHD_RESULT ret;
-	int rc;
 
 	memset(&u, 0, sizeof u);
 	if (bad != NULL || password_hash(pw, u.hash, err) < 0) {
@@ -74,9 +117,9 @@ api_user_add(struct req *r)
 	snprintf(u.name, sizeof u.name, "%s", name);
 	u.admin = users_role(role);
 	snprintf(u.created_by, sizeof u.created_by, "%s", r->user->name);
-	rc = users_add(r->db, r->srv->conf, &u, err);
+	c.name = name;
 	snprintf(detail, sizeof detail, "user %s, role %s", name, role);
-	ret = answer(r, rc, name, "user-add", detail, err);
+	ret = answer(r, &c, "user-add", detail);
 	sodium_memzero(&u, sizeof u);
 	cJSON_Delete(in);
 	return ret;
@@ -88,18 +131,18 @@ api_user_role(struct req *r)
 {
 	cJSON *in = serve_body_json(r);
 	const char *name, *role, *pw, *bad = fields(in, &name, &role, &pw, 1, 0);
-	char err[ERRSZ], detail[NAME_MAX_LEN + 64];
+	char detail[NAME_MAX_LEN + 64];
 	MHD_RESULT ret;
-	int rc;
 
 	if (bad != NULL)
 		ret = serve_error(r, 400, bad);
 	else if (strcmp(name, r->user->name) == 0 && users_role(role) == 0)
 		ret = serve_error(r, 409, "you cannot take the admin role from yourself");
 	else {
-		rc = users_set_role(r->db, r->srv->conf, name, users_role(role), err);
+		struct user_change c = { r->srv->conf, name, NULL, users_role(role), NULL, role_fn };
+
 		snprintf(detail, sizeof detail, "user %s, role %s", name, role);
-		ret = answer(r, rc, name, "user-role", detail, err);
+		ret = answer(r, &c, "user-role", detail);
 	}
 	cJSON_Delete(in);
 	return ret;
@@ -113,14 +156,14 @@ api_user_password(struct req *r)
 	const char *name, *role, *pw, *bad = fields(in, &name, &role, &pw, 0, 1);
 	char err[ERRSZ], hash[PASSWORD_HASH_MAX], detail[NAME_MAX_LEN + 64];
 	MHD_RESULT ret;
-	int rc;
 
 	if (bad != NULL || password_hash(pw, hash, err) < 0)
 		ret = serve_error(r, 400, bad != NULL ? bad : err);
 	else {
-		rc = users_set_hash(r->db, r->srv->conf, name, hash, err);
+		struct user_change c = { r->srv->conf, name, NULL, 0, hash, password_fn };
+
 		snprintf(detail, sizeof detail, "user %s: a new password; its sessions end", name);
-		ret = answer(r, rc, name, "user-password", detail, err);
+		ret = answer(r, &c, "user-password", detail);
 	}
 	sodium_memzero(hash, sizeof hash);
 	cJSON_Delete(in);
@@ -133,18 +176,18 @@ api_user_remove(struct req *r)
 {
 	cJSON *in = serve_body_json(r);
 	const char *name, *role, *pw, *bad = fields(in, &name, &role, &pw, 0, 0);
-	char err[ERRSZ], detail[NAME_MAX_LEN + 64];
+	char detail[NAME_MAX_LEN + 64];
 	MHD_RESULT ret;
-	int rc;
 
 	if (bad != NULL)
 		ret = serve_error(r, 400, bad);
 	else if (strcmp(name, r->user->name) == 0)
 		ret = serve_error(r, 409, "you cannot remove yourself");
 	else {
-		rc = users_remove(r->db, r->srv->conf, name, err);
+		struct user_change c = { r->srv->conf, name, NULL, 0, NULL, remove_fn };
+
 		snprintf(detail, sizeof detail, "user %s; its sessions end", name);
-		ret = answer(r, rc, name, "user-remove", detail, err);
+		ret = answer(r, &c, "user-remove", detail);
 	}
 	cJSON_Delete(in);
 	return ret;

@@ -74,7 +74,7 @@ is "$(printf '%s' "$BODY" | jget '"enqueue" in d["actions"] and "login" in d["ac
 # and the handlers that pass theirs on) must be one the filter takes,
 # or its rows could be seen but never filtered.
 written=$(cat "$top_srcdir"/src/*.c |
-	grep -E 'serve_audit(_count)?\(|audit_add(_entry)?\(|struct audit_entry [a-z]+ = |job_action\(r, |each_failed\(r, ' |
+	grep -E 'serve_audit(_count|_entry|ed)?\(|audit_add(_entry)?\(|struct audit_entry [a-z]+ = |job_action\(r, |each_failed\(r, ' |
 	grep -oE '"[a-z]+(-[a-z]+)*"' | tr -d '"' | sort -u | tr '\n' ' ')
 ok "$([ "$(echo $written | wc -w)" -ge 15 ]; echo $?)" "the action names were read from the sources ($(echo $written | wc -w))"
 is "$(printf '%s' "$BODY" | python3 -c 'import json, sys; d = json.load(sys.stdin); print(" ".join(sorted(set(sys.argv[1].split()) - set(d["actions"]))))' "$written")" \
