@@ -76,11 +76,11 @@ is "$(printf '%s' "$out" | python3 -c 'import json,sys; print(json.load(sys.stdi
 	"None" "status --json: oldest_ready_seconds is null when nothing is ready"
 
 # ---- show: the last 20 runs, --runs N, --all-runs; a hand retry said ----
-# Job 120 (dead-lettered above) ran 30 times: attempts 1..25, then, after
-# a `failed retry`, 1..5 again.
+# Job 120 (dead-lettered above) ran 30 times: attempts 1..25, the last
+# dead, then, after a `failed retry`, 1..5 again.
 sql "INSERT INTO job_runs (job_id, queue, type, attempt, worker, started_at, duration_ms, outcome, exit_status)
      SELECT 120, 'default', 'echo', IF(n <= 25, n, n - 25), 'h:1:x', UTC_TIMESTAMP(6) - INTERVAL (100 - n) SECOND,
-            n, 'retry', 'exit 1'
+            n, IF(n = 25, 'dead', 'retry'), 'exit 1'
      FROM (SELECT a.i * 10 + b.i + 1 AS n FROM
            (SELECT 0 i UNION SELECT 1 UNION SELECT 2) a,
            (SELECT 0 i UNION SELECT 1 UNION SELECT 2 UNION SELECT 3 UNION SELECT 4 UNION SELECT 5
