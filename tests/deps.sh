@@ -20,7 +20,7 @@ wait_started() {
 	for n in "$@"; do
 		while [ "$(starts "$n")" != 1 ]; do
 			i=$((i + 1))
-			[ $i -le $((secs * 10)) ] || return 1
+			[ $i -le $((secs * 10)) ] || { waited_out "$1" "wait_started $*"; return 1; }
 			sleep 0.1
 		done
 	done
@@ -30,7 +30,7 @@ wait_log() {
 	local i=0
 	while [ "$(awk -v r="$3" '$1 == "end" && $2 ~ r' "$LOG" 2>/dev/null | wc -l)" -lt "$2" ]; do
 		i=$((i + 1))
-		[ $i -le $(($1 * 10)) ] || return 1
+		[ $i -le $(($1 * 10)) ] || { waited_out "$1" "wait_log $*"; return 1; }
 		sleep 0.1
 	done
 }

@@ -82,7 +82,7 @@ wait_log() {
 	local secs=$1 re=$2 want=$3 i=0
 	while [ "$(grep -c -E "$re" "$C/log")" -lt "$want" ]; do
 		i=$((i + 1))
-		[ $i -le $((secs * 10)) ] || return 1
+		[ $i -le $((secs * 10)) ] || { waited_out "$1" "wait_log $*"; return 1; }
 		sleep 0.1
 	done
 }
@@ -198,11 +198,11 @@ reach_point() {
 			"[$cell] F holds the $NF features' jobs reserved ahead; L holds 2 lim and 2 or 3 rt jobs, their handlers started but waiting; no job started"
 		;;
 	running | after)
-		wait_log 30 "^start [0-9]+ ($F_RE) " "$NF"
-		wait_log 30 "^start [0-9]+ lim " 2
-		wait_log 30 "^start [0-9]+ rt " 2
-		is "$(grep -c '^start ' "$C/log" | awk -v n=$((NF + 4)) '$1 >= n { print "ok" }')" ok \
-			"[$cell] every feature's handler has started its job (2 lim, 2 or 3 rt) and waits"
+		wait_log 30 "^start [0-9]+ ($F_RE) " "$NF" &&
+			wait_log 30 "^start [0-9]+ lim " 2 &&
+			wait_log 30 "^start [0-9]+ rt " 2
+		ok $? "[$cell] every feature's handler has started its job (2 lim, 2 or 3 rt) and waits" \
+			"($(grep -c -E "^start [0-9]+ ($F_RE) " "$C/log") of the $NF features')"
 		wait_for_sql 30 "SELECT checkpoint IS NOT NULL FROM jobs WHERE id = ${ID[ckpt]}" 1
 		ok $? "[$cell] the ckpt job's checkpoint reached the database (a heartbeat took it)"
 		[ "$point" = running ] || hold_rows_and_end
@@ -420,10 +420,10 @@ for mode in exec persistent; do
 			conf_f 1 1 16
 			touch "$C/hold.f1.run" "$C/hold.l1.boot"
 		else
-			conf_f 1 8 0
+			conf_f 1 "$NF" 0
 			touch "$C/hold.f1.run" "$C/hold.l1.run"
 		fi
-		conf_f 2 8 auto
+		conf_f 2 "$NF" auto
 		conf_l 1
 		conf_l 2
 		enqueue_all

@@ -214,12 +214,19 @@ stop_workers() {
 	BG_PIDS=()
 }
 
+# Notes in the log that a wait of $1 seconds ran out, with the line of
+# the test that waited and what for ($2): a wait whose end goes
+# unchecked can cost a test its time, and its point, unseen.
+waited_out() {
+	diag "waited $1 s in vain at line ${BASH_LINENO[1]}: $2"
+}
+
 # Waits up to $1 seconds for SQL $2 to print $3.
 wait_for_sql() {
 	local secs=$1 query=$2 want=$3 i=0
 	while [ "$(sql "$query")" != "$want" ]; do
 		i=$((i + 1))
-		[ $i -le $((secs * 10)) ] || return 1
+		[ $i -le $((secs * 10)) ] || { waited_out "$secs" "$(tr -s '\n\t ' ' ' <<<"$query")"; return 1; }
 		sleep 0.1
 	done
 }
@@ -230,7 +237,7 @@ wait_exit() {
 	local secs=$1 pid=$2 i=0
 	while kill -0 "$pid" 2>/dev/null; do
 		i=$((i + 1))
-		[ $i -le $((secs * 10)) ] || return 124
+		[ $i -le $((secs * 10)) ] || { waited_out "$secs" "process $pid to exit"; return 124; }
 		sleep 0.1
 	done
 	wait "$pid"

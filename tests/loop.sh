@@ -28,7 +28,7 @@ wait_file() {
 	local i=0
 	while [ ! -e "$2" ]; do
 		i=$((i + 1))
-		[ $i -le $(($1 * 10)) ] || return 1
+		[ $i -le $(($1 * 10)) ] || { waited_out "$1" "wait_file $*"; return 1; }
 		sleep 0.1
 	done
 }
@@ -38,7 +38,7 @@ wait_log() {
 	local i=0
 	while ! grep -q -- "$3" "$2" 2>/dev/null; do
 		i=$((i + 1))
-		[ $i -le $(($1 * 10)) ] || return 1
+		[ $i -le $(($1 * 10)) ] || { waited_out "$1" "wait_log $*"; return 1; }
 		sleep 0.1
 	done
 }

@@ -36,7 +36,7 @@ wait_files() {
 	# shellcheck disable=SC2086
 	while [ "$(ls $glob 2>/dev/null | wc -l)" != "$want" ]; do
 		i=$((i + 1))
-		[ $i -le $((secs * 10)) ] || return 1
+		[ $i -le $((secs * 10)) ] || { waited_out "$1" "wait_files $*"; return 1; }
 		sleep 0.1
 	done
 }
@@ -47,7 +47,7 @@ wait_children_done() {
 	local secs=$1 pid=$2 i=0
 	while ps -o stat= --ppid "$pid" | grep -qv '^Z'; do
 		i=$((i + 1))
-		[ $i -le $((secs * 10)) ] || return 1
+		[ $i -le $((secs * 10)) ] || { waited_out "$1" "wait_children_done $*"; return 1; }
 		sleep 0.1
 	done
 }

@@ -71,7 +71,7 @@ wait_files() {
 	# shellcheck disable=SC2086
 	while [ "$(ls $glob 2>/dev/null | wc -l)" != "$want" ]; do
 		i=$((i + 1))
-		[ $i -le $((secs * 10)) ] || return 1
+		[ $i -le $((secs * 10)) ] || { waited_out "$1" "wait_files $*"; return 1; }
 		sleep 0.1
 	done
 }
@@ -87,7 +87,7 @@ wait_lines() {
 	local secs=$1 want=$2 file=$3 i=0
 	while [ "$(cat "$file" 2>/dev/null | wc -l)" != "$want" ]; do
 		i=$((i + 1))
-		[ $i -le $((secs * 10)) ] || return 1
+		[ $i -le $((secs * 10)) ] || { waited_out "$1" "wait_lines $*"; return 1; }
 		sleep 0.1
 	done
 }

@@ -20,7 +20,7 @@ wait_logs() {
 	for f in "$@"; do
 		while ! grep -q "$re" "$f"; do
 			i=$((i + 1))
-			[ $i -le $((secs * 10)) ] || return 1
+			[ $i -le $((secs * 10)) ] || { waited_out "$1" "wait_logs $*"; return 1; }
 			sleep 0.1
 		done
 	done

@@ -28,7 +28,7 @@ wait_outcome() {
 	while [ "$(sql "SELECT COUNT(*) FROM failed_jobs WHERE id = $2")" != 1 ]; do
 		grep -q "writing outcome" "$3" && return 1
 		i=$((i + 1))
-		[ $i -le $(($1 * 10)) ] || return 1
+		[ $i -le $(($1 * 10)) ] || { waited_out "$1" "wait_outcome $*"; return 1; }
 		sleep 0.1
 	done
 }

@@ -35,7 +35,7 @@ wait_count() {
 	local i=0
 	while [ "$(count "$3" "$4")" -lt "$2" ]; do
 		i=$((i + 1))
-		[ $i -le $(($1 * 10)) ] || return 1
+		[ $i -le $(($1 * 10)) ] || { waited_out "$1" "wait_count $*"; return 1; }
 		sleep 0.1
 	done
 }

@@ -20,7 +20,7 @@ wait_lines() {
 	local i=0
 	while [ "$(grep -c "^$4" "$2")" -lt "$3" ]; do
 		i=$((i + 1))
-		[ $i -le $(($1 * 10)) ] || return 1
+		[ $i -le $(($1 * 10)) ] || { waited_out "$1" "wait_lines $*"; return 1; }
 		sleep 0.1
 	done
 }
