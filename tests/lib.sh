@@ -221,6 +221,27 @@ waited_out() {
 	diag "waited $1 s in vain at line ${BASH_LINENO[1]}: $2"
 }
 
+# replylost_start DIR [LISTEN [TARGET]]: starts tests/replylost.py, the
+# proxy that loses answers (its orders are the files DIR/drop, DIR/hold
+# and DIR/cut; see the script), between LISTEN (default unix:$T/p.sock)
+# and TARGET (default the test server, unix:$SOCKET; "silent": a host
+# that never greets), stopped at exit; waits up to 30 s for it to
+# listen (the socket, or DIR/port for a tcp: LISTEN).
+replylost_start() {
+	local dir=$1 listen=${2:-unix:$T/p.sock} target=${3:-unix:$SOCKET} i
+	mkdir -p "$dir"
+	python3 "$top_srcdir/tests/replylost.py" "$listen" "$target" "$dir" &
+	BG_PIDS+=($!)
+	for ((i = 0; i < 300; i++)); do
+		case $listen in
+		unix:*) [ -S "${listen#unix:}" ] && return 0 ;;
+		*) [ -s "$dir/port" ] && return 0 ;;
+		esac
+		sleep 0.1
+	done
+	return 1
+}
+
 # Waits up to $1 seconds for SQL $2 to print $3.
 wait_for_sql() {
 	local secs=$1 query=$2 want=$3 i=0

@@ -22,10 +22,7 @@ one_build sanitized "behaviour alone"
 setup replylost
 TH=$top_srcdir/tests/handlers
 PX=$T/px
-mkdir -p "$PX"
-python3 "$top_srcdir/tests/replylost.py" "unix:$T/p.sock" "unix:$SOCKET" "$PX" &
-BG_PIDS+=($!)
-for ((i = 0; i < 300; i++)); do [ -S "$T/p.sock" ] && break; sleep 0.1; done
+replylost_start "$PX"
 
 cat >"$T/alert.sh" <<'EOS'
 #!/bin/sh
@@ -275,20 +272,8 @@ done
 # timeout (the wait limit's bound, about 2 s here); together they last
 # far longer than the 6 s lease.
 PX2=$T/px2
-mkdir -p "$PX2"
-python3 "$top_srcdir/tests/replylost.py" tcp:127.0.0.1:0 "unix:$SOCKET" "$PX2" &
-BG_PIDS+=($!)
-hosts=
-for i in 1 2 3 4 5 6; do
-	mkdir -p "$T/silent$i"
-	python3 "$top_srcdir/tests/replylost.py" tcp:127.0.0.1:0 silent "$T/silent$i" &
-	BG_PIDS+=($!)
-done
-ports_written() {
-	local d
-	for d in "$PX2" "$T"/silent[1-6]; do [ -s "$d/port" ] || return 1; done
-}
-for ((i = 0; i < 300; i++)); do ports_written && break; sleep 0.1; done
+replylost_start "$PX2" tcp:127.0.0.1:0
+for i in 1 2 3 4 5 6; do replylost_start "$T/silent$i" tcp:127.0.0.1:0 silent; done
 hosts=127.0.0.1:$(cat "$PX2/port")
 for i in 1 2 3 4 5 6; do hosts="$hosts, 127.0.0.1:$(cat "$T/silent$i/port")"; done
 empty_tables

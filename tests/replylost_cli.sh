@@ -11,10 +11,7 @@ one_build sanitized "behaviour alone"
 . "$top_srcdir/tests/operator/common.sh"
 setup replylost_cli
 PX=$T/px
-mkdir -p "$PX"
-python3 "$top_srcdir/tests/replylost.py" "unix:$T/p.sock" "unix:$SOCKET" "$PX" &
-BG_PIDS+=($!)
-for ((i = 0; i < 300; i++)); do [ -S "$T/p.sock" ] && break; sleep 0.1; done
+replylost_start "$PX"
 
 SOCKET=$T/p.sock write_conf <<EOC
 [queue default]

@@ -17,10 +17,7 @@
 one_build sanitized "behaviour alone"
 setup sched_lost
 PX=$T/px
-mkdir -p "$PX"
-python3 "$top_srcdir/tests/replylost.py" "unix:$T/p.sock" "unix:$SOCKET" "$PX" &
-BG_PIDS+=($!)
-for ((i = 0; i < 300; i++)); do [ -S "$T/p.sock" ] && break; sleep 0.1; done
+replylost_start "$PX"
 
 cat >"$T/alert.sh" <<'EOS'
 #!/bin/sh

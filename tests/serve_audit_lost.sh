@@ -18,10 +18,7 @@
 . "$top_srcdir/tests/serve_lib.sh"
 setup serve_audit_lost
 PX=$T/px
-mkdir -p "$PX"
-python3 "$top_srcdir/tests/replylost.py" "unix:$T/p.sock" "unix:$SOCKET" "$PX" &
-BG_PIDS+=($!)
-for ((i = 0; i < 300; i++)); do [ -S "$T/p.sock" ] && break; sleep 0.1; done
+replylost_start "$PX"
 
 SOCKET=$T/p.sock write_conf <<EOC
 [queue default]
