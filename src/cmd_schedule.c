@@ -99,7 +99,7 @@ run_now(const struct conf *c, struct db *db, const char *name, int dry_run)
 	if ((s = schedules_find(v, n, name)) == NULL) {
 		cli_error("no schedule '%s' (in %s or in the database)", name, c->path);
 		rc = EX_DATAERR;
-	} else if ((rc = scheduler_run_now(c, db, s, &o, &job, err)) != DB_OK) {
+	} else if ((rc = scheduler_run_now(c, db, s, &o, NULL, &job, err)) != DB_OK) {
 		cli_error("%s", err);
 		rc = s->problem != NULL ? EX_DATAERR : EX_UNAVAILABLE;
 	}

@@ -34,6 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "audit.h"
 #include "cron.h"
 #include "log.h"
 #include "queue.h"
@@ -127,10 +128,12 @@ last_job_busy(struct db *db, const char *name, const struct overlap *ov, int *bu
  * off rather than START TRANSACTION so that nothing can commit on its
  * own: should queue_enqueue's own deadlock retry roll back our row and
  * insert the job again, the job stays uncommitted, the row's UPDATE finds
- * nothing, and we roll it all back and run again. */
+ * nothing, and we roll it all back and run again.  a (NULL: none) is the
+ * audit row of a person's run now, on the job, in the same transaction:
+ * the fire and its row commit together or not at all. */
 static int
 fire_tx(struct db *db, const struct schedule *s, const char *at, int how, const struct overlap *ov,
-    enum fire_result *res, uint64_t *job, char *err)
+    const struct audit_entry *a, enum fire_result *res, uint64_t *job, char *err)
 {
 	struct enqueue_item it;
 	char host[256];
@@ -177,16 +180,18 @@ fire_tx(struct db *db, const struct schedule *s, const char *at, int how, const 
 		errf(err, "the run row of '%s' went away (rolled back by a deadlock)", s->name);
 		return DB_ERETRY;
 	}
+	if (rc == DB_OK && a != NULL)
+		rc = audit_add_entry(db, a, *job, err);
 	*res = FIRE_ENQUEUED;
 	return rc;
 }
 
 /* Runs fire_tx to its end: COMMIT, or ROLLBACK and again after a
  * deadlock or lock wait timeout.  ov: for the overlap rule; NULL with
- * FIRE_F_MANUAL or FIRE_F_MISSED. */
+ * FIRE_F_MANUAL or FIRE_F_MISSED.  a: the audit row, or NULL. */
 static int
 fire(struct db *db, const struct schedule *s, const char *at_text, int how, const struct overlap *ov,
-    enum fire_result *res, uint64_t *job, char *err)
+    const struct audit_entry *a, enum fire_result *res, uint64_t *job, char *err)
 {
 	char at_sql[64];
 	int rc, attempt = 0;
@@ -196,7 +201,7 @@ fire(struct db *db, const struct schedule *s, const char *at_text, int how, cons
 		char ignored[ERRSZ];
 
 		*job = 0;
-		rc = fire_tx(db, s, at_sql, how, ov, res, job, err);
+		rc = fire_tx(db, s, at_sql, how, ov, a, res, job, err);
 		if (rc == DB_OK && *res != FIRE_TAKEN)
 			rc = db_commit(db, err);
 		else
@@ -288,14 +293,14 @@ tick_all(struct db *db, const struct schedule *s, const struct cron *cr, const s
 	     t = f, k++) {
 		schedules_utc_text(f, at, sizeof at);
 		ov->age_s = now - f;
-		if ((rc = fire(db, s, at, k > 0 ? FIRE_F_NO_OVERLAP : 0, ov, &res, &job, err)) != DB_OK)
+		if ((rc = fire(db, s, at, k > 0 ? FIRE_F_NO_OVERLAP : 0, ov, NULL, &res, &job, err)) != DB_OK)
 			return rc;
 		local_text(z, f, now, when, sizeof when);
 		report_fire(o, s, res, job, when, now - f >= ON_TIME_S ? now_at : NULL, now - f, n);
 	}
 	if (k == 0 && old > 0) {
 		schedules_utc_text(latest, at, sizeof at);
-		if ((rc = fire(db, s, at, FIRE_F_MISSED, NULL, &res, &job, err)) != DB_OK)
+		if ((rc = fire(db, s, at, FIRE_F_MISSED, NULL, NULL, &res, &job, err)) != DB_OK)
 			return rc;
 		local_text(z, latest, now, when, sizeof when);
 		report_fire(o, s, res, job, when, NULL, now - latest, n);
@@ -348,7 +353,7 @@ tick_one(struct db *db, const struct schedule *s, const struct cron *cr, const s
 
 		schedules_utc_text(latest, at, sizeof at);
 		ov.age_s = late_s;
-		if ((rc = fire(db, s, at, missed ? FIRE_F_MISSED : 0, &ov, &res, &job, err)) != DB_OK)
+		if ((rc = fire(db, s, at, missed ? FIRE_F_MISSED : 0, &ov, NULL, &res, &job, err)) != DB_OK)
 			return rc;
 	}
 	report_fire(o, s, res, job, when, late_s >= ON_TIME_S ? now_at : NULL, late_s, n);
@@ -395,10 +400,12 @@ scheduler_tick(const struct conf *c, struct db *db, const struct scheduler_opts 
 }
 
 /* `jobq schedule --run NAME`: enqueues s now, whatever its time, its
- * on/off switch and the overlap rule; the run is recorded as manual. */
+ * on/off switch and the overlap rule; the run is recorded as manual, and
+ * a (NULL: none; the dashboard's button) is written on the job in the
+ * fire's transaction. */
 int
 scheduler_run_now(const struct conf *c, struct db *db, const struct schedule *s,
-    const struct scheduler_opts *o, uint64_t *job_id, char *err)
+    const struct scheduler_opts *o, const struct audit_entry *a, uint64_t *job_id, char *err)
 {
 	enum fire_result res;
 	struct db_res *r;
@@ -419,7 +426,7 @@ scheduler_run_now(const struct conf *c, struct db *db, const struct schedule *s,
 	if ((row = db_res_next(r)) != NULL && row[0] != NULL)
 		snprintf(at, sizeof at, "%s", row[0]);
 	db_res_free(r);
-	if ((rc = fire(db, s, at, FIRE_F_MANUAL, NULL, &res, job_id, err)) != DB_OK)
+	if ((rc = fire(db, s, at, FIRE_F_MANUAL, NULL, a, &res, job_id, err)) != DB_OK)
 		return rc;
 	if (res != FIRE_ENQUEUED) {
 		errf(err, "%s: another run took the same microsecond; try again", s->name);

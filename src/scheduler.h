@@ -24,8 +24,9 @@ struct scheduler_counts {
 
 int scheduler_tick(const struct conf *c, struct db *db, const struct scheduler_opts *o,
     struct scheduler_counts *n, char *err);
+struct audit_entry;
 int scheduler_run_now(const struct conf *c, struct db *db, const struct schedule *s,
-    const struct scheduler_opts *o, uint64_t *job_id, char *err);
+    const struct scheduler_opts *o, const struct audit_entry *a, uint64_t *job_id, char *err);
 int64_t scheduler_worker_tick(const struct conf *c, struct db *db);
 
 #endif

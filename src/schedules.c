@@ -253,6 +253,35 @@ add_once(struct db *db, const struct schedule *s, char *err)
 	return rc;
 }
 
+/* schedules_add's checks of s before anything is written: DB_OK, or
+ * SCHEDULES_INVALID or SCHEDULES_IN_INI with the reason in err. */
+static int
+add_check(const struct conf *c, struct schedule *s, char *err)
+{
+	const struct schedule *ini;
+
+	if (!conf_valid_name(s->name))
+		return errf(err, "name: bad name '%s' (1-64 of A-Z a-z 0-9 _ . -)", s->name),
+		       SCHEDULES_INVALID;
+	if ((ini = schedules_ini(c, s->name)) != NULL)
+		return errf(err, "'%s' is defined in %s:%d; a schedule lives in one place only", s->name,
+		           c->path, ini->line),
+		       SCHEDULES_IN_INI;
+	if (schedule_finish(c, s, err) < 0)
+		return SCHEDULES_INVALID;
+	return DB_OK;
+}
+
+/* schedules_add inside a transaction the caller opened, commits and
+ * reruns (audit_tx: the schedule and its audit row commit together). */
+int
+schedules_add_tx(const struct conf *c, struct db *db, struct schedule *s, char *err)
+{
+	int rc = add_check(c, s, err);
+
+	return rc != DB_OK ? rc : add_once(db, s, err);
+}
+
 /* Adds s as a database schedule: the one way in for `jobq schedule add`
  * and the dashboard, so both refuse the same things.  The caller has
  * set s's fields through schedule_set(), which checked each one; this
@@ -265,18 +294,10 @@ add_once(struct db *db, const struct schedule *s, char *err)
 int
 schedules_add(const struct conf *c, struct db *db, struct schedule *s, char *err)
 {
-	const struct schedule *ini;
 	int rc, attempt = 0;
 
-	if (!conf_valid_name(s->name))
-		return errf(err, "name: bad name '%s' (1-64 of A-Z a-z 0-9 _ . -)", s->name),
-		       SCHEDULES_INVALID;
-	if ((ini = schedules_ini(c, s->name)) != NULL)
-		return errf(err, "'%s' is defined in %s:%d; a schedule lives in one place only", s->name,
-		           c->path, ini->line),
-		       SCHEDULES_IN_INI;
-	if (schedule_finish(c, s, err) < 0)
-		return SCHEDULES_INVALID;
+	if ((rc = add_check(c, s, err)) != DB_OK)
+		return rc;
 	do {
 		if ((rc = db_begin(db, err)) != DB_OK)
 			return rc;

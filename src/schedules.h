@@ -25,6 +25,7 @@ void schedules_free(struct schedule **v, size_t n);
 const struct schedule *schedules_find(struct schedule *const *v, size_t n, const char *name);
 const struct schedule *schedules_ini(const struct conf *c, const char *name);
 int schedules_add(const struct conf *c, struct db *db, struct schedule *s, char *err);
+int schedules_add_tx(const struct conf *c, struct db *db, struct schedule *s, char *err);
 int schedules_update(struct db *db, const struct schedule *s, char *err);
 int schedules_remove(const struct conf *c, struct db *db, const char *name, char *err);
 struct audit_entry;

@@ -51,10 +51,3 @@ serve_audit_count(struct req *r, const char *action, uint64_t job_id, uint64_t c
 	if (audit_add_entry(r->db, &e, job_id, err) != DB_OK)
 		log_error("serve: audit %s by %s: %s", action, r->user->name, err);
 }
-
-/* Records an admin action on one job (job_id) or on none (0). */
-void
-serve_audit(struct req *r, const char *action, uint64_t job_id, const char *detail)
-{
-	serve_audit_count(r, action, job_id, 0, detail);
-}

@@ -12,6 +12,5 @@ int serve_audited(struct req *r, const char *action, uint64_t job_id, const char
     void *arg, char *err);
 void serve_audit_count(
     struct req *r, const char *action, uint64_t job_id, uint64_t count, const char *detail);
-void serve_audit(struct req *r, const char *action, uint64_t job_id, const char *detail);
 
 #endif

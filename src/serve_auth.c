@@ -254,7 +254,7 @@ api_logout(struct req *r)
 	token_hash(cookie, hash); /* the router checked the session */
 	/* The session ends with its audit row. */
 	if ((rc = audit_tx(r->db, &a, 0, session_delete, hash, err)) != DB_OK)
-		return serve_db_error(r, "close a session", err);
+		return serve_write_error(r, "close a session", err);
 	snprintf(clear, sizeof clear, "%s=; Path=/; HttpOnly; SameSite=Strict%s; Max-Age=0", SERVE_COOKIE,
 	    serve_secure(r) ? "; Secure" : "");
 	x.set_cookie = clear;

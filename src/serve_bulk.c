@@ -173,7 +173,7 @@ step(struct req *r, const struct bulk_kind *k, const struct bulk_filter *f, uint
 	a = serve_audit_entry(r, c.action, 0, detail);
 	fa.audit = &a;
 	if (bulk_step(r->db, k, &fa, after, upto, BULK_CHUNK, tally, &c, &last, &more, err) != DB_OK)
-		return serve_db_error(r, "bulk action", err);
+		return serve_write_error(r, "bulk action", err);
 	if (c.done > 0 && (strcmp(c.action, "retry") == 0 || strcmp(c.action, "release") == 0))
 		wakeup_send(r->srv->conf, f->queue); /* jobs are due now */
 	doc = cJSON_CreateObject();

@@ -147,7 +147,8 @@ enqueued(struct req *r, uint64_t first, uint64_t count, int repeated)
 /* POST /api/enqueue {"type", "queue", "payload", "delay", "count",
  * "submit_id"}: type and queue from the INI whitelists only (422
  * otherwise).  A submit_id seen before from this user enqueues nothing
- * and gets the first request's answer with "repeated": true. */
+ * and gets the first request's answer with "repeated": true.  An answer
+ * lost without a submit_id is serve_db_unsure's 504. */
 MHD_RESULT
 api_enqueue(struct req *r)
 {
@@ -159,7 +160,7 @@ api_enqueue(struct req *r)
 	uint64_t first = 0;
 	unsigned status, i;
 	char err[ERRSZ], *detail;
-	int repeated = 0;
+	int repeated = 0, rc, unsure = 0;
 	MHD_RESULT ret;
 
 	if (in == NULL)
@@ -180,8 +181,13 @@ api_enqueue(struct req *r)
 	}
 	/* type and queue are whitelisted names: nothing a person typed */
 	detail = xasprintf("type=%s queue=%s", e.type, e.queue);
-	if (enqueue_audited(r, items, (size_t)e.count, detail, e.submit_id, &first, &a, &repeated, err) != DB_OK)
-		ret = serve_db_error(r, "enqueue", err);
+	rc = enqueue_audited(r, items, (size_t)e.count, detail, e.submit_id, &first, &a, &repeated, err);
+	/* An answer lost with a submit id: the same submit again finds the
+	 * first (repeated) when it took, and enqueues now when it did not. */
+	if (e.submit_id != NULL && serve_reconnect_unsure(r, rc, &unsure))
+		rc = enqueue_audited(r, items, (size_t)e.count, detail, e.submit_id, &first, &a, &repeated, err);
+	if (rc != DB_OK)
+		ret = unsure ? serve_db_unsure(r, "enqueue", err) : serve_write_error(r, "enqueue", err);
 	else if (repeated)
 		ret = enqueued(r, a.first_id, a.count, 1);
 	else {

@@ -121,10 +121,11 @@ body_ids(cJSON *in, size_t *n)
  * dead-lettered (any more) are listed as missing, and those the
  * database refused ({id, error}: its unique key is taken, a job it
  * cancelled is held by a worker) as refused, the others tried still.
- * Only a database gone away stops it. */
+ * A job whose answer was lost is tried once more after a reconnect, as
+ * `jobq failed` does (failed_act_reconnecting): found moved, it counts
+ * as done.  Only a database gone away stops it. */
 static MHD_RESULT
-each_failed(
-    struct req *r, const char *action, int (*fn)(struct db *, uint64_t, const struct audit_entry *, char *))
+each_failed(struct req *r, const char *action, failed_act_fn *fn)
 {
 	cJSON *in = serve_body_json(r), *doc, *missing, *refused;
 	struct audit_entry a = serve_audit_entry(r, action, 0, "");
@@ -140,7 +141,7 @@ each_failed(
 	missing = cJSON_AddArrayToObject(doc, "missing");
 	refused = cJSON_AddArrayToObject(doc, "refused");
 	for (i = 0; i < n && rc != DB_EGONE && rc != DB_ERETRY; i++) {
-		rc = fn(r->db, ids[i], &a, err);
+		rc = failed_act_reconnecting(r->db, fn, ids[i], &a, err);
 		if (rc == DB_OK)
 			okn++;
 		else if (rc == QUEUE_NOT_FOUND)
@@ -156,7 +157,7 @@ each_failed(
 	free(ids);
 	if (rc == DB_EGONE || rc == DB_ERETRY) {
 		cJSON_Delete(doc);
-		return serve_db_error(r, action, err);
+		return serve_write_error(r, action, err);
 	}
 	ADD_NUM(doc, strcmp(action, "retry") == 0 ? "retried" : "forgotten", okn);
 	return serve_json(r, 200, doc);
@@ -207,7 +208,7 @@ retry_all(struct req *r, cJSON *in)
 	f.audit = &a;
 	if (failed_retry_matching(r->db, &f, tally_retry, &t, err) != DB_OK) {
 		free(detail);
-		return serve_db_error(r, "retry matching", err);
+		return serve_write_error(r, "retry matching", err);
 	}
 	wakeup_send(r->srv->conf, f.queue);
 	free(detail);
@@ -274,7 +275,7 @@ api_failed_retry_edited(struct req *r)
 		return serve_error(
 		    r, 404, "the job is not in the dead letter (retried or forgotten meanwhile?)");
 	if (rc != DB_OK)
-		return serve_db_error(r, "retry edited", err);
+		return serve_write_error(r, "retry edited", err);
 	wakeup_send(r->srv->conf, NULL); /* the job is due now */
 	doc = cJSON_CreateObject();
 	ADD_NUM(doc, "retried", job);
@@ -318,7 +319,7 @@ api_failed_clear(struct req *r)
 	}
 	a = serve_audit_entry(r, "clear", 0, " jobs");
 	if (failed_clear_audited(r->db, &a, &removed, err) != DB_OK)
-		return serve_db_error(r, "clear failed jobs", err);
+		return serve_write_error(r, "clear failed jobs", err);
 	/* Each chunk deleted wrote its row (its count, and "N jobs"); a
 	 * clear that found nothing to delete changed nothing, and its row
 	 * says so alone. */

@@ -188,6 +188,54 @@ serve_db_error(struct req *r, const char *what, const char *err)
 	return serve_error(r, 500, "internal error (the server log has the detail)");
 }
 
+/* The answer to an action whose change the server may have applied
+ * though its answer was lost (the connection dropped after COMMIT, or
+ * after a statement that commits by itself, was sent: db_unsure): 504,
+ * as a gateway whose upstream never answered, with {"error", "unsure":
+ * true}.  Not a 503: that invites the same request again, and this one
+ * may be done already; the person must look first.  The detail goes to
+ * the log. */
+MHD_RESULT
+serve_db_unsure(struct req *r, const char *what, const char *err)
+{
+	cJSON *doc = cJSON_CreateObject();
+
+	log_error("serve: %s %s: %s: %s (its answer was lost: it may have been applied)", r->method, r->url,
+	    what, err);
+	cJSON_AddStringToObject(doc, "error",
+	    "the database's answer was lost: the change may have been applied; reload and look before "
+	    "trying again");
+	cJSON_AddBoolToObject(doc, "unsure", 1);
+	return serve_json(r, 504, doc);
+}
+
+/* A failed write of an action (its change, its COMMIT): serve_db_unsure
+ * when the answer to what commits was lost (db_unsure), else as
+ * serve_db_error.  Call it before any other statement on r->db: the
+ * next one forgets. */
+MHD_RESULT
+serve_write_error(struct req *r, const char *what, const char *err)
+{
+	if (r->db != NULL && db_unsure(r->db))
+		return serve_db_unsure(r, what, err);
+	return serve_db_error(r, what, err);
+}
+
+/* After a write that ended with rc: *unsure says whether its answer was
+ * lost when the server may have applied it (db_unsure); then r's
+ * connection is made again, and 1 says the caller may look whether the
+ * change took (a second try that finds the first's work, a read) before
+ * it answers serve_db_unsure.  0 when it was not unsure or the server
+ * cannot be reached. */
+int
+serve_reconnect_unsure(struct req *r, int rc, int *unsure)
+{
+	char err[ERRSZ];
+
+	*unsure = rc == DB_EGONE && r->db != NULL && db_unsure(r->db);
+	return *unsure && db_connect(r->db, 1, err) == DB_OK;
+}
+
 /* Adds v as a string, or null when v is NULL. */
 void
 serve_add_str_or_null(cJSON *o, const char *k, const char *v)

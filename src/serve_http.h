@@ -76,6 +76,9 @@ MHD_RESULT serve_json_x(struct req *r, unsigned status, cJSON *doc, const struct
 MHD_RESULT serve_error(struct req *r, unsigned status, const char *msg);
 MHD_RESULT serve_db_error(struct req *r, const char *what, const char *err);
 MHD_RESULT serve_db_down(struct req *r);
+MHD_RESULT serve_db_unsure(struct req *r, const char *what, const char *err);
+MHD_RESULT serve_write_error(struct req *r, const char *what, const char *err);
+int serve_reconnect_unsure(struct req *r, int rc, int *unsure);
 void serve_db_mark(struct serve *s, int up, const char *why);
 time_t serve_db_down_since(struct serve *s);
 

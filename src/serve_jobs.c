@@ -326,7 +326,7 @@ job_action(struct req *r, const char *action, job_change_fn *fn, const char *con
 	if (rc == QUEUE_CONFLICT)
 		return serve_error(r, 409, conflict);
 	if (rc != DB_OK)
-		return serve_db_error(r, action, err);
+		return serve_write_error(r, action, err);
 	doc = cJSON_CreateObject();
 	ADD_NUM(doc, "id", r->id);
 	cJSON_AddStringToObject(doc, "done", action);
@@ -349,10 +349,26 @@ api_job_release(struct req *r)
 	    r, "release", queue_release_one, "only a stale job (its lease expired) can be released");
 }
 
+/* After a cancel whose answer was lost (serve_reconnect_unsure, so
+ * connected again): whether the job has ended as cancelled.  It only
+ * looks: a second cancel of a job still running would write a second
+ * audit row when the first took. */
+static int
+cancel_took(struct req *r)
+{
+	char err[ERRSZ], ended[32];
+	int found;
+
+	return cancel_ended(r->db, r->id, ended, sizeof ended, &found, err) == DB_OK && found &&
+	    strcmp(ended, "cancelled") == 0;
+}
+
 /* POST /api/jobs/ID/cancel: the job is cancelled, at once when no
  * worker holds it, by its worker within a second when one does
  * ("requested"); 404 when it is not in the queue (it had ended).  The
- * audit row is in the cancel's transaction. */
+ * audit row is in the cancel's transaction.  When its answer was lost,
+ * a job found cancelled since is answered as cancelled, anything else
+ * with serve_db_unsure. */
 MHD_RESULT
 api_job_cancel(struct req *r)
 {
@@ -361,9 +377,12 @@ api_job_cancel(struct req *r)
 	enum cancel_state st;
 	char err[ERRSZ];
 	cJSON *doc;
+	int rc = queue_cancel_audited(r->db, r->id, r->user->name, a, &st, err), unsure = 0;
 
-	if (queue_cancel_audited(r->db, r->id, r->user->name, a, &st, err) != DB_OK)
-		return serve_db_error(r, "cancel", err);
+	if (rc != DB_OK && serve_reconnect_unsure(r, rc, &unsure) && cancel_took(r))
+		rc = DB_OK, st = CANCEL_DONE;
+	if (rc != DB_OK)
+		return unsure ? serve_db_unsure(r, "cancel", err) : serve_db_error(r, "cancel", err);
 	if (st == CANCEL_ENDED)
 		return serve_error(r, 404, "no such job in the queue: it has ended");
 	doc = cJSON_CreateObject();

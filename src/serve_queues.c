@@ -31,26 +31,41 @@ pause_change(struct db *db, void *arg, char *err)
 	return rc == DB_OK && !changed ? UNCHANGED : rc;
 }
 
+/* The change and its audit row in one transaction; when its answer was
+ * lost, once more after a reconnect: the switch is the same the second
+ * time, so a first that took leaves it UNCHANGED (no second row) and
+ * one that did not is made now.  *unsure says the first was lost. */
+static int
+pause_audited(struct req *r, struct pause *p, int *unsure, char *err)
+{
+	const char *action = p->pause ? "queue-pause" : "queue-resume";
+	int rc = serve_audited(r, action, 0, p->queue, pause_change, p, err);
+
+	if (serve_reconnect_unsure(r, rc, unsure))
+		rc = serve_audited(r, action, 0, p->queue, pause_change, p, err);
+	return rc;
+}
+
 /* Pauses or resumes a queue, the change and its audit row in one
- * transaction. */
+ * transaction; 200 once the queue is as asked ("changed": whether this
+ * request changed it, null when its first answer was lost). */
 static MHD_RESULT
 pause_queue(struct req *r, int pause)
 {
 	cJSON *in = serve_body_json(r), *doc;
 	const char *queue = cJSON_GetStringValue(cJSON_GetObjectItem(in, "queue"));
+	const char *what = pause ? "pause queue" : "resume queue";
 	char err[ERRSZ];
 	struct pause p = { queue, pause };
 	MHD_RESULT ret;
-	int rc;
+	int rc, unsure = 0;
 
 	if (queue == NULL || *queue == '\0')
 		ret = serve_error(r, 400, "expected {\"queue\": \"QUEUE\"}");
 	else if (!conf_has_queue(r->srv->conf, queue))
 		ret = serve_error(r, 404, "no such queue in the configuration");
-	else if ((rc = serve_audited(
-	              r, pause ? "queue-pause" : "queue-resume", 0, queue, pause_change, &p, err)) != DB_OK &&
-	    rc != UNCHANGED)
-		ret = serve_db_error(r, pause ? "pause queue" : "resume queue", err);
+	else if ((rc = pause_audited(r, &p, &unsure, err)) != DB_OK && rc != UNCHANGED)
+		ret = unsure ? serve_db_unsure(r, what, err) : serve_db_error(r, what, err);
 	else {
 		/* The overview snapshot would show the old state for up to
 		 * overview_cache: the next request computes a fresh one. */
@@ -58,7 +73,10 @@ pause_queue(struct req *r, int pause)
 		doc = cJSON_CreateObject();
 		cJSON_AddStringToObject(doc, "queue", queue);
 		cJSON_AddBoolToObject(doc, "paused", pause);
-		cJSON_AddBoolToObject(doc, "changed", rc == DB_OK);
+		if (unsure && rc == UNCHANGED)
+			cJSON_AddNullToObject(doc, "changed");
+		else
+			cJSON_AddBoolToObject(doc, "changed", rc == DB_OK);
 		ret = serve_json(r, 200, doc);
 	}
 	cJSON_Delete(in);

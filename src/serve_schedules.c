@@ -243,7 +243,7 @@ switch_schedule(struct req *r, int on)
 	tz_leave();
 	if (rc != DB_OK) {
 		cJSON_Delete(in);
-		return serve_db_error(r, on ? "enable schedule" : "disable schedule", err);
+		return serve_write_error(r, on ? "enable schedule" : "disable schedule", err);
 	}
 	doc = cJSON_CreateObject();
 	cJSON_AddStringToObject(doc, "name", name);
@@ -274,8 +274,9 @@ say_log(void *arg, int important, const char *line)
 }
 
 /* POST /api/schedules/run-now {"name"}: enqueues it now, as `jobq
- * schedule --run NAME` (recorded as a manual fire).  422 when it cannot
- * fire (its type or queue left the INI). */
+ * schedule --run NAME` (recorded as a manual fire), its audit row on the
+ * job in the fire's transaction.  422 when it cannot fire (its type or
+ * queue left the INI). */
 MHD_RESULT
 api_schedule_run_now(struct req *r)
 {
@@ -283,7 +284,8 @@ api_schedule_run_now(struct req *r)
 	struct schedule **v;
 	struct schedule *s;
 	cJSON *in, *doc;
-	char err[ERRSZ], *name, detail[160];
+	struct audit_entry a;
+	char err[ERRSZ], *name;
 	uint64_t job = 0;
 	MHD_RESULT ret;
 	size_t n;
@@ -298,7 +300,8 @@ api_schedule_run_now(struct req *r)
 		return ret;
 	}
 	problem = s->problem != NULL;
-	rc = scheduler_run_now(r->srv->conf, r->db, s, &o, &job, err);
+	a = serve_audit_entry(r, "schedule-run-now", 0, name);
+	rc = scheduler_run_now(r->srv->conf, r->db, s, &o, &a, &job, err);
 	schedules_free(v, n);
 	tz_leave();
 	if (rc != DB_OK && problem) {
@@ -307,10 +310,8 @@ api_schedule_run_now(struct req *r)
 	}
 	if (rc != DB_OK) {
 		cJSON_Delete(in);
-		return serve_db_error(r, "run schedule now", err);
+		return serve_write_error(r, "run schedule now", err);
 	}
-	snprintf(detail, sizeof detail, "%s", name);
-	serve_audit(r, "schedule-run-now", job, detail);
 	doc = cJSON_CreateObject();
 	cJSON_AddStringToObject(doc, "name", name);
 	ADD_NUM(doc, "job", job);
@@ -381,7 +382,7 @@ api_schedule_edit(struct req *r)
 		cJSON_Delete(in);
 		if (status == 404)
 			return serve_error(r, 404, "no such schedule");
-		return status == 422 ? serve_error(r, 422, err) : serve_db_error(r, "edit schedule", err);
+		return status == 422 ? serve_error(r, 422, err) : serve_write_error(r, "edit schedule", err);
 	}
 	free(old);
 	doc = cJSON_CreateObject();
@@ -466,13 +467,14 @@ from_body(const struct conf *c, const cJSON *in, const char *name, unsigned *sta
 	return s;
 }
 
-/* schedules_add, then the audit row's detail: the schedule as
- * schedules_add completed it (its default queue and time zone). */
+/* schedules_add_tx (in audit_tx's transaction: schedules_add would
+ * commit on its own before the audit row), then the row's detail: the
+ * schedule as it was completed (its default queue and time zone). */
 static int
 add_change(struct db *db, void *arg, char *err)
 {
 	const struct sched_change *c = arg;
-	int rc = schedules_add(c->conf, db, c->s, err);
+	int rc = schedules_add_tx(c->conf, db, c->s, err);
 
 	if (rc == DB_OK)
 		snprintf(c->detail, c->len, "%s: cron '%s', type %s, queue %s, timezone %s", c->name,
@@ -513,7 +515,7 @@ api_schedule_add(struct req *r)
 		if (rc == SCHEDULES_EXISTS || rc == SCHEDULES_IN_INI)
 			return serve_error(r, 409, err);
 		return rc == SCHEDULES_INVALID ? serve_error(r, 422, err)
-		                               : serve_db_error(r, "add schedule", err);
+		                               : serve_write_error(r, "add schedule", err);
 	}
 	doc = cJSON_CreateObject();
 	cJSON_AddStringToObject(doc, "name", name);
@@ -571,7 +573,7 @@ api_schedule_remove(struct req *r)
 		if (rc == SCHEDULES_NOT_FOUND)
 			return serve_error(r, 404, "no such schedule");
 		return rc == SCHEDULES_IN_INI ? serve_error(r, 422, err)
-		                              : serve_db_error(r, "remove schedule", err);
+		                              : serve_write_error(r, "remove schedule", err);
 	}
 	doc = cJSON_CreateObject();
 	cJSON_AddStringToObject(doc, "name", name);

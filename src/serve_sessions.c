@@ -103,7 +103,7 @@ api_sessions_end(struct req *r)
 	c.name = name;
 	if (serve_audited(r, "end-sessions", 0, detail, end_change, &c, err) != DB_OK) {
 		cJSON_Delete(in);
-		return serve_db_error(r, "end sessions", err);
+		return serve_write_error(r, "end sessions", err);
 	}
 	n = c.n;
 	cJSON_Delete(in);

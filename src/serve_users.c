@@ -91,7 +91,7 @@ answer(struct req *r, struct user_change *c, const char *action, const char *det
 	if (rc == USERS_CONFLICT)
 		return serve_error(r, 409, err);
 	if (rc != DB_OK)
-		return serve_db_error(r, action, err);
+		return serve_write_error(r, action, err);
 	doc = cJSON_CreateObject();
 	cJSON_AddStringToObject(doc, "user", c->name);
 	return serve_json(r, 200, doc);

@@ -10,9 +10,16 @@
 #   2. the connection is cut while the audit row is on its way (held
 #      back, then cut): either both are there, or neither is and the
 #      answer is not 200.
-# Each for a job's cancel, delete and run-now, a dead job's retry and
-# forget, a bulk delete and cancel, a clear of the dead letter, a
-# queue's pause and a user's add.
+# Each for a job's cancel, delete, run-now and release, a dead job's
+# retry, forget and edited retry, a retry of all matching, a bulk
+# delete and cancel, a clear of the dead letter, a queue's pause
+# and resume, an enqueue with and without a submit id, a schedule's
+# add, edit and run now, a user's add and removal, and the end of a
+# user's sessions.  In 1 the answer is checked too: 200 where the
+# dashboard looks after reconnecting whether the change took (a dead
+# job's retry and forget, retry all, cancel, pause and resume, an
+# enqueue with a submit id), else 504 with "unsure": true, never the
+# 503 that says the database is down and nothing happened.
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/operator/common.sh"
 . "$top_srcdir/tests/serve_lib.sh"
@@ -46,40 +53,82 @@ dead() {
 	     VALUES ($((900000 + $1)), 'default', 'echo', '{}', 3, 'x')"
 	echo $((900000 + $1))
 }
+# stale [QUEUE]: a new job whose worker's lease ran out.
+stale() {
+	local id
+	id=$(job "$@")
+	sql "UPDATE jobs SET reserved_at = UTC_TIMESTAMP(6), reserved_by = 'gone', lease_token = 'gone$id',
+	     lease_expires_at = UTC_TIMESTAMP(6) - INTERVAL 1 HOUR WHERE id = $id"
+	echo "$id"
+}
 
 # prepare ACTION N: sets up the N-th try of ACTION: PATH and BODY of its
 # POST, AUDIT (the WHERE of its audit row), CHANGED (a query: 1 when
 # the action was done, 0 when not) and WHOLE (1: the action sends its
-# transaction whole, COMMIT included; 0: the dashboard commits it).
+# transaction whole, COMMIT included; 0: the dashboard commits it) and
+# WANT (the answer when the answer to its COMMIT is lost).
 prepare() {
 	local id
-	BODY_IN='{}' WHOLE=0
+	BODY_IN='{}' WHOLE=0 WANT=504
 	case $1 in
-	cancel | delete | run-now)
+	cancel | delete | run-now | release)
 		id=$(job)
+		[ "$1" = release ] && id=$(stale)
 		[ "$1" = run-now ] && sql "UPDATE jobs SET available_at = UTC_TIMESTAMP() + INTERVAL 1 HOUR WHERE id = $id"
 		PATH_IN=/api/jobs/$id/$1 AUDIT="job_id = $id AND action = '$1'"
 		CHANGED="SELECT COUNT(*) = 0 FROM jobs WHERE id = $id"
 		[ "$1" = run-now ] && CHANGED="SELECT COUNT(*) FROM jobs WHERE id = $id AND available_at <= UTC_TIMESTAMP(6)"
-		[ "$1" = cancel ] && WHOLE=1
+		[ "$1" = release ] && CHANGED="SELECT COUNT(*) FROM jobs WHERE id = $id AND lease_token IS NULL"
+		[ "$1" = cancel ] && WHOLE=1 WANT=200
 		;;
-	retry | forget)
+	retry | forget | retry-edited | retry-all)
+		sql "DELETE FROM failed_jobs"
 		id=$(dead "$2")
-		PATH_IN=/api/failed/$1 BODY_IN="{\"ids\": [$id]}" AUDIT="job_id = $id AND action = '$1'"
+		PATH_IN=/api/failed/$1 BODY_IN="{\"ids\": [$id]}" AUDIT="job_id = $id AND action = '$1'" WANT=200
+		[ "$1" = retry-edited ] && BODY_IN="{\"id\": $id, \"payload\": \"{\\\"edited\\\": 1}\"}" WANT=504
+		[ "$1" = retry-all ] && PATH_IN=/api/failed/retry BODY_IN='{"all": true, "queue": "default"}'
 		CHANGED="SELECT COUNT(*) = 0 FROM failed_jobs WHERE id = $id"
 		;;
 	bulk-delete | bulk-cancel)
 		sql "DELETE FROM jobs WHERE queue = 'bulk'"
 		id=$(job bulk)
+		CHANGED="SELECT COUNT(*) = 0 FROM jobs WHERE id = $id"
 		PATH_IN=/api/bulk AUDIT="job_id = $id AND action = '${1#bulk-}' AND detail LIKE 'bulk:%'"
 		BODY_IN="{\"action\": \"${1#bulk-}\", \"queue\": \"bulk\", \"count\": 1, \"upto\": $id}"
-		CHANGED="SELECT COUNT(*) = 0 FROM jobs WHERE id = $id"
 		[ "$1" = bulk-cancel ] && WHOLE=1
 		;;
-	queue-pause)
-		sql "DELETE FROM jobq_paused; DELETE FROM jobq_audit WHERE action = 'queue-pause'"
-		PATH_IN=/api/queues/pause BODY_IN='{"queue": "default"}' AUDIT="action = 'queue-pause'"
-		CHANGED="SELECT COUNT(*) FROM jobq_paused WHERE queue = 'default'"
+	queue-pause | queue-resume)
+		sql "DELETE FROM jobq_paused; DELETE FROM jobq_audit WHERE action = '$1'"
+		[ "$1" = queue-resume ] && sql "INSERT INTO jobq_paused (queue) VALUES ('default')"
+		PATH_IN=/api/queues/${1#queue-} BODY_IN='{"queue": "default"}' AUDIT="action = '$1'" WANT=200
+		CHANGED="SELECT COUNT(*) $([ "$1" = queue-resume ] && echo '= 0') FROM jobq_paused WHERE queue = 'default'"
+		;;
+	enqueue | enqueue-again)
+		# with a submit id: the second try finds the first's jobs
+		PATH_IN=/api/enqueue WHOLE=1 WANT=504
+		BODY_IN="{\"type\": \"echo\", \"payload\": \"{\\\"enq\\\": $2}\"}"
+		[ "$1" = enqueue-again ] && WANT=200 BODY_IN="${BODY_IN%\}}, \"submit_id\": \"s$2\"}"
+		AUDIT="action = 'enqueue' AND job_id IN (SELECT id FROM jobs WHERE payload = '{\"enq\": $2}')"
+		CHANGED="SELECT COUNT(*) FROM jobs WHERE payload = '{\"enq\": $2}'"
+		;;
+	schedule-add | schedule-edit | schedule-run-now)
+		[ "$1" = schedule-add ] || jq_ schedule add "s$2" --cron '0 0 1 1 *' --type echo >/dev/null
+		PATH_IN=/api/schedules/${1#schedule-} BODY_IN="{\"name\": \"s$2\", \"cron\": \"5 4 * * *\", \"type\": \"echo\"}"
+		AUDIT="action = '$1' AND (detail = 's$2' OR detail LIKE 's$2:%')"
+		CHANGED="SELECT COUNT(*) FROM jobq_schedules WHERE name = 's$2' AND cron = '5 4 * * *'"
+		[ "$1" = schedule-run-now ] && BODY_IN="{\"name\": \"s$2\"}" \
+			CHANGED="SELECT COUNT(*) FROM jobq_schedule_runs WHERE name = 's$2' AND manual = 1"
+		;;
+	user-remove | end-sessions)
+		post /api/users/add "$T/jar" "{\"user\": \"u$2\", \"role\": \"viewer\", \"password\": \"$PW\"}"
+		PATH_IN=/api/users/remove BODY_IN="{\"user\": \"u$2\"}" AUDIT="action = '$1' AND detail REGEXP '^user u$2[;:]'"
+		CHANGED="SELECT COUNT(*) = 0 FROM jobq_users WHERE username = 'u$2'"
+		if [ "$1" = end-sessions ]; then
+			local csrf=$CSRF
+			login "u$2" "$T/jar.u"
+			CSRF=$csrf
+			PATH_IN=/api/sessions/end CHANGED="SELECT COUNT(*) = 0 FROM jobq_sessions WHERE username = 'u$2'"
+		fi
 		;;
 	clear)
 		sql "DELETE FROM failed_jobs; DELETE FROM jobq_audit WHERE action = 'clear'"
@@ -121,12 +170,14 @@ post_bg() {
 	rm -f "$T/code"
 	(
 		post "$PATH_IN" "$T/jar" "$BODY_IN"
+		echo "$BODY" >"$T/answer"
 		echo "$CODE" >"$T/code"
 	) &
 	CPID=$!
 }
 
-actions="cancel delete run-now retry forget bulk-delete bulk-cancel clear queue-pause user-add"
+actions="cancel delete run-now release retry forget retry-edited retry-all bulk-delete bulk-cancel
+	clear queue-pause queue-resume enqueue enqueue-again schedule-add schedule-edit user-add user-remove end-sessions"
 n=0
 for action in $actions; do
 	# ---- 1. the answer to the action's COMMIT is lost ----
@@ -148,6 +199,11 @@ for action in $actions; do
 	like "$(cat "$PX/dropped" 2>/dev/null)" "COMMIT$" "[$action] the answer to its COMMIT was lost"
 	is "$(sql "$CHANGED")" 1 "[$action] the server applied it"
 	check "[$action] COMMIT answer lost"
+	is "$FIRST" "$WANT" "[$action] COMMIT answer lost: answered $WANT"
+	if [ "$WANT" = 504 ]; then
+		like "$(cat "$T/answer")" '"unsure":true' "[$action] ... saying it is unsure"
+		like "$(cat "$T/answer")" "may have been applied; reload and look" "[$action] ... and to look"
+	fi
 	rm -f "$PX/drop"
 	hit GET /api/overview "$T/jar" # the server reconnects
 

@@ -54,7 +54,7 @@ async function runBulk(action, what, filter) {
     toast(did + " " + fmtNum(done) + " " + what + (skipped ? " (" + fmtNum(skipped) + " had changed meanwhile)" : ""));
   } catch (e) {
     if (e.status !== 401)
-      toast((done ? did + " " + fmtNum(done) + ", then stopped: " : "Not done: ") + e.message, true);
+      toast((done ? did + " " + fmtNum(done) + ", then stopped: " : e.unsure ? "" : "Not done: ") + e.message, true);
   }
   await shell.refresh();
 }

@@ -143,6 +143,13 @@ function dbUp() {
   document.getElementById("banner").replaceChildren();
 }
 
+/* What a 504 says: the answer to a change was lost after the server
+ * sent it to the database (jobq's own 504, whose JSON says "unsure"), or
+ * a proxy in front gave up waiting for jobq.  Either way the change may
+ * have been applied: never "not done", and never sent again blindly. */
+export const UNSURE = "No answer came back: this change may have been applied. " +
+  "Look at the page (it is reloaded) before trying again.";
+
 class HttpError extends Error {
   constructor(status, msg, body) { super(msg); this.status = status; this.body = body; }
 }
@@ -179,6 +186,11 @@ export async function api(path, body) {
     err.retryAfter = wait;
     throw err;
   }
+  if (res.status === 504) {
+    const err = new HttpError(504, UNSURE, data);
+    err.unsure = true;
+    throw err;
+  }
   if (!res.ok) {
     const err = new HttpError(res.status, (data && data.error) || ("HTTP " + res.status), data);
     err.retryAfter = res.headers.get("Retry-After");
@@ -187,7 +199,8 @@ export async function api(path, body) {
   return data;
 }
 
-/* Runs an admin action and reports it. */
+/* Runs an admin action and reports it; an action whose answer was lost
+ * (e.unsure) reloads the page, which shows whether it took. */
 export async function act(path, body, done) {
   try {
     const r = await api(path, body);
@@ -195,6 +208,7 @@ export async function act(path, body, done) {
     await shell.refresh();
   } catch (e) {
     if (e.status !== 401) toast(e.status === 503 ? "Not done: " + e.message : e.message, true);
+    if (e.unsure) await shell.refresh();
   }
 }
 

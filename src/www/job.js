@@ -3,7 +3,7 @@
  * admin's actions on it (from /api/jobs/ID), among them "Edit and retry"
  * of a dead job's payload. */
 
-import { act, api, badge, dueIn, el, fmtDur, isAdmin, navigate, setMain, toast, when } from "./common.js";
+import { act, api, badge, dueIn, el, fmtDur, isAdmin, navigate, setMain, shell, toast, when } from "./common.js";
 
 function pretty(text) {
   try { return JSON.stringify(JSON.parse(text), null, 2); } catch (e) { return text; }
@@ -95,7 +95,10 @@ function jobActions(j) {
         api("/api/jobs/" + id + "/delete", {}).then(() => {
           toast("Job " + id + " deleted");
           navigate("/jobs"); /* its own page would only say it is gone */
-        }, (e) => { if (e.status !== 401) toast(e.message, true); });
+        }, (e) => {
+          if (e.status !== 401) toast(e.message, true);
+          if (e.unsure) shell.refresh(); /* gone, or still here */
+        });
     } } }, "Delete"));
   return el("div", { class: "row" }, b);
 }

@@ -104,5 +104,6 @@ async function removeSchedule(name) {
     navigate("/schedules");
   } catch (e) {
     if (e.status !== 401) toast(e.message, true);
+    if (e.unsure) await shell.refresh(); /* removed, or still here */
   }
 }
