@@ -14,7 +14,7 @@
 # retry, forget and edited retry, a retry of all matching, a bulk
 # delete and cancel, a clear of the dead letter, a queue's pause
 # and resume, an enqueue with and without a submit id, a schedule's
-# add, edit and run now, a user's add and removal, and the end of a
+# add, edit and run now (its row in the fire's transaction), a user's add and removal, and the end of a
 # user's sessions.  In 1 the answer is checked too: 200 where the
 # dashboard looks after reconnecting whether the change took (a dead
 # job's retry and forget, retry all, cancel, pause and resume, an
@@ -177,7 +177,8 @@ post_bg() {
 }
 
 actions="cancel delete run-now release retry forget retry-edited retry-all bulk-delete bulk-cancel
-	clear queue-pause queue-resume enqueue enqueue-again schedule-add schedule-edit user-add user-remove end-sessions"
+	clear queue-pause queue-resume enqueue enqueue-again schedule-add schedule-edit schedule-run-now user-add user-remove
+	end-sessions"
 n=0
 for action in $actions; do
 	# ---- 1. the answer to the action's COMMIT is lost ----
