@@ -19,6 +19,11 @@ connection is forwarded packet by packet.  DIR holds the orders:
              statement), and the statement is forwarded once DIR/hold is
              removed.  A test does something between a worker's
              statements this way, however fast they follow each other.
+  DIR/after  a Python regular expression, read only by a connection one
+             of whose statements DIR/hold held back: its next statement
+             that matches is dropped as DIR/drop's is (and the file
+             removed).  Another connection's statement, however close in
+             time, is never taken for it.
   DIR/cut    while it exists, every connection is closed and new ones
              are refused (a unix socket is removed; a TCP listener stops
              answering connections with a close).
@@ -93,11 +98,11 @@ def ordered(name, payload):
     return text if pattern and re.search(pattern, text, re.S) else None
 
 
-def should_drop(payload):
-    text = ordered("drop", payload)
+def should_drop(payload, name="drop"):
+    text = ordered(name, payload)
     if text is None:
         return False
-    os.unlink(os.path.join(DIR, "drop"))
+    os.unlink(os.path.join(DIR, name))
     with open(os.path.join(DIR, "dropped"), "a") as f:
         f.write(text.replace("\n", " ") + "\n")
     return True
@@ -108,13 +113,14 @@ def hold_back(payload):
     path = os.path.join(DIR, "hold")
     text = ordered("hold", payload)
     if text is None:
-        return
+        return False
     with open(os.path.join(DIR, "held.tmp"), "w") as f:
         f.write(text.replace("\n", " ") + "\n")
     os.rename(os.path.join(DIR, "held.tmp"), os.path.join(DIR, "held"))
     deadline = time.monotonic() + 60
     while os.path.exists(path) and time.monotonic() < deadline:
         time.sleep(0.01)
+    return True
 
 
 def forward(client):
@@ -127,6 +133,7 @@ def forward(client):
     with lock:
         conns.append((client, server))
     state = {"discard": False}
+    held = False
     threading.Thread(target=pump, args=(server, client, state), daemon=True).start()
     buf = b""
     try:
@@ -142,13 +149,14 @@ def forward(client):
                 packet, buf = buf[:4 + n], buf[4 + n:]
                 # A command is a packet with sequence number 0; 0x03 is
                 # COM_QUERY (the handshake's packets never have seq 0).
-                if packet[3] == 0 and n > 0 and packet[4] == 3 and should_drop(packet[4:]):
+                query = packet[3] == 0 and n > 0 and packet[4] == 3
+                if query and (should_drop(packet[4:]) or held and should_drop(packet[4:], "after")):
                     state["discard"] = True
                     server.sendall(packet)
                     time.sleep(1)
                     raise OSError("answer lost on purpose")
-                if packet[3] == 0 and n > 0 and packet[4] == 3:
-                    hold_back(packet[4:])
+                if query and hold_back(packet[4:]):
+                    held = True
                 server.sendall(packet)
     except OSError:
         pass

@@ -188,11 +188,12 @@ for action in $actions; do
 		echo "INSERT INTO jobq_audit .*COMMIT$" >"$PX/drop"
 		post_bg
 	else
-		# the audit row held back, then the COMMIT that follows it
+		# the audit row held back, then the COMMIT that follows it on
+		# that connection (another's, the stats roll-up's, is not it)
 		echo "INSERT INTO jobq_audit " >"$PX/hold"
+		echo "^COMMIT$" >"$PX/after"
 		post_bg
 		waitfor "$PX/held"
-		echo "^COMMIT$" >"$PX/drop"
 		rm -f "$PX/hold"
 	fi
 	wait "$CPID"
@@ -205,7 +206,7 @@ for action in $actions; do
 		like "$(cat "$T/answer")" '"unsure":true' "[$action] ... saying it is unsure"
 		like "$(cat "$T/answer")" "may have been applied; reload and look" "[$action] ... and to look"
 	fi
-	rm -f "$PX/drop"
+	rm -f "$PX/drop" "$PX/after"
 	hit GET /api/overview "$T/jar" # the server reconnects
 
 	# ---- 2. the connection is cut as the audit row goes ----
