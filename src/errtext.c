@@ -11,8 +11,9 @@
  *     the first "PHP Warning:"-style line;
  *   - anything else: the first non-blank line.
  * A dead job whose handler wrote no such line (exit 65, stderr empty)
- * is summed up by the reason it was dead-lettered for
- * (errtext_summary_or): a blank would hide why it failed. */
+ * is summed up by the reason it was dead-lettered for, and a failed run
+ * by how it ended ("exit 3": errtext_summary_or): a blank would hide why
+ * it failed. */
 #include "config.h"
 
 #include <stdlib.h>

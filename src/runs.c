@@ -132,6 +132,19 @@ runs_for_job_last(struct db *db, uint64_t id, const char *tz, unsigned last, str
 	return DB_OK;
 }
 
+/* What a failed run (dead or retry) is summed up by when its handler
+ * wrote no error line (exit 3, stderr empty): how it ended, as job_runs
+ * keeps it ("exit 3", "timed out after 30s", "killed by SIGKILL"), as
+ * failed_list falls back on the dead letter's reason (errtext_summary_or):
+ * a blank would hide why it failed.  NULL for any other run. */
+static const char *
+failure_reason(const char *outcome, const char *exit_status)
+{
+	if (outcome == NULL || exit_status == NULL || *exit_status == '\0')
+		return NULL;
+	return strcmp(outcome, "dead") == 0 || strcmp(outcome, "retry") == 0 ? exit_status : NULL;
+}
+
 /* Reads r's rows (RUN_ROW_COLUMNS) into *rows, a new array, and frees r. */
 static void
 run_rows(struct db_res *r, struct run_row **rows, size_t *n)
@@ -141,6 +154,7 @@ run_rows(struct db_res *r, struct run_row **rows, size_t *n)
 	*rows = xcalloc(db_res_rows(r) + 1, sizeof **rows);
 	while ((row = db_res_next(r)) != NULL) {
 		struct run_row *x = &(*rows)[(*n)++];
+		const char *reason;
 
 		/* Only error may be NULL for the printers; started_at is NULL
 		 * when CONVERT_TZ cannot convert a stored zero date. */
@@ -151,7 +165,8 @@ run_rows(struct db_res *r, struct run_row **rows, size_t *n)
 		x->outcome = xstrdup_or_empty(row[5]);
 		x->exit_status = xstrdup_or_empty(row[6]);
 		x->error = xstrdup_or_null(row[7]);
-		x->summary = row[7] ? errtext_summary(row[7]) : NULL;
+		reason = failure_reason(row[5], row[6]);
+		x->summary = row[7] != NULL || reason != NULL ? errtext_summary_or(row[7], reason) : NULL;
 		x->queue = xstrdup_or_empty(row[8]);
 		x->type = xstrdup_or_empty(row[9]);
 		x->output = xstrdup_or_null(row[10]);

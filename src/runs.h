@@ -13,7 +13,9 @@ struct run_row {
 	unsigned attempt;
 	char *queue, *type, *worker, *started_at, *outcome, *exit_status, *error, *output;
 	char *result;  /* the handler's {"result": ...} JSON, or NULL */
-	char *summary; /* the line of error that names it (errtext_summary), or NULL */
+	/* the line of error that names it, else how a failed run ended
+	 * (errtext_summary_or), or NULL */
+	char *summary;
 	char *enqueued_at; /* the job's created_at, or NULL (runs before schema 13) */
 	char *payload;     /* the job's payload, kept by the run that made it done, or NULL */
 	char *follow_ups;  /* the done run's follow-up job ids, "12,13", or NULL */

@@ -1,6 +1,7 @@
 #!/bin/bash
 # The CLI as a newcomer meets it (issue item 18): error summaries that
-# name the error (Python, PHP), workers that are gone running nothing,
+# name the error (Python, PHP; how a run ended when stderr is empty),
+# workers that are gone running nothing,
 # `show` of a finished job, disabled schedules with no next fire, one
 # meaning of -q, and one format for times.
 . "$top_srcdir/tests/lib.sh"
@@ -44,6 +45,20 @@ max_attempts = 1
 [handler shboom]
 exec = /bin/sh -c 'echo >&2; echo "  " >&2; echo "sh: disk full" >&2; echo "more" >&2; exit 65'
 
+[handler quiet]
+exec = $top_srcdir/tests/handlers/exitwith.sh
+max_attempts = 2
+backoff = 100ms
+queue = quietq
+
+[handler slow]
+exec = /bin/sleep 5
+timeout = 300ms
+max_attempts = 1
+queue = quietq
+
+[queue quietq]
+
 [user alice]
 password_hash = $PWHASH
 role = admin
@@ -79,8 +94,32 @@ if [ -n "$php" ]; then
 else
 	diag "SKIP PHP summary: php not installed"
 fi
+# A failed run whose handler wrote nothing on stderr is summed up by
+# how it ended, as failed list sums up such a dead job by its reason.
+q3=$(jq_ enqueue quiet '{"exit": 3}')
+qkill=$(jq_ enqueue quiet '{"signal": "KILL"}')
+qslow=$(jq_ enqueue slow '{}')
+jq_ work --queue quietq --max 5 --quiet 2>>"$T/work.log"
+is "$(where "$q3")/$(where "$qkill")/$(where "$qslow")" failed/failed/failed "the three quiet jobs are dead-lettered"
+run show --json "$q3"
+is "$(printf '%s' "$OUT" | jget '[(r["outcome"], r["error_summary"]) for r in d["runs"]]')" \
+	'[["retry", "exit 3"], ["dead", "exit 3"]]' "show --json: a retry and a dead run with empty stderr, summed up by their exit"
+run show --json "$qkill"
+is "$(printf '%s' "$OUT" | jget '[r["error_summary"] for r in d["runs"]]')" '["killed by SIGKILL", "killed by SIGKILL"]' \
+	"show --json: a run killed by a signal, by the signal"
+run show --json "$qslow"
+is "$(printf '%s' "$OUT" | jget '[r["error_summary"] for r in d["runs"]]')" '["timed out after 300ms"]' \
+	"show --json: a run that timed out, by its timeout"
+run show --runs 2 "$q3"
+is "$(printf '%s\n' "$OUT" | grep -c '^ *error  exit 3$')" 2 "show --runs: each failed run's summary line says exit 3"
+run failed list --json
+like "$(printf '%s' "$OUT" | jget "[r['error'] for r in d if r['id'] == $q3][0]")" "exit 3" \
+	"failed list --json sums up the same job by its reason"
 serve_start
 login alice "$T/a.jar"
+hit GET "/api/jobs/$q3" "$T/a.jar"
+is "$(printf '%s' "$BODY" | jget '[r["error_summary"] for r in d["runs"]]')" '["exit 3", "exit 3"]' \
+	"dashboard: the job page's runs are summed up by their exit too"
 hit GET /api/failed "$T/a.jar"
 is "$(printf '%s' "$BODY" | jget "[f['summary'] for f in d['failed'] if f['id'] == $py][0]")" "ValueError: bad amount 42" \
 	"dashboard: the dead letter's summary comes from the server"
