@@ -39,7 +39,9 @@ job_outcome(char **row, char *out, size_t len)
 }
 
 /* The last limit fires of the schedule named name, newest first, each
- * with what became of its job.  The one query behind both the "last
+ * with what became of its job, and a dead-lettered job's error summed
+ * up as failed list sums it up (its reason when its stderr names
+ * nothing: errtext_summary_or).  The one query behind both the "last
  * fire" of --list and the dashboard's history.  *out is NULL when there
  * are none; free it with free(). */
 int
@@ -56,7 +58,7 @@ schedule_view_history(
 	    "SELECT r.fire_at, UNIX_TIMESTAMP(r.fire_at), r.status, r.job_id, j.id IS NOT NULL,"
 	    " j.lease_token IS NOT NULL AND j.lease_expires_at > UTC_TIMESTAMP(6),"
 	    " j.lease_token IS NOT NULL AND j.lease_expires_at <= UTC_TIMESTAMP(6),"
-	    " j.attempts, r.manual, f.id IS NOT NULL, %s"
+	    " j.attempts, r.manual, f.id IS NOT NULL, %s, f.reason"
 	    " FROM jobq_schedule_runs r LEFT JOIN jobs j ON j.id = r.job_id LEFT JOIN failed_jobs f ON f.id "
 	    "= r.job_id"
 	    " WHERE r.name = %q ORDER BY r.fire_at DESC LIMIT %u",
@@ -73,7 +75,7 @@ schedule_view_history(
 		f->job = row[3] ? strtoull(row[3], NULL, 10) : 0;
 		f->manual = strcmp(row[8], "1") == 0;
 		job_outcome(row, f->outcome, sizeof f->outcome);
-		sum = errtext_summary(row[10]);
+		sum = errtext_summary_or(row[10], row[11]);
 		snprintf(f->error, sizeof f->error, "%s", sum);
 		free(sum);
 	}

@@ -30,7 +30,7 @@ struct schedule_fire {
 	int manual;
 	uint64_t job;     /* 0: none enqueued (skipped, missed) */
 	char outcome[16]; /* as schedule_status.outcome */
-	char error[ERRTEXT_SUMMARY_MAX + 1]; /* the dead-lettered job's error: its summary */
+	char error[ERRTEXT_SUMMARY_MAX + 1]; /* the dead-lettered job's error: its summary (errtext_summary_or) */
 };
 
 int64_t schedule_view_next_after(const struct schedule *s, int64_t t);

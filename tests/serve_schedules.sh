@@ -4,7 +4,8 @@
 # schedule's expression need the admin role and the CSRF token, change
 # what the CLI would and are audited; a bad expression is a 422 naming
 # field and column with nothing changed; the live preview; a schedule's
-# history with successes and failures apart; and many preview requests
+# history with successes and failures apart (a dead job's error summed
+# up as failed list sums it up); and many preview requests
 # at once (the cron module switches TZ: serve serialises it).
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/operator/common.sh"
@@ -34,6 +35,11 @@ description = the nightly report
 cron = 0 * * * *
 type = boom
 payload = {"exit": 70, "err": "it broke"}
+
+[schedule boom-quiet]
+cron = 30 * * * *
+type = boom
+payload = {"exit": 70}
 
 [user admin]
 password_hash = $PWHASH
@@ -131,16 +137,24 @@ post /api/schedules/run-now "$T/jar" '{"name": "boom-hourly"}'
 boomjob=$(printf '%s' "$BODY" | jget 'd["job"]')
 jq_ schedule --run boom-hourly >/dev/null
 is "$(count jobq_schedule_runs "name = 'boom-hourly'")" 2 "run now from the page and from the CLI"
+jq_ schedule --run boom-quiet >/dev/null
 
 # ---- history: successes and failures apart ----
 start_worker --stop-when-empty
 wait_exit 60 "$WORKER_PID" >/dev/null
-is "$(count jobs)" 0 "the worker ran the three jobs"
+is "$(count jobs)" 0 "the worker ran the four jobs"
 hit GET "/api/schedules/history?name=boom-hourly" "$T/vjar"
 is "$CODE" 200 "history: 200"
 is "$(printf '%s' "$BODY" | jget '(len(d["succeeded"]), len(d["failed"]), len(d["other"]), d["failed"][-1]["job"], d["failed"][0]["manual"])')" \
 	"[0, 2, 0, $boomjob, true]" "a dead-lettered job's fires are failures"
 like "$(printf '%s' "$BODY" | jget 'd["failed"][0]["error"]')" "it broke" "... with the dead letter's error"
+hit GET "/api/schedules/history?name=boom-quiet" "$T/vjar"
+is "$(printf '%s' "$BODY" | jget '[(f["outcome"], f.get("error")) for f in d["failed"]]')" \
+	'[["failed", "exit 70 is a permanent failure"]]' \
+	"a dead job that wrote no stderr: its fire's error is the reason, as failed list says it"
+is "$(printf '%s' "$BODY" | jget 'd["failed"][0]["error"]')" \
+	"$(jq_ failed list --json | jget "[r['error'] for r in d if r['id'] == $(printf '%s' "$BODY" | jget 'd["failed"][0]["job"]')][0]")" \
+	"... the same summary failed list --json gives"
 hit GET "/api/schedules/history?name=nightly" "$T/vjar"
 is "$(printf '%s' "$BODY" | jget '([f["job"] for f in d["succeeded"]], len(d["failed"]))')" "[[$job], 0]" "a done job's fire is a success"
 is "$(printf '%s' "$BODY" | jget 'd["succeeded"][0]["fire_at"][:10]')" "$(sql "SELECT DATE(UTC_TIMESTAMP())")" "... with its fire time (UTC)"
