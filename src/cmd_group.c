@@ -30,16 +30,19 @@ usage(void)
 	       "Exit status: 0 shown; 64 usage; 65 no such group; 69 database unavailable.\n");
 }
 
-/* "fanin: job 12 (done)", "fanin: not enqueued", or "-". */
+/* "fanin: job 12 (done)", "fanin: job 12 (dead, forgotten from the
+ * dead letter)" (jobq show says forgotten of it), "fanin: not
+ * enqueued", or "-". */
 static void
-callback_text(const char *type, uint64_t job, const char *state, char *out, size_t len)
+callback_text(const char *type, uint64_t job, const char *state, int forgotten, char *out, size_t len)
 {
 	if (type[0] == '\0')
 		snprintf(out, len, "-");
 	else if (job == 0)
 		snprintf(out, len, "%s: not enqueued", type);
 	else
-		snprintf(out, len, "%s: job %llu (%s)", type, (unsigned long long)job, state);
+		snprintf(out, len, "%s: job %llu (%s%s)", type, (unsigned long long)job, state,
+		    forgotten ? ", forgotten from the dead letter" : "");
 }
 
 static void
@@ -61,9 +64,9 @@ print_text(const struct timefmt *f, const struct group_view *v, const struct gro
 	for (i = 0; i < ARRAY_LEN(states); i++)
 		printf(" %llu %s%s", (unsigned long long)v->queued[i], states[i],
 		    i + 1 < ARRAY_LEN(states) ? "," : "\n");
-	callback_text(v->on_complete, v->complete_job, v->complete_state, cb, sizeof cb);
+	callback_text(v->on_complete, v->complete_job, v->complete_state, v->complete_forgotten, cb, sizeof cb);
 	printf("on-complete: %s\n", cb);
-	callback_text(v->on_success, v->success_job, v->success_state, cb, sizeof cb);
+	callback_text(v->on_success, v->success_job, v->success_state, v->success_forgotten, cb, sizeof cb);
 	printf("on-success:  %s\n", cb);
 	for (i = 0; i < nw; i++) {
 		printf("%s job %llu waits for", i == 0 ? "waiting:    " : "            ", (unsigned long long)w[i].id);

@@ -273,6 +273,16 @@ copy(char *out, size_t len, const char *v)
 	snprintf(out, len, "%s", v != NULL ? v : "");
 }
 
+/* Whether a job JOB_STATE_OF says is in state was forgotten from the
+ * dead letter: it says "dead" only of a job in neither table whose runs
+ * end dead (one still dead-lettered is "failed"), the job jobq show
+ * calls forgotten (runs_job_view). */
+static int
+forgotten(const char *state)
+{
+	return strcmp(state, "dead") == 0;
+}
+
 /* Fills v's counts of queued jobs by state (served by jobs_group) and
  * the states of its callback jobs. */
 static int
@@ -302,6 +312,8 @@ find_states(struct db *db, struct group_view *v, char *err)
 	if ((row = db_res_next(r)) != NULL) {
 		copy(v->complete_state, sizeof v->complete_state, v->complete_job ? row[0] : NULL);
 		copy(v->success_state, sizeof v->success_state, v->success_job ? row[1] : NULL);
+		v->complete_forgotten = forgotten(v->complete_state);
+		v->success_forgotten = forgotten(v->success_state);
 	}
 	db_res_free(r);
 	return DB_OK;

@@ -37,6 +37,9 @@ struct group_view {
 	uint64_t complete_job, success_job;         /* 0: not enqueued */
 	char created_at[32], ended_at[32];          /* ended_at "": open */
 	char complete_state[32], success_state[32]; /* of the callback jobs, "" when none */
+	/* 1: the callback job ended dead and was forgotten from the dead
+	 * letter since (its state "dead"; jobq show calls it forgotten) */
+	int complete_forgotten, success_forgotten;
 	/* Its jobs still queued, by state (ready, delayed, waiting,
 	 * reserved, stale: GROUPS_STATES). */
 	uint64_t queued[5];

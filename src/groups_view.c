@@ -107,10 +107,11 @@ group_time(cJSON *o, const char *k, const char *t)
 	free(iso);
 }
 
-/* A callback as JSON: null when the group has none; its job and state
- * null until it was enqueued. */
+/* A callback as JSON: null when the group has none; its job, state and
+ * whether that job was forgotten from the dead letter (its state then
+ * "dead") null until it was enqueued. */
 static cJSON *
-group_callback(const char *type, uint64_t job, const char *state)
+group_callback(const char *type, uint64_t job, const char *state, int forgotten)
 {
 	cJSON *o;
 
@@ -121,9 +122,11 @@ group_callback(const char *type, uint64_t job, const char *state)
 	if (job != 0) {
 		cJSON_AddNumberToObject(o, "job", (double)job);
 		cJSON_AddStringToObject(o, "state", state);
+		cJSON_AddBoolToObject(o, "forgotten", forgotten);
 	} else {
 		cJSON_AddNullToObject(o, "job");
 		cJSON_AddNullToObject(o, "state");
+		cJSON_AddNullToObject(o, "forgotten");
 	}
 	return o;
 }
@@ -152,10 +155,10 @@ groups_json(const struct group_view *v, const struct group_wait *w, size_t nw)
 	for (i = 0; i < ARRAY_LEN(states); i++)
 		cJSON_AddNumberToObject(q, states[i], (double)v->queued[i]);
 	cJSON_AddItemToObject(o, "queued", q);
-	cJSON_AddItemToObject(
-	    o, "on_complete", group_callback(v->on_complete, v->complete_job, v->complete_state));
-	cJSON_AddItemToObject(
-	    o, "on_success", group_callback(v->on_success, v->success_job, v->success_state));
+	cJSON_AddItemToObject(o, "on_complete",
+	    group_callback(v->on_complete, v->complete_job, v->complete_state, v->complete_forgotten));
+	cJSON_AddItemToObject(o, "on_success",
+	    group_callback(v->on_success, v->success_job, v->success_state, v->success_forgotten));
 	for (i = 0; i < nw; i++) {
 		cJSON *j = cJSON_CreateObject(), *after = cJSON_CreateArray();
 		size_t k;

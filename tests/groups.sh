@@ -7,9 +7,11 @@
 # SIGKILL of the worker running a group's jobs during the fan-in leaves
 # exactly one callback; cancelled and expired jobs (jobq cancel, the
 # expiry sweep) complete their group too; bad input is refused with one
-# line and writes nothing.
+# line and writes nothing; a callback job forgotten from the dead letter
+# is shown as such.
 . "$top_srcdir/tests/lib.sh"
 one_build sanitized "behaviour alone"
+. "$top_srcdir/tests/operator/common.sh" # jget, count (its lines is replaced below)
 setup groups
 TH=$top_srcdir/tests/handlers
 LOG=$T/log
@@ -224,6 +226,33 @@ wait_for_sql 30 "SELECT CONCAT_WS(',', expired, ended_at IS NOT NULL) FROM jobq_
 ok $? "the expiry sweep counts and completes the group"
 is "$(sql "SELECT COUNT(*) FROM job_runs WHERE type = 'fanin' AND payload LIKE '%\"expired\": 2%'") " "1 " "its callback runs"
 stop_workers
+
+# A group whose job and callback both die, then are forgotten from the
+# dead letter: the count (as the callback's payload gave it) keeps the
+# job dead; group show says the callback job was forgotten, as jobq show
+# of it does.
+cat >>"$CONF" <<'EOC'
+
+[handler sink]
+exec = /bin/sh -c 'exit 65'
+EOC
+echo '{"type": "sink", "payload": {}}' | jq_ enqueue --batch --group forgot --on-complete sink >/dev/null
+jq_ work --queue default --stop-when-empty --quiet 2>/dev/null
+sj=$(sql "SELECT COUNT(*) FROM failed_jobs WHERE type = 'sink'")
+cb=$(sql "SELECT complete_job FROM jobq_groups WHERE name = 'forgot'")
+is "$sj/$(where "$cb")" "2/failed" "the group's job and its callback are dead-lettered"
+like "$(jq_ group show forgot)" "on-complete: sink: job $cb \\(failed\\)"$'\n' "group show: a dead-lettered callback is failed"
+is "$(jq_ group show --json forgot | jget '[d["on_complete"][k] for k in ("state", "forgotten")]')" '["failed", false]' \
+	"and in JSON, not forgotten"
+jq_ failed forget --yes $(sql "SELECT id FROM failed_jobs WHERE type = 'sink'") >/dev/null
+is "$(count failed_jobs "type = 'sink'")/$(jq_ show --json "$cb" | jget 'd["state"]')" "0/forgotten" \
+	"both forgotten; jobq show says the callback job is forgotten"
+out=$(jq_ group show forgot)
+like "$out" "jobs: +1: 0 done, 1 dead, " "group show: the forgotten job still counts dead, as the callback's payload did"
+like "$out" "on-complete: sink: job $cb \\(dead, forgotten from the dead letter\\)" \
+	"group show: the callback job is dead, forgotten from the dead letter"
+is "$(jq_ group show --json forgot | jget '[d["dead"]] + [d["on_complete"][k] for k in ("job", "state", "forgotten")]')" \
+	"[1, $cb, \"dead\", true]" "group show --json: dead 1; the callback job dead, forgotten true"
 
 # A batch of three chunks, written two at a time on two connections:
 # the first chunk holds the group open and the last lets it go, so the

@@ -202,7 +202,7 @@ read -r ga gb gc <<<"$(jq_ enqueue --batch --group "$G" --on-complete echo <"$T/
 gid=$(sql "SELECT id FROM jobq_groups WHERE name = '$G'")
 hit GET "/api/groups/$gid" "$T/jar"
 is "$CODE/$(printf '%s' "$BODY" | jget '[d["name"], d["state"], d["total"], d["queued"]["ready"], d["queued"]["waiting"], d["on_complete"], d["on_success"]]')" \
-	'200/["nightly report 2026/12", "open", 3, 1, 2, {"type": "echo", "job": null, "state": null}, null]' \
+	'200/["nightly report 2026/12", "open", 3, 1, 2, {"type": "echo", "job": null, "state": null, "forgotten": null}, null]' \
 	"GET /api/groups/ID: the group as jobq group show --json prints it"
 is "$BODY" "$(jq_ group show --json "$gid" | python3 -c 'import json,sys; print(json.dumps(json.load(sys.stdin), separators=(",", ":")))')" \
 	"... the very same object"

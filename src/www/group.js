@@ -53,13 +53,15 @@ function sizeBars(root) {
   for (const s of root.querySelectorAll(".stack .seg")) s.style.width = (Number(s.dataset.share) * 100) + "%";
 }
 
-/* A callback: its type, and the job it became (linked, with its state;
- * enqueued in the transaction that ended the group, so at its end), or
- * why there is none yet. */
+/* A callback: its type, and the job it became (linked, with its state,
+ * and whether it was forgotten from the dead letter since, as the job's
+ * page says; enqueued in the transaction that ended the group, so at
+ * its end), or why there is none yet. */
 function callback(label, cb, until, endedAt) {
   if (!cb) return [label, null];
   return [label, el("span", { class: "callback" }, el("span", { class: "mono" }, cb.type), " ",
-    cb.job ? el("span", {}, "enqueued as ", jobLink(cb.job), " ", badge(cb.state), " at ", when(endedAt)) :
+    cb.job ? el("span", {}, "enqueued as ", jobLink(cb.job), " ", badge(cb.state),
+      cb.forgotten ? el("span", { class: "muted forgotten" }, " forgotten from the dead letter") : null, " at ", when(endedAt)) :
       el("span", { class: "muted" }, "not enqueued: " + until))];
 }
 
