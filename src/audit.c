@@ -141,6 +141,15 @@ audit_tx(struct db *db, const struct audit_entry *e, uint64_t job_id, audit_act_
 	return rc;
 }
 
+/* Runs the struct audit_job arg: its fn on its id. */
+int
+audit_job_act(struct db *db, void *arg, char *err)
+{
+	const struct audit_job *j = arg;
+
+	return j->fn(db, j->id, err);
+}
+
 /* Records an action; job_id 0 for one on many jobs (detail says which). */
 int
 audit_add(struct db *db, const char *user, const char *address, const char *action, uint64_t job_id,

@@ -43,6 +43,15 @@ int audit_add_entry(struct db *db, const struct audit_entry *e, uint64_t job_id,
 /* A change audit_tx runs in the transaction of its audit row: DB_OK
  * when it changed something, else what audit_tx passes on. */
 typedef int audit_act_fn(struct db *db, void *arg, char *err);
+
+/* A change of one job (queue_delete, queue_release_one, ...) as an
+ * audit_act_fn: audit_job_act with a struct audit_job for its arg. */
+typedef int audit_job_fn(struct db *db, uint64_t id, char *err);
+struct audit_job {
+	audit_job_fn *fn;
+	uint64_t id;
+};
+int audit_job_act(struct db *db, void *arg, char *err);
 int audit_tx(
     struct db *db, const struct audit_entry *e, uint64_t job_id, audit_act_fn *act, void *arg, char *err);
 int audit_for_job(

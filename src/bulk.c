@@ -40,27 +40,14 @@ act_forget(struct db *db, uint64_t id, const struct bulk_filter *f, char *err)
 	return failed_forget_audited(db, id, f->audit, err);
 }
 
-/* A one-statement change of queue_list.c on a job, as audit_tx runs it. */
-struct one_change {
-	int (*fn)(struct db *db, uint64_t id, char *err);
-	uint64_t id;
-};
-
+/* A one-statement change of queue_list.c on a job, with its audit row
+ * when f has one. */
 static int
-one_change(struct db *db, void *arg, char *err)
+act_queue(struct db *db, uint64_t id, const struct bulk_filter *f, audit_job_fn *fn, char *err)
 {
-	const struct one_change *c = arg;
+	struct audit_job c = { fn, id };
 
-	return c->fn(db, c->id, err);
-}
-
-static int
-act_queue(struct db *db, uint64_t id, const struct bulk_filter *f, int (*fn)(struct db *, uint64_t, char *),
-    char *err)
-{
-	struct one_change c = { fn, id };
-
-	return f->audit != NULL ? audit_tx(db, f->audit, id, one_change, &c, err) : fn(db, id, err);
+	return f->audit != NULL ? audit_tx(db, f->audit, id, audit_job_act, &c, err) : fn(db, id, err);
 }
 
 static int
@@ -75,23 +62,10 @@ act_delete(struct db *db, uint64_t id, const struct bulk_filter *f, char *err)
 	return act_queue(db, id, f, queue_delete, err);
 }
 
-/* queue_cancel_act's answers, with the audit row f->audit (cancelled
- * now or requested alike) in the cancel's transaction. */
 static int
 act_cancel(struct db *db, uint64_t id, const struct bulk_filter *f, char *err)
 {
-	enum cancel_state st;
-	int rc;
-
-	if (f->audit == NULL)
-		return queue_cancel_act(db, id, f->by, err);
-	rc = queue_cancel_audited(
-	    db, id, f->by, (const struct audit_entry[2]){ *f->audit, *f->audit }, &st, err);
-	if (rc == DB_OK && st == CANCEL_ENDED) {
-		snprintf(err, ERRSZ, "job %llu had ended", (unsigned long long)id);
-		return QUEUE_NOT_FOUND;
-	}
-	return rc;
+	return queue_cancel_act(db, id, f->by, f->audit, err);
 }
 
 static const struct bulk_kind kinds[] = {

@@ -122,13 +122,16 @@ queue_cancel_audited(
 	return rc;
 }
 
-/* queue_cancel as a bulk action (bulk.c): DB_OK when cancelled or
- * requested, QUEUE_NOT_FOUND when the job had left the queue. */
+/* queue_cancel as a bulk action (bulk.c), with the audit row a (NULL:
+ * none; cancelled now or requested alike) in the cancel's transaction:
+ * DB_OK when cancelled or requested, QUEUE_NOT_FOUND when the job had
+ * left the queue. */
 int
-queue_cancel_act(struct db *db, uint64_t id, const char *by, char *err)
+queue_cancel_act(struct db *db, uint64_t id, const char *by, const struct audit_entry *a, char *err)
 {
 	enum cancel_state st;
-	int rc = queue_cancel(db, id, by, &st, err);
+	int rc = queue_cancel_audited(
+	    db, id, by, a != NULL ? (const struct audit_entry[2]){ *a, *a } : NULL, &st, err);
 
 	if (rc == DB_OK && st == CANCEL_ENDED) {
 		snprintf(err, ERRSZ, "job %llu had ended", (unsigned long long)id);

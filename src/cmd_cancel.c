@@ -12,6 +12,7 @@
 #include "cancel.h"
 #include "cli.h"
 #include "duration.h"
+#include "queue_states.h"
 
 #define WAIT_DEFAULT_MS 30000
 #define WAIT_STEP_MS 200
@@ -226,7 +227,7 @@ fail:
 static int
 check_filter(const struct conf *c, const struct opts *o)
 {
-	static const char *const states[] = { "ready", "delayed", "waiting", "reserved", "stale" };
+	static const char *const states[] = QUEUED_STATES;
 	size_t i;
 
 	if (o->f.queue != NULL && !conf_has_queue(c, o->f.queue)) {

@@ -307,6 +307,8 @@ collect_ids(struct db *db, int argc, char **argv, uint64_t **ids, size_t *n)
  * the end, the first few with the reason. */
 struct tally {
 	const char *verb; /* "retried", "forgot", "would retry" (a dry run) */
+	const char *what; /* "retried", "forgotten" */
+	const char *could; /* "could", "would" (a dry run) */
 	uint64_t done, gone, failed, total;
 	struct buf failed_ids;
 	struct cli_progress progress;
@@ -314,11 +316,14 @@ struct tally {
 
 #define TALLY_REASONS 20
 
+/* A tally of a retry (or its dry run) or a forget of total jobs. */
 static void
-tally_init(struct tally *t, const char *verb, uint64_t total)
+tally_init(struct tally *t, int retry, int dry_run, uint64_t total)
 {
 	memset(t, 0, sizeof *t);
-	t->verb = verb;
+	t->verb = !retry ? "forgot" : dry_run ? "would retry" : "retried";
+	t->what = retry ? "retried" : "forgotten";
+	t->could = retry && dry_run ? "would" : "could";
 	t->total = total;
 	buf_init(&t->failed_ids);
 	cli_progress_init(&t->progress);
@@ -350,9 +355,6 @@ tally_add(void *arg, uint64_t id, int rc, const char *err)
 static int
 tally_end(struct tally *t, int rc, const char *err)
 {
-	const char *what = strstr(t->verb, "retr") != NULL ? "retried" : "forgotten";
-	const char *could = strncmp(t->verb, "would", 5) == 0 ? "would" : "could";
-
 	cli_progress_end(&t->progress);
 	printf("%s %llu job%s\n", t->verb, (unsigned long long)t->done, t->done == 1 ? "" : "s");
 	if (t->gone > 0)
@@ -360,7 +362,7 @@ tally_end(struct tally *t, int rc, const char *err)
 		    t->gone == 1 ? "" : "s");
 	if (t->failed > 0)
 		cli_error("%llu job%s %s not be %s and stay%s dead-lettered:%s",
-		    (unsigned long long)t->failed, t->failed == 1 ? "" : "s", could, what,
+		    (unsigned long long)t->failed, t->failed == 1 ? "" : "s", t->could, t->what,
 		    t->failed == 1 ? "s" : "", t->failed_ids.data);
 	buf_free(&t->failed_ids);
 	if (rc == DB_EGONE) {
@@ -440,7 +442,7 @@ do_each(struct db *db, const struct opts *o, int argc, char **argv, int retry)
 	}
 	/* A dry run of retry asks of each job what would refuse it. */
 	act = !retry ? failed_forget_audited : o->dry_run ? failed_retry_check_act : failed_retry_audited;
-	tally_init(&t, !retry ? "forgot" : o->dry_run ? "would retry" : "retried", (uint64_t)n);
+	tally_init(&t, retry, o->dry_run, (uint64_t)n);
 	for (i = 0; i < n; i++) {
 		rc = failed_act_reconnecting(db, act, ids[i], NULL, err);
 		if (rc == DB_EGONE)
@@ -575,7 +577,7 @@ do_all(struct db *db, const struct conf *c, const struct opts *o, int retry)
 		cli_error("forget: not confirmed; nothing deleted");
 		return EXIT_FAIL;
 	}
-	tally_init(&t, !retry ? "forgot" : o->dry_run ? "would retry" : "retried", total);
+	tally_init(&t, retry, o->dry_run, total);
 	rc = !retry      ? failed_forget_matching(db, &o->f, tally_add, &t, err)
 	    : o->dry_run ? failed_retry_check_matching(db, &o->f, tally_add, &t, err)
 	                 : failed_retry_matching(db, &o->f, tally_add, &t, err);

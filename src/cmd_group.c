@@ -12,6 +12,7 @@
 
 #include "cli.h"
 #include "groups.h"
+#include "queue_states.h"
 #include "timefmt.h"
 
 /* The most waiting jobs listed. */
@@ -48,7 +49,7 @@ callback_text(const char *type, uint64_t job, const char *state, int forgotten, 
 static void
 print_text(const struct timefmt *f, const struct group_view *v, const struct group_wait *w, size_t nw)
 {
-	static const char *const states[] = GROUPS_STATES;
+	static const char *const states[] = QUEUED_STATES;
 	char cb[256], t[96];
 	size_t i, k;
 

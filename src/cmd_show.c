@@ -12,6 +12,7 @@
 #include "deps.h"
 #include "duration.h"
 #include "queue.h"
+#include "queue_states.h"
 #include "runs.h"
 #include "timefmt.h"
 
@@ -114,7 +115,8 @@ json_add_job(cJSON *o, const struct job_view *v, unsigned max)
 	cJSON_AddStringToObject(o, "queue", v->queue);
 	cJSON_AddStringToObject(o, "type", v->type);
 	/* A job that left both tables: its runs keep no priority and no
-	 * attempt limit. */
+	 * attempt limit.  max is 0 for it, and for a job of a type this
+	 * configuration has no handler for: no limit is known, null. */
 	if (job_view_ended(v))
 		cJSON_AddNullToObject(o, "priority");
 	else
@@ -217,7 +219,7 @@ json_add_runs(cJSON *o, const struct run_row *runs, size_t nruns)
 static int
 dep_ended(const char *state)
 {
-	static const char *const live[] = { "ready", "delayed", "waiting", "reserved", "stale" };
+	static const char *const live[] = QUEUED_STATES;
 	size_t i;
 
 	for (i = 0; i < ARRAY_LEN(live); i++)

@@ -115,11 +115,14 @@ db_mend_triggers(struct db *db)
 int
 db_error_record(struct db *db, char *err, const char *what)
 {
-	int rc, stale;
+	int rc, stale, lost;
 
 	db->last_errno = mysql_errno(db->my);
 	rc = db_error_class(db, db->last_errno);
-	db->unsure = rc == DB_EGONE && db->commits && (db->last_errno == CR_SERVER_LOST || db->last_errno == 2055);
+	/* The connection went while a statement was out: the server may
+	 * have run it (2055: lost at a socket call). */
+	lost = rc == DB_EGONE && (db->last_errno == CR_SERVER_LOST || db->last_errno == 2055);
+	db->unsure = lost && db->commits;
 	stale = stale_triggers(db);
 	errf(err, "%s: %s (error %u%s)", what, mysql_error(db->my), db->last_errno,
 	    stale ? "; a statement killed while it loaded them left the triggers broken in the "
@@ -132,8 +135,7 @@ db_error_record(struct db *db, char *err, const char *what)
 			db_mend_triggers(db);
 		return DB_ERETRY;
 	}
-	if (rc == DB_EGONE && db->cancel != NULL && db->thread_id != 0 &&
-	    (db->last_errno == CR_SERVER_LOST || db->last_errno == 2055))
+	if (lost && db->cancel != NULL && db->thread_id != 0)
 		db->cancel(db, db->thread_id, err);
 	if (rc == DB_EGONE)
 		db_disconnect(db);

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "ended.h"
+#include "queue_states.h"
 
 /* The mark of a job still in jobs. */
 static const char LIVE[] = "live";
@@ -46,27 +47,13 @@ ended_find(struct ended *k, size_t n, uint64_t id)
 	return bsearch(&key, k, n, sizeof *k, by_id);
 }
 
-/* The outcome word of a run that ends a job, as a static string; NULL
- * for any other (a retry, a lost write).  A dead job is found in the
- * dead letter first; its last run says "dead" once it was forgotten
- * there. */
-static const char *
-end_word(const char *outcome)
-{
-	static const char *const ends[] = { "done", "dead", "cancelled", "expired" };
-	size_t i;
-
-	for (i = 0; outcome != NULL && i < ARRAY_LEN(ends); i++)
-		if (strcmp(outcome, ends[i]) == 0)
-			return ends[i];
-	return NULL;
-}
-
 /* Runs query (rows: id[, outcome]) and, for each id not found yet, sets
  * how: fixed, or the outcome of its last row that ends a job (rows come
  * ordered by run).  A row that ends nothing never hides an end before
  * it: a worker whose lease was lost writes its "lost" row late, after
- * the run of another worker that ended the job. */
+ * the run of another worker that ended the job.  A dead job is found
+ * in the dead letter first; its last run says "dead" once it was
+ * forgotten there. */
 static int
 mark(struct db *db, struct ended *k, size_t n, const char *fixed, const struct buf *query, char *err)
 {
@@ -81,7 +68,7 @@ mark(struct db *db, struct ended *k, size_t n, const char *fixed, const struct b
 		k[i].run = NULL;
 	while ((row = db_res_next(r)) != NULL) {
 		struct ended *e = ended_find(k, n, db_col_u64(row[0], 0));
-		const char *how = fixed != NULL ? fixed : end_word(row[1]);
+		const char *how = fixed != NULL ? fixed : run_end_word(row[1]);
 
 		if (e != NULL && !e->found && how != NULL)
 			e->run = how;

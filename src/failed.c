@@ -367,19 +367,12 @@ move_back(struct db *db, uint64_t id, const struct failed_edit *e, const struct 
 	return rc == PARK_EBUSY ? FAILED_HELD : rc;
 }
 
-/* Moves one job back to its queue, due now, attempts reset.  Returns
- * DB_OK, QUEUE_NOT_FOUND or a db_rc (DB_EFAIL, err saying why, when its
- * id or unique key is in the queue again, or a job its death cancelled
- * is held by a worker). */
-int
-failed_retry(struct db *db, uint64_t id, char *err)
-{
-	return failed_retry_audited(db, id, NULL, err);
-}
-
-/* failed_retry, with the audit row a (NULL: none) of the retry in its
- * transaction: the move and its row are committed together or not at
- * all. */
+/* Moves one job back to its queue, due now, attempts reset, with the
+ * audit row a (NULL: none) of the retry in its transaction: the move and
+ * its row are committed together or not at all.  Returns DB_OK,
+ * QUEUE_NOT_FOUND or a db_rc (DB_EFAIL, err saying why, when its id or
+ * unique key is in the queue again, or a job its death cancelled is
+ * held by a worker). */
 int
 failed_retry_audited(struct db *db, uint64_t id, const struct audit_entry *a, char *err)
 {
@@ -388,7 +381,7 @@ failed_retry_audited(struct db *db, uint64_t id, const struct audit_entry *a, ch
 	return rc == FAILED_HELD ? DB_EFAIL : rc;
 }
 
-/* Moves one job back to its queue as failed_retry does, carrying
+/* Moves one job back to its queue as failed_retry_audited does, carrying
  * e->payload in place of its own (e->payload_len bytes, a NUL among them
  * refused), with an audit row (action
  * "retry-edited") holding the old and the new payload, all in one
@@ -438,10 +431,10 @@ next_ids(struct db *db, const char *where, uint64_t last, int *rc, char *err)
 	return NULL;
 }
 
-/* act (failed_retry or failed_forget, audited with a when not NULL),
- * and once more after a reconnect when the connection was lost (each is
- * one transaction or statement: a lost COMMIT either happened, and the
- * second try finds QUEUE_NOT_FOUND, or did not).  When the first try's
+/* act (failed_retry_audited or failed_forget_audited, audited with a
+ * when not NULL), and once more after a reconnect when the connection
+ * was lost (each is one transaction or statement: a lost COMMIT either
+ * happened, and the second try finds QUEUE_NOT_FOUND, or did not).  When the first try's
  * answer was lost after it was sent (db_unsure), the job the second try
  * no longer finds is the one the first moved: DB_OK, not "left
  * meanwhile". */
@@ -560,15 +553,8 @@ forget_tx(struct db *db, uint64_t id, const struct audit_entry *a, char *err)
 	return rc;
 }
 
-/* Deletes one dead-lettered job for good, with what its death parked. */
-int
-failed_forget(struct db *db, uint64_t id, char *err)
-{
-	return failed_forget_audited(db, id, NULL, err);
-}
-
-/* failed_forget, with the audit row a (NULL: none) of the forget in its
- * transaction. */
+/* Deletes one dead-lettered job for good, with what its death parked,
+ * and the audit row a (NULL: none) of the forget in its transaction. */
 int
 failed_forget_audited(struct db *db, uint64_t id, const struct audit_entry *a, char *err)
 {

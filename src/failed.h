@@ -33,7 +33,6 @@ void failed_rows_free(struct failed_row *rows, size_t n);
 int failed_count_beyond(
     struct db *db, const struct failed_filter *f, uint64_t id, int older, uint64_t *n, char *err);
 int failed_exists(struct db *db, uint64_t id, int *exists, char *err);
-int failed_retry(struct db *db, uint64_t id, char *err);
 int failed_retry_audited(struct db *db, uint64_t id, const struct audit_entry *a, char *err);
 
 /* What failed_retry_edited returns besides DB_OK, QUEUE_NOT_FOUND and
@@ -66,7 +65,6 @@ int failed_retry_matching(
     struct db *db, const struct failed_filter *f, failed_each_fn *each, void *arg, char *err);
 int failed_retry_check_matching(
     struct db *db, const struct failed_filter *f, failed_each_fn *each, void *arg, char *err);
-int failed_forget(struct db *db, uint64_t id, char *err);
 int failed_forget_audited(struct db *db, uint64_t id, const struct audit_entry *a, char *err);
 int failed_forget_matching(
     struct db *db, const struct failed_filter *f, failed_each_fn *each, void *arg, char *err);

@@ -288,7 +288,7 @@ forgotten(const char *state)
 static int
 find_states(struct db *db, struct group_view *v, char *err)
 {
-	static const char *const states[] = GROUPS_STATES;
+	static const char *const states[] = QUEUED_STATES;
 	struct db_res *r;
 	char **row;
 	size_t i;

@@ -41,15 +41,9 @@ struct group_view {
 	 * letter since (its state "dead"; jobq show calls it forgotten) */
 	int complete_forgotten, success_forgotten;
 	/* Its jobs still queued, by state (ready, delayed, waiting,
-	 * reserved, stale: GROUPS_STATES). */
+	 * reserved, stale: QUEUED_STATES). */
 	uint64_t queued[5];
 };
-
-/* The states of queued jobs, in group_view.queued's order. */
-#define GROUPS_STATES                                              \
-	{                                                          \
-		"ready", "delayed", "waiting", "reserved", "stale" \
-	}
 
 /* A group as the dashboard's list of groups shows it. */
 struct group_row {

@@ -12,6 +12,7 @@
 #include <cjson/cJSON.h>
 
 #include "groups.h"
+#include "queue_states.h"
 #include "timefmt.h"
 
 /* prefix as a LIKE pattern that matches the names starting with it: its
@@ -138,7 +139,7 @@ group_callback(const char *type, uint64_t job, const char *state, int forgotten)
 cJSON *
 groups_json(const struct group_view *v, const struct group_wait *w, size_t nw)
 {
-	static const char *const states[] = GROUPS_STATES;
+	static const char *const states[] = QUEUED_STATES;
 	static const char *const end_names[] = { "total", "done", "dead", "cancelled", "expired" };
 	const uint64_t ends[] = { v->total, v->done, v->dead, v->cancelled, v->expired };
 	cJSON *o = cJSON_CreateObject(), *q = cJSON_CreateObject(), *a = cJSON_CreateArray();

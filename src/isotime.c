@@ -130,3 +130,16 @@ isotime_to_utc(const char *s, char *out, size_t outlen, char *err)
 	    tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, usec);
 	return 0;
 }
+
+/* "YYYY-MM-DD HH:MM:SS" in UTC of t (seconds since the epoch), for
+ * DATETIME columns; "" when it does not fit len. */
+void
+isotime_utc_text(int64_t t, char *out, size_t len)
+{
+	time_t tt = (time_t)t;
+	struct tm tm;
+
+	gmtime_r(&tt, &tm);
+	if (strftime(out, len, "%Y-%m-%d %H:%M:%S", &tm) == 0 && len > 0)
+		out[0] = '\0';
+}

@@ -133,8 +133,9 @@ idle_fit(struct pooled *p)
 }
 
 /* Makes room for one more process: stops the longest-idle one when the
- * pool is full.  Processes that are stopping hold no pipes and do not
- * count. */
+ * pool is full.  It counts live processes only: one already stopping
+ * frees its place by itself (pool_has_room, which decides whether a job
+ * may start at all, counts those too). */
 static void
 make_room(void)
 {

@@ -3,6 +3,8 @@
 #ifndef JOBQ_QUEUE_STATES_H
 #define JOBQ_QUEUE_STATES_H
 
+#include <string.h>
+
 /* The SQL condition of each state (DESIGN 5b), the same as
  * queue_status counts them, so the list and the counters agree on every
  * row, whatever another program wrote: a token without an expiry is no
@@ -40,26 +42,47 @@
 #define IS_RESERVED "lease_token IS NOT NULL AND COALESCE(lease_expires_at > UTC_TIMESTAMP(6), 0)"
 #define IS_STALE "lease_token IS NOT NULL AND COALESCE(lease_expires_at <= UTC_TIMESTAMP(6), 1)"
 
+/* The states of a job still in the queue, in the order every list and
+ * count of them gives (status, metrics, group show). */
+#define QUEUED_STATES                                              \
+	{                                                          \
+		"ready", "delayed", "waiting", "reserved", "stale" \
+	}
+
 /* The state of a row as one SQL expression. */
 #define STATE_OF_ROW                                                             \
 	"CASE WHEN " IS_READY " THEN 'ready' WHEN " IS_WAITING " THEN 'waiting'" \
 	" WHEN " IS_DELAYED " THEN 'delayed'"                                    \
 	" WHEN " IS_RESERVED " THEN 'reserved' ELSE 'stale' END"
 
-/* The state of the job whose id is the SQL expression X (DESIGN 5b), or
- * how it ended: the dead letter, then its last run; 'gone' when neither
- * knows it (pruned). */
 /* The outcomes of a run that ends its job.  A job that left both tables
  * ended as its last such run says: a "lost" row (a worker whose lease
  * had passed, writing late) or a retry row never ends a job, and may
  * come after the run that did. */
 #define RUN_ENDS_JOB "outcome IN ('done', 'dead', 'cancelled', 'expired')"
 
+/* RUN_ENDS_JOB in C: the outcome word (a static string) when a run's
+ * outcome ends its job, else NULL (also for NULL). */
+static inline const char *
+run_end_word(const char *outcome)
+{
+	static const char *const ends[] = { "done", "dead", "cancelled", "expired" };
+	size_t i;
+
+	for (i = 0; outcome != NULL && i < sizeof ends / sizeof ends[0]; i++)
+		if (strcmp(outcome, ends[i]) == 0)
+			return ends[i];
+	return NULL;
+}
+
 /* A run row of a handler that ran: a job cancelled or expired before its
  * handler started has a row of no time (final.c, slot_end_unrun) that
  * says how it ended, and is no run in the counts of runs. */
 #define RUN_HANDLER_RAN "NOT (outcome IN ('cancelled', 'expired') AND duration_ms = 0)"
 
+/* The state of the job whose id is the SQL expression X (DESIGN 5b), or
+ * how it ended: the dead letter, then its last run; 'gone' when neither
+ * knows it (pruned). */
 #define JOB_STATE_OF(X)                                                  \
 	"COALESCE((SELECT " STATE_OF_ROW " FROM jobs WHERE id = " X ")," \
 	" (SELECT 'failed' FROM failed_jobs WHERE id = " X "),"          \

@@ -16,16 +16,6 @@
 
 #define CHUNK 1000
 
-/* Whether a run's outcome ends its job (RUN_ENDS_JOB in SQL): a "lost"
- * row, written late by a worker whose lease had passed, and a retry end
- * nothing, and may come after the run that did. */
-static int
-ends_job(const char *outcome)
-{
-	return strcmp(outcome, "done") == 0 || strcmp(outcome, "dead") == 0 || strcmp(outcome, "cancelled") == 0 ||
-	       strcmp(outcome, "expired") == 0;
-}
-
 /* A job that left the queue, as its runs keep it: done when one of them
  * is, cancelled or expired when its last run that ends a job says so,
  * forgotten (from the dead letter) otherwise; queue, type and attempts
@@ -44,7 +34,7 @@ runs_job_view(struct job_view *v, uint64_t id, const struct run_row *runs, size_
 	v->progress = -1;
 	for (i = 0; i < nruns; i++) {
 		done |= strcmp(runs[i].outcome, "done") == 0;
-		if (ends_job(runs[i].outcome))
+		if (run_end_word(runs[i].outcome) != NULL)
 			end = i, ended = 1;
 		if (runs[i].enqueued_at != NULL)
 			v->created_at = runs[i].enqueued_at;

@@ -36,6 +36,7 @@
 
 #include "audit.h"
 #include "cron.h"
+#include "isotime.h"
 #include "log.h"
 #include "queue.h"
 #include "scheduler.h"
@@ -291,7 +292,7 @@ tick_all(struct db *db, const struct schedule *s, const struct cron *cr, const s
 	for (t = from > cutoff ? from : cutoff; k < COUNT_LIMIT && cron_next(cr, z, t, &f) == CRON_FOUND &&
 	     f <= now;
 	     t = f, k++) {
-		schedules_utc_text(f, at, sizeof at);
+		isotime_utc_text(f, at, sizeof at);
 		ov->age_s = now - f;
 		if ((rc = fire(db, s, at, k > 0 ? FIRE_F_NO_OVERLAP : 0, ov, NULL, &res, &job, err)) != DB_OK)
 			return rc;
@@ -299,7 +300,7 @@ tick_all(struct db *db, const struct schedule *s, const struct cron *cr, const s
 		report_fire(o, s, res, job, when, now - f >= ON_TIME_S ? now_at : NULL, now - f, n);
 	}
 	if (k == 0 && old > 0) {
-		schedules_utc_text(latest, at, sizeof at);
+		isotime_utc_text(latest, at, sizeof at);
 		if ((rc = fire(db, s, at, FIRE_F_MISSED, NULL, NULL, &res, &job, err)) != DB_OK)
 			return rc;
 		local_text(z, latest, now, when, sizeof when);
@@ -322,10 +323,10 @@ tick_one(struct db *db, const struct schedule *s, const struct cron *cr, const s
 
 	if ((rc = schedules_checked_until(db, s->name, &from, &ticked, &found, err)) != DB_OK)
 		return rc;
-	schedules_utc_text(ticked, ov.ticked, sizeof ov.ticked);
+	isotime_utc_text(ticked, ov.ticked, sizeof ov.ticked);
 	if (!found)
 		from = now - ON_TIME_S; /* a new schedule: only this minute's fire */
-	schedules_utc_text(now, now_utc, sizeof now_utc);
+	isotime_utc_text(now, now_utc, sizeof now_utc);
 	if (!s->enabled || !due_fires(cr, z, from, now, &first, &latest, &count))
 		return o->dry_run ? DB_OK : schedules_checked(db, s->name, now_utc, err);
 	if (s->catch_up_mode == CATCH_UP_ALL && !o->dry_run) {
@@ -351,7 +352,7 @@ tick_one(struct db *db, const struct schedule *s, const struct cron *cr, const s
 	{
 		char at[32];
 
-		schedules_utc_text(latest, at, sizeof at);
+		isotime_utc_text(latest, at, sizeof at);
 		ov.age_s = late_s;
 		if ((rc = fire(db, s, at, missed ? FIRE_F_MISSED : 0, &ov, NULL, &res, &job, err)) != DB_OK)
 			return rc;

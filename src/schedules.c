@@ -12,6 +12,7 @@
 
 #include "audit.h"
 #include "cron.h"
+#include "isotime.h"
 #include "schedules.h"
 
 static struct schedule *
@@ -197,18 +198,6 @@ schedules_ini(const struct conf *c, const char *name)
 	return NULL;
 }
 
-/* "YYYY-MM-DD HH:MM:SS" in UTC, for DATETIME columns. */
-void
-schedules_utc_text(int64_t t, char *out, size_t len)
-{
-	time_t tt = (time_t)t;
-	struct tm tm;
-
-	gmtime_r(&tt, &tm);
-	if (strftime(out, len, "%Y-%m-%d %H:%M:%S", &tm) == 0 && len > 0)
-		out[0] = '\0';
-}
-
 /* The statement of schedules_checked: checked_until moves to until,
  * never back; watched_since is set the first time. */
 static void
@@ -245,7 +234,7 @@ add_once(struct db *db, const struct schedule *s, char *err)
 	}
 	if (rc != DB_OK || (rc = schedules_now(db, &now, err)) != DB_OK)
 		return rc;
-	schedules_utc_text(now, now_utc, sizeof now_utc);
+	isotime_utc_text(now, now_utc, sizeof now_utc);
 	buf_init(&sql);
 	checked_sql(db, &sql, s->name, now_utc);
 	rc = db_exec_buf(db, &sql, err);

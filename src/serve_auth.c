@@ -16,6 +16,7 @@
 
 #include "audit.h"
 #include "log.h"
+#include "serve_audit.h"
 #include "serve_auth.h"
 #include "serve_hasher.h"
 #include "serve_http.h"
@@ -248,12 +249,9 @@ api_logout(struct req *r)
 	char hash[TOKEN_HEX + 1], err[ERRSZ], clear[128];
 	struct resp_extra x = { 0 };
 
-	struct audit_entry a = { r->user->name, r->addr, "logout", 0, "" };
-	int rc;
-
 	token_hash(cookie, hash); /* the router checked the session */
 	/* The session ends with its audit row. */
-	if ((rc = audit_tx(r->db, &a, 0, session_delete, hash, err)) != DB_OK)
+	if (serve_audited(r, "logout", 0, "", session_delete, hash, err) != DB_OK)
 		return serve_write_error(r, "close a session", err);
 	snprintf(clear, sizeof clear, "%s=; Path=/; HttpOnly; SameSite=Strict%s; Max-Age=0", SERVE_COOKIE,
 	    serve_secure(r) ? "; Secure" : "");

@@ -97,7 +97,7 @@ view_json(struct req *r, const struct job_view *v, int gone)
 	if (max > 0)
 		ADD_NUM(o, "max_attempts", max);
 	else
-		cJSON_AddNullToObject(o, "max_attempts"); /* ended: its runs keep no limit */
+		cJSON_AddNullToObject(o, "max_attempts"); /* ended, or no handler: no limit known */
 	serve_add_str_or_null(o, "created_at", v->created_at);
 	serve_add_str_or_null(o, "available_at", v->available_at);
 	if (v->available_at != NULL)
@@ -297,29 +297,15 @@ api_job(struct req *r)
 
 /* A one-job change of queue_list.c (one statement, no transaction of
  * its own) on r->id, as serve_audited runs it. */
-typedef int job_change_fn(struct db *db, uint64_t id, char *err);
-struct job_change {
-	job_change_fn *fn;
-	uint64_t id;
-};
-
-static int
-job_change(struct db *db, void *arg, char *err)
-{
-	struct job_change *c = arg;
-
-	return c->fn(db, c->id, err);
-}
-
 /* Does fn on r->id with its audit row, in one transaction, and answers:
  * 200, 404 or 409 (busy). */
 static MHD_RESULT
-job_action(struct req *r, const char *action, job_change_fn *fn, const char *conflict)
+job_action(struct req *r, const char *action, audit_job_fn *fn, const char *conflict)
 {
-	struct job_change c = { fn, r->id };
+	struct audit_job c = { fn, r->id };
 	char err[ERRSZ];
 	cJSON *doc;
-	int rc = serve_audited(r, action, r->id, "", job_change, &c, err);
+	int rc = serve_audited(r, action, r->id, "", audit_job_act, &c, err);
 
 	if (rc == QUEUE_NOT_FOUND)
 		return serve_error(r, 404, "no such job in the queue");

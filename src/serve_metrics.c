@@ -10,6 +10,7 @@
 #include "incidents.h"
 #include "prom.h"
 #include "queue.h"
+#include "queue_states.h"
 #include "registry.h"
 #include "schedule_view.h"
 #include "schedules.h"
@@ -20,7 +21,7 @@
 static void
 queue_metrics(struct buf *b, const struct queue_counts *q, size_t n)
 {
-	static const char *const st[] = { "ready", "delayed", "waiting", "reserved", "stale" };
+	static const char *const st[] = QUEUED_STATES;
 	size_t i, k;
 
 	prom_head(b, "jobq_jobs", "gauge", "Jobs in the queue table by queue and state.");

@@ -40,6 +40,7 @@
 
 #include "cron.h"
 #include "duration.h"
+#include "isotime.h"
 #include "schedules.h"
 #include "watchdog.h"
 
@@ -280,11 +281,8 @@ check_missed(struct watch *w, const struct schedule *s, const struct cron *cr, c
 	int64_t since = 0, until = 0, last = 0, f = 0, after;
 	char now_utc[32], reason[256], at[40], d[32];
 	int rc, found, missed, bad = 0;
-	struct tm tm;
-	time_t tt = (time_t)now;
 
-	gmtime_r(&tt, &tm);
-	strftime(now_utc, sizeof now_utc, "%Y-%m-%d %H:%M:%S", &tm);
+	isotime_utc_text(now, now_utc, sizeof now_utc);
 	if ((rc = schedules_watched_since(w->db, s->name, now_utc, &since, err)) != DB_OK ||
 	    (rc = schedules_checked_until(w->db, s->name, &until, NULL, &found, err)) != DB_OK ||
 	    (rc = last_run(w->db, s->name, &last, &missed, &found, err)) != DB_OK)

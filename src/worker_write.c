@@ -14,6 +14,7 @@
 #include "alert.h"
 #include "duration.h"
 #include "failed.h"
+#include "isotime.h"
 #include "log.h"
 #include "metrics.h"
 #include "outcome.h"
@@ -247,11 +248,7 @@ write_failed(struct worker *w, int64_t now)
 static void
 dead_as_written(const struct slot *s, struct job_view *v, char *when, size_t len)
 {
-	time_t now = time(NULL);
-	struct tm tm;
-
-	gmtime_r(&now, &tm);
-	strftime(when, len, "%Y-%m-%d %H:%M:%S", &tm);
+	isotime_utc_text((int64_t)time(NULL), when, len);
 	memset(v, 0, sizeof *v);
 	v->id = s->job->id;
 	v->queue = s->job->queue;
