@@ -242,6 +242,33 @@ replylost_start() {
 	return 1
 }
 
+# alerts_setup: $T/alert.sh FILE, an on_alert program that appends each
+# alert it is given (one JSON object) to FILE as a line, and A, the file
+# $T/alerts, empty.  alert_count EVENT KIND [NAME]: the lines so far;
+# wait_alerts SECS N EVENT KIND [NAME]: waits for N of them.
+alerts_setup() {
+	cat >"$T/alert.sh" <<'EOS'
+#!/bin/sh
+line=$(cat)
+printf '%s\n' "$line" >>"$1"
+EOS
+	chmod +x "$T/alert.sh"
+	A=$T/alerts
+	: >"$A"
+}
+alert_count() {
+	grep -c "\"event\":\"$1\",.*\"kind\":\"$2\"${3:+,\"name\":\"$3\"}" "$A"
+}
+wait_alerts() {
+	local secs=$1 n=$2 i=0
+	shift 2
+	while [ "$(alert_count "$@")" -lt "$n" ]; do
+		i=$((i + 1))
+		[ $i -le $((secs * 10)) ] || { waited_out "$secs" "wait_alerts $n $*"; return 1; }
+		sleep 0.1
+	done
+}
+
 # Waits up to $1 seconds for SQL $2 to print $3.
 wait_for_sql() {
 	local secs=$1 query=$2 want=$3 i=0

@@ -19,23 +19,7 @@ setup sched_lost
 PX=$T/px
 replylost_start "$PX"
 
-cat >"$T/alert.sh" <<'EOS'
-#!/bin/sh
-line=$(cat)
-printf '%s\n' "$line" >>"$1"
-EOS
-chmod +x "$T/alert.sh"
-A=$T/alerts
-touch "$A"
-count() { grep -c "\"event\":\"$1\",.*\"kind\":\"$2\"" "$A"; }
-wait_count() {
-	local i=0
-	while [ "$(count "$3" "$4")" -lt "$2" ]; do
-		i=$((i + 1))
-		[ $i -le $(($1 * 10)) ] || { waited_out "$1" "wait_count $*"; return 1; }
-		sleep 0.1
-	done
-}
+alerts_setup
 dropped() { wc -l <"$PX/dropped" 2>/dev/null || echo 0; }
 
 SOCKET=$T/p.sock write_conf <<EOC
@@ -63,17 +47,17 @@ for what in 'INSERT INTO jobq_alerts' 'FROM jobq_alerts WHERE id = '; do
 	ok $? "$n: a job waits past max_wait: the incident is open ($what answer lost)"
 	[ ! -e "$PX/drop" ]
 	ok $? "... the answer was lost"
-	wait_count 15 $n raised wait
+	wait_alerts 15 $n raised wait
 	ok $? "... and raised is delivered all the same, on the worker's next pass"
 	sleep 4 # another pass
-	is "$(count raised wait)" $n "... once"
+	is "$(alert_count raised wait)" $n "... once"
 	is "$(grep -c 'alert raised: wait other' "$T"/worker.*.log | awk -F: '{ s += $NF } END { print s }')" $n \
 		"... and logged once"
 	jq_ work -q other --stop-when-empty 2>/dev/null
-	wait_count 15 $n cleared wait
+	wait_alerts 15 $n cleared wait
 	ok $? "... cleared once the job ran"
 	sleep 4
-	is "$(count raised wait) $(count cleared wait)" "$n $n" "... each delivered once"
+	is "$(alert_count raised wait) $(alert_count cleared wait)" "$n $n" "... each delivered once"
 	kill -TERM "$WORKER_PID"
 	wait_exit 20 "$WORKER_PID"
 done

@@ -12,12 +12,7 @@
 . "$top_srcdir/tests/lib.sh"
 setup watchdog
 
-# alert.sh FILE: appends its stdin (one JSON object) to FILE as a line.
-cat >"$T/alert.sh" <<'EOS'
-#!/bin/sh
-line=$(cat)
-printf '%s\n' "$line" >>"$1"
-EOS
+alerts_setup
 cat >"$T/sleep.sh" <<'EOS'
 #!/bin/sh
 exec sleep 60
@@ -27,20 +22,6 @@ cat >"$T/die.sh" <<'EOS'
 exit 65
 EOS
 chmod +x "$T"/*.sh
-A=$T/alerts
-touch "$A"
-
-# count EVENT KIND NAME: the alert lines delivered so far.
-count() { grep -c "\"event\":\"$1\",.*\"kind\":\"$2\",\"name\":\"$3\"" "$A"; }
-# wait_count SECS N EVENT KIND NAME: waits for N such lines.
-wait_count() {
-	local i=0
-	while [ "$(count "$3" "$4" "$5")" -lt "$2" ]; do
-		i=$((i + 1))
-		[ $i -le $(($1 * 10)) ] || { waited_out "$1" "wait_count $*"; return 1; }
-		sleep 0.1
-	done
-}
 # watchers N ARGS: starts N workers (each runs the watchdogs).
 WATCHERS=()
 watchers() {
@@ -80,10 +61,10 @@ is "$(sql "SELECT COUNT(*) FROM jobq_schedule_runs WHERE status = 'enqueued'")" 
 # 11:05 with catch_up = none: the 11:00 fire is recorded missed, by one
 # of the three ticking workers, and raises one alert.
 JOBQ_SCHEDULER_NOW=2026-01-05T11:05:00Z watchers 3 --schedule
-wait_count 20 1 raised missed hourly
+wait_alerts 20 1 raised missed hourly
 ok $? "a missed fire raises an alert"
 sleep 5 # another round of every watcher
-is "$(count raised missed hourly)" 1 "... exactly one, with three schedulers ticking"
+is "$(alert_count raised missed hourly)" 1 "... exactly one, with three schedulers ticking"
 is "$(sql "SELECT COUNT(*) FROM jobq_schedule_runs WHERE status = 'missed'")" 1 "... the fire recorded missed once"
 is "$(sql "SELECT COUNT(*) FROM jobq_alerts WHERE kind = 'missed' AND open_key = 1")" 1 "... one open incident"
 like "$(grep '"raised"' "$A" | head -n 1)" '"reason":"schedule hourly: the fire of 2026-01-05 11:00 was missed' \
@@ -92,10 +73,10 @@ stop_watchers
 
 # 12:00: the fire is on time again: the incident clears, once.
 JOBQ_SCHEDULER_NOW=2026-01-05T12:00:20Z watchers 3 --schedule
-wait_count 20 1 cleared missed hourly
+wait_alerts 20 1 cleared missed hourly
 ok $? "the schedule recovered: the alert clears"
 sleep 4
-is "$(count cleared missed hourly) $(count raised missed hourly)" "1 1" "... once, and nothing raised again"
+is "$(alert_count cleared missed hourly) $(alert_count raised missed hourly)" "1 1" "... once, and nothing raised again"
 is "$(sql "SELECT COUNT(*) FROM jobq_alerts WHERE kind = 'missed' AND open_key IS NULL AND cleared_at IS NOT NULL")" 1 \
 	"... the incident is closed"
 stop_watchers
@@ -103,14 +84,14 @@ stop_watchers
 # 14:10, workers but nothing ticking: the 13:00 fire never came (a dead
 # man's switch).  A tick at 15:00 ends it.
 JOBQ_SCHEDULER_NOW=2026-01-05T14:10:00Z watchers 3
-wait_count 20 2 raised missed hourly
+wait_alerts 20 2 raised missed hourly
 ok $? "no scheduler ticking: the fire not enqueued within alert_after raises an alert"
 like "$(grep '"raised"' "$A" | tail -n 1)" 'the fire of 2026-01-05 13:00 was not enqueued within 2m' "... saying so"
 JOBQ_SCHEDULER_NOW=2026-01-05T15:00:05Z jq_ schedule --quiet >/dev/null
-wait_count 20 2 cleared missed hourly
+wait_alerts 20 2 cleared missed hourly
 ok $? "... and clears once a tick enqueues a fire"
 sleep 4
-is "$(count raised missed hourly) $(count cleared missed hourly)" "2 2" "... each delivered once"
+is "$(alert_count raised missed hourly) $(alert_count cleared missed hourly)" "2 2" "... each delivered once"
 stop_watchers
 is "$(sql "SELECT COUNT(*) FROM jobs")" 0 "the schedule's jobs were done (no unfinished alert)"
 is "$(grep -c '"kind":"unfinished"' "$A")" 0 "... and none raised"
@@ -145,11 +126,11 @@ watchers 3
 
 # max_wait: a job in a queue nobody serves waits past 1s.
 jq_ enqueue echo '{}' >/dev/null
-wait_count 20 1 raised wait slow
+wait_alerts 20 1 raised wait slow
 ok $? "max_wait: a job waiting longer raises an alert"
 like "$(grep '"kind":"wait"' "$A")" 'the oldest due job of queue slow has waited' "... saying how long"
 timeout 30 "$JOBQ" -c "$CONF" work -q slow --stop-when-empty 2>/dev/null
-wait_count 20 1 cleared wait slow
+wait_alerts 20 1 cleared wait slow
 ok $? "... and clears once a worker drains the queue"
 
 # a stale lease: a worker serving fragile is killed mid-job (reserve_ttl
@@ -161,10 +142,10 @@ victim=$!
 BG_PIDS+=("$victim")
 wait_for_sql 20 "SELECT COUNT(*) FROM jobs WHERE queue = 'fragile' AND lease_token IS NOT NULL" 1
 { kill -KILL "$victim"; wait "$victim"; } 2>/dev/null
-wait_count 20 1 raised stale fragile
+wait_alerts 20 1 raised stale fragile
 ok $? "stale_alert: a lease that expired with its worker raises an alert"
 jq_ release-stale >/dev/null 2>&1
-wait_count 20 1 cleared stale fragile
+wait_alerts 20 1 cleared stale fragile
 ok $? "... and clears once the job is taken back"
 sql "DELETE FROM jobs WHERE queue = 'fragile'"
 
@@ -172,18 +153,18 @@ sql "DELETE FROM jobs WHERE queue = 'fragile'"
 jq_ enqueue die '{}' >/dev/null
 timeout 30 "$JOBQ" -c "$CONF" work -q deadq --stop-when-empty 2>/dev/null
 sleep 4.5
-is "$(count raised dead deadq)" 0 "dead_alert = 1/h: one dead job is not an incident"
+is "$(alert_count raised dead deadq)" 0 "dead_alert = 1/h: one dead job is not an incident"
 jq_ enqueue die '{}' >/dev/null
 timeout 30 "$JOBQ" -c "$CONF" work -q deadq --stop-when-empty 2>/dev/null
-wait_count 20 1 raised dead deadq
+wait_alerts 20 1 raised dead deadq
 ok $? "... the second raises an alert"
 jq_ failed clear --yes >/dev/null 2>&1 || sql "DELETE FROM failed_jobs"
-wait_count 20 1 cleared dead deadq
+wait_alerts 20 1 cleared dead deadq
 ok $? "... which clears once the dead letter is cleared"
 sleep 4
 for k in "wait slow" "stale fragile" "dead deadq"; do
 	set -- $k
-	is "$(count raised "$1" "$2") $(count cleared "$1" "$2")" "1 1" "$1 $2: raised once, cleared once across three workers"
+	is "$(alert_count raised "$1" "$2") $(alert_count cleared "$1" "$2")" "1 1" "$1 $2: raised once, cleared once across three workers"
 done
 stop_watchers
 is "$(grep -c 'alert .*on_alert .*alert.sh ran' "$T"/worker.*.log | awk -F: '{ n += $2 } END { print n }')" \
