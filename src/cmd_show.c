@@ -350,7 +350,9 @@ print_runs(const struct timefmt *f, const struct run_row *runs, size_t nruns, ui
 		print_vis(tty, "  %-7u %-26s %-28s %8lld  %-11s %s\n", runs[i].attempt,
 		    timefmt_human(f, runs[i].started_at, 0, t, sizeof t), runs[i].worker,
 		    (long long)runs[i].duration_ms, runs[i].outcome, runs[i].exit_status);
-		if (runs[i].summary != NULL && *runs[i].summary)
+		/* A run with no error line on stderr is summed up by how it
+		 * ended: the EXIT column above says it already. */
+		if (runs[i].summary != NULL && *runs[i].summary && strcmp(runs[i].summary, runs[i].exit_status) != 0)
 			print_vis(tty, "          error  %s\n", runs[i].summary);
 		if (runs[i].result != NULL)
 			print_vis(tty, "          result %s\n", runs[i].result);

@@ -207,8 +207,7 @@ export async function pageJob(id) {
         el("td", {}, String(r.attempt)), el("td", {}, when(r.started_at)),
         el("td", { class: "num" }, r.duration_ms < 1000 ? r.duration_ms + " ms" : fmtDur(r.duration_ms)), el("td", {}, badge(r.outcome)),
         el("td", { class: "wide" }, r.exit_status || ""),
-        el("td", {}, r.error ? el("details", {}, el("summary", {}, "stderr: " + (r.error_summary || "")), el("pre", {}, r.error)) :
-          r.error_summary ? el("span", { class: "muted run-reason" }, r.error_summary) : null,
+        el("td", {}, r.error ? el("details", {}, el("summary", {}, "stderr: " + (r.error_summary || "")), el("pre", {}, r.error)) : null,
           r.output ? el("details", {}, el("summary", {}, "stdout"), el("pre", {}, r.output)) : null,
           r.result ? el("details", {}, el("summary", {}, "result"), el("pre", { class: "result" }, pretty(r.result))) : null,
           r.trace_id ? el("details", { class: "trace" }, el("summary", {}, "trace"),
