@@ -21,6 +21,10 @@
 # enqueue with a submit id), else 504 with "unsure": true, never the
 # 503 that says the database is down and nothing happened.
 . "$top_srcdir/tests/lib.sh"
+# Its time is the proxy's (a second for each answer it loses); the
+# actions' C paths run under the sanitizers in serve_api, serve_bulk,
+# serve_schedules and serve_users.
+one_build normal "a fault test whose time is the proxy's waits"
 . "$top_srcdir/tests/operator/common.sh"
 . "$top_srcdir/tests/serve_lib.sh"
 setup serve_audit_lost
