@@ -295,10 +295,9 @@ api_job(struct req *r)
 	return serve_json(r, 200, doc);
 }
 
-/* A one-job change of queue_list.c (one statement, no transaction of
- * its own) on r->id, as serve_audited runs it. */
-/* Does fn on r->id with its audit row, in one transaction, and answers:
- * 200, 404 or 409 (busy). */
+/* Does fn, a one-job change of queue_list.c (one statement, no
+ * transaction of its own), on r->id with its audit row, in one
+ * transaction, and answers: 200, 404 or 409 (busy). */
 static MHD_RESULT
 job_action(struct req *r, const char *action, audit_job_fn *fn, const char *conflict)
 {
