@@ -155,6 +155,10 @@ print_row(const struct schedule *s, const struct schedule_status *st, int64_t no
 	    s->source == SCHEDULE_INI ? "ini" : "db", s->enabled ? "on" : "off", s->cron, next, last,
 	    st->last_fire[0] ? st->outcome : "-", counts, what, s->problem ? "  PROBLEM: " : "",
 	    s->problem ? s->problem : "");
+	/* Why the last fire's job was dead-lettered, under its row: what an
+	 * operator looking at a failed schedule asks next. */
+	if (strcmp(st->outcome, "failed") == 0)
+		printf("%-16s job %llu: %s\n", "", (unsigned long long)st->last_job, st->last_error);
 	free(what);
 }
 

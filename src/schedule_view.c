@@ -99,6 +99,7 @@ last_fire(struct db *db, const struct schedule *s, struct schedule_status *st, c
 		st->last_job = f->job;
 		st->last_manual = f->manual;
 		snprintf(st->outcome, sizeof st->outcome, "%s", f->outcome);
+		snprintf(st->last_error, sizeof st->last_error, "%s", f->error);
 	}
 	free(f);
 	return DB_OK;
@@ -219,6 +220,10 @@ status_json(const struct schedule *s, const struct schedule_status *st)
 		cJSON_AddNullToObject(o, "last_fire");
 		cJSON_AddNullToObject(o, "last_outcome");
 	}
+	if (strcmp(st->outcome, "failed") == 0)
+		cJSON_AddStringToObject(o, "last_error", st->last_error);
+	else
+		cJSON_AddNullToObject(o, "last_error");
 	cJSON_AddNumberToObject(o, "runs", (double)st->runs);
 	cJSON_AddNumberToObject(o, "failures", (double)st->failures);
 	cJSON_AddNumberToObject(o, "skipped", (double)st->skipped);

@@ -318,14 +318,17 @@ row() { echo "$LIST" | grep "^$1 "; }
 like "$(row done-one)" "^done-one +ini +on +0 3 \* \* \* +[0-9-]+ 03:00:00 \+0[12]:00 +${day} 03:00:00 \+01:00 +done +1/0 +nightly report$" \
 	"--list: an INI schedule, next fire and last fire in its zone, outcome done, 1 run, description"
 like "$(row failed-one)" " failed +1/1 +at 03:00$" "--list: a dead-lettered job is failed and counted as a failure"
+is "$(echo "$LIST" | grep -A1 "^failed-one " | tail -1 | sed 's/^ *//')" "job $(jid failed-one): boom" \
+	"--list: its job and error on the line under it"
+is "$(echo "$LIST" | grep -c "^ .*job [0-9]*:")" 1 "--list: no such line under a schedule whose last job did not fail"
 like "$(row retry-one)" " retrying +1/0 " "--list: a job waiting out a backoff is retrying"
 like "$(row run-one)" " running +1/0 " "--list: a job under a live lease is running"
 like "$(row skip-one)" " skipped +1/0 +every 30 minutes$" "--list: a skipped last fire is skipped"
 like "$(row miss-one)" "^miss-one +ini +on .* missed +0/0 " "--list: a missed last fire is missed; the switch shows on"
 like "$LIST" "over the last 7d" "--list says the window"
 JSON=$(JOBQ_SCHEDULER_NOW=$now jq_ schedule --list --json)
-is "$(echo "$JSON" | /usr/bin/python3 -c 'import json,sys; d={s["name"]: s for s in json.load(sys.stdin)}; s=d["failed-one"]; print(s["source"], s["enabled"], s["last_outcome"], s["runs"], s["failures"], s["when"])')" \
-	"ini True failed 1 1 at 03:00" "--list --json carries the same facts"
+is "$(echo "$JSON" | /usr/bin/python3 -c 'import json,sys; d={s["name"]: s for s in json.load(sys.stdin)}; s=d["failed-one"]; print(s["source"], s["enabled"], s["last_outcome"], s["runs"], s["failures"], s["when"], s["last_error"], d["done-one"]["last_error"])')" \
+	"ini True failed 1 1 at 03:00 boom None" "--list --json carries the same facts"
 
 # ---- INI validation of the schedule keys (exit 78, FILE:LINE) ----
 bad_ini() {
