@@ -10,5 +10,5 @@ PY=/usr/bin/python3
 # The same paths a quarter as often in a sanitizer build (see volume in
 # tests/lib.sh): 1,000 starts of jobq there take minutes.
 n=1000
-ldd "$JOBQ" 2>/dev/null | grep -q 'libasan' && n=250
+grep -q __asan_init "$JOBQ" 2>/dev/null && n=250
 JOBQ_CRON_DIFF_N=$n exec "$PY" "$top_srcdir/tests/cron_diff.py" "$JOBQ"

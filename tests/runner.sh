@@ -50,7 +50,7 @@ work_once() {
 }
 
 # ASan keeps shadow memory and quarantine: allow more RSS there.
-if nm -an "$JOBQ" 2>/dev/null | grep -q __asan_init || ldd "$JOBQ" 2>/dev/null | grep -q libasan; then
+if [ "$SANITIZED" = 1 ]; then
 	RSS_MAX_KB=$((80 * 1024))
 	RSS_GROWTH_KB=$((30 * 1024))
 elif [ -n "${JOBQ_VALGRIND:-}" ]; then
