@@ -39,7 +39,7 @@ db_client() {
 HANDLERS=$top_srcdir/handlers
 TIME_SCALE=1
 [ -z "${JOBQ_VALGRIND:-}" ] || TIME_SCALE=5
-# A sanitizer build pays ~0.1 s more for every jobq it starts.  A test
+# A sanitizer build pays ~0.05 s more for every jobq it starts.  A test
 # that repeats a step for volume (the same path many times over, not a
 # new one) asks `volume N` for its count: N, or a quarter of it in a
 # sanitizer build, so that both builds take every path and the suite
