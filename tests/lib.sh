@@ -39,15 +39,15 @@ db_client() {
 HANDLERS=$top_srcdir/handlers
 TIME_SCALE=1
 [ -z "${JOBQ_VALGRIND:-}" ] || TIME_SCALE=5
+# A sanitizer build links its runtimes in (configure.ac): its jobq has
+# ASan's entry point, where ldd shows no libasan.
+SANITIZED=0
+grep -q __asan_init "$JOBQ" 2>/dev/null && SANITIZED=1
 # A sanitizer build pays ~0.05 s more for every jobq it starts.  A test
 # that repeats a step for volume (the same path many times over, not a
 # new one) asks `volume N` for its count: N, or a quarter of it in a
 # sanitizer build, so that both builds take every path and the suite
 # keeps inside its time.
-# A sanitizer build links its runtimes in (configure.ac): its jobq has
-# ASan's entry point, where ldd shows no libasan.
-SANITIZED=0
-grep -q __asan_init "$JOBQ" 2>/dev/null && SANITIZED=1
 volume() {
 	if [ "$SANITIZED" = 1 ]; then echo $((($1 + 3) / 4)); else echo "$1"; fi
 }
