@@ -33,18 +33,29 @@
 	" ', \"done\": ', done, ', \"dead\": ', dead, ', \"cancelled\": ', cancelled,"         \
 	" ', \"expired\": ', expired, '}')"
 
+/* Whether byte i of s (n bytes) starts a control character: C0, DEL,
+ * or C1 (U+0080 to U+009F, 0xc2 0x80 to 0xc2 0x9f in UTF-8), which a
+ * terminal may take for the start of an escape sequence. */
+static int
+control_at(const char *s, size_t n, size_t i)
+{
+	unsigned char c = (unsigned char)s[i], next = i + 1 < n ? (unsigned char)s[i + 1] : 0;
+
+	return c < 0x20 || c == 0x7f || (c == 0xc2 && next >= 0x80 && next < 0xa0);
+}
+
 /* Whether name can name a group: 1 to GROUPS_NAME_MAX characters of
- * UTF-8 without control characters, not all digits (`jobq group show`
- * reads those as an id), not ending in a space (the column's collation
- * pads with spaces: "a " would be taken for group "a").  -1 with err
- * (one line) when not. */
+ * UTF-8 without control characters (C0, DEL or C1), not all digits
+ * (`jobq group show` reads those as an id), not ending in a space (the
+ * column's collation pads with spaces: "a " would be taken for group
+ * "a").  -1 with err (one line) when not. */
 int
 groups_name_check(const char *name, char *err)
 {
 	size_t n = strlen(name), i, chars = 0;
 
 	for (i = 0; i < n; i++) {
-		if ((unsigned char)name[i] < 0x20 || name[i] == 0x7f) {
+		if (control_at(name, n, i)) {
 			errf(err, "group name: control character at byte %zu", i + 1);
 			return -1;
 		}
