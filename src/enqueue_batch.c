@@ -577,6 +577,28 @@ write_batch(struct batch_run *b, struct reader *r)
 	return 0;
 }
 
+/* Says which jobs of a graph were cancelled as they were enqueued (a
+ * dependency had ended dead, cancelled or expired), as `jobq enqueue
+ * --after` does for one: an id alone reads as a job that will run.
+ * Returns how many. */
+static size_t
+say_cancelled(const struct graph *g, size_t n, const uint64_t *ids, char (*why)[GRAPH_WHY_LEN], int dry)
+{
+	size_t i, k = 0;
+
+	for (i = 0; i < n; i++) {
+		if (why[i][0] == '\0')
+			continue;
+		k++;
+		if (dry)
+			printf("line %zu: would be cancelled at once by %s\n", graph_line(g, i), why[i]);
+		else
+			fprintf(stderr, "jobq: enqueue: line %zu: job %llu was cancelled at once by %s\n",
+			    graph_line(g, i), (unsigned long long)ids[i], why[i]);
+	}
+	return k;
+}
+
 /* Pass 2 of an input whose lines wait for other jobs: every job in
  * memory, committed in one transaction (enqueue_graph.c), its id printed
  * one per line in input order; or, dry, printed.  No batch row: one
@@ -586,9 +608,9 @@ write_graph(struct batch_run *b, struct reader *r, struct graph *g)
 {
 	struct batch_job job;
 	const struct batch_job *jobs;
-	char err[ERRSZ];
+	char err[ERRSZ], (*why)[GRAPH_WHY_LEN];
 	uint64_t *ids;
-	size_t i, n;
+	size_t i, n, k;
 	int rc;
 
 	while (reader_line(r)) {
@@ -608,21 +630,28 @@ write_graph(struct batch_run *b, struct reader *r, struct graph *g)
 	}
 	n = graph_jobs(g, &jobs);
 	ids = xcalloc(n + 1, sizeof *ids);
+	why = xcalloc(n + 1, sizeof *why);
 	/* A dry run writes the graph as a real one would, and rolls back:
 	 * what the database refuses (an unknown job in "after", a group
 	 * that has completed) it refuses too. */
-	if ((rc = graph_commit(g, b->db, b->ctx->group, b->dry_run, ids, err)) == DB_OK && b->dry_run)
+	if ((rc = graph_commit(g, b->db, b->ctx->group, b->dry_run, ids, why, err)) == DB_OK && b->dry_run) {
+		say_cancelled(g, n, ids, why, 1);
 		printf("would enqueue %zu job%s in one transaction (dry run: nothing written)\n", n,
 		    n == 1 ? "" : "s");
-	else if (rc == DB_OK) {
+	} else if (rc == DB_OK) {
 		for (i = 0; i < n; i++)
 			printf("%llu\n", (unsigned long long)ids[i]);
-		printf("enqueued %zu job%s in one transaction\n", n, n == 1 ? "" : "s");
+		if ((k = say_cancelled(g, n, ids, why, 0)) > 0)
+			printf("enqueued %zu job%s in one transaction, %zu cancelled at once\n", n,
+			    n == 1 ? "" : "s", k);
+		else
+			printf("enqueued %zu job%s in one transaction\n", n, n == 1 ? "" : "s");
 		for (i = 0; i < n; i++)
 			wakeup_enqueued(b->ctx->conf, &jobs[i].e, 1);
 	} else
 		cli_error("enqueue: %s (%s)", err, cli_unwritten(b->db));
 	free(ids);
+	free(why);
 	return rc == DB_OK                                                            ? 0
 	    : rc == AFTER_EUNKNOWN || rc == GROUPS_ECLOSED || rc == GROUPS_EDIFFER ? EX_DATAERR
 	    : rc == DB_EGONE       ? EX_UNAVAILABLE

@@ -157,12 +157,21 @@ graph_jobs(const struct graph *g, const struct batch_job **jobs)
 	return g->nheld;
 }
 
+/* The input line of the i-th job graph_add kept. */
+size_t
+graph_line(const struct graph *g, size_t i)
+{
+	return g->line[i];
+}
+
 /* Commits the jobs graph_add kept in one transaction, each joining the
  * group that group names (NULL: none), made in it if need be; ids[i]
- * gets the id of the i-th.  dry: rolled back instead.  Returns as
- * after_enqueue does. */
+ * gets the id of the i-th, and why[i] why it was cancelled as it was
+ * enqueued ("dependency 12 (dead)") or "".  dry: rolled back instead.
+ * Returns as after_enqueue does. */
 int
-graph_commit(struct graph *g, struct db *db, const struct group_spec *group, int dry, uint64_t *ids, char *err)
+graph_commit(struct graph *g, struct db *db, const struct group_spec *group, int dry, uint64_t *ids,
+    char (*why)[GRAPH_WHY_LEN], char *err)
 {
 	struct after_job *a = xcalloc(g->nheld + 1, sizeof *a);
 	size_t **refs = xcalloc(g->nheld + 1, sizeof *refs);
@@ -183,12 +192,14 @@ graph_commit(struct graph *g, struct db *db, const struct group_spec *group, int
 		a[i].nrefs = b->nafter_refs;
 	}
 	rc = after_enqueue(db, a, g->nheld, group, dry, ids, err);
+	for (i = 0; rc == DB_OK && i < g->nheld; i++)
+		snprintf(why[i], GRAPH_WHY_LEN, "%s", a[i].cancelled);
 	for (i = 0; rc == AFTER_EUNKNOWN && i < g->nheld; i++)
 		if (a[i].unknown) {
-			char why[ERRSZ];
+			char e2[ERRSZ];
 
-			snprintf(why, sizeof why, "%s", err);
-			errf(err, "line %zu: \"after\": %s", g->line[i], why);
+			snprintf(e2, sizeof e2, "%s", err);
+			errf(err, "line %zu: \"after\": %s", g->line[i], e2);
 			break;
 		}
 	for (i = 0; i < g->nheld; i++)

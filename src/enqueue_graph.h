@@ -16,7 +16,10 @@ int graph_check(struct graph *g, const struct batch_job *job, char *err);
 int graph_used(const struct graph *g);
 void graph_add(struct graph *g, struct batch_job *job, size_t line);
 struct group_spec;
-int graph_commit(struct graph *g, struct db *db, const struct group_spec *group, int dry, uint64_t *ids, char *err);
+#define GRAPH_WHY_LEN 128 /* after_job's cancelled */
+int graph_commit(struct graph *g, struct db *db, const struct group_spec *group, int dry, uint64_t *ids,
+    char (*why)[GRAPH_WHY_LEN], char *err);
+size_t graph_line(const struct graph *g, size_t i);
 size_t graph_jobs(const struct graph *g, const struct batch_job **jobs);
 
 #endif

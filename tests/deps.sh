@@ -126,6 +126,18 @@ EOC
 	f=$(jq_ enqueue --after "$a,$x" step '{"name": "F"}' 2>"$T/f.err")
 	like "$(run_of "$f")" "^cancelled\\|cancelled by dependency $x \\(dead\\)" "$m --after a dead job: cancelled at once"
 	is "$(cat "$T/f.err")" "jobq: enqueue: job $f was cancelled at once by dependency $x (dead)" "$m and enqueue says so on stderr, with the id on stdout"
+	# The same in a --batch graph: the line is named, and the summary
+	# counts it; a dry run says it would be.
+	printf '\n{"type": "step", "after": [%s]}\n' "$x" >"$T/cx.jsonl"
+	out=$(jq_ enqueue --batch --dry-run <"$T/cx.jsonl" 2>&1)
+	like "$out" "line 2: would be cancelled at once by dependency $x \\(dead\\)" \
+		"$m --batch --dry-run: says which line would be cancelled at once"
+	out=$(jq_ enqueue --batch <"$T/cx.jsonl" 2>"$T/cx.err")
+	f3=$(printf '%s\n' "$out" | sed -n 1p)
+	is "$(cat "$T/cx.err")" "jobq: enqueue: line 2: job $f3 was cancelled at once by dependency $x (dead)" \
+		"$m --batch: a line cancelled at once is named on stderr"
+	like "$out" "enqueued 1 job in one transaction, 1 cancelled at once\$" "$m and the summary counts it"
+	like "$(run_of "$f3")" "^cancelled\\|cancelled by dependency $x \\(dead\\)" "$m and it is"
 	g=$(jq_ enqueue --after-any "$x" step '{"name": "G"}')
 	wait_for_sql 30 "SELECT COUNT(*) FROM job_runs WHERE job_id = $g AND outcome = 'done'" 1
 	ok $? "$m --after-any a dead job: runs"
@@ -142,7 +154,8 @@ EOC
 	# graph (sql/024-parked.sql): Y and F wait for X again, Z for Y.
 	wait_for_sql 30 "SELECT COUNT(*) FROM jobq_parked WHERE id IN ($y, $z, $f)" 3
 	ok $? "$m Y, Z and F are parked"
-	is "$(sql "SELECT GROUP_CONCAT(CONCAT(id, '<', parked_by) ORDER BY id) FROM jobq_parked")" "$y<$x,$z<$y,$f<$x" "$m Y and F under X, Z under Y"
+	is "$(sql "SELECT GROUP_CONCAT(CONCAT(id, '<', parked_by) ORDER BY id) FROM jobq_parked")" "$y<$x,$z<$y,$f<$x,$f3<$x" \
+		"$m Y, F and the batch's job under X, Z under Y"
 	out=$(jq_ failed retry --payload '{"name": "X2", "sleep": 0.5}' "$x" 2>&1)
 	is "$?" 0 "$m X is retried (edited to succeed)"
 	wait_for_sql 30 "SELECT COUNT(*) FROM job_runs WHERE job_id IN ($y, $z, $f) AND outcome = 'done'" 3
