@@ -79,14 +79,30 @@ section_kind(const char *name, char *kind, size_t kindlen, const char **arg)
 	return 0;
 }
 
-/* Reports section upto when an earlier one has the same name. */
+/* Whether headers a and b name the same section: the same kind and the
+ * same name, however many spaces stand between them ([handler  x] is
+ * [handler x]; both would load as handler x). */
+static int
+same_section(const char *a, const char *b)
+{
+	char ka[16], kb[16];
+	const char *na, *nb;
+
+	if (section_kind(a, ka, sizeof ka, &na) < 0 || section_kind(b, kb, sizeof kb, &nb) < 0)
+		return strcmp(a, b) == 0;
+	if (strcmp(ka, kb) != 0)
+		return 0;
+	return na == NULL || nb == NULL ? na == nb : strcmp(na, nb) == 0;
+}
+
+/* Reports section upto when an earlier one names the same section. */
 static int
 is_duplicate(struct loader *ld, size_t upto)
 {
 	size_t i;
 
 	for (i = 0; i < upto; i++)
-		if (strcmp(ld->sections[i].name, ld->sections[upto].name) == 0) {
+		if (same_section(ld->sections[i].name, ld->sections[upto].name)) {
 			ld_error(ld, ld->sections[upto].line, "duplicate section [%s] (first at line %d)",
 			    ld->sections[upto].name, ld->sections[i].line);
 			return 1;

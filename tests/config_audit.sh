@@ -1,0 +1,63 @@
+#!/bin/bash
+# jobq.ini given what an operator gets wrong, found by the command-line
+# and configuration audit: each case is refused by `jobq check` with one
+# line "FILE:LINE: message" and exit 78, where before it loaded and then
+# did something else than the file says.
+. "$top_srcdir/tests/lib.sh"
+setup config_audit
+
+# run CMD...: sets RC, OUT, ERR and NERR (the number of stderr lines).
+run() {
+	"$@" >"$T/out" 2>"$T/err"
+	RC=$?
+	OUT=$(cat "$T/out")
+	ERR=$(cat "$T/err")
+	NERR=$(grep -c '' "$T/err")
+}
+
+# The literal string $1 as an extended regular expression.
+re() { printf '%s' "$1" | sed 's/[][\.*^$+?(){}|]/\\&/g'; }
+
+# conf_file NAME: stdin (which starts with [database]) to $T/NAME.ini.
+conf_file() {
+	cat >"$T/$1.ini"
+	chmod 600 "$T/$1.ini"
+}
+
+# db_conf NAME: this test's [database] and stdin after it.
+db_conf() {
+	{
+		printf '[database]\nsocket = %s\nuser = root\ndatabase = %s\n' "$SOCKET" "$DB"
+		cat
+	} | conf_file "$1"
+}
+
+# bad FILE LINE REGEX NAME: check on $T/FILE.ini exits 78 with exactly
+# one line "FILE:LINE: message" matching REGEX, and nothing on stdout.
+bad() {
+	local f=$T/$1.ini line=$2 msg=$3 name=$4
+	run "$JOBQ" -c "$f" check
+	is "$RC" "78" "$name: exits 78"
+	is "$NERR" "1" "$name: exactly one line on stderr"
+	like "$ERR" "^$(re "$f"):$line: $msg" "$name: FILE:$line: and a message naming the problem"
+	is "$OUT" "" "$name: nothing on stdout"
+}
+
+# ---- two headers for one section, apart only in their spaces ----
+db_conf dup-handler <<EOC
+[queue default]
+[handler echo]
+exec = $HANDLERS/echo.sh
+[handler  echo]
+exec = /bin/false
+EOC
+bad dup-handler 8 "duplicate section \[handler  echo\] \(first at line 6\)" \
+	"[handler  echo] after [handler echo]"
+db_conf dup-queue <<EOC
+[queue   default]
+[queue default]
+EOC
+bad dup-queue 6 "duplicate section \[queue default\] \(first at line 5\)" \
+	"[queue default] after [queue   default]"
+
+finish
