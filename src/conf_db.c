@@ -99,6 +99,18 @@ check_hosts(struct loader *ld, const struct db_conf *db, const struct entry *e)
 		ld_error(ld, e->line, "host: %zu hosts; at most %d", i, DB_HOSTS_MAX);
 }
 
+/* An empty socket, user or database would not fall back to the default:
+ * the client library would take it as given and fail at connect time, far
+ * from the line that caused it. */
+static int
+not_empty(struct loader *ld, const struct entry *e)
+{
+	if (e->value[0] != '\0')
+		return 0;
+	ld_error(ld, e->line, "%s: empty (leave the key out for the default)", e->key);
+	return -1;
+}
+
 static int
 db_set(struct loader *ld, struct db_conf *db, const struct entry *e)
 {
@@ -114,16 +126,16 @@ db_set(struct loader *ld, struct db_conf *db, const struct entry *e)
 			return -1;
 		db->port = (unsigned)v;
 	} else if (strcmp(k, "socket") == 0)
-		ld_str(&db->socket, e->value);
+		return not_empty(ld, e) < 0 ? -1 : (ld_str(&db->socket, e->value), 0);
 	else if (strcmp(k, "user") == 0)
-		ld_str(&db->user, e->value);
+		return not_empty(ld, e) < 0 ? -1 : (ld_str(&db->user, e->value), 0);
 	else if (strcmp(k, "password") == 0) {
 		ld_str(&db->password, e->value);
 		ld->has_password = 1;
 	} else if (strcmp(k, "password_file") == 0)
 		return -2; /* read after the section: see read_password_file */
 	else if (strcmp(k, "database") == 0)
-		ld_str(&db->database, e->value);
+		return not_empty(ld, e) < 0 ? -1 : (ld_str(&db->database, e->value), 0);
 	else if (strcmp(k, "tls") == 0) {
 		if (strcmp(e->value, "verify") == 0)
 			db->tls = TLS_VERIFY;
@@ -229,6 +241,38 @@ conf_db_defaults(struct conf *c)
 	c->db.read_timeout_ms = 60000;
 }
 
+/* The entry of key in s, or NULL. */
+static const struct entry *
+db_entry(const struct section *s, const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < s->nentries; i++)
+		if (strcmp(s->entries[i].key, key) == 0)
+			return &s->entries[i];
+	return NULL;
+}
+
+/* Refuses keys that would be read and then do nothing: a password
+ * beside a password_file (the file's would win), and TLS files for a
+ * connection that is not encrypted. */
+static void
+check_unused(struct loader *ld, const struct db_conf *db, const struct section *s)
+{
+	static const char *const tls_keys[] = { "tls_ca", "tls_cert", "tls_key" };
+	const struct entry *pw = db_entry(s, "password"), *pf = db_entry(s, "password_file"), *e;
+	size_t i;
+
+	if (pw != NULL && pf != NULL)
+		ld_error(ld, pw->line > pf->line ? pw->line : pf->line,
+		    "password and password_file exclude each other (line %d and line %d): give one",
+		    pw->line, pf->line);
+	for (i = 0; db->tls == TLS_OFF && i < ARRAY_LEN(tls_keys); i++)
+		if ((e = db_entry(s, tls_keys[i])) != NULL)
+			ld_error(ld, e->line, "%s: the connection is not encrypted (tls = no): set tls = yes or verify",
+			    e->key);
+}
+
 /* [database]: every key into c->db. */
 void
 conf_db_load(struct loader *ld, struct conf *c, const struct section *s)
@@ -243,6 +287,7 @@ conf_db_load(struct loader *ld, struct conf *c, const struct section *s)
 		else if (rc == -2)
 			read_password_file(ld, &c->db, &s->entries[i]);
 	}
+	check_unused(ld, &c->db, s);
 }
 
 /* Warns when the password can be read by other users: in the

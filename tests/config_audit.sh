@@ -60,4 +60,33 @@ EOC
 bad dup-queue 6 "duplicate section \[queue default\] \(first at line 5\)" \
 	"[queue default] after [queue   default]"
 
+# ---- [database] keys that were read and then did nothing ----
+printf 'secret\n' >"$T/db.pw"
+chmod 600 "$T/db.pw"
+conf_file pw-both <<EOC
+[database]
+socket = $SOCKET
+user = root
+password = other
+password_file = $T/db.pw
+database = $DB
+EOC
+bad pw-both 5 "password and password_file exclude each other \(line 4 and line 5\)" \
+	"password and password_file both given"
+for k in tls_ca tls_cert tls_key; do
+	conf_file "$k-plain" <<EOC
+[database]
+socket = $SOCKET
+user = root
+database = $DB
+$k = $T/db.pw
+EOC
+	bad "$k-plain" 5 "$k: the connection is not encrypted \(tls = no\)" "$k without tls"
+done
+for k in socket user database; do
+	db_conf "$k-empty" </dev/null
+	sed -i "s|^$k = .*|$k =|" "$T/$k-empty.ini"
+	bad "$k-empty" "$(grep -n "^$k =" "$T/$k-empty.ini" | cut -d: -f1)" "$k: empty" "an empty $k ="
+done
+
 finish
