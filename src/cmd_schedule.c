@@ -250,12 +250,42 @@ edit_key(int opt)
 	}
 }
 
+/* Sets key of s from an add/edit option as the INI's key would be set,
+ * and refuses what only jobq check would catch later: a cron expression
+ * that names no date that exists (0 0 31 2 *), which every check would
+ * then call a configuration error.  Problems are reported with the
+ * option's own name (--catch-up, not the INI's catch_up). */
+static int
+set_option(const struct conf *c, struct schedule *s, const char *cmd, const char *key)
+{
+	char err[ERRSZ], opt[32], *p;
+	const char *why = err;
+	size_t klen = strlen(key);
+	struct cron *cr = NULL;
+	int rc = schedule_set(c, s, key, optarg, err);
+
+	if (rc == 0 && strcmp(key, "cron") == 0 && (cr = cron_parse(s->cron, err)) != NULL &&
+	    cron_never(cr)) {
+		snprintf(err, sizeof err, "'%s' names no date that exists: it would never fire", s->cron);
+		rc = -1;
+	}
+	cron_free(cr);
+	if (rc == 0)
+		return 0;
+	snprintf(opt, sizeof opt, "%s", key);
+	for (p = opt; (p = strchr(p, '_')) != NULL;)
+		*p = '-';
+	if (strncmp(err, key, klen) == 0 && strncmp(err + klen, ": ", 2) == 0)
+		why = err + klen + 2;
+	cli_error("schedule %s %s: --%s: %s", cmd, s->name, opt, why);
+	return EX_DATAERR;
+}
+
 /* Applies the options to s, checking each; EX_DATAERR on the first bad
  * one, EX_USAGE on a bad option, 0. */
 static int
 apply_options(const struct conf *c, struct schedule *s, const char *cmd, int argc, char **argv)
 {
-	char err[ERRSZ];
 	int opt, rc;
 
 	while ((opt = getopt_long(argc, argv, CLI_COMMON_SHORTOPTS "q:t:", edit_longopts, NULL)) != -1) {
@@ -265,10 +295,8 @@ apply_options(const struct conf *c, struct schedule *s, const char *cmd, int arg
 			return rc == 0 ? -1 : rc;
 		if (rc == -2 || key == NULL)
 			continue;
-		if (schedule_set(c, s, key, optarg, err) < 0) {
-			cli_error("schedule %s %s: --%s", cmd, s->name, err);
-			return EX_DATAERR;
-		}
+		if ((rc = set_option(c, s, cmd, key)) != 0)
+			return rc;
 	}
 	if (optind < argc)
 		return cli_usage_error("schedule", "unexpected argument '%s'", argv[optind]);

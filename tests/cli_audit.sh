@@ -1,0 +1,53 @@
+#!/bin/bash
+# The commands given what an operator gets wrong, found by the
+# command-line audit: each case is one line on stderr naming the option
+# or input, the exit status jobq(1) documents, and nothing changed in
+# the database.
+. "$top_srcdir/tests/lib.sh"
+setup cli_audit
+
+# run CMD...: sets RC, OUT, ERR and NERR (the number of stderr lines).
+run() {
+	"$@" >"$T/out" 2>"$T/err"
+	RC=$?
+	OUT=$(cat "$T/out")
+	ERR=$(cat "$T/err")
+	NERR=$(grep -c '' "$T/err")
+}
+
+# The jobq tables as rows, to compare before and after a refused command.
+snapshot() {
+	sql "SELECT * FROM jobs ORDER BY id; SELECT * FROM failed_jobs ORDER BY id;
+	     SELECT name, cron, type FROM jobq_schedules ORDER BY name;
+	     SELECT * FROM jobq_schedule_state ORDER BY name"
+}
+
+# refused STATUS REGEX NAME CMD...: CMD exits STATUS with REGEX on the
+# first line of stderr and leaves the tables as they were.
+refused() {
+	local status=$1 msg=$2 name=$3 before
+	shift 3
+	before=$(snapshot)
+	run "$@"
+	is "$RC" "$status" "$name: exits $status"
+	like "$(head -n 1 <<<"$ERR")" "$msg" "$name: says what is wrong"
+	is "$(snapshot)" "$before" "$name: changes nothing"
+}
+
+# ---- schedule add/edit: a cron that never fires, options by their names ----
+refused 65 "^jobq: schedule add s1: --cron: '0 0 31 2 \\*' names no date that exists" \
+	"schedule add of a cron that never fires" jq_ schedule add s1 --cron '0 0 31 2 *' --type echo
+run jq_ check
+is "$RC" "0" "... so that check has no schedule to call a configuration error"
+jq_ schedule add s2 --cron '0 0 29 2 *' --type echo >/dev/null
+is "$(sql "SELECT cron FROM jobq_schedules WHERE name = 's2'")" "0 0 29 2 *" "29 February exists: added"
+refused 65 "^jobq: schedule edit s2: --cron: '0 0 30 2 \\*' names no date that exists" \
+	"schedule edit to a cron that never fires" jq_ schedule edit s2 --cron '0 0 30 2 *'
+refused 65 "^jobq: schedule add s3: --catch-up: expected none, latest" \
+	"a bad --catch-up is named --catch-up" jq_ schedule add s3 --cron '* * * * *' --type echo --catch-up soon
+refused 65 "^jobq: schedule edit s2: --alert-after: bad duration 'x'" \
+	"a bad --alert-after is named --alert-after" jq_ schedule edit s2 --alert-after x
+refused 65 "^jobq: schedule add s3: --type: unknown job type 'nosuch'" \
+	"other options keep their names" jq_ schedule add s3 --cron '* * * * *' --type nosuch
+
+finish
