@@ -428,22 +428,74 @@ cli_visible(const char *s, int tty)
 }
 
 /* Reads f to its end, at most max bytes (more: *len = max + 1, so the
- * caller can say it was too long); NUL-terminated, to free. */
+ * caller can say it was too long); NUL-terminated, to free.  NULL with
+ * errno set when f cannot be read (a folder, an I/O error): what was
+ * read before must not pass for the whole input. */
 char *
 cli_read_all(FILE *f, size_t max, size_t *len)
 {
 	struct buf b;
 	char chunk[65536];
 	size_t n;
+	int e;
 
 	buf_init(&b);
+	errno = 0;
 	while (b.len <= max && (n = fread(chunk, 1, sizeof chunk, f)) > 0)
 		buf_add(&b, chunk, n);
+	if (ferror(f)) {
+		e = errno != 0 ? errno : EIO;
+		buf_free(&b);
+		errno = e;
+		return NULL;
+	}
 	if (b.len > max + 1)
 		b.len = max + 1;
 	*len = b.len;
 	buf_addc(&b, '\0');
 	return buf_steal(&b);
+}
+
+/* The job ids in f (an operator's '-' for stdin), separated by blanks or
+ * newlines, as a NULL-terminated list to free with strv_free; *n of them.
+ * NULL with errno set when f cannot be read: the ids before the error
+ * are not all of them. */
+char **
+cli_read_ids(FILE *f, int *n)
+{
+	size_t cap = 64;
+	char **v = xcalloc(cap + 1, sizeof *v);
+	char tok[32];
+	int c;
+	size_t len = 0;
+
+	*n = 0;
+	errno = 0;
+	do {
+		c = getc(f);
+		if (c == EOF || c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+			if (len == 0)
+				continue;
+			tok[len] = '\0';
+			len = 0;
+			if ((size_t)*n == cap) {
+				v = xrealloc(v, (cap * 2 + 1) * sizeof *v);
+				cap *= 2;
+			}
+			v[(*n)++] = xstrdup(tok);
+			v[*n] = NULL;
+		} else if (len < sizeof tok - 1)
+			tok[len++] = (char)c;
+		else
+			tok[len - 1] = 'x'; /* too long for an id: refused as one */
+	} while (c != EOF);
+	if (ferror(f)) {
+		c = errno != 0 ? errno : EIO;
+		strv_free(v);
+		errno = c;
+		return NULL;
+	}
+	return v;
 }
 
 /* Who acts from the command line, for the audit table: "cli:" and the

@@ -64,6 +64,7 @@ void cli_progress(struct cli_progress *p, const char *fmt, ...) PRINTFLIKE(2, 3)
 void cli_progress_end(struct cli_progress *p);
 char *cli_visible(const char *s, int tty);
 char *cli_read_all(FILE *f, size_t max, size_t *len);
+char **cli_read_ids(FILE *f, int *n);
 void cli_who(char *out, size_t len);
 struct cJSON;
 void cli_print_json(struct cJSON *doc);

@@ -10,6 +10,7 @@
  * the batch driver, enqueue_batch.c (two passes, resumable chunks). */
 #include "config.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,8 +96,9 @@ usage(void)
 	       "                         one TYPE job with {\"group\": ID, \"name\": NAME, \"total\": N,\n"
 	       "                         \"done\": N, \"dead\": N, \"cancelled\": N, \"expired\": N}\n"
 	       "      --on-success TYPE  with --group: the same, only when every job ended done\n\n"
-	       "Exit status: 0 enqueued (or refused by --unique-key), 65 bad input (nothing\n"
-	       "written), 69 database unavailable (a batch says how much was committed),\n"
+	       "Exit status: 0 enqueued (or refused by --unique-key), 64 usage, 65 bad input\n"
+	       "(nothing written), 66 the payload on stdin cannot be read (nothing written),\n"
+	       "69 database unavailable (a batch says how much was committed),\n"
 	       "78 configuration error.\n");
 }
 
@@ -187,7 +189,11 @@ single(struct batch_ctx *ctx, const char *type, const char *payload_arg, const c
 	int rc;
 
 	if (payload_arg == NULL || strcmp(payload_arg, "-") == 0) {
-		payload = cli_read_all(stdin, ctx->conf->worker.max_payload + 65536, &len);
+		if ((payload = cli_read_all(stdin, ctx->conf->worker.max_payload + 65536, &len)) == NULL) {
+			cli_error("enqueue: reading the payload from stdin: %s (nothing was written)",
+			    strerror(errno));
+			return EX_NOINPUT;
+		}
 		while (len > 0 && strchr(" \t\r\n", payload[len - 1]) != NULL)
 			payload[--len] = '\0'; /* echo's newline is not part of the payload */
 	} else

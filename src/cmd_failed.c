@@ -53,8 +53,8 @@ usage(void)
 	    "64 bad usage, or a bulk delete\n"
 	    "with no terminal and no --yes; 65 when an ID is not in the dead-letter table\n"
 	    "(nothing done), or the new payload is not JSON or too large (nothing done);\n"
-	    "66 the payload file cannot be read; 69 database unavailable (only then does a\n"
-	    "retry run stop early).\n");
+	    "66 the payload file, or the IDs on stdin, cannot be read; 69 database\n"
+	    "unavailable (only then does a retry run stop early).\n");
 }
 
 struct opts {
@@ -372,39 +372,6 @@ tally_end(struct tally *t, int rc, const char *err)
 	return t->failed > 0 ? EXIT_FAIL : 0;
 }
 
-/* The job ids on stdin, separated by blanks or newlines, as a
- * NULL-terminated list to free with strv_free. */
-static char **
-read_stdin_ids(int *n)
-{
-	size_t cap = 64;
-	char **v = xcalloc(cap + 1, sizeof *v);
-	char tok[32];
-	int c;
-	size_t len = 0;
-
-	*n = 0;
-	do {
-		c = getchar();
-		if (c == EOF || c == ' ' || c == '\t' || c == '\n' || c == '\r') {
-			if (len == 0)
-				continue;
-			tok[len] = '\0';
-			len = 0;
-			if ((size_t)*n == cap) {
-				v = xrealloc(v, (cap * 2 + 1) * sizeof *v);
-				cap *= 2;
-			}
-			v[(*n)++] = xstrdup(tok);
-			v[*n] = NULL;
-		} else if (len < sizeof tok - 1)
-			tok[len++] = (char)c;
-		else
-			tok[len - 1] = 'x'; /* too long for an id: refused as one */
-	} while (c != EOF);
-	return v;
-}
-
 /* retry ID... / forget ID...: every id checked first (a typo changes
  * nothing), then one transaction per job; a job that fails is named and
  * the others still go. */
@@ -422,8 +389,12 @@ do_each(struct db *db, const struct opts *o, int argc, char **argv, int retry)
 		return cli_usage_error("failed", "%s needs job IDs", retry ? "retry" : "forget");
 	if (argc == 1 && strcmp(argv[0], "-") == 0) {
 		int given;
-		char **v = read_stdin_ids(&given);
+		char **v = cli_read_ids(stdin, &given);
 
+		if (v == NULL) {
+			cli_error("failed: reading job IDs from stdin: %s; nothing done", strerror(errno));
+			return EX_NOINPUT;
+		}
 		rc = given == 0 ? cli_usage_error("failed", "no job IDs on stdin")
 		                : do_each(db, o, given, v, retry);
 		strv_free(v);
@@ -475,6 +446,10 @@ read_edit(const struct opts *o, size_t max, char **text, size_t *len)
 	*text = cli_read_all(f, max, len);
 	if (f != stdin)
 		fclose(f);
+	if (*text == NULL) {
+		cli_error("failed retry: read %s: %s; nothing done", path, strerror(errno));
+		return EX_NOINPUT;
+	}
 	if (*len > max) {
 		cli_error(
 		    "failed retry: the payload in %s is more than max_payload (%zu bytes); nothing done",

@@ -50,4 +50,14 @@ refused 65 "^jobq: schedule edit s2: --alert-after: bad duration 'x'" \
 refused 65 "^jobq: schedule add s3: --type: unknown job type 'nosuch'" \
 	"other options keep their names" jq_ schedule add s3 --cron '* * * * *' --type nosuch
 
+# ---- input that cannot be read is not an empty input (exit 66) ----
+mkdir -p "$T/adir"
+refused 66 "^jobq: enqueue: reading the payload from stdin: Is a directory \\(nothing was written\\)" \
+	"enqueue with stdin a folder" bash -c '"$@" <"$0"' "$T/adir" "$JOBQ" -c "$CONF" enqueue echo
+is "$NERR" "1" "... in one line"
+refused 66 "^jobq: failed: reading job IDs from stdin: Is a directory; nothing done" \
+	"failed retry - with stdin a folder" bash -c '"$@" <"$0"' "$T/adir" "$JOBQ" -c "$CONF" failed retry -
+refused 66 "^jobq: failed retry: read $T/adir: Is a directory; nothing done" \
+	"failed retry --payload-file naming a folder" jq_ failed retry --payload-file "$T/adir" 1
+
 finish
