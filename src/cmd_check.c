@@ -413,7 +413,7 @@ cmd_check(int argc, char **argv)
 	struct conf *c;
 	struct db *db;
 	int opt, rc, do_explain = 0, json = 0, repair = 0;
-	unsigned batch = 10;
+	unsigned batch = 0;
 	int64_t v;
 
 	while ((opt = getopt_long(argc, argv, CLI_COMMON_SHORTOPTS, longopts, NULL)) != -1) {
@@ -434,11 +434,16 @@ cmd_check(int argc, char **argv)
 	}
 	if (optind < argc)
 		return cli_usage_error("check", "unexpected argument '%s'", argv[optind]);
+	/* each would be taken and then ignored: say so instead */
+	if (!do_explain && (batch > 0 || json))
+		return cli_usage_error("check", "%s goes with --explain", batch > 0 ? "--batch" : "--json");
+	if (do_explain && repair)
+		return cli_usage_error("check", "--repair-counts and --explain: one at a time");
 	if ((rc = cli_conf(CONF_CHECK_EXEC, &c)) != 0)
 		return rc;
 	if (do_explain) {
 		if ((rc = cli_connect(c, &db)) == 0) {
-			rc = explain(c, db, batch, json);
+			rc = explain(c, db, batch > 0 ? batch : 10, json);
 			db_free(db);
 		}
 		conf_free(c);

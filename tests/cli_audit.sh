@@ -60,4 +60,19 @@ refused 66 "^jobq: failed: reading job IDs from stdin: Is a directory; nothing d
 refused 66 "^jobq: failed retry: read $T/adir: Is a directory; nothing done" \
 	"failed retry --payload-file naming a folder" jq_ failed retry --payload-file "$T/adir" 1
 
+# ---- check: options that would be accepted and then ignored ----
+refused 64 "^jobq: check: --batch goes with --explain" "check --batch without --explain" jq_ check --batch 5
+refused 64 "^jobq: check: --json goes with --explain" "check --json without --explain" jq_ check --json
+sql "UPDATE jobq_counts SET ready = ready + 5 LIMIT 1"
+before=$(sql "SELECT SUM(ready) FROM jobq_counts")
+run jq_ check --explain --repair-counts
+is "$RC" "64" "check --explain --repair-counts exits 64 (it repaired nothing)"
+like "$ERR" "^jobq: check: --repair-counts and --explain: one at a time" "... and says why"
+is "$(sql "SELECT SUM(ready) FROM jobq_counts")" "$before" "... and changes nothing"
+run jq_ check --repair-counts
+is "$RC" "0" "check --repair-counts alone repairs"
+run jq_ check --explain --batch 3 --json
+is "$RC" "0" "check --explain --batch 3 --json still works"
+like "$OUT" '"batch":[[:space:]]*3' "... with the batch asked for"
+
 finish
