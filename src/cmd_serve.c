@@ -56,10 +56,16 @@ cmd_serve(int argc, char **argv)
 	struct conf *c;
 	struct db *db;
 	char err[ERRSZ] = "";
+	int64_t port;
 	int opt, rc;
 
 	while ((opt = getopt_long(argc, argv, CLI_COMMON_SHORTOPTS "l:", longopts, NULL)) != -1) {
 		if (opt == 'l') {
+			/* checked as [serve] listen is, before the database is read */
+			if (strrchr(optarg, ':') == NULL ||
+			    str_to_int64(strrchr(optarg, ':') + 1, 0, 65535, &port) < 0)
+				return cli_usage_error(
+				    "serve", "--listen: expected ADDR:PORT (port 0-65535), not '%s'", optarg);
 			listen_at = optarg;
 			continue;
 		}

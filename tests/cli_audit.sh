@@ -75,4 +75,13 @@ run jq_ check --explain --batch 3 --json
 is "$RC" "0" "check --explain --batch 3 --json still works"
 like "$OUT" '"batch":[[:space:]]*3' "... with the batch asked for"
 
+# ---- serve --listen is checked as [serve] listen is: a usage error ----
+printf 'a-long-password\n' | jq_ user add ann --stdin >/dev/null
+for a in bogus 127.0.0.1:99999 127.0.0.1:; do
+	run timeout 20 "$JOBQ" -c "$CONF" serve --listen "$a"
+	is "$RC" "64" "serve --listen $a exits 64"
+	like "$(head -n 1 <<<"$ERR")" "^jobq: serve: --listen: expected ADDR:PORT \\(port 0-65535\\), not '$a'" \
+		"... naming the option and the value"
+done
+
 finish
