@@ -189,6 +189,13 @@ see_header(struct loader *ld, const char *line)
 		return; /* inih reports it */
 	name = xstrndup(p + 1, (size_t)(end - p - 1));
 	add_section(ld, str_trim(name), ld->lineno);
+	/* inih drops what follows the ']': "[worker] concurrency = 8"
+	 * would load without its key */
+	for (p = end + 1; isspace((unsigned char)*p); p++)
+		;
+	if (*p != '\0' && *p != ';' && *p != '#')
+		ld_error(ld, ld->lineno, "text after the section header [%s]: '%s' (a key goes on a line of its own)",
+		    name, p);
 	free(name);
 }
 

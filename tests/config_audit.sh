@@ -89,4 +89,21 @@ for k in socket user database; do
 	bad "$k-empty" "$(grep -n "^$k =" "$T/$k-empty.ini" | cut -d: -f1)" "$k: empty" "an empty $k ="
 done
 
+# ---- text after a section header was dropped, a key with it ----
+db_conf header-key <<EOC
+[queue default]
+[worker] concurrency = 8
+EOC
+bad header-key 6 "text after the section header \[worker\]: 'concurrency = 8'" "a key on the header's line"
+db_conf header-bracket <<EOC
+[queue default]]
+EOC
+bad header-bracket 5 "text after the section header \[queue default\]: '\]'" "a header with two ']'"
+db_conf header-comment <<EOC
+[queue default]   ; the only queue
+[worker] # defaults
+EOC
+run "$JOBQ" -c "$T/header-comment.ini" check
+is "$RC" "0" "a comment after a header is still a comment"
+
 finish
