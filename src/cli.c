@@ -103,6 +103,29 @@ cli_common_opt(int opt, const char *cmd, void (*usage)(void))
 	}
 }
 
+/* Writes text, lines of "FILE:LINE: message", on stderr with each line
+ * escaped as say() escapes: a message quotes keys and values from the
+ * file, which must not drive the operator's terminal. */
+static void
+put_lines(const char *text)
+{
+	const char *p = text, *nl;
+	struct buf line;
+	char *one;
+
+	buf_init(&line);
+	for (; *p != '\0'; p = *nl != '\0' ? nl + 1 : nl) {
+		nl = p + strcspn(p, "\n");
+		one = xstrndup(p, (size_t)(nl - p));
+		buf_reset(&line);
+		log_escape(&line, one);
+		buf_addc(&line, '\n');
+		fputs(line.data, stderr);
+		free(one);
+	}
+	buf_free(&line);
+}
+
 /* Loads the configuration; prints every problem and returns EX_CONFIG
  * on failure. */
 int
@@ -115,9 +138,9 @@ cli_conf(int flags, struct conf **out)
 	buf_init(&warnings);
 	*out = conf_load(path, flags, &errors, &warnings);
 	if (warnings.len > 0)
-		fputs(warnings.data, stderr);
-	if (*out == NULL)
-		fputs(errors.data, stderr);
+		put_lines(warnings.data);
+	if (*out == NULL && errors.len > 0)
+		put_lines(errors.data);
 	buf_free(&errors);
 	buf_free(&warnings);
 	if (*out == NULL)

@@ -106,4 +106,12 @@ EOC
 run "$JOBQ" -c "$T/header-comment.ini" check
 is "$RC" "0" "a comment after a header is still a comment"
 
+# ---- a message quotes the file: its control bytes must not reach the terminal ----
+{
+	printf '[database]\nsocket = %s\nuser = root\ndatabase = %s\n' "$SOCKET" "$DB"
+	printf '[worker]\n\033]0;owned\007x = 1\n'
+} | conf_file escape
+bad escape 6 "unknown key '\\\\x1b\\]0;owned\\\\x07x' in \\[worker\\]" "a key holding ESC and BEL"
+ok "$(grep -c $'[\033\007]' "$T/err")" "... written escaped (no ESC or BEL byte on stderr)"
+
 finish
