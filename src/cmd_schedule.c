@@ -505,7 +505,7 @@ cmd_schedule(int argc, char **argv)
 	static const char *const subs[] = { "add", "edit", "remove", "enable", "disable" };
 	const char *run = NULL;
 	int dry_run = 0, quiet = 0, listing = 0, json = 0, opt, rc, k;
-	int64_t window_ms = 7 * 86400 * 1000LL;
+	int64_t window_ms = -1; /* -1: not given; 7d */
 	struct conf *c;
 	struct db *db;
 	char err[ERRSZ];
@@ -550,12 +550,15 @@ cmd_schedule(int argc, char **argv)
 	}
 	if (optind < argc)
 		return cli_usage_error("schedule", "unexpected argument '%s'", argv[optind]);
-	if (listing && (run != NULL || dry_run))
-		return cli_usage_error("schedule", "--list goes alone (with --json, --window)");
+	/* an option that would be taken and then ignored is refused */
+	if (listing ? run != NULL || dry_run || quiet : window_ms >= 0 || (run != NULL && quiet))
+		return cli_usage_error("schedule", listing ? "--list goes alone (with --json, --window)"
+		                                           : window_ms >= 0 ? "--window goes with --list"
+		                                                            : "--quiet goes with a tick, not --run");
 	if ((rc = cli_open(0, &c, &db)) != 0)
 		return rc;
 	if (listing)
-		rc = list(c, db, json, window_ms / 1000);
+		rc = list(c, db, json, window_ms >= 0 ? window_ms / 1000 : 7 * 86400);
 	else if (run != NULL)
 		rc = run_now(c, db, run, dry_run);
 	else

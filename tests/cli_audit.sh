@@ -84,4 +84,11 @@ for a in bogus 127.0.0.1:99999 127.0.0.1:; do
 		"... naming the option and the value"
 done
 
+# ---- schedule: tick options that would be taken and then ignored ----
+refused 64 "^jobq: schedule: --window goes with --list" "a tick given --window" jq_ schedule --window 5d
+refused 64 "^jobq: schedule: --quiet goes with a tick, not --run" "--run given --quiet" jq_ schedule --run s2 --quiet
+refused 64 "^jobq: schedule: --list goes alone" "--list given --quiet" jq_ schedule --list --quiet
+run jq_ schedule --list --window 1d
+is "$RC" "0" "--list --window still works"
+
 finish
