@@ -698,8 +698,9 @@ parse_opts(int argc, char **argv, struct opts *o)
 	return -1;
 }
 
-/* --dry-run and --yes only where they mean something; a bulk delete
- * (clear, a forget of more than one job) needs --yes without a terminal. */
+/* --dry-run, --yes, --older-than and --json only where they mean
+ * something; a bulk delete (clear, a forget of more than one job) needs
+ * --yes without a terminal. */
 static int
 check_bulk(const char *sub, const struct opts *o, int nargs)
 {
@@ -709,6 +710,12 @@ check_bulk(const char *sub, const struct opts *o, int nargs)
 		return cli_usage_error("failed", "--dry-run goes with retry, forget and clear");
 	if (o->yes && strcmp(sub, "forget") && strcmp(sub, "clear"))
 		return cli_usage_error("failed", "--yes goes with forget and clear");
+	/* taken and ignored, forget --all --older-than 1d would delete every
+	 * dead job, the newest too */
+	if (o->older_than_ms >= 0 && strcmp(sub, "clear"))
+		return cli_usage_error("failed", "--older-than goes with clear");
+	if (o->json && strcmp(sub, "list") && strcmp(sub, "show"))
+		return cli_usage_error("failed", "--json goes with list and show");
 	return deletes ? cli_bulk_check("failed", "deletes rows", o->yes, o->dry_run) : 0;
 }
 

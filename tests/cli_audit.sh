@@ -63,14 +63,16 @@ refused 66 "^jobq: failed retry: read $T/adir: Is a directory; nothing done" \
 # ---- check: options that would be accepted and then ignored ----
 refused 64 "^jobq: check: --batch goes with --explain" "check --batch without --explain" jq_ check --batch 5
 refused 64 "^jobq: check: --json goes with --explain" "check --json without --explain" jq_ check --json
-sql "UPDATE jobq_counts SET ready = ready + 5 LIMIT 1"
-before=$(sql "SELECT SUM(ready) FROM jobq_counts")
+sql "INSERT INTO jobq_counts (queue, shard, jobs) VALUES ('default', 0, 5)
+	ON DUPLICATE KEY UPDATE jobs = jobs + 5"
+before=$(sql "SELECT SUM(jobs) FROM jobq_counts")
 run jq_ check --explain --repair-counts
 is "$RC" "64" "check --explain --repair-counts exits 64 (it repaired nothing)"
 like "$ERR" "^jobq: check: --repair-counts and --explain: one at a time" "... and says why"
-is "$(sql "SELECT SUM(ready) FROM jobq_counts")" "$before" "... and changes nothing"
+is "$(sql "SELECT SUM(jobs) FROM jobq_counts")" "$before" "... and changes nothing"
 run jq_ check --repair-counts
 is "$RC" "0" "check --repair-counts alone repairs"
+is "$(sql "SELECT SUM(jobs) FROM jobq_counts")" "$(sql "SELECT COUNT(*) FROM jobs")" "... the counts"
 run jq_ check --explain --batch 3 --json
 is "$RC" "0" "check --explain --batch 3 --json still works"
 like "$OUT" '"batch":[[:space:]]*3' "... with the batch asked for"
@@ -90,5 +92,18 @@ refused 64 "^jobq: schedule: --quiet goes with a tick, not --run" "--run given -
 refused 64 "^jobq: schedule: --list goes alone" "--list given --quiet" jq_ schedule --list --quiet
 run jq_ schedule --list --window 1d
 is "$RC" "0" "--list --window still works"
+
+# ---- failed: --older-than and --json only where they mean something ----
+sql "INSERT INTO failed_jobs (id, queue, type, payload, attempts, exception, failed_at) VALUES
+	(900001, 'default', 'echo', '{}', 1, 'old', UTC_TIMESTAMP() - INTERVAL 2 DAY),
+	(900002, 'default', 'echo', '{}', 1, 'new', UTC_TIMESTAMP())"
+refused 64 "^jobq: failed: --older-than goes with clear" \
+	"forget --all --older-than (would forget the new job too)" jq_ failed forget --all --older-than 1d --yes
+is "$(sql "SELECT COUNT(*) FROM failed_jobs")" "2" "... both dead jobs are still there"
+refused 64 "^jobq: failed: --older-than goes with clear" "retry --all --older-than" jq_ failed retry --all --older-than 1d
+refused 64 "^jobq: failed: --older-than goes with clear" "list --older-than" jq_ failed list --older-than 1d
+refused 64 "^jobq: failed: --json goes with list and show" "retry --json" jq_ failed retry --json --all
+run jq_ failed clear --older-than 1d --yes
+is "$RC/$(sql "SELECT exception FROM failed_jobs")" "0/new" "clear --older-than 1d clears only the old one"
 
 finish
