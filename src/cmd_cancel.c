@@ -288,6 +288,8 @@ parse(int argc, char **argv, struct opts *o)
 		    "cancel", optind < argc ? "IDs or a filter (--queue, --type), not both" : "which jobs? (IDs, or --queue/--type)");
 	if (optind < argc && (o->yes || o->dry_run))
 		return cli_usage_error("cancel", "--yes and --dry-run go with a filter");
+	if (optind >= argc && waits != 0) /* a filter's cancel does not wait */
+		return cli_usage_error("cancel", "--wait and --no-wait go with IDs, not a filter");
 	return -1;
 }
 

@@ -106,4 +106,13 @@ refused 64 "^jobq: failed: --json goes with list and show" "retry --json" jq_ fa
 run jq_ failed clear --older-than 1d --yes
 is "$RC/$(sql "SELECT exception FROM failed_jobs")" "0/new" "clear --older-than 1d clears only the old one"
 
+# ---- cancel: a filter's cancel does not wait, so --wait is refused there ----
+id=$(jq_ enqueue --delay 1h echo '{}')
+refused 64 "^jobq: cancel: --wait and --no-wait go with IDs, not a filter" \
+	"cancel --queue --wait" jq_ cancel --queue default --wait 5m --yes
+refused 64 "^jobq: cancel: --wait and --no-wait go with IDs, not a filter" \
+	"cancel --type --no-wait" jq_ cancel --type echo --no-wait --yes
+run jq_ cancel --no-wait "$id"
+is "$RC/$OUT" "0/job $id: cancelled" "cancel --no-wait ID still works"
+
 finish
