@@ -114,6 +114,8 @@ cmd_sessions(int argc, char **argv)
 			return rc < 0 ? EX_USAGE : rc;
 	if ((rc = check_args(argc, argv)) >= 0)
 		return rc;
+	if (json && optind < argc)
+		return cli_usage_error("sessions", "--json goes with the list, not end");
 	if ((rc = cli_open(0, &c, &db)) != 0)
 		return rc;
 	if (optind < argc)

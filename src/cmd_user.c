@@ -167,6 +167,10 @@ check_args(int argc, char **argv, const struct opts *o)
 		return cli_usage_error("user", "unexpected argument '%s'", argv[optind + 1 + want]);
 	if (o->role != NULL && i != 1)
 		return cli_usage_error("user", "--role goes with add (to change it: jobq user role NAME ROLE)");
+	if (o->json && i != 0)
+		return cli_usage_error("user", "--json goes with list");
+	if (o->from_stdin && i != 1 && i != 3)
+		return cli_usage_error("user", "--stdin goes with add and passwd");
 	if (want > 0 && users_bad_name(argv[optind + 1]) != NULL) {
 		cli_error("user %s: '%s': %s", a, argv[optind + 1], users_bad_name(argv[optind + 1]));
 		return EX_DATAERR;

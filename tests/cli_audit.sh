@@ -115,4 +115,11 @@ refused 64 "^jobq: cancel: --wait and --no-wait go with IDs, not a filter" \
 run jq_ cancel --no-wait "$id"
 is "$RC/$OUT" "0/job $id: cancelled" "cancel --no-wait ID still works"
 
+# ---- user, sessions: --json and --stdin only where they are read ----
+refused 64 "^jobq: user: --json goes with list" "user add --json" jq_ user add zed --json
+refused 64 "^jobq: user: --stdin goes with add and passwd" "user role --stdin" jq_ user role ann admin --stdin
+refused 64 "^jobq: user: --stdin goes with add and passwd" "user remove --stdin" jq_ user remove ann --stdin
+refused 64 "^jobq: sessions: --json goes with the list, not end" "sessions end --json" jq_ sessions end ann --json
+is "$(sql "SELECT COUNT(*) FROM jobq_audit WHERE action = 'end-sessions'")" "0" "... which wrote no audit row"
+
 finish
