@@ -739,10 +739,10 @@ cmd_failed(int argc, char **argv)
 	    strcmp(sub, "clear"))
 		return cli_usage_error(
 		    "failed", "unknown subcommand '%s' (list, show, retry, forget, clear)", sub);
-	if ((strcmp(sub, "list") == 0 || strcmp(sub, "clear") == 0 || o.all) && nargs > 0)
-		return cli_usage_error("failed", "%s takes no job IDs", o.all ? "retry --all" : sub);
 	if (o.all && strcmp(sub, "retry") != 0 && strcmp(sub, "forget") != 0)
 		return cli_usage_error("failed", "--all goes with retry and forget");
+	if ((strcmp(sub, "list") == 0 || strcmp(sub, "clear") == 0 || o.all) && nargs > 0)
+		return cli_usage_error("failed", "%s%s takes no job IDs", sub, o.all ? " --all" : "");
 	if (!o.all && (o.f.queue || o.f.type) && strcmp(sub, "list") != 0)
 		return cli_usage_error(
 		    "failed", "--queue and --type go with list, retry --all and forget --all");

@@ -122,4 +122,8 @@ refused 64 "^jobq: user: --stdin goes with add and passwd" "user remove --stdin"
 refused 64 "^jobq: sessions: --json goes with the list, not end" "sessions end --json" jq_ sessions end ann --json
 is "$(sql "SELECT COUNT(*) FROM jobq_audit WHERE action = 'end-sessions'")" "0" "... which wrote no audit row"
 
+# ---- messages name the subcommand and the option that was given ----
+refused 64 "^jobq: failed: --all goes with retry and forget" "failed show --all ID" jq_ failed show --all 1
+refused 64 "^jobq: failed: forget --all takes no job IDs" "failed forget --all ID" jq_ failed forget --all 1
+
 finish
