@@ -90,12 +90,12 @@ cmd_cron(int argc, char **argv)
 		return cli_usage_error("cron",
 		    optind < argc ? "expected one expression (quote it)" : "an expression is required");
 	if ((z = cron_zone_open(tz_arg, err)) == NULL) {
-		cli_error("--timezone: %s", err);
+		cli_error("cron: --timezone: %s", err);
 		return EX_DATAERR;
 	}
 	from = (int64_t)time(NULL);
 	if (from_arg != NULL && cron_parse_time(z, from_arg, &from, err) < 0) {
-		cli_error("--from: %s", err);
+		cli_error("cron: --from: %s", err);
 		cron_zone_free(z);
 		return EX_DATAERR;
 	}

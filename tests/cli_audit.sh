@@ -126,4 +126,11 @@ is "$(sql "SELECT COUNT(*) FROM jobq_audit WHERE action = 'end-sessions'")" "0" 
 refused 64 "^jobq: failed: --all goes with retry and forget" "failed show --all ID" jq_ failed show --all 1
 refused 64 "^jobq: failed: forget --all takes no job IDs" "failed forget --all ID" jq_ failed forget --all 1
 
+# ---- cron: a bad --from or --timezone is named as cron's ----
+run "$JOBQ" cron '0 0 * * *' --from yesterday
+is "$RC/$NERR" "65/1" "cron --from yesterday: exit 65, one line"
+like "$ERR" "^jobq: cron: --from: bad time 'yesterday'" "... naming the command and the option"
+run "$JOBQ" cron '0 0 * * *' --timezone Mars/Base
+like "$ERR" "^jobq: cron: --timezone: unknown time zone 'Mars/Base'" "cron --timezone Mars/Base: names the command"
+
 finish
