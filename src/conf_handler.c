@@ -189,9 +189,19 @@ handler_set_env(struct loader *ld, struct handler *h, const struct entry *e)
 static int
 set_regex(struct loader *ld, const struct entry *e, char **src, pcre2_code **re)
 {
-	pcre2_code *r = ld_regex(ld, e);
+	pcre2_code *r;
 
-	if (r == NULL)
+	/* Empty is no pattern (a handler's way to drop [worker]'s), as an
+	 * empty exit list is none: compiled, it would match every stderr,
+	 * the empty one too, and dead-letter (or retry) every failed run. */
+	if (e->value[0] == '\0') {
+		pcre2_code_free(*re);
+		*re = NULL;
+		free(*src);
+		*src = NULL;
+		return 0;
+	}
+	if ((r = ld_regex(ld, e)) == NULL)
 		return -1;
 	pcre2_code_free(*re);
 	*re = r;

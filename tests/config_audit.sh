@@ -114,4 +114,33 @@ is "$RC" "0" "a comment after a header is still a comment"
 bad escape 6 "unknown key '\\\\x1b\\]0;owned\\\\x07x' in \\[worker\\]" "a key holding ESC and BEL"
 ok "$(grep -c $'[\033\007]' "$T/err")" "... written escaped (no ESC or BEL byte on stderr)"
 
+# ---- an empty permanent_stderr / retry_stderr is no pattern ----
+# Compiled, '' matches every stderr: a failed run of a handler given
+# 'permanent_stderr =' was dead-lettered at its first attempt.
+db_conf empty-re <<EOC
+[worker]
+permanent_stderr = never matches this
+[queue default]
+[handler flaky]
+exec = /bin/sh -c "exit 1"
+max_attempts = 3
+backoff = 1
+permanent_stderr =
+retry_stderr =
+[handler perm]
+exec = /bin/sh -c "echo never matches this >&2; exit 1"
+max_attempts = 3
+backoff = 1
+EOC
+run "$JOBQ" -c "$T/empty-re.ini" check
+is "$RC" "0" "permanent_stderr = and retry_stderr = (empty) load"
+id=$("$JOBQ" -c "$T/empty-re.ini" enqueue flaky '{}')
+run timeout 30 "$JOBQ" -c "$T/empty-re.ini" work --once
+is "$(sql "SELECT COUNT(*) FROM failed_jobs WHERE id = $id")/$(sql "SELECT attempts FROM jobs WHERE id = $id")" "0/1" \
+	"a failed run with empty stderr is retried (attempt 1 of 3), not dead-lettered"
+id=$("$JOBQ" -c "$T/empty-re.ini" enqueue perm '{}')
+sql "UPDATE jobs SET available_at = UTC_TIMESTAMP(6) + INTERVAL 1 HOUR WHERE type = 'flaky'"
+run timeout 30 "$JOBQ" -c "$T/empty-re.ini" work --once
+is "$(sql "SELECT COUNT(*) FROM failed_jobs WHERE id = $id")" "1" "[worker] permanent_stderr still holds for the others"
+
 finish
