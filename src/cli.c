@@ -90,6 +90,8 @@ cli_common_opt(int opt, const char *cmd, void (*usage)(void))
 {
 	switch (opt) {
 	case 'c':
+		if (*optarg == '\0')
+			return cli_usage_error(cmd, "-c: an empty file name");
 		cli_config_path = optarg;
 		return -2;
 	case 'h':

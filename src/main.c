@@ -118,6 +118,10 @@ main(int argc, char **argv)
 	while ((opt = getopt_long(argc, argv, "+c:hVv", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'c':
+			if (*optarg == '\0') {
+				fprintf(stderr, "jobq: -c: an empty file name\nTry 'jobq --help'.\n");
+				return EX_USAGE;
+			}
 			cli_config_path = optarg;
 			break;
 		case 'h':

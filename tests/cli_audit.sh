@@ -133,4 +133,12 @@ like "$ERR" "^jobq: cron: --from: bad time 'yesterday'" "... naming the command 
 run "$JOBQ" cron '0 0 * * *' --timezone Mars/Base
 like "$ERR" "^jobq: cron: --timezone: unknown time zone 'Mars/Base'" "cron --timezone Mars/Base: names the command"
 
+# ---- -c '' is a usage error, not a file named '' ----
+run "$JOBQ" -c '' status
+is "$RC/$NERR" "64/2" "jobq -c '' status: exit 64, the problem and a hint"
+like "$ERR" "^jobq: -c: an empty file name" "... naming -c"
+run "$JOBQ" status -c ''
+is "$RC" "64" "jobq status -c '': exit 64"
+like "$ERR" "^jobq: status: -c: an empty file name" "... naming the command and -c"
+
 finish
