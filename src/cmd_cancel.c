@@ -53,26 +53,26 @@ static int
 collect_ids(struct db *db, int argc, char **argv, uint64_t *ids)
 {
 	char err[ERRSZ], ended[32];
+	struct buf unknown;
 	int i, found, missing = 0;
 
 	for (i = 0; i < argc; i++)
 		if (cli_parse_id(argv[i], &ids[i]) < 0)
 			return cli_usage_error("cancel", "'%s' is not a job id", argv[i]);
+	buf_init(&unknown);
 	for (i = 0; i < argc; i++) {
 		if (cancel_ended(db, ids[i], ended, sizeof ended, &found, err) != DB_OK) {
 			cli_error("cancel: %s", err);
+			buf_free(&unknown);
 			return EX_UNAVAILABLE;
 		}
-		if (!found) {
-			cli_error("cancel: no job %llu", (unsigned long long)ids[i]);
-			missing++;
-		}
+		if (!found)
+			buf_printf(&unknown, "%s%llu", missing++ ? ", " : "", (unsigned long long)ids[i]);
 	}
-	if (missing > 0) {
-		cli_error("cancel: nothing cancelled");
-		return EX_DATAERR;
-	}
-	return 0;
+	if (missing > 0) /* one line, every unknown id in it */
+		cli_error("cancel: no job %s; nothing cancelled", unknown.data);
+	buf_free(&unknown);
+	return missing > 0 ? EX_DATAERR : 0;
 }
 
 /* Says how job id ended when it had before the cancel; 1 when it had. */

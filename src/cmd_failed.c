@@ -269,6 +269,7 @@ static int
 collect_ids(struct db *db, int argc, char **argv, uint64_t **ids, size_t *n)
 {
 	char err[ERRSZ];
+	struct buf unknown;
 	size_t i;
 	int missing = 0;
 
@@ -282,21 +283,23 @@ collect_ids(struct db *db, int argc, char **argv, uint64_t **ids, size_t *n)
 	for (*n = 0, i = 0; i < (size_t)argc; i++)
 		if (*n == 0 || (*ids)[*n - 1] != (*ids)[i])
 			(*ids)[(*n)++] = (*ids)[i];
+	buf_init(&unknown);
 	for (i = 0; i < *n; i++) {
 		int exists;
 
 		if (failed_exists(db, (*ids)[i], &exists, err) != DB_OK) {
 			cli_error("%s", err);
 			free(*ids);
+			buf_free(&unknown);
 			return EX_UNAVAILABLE;
 		}
-		if (!exists) {
-			cli_error("no failed job %llu", (unsigned long long)(*ids)[i]);
-			missing++;
-		}
+		if (!exists)
+			buf_printf(&unknown, "%s%llu", missing++ ? ", " : "", (unsigned long long)(*ids)[i]);
 	}
+	if (missing > 0) /* one line, every unknown id in it */
+		cli_error("no failed job %s; nothing done", unknown.data);
+	buf_free(&unknown);
 	if (missing > 0) {
-		cli_error("nothing done");
 		free(*ids);
 		return EX_DATAERR;
 	}

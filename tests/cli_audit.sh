@@ -141,4 +141,11 @@ run "$JOBQ" status -c ''
 is "$RC" "64" "jobq status -c '': exit 64"
 like "$ERR" "^jobq: status: -c: an empty file name" "... naming the command and -c"
 
+# ---- unknown ids: one line that names each of them ----
+refused 65 "^jobq: no failed job 999998, 999999; nothing done$" "failed retry of two unknown ids" \
+	jq_ failed retry 999999 999998
+is "$NERR" "1" "... in one line"
+refused 65 "^jobq: cancel: no job 999999; nothing cancelled$" "cancel of an unknown id" jq_ cancel 999999
+is "$NERR" "1" "... in one line"
+
 finish
