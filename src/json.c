@@ -20,15 +20,26 @@ json_parse_exact(const char *s, size_t len, size_t *at)
 	const char *end = NULL;
 	cJSON *j;
 	size_t i;
+	int in_string = 0;
 
-	/* cJSON skips every byte up to 32 as white space, NUL included;
-	 * JSON allows no control character but tab, newline and return,
-	 * anywhere (one in a string is written escaped). */
-	for (i = 0; i < len; i++)
-		if ((unsigned char)s[i] < 0x20 && s[i] != '\t' && s[i] != '\n' && s[i] != '\r') {
+	/* cJSON skips every byte up to 32 as white space, NUL included, and
+	 * takes any of them raw inside a string.  JSON allows tab, newline
+	 * and return between values only, and no control character inside
+	 * a string (it is written escaped, "\n"): Python's and PHP's
+	 * parsers refuse a raw one, so a handler would fail on a payload
+	 * jobq took. */
+	for (i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (c < 0x20 && (in_string || (c != '\t' && c != '\n' && c != '\r'))) {
 			*at = i;
 			return NULL;
 		}
+		if (in_string && c == '\\')
+			i++; /* the escaped byte: cJSON judges the escape */
+		else if (c == '"')
+			in_string = !in_string;
+	}
 	j = cJSON_ParseWithLengthOpts(s, len, &end, 0);
 
 	if (end == NULL || end < s || end > s + len)

@@ -97,6 +97,13 @@ bad() {
 bad "bad JSON" enqueue echo '{"a": '
 like "$LAST_ERR" "^jobq: .*not valid JSON" "bad JSON: the message says so"
 bad "trailing garbage after JSON" enqueue echo '{"a": 1} x'
+# A raw newline or tab inside a string is not JSON (Python's and PHP's
+# parsers refuse it), though cJSON reads it; between values it is.
+bad "a raw newline inside a JSON string" enqueue echo $'{"a": "x\ny"}'
+like "$LAST_ERR" "not valid JSON \\(at byte 8\\)" "raw newline in a string: the message names its byte"
+bad "a raw tab inside a JSON string" enqueue echo $'{"a": "x\ty"}'
+run enqueue echo $'{"a":\t"x\\n\\"\\\\",\n "b": 1}'
+is "$RC" 0 "tabs and newlines between values, escapes in a string: accepted"
 bad "unknown type" enqueue nosuchtype '{}'
 like "$LAST_ERR" "unknown job type 'nosuchtype'" "unknown type: the message names it"
 bad "unknown queue" enqueue --queue nosuchqueue echo '{}'
