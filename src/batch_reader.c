@@ -43,8 +43,10 @@ fill(struct reader *r)
 	size_t n = fread(r->block, 1, BLOCK, r->in), i;
 
 	if (n == 0) {
-		if (ferror(r->in))
+		if (ferror(r->in)) {
 			r->error = errno ? errno : EIO;
+			r->read_error = 1;
+		}
 		return 0;
 	}
 	for (i = 0; i + 8 <= n; i += 8) { /* FNV-1a over 8-byte words: a change detector, not a MAC */

@@ -17,6 +17,7 @@ struct reader {
 	size_t max;      /* a longer line is skipped (too_long) */
 	int too_long;    /* the last line was longer than max */
 	int error;       /* errno of a failed read or write, 0 if none */
+	int read_error;  /* the failure was the input's read (not the copy's write) */
 	uint64_t lineno; /* of the last line returned, 1-based */
 	uint64_t hash;   /* FNV-1a of every byte read */
 };

@@ -740,9 +740,11 @@ enqueue_batch_run(const struct batch_ctx *ctx, struct db *db, const char *key, i
 	reader_init(&r, stdin, spool, batch_line_max(ctx));
 	bad = check_all(&r, ctx, &b.p, g);
 	if (r.error) {
-		cli_error("enqueue: reading the input%s: %s (nothing was written)",
-		    spool ? " or spooling it" : "", strerror(r.error));
-		rc = EXIT_FAIL;
+		/* Input that cannot be read is 66, as for a single job's;
+		 * a spool that cannot be written is this host's trouble. */
+		cli_error("enqueue: %s: %s (nothing was written)",
+		    r.read_error ? "reading the input" : "spooling the input", strerror(r.error));
+		rc = r.read_error ? EX_NOINPUT : EXIT_FAIL;
 	} else if (bad > 0) {
 		cli_error(
 		    "%llu bad line%s; nothing was enqueued", (unsigned long long)bad, bad == 1 ? "" : "s");

@@ -55,6 +55,8 @@ mkdir -p "$T/adir"
 refused 66 "^jobq: enqueue: reading the payload from stdin: Is a directory \\(nothing was written\\)" \
 	"enqueue with stdin a folder" bash -c '"$@" <"$0"' "$T/adir" "$JOBQ" -c "$CONF" enqueue echo
 is "$NERR" "1" "... in one line"
+refused 66 "^jobq: enqueue: reading the input: Is a directory \\(nothing was written\\)" \
+	"enqueue --batch with stdin a folder" bash -c '"$@" <"$0"' "$T/adir" "$JOBQ" -c "$CONF" enqueue --batch
 refused 66 "^jobq: failed: reading job IDs from stdin: Is a directory; nothing done" \
 	"failed retry - with stdin a folder" bash -c '"$@" <"$0"' "$T/adir" "$JOBQ" -c "$CONF" failed retry -
 refused 66 "^jobq: failed retry: read $T/adir: Is a directory; nothing done" \
