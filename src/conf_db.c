@@ -254,8 +254,8 @@ db_entry(const struct section *s, const char *key)
 }
 
 /* Refuses keys that would be read and then do nothing: a password
- * beside a password_file (the file's would win), and TLS files for a
- * connection that is not encrypted. */
+ * beside a password_file (the file's would win), TLS over a unix socket,
+ * and TLS files for a connection that is not encrypted. */
 static void
 check_unused(struct loader *ld, const struct db_conf *db, const struct section *s)
 {
@@ -267,6 +267,12 @@ check_unused(struct loader *ld, const struct db_conf *db, const struct section *
 		ld_error(ld, pw->line > pf->line ? pw->line : pf->line,
 		    "password and password_file exclude each other (line %d and line %d): give one",
 		    pw->line, pf->line);
+	/* The client library takes a unix socket as secure, and would go
+	 * unencrypted with tls = yes (verify fails): refuse it. */
+	if (db->tls != TLS_OFF && (e = db_entry(s, "socket")) != NULL)
+		ld_error(ld, e->line,
+		    "socket: a unix socket is not encrypted; tls applies to a connection to host (leave "
+		    "socket out, or set tls = no)");
 	for (i = 0; db->tls == TLS_OFF && i < ARRAY_LEN(tls_keys); i++)
 		if ((e = db_entry(s, tls_keys[i])) != NULL)
 			ld_error(ld, e->line, "%s: the connection is not encrypted (tls = no): set tls = yes or verify",

@@ -27,6 +27,13 @@ set_options(struct db *db)
 	mysql_options(db->my, MYSQL_SET_CHARSET_NAME, "utf8mb4");
 	if (c->tls == TLS_OFF)
 		return;
+	/* "localhost" would mean the default unix socket, which the library
+	 * takes as secure and does not encrypt: TLS asks for TCP. */
+	{
+		unsigned tcp = MYSQL_PROTOCOL_TCP;
+
+		mysql_options(db->my, MYSQL_OPT_PROTOCOL, &tcp);
+	}
 	mysql_ssl_set(db->my, c->tls_key, c->tls_cert, c->tls_ca, NULL, NULL);
 #if defined(LIBMARIADB) || defined(MARIADB_PACKAGE_VERSION_ID)
 	{

@@ -83,6 +83,29 @@ $k = $T/db.pw
 EOC
 	bad "$k-plain" 5 "$k: the connection is not encrypted \(tls = no\)" "$k without tls"
 done
+# TLS over a unix socket: the client library goes unencrypted (yes) or
+# fails (verify); refused.  With a host, TLS goes over TCP, localhost
+# included (which would otherwise mean the default socket).
+for mode in yes verify; do
+	db_conf "tls-socket-$mode" <<EOC
+tls = $mode
+EOC
+	bad "tls-socket-$mode" 2 "socket: a unix socket is not encrypted" "tls = $mode with socket"
+done
+free_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+conf_file tls-localhost <<EOC
+[database]
+host = localhost
+port = $free_port
+user = root
+database = $DB
+tls = yes
+connect_timeout = 2s
+EOC
+run "$JOBQ" -c "$T/tls-localhost.ini" status
+is "$RC" 69 "tls = yes with host = localhost and nothing on the port: exit 69"
+like "$ERR" "Can't connect to server on 'localhost'" "... it tried TCP to localhost:$free_port, not the default socket"
+case $ERR in *socket*) ok 1 "... and names no socket ($ERR)" ;; *) ok 0 "... and names no socket" ;; esac
 for k in socket user database; do
 	db_conf "$k-empty" </dev/null
 	sed -i "s|^$k = .*|$k =|" "$T/$k-empty.ini"
