@@ -50,6 +50,8 @@ conf_reserve_mode_name(enum reserve_mode m)
 static int
 set_queues(struct loader *ld, struct worker_conf *w, const struct entry *e)
 {
+	size_t i, j;
+
 	ld->queues_line = e->line;
 	strv_free(w->queues);
 	if (split_list(e->value, &w->queues) <= 0) {
@@ -59,6 +61,14 @@ set_queues(struct loader *ld, struct worker_conf *w, const struct entry *e)
 		w->queues = NULL;
 		return -1;
 	}
+	for (i = 1; w->queues[i] != NULL; i++)
+		for (j = 0; j < i; j++)
+			if (strcmp(w->queues[i], w->queues[j]) == 0) {
+				/* the order says which queue is served first: a
+				 * name twice says two things */
+				ld_error(ld, e->line, "queues: '%s' is listed twice", w->queues[i]);
+				return -1;
+			}
 	return 0;
 }
 

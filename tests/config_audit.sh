@@ -112,6 +112,15 @@ for k in socket user database; do
 	bad "$k-empty" "$(grep -n "^$k =" "$T/$k-empty.ini" | cut -d: -f1)" "$k: empty" "an empty $k ="
 done
 
+# ---- a queue served twice: the order says which comes first ----
+db_conf queues-twice <<EOC
+[queue default]
+[queue other]
+[worker]
+queues = default, other, default
+EOC
+bad queues-twice 8 "queues: 'default' is listed twice" "queues = default, other, default"
+
 # ---- text after a section header was dropped, a key with it ----
 db_conf header-key <<EOC
 [queue default]
