@@ -20,6 +20,7 @@
 /* The longest delay: duration_parse's limit, 100 years. */
 #define DELAY_MAX_MS (100LL * 365 * 24 * 3600 * 1000)
 
+/* At most 32: check_fields keeps a bit for each. */
 static const char *const FIELDS[] = { "type", "payload", "queue", "delay", "at", "priority", "max_attempts",
 	"traceparent", "expires_at", "expires_in", "ref", "after", "after_policy", "group", "on_complete",
 	"on_success" };
@@ -250,6 +251,7 @@ check_fields(const cJSON *o, char *err)
 {
 	const cJSON *v;
 	size_t i;
+	uint32_t seen = 0;
 
 	for (v = o->child; v != NULL; v = v->next) {
 		for (i = 0; i < ARRAY_LEN(FIELDS) && strcmp(v->string, FIELDS[i]) != 0; i++)
@@ -258,6 +260,13 @@ check_fields(const cJSON *o, char *err)
 			errf(err, "unknown field \"%s\"", v->string);
 			return -1;
 		}
+		/* cJSON reads the first of two, Python's json the last: the
+		 * line would mean one thing here and another to its writer. */
+		if (seen & (UINT32_C(1) << i)) {
+			errf(err, "field \"%s\" is given twice", v->string);
+			return -1;
+		}
+		seen |= UINT32_C(1) << i;
 	}
 	if (cJSON_GetObjectItemCaseSensitive(o, "delay") != NULL &&
 	    cJSON_GetObjectItemCaseSensitive(o, "at") != NULL) {

@@ -214,17 +214,19 @@ not json at all
 {"type": "echo", "delay": "soon"}
 {"type": "echo", "max_attempts": 0}
 {"type": "echo"} trailing garbage
+{"type": "echo", "payload": {}, "type": "echo"}
 {"type": "echo"}
 EOF
 run_in "$T/bad.jsonl" enqueue --batch
 is "$RC" 65 "--batch with bad lines exits 65"
 is "$(count jobs)" 0 "nothing written, not even the good lines"
 got=$(printf '%s\n' "$ERR" | grep -o '^jobq: line [0-9]*:' | grep -o '[0-9]*' | tr '\n' ' ')
-is "$got" "2 3 5 6 7 8 9 10 11 12 13 " "one 'line N:' message for each bad line, with the right numbers (blank lines counted)"
+is "$got" "2 3 5 6 7 8 9 10 11 12 13 14 " "one 'line N:' message for each bad line, with the right numbers (blank lines counted)"
 like "$ERR" "line 2: unknown job type 'nosuchtype'" "line 2: the unknown type is named"
 like "$ERR" "line 3: unknown queue 'nosuchqueue'" "line 3: the unknown queue is named"
 like "$ERR" "line 9: payload is [0-9]+ bytes, more than max_payload" "line 9: oversize payload"
 like "$ERR" "line 8: bad time '2031-13-01'" "line 8: bad at"
+like "$ERR" 'line 14: field "type" is given twice' "line 14: a field given twice (cJSON would take the first, Python the last)"
 is "$OUT" "" "nothing on stdout"
 
 # --dry-run prints and writes nothing.
