@@ -13,10 +13,12 @@ browser_once
 setup serve_browser_phone
 
 # Names at the lengths people give them: a queue, a type, a schedule, a
-# user, a worker's host and an error line, each with no blank to break at.
-Q=customer-notifications-eu-west-1-priority-tier-one-retries-queue
+# user, a worker's host and an error line, each with no blank to break at
+# (the queue and the INI schedule with no hyphen either: as long as a
+# name may be, 64 of [A-Za-z0-9_.], it must still wrap).
+Q=customer_notifications_eu_west_1_priority_tier_one_retries_queue
 TY=generate_quarterly_financial_statement_pdf_for_every_region_nowx
-S=rebuild-search-index-for-the-whole-product-catalogue-nightly
+S=rebuild_search_index_for_the_whole_product_catalogue_nightly_run
 U=operations-on-call-engineer-with-a-long-name
 H=worker-pool-b-17.eu-west-1.compute.internal.example.com
 write_conf <<EOC
