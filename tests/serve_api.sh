@@ -80,6 +80,17 @@ sql "DELETE FROM jobs WHERE id = $bj"
 
 # ---- run now ----
 d1=$(sql "SELECT MIN(id) FROM jobs WHERE available_at > UTC_TIMESTAMP(6)")
+# A body that is no JSON object is refused, and changes nothing, by the
+# actions that read nothing from it as by every other POST.
+for act in run-now release cancel delete; do
+	post "/api/jobs/$d1/$act" "$T/jar" '{"bad'
+	is "$CODE $(printf '%s' "$BODY" | jget 'd["error"]')" "400 expected a JSON object as the body ({})" \
+		"$act with a body that is not JSON: 400, saying what it expected"
+	post "/api/jobs/$d1/$act" "$T/jar" '[1]'
+	is "$CODE" 400 "$act with a body that is no JSON object: 400"
+done
+is "$(count jobs "id = $d1 AND available_at > UTC_TIMESTAMP(6) AND cancel_by IS NULL")/$(count jobq_audit "job_id = $d1")" \
+	"1/0" "the job is as it was, and nothing was audited"
 post "/api/jobs/$d1/run-now" "$T/jar" '{}'
 is "$CODE" 200 "run now: 200"
 is "$(count jobs "id = $d1 AND available_at <= UTC_TIMESTAMP(6)")" 1 "the delayed job is due now"
