@@ -6,7 +6,7 @@
 // (an INI schedule's and a database schedule's names), GROUP_ID (a group),
 // DEAD_DEP (a dead job others wait for), WAITER (a job of the group that
 // waits for two), SQL_SH, SHOTS, CHROMIUM, PROFILE.
-import { WAIT, collectErrors, finish, is, launch, noHScroll, ok, overflow375, shot as shotOf, logIn as logInAs } from "./lib.mjs";
+import { WAIT, collectErrors, finish, is, launch, noHScroll, ok, overflow375, press, shot as shotOf, logIn as logInAs } from "./lib.mjs";
 
 const { URL: BASE, USER_NAME, PASSWORD, SCHEDULE, DBSCHEDULE, GROUP_ID, DEAD_DEP, WAITER } = process.env;
 const { browser, page } = await launch();
@@ -99,6 +99,19 @@ async function sweep(path, sel, theme) {
   await shot(`phone-${shotName(path)}-${theme}`);
 }
 
+// A toast that names the longest queue (Pause on the overview) wraps
+// inside its box, whole; then Resume, and the queue is as it was.
+async function toastFits() {
+  const card = "div.card.queue:not([data-queue='default'])";
+  await page.goto(BASE + "/", { waitUntil: "networkidle0" });
+  await press(page, `${card} button.pause`);
+  await page.waitForFunction(() => /paused: workers/.test(document.querySelector("#toast").textContent), WAIT);
+  is((await overflow375(page)).join(", "), "", "the toast naming the queue fits the screen, whole");
+  await shot("phone-toast");
+  await press(page, `${card} button.primary.pause`);
+  await page.waitForFunction(() => / resumed$/.test(document.querySelector("#toast").textContent), WAIT);
+}
+
 try {
   await desk();
   await page.setViewport({ width: 375, height: 800, isMobile: true, hasTouch: true });
@@ -131,6 +144,7 @@ try {
     for (const [path, sel] of pages())
       await sweep(path, sel, theme);
   }
+  await toastFits();
   is(errors.join("\n"), "", "no script error, failed request or console error");
 } catch (e) {
   ok(false, "the browser run finished", e.stack);
