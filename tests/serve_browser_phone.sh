@@ -60,6 +60,8 @@ sql "INSERT INTO jobs (queue, type, payload, priority) VALUES ('$Q', '$TY', '{\"
                1234567, 89012, 345, '1,2,3');
      INSERT INTO jobq_audit (username, address, action, job_id, detail)
        VALUES ('$U', '2001:db8:1234:5678:9abc:def0:1234:5678', 'retry', 9001, 'queue $Q type $TY $long');"
+# Job 1's run was traced: its trace ids wait behind a short "trace".
+sql "UPDATE job_runs SET trace_id = REPEAT('a', 32), span_id = REPEAT('b', 16) WHERE job_id = 1"
 # A job the user cancelled and one that expired, each kept as its one run
 # (as final.c writes it); a running job whose worker is asked to cancel
 # it, by a user with the longest name; a delayed job with an expiry.
