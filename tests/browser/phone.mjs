@@ -112,8 +112,22 @@ async function toastFits() {
   await page.waitForFunction(() => / resumed$/.test(document.querySelector("#toast").textContent), WAIT);
 }
 
+// At 768 px (a tablet: the tables are still tables) a long error's
+// first line must not take the dead letter's width from its queue and
+// type, squeezed to a letter a line.
+async function tablet() {
+  await page.setViewport({ width: 768, height: 1024 });
+  await page.goto(BASE + "/failed", { waitUntil: "networkidle0" });
+  await page.waitForSelector("#failed-table", WAIT);
+  const narrow = await page.$$eval("#failed-table tbody tr:first-child td", (tds) => tds.slice(2, 4)
+    .map((td) => Math.round(td.getBoundingClientRect().width)).filter((w) => w < 80));
+  is(narrow.join(", "), "", "the dead letter's queue and type columns keep 80 px or more at 768 px");
+  await shot("tablet-failed");
+}
+
 try {
   await desk();
+  await tablet();
   await page.setViewport({ width: 375, height: 800, isMobile: true, hasTouch: true });
   for (const theme of ["light", "dark"]) {
     await page.emulateMediaFeatures([{ name: "prefers-color-scheme", value: theme }]);
