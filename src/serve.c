@@ -173,7 +173,10 @@ is_json(struct req *r)
 {
 	const char *ct = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Content-Type");
 
-	return ct != NULL && strncasecmp(ct, "application/json", 16) == 0;
+	/* The type itself, then parameters (";charset=utf-8"), if any:
+	 * "application/jsonx" is another type. */
+	return ct != NULL && strncasecmp(ct, "application/json", 16) == 0 &&
+	    (ct[16] == '\0' || ct[16] == ';' || ct[16] == ' ' || ct[16] == '\t');
 }
 
 /* Whether the route is the page shell or one of its files: compiled

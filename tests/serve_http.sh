@@ -92,6 +92,12 @@ is "$CODE" 400 "a login without a password: 400"
 CODE=$(curl -s -o /dev/null -w '%{http_code}' -H 'Content-Type: text/plain' \
 	--data-binary "{\"user\": \"alice\", \"password\": \"$PW\"}" "$URL/api/login")
 is "$CODE" 400 "a login that is not JSON (a cross-site form): 400"
+CODE=$(curl -s -o /dev/null -w '%{http_code}' -H 'Content-Type: application/jsonx' \
+	--data-binary "{\"user\": \"alice\", \"password\": \"$PW\"}" "$URL/api/login")
+is "$CODE" 400 "a type that only starts as JSON's (application/jsonx): 400"
+CODE=$(curl -s -o /dev/null -w '%{http_code}' -H 'Content-Type: Application/JSON; charset=utf-8' \
+	--data-binary "{\"user\": \"alice\", \"password\": \"wrong\"}" "$URL/api/login")
+is "$CODE" 401 "application/json with a charset, in any case: read (a wrong password: 401)"
 login alice "$T/a.jar"
 check_headers "login"
 is "$CODE" 200 "alice logs in: 200"
@@ -233,8 +239,8 @@ is "$codes" "200 200 200 200 200 200 " "every request after the kill finds its c
 
 # ---- where to listen ----
 jq_ serve --listen nonsense 2>"$T/err"
-is "$?" 78 "--listen without a port: exit 78"
-like "$(cat "$T/err")" "listen: expected ADDR:PORT, not 'nonsense'" "and says what it wanted"
+is "$?" 64 "--listen without a port: a usage error, exit 64"
+like "$(cat "$T/err")" "--listen: expected ADDR:PORT \\(port 0-65535\\), not 'nonsense'" "and says what it wanted"
 jq_ serve --listen "127.0.0.1:${URL##*:}" 2>"$T/err"
 is "$?" 1 "a port in use: exit 1"
 like "$(cat "$T/err")" "listen on 127.0.0.1:[0-9]+: Address already in use" "and says so"
