@@ -17,18 +17,6 @@ check_cleanup() {
 }
 trap check_cleanup EXIT
 
-# run CMD...: sets RC, OUT, ERR and NERR (the number of stderr lines).
-run() {
-	"$@" >"$T/out" 2>"$T/err"
-	RC=$?
-	OUT=$(cat "$T/out")
-	ERR=$(cat "$T/err")
-	NERR=$(grep -c '' "$T/err")
-}
-
-# The literal string $1 as an extended regular expression.
-re() { printf '%s' "$1" | sed 's/[][\.*^$+?(){}|]/\\&/g'; }
-
 # A configuration with a [database] section of our own (no write_conf).
 conf_db() {
 	cat >"$CONF"

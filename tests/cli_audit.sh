@@ -6,15 +6,6 @@
 . "$top_srcdir/tests/lib.sh"
 setup cli_audit
 
-# run CMD...: sets RC, OUT, ERR and NERR (the number of stderr lines).
-run() {
-	"$@" >"$T/out" 2>"$T/err"
-	RC=$?
-	OUT=$(cat "$T/out")
-	ERR=$(cat "$T/err")
-	NERR=$(grep -c '' "$T/err")
-}
-
 # The jobq tables as rows, to compare before and after a refused command.
 snapshot() {
 	sql "SELECT * FROM jobs ORDER BY id; SELECT * FROM failed_jobs ORDER BY id;

@@ -7,18 +7,6 @@ setup config
 
 E=$HANDLERS/echo.sh
 
-# run CMD...: sets RC, OUT, ERR and NERR (the number of stderr lines).
-run() {
-	"$@" >"$T/out" 2>"$T/err"
-	RC=$?
-	OUT=$(cat "$T/out")
-	ERR=$(cat "$T/err")
-	NERR=$(grep -c '' "$T/err")
-}
-
-# The literal string $1 as an extended regular expression.
-re() { printf '%s' "$1" | sed 's/[][\.*^$+?(){}|]/\\&/g'; }
-
 # Writes stdin to $T/NAME.ini, then (unless the content has one) a
 # [database] section for this test, after the content so that the
 # content's line numbers are its own.

@@ -6,18 +6,6 @@
 . "$top_srcdir/tests/lib.sh"
 setup config_audit
 
-# run CMD...: sets RC, OUT, ERR and NERR (the number of stderr lines).
-run() {
-	"$@" >"$T/out" 2>"$T/err"
-	RC=$?
-	OUT=$(cat "$T/out")
-	ERR=$(cat "$T/err")
-	NERR=$(grep -c '' "$T/err")
-}
-
-# The literal string $1 as an extended regular expression.
-re() { printf '%s' "$1" | sed 's/[][\.*^$+?(){}|]/\\&/g'; }
-
 # conf_file NAME: stdin (which starts with [database]) to $T/NAME.ini.
 conf_file() {
 	cat >"$T/$1.ini"
@@ -32,17 +20,6 @@ db_conf() {
 	} | conf_file "$1"
 }
 
-# bad FILE LINE REGEX NAME: check on $T/FILE.ini exits 78 with exactly
-# one line "FILE:LINE: message" matching REGEX, and nothing on stdout.
-bad() {
-	local f=$T/$1.ini line=$2 msg=$3 name=$4
-	run "$JOBQ" -c "$f" check
-	is "$RC" "78" "$name: exits 78"
-	is "$NERR" "1" "$name: exactly one line on stderr"
-	like "$ERR" "^$(re "$f"):$line: $msg" "$name: FILE:$line: and a message naming the problem"
-	is "$OUT" "" "$name: nothing on stdout"
-}
-
 # ---- two headers for one section, apart only in their spaces ----
 db_conf dup-handler <<EOC
 [queue default]
@@ -51,13 +28,13 @@ exec = $HANDLERS/echo.sh
 [handler  echo]
 exec = /bin/false
 EOC
-bad dup-handler 8 "duplicate section \[handler  echo\] \(first at line 6\)" \
+conf_refused dup-handler 8 "duplicate section \[handler  echo\] \(first at line 6\)" \
 	"[handler  echo] after [handler echo]"
 db_conf dup-queue <<EOC
 [queue   default]
 [queue default]
 EOC
-bad dup-queue 6 "duplicate section \[queue default\] \(first at line 5\)" \
+conf_refused dup-queue 6 "duplicate section \[queue default\] \(first at line 5\)" \
 	"[queue default] after [queue   default]"
 
 # ---- [database] keys that were read and then did nothing ----
@@ -71,7 +48,7 @@ password = other
 password_file = $T/db.pw
 database = $DB
 EOC
-bad pw-both 5 "password and password_file exclude each other \(line 4 and line 5\)" \
+conf_refused pw-both 5 "password and password_file exclude each other \(line 4 and line 5\)" \
 	"password and password_file both given"
 for k in tls_ca tls_cert tls_key; do
 	conf_file "$k-plain" <<EOC
@@ -81,7 +58,7 @@ user = root
 database = $DB
 $k = $T/db.pw
 EOC
-	bad "$k-plain" 5 "$k: the connection is not encrypted \(tls = no\)" "$k without tls"
+	conf_refused "$k-plain" 5 "$k: the connection is not encrypted \(tls = no\)" "$k without tls"
 done
 # TLS over a unix socket: the client library goes unencrypted (yes) or
 # fails (verify); refused.  With a host, TLS goes over TCP, localhost
@@ -90,7 +67,7 @@ for mode in yes verify; do
 	db_conf "tls-socket-$mode" <<EOC
 tls = $mode
 EOC
-	bad "tls-socket-$mode" 2 "socket: a unix socket is not encrypted" "tls = $mode with socket"
+	conf_refused "tls-socket-$mode" 2 "socket: a unix socket is not encrypted" "tls = $mode with socket"
 done
 free_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 conf_file tls-localhost <<EOC
@@ -109,7 +86,7 @@ case $ERR in *socket*) ok 1 "... and names no socket ($ERR)" ;; *) ok 0 "... and
 for k in socket user database; do
 	db_conf "$k-empty" </dev/null
 	sed -i "s|^$k = .*|$k =|" "$T/$k-empty.ini"
-	bad "$k-empty" "$(grep -n "^$k =" "$T/$k-empty.ini" | cut -d: -f1)" "$k: empty" "an empty $k ="
+	conf_refused "$k-empty" "$(grep -n "^$k =" "$T/$k-empty.ini" | cut -d: -f1)" "$k: empty" "an empty $k ="
 done
 
 # ---- a queue served twice: the order says which comes first ----
@@ -119,18 +96,18 @@ db_conf queues-twice <<EOC
 [worker]
 queues = default, other, default
 EOC
-bad queues-twice 8 "queues: 'default' is listed twice" "queues = default, other, default"
+conf_refused queues-twice 8 "queues: 'default' is listed twice" "queues = default, other, default"
 
 # ---- text after a section header was dropped, a key with it ----
 db_conf header-key <<EOC
 [queue default]
 [worker] concurrency = 8
 EOC
-bad header-key 6 "text after the section header \[worker\]: 'concurrency = 8'" "a key on the header's line"
+conf_refused header-key 6 "text after the section header \[worker\]: 'concurrency = 8'" "a key on the header's line"
 db_conf header-bracket <<EOC
 [queue default]]
 EOC
-bad header-bracket 5 "text after the section header \[queue default\]: '\]'" "a header with two ']'"
+conf_refused header-bracket 5 "text after the section header \[queue default\]: '\]'" "a header with two ']'"
 db_conf header-comment <<EOC
 [queue default]   ; the only queue
 [worker] # defaults
@@ -143,7 +120,7 @@ is "$RC" "0" "a comment after a header is still a comment"
 	printf '[database]\nsocket = %s\nuser = root\ndatabase = %s\n' "$SOCKET" "$DB"
 	printf '[worker]\n\033]0;owned\007x = 1\n'
 } | conf_file escape
-bad escape 6 "unknown key '\\\\x1b\\]0;owned\\\\x07x' in \\[worker\\]" "a key holding ESC and BEL"
+conf_refused escape 6 "unknown key '\\\\x1b\\]0;owned\\\\x07x' in \\[worker\\]" "a key holding ESC and BEL"
 ok "$(grep -c $'[\033\007]' "$T/err")" "... written escaped (no ESC or BEL byte on stderr)"
 
 # ---- an empty permanent_stderr / retry_stderr is no pattern ----

@@ -6,18 +6,6 @@
 . "$top_srcdir/tests/lib.sh"
 setup config_hard
 
-# run CMD...: sets RC, OUT, ERR and NERR (the number of stderr lines).
-run() {
-	"$@" >"$T/out" 2>"$T/err"
-	RC=$?
-	OUT=$(cat "$T/out")
-	ERR=$(cat "$T/err")
-	NERR=$(grep -c '' "$T/err")
-}
-
-# The literal string $1 as an extended regular expression.
-re() { printf '%s' "$1" | sed 's/[][\.*^$+?(){}|]/\\&/g'; }
-
 # conf_file NAME: stdin then this test's [database] to $T/NAME.ini (0600).
 conf_file() {
 	local f=$T/$1.ini
@@ -26,17 +14,6 @@ conf_file() {
 		printf '\n[database]\nsocket = %s\nuser = root\ndatabase = %s\n' "$SOCKET" "$DB" >>"$f"
 	chmod 600 "$f"
 	echo "$f"
-}
-
-# bad FILE LINE REGEX NAME: check on $T/FILE.ini exits 78 with exactly
-# one line "FILE:LINE: message" matching REGEX, and nothing on stdout.
-bad() {
-	local f=$T/$1.ini line=$2 msg=$3 name=$4
-	run "$JOBQ" -c "$f" check
-	is "$RC" "78" "$name: exits 78"
-	is "$NERR" "1" "$name: exactly one line on stderr"
-	like "$ERR" "^$(re "$f"):$line: $msg" "$name: FILE:$line: and a message naming the problem"
-	is "$OUT" "" "$name: nothing on stdout"
 }
 
 mkdir -p "$T/bin" "$T/wd"
@@ -54,7 +31,7 @@ is "$ERR" "" "with nothing on stderr"
 like "$OUT" "ok \(1 queue, 1 handler" "and its sections are all read"
 # The mark is skipped on line 1 only: elsewhere it is part of a key.
 printf '[worker]\n\357\273\277concurrency = 3\n' | conf_file bom2 >/dev/null
-bad bom2 2 "unknown key '.*concurrency' in \[worker\]" "a mark on line 2"
+conf_refused bom2 2 "unknown key '.*concurrency' in \[worker\]" "a mark on line 2"
 
 # ---- defect 11: password_file that is a directory or empty ----
 mkdir "$T/pwdir"
@@ -65,15 +42,15 @@ user = root
 password_file = $T/pwdir
 database = $DB
 EOC
-bad pw-dir 4 "password_file: $(re "$T/pwdir") is a directory" "password_file naming a directory"
+conf_refused pw-dir 4 "password_file: $(re "$T/pwdir") is a directory" "password_file naming a directory"
 : >"$T/pw-empty"
 chmod 600 "$T/pw-empty"
 sed "s|$T/pwdir|pw-empty|" "$T/pw-dir.ini" >"$T/pw-empty.ini"
-bad pw-empty 4 "password_file: $(re "$T/pw-empty") is empty" "an empty password_file"
+conf_refused pw-empty 4 "password_file: $(re "$T/pw-empty") is empty" "an empty password_file"
 printf '\nsecret\n' >"$T/pw-blank"
 chmod 600 "$T/pw-blank"
 sed "s|$T/pwdir|pw-blank|" "$T/pw-dir.ini" >"$T/pw-blank.ini"
-bad pw-blank 4 "password_file: $(re "$T/pw-blank") has an empty first line" \
+conf_refused pw-blank 4 "password_file: $(re "$T/pw-blank") has an empty first line" \
 	"a password_file whose first line is empty"
 mkfifo "$T/pw-fifo"
 sed "s|$T/pwdir|$T/pw-fifo|" "$T/pw-dir.ini" >"$T/pw-fifo.ini"
@@ -88,13 +65,13 @@ exec = $T/bin/ok.sh
 timeout = 5s
 workdir = $T/no-such-dir
 EOC
-bad workdir-missing 4 "workdir: $(re "$T/no-such-dir"): No such file or directory" "a missing workdir"
+conf_refused workdir-missing 4 "workdir: $(re "$T/no-such-dir"): No such file or directory" "a missing workdir"
 conf_file workdir-file >/dev/null <<EOC
 [handler ok]
 exec = $T/bin/ok.sh
 workdir = $T/bin/ok.sh
 EOC
-bad workdir-file 3 "workdir: $(re "$T/bin/ok.sh") is not a directory" "a workdir that is a file"
+conf_refused workdir-file 3 "workdir: $(re "$T/bin/ok.sh") is not a directory" "a workdir that is a file"
 conf_file workdir-worker >/dev/null <<EOC
 [worker]
 concurrency = 1
@@ -103,7 +80,7 @@ workdir = $T/gone
 [handler ok]
 exec = $T/bin/ok.sh
 EOC
-bad workdir-worker 3 "workdir: $(re "$T/gone"): No such file" "a missing workdir set in [worker]"
+conf_refused workdir-worker 3 "workdir: $(re "$T/gone"): No such file" "a missing workdir set in [worker]"
 run "$JOBQ" -c "$T/workdir-missing.ini" work --once
 is "$RC" "78" "work refuses the missing workdir too (exit 78)"
 run "$JOBQ" -c "$T/workdir-missing.ini" enqueue ok '{}'

@@ -109,6 +109,31 @@ like() {
 
 diag() { echo "# $*"; }
 
+# run CMD...: runs CMD with its output in files; sets RC, OUT, ERR and
+# NERR (the number of stderr lines).  A test may define its own.
+run() {
+	"$@" >"$T/out" 2>"$T/err"
+	RC=$?
+	OUT=$(cat "$T/out")
+	ERR=$(cat "$T/err")
+	NERR=$(grep -c '' "$T/err")
+}
+
+# The literal string $1 as an extended regular expression.
+re() { printf '%s' "$1" | sed 's/[][\.*^$+?(){}|]/\\&/g'; }
+
+# conf_refused FILE LINE REGEX NAME: `jobq check` on $T/FILE.ini exits 78
+# with exactly one line "FILE:LINE: message" matching REGEX, and nothing
+# on stdout.
+conf_refused() {
+	local f=$T/$1.ini line=$2 msg=$3 name=$4
+	run "$JOBQ" -c "$f" check
+	is "$RC" "78" "$name: exits 78"
+	is "$NERR" "1" "$name: exactly one line on stderr"
+	like "$ERR" "^$(re "$f"):$line: $msg" "$name: FILE:$line: and a message naming the problem"
+	is "$OUT" "" "$name: nothing on stdout"
+}
+
 skip_all() {
 	echo "1..0 # SKIP $*"
 	exit 0

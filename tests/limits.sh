@@ -14,14 +14,6 @@ HANDLER_PATH=/usr/local/bin:/usr/bin:/bin
 have_python=
 PATH=$HANDLER_PATH command -v python3 >/dev/null && have_python=1
 
-# run CMD...: sets RC, OUT, ERR.
-run() {
-	"$@" >"$T/out" 2>"$T/err"
-	RC=$?
-	OUT=$(cat "$T/out")
-	ERR=$(cat "$T/err")
-}
-
 # One `jobq work --once` (a 120 s safety net).
 work_once() {
 	timeout 120 "$JOBQ" -c "$CONF" work --once 2>>"$T/work.log"
