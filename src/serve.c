@@ -205,10 +205,22 @@ too_many(struct req *r, int64_t wait_s)
 	return serve_json_x(r, 429, doc, &x);
 }
 
+/* Whether the body is one JSON object, as every POST's is: checked once
+ * here, so that garbled input is refused before any handler changes
+ * anything, and named as what it is rather than as a missing field. */
+static int
+body_is_object(struct req *r)
+{
+	cJSON *in = serve_body_json(r);
+
+	cJSON_Delete(in);
+	return in != NULL;
+}
+
 /* Checks who asks before the handler runs: the database (503, but for
  * the pages themselves), session (401), the session's API rate (429),
- * CSRF token on a POST (403), role (403), a JSON body on a POST (400,
- * 413).  A POST from another
+ * CSRF token on a POST (403), role (403), a JSON object as a POST's
+ * body (400, 413).  A POST from another
  * site can send neither our cookie (SameSite=Strict) nor a JSON content
  * type without a preflight we never grant. */
 static MHD_RESULT
@@ -233,6 +245,8 @@ guard(struct req *r, const struct route *rt)
 	}
 	if (post && !is_json(r))
 		return serve_error(r, 400, "expected a JSON body (Content-Type: application/json)");
+	if (post && !body_is_object(r))
+		return serve_error(r, 400, "expected a JSON object as the body");
 	return rt->handler(r);
 }
 

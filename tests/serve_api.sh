@@ -84,10 +84,16 @@ d1=$(sql "SELECT MIN(id) FROM jobs WHERE available_at > UTC_TIMESTAMP(6)")
 # actions that read nothing from it as by every other POST.
 for act in run-now release cancel delete; do
 	post "/api/jobs/$d1/$act" "$T/jar" '{"bad'
-	is "$CODE $(printf '%s' "$BODY" | jget 'd["error"]')" "400 expected a JSON object as the body ({})" \
+	is "$CODE $(printf '%s' "$BODY" | jget 'd["error"]')" "400 expected a JSON object as the body" \
 		"$act with a body that is not JSON: 400, saying what it expected"
 	post "/api/jobs/$d1/$act" "$T/jar" '[1]'
 	is "$CODE" 400 "$act with a body that is no JSON object: 400"
+done
+# Every POST route says the same, not that a field is missing.
+for route in /api/users/add /api/bulk /api/failed/retry /api/schedules/add /api/enqueue; do
+	post "$route" "$T/jar" '{"bad'
+	is "$CODE $(printf '%s' "$BODY" | jget 'd["error"]')" "400 expected a JSON object as the body" \
+		"$route with a body that is not JSON: 400, saying so"
 done
 is "$(count jobs "id = $d1 AND available_at > UTC_TIMESTAMP(6) AND cancel_by IS NULL")/$(count jobq_audit "job_id = $d1")" \
 	"1/0" "the job is as it was, and nothing was audited"
