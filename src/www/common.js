@@ -224,7 +224,9 @@ export function setMain(title, ...kids) {
   const m = main();
   m.replaceChildren(...kids.flat(Infinity).filter((k) => k !== null && k !== undefined && k !== false));
   labelCells(m);
-  document.title = title + " · jobq";
+  // A name in the title (a group's may hold a right-to-left override)
+  // is isolated, so that it cannot turn " · jobq" around in a tab.
+  document.title = "\u2068" + title + "\u2069 · jobq";
 }
 
 /* Gives every cell of the tables in root its column's heading as

@@ -53,6 +53,9 @@ try {
   await page.waitForSelector("#group-name", WAIT);
   ok((await page.$eval("#group-name", (e) => e.textContent)).startsWith('<img src=x onerror="window.__xss=6">'),
     "the group's name is shown as the text it is");
+  const t = await page.title();
+  ok(t.startsWith("\u2068Group ") && t.endsWith("\u2069 · jobq"),
+    "the page's title holds the name in a bidi isolate, ahead of ' · jobq'", JSON.stringify(t));
   await page.goto(BASE + "/history?q=" + encodeURIComponent("<img"), { waitUntil: "networkidle0" });
   await page.waitForSelector("#groups-found li .muted", WAIT);
   is((await leftToRight("#groups-found li .muted")).join(), "true",
