@@ -40,7 +40,7 @@ struct report {
 };
 
 static void
-print_json(const struct report *r)
+print_json(const struct conf *c, const struct report *r)
 {
 	cJSON *root = cJSON_CreateObject(), *queues, *missing = cJSON_CreateArray();
 	char *s;
@@ -51,6 +51,7 @@ print_json(const struct report *r)
 		for (i = 0; i < r->n; i++) {
 			const struct queue_counts *q = &r->q[i];
 			cJSON *o = cJSON_AddObjectToObject(queues, q->queue);
+			const char *d = conf_queue_description(c, q->queue);
 
 			cJSON_AddNumberToObject(o, "ready", (double)q->ready);
 			cJSON_AddNumberToObject(o, "delayed", (double)q->delayed);
@@ -59,6 +60,10 @@ print_json(const struct report *r)
 			cJSON_AddNumberToObject(o, "failed", (double)q->failed);
 			cJSON_AddNumberToObject(o, "waiting", (double)q->waiting);
 			cJSON_AddBoolToObject(o, "paused", q->paused);
+			if (d != NULL)
+				cJSON_AddStringToObject(o, "description", d);
+			else
+				cJSON_AddNullToObject(o, "description");
 			if (q->oldest_ready_s >= 0) /* null: nothing is ready */
 				cJSON_AddNumberToObject(o, "oldest_ready_seconds", (double)q->oldest_ready_s);
 			else
@@ -192,7 +197,7 @@ cmd_status(int argc, char **argv)
 		rc = EX_DATAERR;
 	} else if (r.have_q || r.have_workers) {
 		if (json)
-			print_json(&r);
+			print_json(c, &r);
 		else
 			print_table(&r);
 	}

@@ -203,6 +203,7 @@ struct conf {
 	struct db_conf db;
 	struct worker_conf worker;
 	char **queues; /* the queue whitelist, in file order */
+	char **queue_descriptions; /* each queue's description, "" for none */
 	struct queue_limit *queue_limits;
 	size_t nqueue_limits;
 	struct queue_watch *queue_watches;
@@ -222,6 +223,7 @@ struct conf *conf_load(const char *path, int flags, struct buf *errors, struct b
 void conf_free(struct conf *c);
 const struct handler *conf_handler(const struct conf *c, const char *type);
 int conf_has_queue(const struct conf *c, const char *name);
+const char *conf_queue_description(const struct conf *c, const char *name);
 unsigned conf_queue_max_running(const struct conf *c, const char *queue);
 int conf_has_flow_limits(const struct conf *c);
 int conf_rate_parse(const char *s, unsigned *count, int64_t *window_ms, char *err);

@@ -26,6 +26,7 @@
 
 #include "conf_ini.h"
 #include "duration.h"
+#include "utf8.h"
 
 /* ---- reports ---- */
 
@@ -476,4 +477,23 @@ void
 ld_unknown_key(struct loader *ld, const struct section *s, const struct entry *e)
 {
 	ld_error(ld, e->line, "unknown key '%s' in [%s]", e->key, s->name);
+}
+
+/* Text kept and shown as it is (a schedule's cron and description, a
+ * queue's description): valid UTF-8 with no control characters, at most
+ * max bytes.  0, or -1 with err naming key. */
+int
+conf_text_check(const char *key, const char *value, size_t max, char *err)
+{
+	size_t len = strlen(value);
+	const char *p;
+
+	if (len > max)
+		return errf(err, "%s: longer than %zu bytes", key, max), -1;
+	if (utf8_valid_prefix(value, len) != len)
+		return errf(err, "%s: not valid UTF-8 (at byte %zu)", key, utf8_valid_prefix(value, len)), -1;
+	for (p = value; *p != '\0'; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			return errf(err, "%s: control character at byte %zu", key, (size_t)(p - value)), -1;
+	return 0;
 }

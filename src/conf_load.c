@@ -171,6 +171,7 @@ conf_set_defaults(struct conf *c)
 	conf_db_defaults(c);
 	conf_worker_defaults(c);
 	c->queues = xcalloc(1, sizeof *c->queues);
+	c->queue_descriptions = xcalloc(1, sizeof *c->queue_descriptions);
 	conf_serve_defaults(c);
 }
 
@@ -324,6 +325,7 @@ conf_free(struct conf *c)
 	conf_db_free(c);
 	conf_worker_free(c);
 	strv_free(c->queues);
+	strv_free(c->queue_descriptions);
 	conf_flow_free(c);
 	conf_watch_free(c);
 	for (i = 0; i < c->nhandlers; i++) {

@@ -12,33 +12,65 @@
 #include "conf_queue.h"
 #include "conf_watch.h"
 
-/* [queue NAME]: adds name to the whitelist; its keys are max_running,
- * description and the watchdogs' (conf_watch.c). */
-void
-conf_queue_load(struct loader *ld, struct conf *c, const struct section *s, const char *name)
+/* Appends name, with its description (NULL: none), to the whitelist. */
+static void
+add_queue(struct conf *c, const char *name, const char *description)
 {
-	size_t i, n = strv_len(c->queues);
+	size_t n = strv_len(c->queues);
 
-	for (i = 0; i < s->nentries; i++)
-		if (strcmp(s->entries[i].key, "max_running") == 0)
-			conf_flow_queue(ld, c, name, &s->entries[i]);
-		else if (strcmp(s->entries[i].key, "description") != 0 &&
-		    conf_watch_queue(ld, c, name, &s->entries[i]) == 1)
-			ld_unknown_key(ld, s, &s->entries[i]);
 	c->queues = xrealloc(c->queues, (n + 2) * sizeof *c->queues);
 	c->queues[n] = xstrdup(name);
 	c->queues[n + 1] = NULL;
+	c->queue_descriptions = xrealloc(c->queue_descriptions, (n + 2) * sizeof *c->queue_descriptions);
+	c->queue_descriptions[n] = xstrdup(description != NULL ? description : "");
+	c->queue_descriptions[n + 1] = NULL;
+}
+
+/* [queue NAME]: adds name to the whitelist; its keys are max_running,
+ * description (shown by the dashboard's overview and `status --json`)
+ * and the watchdogs' (conf_watch.c). */
+void
+conf_queue_load(struct loader *ld, struct conf *c, const struct section *s, const char *name)
+{
+	const char *description = NULL;
+	char err[ERRSZ];
+	size_t i;
+
+	for (i = 0; i < s->nentries; i++) {
+		const struct entry *e = &s->entries[i];
+
+		if (strcmp(e->key, "max_running") == 0)
+			conf_flow_queue(ld, c, name, e);
+		else if (strcmp(e->key, "description") == 0) {
+			if (conf_text_check("description", e->value, 255, err) < 0)
+				ld_error(ld, e->line, "%s", err);
+			else
+				description = e->value;
+		} else if (conf_watch_queue(ld, c, name, e) == 1)
+			ld_unknown_key(ld, s, e);
+	}
+	add_queue(c, name, description);
 }
 
 /* No [queue] section at all: the one queue is "default". */
 void
 conf_queue_default(struct conf *c)
 {
-	if (strv_len(c->queues) != 0)
-		return;
-	c->queues = xrealloc(c->queues, 2 * sizeof *c->queues);
-	c->queues[0] = xstrdup("default");
-	c->queues[1] = NULL;
+	if (strv_len(c->queues) == 0)
+		add_queue(c, "default", NULL);
+}
+
+/* The description [queue name] gives, or NULL when it gives none (or
+ * name is no configured queue). */
+const char *
+conf_queue_description(const struct conf *c, const char *name)
+{
+	size_t i;
+
+	for (i = 0; c->queues[i] != NULL; i++)
+		if (strcmp(c->queues[i], name) == 0)
+			return c->queue_descriptions[i][0] != '\0' ? c->queue_descriptions[i] : NULL;
+	return NULL;
 }
 
 /* Whether name is a configured queue. */

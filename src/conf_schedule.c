@@ -90,24 +90,6 @@ check_payload(const struct conf *c, const char *value, char *err)
 	return 0;
 }
 
-/* Text the database and `--list --json` keep as it is: valid UTF-8 with
- * no control characters, at most max bytes. */
-static int
-check_text(const char *key, const char *value, size_t max, char *err)
-{
-	size_t len = strlen(value);
-	const char *p;
-
-	if (len > max)
-		return errf(err, "%s: longer than %zu bytes", key, max), -1;
-	if (utf8_valid_prefix(value, len) != len)
-		return errf(err, "%s: not valid UTF-8 (at byte %zu)", key, utf8_valid_prefix(value, len)), -1;
-	for (p = value; *p != '\0'; p++)
-		if ((unsigned char)*p < 0x20 || *p == 0x7f)
-			return errf(err, "%s: control character at byte %zu", key, (size_t)(p - value)), -1;
-	return 0;
-}
-
 static int
 set_checked(const struct conf *c, struct schedule *s, const char *key, const char *value, char *err)
 {
@@ -116,7 +98,7 @@ set_checked(const struct conf *c, struct schedule *s, const char *key, const cha
 	if (strcmp(key, "cron") == 0) {
 		struct cron *cr;
 
-		if (check_text("cron", value, 255, err) < 0)
+		if (conf_text_check("cron", value, 255, err) < 0)
 			return -1;
 		if ((cr = cron_parse(value, e2)) == NULL)
 			return errf(err, "cron: %s", e2), -1;
@@ -224,7 +206,7 @@ schedule_set(const struct conf *c, struct schedule *s, const char *key, const ch
 		return 0;
 	}
 	if (strcmp(key, "description") == 0) {
-		if (check_text("description", value, 255, err) < 0)
+		if (conf_text_check("description", value, 255, err) < 0)
 			return -1;
 		return free(s->description), s->description = xstrdup(value), 0;
 	}

@@ -63,8 +63,8 @@ struct alive {
 };
 
 static cJSON *
-queues_json(
-    const struct queue_counts *q, size_t nq, const struct runs_count *c, size_t nc, const struct alive *w)
+queues_json(const struct conf *conf, const struct queue_counts *q, size_t nq, const struct runs_count *c,
+    size_t nc, const struct alive *w)
 {
 	cJSON *a = cJSON_CreateArray();
 	size_t i;
@@ -73,6 +73,7 @@ queues_json(
 		cJSON *o = cJSON_CreateObject();
 
 		cJSON_AddStringToObject(o, "queue", q[i].queue);
+		serve_add_str_or_null(o, "description", conf_queue_description(conf, q[i].queue));
 		ADD_NUM(o, "ready", q[i].ready);
 		ADD_NUM(o, "delayed", q[i].delayed);
 		ADD_NUM(o, "waiting", q[i].waiting);
@@ -109,7 +110,7 @@ overview_compute(struct db *db, const struct conf *conf, char *err)
 	    registry_alive_queues(db, &w.queues, &w.n, err) != DB_OK)
 		goto out;
 	doc = cJSON_CreateObject();
-	cJSON_AddItemToObject(doc, "queues", queues_json(q, nq, c, nc, &w));
+	cJSON_AddItemToObject(doc, "queues", queues_json(conf, q, nq, c, nc, &w));
 	chart = cJSON_AddObjectToObject(doc, "runs_per_minute");
 	cJSON_AddItemToObject(chart, "done", minutes_json(m.done));
 	cJSON_AddItemToObject(chart, "retry", minutes_json(m.retry));

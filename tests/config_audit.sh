@@ -98,6 +98,22 @@ queues = default, other, default
 EOC
 conf_refused queues-twice 8 "queues: 'default' is listed twice" "queues = default, other, default"
 
+# ---- a queue's description: checked, then shown ----
+db_conf queue-desc-bad <<EOC
+[queue default]
+description = bell$(printf '\a')here
+EOC
+conf_refused queue-desc-bad 6 "description: control character at byte 4" "a queue description with a control character"
+db_conf queue-desc <<EOC
+[queue default]
+description = mail to customers
+[queue other]
+EOC
+run "$JOBQ" -c "$T/queue-desc.ini" status --json
+is "$RC" 0 "status --json with a queue description: exit 0"
+is "$(printf '%s' "$OUT" | python3 -c 'import json, sys; q = json.load(sys.stdin)["queues"]; print(q["default"]["description"], q["other"]["description"])')" \
+	"mail to customers None" "status --json gives each queue's description, null when none"
+
 # ---- text after a section header was dropped, a key with it ----
 db_conf header-key <<EOC
 [queue default]

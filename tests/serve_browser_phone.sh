@@ -24,6 +24,7 @@ H=worker-pool-b-17.eu-west-1.compute.internal.example.com
 write_conf <<EOC
 [queue default]
 [queue $Q]
+description = every mail, SMS and push to customers of the EU west region; runbook https://wiki.example.com/operations/queues/customer_notifications_eu_west_1_priority_tier_one
 
 [handler $TY]
 exec = $HANDLERS/echo.sh

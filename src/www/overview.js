@@ -120,6 +120,7 @@ export async function pageOverview() {
             act("/api/queues/" + (q.paused ? "resume" : "pause"), { queue: q.queue },
               (r) => "Queue " + r.queue + (r.paused ? " paused: workers take no new job from it" : " resumed")) } },
             q.paused ? "Resume" : "Pause") : null),
+        q.description ? el("p", { class: "muted queue-description" }, q.description) : null,
         el("div", { class: "strip" }, COUNTED.map((s) => counter(s, q[s], q.queue))),
         unserved(q) ? el("p", { class: "warning" }, "⚠ " + unservedText(q)) : null,
         el("div", { class: "facts" },

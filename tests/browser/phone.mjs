@@ -104,6 +104,9 @@ async function sweep(path, sel, theme) {
 async function toastFits() {
   const card = "div.card.queue:not([data-queue='default'])";
   await page.goto(BASE + "/", { waitUntil: "networkidle0" });
+  ok(/^every mail, SMS and push .* runbook https:\/\/wiki\.example\.com\//.test(
+    await page.$eval(`${card} .queue-description`, (e) => e.textContent)),
+    "the overview shows the queue's description under its name");
   await press(page, `${card} button.pause`);
   await page.waitForFunction(() => /paused: workers/.test(document.querySelector("#toast").textContent), WAIT);
   is((await overflow375(page)).join(", "), "", "the toast naming the queue fits the screen, whole");
