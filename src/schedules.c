@@ -457,8 +457,12 @@ schedules_now(struct db *db, int64_t *now, char *err)
 	if (fixed != NULL && *fixed != '\0') {
 		struct cron_zone *utc = cron_zone_open("UTC", err);
 
-		rc = cron_parse_time(utc, fixed, now, err);
+		char e2[ERRSZ];
+
+		rc = cron_parse_time(utc, fixed, now, e2);
 		cron_zone_free(utc);
+		if (rc < 0) /* named: it is not in the configuration */
+			errf(err, "JOBQ_SCHEDULER_NOW (a test hook in the environment): %s", e2);
 		return rc < 0 ? DB_EFAIL : DB_OK;
 	}
 	if ((r = db_query(db, &rc, err, "SELECT UNIX_TIMESTAMP()")) == NULL)

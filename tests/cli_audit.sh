@@ -141,4 +141,9 @@ is "$NERR" "1" "... in one line"
 refused 65 "^jobq: cancel: no job 999999; nothing cancelled$" "cancel of an unknown id" jq_ cancel 999999
 is "$NERR" "1" "... in one line"
 
+# ---- the scheduler's test hook, set to no time, is named ----
+run env JOBQ_SCHEDULER_NOW=garbage "$JOBQ" -c "$CONF" schedule --quiet
+like "$ERR" "JOBQ_SCHEDULER_NOW \\(a test hook in the environment\\): " \
+	"a JOBQ_SCHEDULER_NOW that is no time is named in the error (exit $RC)"
+
 finish
