@@ -20,26 +20,17 @@ json_parse_exact(const char *s, size_t len, size_t *at)
 	const char *end = NULL;
 	cJSON *j;
 	size_t i;
-	int in_string = 0;
 
-	/* cJSON skips every byte up to 32 as white space, NUL included, and
-	 * takes any of them raw inside a string.  JSON allows tab, newline
-	 * and return between values only, and no control character inside
-	 * a string (it is written escaped, "\n"): Python's and PHP's
-	 * parsers refuse a raw one, so a handler would fail on a payload
-	 * jobq took. */
-	for (i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		if (c < 0x20 && (in_string || (c != '\t' && c != '\n' && c != '\r'))) {
+	/* cJSON skips every byte up to 32 as white space, NUL included;
+	 * JSON allows no control character but tab, newline and return,
+	 * anywhere.  One raw inside a string cJSON takes as it is: lines
+	 * from handlers may carry one (their notes are cleaned after), and
+	 * a payload is held to JSON itself by json_payload_check. */
+	for (i = 0; i < len; i++)
+		if ((unsigned char)s[i] < 0x20 && s[i] != '\t' && s[i] != '\n' && s[i] != '\r') {
 			*at = i;
 			return NULL;
 		}
-		if (in_string && c == '\\')
-			i++; /* the escaped byte: cJSON judges the escape */
-		else if (c == '"')
-			in_string = !in_string;
-	}
 	j = cJSON_ParseWithLengthOpts(s, len, &end, 0);
 
 	if (end == NULL || end < s || end > s + len)
@@ -52,6 +43,29 @@ json_parse_exact(const char *s, size_t len, size_t *at)
 	}
 	*at = (size_t)(end - s);
 	return j;
+}
+
+/* Where in p[0..len), valid JSON to cJSON, a raw control character
+ * sits inside a string, or len if none.  cJSON reads one as it is, and
+ * the handler's own parser (Python's json, PHP's json_decode) refuses
+ * the whole payload: a job that could never run. */
+static size_t
+raw_control_in_string(const char *p, size_t len)
+{
+	size_t i;
+	int in_string = 0;
+
+	for (i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)p[i];
+
+		if (c < 0x20 && in_string)
+			return i;
+		if (in_string && c == '\\')
+			i++; /* the escaped byte: cJSON judged the escape */
+		else if (c == '"')
+			in_string = !in_string;
+	}
+	return len;
 }
 
 /* Whether p[0..len) may be stored as a job's payload: at most max bytes,
@@ -79,6 +93,11 @@ json_payload_check(const char *p, size_t len, size_t max, int known_json, char *
 	if ((j = json_parse_exact(p, len, &at)) == NULL)
 		return errf(err, "payload is not valid JSON (at byte %zu)", at), -1;
 	cJSON_Delete(j);
+	if ((at = raw_control_in_string(p, len)) < len)
+		return errf(err, "payload is not valid JSON (at byte %zu: a control character inside a string, "
+		                 "which must be escaped)",
+		           at),
+		       -1;
 	return 0;
 }
 

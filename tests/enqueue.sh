@@ -100,10 +100,16 @@ bad "trailing garbage after JSON" enqueue echo '{"a": 1} x'
 # A raw newline or tab inside a string is not JSON (Python's and PHP's
 # parsers refuse it), though cJSON reads it; between values it is.
 bad "a raw newline inside a JSON string" enqueue echo $'{"a": "x\ny"}'
-like "$LAST_ERR" "not valid JSON \\(at byte 8\\)" "raw newline in a string: the message names its byte"
+like "$LAST_ERR" "not valid JSON \\(at byte 8: a control character inside a string" "raw newline in a string: the message names its byte"
 bad "a raw tab inside a JSON string" enqueue echo $'{"a": "x\ty"}'
 run enqueue echo $'{"a":\t"x\\n\\"\\\\",\n "b": 1}'
 is "$RC" 0 "tabs and newlines between values, escapes in a string: accepted"
+# A --batch line's payload is written again by cJSON, escaped: the raw
+# tab reaches the handler as \t.
+run_in <(printf '{"type": "echo", "payload": {"a": "x\ty"}}\n') enqueue --batch
+# (The client prints a backslash doubled, a raw tab as \t.)
+is "$RC/$(sql "SELECT payload FROM jobs ORDER BY id DESC LIMIT 1")" '0/{"a":"x\\ty"}' \
+	"a raw tab in a --batch line's payload: stored escaped"
 bad "unknown type" enqueue nosuchtype '{}'
 like "$LAST_ERR" "unknown job type 'nosuchtype'" "unknown type: the message names it"
 bad "unknown queue" enqueue --queue nosuchqueue echo '{}'
