@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "audit.h"
+#include "json.h"
 #include "queue.h"
 #include "serve_audit.h"
 #include "serve_enqueue.h"
@@ -41,6 +42,7 @@ struct enq_req {
 	const char *type, *queue, *payload;
 	const char *submit_id; /* NULL: not tracked */
 	double delay_s, count;
+	char why[ERRSZ]; /* what is wrong with the payload */
 };
 
 /* Checks an enqueue request: 0, or the status with msg set. */
@@ -49,7 +51,7 @@ enq_check(struct req *r, cJSON *in, struct enq_req *e, const char **msg)
 {
 	const struct conf *c = r->srv->conf;
 	const struct handler *h;
-	cJSON *p, *d, *n, *parsed;
+	cJSON *p, *d, *n;
 
 	e->type = cJSON_GetStringValue(cJSON_GetObjectItem(in, "type"));
 	e->queue = cJSON_GetStringValue(cJSON_GetObjectItem(in, "queue"));
@@ -75,13 +77,12 @@ enq_check(struct req *r, cJSON *in, struct enq_req *e, const char **msg)
 		return *msg = "delay: seconds from 0 to 366 days", 400;
 	if (!(e->count >= 1 && e->count <= 1000) || e->count != (double)(int)e->count)
 		return *msg = "count: a whole number from 1 to 1000", 400;
-	if (strlen(e->payload) > c->worker.max_payload)
-		return *msg = "payload larger than max_payload", 400;
+	/* The rule `jobq enqueue` holds a payload to: one JSON value and
+	 * nothing after it, UTF-8, no raw control character in a string. */
+	if (json_payload_check(e->payload, strlen(e->payload), c->worker.max_payload, 0, e->why) < 0)
+		return *msg = e->why, 400;
 	if (strlen(e->payload) * (size_t)e->count > 16 * 1024 * 1024)
 		return *msg = "payload times count is more than 16 MiB", 400;
-	if ((parsed = cJSON_Parse(e->payload)) == NULL)
-		return *msg = "payload is not valid JSON", 400;
-	cJSON_Delete(parsed);
 	return 0;
 }
 

@@ -176,6 +176,14 @@ post /api/enqueue "$T/a.jar" '{"type": "echo", "queue": "nosuch", "payload": "{}
 is "$CODE" 422 "enqueue into an unknown queue: 422"
 post /api/enqueue "$T/a.jar" '{"type": "echo", "payload": "{not json"}'
 is "$CODE" 400 "enqueue of a payload that is not JSON: 400"
+# The rule jobq enqueue holds a payload to: nothing after the value, no
+# raw control character inside a string (the handler's parser refuses it).
+post /api/enqueue "$T/a.jar" '{"type": "echo", "payload": "{\"a\": 1} trailing"}'
+is "$CODE/$(printf '%s' "$BODY" | jget 'd["error"]')" "400/payload is not valid JSON (at byte 9)" \
+	"enqueue of a payload with text after its JSON: 400, naming the byte"
+post /api/enqueue "$T/a.jar" '{"type": "echo", "payload": "{\"a\": \"x\ty\"}"}'
+like "$CODE/$(printf '%s' "$BODY" | jget 'd["error"]')" "^400/payload is not valid JSON \\(at byte 8: a control character" \
+	"enqueue of a payload with a raw tab inside a string: 400"
 is "$(count jobs "type = 'echo' AND id <> 500")" 0 "none of them enqueued anything"
 post /api/enqueue "$T/a.jar" '{"type": "echo", "queue": "mail", "payload": "{\"n\": 1}", "count": 3, "delay": 60}'
 is "$CODE" 200 "enqueue 3 delayed jobs: 200"
