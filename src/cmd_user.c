@@ -128,6 +128,9 @@ change(const struct conf *c, struct db *db, char **argv, const struct opts *o)
 		rc = users_set_role(db, c, name, users_role(argv[2]), err);
 		snprintf(detail, sizeof detail, "user %s, role %s", name, argv[2]);
 	} else if (strcmp(action, "passwd") == 0) {
+		/* No password asked for a user that cannot take one. */
+		if ((rc = users_changeable(db, c, name, err)) != DB_OK)
+			return status(action, rc, err);
 		if ((rc = new_hash("passwd", o, u.hash)) != 0)
 			return rc;
 		rc = users_set_hash(db, c, name, u.hash, err);

@@ -154,6 +154,24 @@ change(struct db *db, const struct conf *c, const char *name, const char *sql, c
 	return rc;
 }
 
+/* Whether name is a table user that change() could change: DB_OK,
+ * USERS_CONFLICT for a jobq.ini user, USERS_NOT_FOUND, with err saying
+ * as change() would.  Asked before a password is read for it. */
+int
+users_changeable(struct db *db, const struct conf *c, const char *name, char *err)
+{
+	struct user_rec u;
+	int rc;
+
+	if (conf_serve_user(c, name) != NULL) {
+		errf(err, "user %s is in %s: change it there", name, c->path);
+		return USERS_CONFLICT;
+	}
+	if ((rc = users_find(db, c, name, &u, err)) == USERS_NOT_FOUND)
+		errf(err, "no user %s", name);
+	return rc;
+}
+
 /* Gives a table user the role admin (1) or viewer (0); setting the role
  * it has is no change, and no error. */
 int

@@ -29,6 +29,7 @@ int users_find(struct db *db, const struct conf *c, const char *name, struct use
 int users_list(struct db *db, const struct conf *c, struct user_rec **list, size_t *n, char *err);
 int users_add(struct db *db, const struct conf *c, const struct user_rec *u, char *err);
 int users_set_role(struct db *db, const struct conf *c, const char *name, int admin, char *err);
+int users_changeable(struct db *db, const struct conf *c, const char *name, char *err);
 int users_set_hash(struct db *db, const struct conf *c, const char *name, const char *hash, char *err);
 int users_remove(struct db *db, const struct conf *c, const char *name, char *err);
 
