@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -253,9 +254,41 @@ db_entry(const struct section *s, const char *key)
 	return NULL;
 }
 
+/* Refuses a port that no connection would use.  The client library
+ * takes a socket, no host, or the host "localhost" as the unix socket
+ * and ignores the port, unless tls asks for TCP (db_connect.c): a port
+ * meant for another server there would silently reach the default one,
+ * and the error of a failed connect would name a port never tried. */
+static void
+check_port(struct loader *ld, const struct db_conf *db, const struct section *s)
+{
+	const struct entry *p = db_entry(s, "port"), *h = db_entry(s, "host");
+	struct db_conf own = *db;
+	char host[256];
+	const char *why;
+	unsigned port;
+	size_t i;
+
+	if (p != NULL && db->socket != NULL)
+		ld_error(ld, p->line, "port: not used: socket is set, and wins over host and port");
+	else if (p != NULL && db->host == NULL && db->tls == TLS_OFF)
+		ld_error(ld, p->line,
+		    "port: not used without host (the default unix socket is): set host = 127.0.0.1");
+	if (h == NULL || db->socket != NULL || db->tls != TLS_OFF)
+		return;
+	own.port = p != NULL ? db->port : 0; /* 0: the item names no port */
+	for (i = 0; conf_db_host(&own, i, host, sizeof host, &port, &why) == 1; i++)
+		if (port != 0 && strcasecmp(host, "localhost") == 0)
+			ld_error(ld, h->line,
+			    "host: localhost is the default unix socket to the client library, which "
+			    "ignores port %u: write 127.0.0.1 (or [::1]) for TCP",
+			    port);
+}
+
 /* Refuses keys that would be read and then do nothing: a password
  * beside a password_file (the file's would win), TLS over a unix socket,
- * and TLS files for a connection that is not encrypted. */
+ * TLS files for a connection that is not encrypted, and an unused port
+ * (check_port). */
 static void
 check_unused(struct loader *ld, const struct db_conf *db, const struct section *s)
 {
@@ -277,6 +310,7 @@ check_unused(struct loader *ld, const struct db_conf *db, const struct section *
 		if ((e = db_entry(s, tls_keys[i])) != NULL)
 			ld_error(ld, e->line, "%s: the connection is not encrypted (tls = no): set tls = yes or verify",
 			    e->key);
+	check_port(ld, db, s);
 }
 
 /* [database]: every key into c->db. */
