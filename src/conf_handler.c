@@ -531,6 +531,30 @@ check_writers(struct loader *ld, const struct handler *h, int line)
 	free(what);
 }
 
+/* With CONF_CHECK_EXEC: only a worker running as root switches to the
+ * handler's user and group (spawn.c); any other leaves them unused and
+ * runs the handler as itself, which is said here rather than silently
+ * done.  A warning, not an error: a worker that runs as the user named
+ * anyway, or a check made as another user, is no mistake. */
+static void
+check_run_ids(struct loader *ld, const struct handler *h, int user_line, int group_line)
+{
+	uid_t uid = geteuid();
+
+	if (uid == 0)
+		return;
+	if (h->has_uid && h->uid != uid)
+		ld_warning(ld, user_line,
+		    "handler '%s': user %s is not used: jobq runs as uid %lu, not root, and so does "
+		    "the handler",
+		    h->type, h->user, (unsigned long)uid);
+	else if (h->group != NULL && h->has_gid && h->gid != getegid())
+		ld_warning(ld, group_line,
+		    "handler '%s': group %s is not used: jobq runs as uid %lu, not root, and the "
+		    "handler keeps gid %lu",
+		    h->type, h->group, (unsigned long)uid, (unsigned long)getegid());
+}
+
 /* max_jobs, max_memory and idle_timeout mean something only to a
  * persistent handler: set in the section of an exec-mode one, they
  * would be accepted and do nothing.  (As [worker] defaults they apply
@@ -604,5 +628,6 @@ conf_handler_load(struct loader *ld, struct conf *c, const struct section *s, co
 		check_workdir(ld, h);
 		conf_limit_check(ld, h);
 		check_writers(ld, h, exec_line);
+		check_run_ids(ld, h, user_line, group_line);
 	}
 }

@@ -64,4 +64,39 @@ EOC
 	is "$(grep -c "^$(re "$T/port-ok.ini"):" "$T/err")" "0" "loads: $(echo $v)"
 done
 
+# ---- [handler] user and group under a worker that is not root ----
+# spawn.c switches identity only as root; any other worker ran the
+# handler as itself and `jobq check` said ok.  Now both warn.  Run as
+# nobody (setpriv), from a folder nobody can read.
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null && getent passwd daemon >/dev/null &&
+	getent group daemon >/dev/null &&
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$JOBQ" --version >/dev/null 2>&1; then
+	U=$(mktemp -d /tmp/jobq-config-keys.XXXXXX)
+	chmod 755 "$U"
+	printf '#!/bin/sh\nid -u\n' >"$U/h.sh"
+	chmod 755 "$U/h.sh"
+	as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$JOBQ" -c "$U/$1.ini" check; }
+	printf '[database]\nsocket = %s\nuser = root\ndatabase = %s\n[handler t]\nexec = %s\nuser = daemon\n' \
+		"$SOCKET" "$DB" "$U/h.sh" >"$U/user.ini"
+	printf '[database]\nsocket = %s\nuser = root\ndatabase = %s\n[handler t]\nexec = %s\ngroup = daemon\n' \
+		"$SOCKET" "$DB" "$U/h.sh" >"$U/group.ini"
+	printf '[database]\nsocket = %s\nuser = root\ndatabase = %s\n[handler t]\nexec = %s\nuser = nobody\n' \
+		"$SOCKET" "$DB" "$U/h.sh" >"$U/self.ini"
+	chmod 644 "$U"/*.ini
+	run as_nobody user
+	like "$ERR" "^$(re "$U/user.ini"):7: warning: handler 't': user daemon is not used: jobq runs as uid 65534, not root" \
+		"user = daemon with a worker that is not root warns"
+	run as_nobody group
+	like "$ERR" "^$(re "$U/group.ini"):7: warning: handler 't': group daemon is not used" \
+		"group = daemon with a worker that is not root warns"
+	run as_nobody self
+	is "$(grep -c warning "$T/err")" "0" "user = the worker's own user does not"
+	run "$JOBQ" -c "$U/user.ini" check
+	is "$(grep -c warning "$T/err")" "0" "nor does user = daemon with a root worker"
+	rm -rf "$U"
+else
+	for i in 1 2 3 4; do echo "ok $((TAP_N + i)) # SKIP not root, no setpriv or no daemon user"; done
+	TAP_N=$((TAP_N + 4))
+fi
+
 finish
