@@ -243,6 +243,24 @@ worker_set(struct loader *ld, struct conf *c, const struct entry *e)
 	return 0;
 }
 
+/* A key [worker] does not take.  The [handler TYPE] keys that belong to
+ * one type (its program, queue, next step and flow limits) have no
+ * default: say so, rather than call a documented key unknown. */
+static void
+worker_unknown_key(struct loader *ld, const struct section *s, const struct entry *e)
+{
+	static const char *const per_type[] = { "exec", "queue", "on_success", "max_running", "rate" };
+	size_t i;
+
+	for (i = 0; i < ARRAY_LEN(per_type); i++)
+		if (strcmp(e->key, per_type[i]) == 0) {
+			ld_error(ld, e->line, "%s: a key of [handler TYPE] only, with no [worker] default",
+			    e->key);
+			return;
+		}
+	ld_unknown_key(ld, s, e);
+}
+
 /* [worker]: its own keys into c->worker, the handler keys into
  * defaults (for every [handler TYPE]). */
 void
@@ -258,7 +276,7 @@ conf_worker_load(struct loader *ld, struct conf *c, const struct section *s, str
 			strv_free(c->worker.on_alert_argv);
 			c->worker.on_alert_argv = conf_handler_program(ld, defaults, e);
 		} else if (worker_set(ld, c, e) == 1 && conf_handler_set(ld, defaults, e) == 1)
-			ld_unknown_key(ld, s, e);
+			worker_unknown_key(ld, s, e);
 	}
 }
 

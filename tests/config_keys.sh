@@ -99,4 +99,22 @@ else
 	TAP_N=$((TAP_N + 4))
 fi
 
+# ---- [worker]: the per-type [handler] keys ----
+# jobq.ini(5) said any [handler] key may be set in [worker]; these five
+# were refused as "unknown key", a documented key named as a typo.
+for k in "exec = /bin/true" "queue = default" "on_success = echo" "max_running = 2" "rate = 1/s"; do
+	conf_file "worker-${k%% *}" <<EOC
+[database]
+socket = $SOCKET
+user = root
+database = $DB
+[worker]
+$k
+[handler echo]
+exec = $HANDLERS/echo.sh
+EOC
+	conf_refused "worker-${k%% *}" 6 "${k%% *}: a key of \[handler TYPE\] only, with no \[worker\] default" \
+		"${k%% *} in [worker]"
+done
+
 finish
