@@ -624,6 +624,7 @@ conf_handler_load(struct loader *ld, struct conf *c, const struct section *s, co
 	resolve_exec(ld, h, exec_line);
 	resolve_ids(ld, h, user_line, group_line);
 	check_mode_keys(ld, h, s);
+	conf_limit_mode(ld, h);
 	if (ld->flags & CONF_CHECK_EXEC) {
 		check_workdir(ld, h);
 		conf_limit_check(ld, h);

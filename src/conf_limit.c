@@ -135,3 +135,20 @@ conf_limit_check(struct loader *ld, const struct handler *h)
 		    "(set user =)",
 		    h->type);
 }
+
+/* RLIMIT_CPU counts a process's whole life, and a persistent handler's
+ * process (mode = persistent) lives through many jobs: the job that
+ * crossed the limit would be killed and charged an attempt for the CPU
+ * of the jobs before it.  Refused there (a [worker] limit_cpu too, at
+ * its line); timeout bounds a job, max_jobs a process. */
+void
+conf_limit_mode(struct loader *ld, const struct handler *h)
+{
+	if (!h->persistent || h->limits[LIMIT_CPU] == 0)
+		return;
+	ld_error(ld, h->limit_lines[LIMIT_CPU],
+	    "limit_cpu: not for handler '%s' (mode = persistent): its process serves many jobs, and the "
+	    "one that crosses the limit would be killed for the CPU of those before it (use timeout, "
+	    "max_jobs, or limit_cpu = none in its section)",
+	    h->type);
+}

@@ -6,5 +6,6 @@
 
 int conf_limit_set(struct loader *ld, struct handler *h, const struct entry *e);
 void conf_limit_check(struct loader *ld, const struct handler *h);
+void conf_limit_mode(struct loader *ld, const struct handler *h);
 
 #endif

@@ -117,4 +117,42 @@ EOC
 		"${k%% *} in [worker]"
 done
 
+# ---- limit_cpu and mode = persistent ----
+# RLIMIT_CPU counts the process's life: a persistent process that had
+# served two jobs of 0.4 s CPU each was killed by SIGXCPU during a third
+# of 0.15 s under limit_cpu = 1s, and that job was charged the attempt.
+printf '#!/bin/sh\nexit 0\n' >"$T/p.sh"
+chmod 755 "$T/p.sh"
+conf_file cpu-persistent <<EOC
+[database]
+socket = $SOCKET
+user = root
+database = $DB
+[handler p]
+exec = $T/p.sh
+mode = persistent
+limit_cpu = 5s
+EOC
+conf_refused cpu-persistent 8 "limit_cpu: not for handler 'p' \(mode = persistent\)" \
+	"limit_cpu in a persistent handler"
+conf_file cpu-worker <<EOC
+[database]
+socket = $SOCKET
+user = root
+database = $DB
+[worker]
+limit_cpu = 5s
+[handler p]
+exec = $T/p.sh
+mode = persistent
+[handler e]
+exec = $T/p.sh
+EOC
+conf_refused cpu-worker 6 "limit_cpu: not for handler 'p' \(mode = persistent\)" \
+	"[worker] limit_cpu inherited by a persistent handler, at the [worker] line"
+sed -i 's/^\[handler e\]$/limit_cpu = none\n[handler e]/' "$T/cpu-worker.ini"
+run "$JOBQ" -c "$T/cpu-worker.ini" check
+is "$(grep -c "^$(re "$T/cpu-worker.ini"):" "$T/err")" "0" \
+	"limit_cpu = none in the persistent handler's section loads; the exec one keeps [worker]'s"
+
 finish
