@@ -5,6 +5,9 @@
 #   on_dead = /usr/local/libexec/jobq/alert-webhook.sh
 #   env.ALERT_WEBHOOK_URL = https://hooks.example.com/jobq
 #
+# It posts any JSON object it is given, so it serves as on_alert too (a
+# watchdog's incident); [worker] env.NAME reaches both.
+#
 # Reads the dead job as one JSON object on stdin (id, queue, type,
 # payload, attempts, reason, error, failed_at) and sends it unchanged as
 # the body of a POST (Content-Type: application/json) with curl.

@@ -174,11 +174,12 @@ alerts_add(struct alerts *a, const struct handler *h, uint64_t job_id, char *jso
 }
 
 /* Runs on_alert (argv) for watchdog incident id of kind about name, with
- * json (taken) on its stdin (alert_push): in a clean environment, as
- * the worker's user, with JOBQ_JOB_ID the incident's id, JOBQ_TYPE its
- * kind and JOBQ_QUEUE its name. */
+ * json (taken) on its stdin (alert_push): in a clean environment but
+ * for env ([worker] env.NAME), as the worker's user, with JOBQ_JOB_ID
+ * the incident's id, JOBQ_TYPE its kind and JOBQ_QUEUE its name. */
 void
-alerts_add_incident(struct alerts *a, char **argv, uint64_t id, const char *kind, const char *name, char *json)
+alerts_add_incident(
+    struct alerts *a, char **argv, char **env, uint64_t id, const char *kind, const char *name, char *json)
 {
 	static char *no_env[] = { NULL };
 	struct handler h;
@@ -186,7 +187,7 @@ alerts_add_incident(struct alerts *a, char **argv, uint64_t id, const char *kind
 	memset(&h, 0, sizeof h);
 	h.type = (char *)kind;
 	h.queue = (char *)name;
-	h.env = no_env;
+	h.env = env != NULL ? env : no_env;
 	alert_push(a, &h, argv, id, xasprintf("alert %s %s: on_alert", kind, name), "the incident stays recorded",
 	    json);
 }

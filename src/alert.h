@@ -19,7 +19,8 @@ struct alerts;
 struct alerts *alerts_new(void);
 void alerts_free(struct alerts *a);
 void alerts_add(struct alerts *a, const struct handler *h, uint64_t job_id, char *json);
-void alerts_add_incident(struct alerts *a, char **argv, uint64_t id, const char *kind, const char *name, char *json);
+void alerts_add_incident(
+    struct alerts *a, char **argv, char **env, uint64_t id, const char *kind, const char *name, char *json);
 char *alert_json(const struct job_view *v);
 unsigned alerts_busy(const struct alerts *a);
 int alerts_fds(struct alerts *a, struct pollfd *pfd);

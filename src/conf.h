@@ -125,6 +125,7 @@ struct worker_conf {
 	size_t max_payload;
 	char **on_dead_argv; /* [worker] on_dead, for a dead job whose type has no [handler] */
 	char **on_alert_argv; /* [worker] on_alert: the watchdogs' incidents (watchdog.c); NULL: none */
+	char **env; /* [worker] env.NAME=value, NULL-terminated: on_alert's, and on_dead's above */
 	int64_t keep_done_ms; /* finished jobs' runs are pruned past this age; 0: never */
 	char *metrics_listen; /* ADDR:PORT of the worker's own /metrics (metrics_http.c); NULL: none */
 	char *otlp_endpoint;  /* the OTLP/HTTP collector spans go to (otlp.c); NULL: none */

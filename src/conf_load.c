@@ -226,6 +226,8 @@ interpret(struct loader *ld, struct conf *c)
 	free(ok);
 	c->worker.on_dead_argv = defaults.on_dead_argv; /* kept for jobs of no handler */
 	defaults.on_dead_argv = NULL;
+	c->worker.env = defaults.env; /* and the environment those two, and on_alert, run in */
+	defaults.env = NULL;
 	conf_handler_free_fields(&defaults);
 }
 

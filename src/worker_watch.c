@@ -31,8 +31,8 @@ deliver(void *arg, const struct incident *x, const char *event)
 	else
 		log_info("alert cleared: %s %s (%s)", x->kind, x->name, x->reason);
 	if (w->conf->worker.on_alert_argv != NULL)
-		alerts_add_incident(
-		    w->alerts, w->conf->worker.on_alert_argv, x->id, x->kind, x->name, incident_json(x, event));
+		alerts_add_incident(w->alerts, w->conf->worker.on_alert_argv, w->conf->worker.env, x->id, x->kind,
+		    x->name, incident_json(x, event));
 }
 
 /* Step 5: the watchdogs, when due. */

@@ -276,11 +276,11 @@ alert_dead(struct worker *w, const struct slot *s)
 
 	if (h == NULL && w->conf->worker.on_dead_argv != NULL) {
 		/* A job of no [handler]: the [worker] on_dead, in a clean
-		 * environment, as the worker's user. */
+		 * environment but for [worker] env.NAME, as the worker's user. */
 		memset(&none, 0, sizeof none);
 		none.type = s->job->type;
 		none.queue = s->job->queue;
-		none.env = no_env;
+		none.env = w->conf->worker.env != NULL ? w->conf->worker.env : no_env;
 		none.on_dead_argv = w->conf->worker.on_dead_argv;
 		h = &none;
 	}

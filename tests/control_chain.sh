@@ -11,11 +11,12 @@ cat >"$T/step.sh" <<'EOS'
 #!/bin/sh
 printf '%s %s\n' "$JOBQ_TYPE" "$(cat)" >>"$1"
 EOS
-# alert.sh DIR: keeps its stdin (one JSON object) in DIR/JOB_ID; alerts
-# may run at once.
+# alert.sh DIR: keeps its stdin (one JSON object) in DIR/JOB_ID, and
+# its ALERT_TAG in DIR.env.JOB_ID; alerts may run at once.
 cat >"$T/alert.sh" <<'EOS'
 #!/bin/sh
 cat >"$1/$JOBQ_JOB_ID"
+printf '%s\n' "${ALERT_TAG:-unset}" >"$1.env.$JOBQ_JOB_ID"
 EOS
 # broken.sh: an alert that fails.
 cat >"$T/broken.sh" <<'EOS'
@@ -41,7 +42,7 @@ chmod +x "$T"/*.sh
 
 for mode in skip-locked update; do
 	empty_tables
-	rm -rf "$T/steps" "$T/alerts" "$T/mail"
+	rm -rf "$T/steps" "$T/alerts" "$T/alerts.env".* "$T/mail"
 	mkdir "$T/alerts"
 	write_conf <<EOC
 [worker]
@@ -49,6 +50,7 @@ poll_interval = 20ms
 reserve_mode = $mode
 workdir = $T
 on_dead = ./alert.sh $T/alerts
+env.ALERT_TAG = from-the-worker-section
 
 [queue default]
 [queue later]
@@ -97,6 +99,8 @@ EOC
 	is "$(grep -c "on_dead .*alert.sh ran" "$T/work.$mode.log")" 4 "[$mode] once each"
 	like "$(cat "$T/alerts/$u1")" "^\\{\"id\":$u1,\"queue\":\"default\",\"type\":\"nohandler\",.*\"reason\":\"unknown job type\"" \
 		"[$mode] a job of no handler: its alert says unknown job type"
+	is "$(cat "$T/alerts.env.$u1")" from-the-worker-section \
+		"[$mode] and its on_dead runs with [worker] env.NAME (the shipped alert scripts' setting)"
 	for id in $c1 $c2 $c3; do
 		like "$(cat "$T/alerts/$id")" \
 			"^\\{\"id\":$id,\"queue\":\"default\",\"type\":\"charge\",\"payload\":\\{\"order\":[123]\\},\"attempts\":1,\"reason\":\"exit 65 is a permanent failure\",\"error\":\"no such customer\\\\n\",\"failed_at\":\"[0-9-]{10}T[0-9:.]+Z\"\\}$" \

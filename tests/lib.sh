@@ -287,18 +287,20 @@ replylost_start() {
 }
 
 # alerts_setup: $T/alert.sh FILE, an on_alert program that appends each
-# alert it is given (one JSON object) to FILE as a line, and A, the file
-# $T/alerts, empty.  alert_count EVENT KIND [NAME]: the lines so far;
+# alert it is given (one JSON object) to FILE as a line (and its
+# ALERT_TAG to FILE.env), and A, the file $T/alerts, empty.  alert_count EVENT KIND [NAME]: the lines so far;
 # wait_alerts SECS N EVENT KIND [NAME]: waits for N of them.
 alerts_setup() {
 	cat >"$T/alert.sh" <<'EOS'
 #!/bin/sh
 line=$(cat)
 printf '%s\n' "$line" >>"$1"
+printf '%s\n' "${ALERT_TAG:-unset}" >>"$1.env"
 EOS
 	chmod +x "$T/alert.sh"
 	A=$T/alerts
 	: >"$A"
+	: >"$A.env"
 }
 alert_count() {
 	grep -c "\"event\":\"$1\",.*\"kind\":\"$2\"${3:+,\"name\":\"$3\"}" "$A"

@@ -43,6 +43,7 @@ write_conf <<EOC
 [worker]
 poll_interval = 50ms
 on_alert = $T/alert.sh $A
+env.ALERT_TAG = from-the-worker-section
 
 [queue default]
 
@@ -69,6 +70,8 @@ is "$(sql "SELECT COUNT(*) FROM jobq_schedule_runs WHERE status = 'missed'")" 1 
 is "$(sql "SELECT COUNT(*) FROM jobq_alerts WHERE kind = 'missed' AND open_key = 1")" 1 "... one open incident"
 like "$(grep '"raised"' "$A" | head -n 1)" '"reason":"schedule hourly: the fire of 2026-01-05 11:00 was missed' \
 	"... saying which fire"
+is "$(head -n 1 "$A.env")" from-the-worker-section \
+	"on_alert runs with [worker] env.NAME (the shipped alert scripts' setting)"
 stop_watchers
 
 # 12:00: the fire is on time again: the incident clears, once.
