@@ -387,6 +387,7 @@ remove_one(const struct conf *c, struct db *db, const char *name)
 static int
 switch_one(const struct conf *c, struct db *db, const char *cmd, const char *name)
 {
+	const struct schedule *s;
 	struct schedule **v;
 	char err[ERRSZ];
 	size_t n;
@@ -394,8 +395,12 @@ switch_one(const struct conf *c, struct db *db, const char *cmd, const char *nam
 
 	if ((rc = schedules_load(c, db, &v, &n, err)) != DB_OK)
 		return db_status(rc, err);
-	if (schedules_find(v, n, name) == NULL) {
+	if ((s = schedules_find(v, n, name)) == NULL) {
 		cli_error("schedule %s: no schedule '%s' (in %s or in the database)", cmd, name, c->path);
+		rc = EX_DATAERR;
+	} else if (on && schedules_ini_off(s)) {
+		cli_error("schedule enable: '%s' says enabled = no in %s:%d: turn it on there", name, c->path,
+		    s->line);
 		rc = EX_DATAERR;
 	} else if ((rc = schedules_switch(db, name, on, err)) == DB_OK)
 		printf("schedule '%s' %s\n", name, on ? "enabled" : "disabled");

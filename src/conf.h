@@ -152,6 +152,7 @@ struct schedule {
 	int priority;
 	char *timezone;      /* IANA name; the [worker] timezone when not given */
 	int enabled;         /* as written; the database may switch it (schedules.c) */
+	int ini_enabled;     /* an INI schedule's enabled as its file says */
 	int overlap_allow;   /* 0: skip a fire while the last job is queued or running */
 	int64_t catch_up_ms; /* a fire later than this is recorded as missed */
 	enum catch_up catch_up_mode; /* which late fires are enqueued (scheduler.c) */

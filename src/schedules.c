@@ -27,7 +27,7 @@ copy_ini(const struct schedule *src)
 	s->queue = xstrdup(src->queue);
 	s->priority = src->priority;
 	s->timezone = xstrdup(src->timezone);
-	s->enabled = src->enabled;
+	s->enabled = s->ini_enabled = src->enabled;
 	s->overlap_allow = src->overlap_allow;
 	s->catch_up_ms = src->catch_up_ms;
 	s->catch_up_mode = src->catch_up_mode;
@@ -114,9 +114,11 @@ apply_switches(struct db *db, struct schedule **v, size_t n, char *err)
 	r = db_query(db, &rc, err, "SELECT name, enabled FROM jobq_schedule_state WHERE enabled IS NOT NULL");
 	if (r == NULL)
 		return rc;
+	/* An INI schedule its file says enabled = no stays off, whatever
+	 * switch a person left in the database before the file said so. */
 	while ((row = db_res_next(r)) != NULL)
 		for (i = 0; i < n; i++)
-			if (strcmp(v[i]->name, row[0]) == 0)
+			if (strcmp(v[i]->name, row[0]) == 0 && !schedules_ini_off(v[i]))
 				v[i]->enabled = strcmp(row[1], "0") != 0;
 	db_res_free(r);
 	return DB_OK;
@@ -375,8 +377,17 @@ schedules_remove_audited(
 	return rc;
 }
 
+/* Whether s is an INI schedule whose file says enabled = no: off for
+ * good, which no switch in the database turns on (apply_switches). */
+int
+schedules_ini_off(const struct schedule *s)
+{
+	return s->source == SCHEDULE_INI && !s->ini_enabled;
+}
+
 /* Turns a schedule (INI or database) on or off; the caller checked the
- * name. */
+ * name, and that an INI schedule the file turns off is not turned on
+ * (schedules_ini_off). */
 int
 schedules_switch(struct db *db, const char *name, int enabled, char *err)
 {

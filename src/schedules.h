@@ -31,6 +31,7 @@ int schedules_remove(const struct conf *c, struct db *db, const char *name, char
 struct audit_entry;
 int schedules_remove_audited(
     const struct conf *c, struct db *db, const char *name, const struct audit_entry *a, char *err);
+int schedules_ini_off(const struct schedule *s);
 int schedules_switch(struct db *db, const char *name, int enabled, char *err);
 int schedules_checked(struct db *db, const char *name, const char *until, char *err);
 int schedules_checked_until(

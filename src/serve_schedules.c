@@ -222,7 +222,7 @@ static MHD_RESULT
 switch_schedule(struct req *r, int on)
 {
 	struct sched_change c = { r->srv->conf, NULL, on, NULL, NULL, 0 };
-	struct schedule **v;
+	struct schedule **v, *s;
 	cJSON *in, *doc;
 	char err[ERRSZ], *name;
 	MHD_RESULT ret;
@@ -232,10 +232,16 @@ switch_schedule(struct req *r, int on)
 	if ((name = body_name(r, &in, &ret)) == NULL)
 		return ret;
 	tz_enter();
-	if (load_one(r, name, &v, &n, &ret) == NULL) {
+	if ((s = load_one(r, name, &v, &n, &ret)) == NULL) {
 		tz_leave();
 		cJSON_Delete(in);
 		return ret;
+	}
+	if (on && schedules_ini_off(s)) {
+		schedules_free(v, n);
+		tz_leave();
+		cJSON_Delete(in);
+		return serve_error(r, 409, "this schedule says enabled = no in jobq.ini: turn it on there");
 	}
 	c.name = name;
 	rc = serve_audited(r, on ? "schedule-enable" : "schedule-disable", 0, name, switch_change, &c, err);

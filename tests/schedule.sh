@@ -227,6 +227,21 @@ jq_ schedule remove db1 >/dev/null
 is "$(sql "SELECT COUNT(*) FROM jobq_schedules WHERE name = 'db1'"):$(sql "SELECT COUNT(*) FROM jobq_schedule_state WHERE name = 'db1'")" \
 	"0:0" "schedule remove deletes the schedule and its switch"
 
+# An INI schedule its file says enabled = no stays off: the switch in
+# the database (left on before the file said no) does not turn it on,
+# and enable is refused, naming the file's line.
+sed -i '/^\[schedule inifile\]$/a enabled = no' "$CONF"
+n=$(njobs)
+at 2026-01-07T03:00:05Z >/dev/null
+is "$(sql "SELECT enabled FROM jobq_schedule_state WHERE name = 'inifile'")/$(njobs)" "1/$n" \
+	"enabled = no in the file: no fire, though the database's switch says on"
+like "$(jq_ schedule --list | grep '^inifile ')" "^inifile +ini +off " "--list says it is off"
+OUT=$(jq_ schedule enable inifile 2>&1)
+is "$?" 65 "schedule enable of an INI schedule the file turns off: exit 65"
+like "$OUT" "schedule enable: 'inifile' says enabled = no in .*jobq.ini:[0-9]+: turn it on there" \
+	"... naming the file's line"
+sed -i '/^enabled = no$/d' "$CONF"
+
 # -c FILE after the subcommand, or before it, is the file read (with
 # $JOBQ_CONFIG naming another, or none): every command takes -c after
 # its name.
@@ -296,8 +311,8 @@ type = echo
 [schedule miss-one]
 cron = 0 3 * * *
 type = echo
-catch_up = 0
-enabled = no"
+catch_up = 0"
+jq_ schedule disable miss-one >/dev/null
 now=$(sql "SELECT DATE_FORMAT(UTC_TIMESTAMP(), '%Y-%m-%dT%H:%i:%sZ')")
 day=$(sql "SELECT DATE_FORMAT(UTC_TIMESTAMP() - INTERVAL 1 DAY, '%Y-%m-%d')")
 at "${day}T01:59:00Z" >/dev/null
