@@ -145,8 +145,10 @@ serve_proxy_trusted_peer(const struct serve_conf *sc, const struct sockaddr *sa)
 }
 
 /* Whether the browser reached us over HTTPS: jobq's own TLS, a public_url
- * that is https://, or a trusted proxy's X-Forwarded-Proto: https (nginx
- * sets it from $scheme; from anyone else the header is ignored). */
+ * that is https://, or, with no public_url, a trusted proxy's
+ * X-Forwarded-Proto: https (nginx sets it from $scheme; from anyone else
+ * the header is ignored).  An http:// public_url says the address people
+ * type is plain HTTP, whatever a proxy's header says. */
 static int
 came_over_https(struct req *r, int via_trusted)
 {
@@ -155,7 +157,7 @@ came_over_https(struct req *r, int via_trusted)
 
 	if (r->srv->tls || sc->public_https)
 		return 1;
-	if (!via_trusted)
+	if (!via_trusted || sc->public_url != NULL)
 		return 0;
 	proto = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "X-Forwarded-Proto");
 	return proto != NULL && strcasecmp(proto, "https") == 0;

@@ -93,6 +93,17 @@ hit POST /api/login "$T/r.jar" "$LOGIN"
 like "$(header set-cookie)" '; Secure' "public_url = https://...: the cookie is Secure"
 is "$(header strict-transport-security)" "max-age=31536000" "and HSTS is sent"
 serve_stop
+# An http:// public_url: plain HTTP, whatever a trusted proxy says.
+conf <<EOC
+[serve]
+public_url = http://jobs.example.com/
+trusted_proxies = 127.0.0.2
+EOC
+serve_start
+hit POST /api/login "$T/s.jar" "$LOGIN" --interface 127.0.0.2 -H 'X-Forwarded-Proto: https'
+is "$CODE/$(header strict-transport-security)" "200/" "public_url = http://...: no HSTS, though the trusted proxy says https"
+ok "$(header set-cookie | grep -qv Secure; echo $?)" "... and the cookie is not Secure"
+serve_stop
 
 # ---- encoded NUL, Host, framing, bodies ----
 conf <<EOC
