@@ -274,7 +274,6 @@ conf_worker_load(struct loader *ld, struct conf *c, const struct section *s, str
 		if (strcmp(e->key, "on_alert") == 0) {
 			/* the watchdogs' program (worker_watch.c): the worker's own */
 			strv_free(c->worker.on_alert_argv);
-	strv_free(c->worker.env);
 			c->worker.on_alert_argv = conf_handler_program(ld, defaults, e);
 		} else if (worker_set(ld, c, e) == 1 && conf_handler_set(ld, defaults, e) == 1)
 			worker_unknown_key(ld, s, e);
@@ -342,6 +341,7 @@ conf_worker_free(struct conf *c)
 	strv_free(c->worker.queues);
 	strv_free(c->worker.on_dead_argv);
 	strv_free(c->worker.on_alert_argv);
+	strv_free(c->worker.env);
 	free(c->worker.timezone);
 	free(c->worker.wakeup_dir);
 	free(c->worker.metrics_listen);
