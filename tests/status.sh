@@ -76,7 +76,7 @@ is "$(j '[d["queues"]["legacy"][k] for k in ("ready", "delayed", "reserved", "st
 	"[2, 0, 0, 0, 0]" "JSON legacy counts"
 is "$(j 'sorted(d["queues"])')" '["default", "idle", "legacy", "mail"]' "JSON lists exactly these queues"
 is "$(j '120 <= d["queues"]["default"]["oldest_ready_seconds"] <= 160')" true "JSON oldest_ready_seconds about 120"
-is "$(j 'sorted(d["queues"]["idle"])')" '["delayed", "failed", "oldest_ready_seconds", "paused", "ready", "reserved", "stale", "waiting"]' "each queue has all eight keys (paused: jobq pause, flow_pause.sh; waiting: deps.sh)"
+is "$(j 'sorted(d["queues"]["idle"])')" '["delayed", "description", "failed", "oldest_ready_seconds", "paused", "ready", "reserved", "stale", "waiting"]' "each queue has all nine keys (paused: jobq pause, flow_pause.sh; waiting: deps.sh; description: config_audit.sh)"
 is "$(j 'd["reserve_mode"]')" "skip-locked" "JSON reserve_mode"
 is "$(j 'd["workers"]')" 0 "JSON workers: 0"
 
