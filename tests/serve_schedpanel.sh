@@ -111,7 +111,7 @@ bad 400 "name" '{"cron": "* * * * *", "type": "echo"}'
 bad 400 "^colour: not a schedule field" '{"name": "b", "cron": "* * * * *", "type": "echo", "colour": "red"}'
 bad 400 "^enabled: not a schedule field" '{"name": "b", "cron": "* * * * *", "type": "echo", "enabled": "no"}'
 bad 400 "^type: expected a string" '{"name": "b", "cron": "* * * * *", "type": 5}'
-bad 400 "name" 'not json'
+bad 400 "^expected a JSON object as the body$" 'not json'
 bad 409 "schedule 'panel1' already exists in the database" '{"name": "panel1", "cron": "* * * * *", "type": "echo"}'
 bad 409 "'nightly' is defined in .*jobq.ini:[0-9]+; a schedule lives in one place only" '{"name": "nightly", "cron": "* * * * *", "type": "echo"}'
 
