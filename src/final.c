@@ -27,7 +27,7 @@ final_sql(struct db *db, struct buf *sql, const char *by, const char *cond)
 	    " SELECT id, queue, type, attempts, %q, UTC_TIMESTAMP(6), 0,"
 	    " IF(cancel_by IS NULL, 'expired', 'cancelled'), 'not started',"
 	    " IF(cancel_by IS NULL, CONCAT('expired: not started by ', LEFT(expires_at, 19), ' UTC'),"
-	    " CONCAT('cancelled by ', cancel_by, ' at ', LEFT(cancel_at, 19), ' UTC')),"
+	    " CONCAT('cancelled by ', " CANCEL_WHO ")),"
 	    " created_at, IF(LENGTH(payload) <= 65536, payload, NULL), SUBSTRING(traceparent, 4, 32)"
 	    " FROM jobs WHERE ",
 	    by);

@@ -35,11 +35,12 @@ struct job {
 	int64_t wait_ms;       /* how long it had been due when claimed; -1: unknown */
 	/* Its lifecycle (sql/019): expires_ms is the time left, at the claim,
 	 * before it must not start (<= 0: expired; INT64_MAX: never);
-	 * cancel_by, who asked for it to be cancelled ("" when nobody did);
+	 * cancel_by, who asked for it to be cancelled and when (CANCEL_WHO;
+	 * "" when nobody did);
 	 * checkpoint, the JSON an earlier attempt saved (NULL: none);
 	 * traceparent, its W3C trace context ("" when none). */
 	int64_t expires_ms;
-	char cancel_by[129];
+	char cancel_by[600];
 	char *checkpoint;
 	char traceparent[56];
 	/* Its dependencies (sql/021, 022), as the claim read them: waiters,

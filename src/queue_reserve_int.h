@@ -10,6 +10,7 @@
 #define JOBQ_QUEUE_RESERVE_INT_H
 
 #include "queue.h"
+#include "queue_states.h"
 
 struct flow_gate;
 
@@ -21,7 +22,7 @@ struct flow_gate;
 	"id, queue, type, payload, priority, attempts, COALESCE(max_attempts, 0), " \
 	"TIMESTAMPDIFF(MICROSECOND, created_at, UTC_TIMESTAMP(6)) DIV 1000, created_at, " \
 	"TIMESTAMPDIFF(MICROSECOND, available_at, UTC_TIMESTAMP(6)) DIV 1000, " \
-	"TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), expires_at) DIV 1000, cancel_by, checkpoint, traceparent, " \
+	"TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), expires_at) DIV 1000, " CANCEL_WHO ", checkpoint, traceparent, " \
 	"has_waiters, wait_until IS NOT NULL, group_id, "
 
 /* One claim: up to limit jobs of one queue's due priorities, stamped

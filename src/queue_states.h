@@ -42,6 +42,11 @@
 #define IS_RESERVED "lease_token IS NOT NULL AND COALESCE(lease_expires_at > UTC_TIMESTAMP(6), 0)"
 #define IS_STALE "lease_token IS NOT NULL AND COALESCE(lease_expires_at <= UTC_TIMESTAMP(6), 1)"
 
+/* Who asked for a job's cancel and when, as every run it ends says it
+ * ("cancelled by " CANCEL_WHO): "alice at 2026-12-05 20:01:02 UTC".  A
+ * row another program wrote with cancel_by alone still names who. */
+#define CANCEL_WHO "CONCAT(cancel_by, COALESCE(CONCAT(' at ', LEFT(cancel_at, 19), ' UTC'), ''))"
+
 /* The states of a job still in the queue, in the order every list and
  * count of them gives (status, metrics, group show). */
 #define QUEUED_STATES                                              \

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "log.h"
+#include "queue_states.h"
 #include "runner.h"
 #include "worker_int.h"
 
@@ -31,7 +32,7 @@ cancel_due(const struct worker *w)
 static void
 cancel_slot(struct worker *w, struct slot *s, const char *by)
 {
-	char why[300];
+	char why[640];
 
 	snprintf(s->job->cancel_by, sizeof s->job->cancel_by, "%s", by);
 	snprintf(why, sizeof why, "cancelled by %s", by);
@@ -58,7 +59,7 @@ cancel_poll(struct worker *w, int64_t now)
 		return;
 	w->next_cancel = now + CANCEL_POLL_MS;
 	buf_init(&sql);
-	buf_adds(&sql, "SELECT id, cancel_by FROM jobs WHERE cancel_by IS NOT NULL AND id IN (");
+	buf_adds(&sql, "SELECT id, " CANCEL_WHO " FROM jobs WHERE cancel_by IS NOT NULL AND id IN (");
 	for (i = 0; i < w->nslots; i++) {
 		struct slot *s = &w->slots[i];
 

@@ -120,7 +120,7 @@ ends_unstarted(struct worker *w, struct slot *s, int64_t waited)
 {
 	const struct job *j = s->job;
 	int64_t after = s->h != NULL ? s->h->expire_after_ms : 0;
-	char why[300], d[32];
+	char why[640], d[32];
 
 	if (j->cancel_by[0] != '\0') {
 		snprintf(why, sizeof why, "cancelled by %s", j->cancel_by);

@@ -89,7 +89,7 @@ cancelled(struct slot *s)
 	free(s->error);
 	s->error = text;
 	s->write = OUT_CANCEL;
-	snprintf(s->reason, sizeof s->reason, "cancelled by %s", s->job->cancel_by);
+	snprintf(s->reason, sizeof s->reason, "cancelled by %.240s", s->job->cancel_by);
 }
 
 /* Turns a finished handler into the outcome to write. */

@@ -106,8 +106,8 @@ EOC
 	wait_for_sql 30 "SELECT COUNT(DISTINCT job_id) FROM job_runs WHERE job_id IN ($y, $z, $w, $v)" 4
 	ok $? "$m every dependent of the dead job ended"
 	is "$(where "$x")" failed "$m X is dead-lettered"
-	like "$(run_of "$y")" "^cancelled\\|cancelled by dependency $x \\(dead\\)" "$m Y is cancelled, naming X"
-	like "$(run_of "$z")" "^cancelled\\|cancelled by dependency $y \\(cancelled\\)" "$m Z, down the graph, naming Y"
+	like "$(run_of "$y")" "^cancelled\\|cancelled by dependency $x \\(dead\\) at $stamp UTC\$" "$m Y is cancelled, naming X"
+	like "$(run_of "$z")" "^cancelled\\|cancelled by dependency $y \\(cancelled\\) at $stamp UTC\$" "$m Z, down the graph, naming Y"
 	is "$(starts Y),$(starts Z)" "0,0" "$m neither ran"
 	# Whether a claim or the expiry sweep ended them, their rows name
 	# the attempts made: none.
@@ -191,7 +191,8 @@ EOC
 	ok $? "$m after P2"
 	jq_ failed forget "$r1" >/dev/null
 	is "$(sql "SELECT COUNT(*) FROM jobq_parked")" 0 "$m forgetting R1 drops S's copy"
-	is "$(run_of "$s1")" "cancelled|cancelled by dependency $r1 (dead)" "$m S stays cancelled"
+	# A claim ended S; its run names when, as a sweep's run does.
+	like "$(run_of "$s1")" "^cancelled\\|cancelled by dependency $r1 \\(dead\\) at $stamp UTC\$" "$m S stays cancelled"
 	# A forgotten dead job is known by its last run: it ended dead.
 	f2=$(jq_ enqueue --after "$r1" step '{"name": "F2"}' 2>/dev/null)
 	like "$?/$(run_of "$f2")" "^0/cancelled\\|cancelled by dependency $r1 \\(dead\\)" "$m --after a forgotten dead job: cancelled at once"
