@@ -207,7 +207,7 @@ single(struct batch_ctx *ctx, const char *type, const char *payload_arg, const c
 		rc = batch_job_single(type, payload, len, ctx, &job, err);
 	}
 	if (rc != 0) {
-		cli_error("%s", err);
+		cli_error("enqueue: %s", err);
 		rc = EX_DATAERR;
 	} else {
 		job.e.unique_key = unique_key;

@@ -172,13 +172,13 @@ check_all(struct reader *r, const struct batch_ctx *ctx, struct batch_progress *
 			}
 		}
 		if (++bad <= MAX_REPORTED)
-			cli_error("line %llu: %s", (unsigned long long)r->lineno, err);
+			cli_error("enqueue: line %llu: %s", (unsigned long long)r->lineno, err);
 	}
 	p->lines_total = r->lineno;
 	snprintf(
 	    p->input_hash, sizeof p->input_hash, "%016llx", (unsigned long long)defaults_hash(r->hash, ctx));
 	if (bad > MAX_REPORTED)
-		cli_error("... and %llu more bad lines", (unsigned long long)(bad - MAX_REPORTED));
+		cli_error("enqueue: ... and %llu more bad lines", (unsigned long long)(bad - MAX_REPORTED));
 	return bad;
 }
 
@@ -401,23 +401,23 @@ report_failure(struct batch_run *b, int rc, const char *err)
 	}
 	if (exact && b->p.jobs_done == total && total > 0) {
 		/* The last chunk's COMMIT went through; only its answer was lost. */
-		cli_error("all %llu jobs are committed (batch %s); nothing is left to add", total, b->key);
+		cli_error("enqueue: all %llu jobs are committed (batch %s); nothing is left to add", total, b->key);
 		return 0;
 	}
 	if (exact && b->p.jobs_done == 0) {
-		cli_error("nothing was written; run again (with --batch-key %s or without)", b->key);
+		cli_error("enqueue: nothing was written; run again (with --batch-key %s or without)", b->key);
 		if (b->gid != 0 && groups_drop_empty(b->db, b->gid, err2) != DB_OK)
 			cli_error("enqueue: group %llu, opened for this batch, is left empty: %s",
 			    (unsigned long long)b->gid, err2);
 	}
 	else if (exact)
-		cli_error("%llu of %llu jobs are committed (input lines 1-%llu of batch %s); run again with "
+		cli_error("enqueue: %llu of %llu jobs are committed (input lines 1-%llu of batch %s); run again with "
 		          "--batch-key %s and the same input to add the other %llu",
 		    (unsigned long long)b->p.jobs_done, total, (unsigned long long)b->p.lines_done, b->key,
 		    b->key, total - (unsigned long long)b->p.jobs_done);
 	else
 		cli_error(
-		    "at least %llu of %llu jobs are committed (input lines 1-%llu of batch %s), and the "
+		    "enqueue: at least %llu of %llu jobs are committed (input lines 1-%llu of batch %s), and the "
 		    "next chunk may be (its COMMIT got no answer); run again with --batch-key %s and the "
 		    "same input: it adds exactly the jobs that are missing",
 		    (unsigned long long)b->p.jobs_done, total, (unsigned long long)b->p.lines_done, b->key,
@@ -449,13 +449,13 @@ open_batch(struct batch_run *b)
 		return rc == DB_EGONE ? EX_UNAVAILABLE : EXIT_FAIL;
 	}
 	if (!same) {
-		cli_error("batch key '%s' was used with other input or options (%llu lines, %llu jobs then); "
+		cli_error("enqueue: batch key '%s' was used with other input or options (%llu lines, %llu jobs then); "
 		          "nothing was written",
 		    b->key, (unsigned long long)old.lines_total, (unsigned long long)old.jobs_total);
 		return EX_DATAERR;
 	}
 	if (b->p.lines_done > 0)
-		fprintf(stderr, "jobq: batch %s: lines 1-%llu (%llu jobs) were committed before; %s\n",
+		fprintf(stderr, "jobq: enqueue: batch %s: lines 1-%llu (%llu jobs) were committed before; %s\n",
 		    b->key, (unsigned long long)b->p.lines_done, (unsigned long long)b->p.jobs_done,
 		    b->p.lines_done == b->p.lines_total ? "the batch is complete" : "going on from there");
 	return 0;
@@ -543,7 +543,7 @@ write_batch(struct batch_run *b, struct reader *r)
 	if (!b->dry_run) {
 		catch_signals();
 		if (isatty(STDERR_FILENO))
-			fprintf(stderr, "jobq: batch %s: writing %llu jobs\n", b->key,
+			fprintf(stderr, "jobq: enqueue: batch %s: writing %llu jobs\n", b->key,
 			    (unsigned long long)(b->p.jobs_total - b->p.jobs_done));
 		start_writers(b);
 	}
@@ -747,7 +747,7 @@ enqueue_batch_run(const struct batch_ctx *ctx, struct db *db, const char *key, i
 		rc = r.read_error ? EX_NOINPUT : EXIT_FAIL;
 	} else if (bad > 0) {
 		cli_error(
-		    "%llu bad line%s; nothing was enqueued", (unsigned long long)bad, bad == 1 ? "" : "s");
+		    "enqueue: %llu bad line%s; nothing was enqueued", (unsigned long long)bad, bad == 1 ? "" : "s");
 		rc = EX_DATAERR;
 	} else if (key != NULL && graph_used(g)) {
 		/* A graph is one transaction with no progress row: the key

@@ -90,6 +90,10 @@ json_payload_check(const char *p, size_t len, size_t max, int known_json, char *
 		return errf(err, "payload is not valid UTF-8 (at byte %zu)", ok), -1;
 	if (known_json)
 		return 0;
+	for (at = 0; at < len && strchr(" \t\r\n", p[at]) != NULL; at++)
+		;
+	if (at == len) /* an empty stdin, most often */
+		return errf(err, "payload is empty (a job's payload is one JSON value, e.g. {})"), -1;
 	if ((j = json_parse_exact(p, len, &at)) == NULL)
 		return errf(err, "payload is not valid JSON (at byte %zu)", at), -1;
 	cJSON_Delete(j);

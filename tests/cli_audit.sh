@@ -141,6 +141,15 @@ is "$NERR" "1" "... in one line"
 refused 65 "^jobq: cancel: no job 999999; nothing cancelled$" "cancel of an unknown id" jq_ cancel 999999
 is "$NERR" "1" "... in one line"
 
+# ---- enqueue: every message under its command; an empty stdin is named ----
+refused 65 "^jobq: enqueue: payload is empty " "enqueue of an empty stdin" \
+	jq_ enqueue echo </dev/null
+refused 65 "^jobq: enqueue: unknown job type 'nosuch' " "enqueue of an unknown type" jq_ enqueue nosuch '{}'
+refused 65 "^jobq: enqueue: line 2: " "--batch with a bad line" \
+	jq_ enqueue --batch <<<'{"type": "echo"}
+{"type": "echo", "payload": {bad'
+like "$(tail -n 1 <<<"$ERR")" "^jobq: enqueue: 1 bad line; nothing was enqueued$" "... and its summary"
+
 # ---- the scheduler's test hook, set to no time, is named ----
 run env JOBQ_SCHEDULER_NOW=garbage "$JOBQ" -c "$CONF" schedule --quiet
 like "$ERR" "JOBQ_SCHEDULER_NOW \\(a test hook in the environment\\): " \

@@ -226,7 +226,7 @@ EOF
 run_in "$T/bad.jsonl" enqueue --batch
 is "$RC" 65 "--batch with bad lines exits 65"
 is "$(count jobs)" 0 "nothing written, not even the good lines"
-got=$(printf '%s\n' "$ERR" | grep -o '^jobq: line [0-9]*:' | grep -o '[0-9]*' | tr '\n' ' ')
+got=$(printf '%s\n' "$ERR" | grep -o '^jobq: enqueue: line [0-9]*:' | grep -o '[0-9]*' | tr '\n' ' ')
 is "$got" "2 3 5 6 7 8 9 10 11 12 13 14 " "one 'line N:' message for each bad line, with the right numbers (blank lines counted)"
 like "$ERR" "line 2: unknown job type 'nosuchtype'" "line 2: the unknown type is named"
 like "$ERR" "line 3: unknown queue 'nosuchqueue'" "line 3: the unknown queue is named"

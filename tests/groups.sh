@@ -287,7 +287,7 @@ ok $? "after all three ended"
 stop_workers
 out=$(echo '{"type": "step", "group": "g"}' | jq_ enqueue --batch 2>&1)
 is "$?" 65 "\"group\" in a batch line: exit 65"
-like "$out" "^jobq: line 1: \"group\": only in follow-ups" "with its line number"
+like "$out" "^jobq: enqueue: line 1: \"group\": only in follow-ups" "with its line number"
 
 # A graph in a group: group show lists what the waiting jobs wait for;
 # the callback comes once the graph ran.
