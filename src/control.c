@@ -242,7 +242,7 @@ parse_line(const struct conf *c, const char *s, size_t len, struct control *ctl,
 		return -1;
 	}
 	if ((o = json_parse_exact(s, len, &at)) == NULL) {
-		errf(err, "not JSON (at byte %zu)", at + 1);
+		errf(err, "not JSON (at byte %zu)", at);
 		return -1;
 	}
 	if (!cJSON_IsObject(o))

@@ -56,7 +56,7 @@ groups_name_check(const char *name, char *err)
 
 	for (i = 0; i < n; i++) {
 		if (control_at(name, n, i)) {
-			errf(err, "group name: control character at byte %zu", i + 1);
+			errf(err, "group name: control character at byte %zu", i);
 			return -1;
 		}
 		chars += ((unsigned char)name[i] & 0xc0) != 0x80;

@@ -106,7 +106,7 @@ EOC
 	is "$(where "$ga")" queue "[$mode] garbage on the channel, exit 0: the job is retried"
 	is "$(sql "SELECT CONCAT_WS('|', outcome, exit_status) FROM job_runs WHERE job_id = $ga")" "retry|exit 0" \
 		"[$mode] garbage: the run is a retry of an exit 0"
-	like "$(sql "SELECT error FROM job_runs WHERE job_id = $ga")" "jobq: control channel line 2: not JSON \\(at byte 1\\)" \
+	like "$(sql "SELECT error FROM job_runs WHERE job_id = $ga")" "jobq: control channel line 2: not JSON \\(at byte 0\\)" \
 		"[$mode] garbage: the run's error names the line and the problem"
 	like "$(sql "SELECT last_error FROM jobs WHERE id = $ga")" "control channel line 2: not JSON" \
 		"[$mode] garbage: so does the job's last_error"

@@ -33,7 +33,7 @@ n0=$(sql "SELECT CONCAT(COUNT(*), '/', (SELECT COUNT(*) FROM jobq_groups)) FROM 
 for c in 0085 009b 0080 009f; do
 	name=$(printf "a\\u${c}b")
 	out=$(echo '{"type": "step"}' | jq_ enqueue --batch --group "$name" 2>&1)
-	is "$?/$(echo "$out" | head -1)" "64/jobq: enqueue: --group: group name: control character at byte 2" \
+	is "$?/$(echo "$out" | head -1)" "64/jobq: enqueue: --group: group name: control character at byte 1" \
 		"--group with U+$c (a C1 control character): exit 64, one line"
 	echo '{"type": "step"}' | jq_ enqueue --batch --dry-run --group "$name" >/dev/null 2>&1
 	is "$?" 64 "a dry run refuses U+$c too"
@@ -52,7 +52,7 @@ name=$(printf 'f\u009bx')
 id=$(jq_ enqueue say "{\"enqueue\": {\"type\": \"step\", \"group\": \"$name\", \"payload\": {}}}")
 timeout 60 "$JOBQ" -c "$CONF" work --stop-when-empty 2>"$T/w.log"
 is "$(sql "SELECT CONCAT_WS('|', outcome, error) FROM job_runs WHERE job_id = $id")" \
-	"dead|jobq: control channel line 1: enqueue: group name: control character at byte 2" \
+	"dead|jobq: control channel line 1: enqueue: group name: control character at byte 1" \
 	"a follow-up with a C1 control character in its group: a handler error, one line naming it"
 is "$(sql "SELECT COUNT(*) FROM jobs")/$(sql "SELECT COUNT(*) FROM jobq_groups WHERE name LIKE 'f%'")" "0/0" \
 	"no follow-up and no group were written"
