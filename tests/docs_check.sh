@@ -1,9 +1,13 @@
 #!/bin/bash
-# What the docs show runs as written: every ```ini block of README.md,
-# the EXAMPLES of jobq.ini(5) and the configuration example of
-# jobq-handler(7) load with `jobq check` (installed paths are replaced by
-# a handler of the tree, and the sections a snippet names but does not
-# hold are added).
+# What the docs show runs as written, and what they say is what the
+# worker does:
+#   - every ```ini block of README.md, the EXAMPLES of jobq.ini(5) and
+#     the configuration example of jobq-handler(7) load with `jobq check`
+#     (installed paths are replaced by a handler of the tree, and the
+#     sections a block names but does not hold are added);
+#   - the environment a handler gets is the one jobq-handler(7) lists;
+#   - standard error matching permanent_stderr dead-letters a failed run
+#     but not a run that exited 0, as jobq-handler(7) and jobq.ini(5) say.
 . "$top_srcdir/tests/lib.sh"
 setup docs_check
 p5=$top_srcdir/etc/jobq.ini.5
@@ -57,4 +61,56 @@ awk '/^\.Bd/ { b = "" ; on = 1; next } /^\.Ed/ { if (b ~ /^\[handler/) printf "%
 like "$(cat "$T/h7.ini")" 'mode = persistent' "the configuration example of jobq-handler(7) was read"
 check_block "jobq-handler(7) configuration example" "$T/h7.ini"
 
+# ---- the handler's environment, as jobq-handler(7) lists it ----
+cat >"$T/env.sh" <<'EOF'
+#!/bin/sh
+cat >/dev/null
+env | sed -n 's/^\([A-Za-z_][A-Za-z0-9_]*\)=.*/\1/p' | sort >"$ENV_OUT"
+echo '{"checkpoint": 1}' >&3
+[ "$JOBQ_ATTEMPT" = 2 ] || exit 75
+EOF
+chmod +x "$T/env.sh"
+write_conf <<EOC
+[worker]
+poll_interval = 20ms
+
+[queue default]
+
+[handler env]
+exec = $T/env.sh
+backoff = 100ms
+env.ENV_OUT = $T/env.out
+
+[handler stderr]
+exec = /bin/sh -c 'cat >/dev/null; echo "FATAL: \$0" >&2; exit \$0' 0
+permanent_stderr = ^FATAL
+max_attempts = 3
+
+[handler stderr3]
+exec = /bin/sh -c 'cat >/dev/null; echo "FATAL: \$0" >&2; exit \$0' 3
+permanent_stderr = ^FATAL
+max_attempts = 3
+EOC
+# the documented names: the .It Ev entries of the Environment section
+documented=$(awk '/^\.Ss Environment/ { on = 1; next } /^\.S[sh] / { on = 0 }
+	on && /^\.It Ev / { sub(/^\.It /, ""); gsub(/Ev |,/, ""); print }' "$p7" | tr ' ' '\n' | grep . | sort)
+like "$documented" 'JOBQ_JOB_ID' "jobq-handler(7)'s environment list was read"
+id=$(jq_ enqueue env '{}')
+jq_ work --max 2 --max-time 20 2>"$T/work.log"
+is "$(sql "SELECT COUNT(*) FROM job_runs WHERE job_id = $id")" "2" "the env job ran twice (a retry, with a checkpoint)"
+got=$(grep -vx 'ENV_OUT\|PWD\|SHLVL\|_' "$T/env.out")
+is "$got" "$documented" "a handler's environment is the one jobq-handler(7) lists (env.NAME keys and the shell's own aside)"
+
+# ---- stderr patterns against exit 0 ----
+done_id=$(jq_ enqueue stderr '{}')
+dead_id=$(jq_ enqueue stderr3 '{}')
+jq_ work --stop-when-empty --max-time 20 2>>"$T/work.log"
+is "$(sql "SELECT outcome FROM job_runs WHERE job_id = $done_id")" "done" \
+	"exit 0 is done although stderr matches permanent_stderr"
+is "$(sql "SELECT outcome FROM job_runs WHERE job_id = $dead_id")" "dead" \
+	"exit 3 with stderr matching permanent_stderr is dead at once"
+# and the page says so: its permanent_stderr sentence excepts exit 0
+text=$(mandoc -T utf8 "$p7" 2>/dev/null | col -b | tr -s ' \t\n' ' ')
+like "$text" 'Exit status 0 is done, whatever the handler wrote on standard error' \
+	"jobq-handler(7) says exit 0 is done whatever stderr holds"
 finish
