@@ -5,7 +5,10 @@
 #     global options, from `jobq --help`, anywhere in the page);
 #   - every INI key the loader compares against (src/conf*.c) is an
 #     ".It Cm KEY" entry of jobq.ini(5);
-#   - mandoc -T lint finds nothing in jobq(1), jobq.ini(5), jobq-handler(7).
+#   - mandoc -T lint finds nothing in jobq(1), jobq.ini(5), jobq-handler(7);
+#   - each synopsis line of a command starts a line of its own, no JSON
+#     in a macro line loses its quotes, and every rendered paragraph
+#     closes the parentheses and quotes it opens.
 # On failure the last lines list exactly what is missing, page by page.
 . "$top_srcdir/tests/lib.sh"
 p1=$top_srcdir/src/jobq.1
@@ -65,6 +68,15 @@ if command -v mandoc >/dev/null; then
 else
 	diag "SKIP lint: mandoc not installed (apt-get install mandoc)"
 fi
+# ---- rendering ----
+# A command with several synopsis lines breaks (.br) before each .Nm after
+# the first, or mandoc runs them together into one line.
+runon=$(awk '/^\.Ss / { sec = $2; n = 0; first = 1; br = 0; next }
+	first { syn = /^\.Nm/; first = 0 }
+	/^\.(Pp|Sh|Bl|Bd)/ { syn = 0 }
+	syn && /^\.br$/ { br = 1 }
+	syn && /^\.Nm/ { if (n++ && !br) print sec; br = 0 }' "$p1" | sort -u | tr '\n' ' ')
+is "$runon" "" "jobq(1): every synopsis line of a command starts a line of its own"
 # Each page names the others and its examples are there.
 grep -q 'Xr jobq.ini 5' "$p1" && grep -q 'Xr jobq-handler 7' "$p1"
 ok $? "jobq(1) refers to jobq.ini(5) and jobq-handler(7)"
