@@ -77,6 +77,13 @@ runon=$(awk '/^\.Ss / { sec = $2; n = 0; first = 1; br = 0; next }
 	syn && /^\.br$/ { br = 1 }
 	syn && /^\.Nm/ { if (n++ && !br) print sec; br = 0 }' "$p1" | sort -u | tr '\n' ' ')
 is "$runon" "" "jobq(1): every synopsis line of a command starts a line of its own"
+# mdoc takes a word that begins with a double quote as a quoted argument
+# and drops the quotes: {"a": 1, "b": 2} in a macro line would render as
+# {"a": 1, b: 2}.  Such JSON is written with \(dq.
+for p in "$p1" "$p5" "$p7"; do
+	bad=$(grep -nE '^\.[A-Z][a-z].*[{[].* "' "$p" | head -3)
+	is "$bad" "" "$(basename "$p"): no JSON in a macro line loses its quotes"
+done
 # Each page names the others and its examples are there.
 grep -q 'Xr jobq.ini 5' "$p1" && grep -q 'Xr jobq-handler 7' "$p1"
 ok $? "jobq(1) refers to jobq.ini(5) and jobq-handler(7)"
