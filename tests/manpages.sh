@@ -84,6 +84,19 @@ for p in "$p1" "$p5" "$p7"; do
 	bad=$(grep -nE '^\.[A-Z][a-z].*[{[].* "' "$p" | head -3)
 	is "$bad" "" "$(basename "$p"): no JSON in a macro line loses its quotes"
 done
+# Every rendered paragraph closes the parentheses and quotes it opens
+# (a .Pq or .Dq closes at the end of its line, not where the prose does).
+if command -v mandoc >/dev/null; then
+	for p in "$p1" "$p5" "$p7"; do
+		bad=$(mandoc -T utf8 "$p" 2>/dev/null | col -b | python3 -c '
+import re, sys
+for par in re.split(r"\n\s*\n", sys.stdin.read()):
+	flat = " ".join(par.split())
+	if flat.count("(") != flat.count(")") or flat.count("\u201c") != flat.count("\u201d"):
+		print(flat[:160])')
+		is "$bad" "" "$(basename "$p"): every paragraph closes its parentheses and quotes"
+	done
+fi
 # Each page names the others and its examples are there.
 grep -q 'Xr jobq.ini 5' "$p1" && grep -q 'Xr jobq-handler 7' "$p1"
 ok $? "jobq(1) refers to jobq.ini(5) and jobq-handler(7)"
