@@ -7,7 +7,10 @@
 #     sections a block names but does not hold are added);
 #   - the environment a handler gets is the one jobq-handler(7) lists;
 #   - standard error matching permanent_stderr dead-letters a failed run
-#     but not a run that exited 0, as jobq-handler(7) and jobq.ini(5) say.
+#     but not a run that exited 0, as jobq-handler(7) and jobq.ini(5) say;
+#   - a named [worker] timezone works although the server has no such
+#     zone, as jobq(1) says (jobq converts from TZDIR itself), and no page
+#     says otherwise.
 . "$top_srcdir/tests/lib.sh"
 setup docs_check
 p5=$top_srcdir/etc/jobq.ini.5
@@ -113,4 +116,18 @@ is "$(sql "SELECT outcome FROM job_runs WHERE job_id = $dead_id")" "dead" \
 text=$(mandoc -T utf8 "$p7" 2>/dev/null | col -b | tr -s ' \t\n' ' ')
 like "$text" 'Exit status 0 is done, whatever the handler wrote on standard error' \
 	"jobq-handler(7) says exit 0 is done whatever stderr holds"
+
+# ---- a named timezone needs no zone tables on the server ----
+mkdir -p "$T/zoneinfo/Docs"
+cp /usr/share/zoneinfo/America/Lima "$T/zoneinfo/Docs/Lima" # -05:00, no DST
+id=$(jq_ enqueue --delay 1h env '{}')
+sed -i 's/^poll_interval = 20ms$/&\ntimezone = Docs\/Lima/' "$CONF"
+is "$(sql "SELECT CONVERT_TZ(UTC_TIMESTAMP(), '+00:00', 'Docs/Lima') IS NULL")" "1" \
+	"the server knows no zone Docs/Lima"
+out=$(TZDIR=$T/zoneinfo jq_ show "$id" 2>&1)
+like "$out" 'created +[0-9-]+ [0-9:]+ -05:00' "show prints times in a zone only TZDIR has (-05:00)"
+like "$(TZDIR=$T/zoneinfo jq_ failed list 2>&1; echo "rc=$?")" 'rc=0' "failed list works in that zone"
+pages=$(cat "$top_srcdir/src/jobq.1" "$top_srcdir/etc/jobq.ini.5" | tr -s ' \n' ' ')
+is "$(grep -c 'need the server.s time zone tables\|names need the server' <<<"$pages")" "0" \
+	"no page says named zones need the server's time zone tables"
 finish
