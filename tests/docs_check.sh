@@ -10,7 +10,9 @@
 #     but not a run that exited 0, as jobq-handler(7) and jobq.ini(5) say;
 #   - a named [worker] timezone works although the server has no such
 #     zone, as jobq(1) says (jobq converts from TZDIR itself), and no page
-#     says otherwise.
+#     says otherwise;
+#   - README's sample of `jobq schedule --list` has the program's columns
+#     and time format.
 . "$top_srcdir/tests/lib.sh"
 setup docs_check
 p5=$top_srcdir/etc/jobq.ini.5
@@ -130,4 +132,23 @@ like "$(TZDIR=$T/zoneinfo jq_ failed list 2>&1; echo "rc=$?")" 'rc=0' "failed li
 pages=$(cat "$top_srcdir/src/jobq.1" "$top_srcdir/etc/jobq.ini.5" | tr -s ' \n' ' ')
 is "$(grep -c 'need the server.s time zone tables\|names need the server' <<<"$pages")" "0" \
 	"no page says named zones need the server's time zone tables"
+
+# ---- README: the sample of jobq schedule --list ----
+sed -i '/^timezone = Docs/d' "$CONF"
+cat >>"$CONF" <<'EOC'
+
+[schedule nightly]
+cron = 30 2 * * *
+type = env
+timezone = Europe/Berlin
+EOC
+real=$(jq_ schedule --list)
+sample=$(awk '/^`jobq schedule --list` answers/ { on = 1 } on && /^```$/ { if (++n == 2) exit; next } on && n == 1' \
+	"$top_srcdir/README.md")
+is "$(head -1 <<<"$sample")" "$(head -1 <<<"$real" | sed 's/ *$//')" "README's schedule --list sample has the program's header"
+# NEXT FIRE is column 42 for 26 characters, in the program and the sample
+tfmt='^[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2} [+-][0-9]{2}:[0-9]{2}$'
+like "$(sed -n 2p <<<"$real" | cut -c42-67)" "$tfmt" "the program prints a fire as 2026-12-01 02:30:00 +01:00"
+bad=$(grep -E '^[a-z]' <<<"$sample" | cut -c42-67 | grep -vE "$tfmt")
+is "$bad" "" "README's sample prints its fires that way too"
 finish
