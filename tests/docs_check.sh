@@ -5,7 +5,8 @@
 #     the configuration example of jobq-handler(7) load with `jobq check`
 #     (installed paths are replaced by a handler of the tree, and the
 #     sections a block names but does not hold are added);
-#   - the environment a handler gets is the one jobq-handler(7) lists;
+#   - the environment a handler gets is the one jobq-handler(7) and
+#     handlers/README.md list;
 #   - standard error matching permanent_stderr dead-letters a failed run
 #     but not a run that exited 0, as jobq-handler(7) and jobq.ini(5) say;
 #   - a named [worker] timezone works although the server has no such
@@ -105,6 +106,9 @@ jq_ work --max 2 --max-time 20 2>"$T/work.log"
 is "$(sql "SELECT COUNT(*) FROM job_runs WHERE job_id = $id")" "2" "the env job ran twice (a retry, with a checkpoint)"
 got=$(grep -vx 'ENV_OUT\|PWD\|SHLVL\|_' "$T/env.out")
 is "$got" "$documented" "a handler's environment is the one jobq-handler(7) lists (env.NAME keys and the shell's own aside)"
+readme=$(sed -n '/^| variable | value |$/,/^$/p' "$top_srcdir/handlers/README.md" |
+	grep -oE '^\| `[^|]*' | grep -oE '`[A-Z_]+`' | tr -d '`' | sort)
+is "$readme" "$got" "handlers/README.md's table lists that environment too"
 
 # ---- stderr patterns against exit 0 ----
 done_id=$(jq_ enqueue stderr '{}')
@@ -118,6 +122,10 @@ is "$(sql "SELECT outcome FROM job_runs WHERE job_id = $dead_id")" "dead" \
 text=$(mandoc -T utf8 "$p7" 2>/dev/null | col -b | tr -s ' \t\n' ' ')
 like "$text" 'Exit status 0 is done, whatever the handler wrote on standard error' \
 	"jobq-handler(7) says exit 0 is done whatever stderr holds"
+is "$(grep -c 'retry_stderr`* | \*\*retry\*\*, whatever the exit status |' "$top_srcdir/handlers/README.md")" "0" \
+	"handlers/README.md does not say retry_stderr applies to exit 0"
+like "$(cat "$top_srcdir/handlers/README.md")" 'Exit 0 is done whatever the handler wrote on stderr' \
+	"handlers/README.md says exit 0 is done whatever stderr holds"
 
 # ---- a named timezone needs no zone tables on the server ----
 mkdir -p "$T/zoneinfo/Docs"
