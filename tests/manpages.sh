@@ -2,7 +2,8 @@
 # The man pages cover what the code accepts, and lint clean:
 #   - every command `jobq --help` lists has a ".Ss CMD" section in jobq(1),
 #     and every long option its --help names is in that section (the
-#     global options, from `jobq --help`, anywhere in the page);
+#     global options, from `jobq --help`, anywhere in the page), and
+#     every exit status its --help gives is in that section;
 #   - every INI key the loader compares against (src/conf*.c) is an
 #     ".It Cm KEY" entry of jobq.ini(5);
 #   - mandoc -T lint finds nothing in jobq(1), jobq.ini(5), jobq-handler(7);
@@ -32,6 +33,22 @@ for cmd in $cmds; do
 	for opt in $("$JOBQ" "$cmd" --help | grep -oE -- '--[a-z][a-z0-9-]*' | sort -u); do
 		case $opt in --help | --config) continue ;; esac
 		grep -qE -- "Fl -${opt#--}( |$)" <<<"$sec" || missing+=("jobq.1: option $opt of $cmd")
+	done
+done
+# A command whose --help gives its exit statuses has them in its section
+# too, every code the help names.
+for cmd in $cmds; do
+	[ "$cmd" = help ] && continue
+	codes=$("$JOBQ" "$cmd" --help | sed -n '/Exit status/,/^$/p' | grep -oE '(^|[ (])(0|1|6[4-9]|7[0-8])([;,. )]|$)' |
+		grep -oE '[0-9]+' | sort -un)
+	[ -n "$codes" ] || continue
+	sec=$(section "$cmd" | sed -n '/Exit status/,$p')
+	if [ -z "$sec" ]; then
+		missing+=("jobq.1: exit status of $cmd (its --help gives $(echo $codes))")
+		continue
+	fi
+	for code in $codes; do
+		grep -qE "(^|[ (])$code([;,. )]|$)" <<<"$sec" || missing+=("jobq.1: exit status $code of $cmd")
 	done
 done
 for opt in $("$JOBQ" --help | grep -oE -- '--[a-z][a-z0-9-]*' | sort -u); do
