@@ -159,4 +159,10 @@ tfmt='^[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2} [+-][0-9]{2}:[0-9]{
 like "$(sed -n 2p <<<"$real" | cut -c42-67)" "$tfmt" "the program prints a fire as 2026-12-01 02:30:00 +01:00"
 bad=$(grep -E '^[a-z]' <<<"$sample" | cut -c42-67 | grep -vE "$tfmt")
 is "$bad" "" "README's sample prints its fires that way too"
+
+# ---- README: the exit statuses of jobq(1) ----
+page=$(sed -n '/^\.Sh EXIT STATUS/,/^\.Sh [^E]/s/^\.It \([0-9]*\)$/\1/p' "$top_srcdir/src/jobq.1" | sort -n | tr '\n' ' ')
+readme=$(sed -n '/^Every command has `--help`/,/^$/p' "$top_srcdir/README.md" | tr '\n' ' ' |
+	sed 's/.*follow sysexits(3)://; s/\. Errors are.*//' | grep -oE '(^| )[0-9]+ ' | tr -d ' ' | sort -n | tr '\n' ' ')
+is "$readme" "$page" "README's exit statuses are jobq(1)'s"
 finish
