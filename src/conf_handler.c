@@ -170,8 +170,10 @@ handler_set_env(struct loader *ld, struct handler *h, const struct entry *e)
 		ld_error(ld, e->line, "%s: bad environment variable name '%s'", e->key, name);
 		return -1;
 	}
-	if (strncmp(name, "JOBQ_", 5) == 0) {
-		ld_error(ld, e->line, "%s: JOBQ_* variables are set by the worker", e->key);
+	if (strncmp(name, "JOBQ_", 5) == 0 || strcmp(name, "TRACEPARENT") == 0) {
+		/* A handler would get the worker's value, not this one. */
+		ld_error(ld, e->line, "%s: %s set by the worker", e->key,
+		    name[0] == 'J' ? "JOBQ_* variables are" : "TRACEPARENT is");
 		return -1;
 	}
 	for (i = 0; i < n; i++)

@@ -13,6 +13,7 @@
 #include "conf_ini.h"
 #include "conf_serve.h"
 #include "duration.h"
+#include "password.h"
 
 /* The API limit per session unless [serve] says otherwise: far above
  * what the pages' own refresh (a few calls every 2 s) and a person's
@@ -295,9 +296,9 @@ conf_user_load(struct loader *ld, struct conf *c, const struct section *sec, con
 		const struct entry *e = &sec->entries[i];
 
 		if (strcmp(e->key, "password_hash") == 0) {
-			if (strncmp(e->value, "$argon2id$", 10) != 0)
+			if (!password_hash_usable(e->value))
 				ld_error(ld, e->line,
-				    "password_hash: not an argon2id hash (make one with 'jobq passwd')");
+				    "password_hash: not a whole argon2id hash (make one with 'jobq passwd')");
 			ld_str(&u->password_hash, e->value);
 		} else if (strcmp(e->key, "role") == 0) {
 			if (strcmp(e->value, "admin") == 0)

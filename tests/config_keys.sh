@@ -15,6 +15,28 @@ conf_file() {
 # No host, a socket, or the host localhost: the library takes the unix
 # socket and never tries the port.  These loaded, and the first one
 # reached the server on the socket, whatever port it named.
+# The worker sets TRACEPARENT per job, as it sets JOBQ_*: a value given
+# here passed `jobq check` and never reached the handler.
+conf_file env-trace <<EOC
+[database]
+socket = $SOCKET
+user = root
+database = $DB
+[handler echo]
+exec = /bin/cat
+env.TRACEPARENT = 00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01
+EOC
+conf_refused env-trace 7 "env\.TRACEPARENT: TRACEPARENT is set by the worker" "env.TRACEPARENT"
+# A placeholder hash with the right prefix loaded, and nobody could log in.
+conf_file hash-placeholder <<EOC
+[database]
+socket = $SOCKET
+user = root
+database = $DB
+[user alice]
+password_hash = \$argon2id\$v=19\$m=65536,t=2,p=1\$...
+EOC
+conf_refused hash-placeholder 6 "password_hash: not a whole argon2id hash" "a placeholder password_hash"
 conf_file port-socket <<EOC
 [database]
 socket = $SOCKET

@@ -19,6 +19,10 @@ setup docs_check
 p5=$top_srcdir/etc/jobq.ini.5
 p7=$top_srcdir/handlers/jobq-handler.7
 
+# A hash for the placeholder "password_hash = $argon2id$...", which
+# the reader replaces with what `jobq passwd` prints.
+HASH=$("$JOBQ" passwd --stdin <<<'a password for docs' | sed 's/^password_hash = //')
+
 # check_block NAME FILE [whole]: load the configuration snippet FILE
 # under the test's [database]; installed programs become echo.sh.  A
 # snippet gets the sections it names but does not hold; a whole file
@@ -26,7 +30,8 @@ p7=$top_srcdir/handlers/jobq-handler.7
 check_block() {
 	local name=$1 f=$2 whole=${3:-} s out rc
 	sed -i -E -e "s#^(exec|on_dead) = /usr/local/libexec/.*#\1 = $HANDLERS/echo.sh#" \
-		-e "s#^exec = [a-z_]*\.py\$#exec = $HANDLERS/echo.sh#" "$f"
+		-e "s#^exec = [a-z_]*\.py\$#exec = $HANDLERS/echo.sh#" \
+		-e "s#^password_hash = \\\$argon2id\\\$.*\.\.\.\$#password_hash = $HASH#" "$f"
 	{
 		[ -n "$whole" ] || for s in $(sed -n 's/^\(queue\|type\|on_success\) = \([a-z_]*\)$/\1:\2/p' "$f" | sort -u); do
 			case $s in
