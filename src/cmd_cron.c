@@ -22,7 +22,8 @@ usage(void)
 	       "      --timezone ZONE  IANA time zone (default UTC), e.g. Europe/Berlin\n\n"
 	       "EXPR is five fields, MIN HOUR DAY-OF-MONTH MONTH DAY-OF-WEEK, or @hourly,\n"
 	       "@daily, @weekly, @monthly, @yearly.  Exit status 65 when EXPR is invalid\n"
-	       "or names no date that exists (0 0 31 2 *: it would never fire).\n\n"
+	       "or names no date that exists (0 0 31 2 *: it would never fire); 64 for\n"
+	       "a bad option (--from, --count, --timezone).\n\n"
 	       "Clock changes (as Vixie cron and cronie): a job at a fixed time that the\n"
 	       "clocks skip runs once at the end of the gap; one in a repeated hour runs\n"
 	       "once, the first time; a job whose minute or hour starts with '*' follows\n"
@@ -89,15 +90,14 @@ cmd_cron(int argc, char **argv)
 	if (optind + 1 != argc)
 		return cli_usage_error("cron",
 		    optind < argc ? "expected one expression (quote it)" : "an expression is required");
-	if ((z = cron_zone_open(tz_arg, err)) == NULL) {
-		cli_error("cron: --timezone: %s", err);
-		return EX_DATAERR;
-	}
+	/* A bad option value is a usage error (64), as --count's is; 65
+	 * is for the expression, the command's input. */
+	if ((z = cron_zone_open(tz_arg, err)) == NULL)
+		return cli_usage_error("cron", "--timezone: %s", err);
 	from = (int64_t)time(NULL);
 	if (from_arg != NULL && cron_parse_time(z, from_arg, &from, err) < 0) {
-		cli_error("cron: --from: %s", err);
 		cron_zone_free(z);
-		return EX_DATAERR;
+		return cli_usage_error("cron", "--from: %s", err);
 	}
 	if ((cr = cron_parse(argv[optind], err)) == NULL) {
 		cli_error("cron: %s", err);

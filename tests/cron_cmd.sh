@@ -1,6 +1,7 @@
 #!/bin/bash
 # `jobq cron EXPR`: description, next fire times with the zone's offset,
-# "never", exit 65 with the field and column of a bad expression; no
+# "never", exit 65 with the field and column of a bad expression (64 for
+# a bad option value); no
 # configuration file and no database are needed.
 : "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}"
 . "$top_srcdir/tests/lib.sh"
@@ -38,10 +39,16 @@ is "$("$JOBQ" cron '0 0 * * */7' -n 2 --from 2026-01-05T10:00:00Z | tail -n 2)" 
 ERR=$("$JOBQ" cron '30 12 32 * *' 2>&1 >/dev/null)
 is "$?" 65 "a bad expression exits 65"
 is "$ERR" "jobq: cron: day of month: 32 is out of range 1-31 (column 7)" "... naming the field and the column"
-"$JOBQ" cron '0 0 * * *' --timezone Mars/Base >/dev/null 2>&1
-is "$?" 65 "an unknown time zone exits 65"
-"$JOBQ" cron '0 0 * * *' --from yesterday >/dev/null 2>&1
-is "$?" 65 "a bad --from exits 65"
+# A bad option value is a usage error (64), as everywhere; 65 is for the
+# expression itself.
+ERR=$("$JOBQ" cron '0 0 * * *' --timezone Mars/Base 2>&1 >/dev/null)
+is "$?" 64 "an unknown --timezone is a bad option value: exits 64"
+like "$ERR" "^jobq: cron: --timezone: unknown time zone 'Mars/Base'" "... naming the option"
+ERR=$("$JOBQ" cron '0 0 * * *' --from yesterday 2>&1 >/dev/null)
+is "$?" 64 "a bad --from is a bad option value: exits 64, as a bad --count does"
+like "$ERR" "^jobq: cron: --from: " "... naming the option"
+"$JOBQ" cron '0 0 * * *' --count x >/dev/null 2>&1
+is "$?" 64 "a bad --count exits 64"
 "$JOBQ" cron >/dev/null 2>&1
 is "$?" 64 "no expression is a usage error (64)"
 "$JOBQ" cron 0 0 '*' '*' '*' >/dev/null 2>&1
