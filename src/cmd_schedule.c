@@ -250,26 +250,18 @@ edit_key(int opt)
 	}
 }
 
-/* Sets key of s from an add/edit option as the INI's key would be set,
- * and refuses what only jobq check would catch later: a cron expression
- * that names no date that exists (0 0 31 2 *), which every check would
- * then call a configuration error.  Problems are reported with the
- * option's own name (--catch-up, not the INI's catch_up). */
+/* Sets key of s from an add/edit option as the INI's key would be set
+ * (schedule_set refuses a cron expression that never fires, 0 0 31 2 *,
+ * as it does in the INI).  Problems are reported with the option's own
+ * name (--catch-up, not the INI's catch_up). */
 static int
 set_option(const struct conf *c, struct schedule *s, const char *cmd, const char *key)
 {
 	char err[ERRSZ], opt[32], *p;
 	const char *why = err;
 	size_t klen = strlen(key);
-	struct cron *cr = NULL;
 	int rc = schedule_set(c, s, key, optarg, err);
 
-	if (rc == 0 && strcmp(key, "cron") == 0 && (cr = cron_parse(s->cron, err)) != NULL &&
-	    cron_never(cr)) {
-		snprintf(err, sizeof err, "'%s' names no date that exists: it would never fire", s->cron);
-		rc = -1;
-	}
-	cron_free(cr);
 	if (rc == 0)
 		return 0;
 	snprintf(opt, sizeof opt, "%s", key);

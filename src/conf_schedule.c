@@ -90,21 +90,35 @@ check_payload(const struct conf *c, const char *value, char *err)
 	return 0;
 }
 
+/* cron: an expression that parses and names a date that exists: one
+ * that never fires ("0 0 31 2 *") is refused here, where the INI, `jobq
+ * schedule add|edit` and the dashboard all set it, not found later by
+ * `jobq check` or by a schedule that silently never runs. */
+static int
+set_cron(struct schedule *s, const char *value, char *err)
+{
+	char e2[ERRSZ];
+	struct cron *cr;
+	int never;
+
+	if (conf_text_check("cron", value, 255, err) < 0)
+		return -1;
+	if ((cr = cron_parse(value, e2)) == NULL)
+		return errf(err, "cron: %s", e2), -1;
+	never = cron_never(cr);
+	cron_free(cr);
+	if (never)
+		return errf(err, "cron: '%s' names no date that exists: it would never fire", value), -1;
+	return free(s->cron), s->cron = xstrdup(value), 0;
+}
+
 static int
 set_checked(const struct conf *c, struct schedule *s, const char *key, const char *value, char *err)
 {
 	char e2[ERRSZ];
 
-	if (strcmp(key, "cron") == 0) {
-		struct cron *cr;
-
-		if (conf_text_check("cron", value, 255, err) < 0)
-			return -1;
-		if ((cr = cron_parse(value, e2)) == NULL)
-			return errf(err, "cron: %s", e2), -1;
-		cron_free(cr);
-		return free(s->cron), s->cron = xstrdup(value), 0;
-	}
+	if (strcmp(key, "cron") == 0)
+		return set_cron(s, value, err);
 	if (strcmp(key, "type") == 0) {
 		if (conf_handler(c, value) == NULL)
 			return errf(err, "type: unknown job type '%s' (no [handler %s] section)", value,

@@ -388,8 +388,18 @@ cron = 0 0 31 2 *
 type = echo
 EOC
 out=$(jq_ check 2>&1; echo "rc=$?")
-like "$out" "\\[schedule ini1\\] \\(line [0-9]+\\): cron '0 0 31 2 \\*' names no date that exists" \
-	"item 11: an expression that never fires: check says so"
+like "$out" "jobq.ini:[0-9]+: cron: '0 0 31 2 \\*' names no date that exists" \
+	"item 11: an expression that never fires: the file is refused at its line"
+like "$out" "rc=78" "item 11: ... and check exits 78"
+write_conf <<EOC
+[queue default]
+[handler echo]
+exec = /bin/true
+[schedule ini1]
+cron = 0 * * * *
+type = echo
+EOC
+out=$(jq_ check 2>&1; echo "rc=$?")
 like "$out" "database schedule 'db2': .*gone.*it never fires" "item 11: a database schedule whose handler left the INI: check says so"
 like "$out" "rc=78" "item 11: ... and exits 78"
 finish
