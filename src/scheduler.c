@@ -267,6 +267,16 @@ report_fire(const struct scheduler_opts *o, const struct schedule *s, enum fire_
 	}
 }
 
+/* What a --dry-run says of a fire it would enqueue (or record as
+ * missed), late_s after its time: what the tick would do, not done. */
+static void
+would(const struct scheduler_opts *o, const struct schedule *s, int missed, const char *when, int64_t late_s)
+{
+	say(o, 1, "%s: would %s the %s fire%s (%s on %s, payload %s)", s->name,
+	    missed ? "record as missed" : "enqueue", when, !missed && late_s >= ON_TIME_S ? " late" : "",
+	    s->type, s->queue, s->payload);
+}
+
 /* catch_up = all: every fire in (from, now] that is on time or within
  * catch_up is enqueued, oldest first, each once (its own run row); the
  * overlap rule applies to the first only, for the others catch up with
@@ -292,18 +302,24 @@ tick_all(struct db *db, const struct schedule *s, const struct cron *cr, const s
 	for (t = from > cutoff ? from : cutoff; k < COUNT_LIMIT && cron_next(cr, z, t, &f) == CRON_FOUND &&
 	     f <= now;
 	     t = f, k++) {
+		local_text(z, f, now, when, sizeof when);
+		if (o->dry_run) {
+			would(o, s, 0, when, now - f);
+			continue;
+		}
 		isotime_utc_text(f, at, sizeof at);
 		ov->age_s = now - f;
 		if ((rc = fire(db, s, at, k > 0 ? FIRE_F_NO_OVERLAP : 0, ov, NULL, &res, &job, err)) != DB_OK)
 			return rc;
-		local_text(z, f, now, when, sizeof when);
 		report_fire(o, s, res, job, when, now - f >= ON_TIME_S ? now_at : NULL, now - f, n);
 	}
 	if (k == 0 && old > 0) {
+		local_text(z, latest, now, when, sizeof when);
+		if (o->dry_run)
+			return would(o, s, 1, when, now - latest), DB_OK;
 		isotime_utc_text(latest, at, sizeof at);
 		if ((rc = fire(db, s, at, FIRE_F_MISSED, NULL, NULL, &res, &job, err)) != DB_OK)
 			return rc;
-		local_text(z, latest, now, when, sizeof when);
 		report_fire(o, s, res, job, when, NULL, now - latest, n);
 	}
 	return DB_OK;
@@ -329,8 +345,8 @@ tick_one(struct db *db, const struct schedule *s, const struct cron *cr, const s
 	isotime_utc_text(now, now_utc, sizeof now_utc);
 	if (!s->enabled || !due_fires(cr, z, from, now, &first, &latest, &count))
 		return o->dry_run ? DB_OK : schedules_checked(db, s->name, now_utc, err);
-	if (s->catch_up_mode == CATCH_UP_ALL && !o->dry_run) {
-		if ((rc = tick_all(db, s, cr, z, from, now, &ov, o, n, err)) != DB_OK)
+	if (s->catch_up_mode == CATCH_UP_ALL) {
+		if ((rc = tick_all(db, s, cr, z, from, now, &ov, o, n, err)) != DB_OK || o->dry_run)
 			return rc;
 		return schedules_checked(db, s->name, now_utc, err);
 	}
@@ -340,15 +356,12 @@ tick_one(struct db *db, const struct schedule *s, const struct cron *cr, const s
 	local_text(z, now, now, now_at, sizeof now_at);
 	if (count > 1) {
 		local_text(z, first, now, first_at, sizeof first_at);
-		say(o, 1, "%s: %s%llu earlier fire%s from %s on were missed while nothing ticked", s->name,
+		say(o, 1, "%s: %s%llu earlier fire%s from %s on %s missed while nothing ticked", s->name,
 		    count > COUNT_LIMIT ? "over " : "", (unsigned long long)(count - 1),
-		    count == 2 ? "" : "s", first_at);
+		    count == 2 ? "" : "s", first_at, count == 2 ? "was" : "were");
 	}
-	if (o->dry_run) {
-		say(o, 1, "%s: would %s the %s fire (%s on %s, payload %s)", s->name,
-		    missed ? "record as missed" : "enqueue", when, s->type, s->queue, s->payload);
-		return DB_OK;
-	}
+	if (o->dry_run)
+		return would(o, s, missed, when, late_s), DB_OK;
 	{
 		char at[32];
 

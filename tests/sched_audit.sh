@@ -2,7 +2,10 @@
 # The scheduler's audit: what the other schedule tests did not pin.
 #   1. an INI [schedule NAME] whose cron never fires (0 0 31 2 *) is a
 #      configuration error at FILE:LINE (exit 78), as `jobq schedule
-#      add` refuses it, and as every other bad key is.
+#      add` refuses it, and as every other bad key is;
+#   2. --dry-run of a catch_up = all schedule says what the tick then
+#      does: each fire within catch_up enqueued, oldest first, the older
+#      ones counted (it said one fire, and the rest "missed");
 . "$top_srcdir/tests/lib.sh"
 one_build sanitized "behaviour alone"
 setup sched_audit
@@ -27,4 +30,28 @@ is "$RC/$OUT" "78/" "1: ... and a tick refuses the file too (78), enqueueing not
 sed -i 's/^cron = .*/cron = 0 0 29 2 */' "$T/never.ini"
 run "$JOBQ" -c "$T/never.ini" check
 is "$RC" 0 "1: Feb 29 exists (in leap years): the file is fine"
+
+# ---- 2. --dry-run, catch_up = all ----
+write_conf <<EOC
+[queue default]
+[handler echo]
+exec = /bin/true
+EOC
+JOBQ_SCHEDULER_NOW=2026-01-05T10:00:30Z jq_ schedule add every --cron '* * * * *' --type echo --catch-up 'all 5m' >/dev/null
+JOBQ_SCHEDULER_NOW=2026-01-05T10:00:40Z jq_ schedule >/dev/null
+jobs() { sql "SELECT COUNT(*) FROM jobs"; }
+before=$(jobs)
+dry=$(JOBQ_SCHEDULER_NOW=2026-01-05T10:20:10Z jq_ schedule --dry-run)
+is "$(jobs)" "$before" "2: --dry-run writes nothing"
+is "$(printf '%s\n' "$dry" | grep -c 'every: would enqueue the')" 5 "2: --dry-run, catch_up = all 5m: would enqueue 5 fires (10:16 to 10:20; 10:15 is 5m10s old)"
+like "$dry" "every: would enqueue the 10:16 fire late .*every: would enqueue the 10:20 fire \\(" \
+	"2: ... oldest first, the late ones said late"
+like "$dry" "every: 15 fires from 10:01 on older than catch_up not enqueued" "2: ... the older ones counted"
+real=$(JOBQ_SCHEDULER_NOW=2026-01-05T10:20:10Z jq_ schedule)
+is "$(printf '%s\n' "$real" | grep -c 'every: .*job [0-9]')" 5 "2: ... and the tick then enqueues those 5"
+is "$(($(jobs) - before))" 5 "2: ... 5 jobs"
+JOBQ_SCHEDULER_NOW=2026-01-05T10:00:30Z jq_ schedule add two --cron '*/10 * * * *' --type echo >/dev/null
+JOBQ_SCHEDULER_NOW=2026-01-05T10:00:40Z jq_ schedule >/dev/null
+like "$(JOBQ_SCHEDULER_NOW=2026-01-05T10:20:10Z jq_ schedule --dry-run)" "two: 1 earlier fire from 10:10 on was missed" \
+	"2: one earlier missed fire 'was' missed"
 finish
