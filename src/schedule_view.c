@@ -17,7 +17,9 @@
 #include "schedule_view.h"
 #include "schedules.h"
 
-/* The outcome word of the job a fire enqueued. */
+/* The outcome word of the job a fire enqueued: a job gone from jobs
+ * and from the dead letter ended done, cancelled or expired, as its
+ * last run row says (done when its runs were pruned). */
 static void
 job_outcome(char **row, char *out, size_t len)
 {
@@ -27,6 +29,9 @@ job_outcome(char **row, char *out, size_t len)
 		w = row[2];
 	else if (row[9] != NULL && strcmp(row[9], "1") == 0)
 		w = "failed";
+	else if (row[4] != NULL && strcmp(row[4], "0") == 0 && row[12] != NULL &&
+	    (strcmp(row[12], "cancelled") == 0 || strcmp(row[12], "expired") == 0))
+		w = row[12]; /* ended, but not done: its last run row says how */
 	else if (row[5] != NULL && strcmp(row[5], "1") == 0)
 		w = "running";
 	else if (row[6] != NULL && strcmp(row[6], "1") == 0)
@@ -58,7 +63,8 @@ schedule_view_history(
 	    "SELECT r.fire_at, UNIX_TIMESTAMP(r.fire_at), r.status, r.job_id, j.id IS NOT NULL,"
 	    " j.lease_token IS NOT NULL AND j.lease_expires_at > UTC_TIMESTAMP(6),"
 	    " j.lease_token IS NOT NULL AND j.lease_expires_at <= UTC_TIMESTAMP(6),"
-	    " j.attempts, r.manual, f.id IS NOT NULL, %s, f.reason"
+	    " j.attempts, r.manual, f.id IS NOT NULL, %s, f.reason,"
+	    " (SELECT jr.outcome FROM job_runs jr WHERE jr.job_id = r.job_id ORDER BY jr.id DESC LIMIT 1)"
 	    " FROM jobq_schedule_runs r LEFT JOIN jobs j ON j.id = r.job_id LEFT JOIN failed_jobs f ON f.id "
 	    "= r.job_id"
 	    " WHERE r.name = %q ORDER BY r.fire_at DESC LIMIT %u",

@@ -6,6 +6,8 @@
 #   2. --dry-run of a catch_up = all schedule says what the tick then
 #      does: each fire within catch_up enqueued, oldest first, the older
 #      ones counted (it said one fire, and the rest "missed");
+#   3. --list and --list --json call the last fire's job cancelled when
+#      it was cancelled (they said done);
 . "$top_srcdir/tests/lib.sh"
 one_build sanitized "behaviour alone"
 setup sched_audit
@@ -54,4 +56,16 @@ JOBQ_SCHEDULER_NOW=2026-01-05T10:00:30Z jq_ schedule add two --cron '*/10 * * * 
 JOBQ_SCHEDULER_NOW=2026-01-05T10:00:40Z jq_ schedule >/dev/null
 like "$(JOBQ_SCHEDULER_NOW=2026-01-05T10:20:10Z jq_ schedule --dry-run)" "two: 1 earlier fire from 10:10 on was missed" \
 	"2: one earlier missed fire 'was' missed"
+
+# ---- 3. a cancelled job is not "done" ----
+JOBQ_SCHEDULER_NOW=2026-01-05T10:00:30Z jq_ schedule add canc --cron '0 11 * * *' --type echo >/dev/null
+JOBQ_SCHEDULER_NOW=2026-01-05T11:00:10Z jq_ schedule >/dev/null
+job=$(sql "SELECT job_id FROM jobq_schedule_runs WHERE name = 'canc'")
+jq_ cancel "$job" >/dev/null
+is "$(sql "SELECT outcome FROM job_runs WHERE job_id = $job")" cancelled "3: the fire's job is cancelled"
+like "$(jq_ schedule --list | grep '^canc ')" " cancelled " "3: --list: its outcome is cancelled, not done"
+is "$(jq_ schedule --list --json | python3 -c 'import json,sys; print([s["last_outcome"] for s in json.load(sys.stdin) if s["name"] == "canc"][0])')" \
+	cancelled "3: --list --json: last_outcome cancelled"
+jq_ work --stop-when-empty 2>/dev/null
+like "$(jq_ schedule --list | grep '^every ')" " done " "3: a job that ran is still done"
 finish
