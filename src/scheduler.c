@@ -376,8 +376,9 @@ tick_one(struct db *db, const struct schedule *s, const struct cron *cr, const s
 
 /* Enqueues what is due for every schedule.  A schedule that cannot fire
  * (a database schedule whose handler left the INI) is reported and
- * counted in n->failed; the others go on.  Returns a DB_* code when the
- * database failed. */
+ * counted in n->failed, unless it is disabled (an operator silencing
+ * it must not get the failure every minute); the others go on.
+ * Returns a DB_* code when the database failed. */
 int
 scheduler_tick(const struct conf *c, struct db *db, const struct scheduler_opts *o,
     struct scheduler_counts *n, char *err)
@@ -397,6 +398,8 @@ scheduler_tick(const struct conf *c, struct db *db, const struct scheduler_opts 
 		struct cron_zone *z = NULL;
 		struct cron *cr = NULL;
 
+		if (v[i]->problem != NULL && !v[i]->enabled)
+			continue; /* switched off: it would not fire anyway (--list shows why) */
 		if (v[i]->problem == NULL && (z = cron_zone_open(v[i]->timezone, e2)) != NULL &&
 		    (cr = cron_parse(v[i]->cron, e2)) != NULL)
 			rc = tick_one(db, v[i], cr, z, now, o, n, err);

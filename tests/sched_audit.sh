@@ -8,6 +8,9 @@
 #      ones counted (it said one fire, and the rest "missed");
 #   3. --list and --list --json call the last fire's job cancelled when
 #      it was cancelled (they said done);
+#   4. a database schedule that cannot fire (its handler left the INI)
+#      fails every tick (exit 1, said under --quiet) until it is
+#      disabled; disabled, the ticks leave it alone.
 . "$top_srcdir/tests/lib.sh"
 one_build sanitized "behaviour alone"
 setup sched_audit
@@ -68,4 +71,31 @@ is "$(jq_ schedule --list --json | python3 -c 'import json,sys; print([s["last_o
 	cancelled "3: --list --json: last_outcome cancelled"
 jq_ work --stop-when-empty 2>/dev/null
 like "$(jq_ schedule --list | grep '^every ')" " done " "3: a job that ran is still done"
+
+# ---- 4. a schedule that cannot fire, disabled ----
+write_conf <<EOC
+[queue default]
+[handler echo]
+exec = /bin/true
+[handler gone]
+exec = /bin/true
+EOC
+jq_ schedule add orphan --cron '* * * * *' --type gone >/dev/null
+write_conf <<EOC
+[queue default]
+[handler echo]
+exec = /bin/true
+EOC
+run "$JOBQ" -c "$CONF" schedule --quiet
+is "$RC" 1 "4: a schedule whose handler left the INI: the tick exits 1"
+like "$OUT" "orphan: cannot fire: type: unknown job type 'gone'" "4: ... and says why, under --quiet"
+jq_ schedule disable orphan >/dev/null
+run "$JOBQ" -c "$CONF" schedule --quiet
+is "$RC/$OUT" "0/" "4: disabled, it no longer fails the tick (0, nothing said)"
+like "$(jq_ schedule --list | grep '^orphan ')" "disabled .*PROBLEM: type: unknown job type 'gone'" \
+	"4: ... --list still shows the problem"
+jq_ schedule enable orphan >/dev/null
+run "$JOBQ" -c "$CONF" schedule --quiet
+is "$RC" 1 "4: enabled again, the tick fails again"
+jq_ schedule remove orphan >/dev/null
 finish
