@@ -142,8 +142,30 @@ fire_texts(const struct schedule *s, const struct schedule_status *st, int64_t n
 	timefmt_free(f);
 }
 
+/* The widths of the NAME and CRON columns: the longest of each (names
+ * run to 64 characters, expressions to 255), so that a long one pushes
+ * its column out rather than the rest of its row. */
+struct widths {
+	int name, cron;
+};
+
+static struct widths
+column_widths(struct schedule *const *v, size_t n)
+{
+	struct widths w = { 16, 15 };
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if ((int)strlen(v[i]->name) > w.name)
+			w.name = (int)strlen(v[i]->name);
+		if (v[i]->cron != NULL && (int)strlen(v[i]->cron) > w.cron)
+			w.cron = (int)strlen(v[i]->cron);
+	}
+	return w;
+}
+
 static void
-print_row(const struct schedule *s, const struct schedule_status *st, int64_t now)
+print_row(const struct schedule *s, const struct schedule_status *st, int64_t now, struct widths w)
 {
 	char next[TIMEFMT_HUMAN_MAX], last[TIMEFMT_HUMAN_MAX], counts[48];
 	char *what = what_text(s);
@@ -151,14 +173,14 @@ print_row(const struct schedule *s, const struct schedule_status *st, int64_t no
 	fire_texts(s, st, now, next, last, sizeof next);
 	snprintf(counts, sizeof counts, "%llu/%llu", (unsigned long long)st->runs,
 	    (unsigned long long)st->failures);
-	printf("%-16s %-3s %-3s %-15s %-26s %-26s %-8s %-9s %s%s%s\n", s->name,
-	    s->source == SCHEDULE_INI ? "ini" : "db", s->enabled ? "on" : "off", s->cron, next, last,
-	    st->last_fire[0] ? st->outcome : "-", counts, what, s->problem ? "  PROBLEM: " : "",
+	printf("%-*s %-3s %-3s %-*s %-26s %-26s %-9s %-9s %s%s%s\n", w.name, s->name,
+	    s->source == SCHEDULE_INI ? "ini" : "db", s->enabled ? "on" : "off", w.cron, s->cron, next,
+	    last, st->last_fire[0] ? st->outcome : "-", counts, what, s->problem ? "  PROBLEM: " : "",
 	    s->problem ? s->problem : "");
 	/* Why the last fire's job was dead-lettered, under its row: what an
 	 * operator looking at a failed schedule asks next. */
 	if (strcmp(st->outcome, "failed") == 0)
-		printf("%-16s job %llu: %s\n", "", (unsigned long long)st->last_job, st->last_error);
+		printf("%-*s job %llu: %s\n", w.name, "", (unsigned long long)st->last_job, st->last_error);
 	free(what);
 }
 
@@ -167,6 +189,7 @@ list(const struct conf *c, struct db *db, int json, int64_t window_s)
 {
 	struct schedule **v;
 	struct schedule_status st;
+	struct widths w;
 	char err[ERRSZ], wtext[32];
 	int64_t now;
 	size_t n, i;
@@ -188,12 +211,13 @@ list(const struct conf *c, struct db *db, int json, int64_t window_s)
 	    (rc = schedules_load(c, db, &v, &n, err)) != DB_OK)
 		return db_status(rc, err);
 	duration_format(window_s * 1000, wtext, sizeof wtext);
-	printf("%-16s %-3s %-3s %-15s %-26s %-26s %-8s %-9s %s\n", "NAME", "SRC", "ON", "CRON", "NEXT FIRE",
-	    "LAST FIRE", "OUTCOME", "RUNS/FAIL", "WHAT");
+	w = column_widths(v, n);
+	printf("%-*s %-3s %-3s %-*s %-26s %-26s %-9s %-9s %s\n", w.name, "NAME", "SRC", "ON", w.cron, "CRON",
+	    "NEXT FIRE", "LAST FIRE", "OUTCOME", "RUNS/FAIL", "WHAT");
 	for (i = 0; i < n && rc == DB_OK; i++) {
 		if ((rc = schedule_view_status(db, v[i], now, window_s, &st, err)) != DB_OK)
 			break;
-		print_row(v[i], &st, now);
+		print_row(v[i], &st, now, w);
 	}
 	if (rc == DB_OK)
 		printf("(RUNS/FAIL: jobs enqueued and jobs dead-lettered over the last %s)\n", wtext);

@@ -10,7 +10,9 @@
 #      it was cancelled (they said done);
 #   4. a database schedule that cannot fire (its handler left the INI)
 #      fails every tick (exit 1, said under --quiet) until it is
-#      disabled; disabled, the ticks leave it alone.
+#      disabled; disabled, the ticks leave it alone;
+#   5. --list keeps its columns under their headings with a 64-character
+#      name and a long expression (they pushed the rest of the row out).
 . "$top_srcdir/tests/lib.sh"
 one_build sanitized "behaviour alone"
 setup sched_audit
@@ -98,4 +100,17 @@ jq_ schedule enable orphan >/dev/null
 run "$JOBQ" -c "$CONF" schedule --quiet
 is "$RC" 1 "4: enabled again, the tick fails again"
 jq_ schedule remove orphan >/dev/null
+
+# ---- 5. --list with a long name and a long expression ----
+long=$(printf 'n%.0s' $(seq 64))
+jq_ schedule add "$long" --cron '0,10,20,30,40,50 8-18 1-15 jan-jun mon-fri' --type echo >/dev/null
+list=$(jq_ schedule --list | grep -v '^(RUNS')
+header=$(printf '%s\n' "$list" | head -1)
+for col in SRC "NEXT FIRE" OUTCOME WHAT; do
+	pre=${header%%"$col"*}
+	bad=$(printf '%s\n' "$list" | tail -n +2 | while IFS= read -r line; do
+		[ "${line:${#pre}-1:1}" = " " ] && [ "${line:${#pre}:1}" != " " ] || echo "$line"
+	done)
+	is "$bad" "" "5: --list: every row has its $col value under the heading"
+done
 finish
