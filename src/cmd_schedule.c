@@ -564,10 +564,10 @@ cmd_schedule(int argc, char **argv)
 			json = listing = 1;
 		else if (opt == OPT_RUN)
 			run = optarg;
-		else if (opt == OPT_WINDOW &&
-		    (duration_parse(optarg, &window_ms, err) < 0 || window_ms < 1000))
-			return cli_usage_error(
-			    "schedule", "--window: %s", window_ms < 1000 ? "at least 1s" : err);
+		else if (opt == OPT_WINDOW && duration_parse(optarg, &window_ms, err) < 0)
+			return cli_usage_error("schedule", "--window: %s", err);
+		else if (opt == OPT_WINDOW && window_ms < 1000)
+			return cli_usage_error("schedule", "--window: at least 1s, not '%s'", optarg);
 	}
 	if (optind < argc)
 		return cli_usage_error("schedule", "unexpected argument '%s'", argv[optind]);

@@ -12,7 +12,9 @@
 #      fails every tick (exit 1, said under --quiet) until it is
 #      disabled; disabled, the ticks leave it alone;
 #   5. --list keeps its columns under their headings with a 64-character
-#      name and a long expression (they pushed the rest of the row out).
+#      name and a long expression (they pushed the rest of the row out);
+#   6. --window with a value that is no duration says so (it said "at
+#      least 1s").
 . "$top_srcdir/tests/lib.sh"
 one_build sanitized "behaviour alone"
 setup sched_audit
@@ -113,4 +115,11 @@ for col in SRC "NEXT FIRE" OUTCOME WHAT; do
 	done)
 	is "$bad" "" "5: --list: every row has its $col value under the heading"
 done
+
+# ---- 6. --window ----
+run "$JOBQ" -c "$CONF" schedule --list --window soon
+is "$RC" 64 "6: --window soon: exit 64"
+like "$ERR" "^jobq: schedule: --window: bad duration 'soon'" "6: ... saying it is no duration"
+run "$JOBQ" -c "$CONF" schedule --list --window 500ms
+like "$RC/$ERR" "^64/jobq: schedule: --window: at least 1s, not '500ms'" "6: --window 500ms: at least 1s"
 finish
