@@ -16,6 +16,7 @@
 #include "conf_schedule.h"
 #include "cron.h"
 #include "duration.h"
+#include "json.h"
 #include "utf8.h"
 
 void
@@ -63,8 +64,8 @@ set_bool(const char *value, int *out)
 	return -1;
 }
 
-/* A schedule's payload must be what the worker will run: one JSON object
- * and nothing after it (cJSON_Parse alone stops at the end of the first
+/* A schedule's payload must be what the worker will run: UTF-8, one
+ * JSON object and nothing after it (cJSON_Parse alone stops at the end of the first
  * value, so '{} x' would pass here and be dead-lettered by the worker as
  * "not valid JSON" at every fire), within [worker] max_payload. */
 static int
@@ -72,12 +73,13 @@ check_payload(const struct conf *c, const char *value, char *err)
 {
 	const char *end = NULL;
 	size_t len = strlen(value);
+	char e2[ERRSZ];
 	cJSON *j;
 
-	if (len > c->worker.max_payload)
-		return errf(err, "payload: %zu bytes, more than max_payload (%zu)", len,
-		           c->worker.max_payload),
-		       -1;
+	/* the size and UTF-8 rule of every payload (json_payload_check): a
+	 * byte that is not UTF-8 is refused by the database at every fire */
+	if (json_payload_check(value, len, c->worker.max_payload, 1, e2) < 0)
+		return errf(err, "payload: %s", strncmp(e2, "payload is ", 11) == 0 ? e2 + 11 : e2), -1;
 	if ((j = cJSON_ParseWithOpts(value, &end, 1)) == NULL)
 		return errf(err, "payload: not valid JSON (at byte %zu): %s",
 		           end != NULL && end >= value ? (size_t)(end - value) : (size_t)0, value),

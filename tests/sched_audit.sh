@@ -14,7 +14,11 @@
 #   5. --list keeps its columns under their headings with a 64-character
 #      name and a long expression (they pushed the rest of the row out);
 #   6. --window with a value that is no duration says so (it said "at
-#      least 1s").
+#      least 1s");
+#   7. a payload that is not UTF-8 is refused where it is written (INI:
+#      FILE:LINE, 78; add: 65), as every other payload is: it passed
+#      `jobq check`, then every tick failed on the database's refusal
+#      with 69, and the schedules after it in the file never fired.
 . "$top_srcdir/tests/lib.sh"
 one_build sanitized "behaviour alone"
 setup sched_audit
@@ -122,4 +126,24 @@ is "$RC" 64 "6: --window soon: exit 64"
 like "$ERR" "^jobq: schedule: --window: bad duration 'soon'" "6: ... saying it is no duration"
 run "$JOBQ" -c "$CONF" schedule --list --window 500ms
 like "$RC/$ERR" "^64/jobq: schedule: --window: at least 1s, not '500ms'" "6: --window 500ms: at least 1s"
+
+# ---- 7. a payload that is not UTF-8 ----
+cat >"$T/utf.ini" <<EOC
+[database]
+socket = $SOCKET
+user = root
+database = $DB
+[queue default]
+[handler echo]
+exec = /bin/true
+[schedule latin1]
+cron = * * * * *
+type = echo
+payload = {"name": "M$(printf '\xfc')ller"}
+EOC
+conf_refused utf 11 "payload: not valid UTF-8 \\(at byte 11\\)" "7: an INI payload that is not UTF-8"
+run "$JOBQ" -c "$CONF" schedule add latin1 --cron '* * * * *' --type echo --payload "{\"a\": \"$(printf '\xfc')\"}"
+is "$RC" 65 "7: schedule add --payload that is not UTF-8: exit 65"
+like "$ERR" "^jobq: schedule add latin1: --payload: not valid UTF-8 \\(at byte 7\\)" "7: ... naming the option and the byte"
+is "$(sql "SELECT COUNT(*) FROM jobq_schedules WHERE name = 'latin1'")" 0 "7: ... and nothing is written"
 finish
