@@ -102,8 +102,9 @@ parse_value(const struct field *f, const char **p, int col, int *out, char *err)
 			unexpected(f, *s, col, err);
 		return -1;
 	}
-	if (v < f->lo || v > f->hi) {
-		errf(err, "%s: %ld is out of range %d-%d (column %d)", f->name, v, f->lo, f->hi, col);
+	if (v < f->lo || v > f->hi) { /* as written: v stops growing past 100000 */
+		errf(err, "%s: %.*s is out of range %d-%d (column %d)", f->name, (int)(s - *p), *p, f->lo,
+		    f->hi, col);
 		return -1;
 	}
 	*p = s;
@@ -132,8 +133,8 @@ parse_step(const struct field *f, const char **p, int col, int *step, char *err)
 		return -1;
 	}
 	if (v > f->width) {
-		errf(err, "%s: step %ld is wider than the field (%d-%d) (column %d)", f->name, v, f->lo,
-		    f->lo + f->width, col);
+		errf(err, "%s: step %.*s is wider than the field (%d-%d) (column %d)", f->name, (int)(s - *p),
+		    *p, f->lo, f->lo + f->width, col);
 		return -1;
 	}
 	*p = s;

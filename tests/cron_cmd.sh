@@ -49,6 +49,11 @@ is "$?" 64 "a bad --from is a bad option value: exits 64, as a bad --count does"
 like "$ERR" "^jobq: cron: --from: " "... naming the option"
 "$JOBQ" cron '0 0 * * *' --count x >/dev/null 2>&1
 is "$?" 64 "a bad --count exits 64"
+# A number is named as it was written, however long (it read 999999).
+is "$("$JOBQ" cron '99999999999 * * * *' 2>&1)" "jobq: cron: minute: 99999999999 is out of range 0-59 (column 1)" \
+	"a huge value is named as written"
+is "$("$JOBQ" cron '*/1000000 * * * *' 2>&1)" "jobq: cron: minute: step 1000000 is wider than the field (0-59) (column 3)" \
+	"a huge step is named as written"
 "$JOBQ" cron >/dev/null 2>&1
 is "$?" 64 "no expression is a usage error (64)"
 "$JOBQ" cron 0 0 '*' '*' '*' >/dev/null 2>&1
