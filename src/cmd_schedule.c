@@ -298,11 +298,11 @@ set_option(const struct conf *c, struct schedule *s, const char *cmd, const char
 }
 
 /* Applies the options to s, checking each; EX_DATAERR on the first bad
- * one, EX_USAGE on a bad option, 0. */
+ * one, EX_USAGE on a bad option or an edit that changes nothing, 0. */
 static int
 apply_options(const struct conf *c, struct schedule *s, const char *cmd, int argc, char **argv)
 {
-	int opt, rc;
+	int opt, rc, given = 0;
 
 	while ((opt = getopt_long(argc, argv, CLI_COMMON_SHORTOPTS "q:t:", edit_longopts, NULL)) != -1) {
 		const char *key = edit_key(opt);
@@ -313,9 +313,12 @@ apply_options(const struct conf *c, struct schedule *s, const char *cmd, int arg
 			continue;
 		if ((rc = set_option(c, s, cmd, key)) != 0)
 			return rc;
+		given++;
 	}
 	if (optind < argc)
 		return cli_usage_error("schedule", "unexpected argument '%s'", argv[optind]);
+	if (given == 0 && strcmp(cmd, "edit") == 0)
+		return cli_usage_error("schedule", "edit %s: nothing to change (give --cron, --type, ...)", s->name);
 	return 0;
 }
 

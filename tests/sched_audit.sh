@@ -18,7 +18,9 @@
 #   7. a payload that is not UTF-8 is refused where it is written (INI:
 #      FILE:LINE, 78; add: 65), as every other payload is: it passed
 #      `jobq check`, then every tick failed on the database's refusal
-#      with 69, and the schedules after it in the file never fired.
+#      with 69, and the schedules after it in the file never fired;
+#   8. `schedule edit NAME` with nothing to change is a usage error (it
+#      said "changed" and wrote the row again).
 . "$top_srcdir/tests/lib.sh"
 one_build sanitized "behaviour alone"
 setup sched_audit
@@ -146,4 +148,14 @@ run "$JOBQ" -c "$CONF" schedule add latin1 --cron '* * * * *' --type echo --payl
 is "$RC" 65 "7: schedule add --payload that is not UTF-8: exit 65"
 like "$ERR" "^jobq: schedule add latin1: --payload: not valid UTF-8 \\(at byte 7\\)" "7: ... naming the option and the byte"
 is "$(sql "SELECT COUNT(*) FROM jobq_schedules WHERE name = 'latin1'")" 0 "7: ... and nothing is written"
+
+# ---- 8. an edit that changes nothing ----
+before=$(sql "SELECT updated_at FROM jobq_schedules WHERE name = 'every'")
+run "$JOBQ" -c "$CONF" schedule edit every
+is "$RC" 64 "8: schedule edit NAME with no option: exit 64"
+like "$ERR" "^jobq: schedule: edit every: nothing to change" "8: ... saying so"
+is "$OUT" "" "8: ... and not 'changed'"
+is "$(sql "SELECT updated_at FROM jobq_schedules WHERE name = 'every'")" "$before" "8: ... nothing written"
+run "$JOBQ" -c "$CONF" schedule edit every --priority 3
+is "$RC/$OUT" "0/schedule 'every' changed" "8: an edit with an option still changes it"
 finish
