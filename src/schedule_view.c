@@ -183,7 +183,8 @@ schedule_view_fire_text(const struct schedule *s, int64_t t, char *buf, size_t l
 }
 
 /* One schedule as `jobq schedule --list --json` (and the dashboard)
- * show it. */
+ * show it: every key always, null when it has no value, so that a
+ * script reads every schedule the same way. */
 static cJSON *
 status_json(const struct schedule *s, const struct schedule_status *st)
 {
@@ -201,7 +202,8 @@ status_json(const struct schedule *s, const struct schedule_status *st)
 		cJSON_AddStringToObject(o, "when", when);
 		free(when);
 		cron_free(cr);
-	}
+	} else
+		cJSON_AddNullToObject(o, "when");
 	cJSON_AddStringToObject(o, "description", s->description ? s->description : "");
 	cJSON_AddStringToObject(o, "type", s->type ? s->type : "");
 	cJSON_AddStringToObject(o, "queue", s->queue ? s->queue : "");
@@ -220,12 +222,15 @@ status_json(const struct schedule *s, const struct schedule_status *st)
 		    o, "last_fire", schedule_view_fire_text(s, st->last_fire_t, buf, sizeof buf));
 		cJSON_AddStringToObject(o, "last_outcome", st->outcome);
 		cJSON_AddBoolToObject(o, "last_manual", st->last_manual);
-		if (st->last_job)
-			cJSON_AddNumberToObject(o, "last_job", (double)st->last_job);
 	} else {
 		cJSON_AddNullToObject(o, "last_fire");
 		cJSON_AddNullToObject(o, "last_outcome");
+		cJSON_AddFalseToObject(o, "last_manual");
 	}
+	if (st->last_job)
+		cJSON_AddNumberToObject(o, "last_job", (double)st->last_job);
+	else
+		cJSON_AddNullToObject(o, "last_job");
 	if (strcmp(st->outcome, "failed") == 0)
 		cJSON_AddStringToObject(o, "last_error", st->last_error);
 	else
@@ -236,6 +241,8 @@ status_json(const struct schedule *s, const struct schedule_status *st)
 	cJSON_AddNumberToObject(o, "missed", (double)st->missed);
 	if (s->problem)
 		cJSON_AddStringToObject(o, "problem", s->problem);
+	else
+		cJSON_AddNullToObject(o, "problem");
 	return o;
 }
 

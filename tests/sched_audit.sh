@@ -20,7 +20,10 @@
 #      `jobq check`, then every tick failed on the database's refusal
 #      with 69, and the schedules after it in the file never fired;
 #   8. `schedule edit NAME` with nothing to change is a usage error (it
-#      said "changed" and wrote the row again).
+#      said "changed" and wrote the row again);
+#   9. --list --json gives every schedule the same keys (last_job,
+#      last_manual and problem were there only for some), null when a
+#      value is missing.
 . "$top_srcdir/tests/lib.sh"
 one_build sanitized "behaviour alone"
 setup sched_audit
@@ -158,4 +161,13 @@ is "$OUT" "" "8: ... and not 'changed'"
 is "$(sql "SELECT updated_at FROM jobq_schedules WHERE name = 'every'")" "$before" "8: ... nothing written"
 run "$JOBQ" -c "$CONF" schedule edit every --priority 3
 is "$RC/$OUT" "0/schedule 'every' changed" "8: an edit with an option still changes it"
+
+# ---- 9. --list --json: one shape ----
+jq_ schedule add fresh --cron '0 3 * * *' --type echo >/dev/null
+shape=$(jq_ schedule --list --json | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+print(len({tuple(sorted(s)) for s in d}), len(d) > 1,
+      [(s["last_job"], s["last_manual"], s["problem"]) for s in d if s["name"] == "fresh"])')
+is "$shape" "1 True [(None, False, None)]" "9: every schedule has the same keys; a new one's last_job, last_manual, problem: null, false, null"
 finish
