@@ -174,8 +174,8 @@ print_row(const struct schedule *s, const struct schedule_status *st, int64_t no
 	snprintf(counts, sizeof counts, "%llu/%llu", (unsigned long long)st->runs,
 	    (unsigned long long)st->failures);
 	printf("%-*s %-3s %-3s %-*s %-26s %-26s %-9s %-9s %s%s%s\n", w.name, s->name,
-	    s->source == SCHEDULE_INI ? "ini" : "db", s->enabled ? "on" : "off", w.cron, s->cron, next,
-	    last, st->last_fire[0] ? st->outcome : "-", counts, what, s->problem ? "  PROBLEM: " : "",
+	    s->source == SCHEDULE_INI ? "ini" : "db", s->enabled ? "on" : "off", w.cron, s->cron, next, last,
+	    st->last_fire[0] ? st->outcome : "-", counts, what, s->problem ? "  PROBLEM: " : "",
 	    s->problem ? s->problem : "");
 	/* Why the last fire's job was dead-lettered, under its row: what an
 	 * operator looking at a failed schedule asks next. */
@@ -318,7 +318,8 @@ apply_options(const struct conf *c, struct schedule *s, const char *cmd, int arg
 	if (optind < argc)
 		return cli_usage_error("schedule", "unexpected argument '%s'", argv[optind]);
 	if (given == 0 && strcmp(cmd, "edit") == 0)
-		return cli_usage_error("schedule", "edit %s: nothing to change (give --cron, --type, ...)", s->name);
+		return cli_usage_error(
+		    "schedule", "edit %s: nothing to change (give --cron, --type, ...)", s->name);
 	return 0;
 }
 
