@@ -377,8 +377,10 @@ tick_one(struct db *db, const struct schedule *s, const struct cron *cr, const s
 /* Enqueues what is due for every schedule.  A schedule that cannot fire
  * (a database schedule whose handler left the INI) is reported and
  * counted in n->failed, unless it is disabled (an operator silencing
- * it must not get the failure every minute); the others go on.
- * Returns a DB_* code when the database failed. */
+ * it must not get the failure every minute); so is one whose fire the
+ * server refused (DB_EFAIL: a trigger, a value it will not store); the
+ * others go on.  Returns a DB_* code when the database failed (the
+ * connection, a lock wait). */
 int
 scheduler_tick(const struct conf *c, struct db *db, const struct scheduler_opts *o,
     struct scheduler_counts *n, char *err)
@@ -401,9 +403,16 @@ scheduler_tick(const struct conf *c, struct db *db, const struct scheduler_opts 
 		if (v[i]->problem != NULL && !v[i]->enabled)
 			continue; /* switched off: it would not fire anyway (--list shows why) */
 		if (v[i]->problem == NULL && (z = cron_zone_open(v[i]->timezone, e2)) != NULL &&
-		    (cr = cron_parse(v[i]->cron, e2)) != NULL)
-			rc = tick_one(db, v[i], cr, z, now, o, n, err);
-		else {
+		    (cr = cron_parse(v[i]->cron, e2)) != NULL) {
+			/* A statement the server refuses for this schedule alone
+			 * (its fire rolled back) must not keep the rest from firing;
+			 * a lost connection or a lock wait ends the tick. */
+			if ((rc = tick_one(db, v[i], cr, z, now, o, n, err)) == DB_EFAIL && db_connected(db)) {
+				n->failed++;
+				say(o, 1, "%s: cannot fire: %s", v[i]->name, err);
+				rc = DB_OK;
+			}
+		} else {
 			n->failed++;
 			say(o, 1, "%s: cannot fire: %s", v[i]->name, v[i]->problem ? v[i]->problem : e2);
 		}

@@ -23,7 +23,10 @@
 #      said "changed" and wrote the row again);
 #   9. --list --json gives every schedule the same keys (last_job,
 #      last_manual and problem were there only for some), null when a
-#      value is missing.
+#      value is missing;
+#  10. a fire the server refuses for one schedule alone (here a trigger)
+#      is that schedule's failure (exit 1, said); the schedules after it
+#      still fire (the tick stopped at it, exit 69).
 . "$top_srcdir/tests/lib.sh"
 one_build sanitized "behaviour alone"
 setup sched_audit
@@ -170,4 +173,30 @@ d = json.load(sys.stdin)
 print(len({tuple(sorted(s)) for s in d}), len(d) > 1,
       [(s["last_job"], s["last_manual"], s["problem"]) for s in d if s["name"] == "fresh"])')
 is "$shape" "1 True [(None, False, None)]" "9: every schedule has the same keys; a new one's last_job, last_manual, problem: null, false, null"
+
+# ---- 10. one schedule's refused fire does not stop the others ----
+write_conf <<EOC
+[queue default]
+[handler echo]
+exec = /bin/true
+[schedule refused]
+cron = 0 12 * * *
+type = echo
+payload = {"poison": 1}
+[schedule after]
+cron = 0 12 * * *
+type = echo
+EOC
+# (one statement, no ';': a NULL queue is refused in strict mode)
+sql "CREATE TRIGGER audit_poison BEFORE INSERT ON jobs FOR EACH ROW
+	SET NEW.queue = IF(NEW.payload LIKE '%poison%', NULL, NEW.queue)"
+run env JOBQ_SCHEDULER_NOW=2026-01-06T12:00:10Z "$JOBQ" -c "$CONF" schedule --quiet
+is "$RC" 1 "10: a fire refused by the server: the tick exits 1 (a schedule could not fire), not 69"
+like "$OUT" "refused: cannot fire: .*cannot be null" "10: ... naming the schedule and the server's reason"
+is "$(sql "SELECT COUNT(*) FROM jobq_schedule_runs WHERE name = 'after' AND job_id IS NOT NULL")" 1 \
+	"10: ... and the schedule after it in the file still fired"
+is "$(sql "SELECT COUNT(*) FROM jobq_schedule_runs WHERE name = 'refused'")" 0 "10: ... the refused fire left no row"
+sql "DROP TRIGGER audit_poison"
+run env JOBQ_SCHEDULER_NOW=2026-01-06T12:00:40Z "$JOBQ" -c "$CONF" schedule
+like "$RC/$OUT" "^0/refused: 12:00 fire enqueued" "10: the trigger gone, the next tick enqueues it (once)"
 finish
