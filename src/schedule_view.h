@@ -18,7 +18,7 @@ struct schedule_status {
 	char last_fire[40]; /* "" when it never fired */
 	int64_t last_fire_t;
 	int last_manual;
-	char outcome[16]; /* done, queued, running, stale, retrying, failed, skipped, missed */
+	char outcome[16]; /* done, queued, running, stale, retrying, failed, cancelled, expired, skipped, missed */
 	uint64_t last_job;
 	char last_error[ERRTEXT_SUMMARY_MAX + 1]; /* the last fire's job's, when it is failed */
 	uint64_t runs, failures, skipped, missed; /* within the window */

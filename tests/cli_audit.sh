@@ -121,7 +121,7 @@ refused 64 "^jobq: failed: forget --all takes no job IDs" "failed forget --all I
 
 # ---- cron: a bad --from or --timezone is named as cron's ----
 run "$JOBQ" cron '0 0 * * *' --from yesterday
-is "$RC/$NERR" "65/1" "cron --from yesterday: exit 65, one line"
+is "$RC/$NERR" "64/2" "cron --from yesterday: exit 64 (usage), the problem and a hint"
 like "$ERR" "^jobq: cron: --from: bad time 'yesterday'" "... naming the command and the option"
 run "$JOBQ" cron '0 0 * * *' --timezone Mars/Base
 like "$ERR" "^jobq: cron: --timezone: unknown time zone 'Mars/Base'" "cron --timezone Mars/Base: names the command"

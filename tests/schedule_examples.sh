@@ -15,14 +15,17 @@ socket = $SOCKET
 user = root
 EOC
 
-# The example block, uncommented, pointed at this test's folders.
+# The example block, uncommented, pointed at this test's folders; the
+# placeholder password_hash gets a real one, as its reader would give it.
+HASH=$("$JOBQ" passwd --stdin <<<'an example password' | sed 's/^password_hash = //')
 examples() {
 	sed -n '/^; Example schedules/,$p' "$top_srcdir/etc/jobq.ini.in" |
 		sed -n 's/^;\(\[.*\]\)$/\1/p; s/^;\([a-z_.A-Z]* = .*\)$/\1/p' |
 		sed -e "s|@pkglibexecdir@|$HANDLERS|g" -e "s|@localstatedir@|$VAR|g" \
 			-e "s|^env.CONFIG = .*|env.CONFIG = $CONF\nenv.PROGRAM = $JOBQ|" \
 			-e "s|^env.BACKUP_DEFAULTS_FILE = .*|env.BACKUP_DEFAULTS_FILE = $T/backup.cnf|" \
-			-e "s|^env.BACKUP_DATABASE = .*|env.BACKUP_DATABASE = $DB|"
+			-e "s|^env.BACKUP_DATABASE = .*|env.BACKUP_DATABASE = $DB|" \
+			-e "s|^password_hash = .*\.\.\.\$|password_hash = $HASH|"
 }
 write_conf <<EOC
 [worker]
