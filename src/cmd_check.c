@@ -216,7 +216,7 @@ schedule_fires(const struct schedule *s)
 	else
 		snprintf(where, sizeof where, "database schedule '%s'", s->name);
 	if (s->problem != NULL) {
-		cli_error("%s: %s: it never fires", where, s->problem);
+		cli_error("%s: %s%s", where, s->problem, strstr(s->problem, "never fire") ? "" : ": it never fires");
 		return 0;
 	}
 	if ((cr = cron_parse(s->cron, err)) == NULL) {

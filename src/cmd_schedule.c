@@ -97,10 +97,10 @@ run_now(const struct conf *c, struct db *db, const char *name, int dry_run)
 	if ((rc = schedules_load(c, db, &v, &n, err)) != DB_OK)
 		return db_status(rc, err);
 	if ((s = schedules_find(v, n, name)) == NULL) {
-		cli_error("no schedule '%s' (in %s or in the database)", name, c->path);
+		cli_error("schedule --run: no schedule '%s' (in %s or in the database)", name, c->path);
 		rc = EX_DATAERR;
 	} else if ((rc = scheduler_run_now(c, db, s, &o, NULL, &job, err)) != DB_OK) {
-		cli_error("%s", err);
+		cli_error("schedule --run %s: %s", name, err);
 		rc = s->problem != NULL ? EX_DATAERR : EX_UNAVAILABLE;
 	}
 	schedules_free(v, n);

@@ -26,7 +26,10 @@
 #      value is missing;
 #  10. a fire the server refuses for one schedule alone (here a trigger)
 #      is that schedule's failure (exit 1, said); the schedules after it
-#      still fire (the tick stopped at it, exit 69).
+#      still fire (the tick stopped at it, exit 69);
+#  11. `schedule --run` of an unknown name says which command failed,
+#      and `jobq check` says a database schedule's never-firing cron
+#      once (it said "it would never fire: it never fires").
 . "$top_srcdir/tests/lib.sh"
 one_build sanitized "behaviour alone"
 setup sched_audit
@@ -199,4 +202,14 @@ is "$(sql "SELECT COUNT(*) FROM jobq_schedule_runs WHERE name = 'refused'")" 0 "
 sql "DROP TRIGGER audit_poison"
 run env JOBQ_SCHEDULER_NOW=2026-01-06T12:00:40Z "$JOBQ" -c "$CONF" schedule
 like "$RC/$OUT" "^0/refused: 12:00 fire enqueued" "10: the trigger gone, the next tick enqueues it (once)"
+
+# ---- 11. messages ----
+run "$JOBQ" -c "$CONF" schedule --run nosuch
+is "$RC/$NERR" "65/1" "11: --run of an unknown name: exit 65, one line"
+like "$ERR" "^jobq: schedule --run: no schedule 'nosuch'" "11: ... naming the command"
+sql "INSERT INTO jobq_schedules (name, cron, type, payload) VALUES ('febdb', '0 0 30 2 *', 'echo', '{}')"
+run "$JOBQ" -c "$CONF" check
+like "$ERR" "database schedule 'febdb': .*would never fire" "11: check names the database row's never-firing cron"
+is "$(grep -c 'never fire' <<<"$ERR")/$(grep -o 'never fire' <<<"$ERR" | wc -l)" "1/1" "11: ... once"
+sql "DELETE FROM jobq_schedules WHERE name = 'febdb'"
 finish
