@@ -1,6 +1,7 @@
 #!/bin/sh
 # prune.sh -- a jobq handler for the nightly prune schedule: trims run
-# history, dead-letter rows and gone workers older than a cut-off by
+# history, dead-letter rows, gone workers and schedule fires older than
+# a cut-off by
 # running `jobq prune` (which deletes in chunks).
 #
 # Payload: {"older_than": "30d", "keep_failed": false}   (both optional)

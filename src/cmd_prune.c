@@ -9,14 +9,16 @@
 #include "failed.h"
 #include "registry.h"
 #include "runs.h"
+#include "schedules.h"
 
 static void
 usage(void)
 {
 	printf("Usage: jobq prune --older-than DURATION [--failed] [--dry-run] [--yes]\n"
-	       "Delete, in chunks, run history older than DURATION and the registry rows of\n"
+	       "Delete, in chunks, run history older than DURATION, the registry rows of\n"
 	       "workers gone for longer than DURATION (a worker that still heart-beats keeps\n"
-	       "its row, even with --older-than 0).  Prints what it deleted.\n\n"
+	       "its row, even with --older-than 0) and the schedules' fires older than\n"
+	       "DURATION (each schedule keeps its last ones).  Prints what it deleted.\n\n"
 	       "Dead-lettered jobs wait for a person and are kept unless asked:\n"
 	       "  --failed       also delete dead-lettered jobs that failed more than\n"
 	       "                 DURATION ago\n"
@@ -31,7 +33,7 @@ usage(void)
 }
 
 struct prune_counts {
-	uint64_t runs, failed, workers;
+	uint64_t runs, failed, workers, fires;
 };
 
 /* Deletes (count_only: counts) everything prune covers; the counts
@@ -46,15 +48,18 @@ prune(struct db *db, int64_t older, int with_failed, int count_only, struct prun
 		return rc;
 	if (with_failed && (rc = failed_clear(db, older, count_only, &n->failed, err)) != DB_OK)
 		return rc;
+	if ((rc = schedules_prune(db, older, count_only, &n->fires, err)) != DB_OK)
+		return rc;
 	return registry_prune(db, older, count_only, &n->workers, err);
 }
 
 static void
 print_counts(const char *verb, const struct prune_counts *n)
 {
-	printf("%s %llu run%s, %llu failed job%s, %llu gone worker%s\n", verb, (unsigned long long)n->runs,
-	    n->runs == 1 ? "" : "s", (unsigned long long)n->failed, n->failed == 1 ? "" : "s",
-	    (unsigned long long)n->workers, n->workers == 1 ? "" : "s");
+	printf("%s %llu run%s, %llu failed job%s, %llu gone worker%s, %llu schedule fire%s\n", verb,
+	    (unsigned long long)n->runs, n->runs == 1 ? "" : "s", (unsigned long long)n->failed,
+	    n->failed == 1 ? "" : "s", (unsigned long long)n->workers, n->workers == 1 ? "" : "s",
+	    (unsigned long long)n->fires, n->fires == 1 ? "" : "s");
 }
 
 /* Counts first; deletes after a yes on the terminal, or at once with
@@ -75,10 +80,12 @@ run(struct db *db, int64_t older, int with_failed, int dry_run, int yes)
 			return 0;
 		}
 		duration_format(older, d, sizeof d);
-		if (n.runs + n.failed + n.workers > 0 &&
-		    !cli_confirm("delete %llu run%s older than %s, %llu failed job%s and %llu gone worker%s?",
+		if (n.runs + n.failed + n.workers + n.fires > 0 &&
+		    !cli_confirm("delete %llu run%s older than %s, %llu failed job%s, %llu gone worker%s and %llu "
+		                 "schedule fire%s?",
 		        (unsigned long long)n.runs, n.runs == 1 ? "" : "s", d, (unsigned long long)n.failed,
-		        n.failed == 1 ? "" : "s", (unsigned long long)n.workers, n.workers == 1 ? "" : "s")) {
+		        n.failed == 1 ? "" : "s", (unsigned long long)n.workers, n.workers == 1 ? "" : "s",
+		        (unsigned long long)n.fires, n.fires == 1 ? "" : "s")) {
 			cli_error("prune: not confirmed; nothing deleted");
 			return EXIT_FAIL;
 		}

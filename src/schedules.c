@@ -13,6 +13,7 @@
 #include "audit.h"
 #include "cron.h"
 #include "isotime.h"
+#include "runs.h"
 #include "schedules.h"
 
 static struct schedule *
@@ -516,4 +517,63 @@ schedules_watched_since(struct db *db, const char *name, const char *now_utc, in
 	if (rc != DB_OK)
 		return rc;
 	return schedules_watched_since(db, name, now_utc, since, err);
+}
+
+/* The fires of one schedule prune may delete: enqueued before cutoff,
+ * and none of the rows the ticks, the watchdog and --list read as the
+ * schedule's last (its newest fire, its newest timed fire, the newest
+ * that enqueued a job: keep[0..2], "" when it has none). */
+static void
+prune_where(struct db *db, struct buf *where, const char *name, const char *cutoff, char *const keep[3])
+{
+	int i;
+
+	db_sql(db, where, "name = %q AND enqueued_at < %q", name, cutoff);
+	for (i = 0; i < 3; i++)
+		if (keep[i] != NULL)
+			db_sql(db, where, " AND fire_at <> %q", keep[i]);
+}
+
+/* Deletes (count_only: counts) the fire rows of jobq_schedule_runs
+ * enqueued more than older_ms ago, but each schedule's last ones
+ * (prune_where): they are what a tick weighs overlap and catch-up by,
+ * and what --list and the watchdog call its last fire.  The cutoff is
+ * fixed before those rows are read, so a fire a tick adds meanwhile is
+ * newer than it and stays.  Each schedule's rows go in chunks by the
+ * (name, enqueued_at) index. */
+int
+schedules_prune(struct db *db, int64_t older_ms, int count_only, uint64_t *removed, char *err)
+{
+	struct db_res *r;
+	struct buf where;
+	char **row, *cutoff = NULL;
+	uint64_t n;
+	int rc;
+
+	*removed = 0;
+	if ((r = db_query(db, &rc, err, "SELECT UTC_TIMESTAMP(6) - INTERVAL %I MICROSECOND", older_ms * 1000)) == NULL)
+		return rc;
+	if ((row = db_res_next(r)) != NULL && row[0] != NULL)
+		cutoff = xstrdup(row[0]);
+	db_res_free(r);
+	if (cutoff == NULL) {
+		errf(err, "the database gave no time");
+		return DB_EFAIL;
+	}
+	r = db_query(db, &rc, err,
+	    "SELECT name, MAX(fire_at), MAX(IF(manual = 0, fire_at, NULL)),"
+	    " (SELECT l.fire_at FROM jobq_schedule_runs l WHERE l.name = r.name AND l.job_id IS NOT NULL"
+	    "  ORDER BY l.enqueued_at DESC LIMIT 1)"
+	    " FROM jobq_schedule_runs r GROUP BY name");
+	buf_init(&where);
+	while (r != NULL && rc == DB_OK && (row = db_res_next(r)) != NULL) {
+		buf_reset(&where);
+		prune_where(db, &where, row[0], cutoff, row + 1);
+		rc = delete_in_chunks(db, "jobq_schedule_runs", where.data, count_only, &n, err);
+		*removed += n;
+	}
+	db_res_free(r);
+	buf_free(&where);
+	free(cutoff);
+	return rc;
 }

@@ -37,6 +37,7 @@ int schedules_checked(struct db *db, const char *name, const char *until, char *
 int schedules_checked_until(
     struct db *db, const char *name, int64_t *until, int64_t *ticked, int *found, char *err);
 int schedules_now(struct db *db, int64_t *now, char *err);
+int schedules_prune(struct db *db, int64_t older_ms, int count_only, uint64_t *removed, char *err);
 const char *schedules_catch_up_name(enum catch_up m);
 int schedules_watched_since(struct db *db, const char *name, const char *now_utc, int64_t *since, char *err);
 

@@ -131,16 +131,16 @@ run prune --older-than 1d --failed
 is "$RC/$(count job_runs)" "64/4" "prune with no terminal and no --yes: 64, nothing deleted"
 run prune --older-than 1d --failed --yes
 is "$RC" 0 "prune --yes exits 0"
-is "$OUT" "pruned 2 runs, 1 failed job, 1 gone worker" "and says what it deleted"
+is "$OUT" "pruned 2 runs, 1 failed job, 1 gone worker, 0 schedule fires" "and says what it deleted"
 is "$(sql "SELECT GROUP_CONCAT(job_id ORDER BY job_id) FROM job_runs")" "3,4" "only runs older than a day went"
 is "$(sql "SELECT GROUP_CONCAT(id) FROM failed_jobs")" "22" "only failed jobs older than a day went"
 is "$(sql "SELECT GROUP_CONCAT(id) FROM jobq_workers")" "h:2:b" "only the worker gone for more than a day went"
 is "$(count jobs)" 1 "queued jobs are never pruned"
 run prune --older-than 1d --failed --yes
-is "$OUT" "pruned 0 runs, 0 failed jobs, 0 gone workers" "a second prune deletes nothing"
+is "$OUT" "pruned 0 runs, 0 failed jobs, 0 gone workers, 0 schedule fires" "a second prune deletes nothing"
 sql "UPDATE job_runs SET started_at = started_at - INTERVAL 2 DAY; UPDATE failed_jobs SET failed_at = failed_at - INTERVAL 2 DAY"
 run prune --older-than 1d --keep-failed --yes
-is "$OUT/$(count failed_jobs)" "pruned 2 runs, 0 failed jobs, 0 gone workers/1" "--keep-failed (now the default) keeps the dead-letter table"
+is "$OUT/$(count failed_jobs)" "pruned 2 runs, 0 failed jobs, 0 gone workers, 0 schedule fires/1" "--keep-failed (now the default) keeps the dead-letter table"
 run prune
 is "$RC" 64 "prune without --older-than: 64"
 run prune --older-than later
@@ -150,5 +150,5 @@ sql "INSERT INTO job_runs (job_id, queue, type, attempt, worker, started_at, dur
      SELECT 1, 'default', 'echo', 1, 'x', UTC_TIMESTAMP(6) - INTERVAL 3 DAY, 1, 'done', 'exit 0'
      FROM information_schema.columns a, information_schema.columns b LIMIT 2500"
 run prune --older-than 2d --failed --yes
-is "$OUT/$(count job_runs)" "pruned 2500 runs, 1 failed job, 0 gone workers/0" "2,500 old runs pruned (more than one chunk)"
+is "$OUT/$(count job_runs)" "pruned 2500 runs, 1 failed job, 0 gone workers, 0 schedule fires/0" "2,500 old runs pruned (more than one chunk)"
 finish

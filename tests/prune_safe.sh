@@ -48,14 +48,14 @@ on_tty() {
 # ---- dead letters are kept unless asked ----
 fill
 on_tty y prune --older-than 1d
-like "$TTY" "pruned 3 runs, 0 failed jobs, 1 gone worker" "prune --older-than 1d (answered yes): runs and gone workers, no dead letters"
+like "$TTY" "pruned 3 runs, 0 failed jobs, 1 gone worker, 0 schedule fires" "prune --older-than 1d (answered yes): runs and gone workers, no dead letters"
 is "$(sql "SELECT GROUP_CONCAT(id ORDER BY id) FROM failed_jobs")" "31,32,33" "every dead-lettered job is still there"
 fill
 run prune --older-than 1d --yes
-is "$RC/$OUT/$(count failed_jobs)" "0/pruned 3 runs, 0 failed jobs, 1 gone worker/3" "the same with --yes"
+is "$RC/$OUT/$(count failed_jobs)" "0/pruned 3 runs, 0 failed jobs, 1 gone worker, 0 schedule fires/3" "the same with --yes"
 fill
 run prune --older-than 1d --failed --yes
-is "$RC/$OUT" "0/pruned 3 runs, 2 failed jobs, 1 gone worker" "--failed: dead letters older than 1d too"
+is "$RC/$OUT" "0/pruned 3 runs, 2 failed jobs, 1 gone worker, 0 schedule fires" "--failed: dead letters older than 1d too"
 is "$(sql "SELECT GROUP_CONCAT(id) FROM failed_jobs")" "33" "only the old dead letters went"
 fill
 run prune --older-than 1d --keep-failed --yes
@@ -69,10 +69,10 @@ like "$ERR" "contradict" "and says why"
 # ---- --dry-run ----
 fill
 run prune --older-than 1d --failed --dry-run
-is "$RC/$OUT" "0/would prune 3 runs, 2 failed jobs, 1 gone worker" "--dry-run prints the counts"
+is "$RC/$OUT" "0/would prune 3 runs, 2 failed jobs, 1 gone worker, 0 schedule fires" "--dry-run prints the counts"
 is "$(state)" "4/3/1" "and deletes nothing"
 run prune --older-than 1d --dry-run
-is "$OUT" "would prune 3 runs, 0 failed jobs, 1 gone worker" "--dry-run without --failed counts no dead letters"
+is "$OUT" "would prune 3 runs, 0 failed jobs, 1 gone worker, 0 schedule fires" "--dry-run without --failed counts no dead letters"
 
 # ---- no terminal, no --yes ----
 run prune --older-than 1d
@@ -83,13 +83,13 @@ is "$RC" 64 "the same with stdin from /dev/null"
 
 # ---- on a terminal: the question states the counts ----
 on_tty n prune --older-than 1d --failed
-like "$TTY" "delete 3 runs older than 1d, 2 failed jobs and 1 gone worker\? \[y/N\]" "on a terminal it asks, stating the counts"
+like "$TTY" "delete 3 runs older than 1d, 2 failed jobs, 1 gone worker and 0 schedule fires\? \[y/N\]" "on a terminal it asks, stating the counts"
 like "$TTY" "not confirmed; nothing deleted" "a no deletes nothing"
 is "$RC/$(state)" "1/4/3/1" "and exits 1, everything still there"
 on_tty "" prune --older-than 1d
 is "$(state)" "4/3/1" "an empty answer is a no"
 on_tty y prune --older-than 1d --failed
-like "$TTY" "pruned 3 runs, 2 failed jobs, 1 gone worker" "a yes deletes"
+like "$TTY" "pruned 3 runs, 2 failed jobs, 1 gone worker, 0 schedule fires" "a yes deletes"
 is "$RC/$(state)" "0/1/1/0" "exit 0; what was counted is gone"
 
 # ---- --older-than 0 and live workers ----
@@ -101,7 +101,7 @@ started=$(sql "SELECT started_at FROM jobq_workers WHERE pid = $wpid")
 sql "INSERT INTO jobq_workers (id, host, pid, queues, concurrency, heartbeat_ms, started_at, last_seen_at) VALUES
      ('h:2:gone', 'h', 2, 'default', 1, 200, UTC_TIMESTAMP(6) - INTERVAL 1 HOUR, UTC_TIMESTAMP(6) - INTERVAL 1 MINUTE)"
 on_tty y prune --older-than 0
-like "$TTY" "pruned 0 runs, 0 failed jobs, 1 gone worker" "--older-than 0 (answered yes): only the worker gone for a minute"
+like "$TTY" "pruned 0 runs, 0 failed jobs, 1 gone worker, 0 schedule fires" "--older-than 0 (answered yes): only the worker gone for a minute"
 # A worker whose row was deleted registers again at its next heartbeat,
 # with a new started_at: the same started_at means the row was never gone.
 is "$(sql "SELECT started_at FROM jobq_workers WHERE pid = $wpid")" "$started" "the live worker keeps its registry row (same started_at)"

@@ -29,7 +29,11 @@
 #      still fire (the tick stopped at it, exit 69);
 #  11. `schedule --run` of an unknown name says which command failed,
 #      and `jobq check` says a database schedule's never-firing cron
-#      once (it said "it would never fire: it never fires").
+#      once (it said "it would never fire: it never fires");
+#  12. `jobq prune` trims the schedules' fires (the table grew by a row
+#      a fire forever), but each schedule's last ones, which the ticks
+#      weigh overlap and catch-up by: after it, a tick fires nothing
+#      twice and --list names the same last fire.
 . "$top_srcdir/tests/lib.sh"
 one_build sanitized "behaviour alone"
 setup sched_audit
@@ -212,4 +216,24 @@ run "$JOBQ" -c "$CONF" check
 like "$ERR" "database schedule 'febdb': .*would never fire" "11: check names the database row's never-firing cron"
 is "$(grep -c 'never fire' <<<"$ERR")/$(grep -o 'never fire' <<<"$ERR" | wc -l)" "1/1" "11: ... once"
 sql "DELETE FROM jobq_schedules WHERE name = 'febdb'"
+
+# ---- 12. prune ----
+sql "DELETE FROM jobq_schedule_runs"
+sql "INSERT INTO jobq_schedule_runs (name, fire_at, status, manual, enqueued_at)
+	SELECT 'old', '2026-01-01 00:00:00' + INTERVAL seq MINUTE, 'enqueued', 0,
+	UTC_TIMESTAMP(6) - INTERVAL 3 DAY + INTERVAL seq SECOND FROM seq_1_to_2500"
+sql "INSERT INTO jobq_schedule_runs (name, fire_at, status, manual, enqueued_at, job_id)
+	VALUES ('old', '2026-01-03 00:00:00', 'enqueued', 1, UTC_TIMESTAMP(6) - INTERVAL 2 DAY, 7),
+	       ('new', '2026-01-03 00:00:00', 'enqueued', 0, UTC_TIMESTAMP(6) - INTERVAL 2 DAY, NULL),
+	       ('new', '2026-01-03 00:01:00', 'enqueued', 0, UTC_TIMESTAMP(6), NULL)"
+run "$JOBQ" -c "$CONF" prune --older-than 1d --dry-run
+like "$OUT" ", 2500 schedule fires$" "12: prune --dry-run counts the old fires, but each schedule's last ones"
+is "$(sql "SELECT COUNT(*) FROM jobq_schedule_runs")" 2503 "12: ... and deletes nothing"
+run "$JOBQ" -c "$CONF" prune --older-than 1d --yes
+is "$RC" 0 "12: prune --yes exits 0"
+like "$OUT" ", 2500 schedule fires$" "12: ... says how many fires it deleted (in chunks)"
+is "$(sql "SELECT GROUP_CONCAT(CONCAT(name, ' ', LEFT(fire_at, 16), ' ', manual) ORDER BY name, fire_at SEPARATOR ', ')
+	FROM jobq_schedule_runs")" \
+	"new 2026-01-03 00:01 0, old 2026-01-02 17:40 0, old 2026-01-03 00:00 1" \
+	"12: kept: fires newer than the cut-off, and each schedule's last fire, last timed fire and last job's"
 finish
