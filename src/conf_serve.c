@@ -9,11 +9,12 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <sodium.h>
+
 #include "conf.h"
 #include "conf_ini.h"
 #include "conf_serve.h"
 #include "duration.h"
-#include "password.h"
 
 /* The API limit per session unless [serve] says otherwise: far above
  * what the pages' own refresh (a few calls every 2 s) and a person's
@@ -280,6 +281,18 @@ conf_serve_load(struct loader *ld, struct conf *c, const struct section *sec)
 	if ((s->tls_cert == NULL) != (s->tls_key == NULL))
 		ld_error(ld, cert_line ? cert_line : key_line,
 		    "[serve] needs both tls_cert and tls_key, or neither");
+}
+
+/* Whether hash is an argon2id hash a login can be checked against: the
+ * whole string, parameters, salt and hash, not only its prefix (a
+ * placeholder like "$argon2id$v=19$m=65536,t=2,p=1$..." would load and
+ * let nobody in).  libsodium's parser is the one a login's check uses. */
+static int
+password_hash_usable(const char *hash)
+{
+	return strncmp(hash, "$argon2id$", 10) == 0 && sodium_init() >= 0 &&
+	       crypto_pwhash_str_needs_rehash(hash, crypto_pwhash_OPSLIMIT_INTERACTIVE,
+	           crypto_pwhash_MEMLIMIT_INTERACTIVE) >= 0;
 }
 
 void

@@ -108,15 +108,3 @@ password_hash(const char *pw, char *hash, char *err)
 	}
 	return 0;
 }
-
-/* Whether hash is an argon2id hash a login can be checked against: the
- * whole string, parameters, salt and hash, not only its prefix (a
- * placeholder like "$argon2id$v=19$m=65536,t=2,p=1$..." would load and
- * let nobody in).  libsodium's parser is the one verification uses. */
-int
-password_hash_usable(const char *hash)
-{
-	return strncmp(hash, "$argon2id$", 10) == 0 && sodium_init() >= 0 &&
-	       crypto_pwhash_str_needs_rehash(hash, crypto_pwhash_OPSLIMIT_INTERACTIVE,
-	           crypto_pwhash_MEMLIMIT_INTERACTIVE) >= 0;
-}

@@ -11,6 +11,5 @@
 
 int password_read(const char *cmd, int from_stdin, char *pw, size_t len);
 int password_hash(const char *pw, char *hash, char *err);
-int password_hash_usable(const char *hash);
 
 #endif
