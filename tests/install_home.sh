@@ -17,6 +17,12 @@ ok $? "configure --prefix=\$HOME/.local && make && make install, as a user" ||
 	sed 's/^/# /' "$T/build.log" | tail -20
 ini=$prefix/etc/jobq.ini
 ok "$([ -x "$prefix/bin/jobq" ] && [ -f "$ini" ]; echo $?)" "installed bin/jobq and etc/jobq.ini under the prefix"
+# Nothing outside the prefix: a user may not write to /lib or /usr (the
+# systemd units too go under the prefix).  Staged, so that the check
+# sees what a root install would write elsewhere.
+make -s -C "$T/build" install DESTDIR="$T/stage" >/dev/null 2>&1
+out=$(cd "$T/stage" && find . ! -type d ! -path ".$prefix/*")
+is "$out" "" "make install writes nothing outside --prefix"
 
 # What goes where: production handlers, the demo apart, the docs.
 for f in libexec/jobq/echo.sh libexec/jobq/send_email.py libexec/jobq/generate_report.py \

@@ -90,8 +90,15 @@ for kv in $(sed -n 's|^;*env\.\([A-Z_]*\) = @localstatedir@/|\1=|p' "$top_srcdir
 	ok "$([ -d "$root$T/var/$d" ]; echo $?)" "tmpfiles creates $d, named in the sample config (${kv%%=*})"
 done
 
-# make install: the units where configure put them.
-unitdir=$(sed -n 's/^systemdsystemunitdir = //p' "$top_builddir/Makefile")
+# make install: the units where configure put them (by default under
+# ${prefix}, which make expands).
+makevar() {
+	local v pfx
+	v=$(sed -n "s/^$1 = //p" "$top_builddir/Makefile")
+	pfx=$(sed -n 's/^prefix = //p' "$top_builddir/Makefile")
+	echo "${v//'${prefix}'/$pfx}"
+}
+unitdir=$(makevar systemdsystemunitdir)
 if [ -n "$unitdir" ]; then
 	make -s -C "$top_builddir" install DESTDIR="$T/dest" >"$T/install.log" 2>&1
 	ok $? "make install DESTDIR=..."
@@ -99,7 +106,7 @@ if [ -n "$unitdir" ]; then
 		ok "$([ -f "$T/dest$unitdir/$f" ]; echo $?)" "installs $unitdir/$f"
 	done
 	for v in sysusersdir tmpfilesdir; do
-		d=$(sed -n "s/^$v = //p" "$top_builddir/Makefile")
+		d=$(makevar $v)
 		ok "$([ -f "$T/dest$d/jobq.conf" ]; echo $?)" "installs $d/jobq.conf"
 	done
 else
