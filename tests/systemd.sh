@@ -112,4 +112,14 @@ if [ -n "$unitdir" ]; then
 else
 	diag "this build has no systemd unit dir (configure --with-systemdsystemunitdir=DIR)"
 fi
+
+# --without-sysusersdir leaves out that entry alone, and installs no file
+# named "no" somewhere.
+mkdir -p "$T/b2"
+(cd "$T/b2" && "$top_srcdir/configure" -q --prefix="$T/p2" --with-systemdsystemunitdir="$T/p2/units" \
+	--without-sysusersdir && make -s contrib/systemd/jobq.sysusers contrib/systemd/jobq.tmpfiles &&
+	make -s install-data-hook DESTDIR="$T/d2") >"$T/b2.log" 2>&1
+ok $? "configure --without-sysusersdir, make install-data-hook" || sed 's/^/# /' "$T/b2.log" | tail -5
+is "$(cd "$T" && find b2 d2* -name jobq.conf)" "d2$T/p2/lib/tmpfiles.d/jobq.conf" \
+	"it installs the tmpfiles.d entry only"
 finish
