@@ -57,15 +57,33 @@ ok $? "the schedule service runs 'jobq schedule --quiet'"
 
 # The worker unit's command line, for instance "default", as systemd
 # would run it (%I -> default), against this test's config.
+# Its Environment= too, with /run moved to a folder of the test's, short
+# (jobq ignores an XDG_RUNTIME_DIR of 64 characters or more, as deep
+# build trees such as make distcheck's give).
 cmd=$(sed -n 's/^ExecStart=//p' "$unit")
 cmd=${cmd//%I/default}
 read -ra argv <<<"$cmd"
-"${argv[@]}" 2>"$T/unit-worker.log" &
+run=$(mktemp -d /tmp/jobq-run.XXXXXX)
+trap 'rm -rf "$run"; cleanup' EXIT
+mapfile -t uenv < <(sed -n 's/^Environment=//p' "$unit" | sed "s|=/run/|=$run/|")
+mkdir -p "$run/jobq"
+env "${uenv[@]}" "${argv[@]}" 2>"$T/unit-worker.log" &
 pid=$!
 BG_PIDS+=("$pid")
 jq_ enqueue echo '{"via": "unit"}' >/dev/null
 wait_for_sql 30 "SELECT COUNT(*) FROM job_runs WHERE outcome = 'done'" 1
 ok $? "the unit's ExecStart runs a worker that does the job"
+# PrivateTmp= hides /tmp/jobq-UID from everything outside the unit: the
+# wakeup sockets must live where the scheduler's unit and others see them.
+ok "$(find "$run/jobq" -type s | grep -q .; echo $?)" "its wakeup socket is under /run/jobq, not the private /tmp" ||
+	ls -lR "$run" | sed 's/^/# /'
+sched=$T/units/jobq-schedule.service
+is "$(grep '^Environment=' "$sched")" "$(grep '^Environment=' "$unit")" \
+	"the scheduler's unit looks for wakeup sockets in the same place"
+for u in "$unit" "$sched"; do
+	grep -q '^ReadWritePaths=.*/run/jobq' "$u"
+	ok $? "$(basename "$u") may write to /run/jobq (ProtectSystem=strict)"
+done
 kill -TERM "$pid"
 wait_exit 30 "$pid"
 is "$?" "0" "SIGTERM (KillSignal) stops it with status 0"
@@ -83,6 +101,7 @@ uid=$(awk -F: '$1 == "jobq" { print $3 }' "$root/etc/passwd")
 for d in lib/jobq lib/jobq/reports spool/jobq-mail; do
 	is "$(stat -c '%u %a' "$root$T/var/$d" 2>&1)" "$uid 750" "$d is created, owned by jobq, mode 750"
 done
+is "$(stat -c '%u %a' "$root/run/jobq" 2>&1)" "$uid 2770" "/run/jobq is created, owned by jobq, mode 2770"
 # Every directory the sample config names is covered (a file's folder).
 for kv in $(sed -n 's|^;*env\.\([A-Z_]*\) = @localstatedir@/|\1=|p' "$top_srcdir/etc/jobq.ini.in"); do
 	d=${kv#*=}
