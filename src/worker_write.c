@@ -149,9 +149,18 @@ log_outcome(struct worker *w, const struct slot *s, const char *outcome)
 	char attempt[32], delay[32];
 	struct log_field f[12];
 	char trace_id[TRACE_ID_LEN + 1], span_id[SPAN_ID_LEN + 1];
+	const struct handler *h = conf_handler(w->conf, s->job->type);
+	unsigned max = s->max_attempts ? s->max_attempts
+	             : s->job->max_attempts ? s->job->max_attempts
+	             : h ? h->max_attempts : 1;
+	/* A job reserved ahead and handed back unstarted as the worker
+	 * stops (--max-time, a cron run's end) is no problem: under --quiet
+	 * it must not mail anyone. */
+	int quiet = strcmp(outcome, "done") == 0 ||
+	            (s->write == OUT_GIVEBACK && strcmp(s->words, "not started") == 0);
 	int n = 0;
 
-	snprintf(attempt, sizeof attempt, "%u/%u", s->job->attempt, s->max_attempts);
+	snprintf(attempt, sizeof attempt, "%u/%u", s->job->attempt, max);
 	f[n++] = LF_N("job", s->job->id);
 	f[n++] = LF_S("type", s->job->type);
 	f[n++] = LF_S("queue", s->job->queue);
@@ -170,8 +179,7 @@ log_outcome(struct worker *w, const struct slot *s, const char *outcome)
 		f[n++] = LF_S("trace_id", trace_id);
 		f[n++] = LF_S("span_id", span_id);
 	}
-	(void)w;
-	log_fields(strcmp(outcome, "done") == 0 ? LOG_INFO : LOG_WARN, "job", f, n);
+	log_fields(quiet ? LOG_INFO : LOG_WARN, "job", f, n);
 }
 
 /* The error text kept with a retry: the exit status, then stderr. */

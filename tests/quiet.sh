@@ -26,6 +26,23 @@ out=$(jq_ work --stop-when-empty --quiet 2>&1)
 like "$out" "warn +job .*outcome=dead" "a dead-lettered job is logged under --quiet"
 is "$(echo "$out" | grep -c 'info')" "0" "and no info line is"
 
+# A run that reaches --max-time with a backlog hands back the jobs it
+# had reserved ahead, unstarted: that is no failure, and under --quiet
+# it mails nobody (each was a warning line, every minute of a backlog).
+cat >>"$CONF" <<EOC
+[handler nap]
+exec = /bin/sleep 0.05
+EOC
+for i in $(seq 400); do echo '{"type": "nap"}'; done | jq_ enqueue --batch >/dev/null
+out=$(jq_ work --max-time 1 --stop-when-empty --quiet 2>&1)
+is "$?/$out" "0/" "work --max-time 1 --quiet over a backlog: exit 0, nothing printed"
+is "$(sql "SELECT COUNT(*) FROM jobs WHERE lease_token IS NOT NULL")" 0 "... and no job is left reserved"
+out=$(jq_ work --max-time 1 --stop-when-empty 2>&1)
+like "$(grep -m1 'outcome=interrupted' <<<"$out")" "info +job .*exit=\"not started\"" \
+	"without --quiet a job handed back unstarted is an info line"
+ok "$(grep -cE 'attempt=[0-9]+/0 ' <<<"$out")" "... naming its attempts out of the handler's limit, not of 0"
+sql "DELETE FROM jobs WHERE type = 'nap'"
+
 # log_level = warn in [worker] does the same; -v on the command line wins.
 sed -i 's/^poll_interval = 20ms$/poll_interval = 20ms\nlog_level = warn/' "$CONF"
 out=$(jq_ work --stop-when-empty 2>&1)
