@@ -311,7 +311,7 @@ conf_user_load(struct loader *ld, struct conf *c, const struct section *sec, con
 		if (strcmp(e->key, "password_hash") == 0) {
 			if (!password_hash_usable(e->value))
 				ld_error(ld, e->line,
-				    "password_hash: not a whole argon2id hash (make one with 'jobq passwd')");
+				    "password_hash: not an argon2id hash (make one with 'jobq passwd')");
 			ld_str(&u->password_hash, e->value);
 		} else if (strcmp(e->key, "role") == 0) {
 			if (strcmp(e->value, "admin") == 0)

@@ -36,7 +36,7 @@ database = $DB
 [user alice]
 password_hash = \$argon2id\$v=19\$m=65536,t=2,p=1\$...
 EOC
-conf_refused hash-placeholder 6 "password_hash: not a whole argon2id hash" "a placeholder password_hash"
+conf_refused hash-placeholder 6 "password_hash: not an argon2id hash" "a placeholder password_hash"
 conf_file port-socket <<EOC
 [database]
 socket = $SOCKET
