@@ -225,6 +225,14 @@ pool_take(const struct handler *h, unsigned max_attempts, struct spawned *sp, ch
 	return p;
 }
 
+/* Whether p, as pool_take lent it, had served a job before (an idle
+ * process reused) rather than being started for this one. */
+int
+pool_reused(const struct pooled *p)
+{
+	return p->jobs > 0;
+}
+
 /* Resident memory of process group pgid in bytes: the sum over every
  * process of the group (a wrapper script that does not exec, and what a
  * handler starts, count too), read from /proc/PID/stat; 0 when unknown.

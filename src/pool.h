@@ -13,6 +13,7 @@ struct pooled;
 void pool_init(unsigned max_procs);
 struct pooled *pool_take(const struct handler *h, unsigned max_attempts, struct spawned *sp, char *err);
 int pool_has_room(const struct handler *h);
+int pool_reused(const struct pooled *p);
 void pool_give_back(struct pooled *p, int fd[SPAWN_NFDS], int reaped, int reusable);
 int pool_reap(pid_t pid);
 void pool_tick(int64_t now);

@@ -72,6 +72,7 @@ struct runner {
 	char start_what[16];
 	/* persistent mode */
 	struct pooled *pooled; /* the process lent for this job; NULL in exec mode */
+	int reused;            /* ... an idle one, which had served a job before */
 	char *req;             /* the request line (payload points into it) */
 	int replied, reply_status; /* its status line came */
 	int broken;                /* it wrote past its status line: not reused */
@@ -186,6 +187,7 @@ runner_start(const struct handler *h, const struct job *j, unsigned max_attempts
 	for (i = 0; i < NFDS; i++)
 		r->fd[i] = sp.fd[i];
 	r->pooled = p;
+	r->reused = p != NULL && pool_reused(p);
 	if (p != NULL) {
 		r->req = request_line(j, max_attempts, &r->payload_len);
 		r->payload = r->req;
@@ -579,6 +581,14 @@ int
 runner_untaken(const struct runner *r)
 {
 	return r->untaken;
+}
+
+/* Whether the persistent process lent for the job had served a job
+ * before (an idle one reused), rather than being started for it. */
+int
+runner_reused(const struct runner *r)
+{
+	return r->reused;
 }
 
 /* Called when the handler (the group leader) has exited but is not yet

@@ -31,6 +31,7 @@ void runner_terminate_by(struct runner *r, int64_t kill_by);
 int runner_finished(const struct runner *r);
 int runner_interrupted(const struct runner *r);
 int runner_untaken(const struct runner *r);
+int runner_reused(const struct runner *r);
 const char *runner_control(struct runner *r, size_t *len, int *overflow, const size_t **lines);
 const char *runner_checkpoint(const struct runner *r, size_t *len, unsigned *seq);
 void runner_result(const struct runner *r, struct exit_info *x, char **out, char **err, int64_t *duration_ms);

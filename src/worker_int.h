@@ -83,7 +83,7 @@ struct slot {
 	int extend_warned;           /* and that was logged */
 	int lease_stop;              /* its handler was told to stop for the lease */
 	int cancelling;              /* its handler was told to stop: the job was cancelled */
-	int retaken;                 /* a fresh persistent process took the job (start_again) */
+	int retaken;                 /* a process started for the job ended unread (start_again) */
 	uint64_t seq;                /* order of reservation: READY jobs start in it */
 	int64_t reserved_mono;       /* when it was reserved (monotonic ms) */
 	int ahead;                   /* reserved while every handler slot was busy */

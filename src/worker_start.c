@@ -212,21 +212,26 @@ start_job(struct worker *w, struct slot *s)
 /* The persistent process s's job went to ended by itself without reading
  * a byte of the request (runner_untaken): it was on its way out, a
  * handler that exits after its status line, and the job did not run.
- * A fresh process takes the job, once: should that one end the same way
- * (a handler that dies as it starts), its end stands as the run's, as
- * any process's that dies during a job.  Returns 1 when s's job was
- * settled here (a fresh process has it, or it went back unstarted). */
+ * Another process takes the job.  When the one that ended was an idle
+ * process reused, the next may be one too, on its way out as well (a
+ * slot's process that had just answered): that is tried again as often
+ * as it happens, each time one process fewer in the pool.  A process
+ * started for the job is given it once more only: should a second end
+ * the same way (a handler that dies as it starts), its end stands as
+ * the run's, as any process's that dies during a job.  Returns 1 when
+ * s's job was settled here (another process has it, or it went back
+ * unstarted). */
 int
 start_again(struct worker *w, struct slot *s)
 {
 	char err[ERRSZ];
 
-	if (s->retaken || !runner_untaken(s->run))
+	if (!runner_untaken(s->run) || (!runner_reused(s->run) && s->retaken))
 		return 0;
-	log_info("job %llu: persistent handler '%s' (pid %d) ended before it read the job; a fresh process takes it",
+	log_info("job %llu: persistent handler '%s' (pid %d) ended before it read the job; another process takes it",
 	    (unsigned long long)s->job->id, s->h->type, (int)runner_pid(s->run));
+	s->retaken |= !runner_reused(s->run);
 	runner_free(s->run);
-	s->retaken = 1;
 	if ((s->run = runner_start(s->h, s->job, s->max_attempts, err)) == NULL) {
 		start_failed(w, s->job, err);
 		metrics_handler(s->job->type, MH_START_FAILED);
