@@ -522,7 +522,7 @@ schedules_watched_since(struct db *db, const char *name, const char *now_utc, in
 /* The fires of one schedule prune may delete: enqueued before cutoff,
  * and none of the rows the ticks, the watchdog and --list read as the
  * schedule's last (its newest fire, its newest timed fire, the newest
- * that enqueued a job: keep[0..2], "" when it has none). */
+ * that enqueued a job: keep[0..2], NULL when it has none). */
 static void
 prune_where(struct db *db, struct buf *where, const char *name, const char *cutoff, char *const keep[3])
 {
