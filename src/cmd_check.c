@@ -231,7 +231,7 @@ schedule_fires(const struct schedule *s)
 }
 
 /* Every schedule, the INI's and the database's, as a tick would read
- * them: a name in both places (every tick exits 78), a database
+ * them: a name in both places (the database one cannot fire), a database
  * schedule whose handler or queue left the INI, and an expression that
  * can never fire are configuration errors. */
 static int
@@ -244,7 +244,7 @@ report_schedules(const struct conf *c, struct db *db)
 
 	if ((rc = schedules_load(c, db, &v, &n, err)) != DB_OK) {
 		cli_error("schedules: %s", err);
-		return rc == SCHEDULES_CLASH ? EX_CONFIG : EX_UNAVAILABLE;
+		return EX_UNAVAILABLE;
 	}
 	for (i = 0; i < n; i++) {
 		ini += v[i]->source == SCHEDULE_INI;

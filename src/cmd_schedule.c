@@ -62,10 +62,10 @@ say_stdout(void *arg, int important, const char *line)
 }
 
 static int
-db_status(int rc, const char *err)
+db_status(const char *err)
 {
 	cli_error("%s", err);
-	return rc == SCHEDULES_CLASH ? EX_CONFIG : EX_UNAVAILABLE;
+	return EX_UNAVAILABLE;
 }
 
 static int
@@ -78,7 +78,7 @@ tick(const struct conf *c, struct db *db, int dry_run, int quiet)
 	int rc;
 
 	if ((rc = scheduler_tick(c, db, &o, &n, err)) != DB_OK)
-		return db_status(rc, err);
+		return db_status(err);
 	return n.failed > 0 ? EXIT_FAIL : 0;
 }
 
@@ -95,7 +95,7 @@ run_now(const struct conf *c, struct db *db, const char *name, int dry_run)
 	int rc;
 
 	if ((rc = schedules_load(c, db, &v, &n, err)) != DB_OK)
-		return db_status(rc, err);
+		return db_status(err);
 	if ((s = schedules_find(v, n, name)) == NULL) {
 		cli_error("schedule --run: no schedule '%s' (in %s or in the database)", name, c->path);
 		rc = EX_DATAERR;
@@ -200,7 +200,7 @@ list(const struct conf *c, struct db *db, int json, int64_t window_s)
 		char *text;
 
 		if ((rc = schedule_view_list_json(c, db, window_s, &arr, err)) != DB_OK)
-			return db_status(rc, err);
+			return db_status(err);
 		text = cJSON_Print(arr);
 		printf("%s\n", text);
 		cJSON_free(text);
@@ -209,7 +209,7 @@ list(const struct conf *c, struct db *db, int json, int64_t window_s)
 	}
 	if ((rc = schedules_now(db, &now, err)) != DB_OK ||
 	    (rc = schedules_load(c, db, &v, &n, err)) != DB_OK)
-		return db_status(rc, err);
+		return db_status(err);
 	duration_format(window_s * 1000, wtext, sizeof wtext);
 	w = column_widths(v, n);
 	printf("%-*s %-3s %-3s %-*s %-26s %-26s %-9s %-9s %s\n", w.name, "NAME", "SRC", "ON", w.cron, "CRON",
@@ -222,7 +222,7 @@ list(const struct conf *c, struct db *db, int json, int64_t window_s)
 	if (rc == DB_OK)
 		printf("(RUNS/FAIL: jobs enqueued and jobs dead-lettered over the last %s)\n", wtext);
 	schedules_free(v, n);
-	return rc == DB_OK ? 0 : db_status(rc, err);
+	return rc == DB_OK ? 0 : db_status(err);
 }
 
 /* ---- add, edit, remove, enable, disable ---- */
@@ -356,7 +356,7 @@ add_or_edit(const struct conf *c, struct db *db, const char *cmd, const char *na
 	}
 	if (!adding) {
 		if ((rc = schedules_load(c, db, &v, &n, err)) != DB_OK)
-			return db_status(rc, err);
+			return db_status(err);
 		if ((old = schedules_find(v, n, name)) == NULL) {
 			cli_error("schedule edit: no schedule '%s' in the database", name);
 			schedules_free(v, n);
@@ -414,7 +414,7 @@ switch_one(const struct conf *c, struct db *db, const char *cmd, const char *nam
 	int rc, on = strcmp(cmd, "enable") == 0;
 
 	if ((rc = schedules_load(c, db, &v, &n, err)) != DB_OK)
-		return db_status(rc, err);
+		return db_status(err);
 	if ((s = schedules_find(v, n, name)) == NULL) {
 		cli_error("schedule %s: no schedule '%s' (in %s or in the database)", cmd, name, c->path);
 		rc = EX_DATAERR;

@@ -248,7 +248,7 @@ status_json(const struct schedule *s, const struct schedule_status *st)
 
 /* Every schedule (INI and database) with its status over the last
  * window_s seconds, as the JSON array `jobq schedule --list --json`
- * prints.  Returns DB_OK (and *out), SCHEDULES_CLASH or a DB_* code. */
+ * prints.  Returns DB_OK (and *out) or a DB_* code. */
 int
 schedule_view_list_json(const struct conf *c, struct db *db, int64_t window_s, cJSON **out, char *err)
 {

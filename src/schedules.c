@@ -89,16 +89,19 @@ load_db(const struct conf *c, struct db *db, struct schedule ***v, size_t *n, ch
 		return rc;
 	while ((row = db_res_next(r)) != NULL) {
 		const struct schedule *ini = schedules_find(*v, *n, row[0]);
+		struct schedule *s = from_row(c, row);
 
 		if (ini != NULL) {
-			errf(err,
-			    "schedule '%s' is defined twice: in %s:%d and in the database (jobq_schedules);"
-			    " remove one ('jobq schedule remove %s' removes the database one)",
-			    row[0], c->path, ini->line, row[0]);
-			db_res_free(r);
-			return SCHEDULES_CLASH;
+			char why[ERRSZ];
+
+			errf(why,
+			    "defined twice: the section at %s:%d fires, this database copy never fires"
+			    " ('jobq schedule remove %s' removes it)",
+			    c->path, ini->line, row[0]);
+			free(s->problem);
+			s->problem = xstrdup(why);
 		}
-		add(v, n, from_row(c, row));
+		add(v, n, s);
 	}
 	db_res_free(r);
 	return DB_OK;
@@ -126,8 +129,10 @@ apply_switches(struct db *db, struct schedule **v, size_t n, char *err)
 }
 
 /* Every schedule, INI ones first (in file order), then the database's
- * by name, with their on/off switches applied.  SCHEDULES_CLASH when a
- * name is in both places (a configuration error). */
+ * by name, with their on/off switches applied.  A database schedule
+ * whose name the file has too comes with that as its problem: the file
+ * (what was deployed) fires, and the clash is reported by every tick
+ * and `jobq check` without holding up the other schedules' fires. */
 int
 schedules_load(const struct conf *c, struct db *db, struct schedule ***out, size_t *n, char *err)
 {

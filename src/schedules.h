@@ -9,8 +9,6 @@
 #include "conf.h"
 #include "db.h"
 
-/* schedules_load: a name is both in the INI and in the database */
-#define SCHEDULES_CLASH 3
 /* schedules_add/update/remove/switch: no such schedule */
 #define SCHEDULES_NOT_FOUND 2
 /* schedules_add: the name is taken */

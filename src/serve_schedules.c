@@ -79,11 +79,6 @@ api_schedules(struct req *r)
 	tz_enter();
 	rc = schedule_view_list_json(r->srv->conf, r->db, window_s, &arr, err);
 	tz_leave();
-	if (rc == SCHEDULES_CLASH) {
-		log_error("serve: %s", err);
-		return serve_error(
-		    r, 500, "a schedule is defined both in the INI and in the database; see the log");
-	}
 	if (rc != DB_OK)
 		return serve_db_error(r, "list schedules", err);
 	doc = cJSON_CreateObject();

@@ -265,16 +265,23 @@ out=$(run_c schedule remove cab --cron x -c "$CONF" 2>&1)
 is "$?" 64 "schedule remove NAME --cron: exit 64 (remove takes no such option)"
 
 # ---- a name in both places; a database schedule the INI no longer allows ----
-jq_ schedule add twice --cron '0 0 * * *' --type echo >/dev/null
+JOBQ_SCHEDULER_NOW=2026-01-06T00:59:30Z jq_ schedule add twice --cron '0 0 * * *' --type echo >/dev/null
 base_conf "
 [schedule twice]
 cron = 0 1 * * *
 type = echo"
-ERR=$(at 2026-01-06T04:00:05Z 2>&1)
-is "$?" 78 "a name both in the INI and in the database exits 78"
-like "$ERR" "schedule 'twice' is defined twice: in .*jobq.ini:[0-9]+ and in the database" "... naming both places"
-jq_ schedule --list >/dev/null 2>&1
-is "$?" 78 "... --list too"
+JOBQ_SCHEDULER_NOW=2026-01-06T00:59:30Z jq_ schedule add other-db --cron '0 1 * * *' --type echo >/dev/null
+n=$(njobs)
+ERR=$(at 2026-01-06T01:00:05Z 2>&1)
+is "$?" 1 "a name both in the INI and in the database makes the tick exit 1"
+like "$ERR" "twice: cannot fire: defined twice: the section at .*jobq.ini:[0-9]+ fires, this database copy never fires" "... naming both places"
+is "$(njobs)" "$((n + 2))" "... the file's section fires, and so does every other schedule"
+is "$(nruns twice):$(nruns other-db)" "1:1" "... one fire each"
+like "$(jq_ schedule --list 2>&1)" "twice .*PROBLEM: defined twice" "... --list shows the database copy's problem"
+ERR=$(jq_ check 2>&1)
+is "$?" 78 "... jobq check fails (78)"
+like "$ERR" "database schedule 'twice': defined twice" "... naming it"
+jq_ schedule remove other-db >/dev/null
 base_conf "
 [handler other]
 exec = $HANDLERS/echo.sh"
