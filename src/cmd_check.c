@@ -233,7 +233,8 @@ schedule_fires(const struct schedule *s)
 /* Every schedule, the INI's and the database's, as a tick would read
  * them: a name in both places (the database one cannot fire), a database
  * schedule whose handler or queue left the INI, and an expression that
- * can never fire are configuration errors. */
+ * can never fire are configuration errors; a warning only for a schedule
+ * switched off, which no tick tries to fire. */
 static int
 report_schedules(const struct conf *c, struct db *db)
 {
@@ -249,7 +250,11 @@ report_schedules(const struct conf *c, struct db *db)
 	for (i = 0; i < n; i++) {
 		ini += v[i]->source == SCHEDULE_INI;
 		off += !v[i]->enabled;
-		bad += !schedule_fires(v[i]);
+		if (v[i]->enabled || v[i]->problem == NULL)
+			bad += !schedule_fires(v[i]);
+		else /* the ticks leave it alone until someone enables it */
+			fprintf(stderr, "jobq: warning: schedule '%s' is disabled, and could not fire if enabled: %s\n",
+			    v[i]->name, v[i]->problem);
 	}
 	if (bad == 0)
 		printf("schedules: %zu (%zu in the configuration, %zu in the database, %zu disabled): ok\n", n,

@@ -10,7 +10,7 @@
 #      it was cancelled (they said done);
 #   4. a database schedule that cannot fire (its handler left the INI)
 #      fails every tick (exit 1, said under --quiet) until it is
-#      disabled; disabled, the ticks leave it alone;
+#      disabled; disabled, the ticks leave it alone and check warns;
 #   5. --list keeps its columns under their headings with a 64-character
 #      name and a long expression (they pushed the rest of the row out);
 #   6. --window with a value that is no duration says so (it said "at
@@ -117,7 +117,13 @@ run "$JOBQ" -c "$CONF" schedule --quiet
 is "$RC/$OUT" "0/" "4: disabled, it no longer fails the tick (0, nothing said)"
 like "$(jq_ schedule --list | grep '^orphan ')" "disabled .*PROBLEM: type: unknown job type 'gone'" \
 	"4: ... --list still shows the problem"
+run "$JOBQ" -c "$CONF" check
+is "$RC" 0 "4: ... jobq check passes"
+like "$ERR" "warning: schedule 'orphan' is disabled, and could not fire if enabled: type: unknown job type 'gone'" \
+	"4: ... with a warning naming it"
 jq_ schedule enable orphan >/dev/null
+run "$JOBQ" -c "$CONF" check
+is "$RC" 78 "4: enabled again, jobq check fails (78)"
 run "$JOBQ" -c "$CONF" schedule --quiet
 is "$RC" 1 "4: enabled again, the tick fails again"
 jq_ schedule remove orphan >/dev/null
