@@ -1,0 +1,53 @@
+#!/bin/bash
+# Flow control where it meets the rest of jobq (the flow audit): each
+# section is a defect that was found and fixed.
+. "$top_srcdir/tests/lib.sh"
+setup flow_audit
+
+# ---- a limited type below its limit keeps the queue's order ----
+# A type with a rate or max_running is claimed apart from the others.
+# It was claimed first whatever its jobs' priority or age, so with its
+# limit not reached it took every free slot: jobs of a smaller priority
+# (or older) of other types waited for its whole backlog.  One slot, so
+# the order the jobs ran in is the order they were claimed in.
+for mode in skip-locked update; do
+	empty_tables
+	write_conf <<EOC
+[worker]
+poll_interval = 20ms
+reserve_mode = $mode
+
+[queue default]
+
+[handler lim]
+exec = /bin/true
+rate = 1000/s
+
+[handler cap]
+exec = /bin/true
+max_running = 5
+
+[handler urgent]
+exec = /bin/true
+EOC
+	{
+		seq 6 | awk '{ print "{\"type\": \"lim\", \"payload\": {}, \"priority\": 10}" }'
+		seq 4 | awk '{ print "{\"type\": \"cap\", \"payload\": {}, \"priority\": 5}" }'
+		seq 3 | awk '{ print "{\"type\": \"urgent\", \"payload\": {}, \"priority\": -10}" }'
+	} | jq_ enqueue --batch >/dev/null
+	start_worker --concurrency 1 --stop-when-empty
+	wait_exit $((30 * TIME_SCALE)) "$WORKER_PID"
+	is "$?" 0 "[$mode] the worker drained the queue"
+	is "$(sql "SELECT GROUP_CONCAT(type ORDER BY id SEPARATOR ' ') FROM job_runs")" \
+		"urgent urgent urgent cap cap cap cap lim lim lim lim lim lim" \
+		"[$mode] the jobs ran by priority, the limited types' among the others'"
+	# Same priority: the oldest first, whatever type is limited.
+	empty_tables
+	for t in urgent lim urgent cap lim; do jq_ enqueue "$t" '{}' >/dev/null; done
+	start_worker --concurrency 1 --stop-when-empty
+	wait_exit $((30 * TIME_SCALE)) "$WORKER_PID"
+	is "$(sql "SELECT GROUP_CONCAT(type ORDER BY id SEPARATOR ' ') FROM job_runs")" \
+		"urgent lim urgent cap lim" "[$mode] at one priority the oldest due job runs first"
+done
+
+finish
