@@ -25,6 +25,7 @@ usage_resume(void)
 {
 	printf("Usage: jobq resume QUEUE\n"
 	       "Let workers take jobs of QUEUE again after 'jobq pause'.\n\n"
+	       "A queue no [queue] section lists any more is resumed if it is paused.\n\n"
 	       "Exit status: 0 (also when it was not paused); 65 unknown queue;\n"
 	       "69 database unavailable.\n");
 }
@@ -38,7 +39,7 @@ pause_or_resume(int argc, char **argv, int pause)
 	struct conf *c;
 	struct db *db;
 	char err[ERRSZ];
-	int opt, rc, changed;
+	int opt, rc, changed, known;
 
 	while ((opt = getopt_long(argc, argv, CLI_COMMON_SHORTOPTS, longopts, NULL)) != -1)
 		if ((rc = cli_common_opt(opt, cmd, pause ? usage_pause : usage_resume)) != -2)
@@ -49,16 +50,23 @@ pause_or_resume(int argc, char **argv, int pause)
 		return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind + 1]);
 	if ((rc = cli_open(0, &c, &db)) != 0)
 		return rc;
-	if (!conf_has_queue(c, argv[optind])) {
+	/* A queue the configuration no longer lists may still be paused
+	 * (status shows it so): resume lets it go, and only then. */
+	known = conf_has_queue(c, argv[optind]);
+	if (!known && pause)
+		changed = 0;
+	else if (flow_pause(db, argv[optind], pause, &changed, err) != DB_OK) {
+		cli_error("%s: %s", cmd, err);
+		rc = EX_UNAVAILABLE;
+	}
+	if (rc == 0 && !known && !changed) {
 		cli_error("%s: unknown queue '%s' (no [queue %s] section in %s)", cmd, argv[optind],
 		    argv[optind], c->path);
 		rc = EX_DATAERR;
-	} else if (flow_pause(db, argv[optind], pause, &changed, err) != DB_OK) {
-		cli_error("%s: %s", cmd, err);
-		rc = EX_UNAVAILABLE;
-	} else if (changed)
-		printf("queue %s %s\n", argv[optind], pause ? "paused" : "resumed");
-	else
+	} else if (rc == 0 && changed)
+		printf("queue %s %s%s\n", argv[optind], pause ? "paused" : "resumed",
+		    known ? "" : " (it has no [queue] section)");
+	else if (rc == 0)
 		printf("queue %s was %s\n", argv[optind], pause ? "already paused" : "not paused");
 	db_free(db);
 	conf_free(c);

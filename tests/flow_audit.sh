@@ -50,4 +50,26 @@ EOC
 		"urgent lim urgent cap lim" "[$mode] at one priority the oldest due job runs first"
 done
 
+# ---- a paused queue the configuration no longer lists ----
+# `jobq status` shows it paused (its jobs are in the database), and
+# `jobq resume` refused it as unknown: only SQL could let it go.
+empty_tables
+write_conf <<EOC
+[queue default]
+
+[handler echo]
+exec = /bin/true
+EOC
+sql "INSERT INTO jobq_paused (queue) VALUES ('gone')"
+sql "INSERT INTO jobs (queue, type, payload, available_at) VALUES ('gone', 'echo', '{}', UTC_TIMESTAMP())"
+like "$(jq_ status)" $'\ngone .* paused\n' "status shows the unlisted queue paused"
+out=$(jq_ resume gone 2>"$T/err")
+is "$? $out" "0 queue gone resumed (it has no [queue] section)" "resume lets it go"
+is "$(sql "SELECT COUNT(*) FROM jobq_paused")" 0 "and it is no longer paused"
+jq_ resume gone 2>"$T/err"
+is "$?" 65 "resuming it again: unknown queue, as before"
+like "$(cat "$T/err")" "^jobq: resume: unknown queue 'gone' \(no \[queue gone\] section in " "and says which"
+jq_ pause gone 2>/dev/null
+is "$? $(sql "SELECT COUNT(*) FROM jobq_paused")" "65 0" "pausing an unlisted queue is still refused, and writes nothing"
+
 finish
