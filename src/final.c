@@ -8,6 +8,8 @@
  * callbacks see a final state. */
 #include "config.h"
 
+#include <stdio.h>
+
 #include "deps.h"
 #include "final.h"
 #include "groups.h"
@@ -44,24 +46,26 @@ final_sql(struct db *db, struct buf *sql, const char *by, const char *cond)
  * many ended expired, n[1] how many cancelled.  Served by jobs_expiry:
  * it reads the expired rows only, however many jobs wait.  With
  * skip_locked, rows a claim has locked are passed over (the claim will
- * finalize them itself). */
+ * finalize them itself).  only_id (not 0) looks at that job alone. */
 int
-final_sweep(struct db *db, const char *by, int skip_locked, uint64_t n[2], char *err)
+final_sweep(struct db *db, const char *by, int skip_locked, uint64_t only_id, uint64_t n[2], char *err)
 {
 	struct db_res *r;
 	struct buf sql, cond, ended;
-	char **row;
+	char **row, one[40] = "";
 	uint64_t k = 0, ends[2] = { 0, 0 };
 	int rc;
 
 	n[0] = n[1] = 0;
+	if (only_id != 0)
+		snprintf(one, sizeof one, " AND id = %llu", (unsigned long long)only_id);
 	if ((rc = db_begin(db, err)) != DB_OK)
 		return rc;
 	r = db_query(db, &rc, err,
 	    "SELECT id, cancel_by IS NULL, has_waiters, wait_until IS NOT NULL, group_id FROM jobs WHERE expires_at <= UTC_TIMESTAMP(6) AND NOT "
-	    "(" IS_RESERVED ")"
+	    "(" IS_RESERVED ")%s"
 	    " ORDER BY expires_at LIMIT %u FOR UPDATE%s",
-	    FINAL_SWEEP_MAX, skip_locked ? " SKIP LOCKED" : "");
+	    one, FINAL_SWEEP_MAX, skip_locked ? " SKIP LOCKED" : "");
 	if (r == NULL) {
 		db_rollback(db);
 		return rc;

@@ -21,7 +21,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "final.h"
 #include "flow.h"
+#include "queue_states.h"
 
 /* Whether jobs of this type are claimed under a limit of their own. */
 int
@@ -220,26 +222,33 @@ flow_paused_sql(struct db *db, struct buf *sql, const char *queue)
 
 /* ---- unique jobs ---- */
 
-/* The id of the job that holds key: in the window table when window,
- * else in jobs.  0 when nobody holds it (any more). */
+/* The id of the job that holds key into u: in the window table when
+ * window, else in jobs, and then whether it is past its expiry and not
+ * started (u->lapsed: no worker swept it yet).  0 when nobody holds it
+ * (any more). */
 static int
-holder(struct db *db, const char *key, int window, uint64_t *id, char *err)
+holder(struct db *db, const char *key, int window, struct flow_unique *u, char *err)
 {
 	struct db_res *r;
 	char **row;
 	int rc;
 
-	*id = 0;
+	u->id = 0;
 	if (window)
 		r = db_query(db, &rc, err,
-		    "SELECT job_id FROM jobq_unique WHERE unique_key = %q AND expires_at > UTC_TIMESTAMP(6)",
+		    "SELECT job_id, 0 FROM jobq_unique WHERE unique_key = %q AND expires_at > UTC_TIMESTAMP(6)",
 		    key);
 	else
-		r = db_query(db, &rc, err, "SELECT id FROM jobs WHERE unique_key = %q", key);
+		r = db_query(db, &rc, err,
+		    "SELECT id, COALESCE(expires_at <= UTC_TIMESTAMP(6), 0) AND NOT (" IS_RESERVED ")"
+		    " FROM jobs WHERE unique_key = %q",
+		    key);
 	if (r == NULL)
 		return rc;
-	if ((row = db_res_next(r)) != NULL)
-		*id = db_col_u64(row[0], 0);
+	if ((row = db_res_next(r)) != NULL) {
+		u->id = db_col_u64(row[0], 0);
+		u->lapsed = row[1] != NULL && row[1][0] == '1';
+	}
 	db_res_free(r);
 	return DB_OK;
 }
@@ -272,7 +281,7 @@ unique_try(
 		if (rc != DB_OK && dup_of(db, err, "PRIMARY")) {
 			db_rollback(db);
 			u->refused = u->in_window = 1;
-			return holder(db, it->unique_key, 1, &u->id, err);
+			return holder(db, it->unique_key, 1, u, err);
 		}
 	}
 	/* A plain key is refused too while a window on it is open: the
@@ -280,7 +289,7 @@ unique_try(
 	 * (Were a window opened concurrently, its job is still in jobs and
 	 * the index refuses one of the two.) */
 	if (rc == DB_OK && unique_for_ms <= 0 &&
-	    (rc = holder(db, it->unique_key, 1, &u->id, err)) == DB_OK && u->id != 0) {
+	    (rc = holder(db, it->unique_key, 1, u, err)) == DB_OK && u->id != 0) {
 		db_rollback(db);
 		u->refused = u->in_window = 1;
 		return DB_OK;
@@ -290,7 +299,7 @@ unique_try(
 	if (rc != DB_OK && dup_of(db, err, "jobs_unique")) {
 		db_rollback(db);
 		u->refused = 1;
-		return holder(db, it->unique_key, 0, &u->id, err);
+		return holder(db, it->unique_key, 0, u, err);
 	}
 	if (rc == DB_OK && unique_for_ms > 0)
 		rc = db_exec(db, err, "UPDATE jobq_unique SET job_id = %U WHERE unique_key = %q", u->id,
@@ -322,6 +331,16 @@ flow_enqueue_unique(
 		if (rc == DB_OK && u->refused && u->id == 0) {
 			rc = DB_ERETRY; /* the holder is gone: try again */
 			errf(err, "unique key '%s': its holder kept ending while we looked", it->unique_key);
+		} else if (rc == DB_OK && u->refused && u->lapsed) {
+			/* It can never start: end it as a worker's sweep would
+			 * (with its dependents and group), then try again. */
+			uint64_t ends[2];
+
+			if ((rc = final_sweep(db, "enqueue", 0, u->id, ends, err)) == DB_OK) {
+				rc = DB_ERETRY;
+				errf(err, "unique key '%s': its expired holder kept ending while we looked",
+				    it->unique_key);
+			}
 		}
 	} while (db_retry_after(rc, ++attempt));
 	if (rc == DB_OK && unique_for_ms > 0)

@@ -36,6 +36,7 @@ struct flow_unique {
 	uint64_t id;   /* the new job's id, or the holder's */
 	int refused;   /* the key was taken: id is the job that holds it */
 	int in_window; /* refused by --unique-for's window, the holder may be done */
+	int lapsed;    /* the holder is past its expires_at, unstarted: it ends expired */
 };
 
 int flow_enqueue_unique(

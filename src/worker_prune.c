@@ -85,7 +85,7 @@ sweep_tick(struct worker *w, int64_t now)
 
 	if (!w->db_up || w->stopping || now < w->next_sweep)
 		return;
-	rc = final_sweep(w->db, w->id, w->mode == RESERVE_SKIP_LOCKED, ends, err);
+	rc = final_sweep(w->db, w->id, w->mode == RESERVE_SKIP_LOCKED, 0, ends, err);
 	n = ends[0] + ends[1];
 	if (rc == DB_EGONE)
 		conn_failed(w, rc, "sweeping expired jobs", err);

@@ -72,4 +72,31 @@ like "$(cat "$T/err")" "^jobq: resume: unknown queue 'gone' \(no \[queue gone\] 
 jq_ pause gone 2>/dev/null
 is "$? $(sql "SELECT COUNT(*) FROM jobq_paused")" "65 0" "pausing an unlisted queue is still refused, and writes nothing"
 
+# ---- an expired holder of a unique key ----
+# A job past its expires_at that no worker swept yet (none runs: a cron
+# set-up between runs) kept its key, so the next enqueue was refused in
+# favour of a job that can never start.  The enqueue ends it as expired
+# (a run row, as a sweep writes) and takes the key.
+empty_tables
+write_conf <<EOC
+[queue default]
+
+[handler echo]
+exec = /bin/true
+EOC
+old=$(jq_ enqueue -u k2 --expires-in 1s --delay 1h echo '{}')
+sql "UPDATE jobs SET expires_at = UTC_TIMESTAMP(6) - INTERVAL 1 SECOND WHERE id = $old"
+new=$(jq_ enqueue -u k2 echo '{}' 2>"$T/err")
+ok "$([ -n "$new" ] && [ "$new" != "$old" ]; echo $?)" "an enqueue after the holder expired gets a job of its own"
+is "$(sql "SELECT COUNT(*) FROM jobs WHERE unique_key = 'k2' AND id = '$new'")" 1 "... which holds the key"
+is "$(sql "SELECT outcome FROM job_runs WHERE job_id = $old")" expired "... the expired holder ended expired"
+is "$(cat "$T/err")" "" "... and nothing is said"
+held=$(jq_ enqueue -u k2 echo '{}' 2>/dev/null)
+is "$held" "$new" "a live holder still keeps its key"
+sql "UPDATE jobs SET expires_at = UTC_TIMESTAMP(6) - INTERVAL 1 SECOND, lease_token = 'x',
+	lease_expires_at = UTC_TIMESTAMP(6) + INTERVAL 1 MINUTE WHERE id = $new"
+held=$(jq_ enqueue -u k2 echo '{}' 2>/dev/null)
+is "$held:$(sql "SELECT COUNT(*) FROM job_runs WHERE job_id = $new")" "$new:0" \
+	"a holder past its expiry but reserved (its claim ends it) keeps the key"
+
 finish
