@@ -62,10 +62,13 @@ pause_queue(struct req *r, int pause)
 
 	if (queue == NULL || *queue == '\0')
 		ret = serve_error(r, 400, "expected {\"queue\": \"QUEUE\"}");
-	else if (!conf_has_queue(r->srv->conf, queue))
+	else if (pause && !conf_has_queue(r->srv->conf, queue))
 		ret = serve_error(r, 404, "no such queue in the configuration");
 	else if ((rc = pause_audited(r, &p, &unsure, err)) != DB_OK && rc != UNCHANGED)
 		ret = unsure ? serve_db_unsure(r, what, err) : serve_db_error(r, what, err);
+	else if (rc == UNCHANGED && !unsure && !conf_has_queue(r->srv->conf, queue))
+		/* a queue the configuration dropped is resumed only if paused */
+		ret = serve_error(r, 404, "no such queue in the configuration, and not paused");
 	else {
 		/* The overview snapshot would show the old state for up to
 		 * overview_cache: the next request computes a fresh one. */

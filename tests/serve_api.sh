@@ -320,6 +320,14 @@ is "$CODE" 403 "resume without the CSRF token: 403"
 post /api/queues/resume "$T/jar2" '{"queue": "mail"}'
 hit GET /api/overview "$T/jar"
 is "$(paused)" false "resumed: the overview shows it"
+# A queue the configuration dropped while paused can be resumed there
+# (jobq status shows it paused); one neither listed nor paused is a 404.
+sql "INSERT INTO jobq_paused (queue) VALUES ('dropped')"
+post /api/queues/resume "$T/jar2" '{"queue": "dropped"}'
+is "$CODE/$(sql "SELECT COUNT(*) FROM jobq_paused WHERE queue = 'dropped'")" 200/0 \
+	"a paused queue no [queue] section lists: resumed"
+post /api/queues/resume "$T/jar2" '{"queue": "dropped"}'
+is "$CODE" 404 "... and again, neither listed nor paused: 404"
 # One job's view: its unique key, the handler's progress while it runs,
 # each run's result.
 uid=$(jq_ enqueue --unique-key order:7 echo '{}')
