@@ -176,6 +176,34 @@ insert_after(struct db *db, const struct batch_job *job, const struct after_opt 
 	return 0;
 }
 
+/* --expires-at against the database's clock (never this host's:
+ * DESIGN 5): a time that has passed would expire the job as it is
+ * enqueued, so it is a usage error like --expires-in 0.  utc is the
+ * option's time in UTC (NULL: none).  -1 when it is still ahead, else
+ * the exit status, said. */
+static int
+expires_at_ahead(struct db *db, const char *opt, const char *utc)
+{
+	struct db_res *r;
+	char **row, err[ERRSZ];
+	int rc, passed;
+
+	if (utc == NULL)
+		return -1;
+	if ((r = db_query(db, &rc, err, "SELECT %q <= UTC_TIMESTAMP(6)", utc)) == NULL) {
+		cli_error("enqueue: %s (nothing was written)", err);
+		return rc == DB_EGONE ? EX_UNAVAILABLE : EXIT_FAIL;
+	}
+	passed = (row = db_res_next(r)) != NULL && row[0] != NULL && strcmp(row[0], "1") == 0;
+	db_res_free(r);
+	if (passed)
+		return cli_usage_error("enqueue",
+		    "--expires-at: '%s' (%s UTC) is in the past by the database's clock; the job would expire as "
+		    "it is enqueued, nothing was written",
+		    opt, utc);
+	return -1;
+}
+
 /* Checks the job without the database first (so bad input is 65 even
  * when the server is down), then against the server's packet. */
 static int
@@ -186,7 +214,7 @@ single(struct batch_ctx *ctx, const char *type, const char *payload_arg, const c
 	struct db *db = NULL;
 	char err[ERRSZ], *payload;
 	size_t len;
-	int rc;
+	int rc, xrc;
 
 	if (payload_arg == NULL || strcmp(payload_arg, "-") == 0) {
 		if ((payload = cli_read_all(stdin, ctx->conf->worker.max_payload + 65536, &len)) == NULL) {
@@ -205,6 +233,11 @@ single(struct batch_ctx *ctx, const char *type, const char *payload_arg, const c
 			goto out;
 		ctx->max_packet = db_max_packet(db);
 		rc = batch_job_single(type, payload, len, ctx, &job, err);
+		if (rc == 0 && (xrc = expires_at_ahead(db, ctx->expires_at, job.e.expires_at)) >= 0) {
+			batch_job_clear(&job);
+			rc = xrc;
+			goto out;
+		}
 	}
 	if (rc != 0) {
 		cli_error("enqueue: %s", err);
@@ -542,6 +575,18 @@ group_callbacks(struct group_spec *g, const struct conf *c)
 	return 0;
 }
 
+/* --expires-at with --batch, the default of its lines: as for one job
+ * (expires_at_ahead).  -1 when it is ahead or not given. */
+static int
+batch_expires_at_ahead(struct db *db, const struct batch_ctx *ctx)
+{
+	char utc[64], err[ERRSZ];
+
+	if (ctx->expires_at == NULL || isotime_to_utc(ctx->expires_at, utc, sizeof utc, err) != 0)
+		return -1; /* a time that does not convert is refused with its line */
+	return expires_at_ahead(db, ctx->expires_at, utc);
+}
+
 /* The command once its options are checked and c is loaded (freed here). */
 static int
 enqueue(struct opts *o, struct conf *c, char **argv)
@@ -559,7 +604,7 @@ enqueue(struct opts *o, struct conf *c, char **argv)
 	} else if (!o->is_batch)
 		rc = single(
 		    &o->ctx, argv[optind], argv[optind + 1], o->unique_key, o->unique_for_ms, &o->after);
-	else if ((rc = cli_connect(c, &db)) == 0) {
+	else if ((rc = cli_connect(c, &db)) == 0 && (rc = batch_expires_at_ahead(db, &o->ctx)) < 0) {
 		/* the packet limit is one of the checks, so even a dry run asks the server */
 		o->ctx.max_packet = db_max_packet(db);
 		o->ctx.group = o->group.name != NULL ? &o->group : NULL;

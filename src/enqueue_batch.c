@@ -145,10 +145,34 @@ defaults_hash(uint64_t h, const struct batch_ctx *ctx)
 	return h;
 }
 
+/* The database's time (DESIGN 5) that pass 1 holds each "expires_at" (made
+ * UTC by batch.c, as the server writes it) to, like "expires_in": 0, but
+ * for the lines an earlier run of key committed; else the exit status. */
+static int
+expiry_ref(struct db *db, const char *key, char *now, size_t len, uint64_t *committed)
+{
+	struct batch_progress p;
+	struct db_res *r;
+	char **row, err[ERRSZ];
+	int rc, found = 0;
+
+	if ((r = db_query(db, &rc, err, "SELECT UTC_TIMESTAMP(6)")) != NULL) {
+		snprintf(now, len, "%s", (row = db_res_next(r)) != NULL && row[0] != NULL ? row[0] : "");
+		db_res_free(r);
+		if (key != NULL && (rc = queue_batch_get(db, key, &p, &found, err)) == DB_OK && found)
+			*committed = p.lines_done;
+	}
+	if (r != NULL && rc == DB_OK)
+		return 0;
+	cli_error("enqueue: %s (nothing was written)", err);
+	return rc == DB_EGONE ? EX_UNAVAILABLE : EXIT_FAIL;
+}
+
 /* Pass 1: checks every line, reporting the bad ones; counts lines and
  * jobs and hashes the input into *p.  Returns the number of bad lines. */
 static uint64_t
-check_all(struct reader *r, const struct batch_ctx *ctx, struct batch_progress *p, struct graph *g)
+check_all(struct reader *r, const struct batch_ctx *ctx, const char *now, uint64_t committed,
+    struct batch_progress *p, struct graph *g)
 {
 	struct batch_job job;
 	char err[ERRSZ];
@@ -164,6 +188,10 @@ check_all(struct reader *r, const struct batch_ctx *ctx, struct batch_progress *
 			continue;
 		else if (batch_line_parse(s, l, ctx, &job, err) == 0) {
 			int ok = graph_check(g, &job, err) == 0;
+
+			if (ok && job.expires_at != NULL && r->lineno > committed && strcmp(job.expires_at, now) <= 0)
+				ok = 0, errf(err, "\"expires_at\": %s UTC is in the past (the database's time: %s); the job "
+				    "would expire as it is enqueued", job.expires_at, now);
 
 			batch_job_clear(&job);
 			if (ok) {
@@ -720,11 +748,11 @@ enqueue_batch_run(const struct batch_ctx *ctx, struct db *db, const char *key, i
 {
 	struct batch_run b;
 	struct reader r;
-	struct graph *g = graph_new();
+	struct graph *g;
 	FILE *spool, *in;
 	off_t start = 0;
-	uint64_t bad;
-	char fresh[64];
+	uint64_t bad = 0, committed = 0;
+	char fresh[64], now[40];
 	int rc;
 
 	memset(&b, 0, sizeof b);
@@ -733,13 +761,15 @@ enqueue_batch_run(const struct batch_ctx *ctx, struct db *db, const char *key, i
 	new_key(fresh, sizeof fresh);
 	b.key = key != NULL ? key : fresh;
 	b.dry_run = dry_run;
-	if ((rc = open_spool(&spool, &start)) != 0) {
-		graph_free(g);
+	if ((rc = open_spool(&spool, &start)) != 0)
 		return rc;
-	}
+	g = graph_new();
 	reader_init(&r, stdin, spool, batch_line_max(ctx));
-	bad = check_all(&r, ctx, &b.p, g);
-	if (r.error) {
+	if ((rc = expiry_ref(db, key, now, sizeof now, &committed)) == 0)
+		bad = check_all(&r, ctx, now, committed, &b.p, g);
+	if (rc != 0) {
+		/* said */
+	} else if (r.error) {
 		/* Input that cannot be read is 66, as for a single job's;
 		 * a spool that cannot be written is this host's trouble. */
 		cli_error("enqueue: %s: %s (nothing was written)",

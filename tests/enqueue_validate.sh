@@ -8,7 +8,9 @@
 # and what is near the limits but valid still goes in.  An expiry of 0
 # (a job that would expire as it is enqueued) is refused in every form:
 # --expires-in as a usage error (64), a batch line's "expires_in" as bad
-# data (65).
+# data (65).  So is one already past by the database's clock: --expires-at
+# (64), a batch line's "expires_at" (65, naming its line), but for lines an
+# earlier run of the same --batch-key committed.
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/operator/common.sh"
 setup enqueue_validate
@@ -122,4 +124,35 @@ is "$RC/$(sql "SELECT expires_at IS NOT NULL FROM jobs WHERE id = ${OUT:-0}")" "
 printf '{"type": "echo", "expires_in": 1}\n' >"$T/exp1.jsonl"
 run_in "$T/exp1.jsonl" enqueue --batch
 is "$RC/$(count jobs "expires_at IS NOT NULL")" "0/2" "\"expires_in\": 1 is accepted, with an expiry"
+
+# ---- an expiry already past, by the database's clock, is refused too ----
+empty_tables
+for v in 2020-01-01T00:00:00Z '2020-01-01 02:00+02:00'; do
+	run enqueue --expires-at "$v" echo '{}'
+	is "$RC/$(count jobs)" "64/0" "--expires-at $v (past): exit 64, nothing written"
+	like "$ERR" "^jobq: enqueue: --expires-at: '$(re "$v")' \\(2020-01-01 00:00:00.000000 UTC\\) is in the past" \
+		"--expires-at $v: the message names the option and the value"
+	is "$(lines "$ERR")" 2 "--expires-at $v: that line and the usual pointer to --help"
+done
+run enqueue --expires-at 2020-01-01T00:00:00Z --after 1 echo '{}'
+is "$RC/$(count jobs)" "64/0" "--expires-at past with --after: exit 64, nothing written"
+printf '{"type": "echo"}\n' >"$T/one.jsonl"
+run_in "$T/one.jsonl" enqueue --batch --expires-at 2020-01-01T00:00:00Z
+is "$RC/$(count jobs)" "64/0" "--expires-at past with --batch: exit 64, nothing written"
+printf '{"type": "echo"}\n{"type": "echo", "expires_at": "2020-01-01T00:00:00Z"}\n' >"$T/past.jsonl"
+for dry in "" --dry-run; do
+	run_in "$T/past.jsonl" enqueue --batch $dry
+	is "$RC/$(count jobs)" "65/0" "batch line with a past \"expires_at\" ${dry:-(real run)}: exit 65, nothing written"
+	like "$ERR" "line 2: \"expires_at\": 2020-01-01 00:00:00.000000 UTC is in the past" "${dry:-real run}: the line and field are named"
+done
+run enqueue --expires-at 2099-01-01T00:00:00Z echo '{}'
+is "$RC/$(sql "SELECT expires_at FROM jobs WHERE id = ${OUT:-0}")" "0/2099-01-01 00:00:00.000000" "--expires-at in the future is accepted"
+# A batch run again with its key: lines it committed may have expired since.
+soon=$(sql "SELECT UTC_TIMESTAMP(6) + INTERVAL 1 SECOND")
+printf '{"type": "echo", "expires_at": "%sZ"}\n' "${soon/ /T}" >"$T/soon.jsonl"
+run_in "$T/soon.jsonl" enqueue --batch --batch-key exp-soon
+is "$RC/$(count jobs)" "0/2" "a batch line expiring in 1s is accepted"
+wait_for_sql 5 "SELECT UTC_TIMESTAMP(6) > '$soon'" 1
+run_in "$T/soon.jsonl" enqueue --batch --batch-key exp-soon
+is "$RC/$(count jobs)" "0/2" "run again with its key once that time passed: complete, not refused"
 finish
