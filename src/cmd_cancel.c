@@ -75,9 +75,12 @@ collect_ids(struct db *db, int argc, char **argv, uint64_t *ids)
 	return missing > 0 ? EX_DATAERR : 0;
 }
 
-/* Says how job id ended when it had before the cancel; 1 when it had. */
+/* Says how job id ended when it had before the cancel; 1 when it had.
+ * since is NULL when it had ended before this command asked (cancelled
+ * too: exit 1, as for any end), else what this command did meanwhile:
+ * a cancel found is its own, said with since after it. */
 static int
-say_ended(struct db *db, uint64_t id, const char *before, int *rc)
+say_ended(struct db *db, uint64_t id, const char *since, int *rc)
 {
 	char err[ERRSZ], ended[32];
 	int found;
@@ -89,11 +92,11 @@ say_ended(struct db *db, uint64_t id, const char *before, int *rc)
 	}
 	if (strcmp(ended, "queued") == 0)
 		return 0;
-	if (strcmp(ended, "cancelled") == 0)
-		printf("job %llu: cancelled%s\n", (unsigned long long)id, before);
+	if (strcmp(ended, "cancelled") == 0 && since != NULL)
+		printf("job %llu: cancelled%s\n", (unsigned long long)id, since);
 	else {
 		printf("job %llu: had already ended as %s%s\n", (unsigned long long)id, ended,
-		    *before ? "; its handler's outcome came first" : "");
+		    since != NULL && *since ? "; its handler's outcome came first" : "");
 		if (*rc == 0)
 			*rc = 1;
 	}
@@ -155,17 +158,17 @@ cancel_ids(struct db *db, const struct opts *o, int argc, char **argv)
 
 		/* Its request is the same the second time: a first whose answer
 		 * was lost either took (the second finds it done) or did not. */
-		int step = queue_cancel(db, ids[i], o->by, &st, err);
+		int step = queue_cancel(db, ids[i], o->by, &st, err), again = 0;
 
 		if (step == DB_EGONE && db_connect(db, 1, err) == DB_OK)
-			step = queue_cancel(db, ids[i], o->by, &st, err);
+			step = queue_cancel(db, ids[i], o->by, &st, err), again = 1;
 		if (step != DB_OK) {
 			cli_error("cancel: job %llu: %s", (unsigned long long)ids[i], err);
 			rc = EX_UNAVAILABLE;
 		} else if (st == CANCEL_DONE)
 			printf("job %llu: cancelled\n", (unsigned long long)ids[i]);
-		else if (st == CANCEL_ENDED)
-			say_ended(db, ids[i], "", &rc);
+		else if (st == CANCEL_ENDED) /* again: the first try may have cancelled it */
+			say_ended(db, ids[i], again ? "" : NULL, &rc);
 		else {
 			printf("job %llu: running; its worker is stopping it\n", (unsigned long long)ids[i]);
 			running[n++] = ids[i];

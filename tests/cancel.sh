@@ -5,7 +5,8 @@
 # dead-lettered) and shown so; a queued job is cancelled at once; a job
 # that ended first keeps its outcome and the command says so; unknown
 # ids change nothing; a filter counts, confirms and cancels; a cancel
-# that meets the outcome write resolves one way; an expired job never
+# that meets the outcome write resolves one way; a job cancelled before
+# is a job that had ended (exit 1), not cancelled again; an expired job never
 # runs and says why (claim, sweep, handler default, batch, plain SQL).
 . "$top_srcdir/tests/lib.sh"
 setup cancel
@@ -83,6 +84,10 @@ EOC
 	out=$(jq_ cancel "$d" 2>&1); rc=$?
 	is "$rc|$out" "0|job $d: cancelled" "[$hmode] a delayed job is cancelled at once"
 	is "$(where "$d"),$(last_run "$d")" "gone,cancelled|not started" "[$hmode] its run says it never started"
+	# Cancelled before: it had ended, like any end (exit 1), and says so.
+	out=$(jq_ cancel "$d" 2>&1); rc=$?
+	is "$rc|$out" "1|job $d: had already ended as cancelled" "[$hmode] cancelled again: had ended, exit 1"
+	is "$(sql "SELECT COUNT(*) FROM job_runs WHERE job_id = $d")" 1 "[$hmode] and it is cancelled once"
 
 	# Ended first: the command says how, exit 1.
 	out=$(jq_ cancel "$q" 2>&1); rc=$?
