@@ -16,6 +16,7 @@
 
 #define WAIT_DEFAULT_MS 30000
 #define WAIT_STEP_MS 200
+#define SETTLED " before its next attempt (its handler had ended first, to be retried, or its worker died)"
 
 struct opts {
 	struct bulk_filter f;
@@ -132,7 +133,9 @@ wait_running(struct db *db, const struct opts *o, uint64_t *ids, int n, int *rc)
 				return;
 			}
 			gone = 0;
-			if (say_ended(db, ids[i], " (its handler was stopped)", rc))
+			/* Settled here: no worker stopped it; its handler's attempt had
+			 * ended first with a retry (or its worker died). */
+			if (say_ended(db, ids[i], settled ? SETTLED : " (its handler was stopped)", rc))
 				ids[i] = 0, left--;
 		}
 	}

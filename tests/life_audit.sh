@@ -1,0 +1,21 @@
+#!/bin/bash
+# A job's lifecycle where its parts meet (the lifecycle audit): a cancel
+# that finds the job let go by its worker (its attempt ended first as a
+# retry, or the worker died) says so, rather than that it stopped the
+# handler.
+. "$top_srcdir/tests/lib.sh"
+. "$top_srcdir/tests/operator/common.sh"
+setup life_audit
+
+# ---- cancel: a job its worker let go before it saw the request ----
+# A lease with no worker behind it: the command asks, waits, and ends the
+# job itself once the lease has run out (cancel_settle).
+c=$(sql "INSERT INTO jobs (queue, type, payload, available_at, attempts, lease_token, lease_expires_at,
+	reserved_at, reserved_by) VALUES ('default', 'echo', '{}', UTC_TIMESTAMP(6), 1, 'feedface',
+	UTC_TIMESTAMP(6) + INTERVAL 1 SECOND, UTC_TIMESTAMP(6), 'gone:1:dead'); SELECT LAST_INSERT_ID()")
+run cancel --wait 10s "$c"
+is "$RC" 0 "cancel of a job whose worker is gone: exit 0"
+like "$OUT" "job $c: cancelled before its next attempt \\(its handler had ended first, to be retried, or its worker died\\)" \
+	"it says its handler was not stopped by this cancel"
+is "$(sql "SELECT outcome FROM job_runs WHERE job_id = $c")" cancelled "and the job is cancelled, once"
+finish
