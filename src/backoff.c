@@ -46,6 +46,11 @@ parse_exponential(const char *args, struct backoff *out, char *err)
 	out->cap_ms = 600000;
 	if (n == 2 && duration_parse(cap, &out->cap_ms, err) < 0)
 		return -1;
+	if (n == 1 && out->base_ms > out->cap_ms) { /* the CAP left out is 10m */
+		errf(err, "bad backoff 'exponential %s' (BASE is over the default CAP of 10m: give a CAP, e.g. "
+		    "'exponential %s 1h')", args, base);
+		return -1;
+	}
 	if (out->base_ms <= 0 || out->cap_ms < out->base_ms) {
 		errf(err, "bad backoff 'exponential %s' (BASE must be positive and CAP at least BASE)", args);
 		return -1;
