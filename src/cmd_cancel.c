@@ -49,19 +49,27 @@ usage(void)
 	       "queue or type (nothing is cancelled); 69 database unavailable.\n");
 }
 
-/* Each ID, parsed and known to the database, or nothing happens. */
+/* Each ID, parsed and known to the database, or nothing happens; *n
+ * gets how many there are, as an id given twice is one job, cancelled
+ * once (as `failed retry` takes them). */
 static int
-collect_ids(struct db *db, int argc, char **argv, uint64_t *ids)
+collect_ids(struct db *db, int argc, char **argv, uint64_t *ids, int *n)
 {
 	char err[ERRSZ], ended[32];
 	struct buf unknown;
-	int i, found, missing = 0;
+	int i, k, found, missing = 0;
+	uint64_t id;
 
-	for (i = 0; i < argc; i++)
-		if (cli_parse_id(argv[i], &ids[i]) < 0)
+	for (i = 0, *n = 0; i < argc; i++) {
+		if (cli_parse_id(argv[i], &id) < 0)
 			return cli_usage_error("cancel", "'%s' is not a job id", argv[i]);
+		for (k = 0; k < *n && ids[k] != id; k++)
+			;
+		if (k == *n)
+			ids[(*n)++] = id;
+	}
 	buf_init(&unknown);
-	for (i = 0; i < argc; i++) {
+	for (i = 0; i < *n; i++) {
 		if (cancel_ended(db, ids[i], ended, sizeof ended, &found, err) != DB_OK) {
 			cli_error("cancel: %s", err);
 			buf_free(&unknown);
@@ -153,10 +161,10 @@ static int
 cancel_ids(struct db *db, const struct opts *o, int argc, char **argv)
 {
 	uint64_t *ids = xcalloc((size_t)argc + 1, sizeof *ids), *running = xcalloc((size_t)argc + 1, sizeof *ids);
-	int i, n = 0, rc = collect_ids(db, argc, argv, ids);
+	int i, n = 0, nids = 0, rc = collect_ids(db, argc, argv, ids, &nids);
 	char err[ERRSZ];
 
-	for (i = 0; rc == 0 && i < argc; i++) {
+	for (i = 0; rc == 0 && i < nids; i++) {
 		enum cancel_state st;
 
 		/* Its request is the same the second time: a first whose answer

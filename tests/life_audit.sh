@@ -2,8 +2,8 @@
 # A job's lifecycle where its parts meet (the lifecycle audit): a cancel
 # that finds the job let go by its worker (its attempt ended first as a
 # retry, or the worker died) says so, rather than that it stopped the
-# handler; a backoff of "exponential BASE" over the default CAP says that
-# CAP is 10m.
+# handler, and an id given twice is cancelled once; a backoff of
+# "exponential BASE" over the default CAP says that CAP is 10m.
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/operator/common.sh"
 setup life_audit
@@ -19,6 +19,12 @@ is "$RC" 0 "cancel of a job whose worker is gone: exit 0"
 like "$OUT" "job $c: cancelled before its next attempt \\(its handler had ended first, to be retried, or its worker died\\)" \
 	"it says its handler was not stopped by this cancel"
 is "$(sql "SELECT outcome FROM job_runs WHERE job_id = $c")" cancelled "and the job is cancelled, once"
+
+# ---- cancel ID ID: one job, cancelled once (not "had already ended") ----
+d=$(jq_ enqueue --delay 1h echo '{}')
+run cancel "$d" "$d"
+is "$RC|$OUT" "0|job $d: cancelled" "an id given twice is one job: cancelled once, exit 0"
+is "$(sql "SELECT COUNT(*) FROM job_runs WHERE job_id = $d")" 1 "with one run"
 
 # ---- backoff: "exponential BASE" alone takes the CAP of 10m ----
 conf_with() { # conf_with BACKOFF: the usual config, handler echo given it
