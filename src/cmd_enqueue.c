@@ -350,7 +350,9 @@ batch_key_opt(struct opts *o)
 	return -1;
 }
 
-/* --unique-key: what jobs.unique_key holds, with no control characters. */
+/* --unique-key: what jobs.unique_key holds, with no control characters
+ * and no space at its end: the column's collation pads, so 'k ' and 'k'
+ * would be one key to the index and two to the person who wrote them. */
 static int
 unique_key_opt(struct opts *o)
 {
@@ -362,6 +364,10 @@ unique_key_opt(struct opts *o)
 		return cli_usage_error("enqueue",
 		    "--unique-key: expected 1 to %d bytes of UTF-8 without control characters",
 		    UNIQUE_KEY_MAX);
+	if (optarg[n - 1] == ' ')
+		return cli_usage_error("enqueue",
+		    "--unique-key: '%s' ends in a space, which the database does not tell apart from none",
+		    optarg);
 	o->unique_key = optarg;
 	return -1;
 }

@@ -99,4 +99,10 @@ held=$(jq_ enqueue -u k2 echo '{}' 2>/dev/null)
 is "$held:$(sql "SELECT COUNT(*) FROM job_runs WHERE job_id = $new")" "$new:0" \
 	"a holder past its expiry but reserved (its claim ends it) keeps the key"
 
+# ---- a unique key with a space at its end ----
+# The column's collation pads: 'pad ' collided with 'pad' as its holder.
+jq_ enqueue -u 'pad ' echo '{}' >/dev/null 2>"$T/err"
+is "$?:$(sql "SELECT COUNT(*) FROM jobs WHERE unique_key LIKE 'pad%'")" "64:0" "a key ending in a space: 64, nothing written"
+like "$(cat "$T/err")" "--unique-key: 'pad ' ends in a space" "... naming it"
+
 finish
