@@ -57,19 +57,24 @@ gather_follow(struct worker *w, struct slot *s)
 
 /* Reads the control channel of s's finished handler; a bad one is a
  * handler error, its message added to the run's error.  Returns 0 when
- * it was good. */
+ * it was good.  A bad one still hands on the newest good checkpoint the
+ * handler wrote (kept apart by the runner): a retry resumes from it, as
+ * it would had a heartbeat saved it before the handler ended. */
 static int
 read_control(struct worker *w, struct slot *s, char *why, size_t whylen)
 {
-	size_t len;
+	size_t len, ck_len;
 	int overflow;
+	unsigned seq;
 	const size_t *lines;
-	const char *buf = runner_control(s->run, &len, &overflow, &lines);
+	const char *buf = runner_control(s->run, &len, &overflow, &lines), *ck;
 	char err[ERRSZ];
 	char *text;
 
 	if (control_parse(w->conf, buf, len, overflow, lines, &s->ctl, err) == 0)
 		return 0;
+	if ((ck = runner_checkpoint(s->run, &ck_len, &seq)) != NULL)
+		s->ctl.checkpoint = control_checkpoint(ck, ck_len);
 	text = xasprintf("%s%sjobq: %s", s->error ? s->error : "", s->error && *s->error ? "\n" : "", err);
 	free(s->error);
 	s->error = text;

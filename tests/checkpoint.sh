@@ -95,6 +95,18 @@ EOC
 	is "$(where "$id"),$(attempt_line "$log" 1 | tail -n 1 | cut -d' ' -f2)" "gone,1000" \
 		"[$mode] and the retried job resumes from it"
 
+	# 3b. A bad control line after a good checkpoint, the handler ending
+	# before any heartbeat stored it: the retry still resumes from it.
+	log=$T/badline.$mode.log
+	id=$(jq_ enqueue walk "$(payload "$log" 3000 ',"bad_at":2000')")
+	timeout 60 "$JOBQ" -c "$CONF" work --stop-when-empty 2>>"$T/work.$mode.log"
+	is "$(sql "SELECT CONCAT_WS('|', attempts, checkpoint,
+		last_error LIKE '%control channel line%' OR last_error LIKE '%protocol violation%') FROM jobs WHERE id = $id")" \
+		'1|{"row":2000}|1' "[$mode] a bad control line after a checkpoint: retried, the checkpoint kept"
+	sql "UPDATE jobs SET available_at = UTC_TIMESTAMP(6) WHERE id = $id"
+	timeout 60 "$JOBQ" -c "$CONF" work --stop-when-empty 2>>"$T/work.$mode.log"
+	is "$(where "$id"),$(attempt_line "$log" 2 | cut -d' ' -f2)" "gone,2000" "[$mode] and the retry resumes from it"
+
 	# 4. Sizes: five checkpoints of 60,000 bytes leave the channel its
 	# room (the newest is kept); one of 70,000 is a handler error.
 	log=$T/big.$mode.log

@@ -46,6 +46,10 @@ def after_checkpoint(row, payload):
         raise RuntimeError("failing at row %d on purpose" % row)
     if row == payload.get("dead_at") and os.environ.get("JOBQ_ATTEMPT") == "1":
         raise jobq_handler.Permanent("dead at row %d on purpose" % row)
+    if row == payload.get("bad_at") and os.environ.get("JOBQ_ATTEMPT") == "1":
+        # a bad control line after a good checkpoint, then a quick end
+        os.write(jobq_handler._control_fd(), b"not json\n")
+        raise RuntimeError("a bad control line at row %d on purpose" % row)
 
 
 jobq_handler.serve(walk)
