@@ -15,13 +15,15 @@ static void
 usage(void)
 {
 	printf("Usage: jobq prune --older-than DURATION [--failed] [--dry-run] [--yes]\n"
-	       "Delete, in chunks, run history older than DURATION, the registry rows of\n"
-	       "workers gone for longer than DURATION (a worker that still heart-beats keeps\n"
-	       "its row, even with --older-than 0) and the schedules' fires older than\n"
-	       "DURATION (each schedule keeps its last ones).  Prints what it deleted.\n\n"
+	       "Delete, in chunks, run history older than DURATION of finished jobs (as\n"
+	       "keep_done: the runs of jobs still queued, retrying or dead-lettered stay),\n"
+	       "the registry rows of workers gone for longer than DURATION (a worker that\n"
+	       "still heart-beats keeps its row, even with --older-than 0) and the\n"
+	       "schedules' fires older than DURATION (each schedule keeps its last ones).\n"
+	       "Prints what it deleted.\n\n"
 	       "Dead-lettered jobs wait for a person and are kept unless asked:\n"
 	       "  --failed       also delete dead-lettered jobs that failed more than\n"
-	       "                 DURATION ago\n"
+	       "                 DURATION ago, with their runs\n"
 	       "  --keep-failed  accepted for older scripts: keeping them is now the default\n"
 	       "                 (an error together with --failed)\n"
 	       "  --dry-run      print how many rows would go; change nothing\n"
@@ -44,7 +46,7 @@ prune(struct db *db, int64_t older, int with_failed, int count_only, struct prun
 	int rc;
 
 	memset(n, 0, sizeof *n);
-	if ((rc = runs_prune(db, older, count_only, &n->runs, err)) != DB_OK)
+	if ((rc = runs_prune(db, older, with_failed, count_only, &n->runs, err)) != DB_OK)
 		return rc;
 	if (with_failed && (rc = failed_clear(db, older, count_only, &n->failed, err)) != DB_OK)
 		return rc;

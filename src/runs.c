@@ -377,17 +377,32 @@ delete_in_chunks_audited(struct db *db, const char *table, const char *where, co
 	" AND NOT EXISTS (SELECT 1 FROM jobq_parked WHERE jobq_parked.id = job_runs.job_id)" \
 	" AND NOT EXISTS (SELECT 1 FROM jobq_parked_deps pd WHERE pd.after_id = job_runs.job_id)"
 
+/* The runs of a job not finished: still in jobs (queued, retrying,
+ * running), or dead-lettered (failed_jobs: %s is the extra condition on
+ * the failed row that keeps its runs).  A lookup by key per run. */
+#define UNFINISHED_SPARED                                                 \
+	" AND NOT EXISTS (SELECT 1 FROM jobs WHERE jobs.id = job_runs.job_id)" \
+	" AND NOT EXISTS (SELECT 1 FROM failed_jobs WHERE failed_jobs.id = job_runs.job_id%s)"
+
 /* Deletes (or with count_only counts) runs that started more than
- * older_than_ms ago (but PARKED_SPARED). */
+ * older_than_ms ago of jobs that have finished, as keep_done does (but
+ * PARKED_SPARED); with with_failed, also those of dead-lettered jobs that
+ * failed that long ago (which `prune --failed` deletes). */
 int
-runs_prune(struct db *db, int64_t older_than_ms, int count_only, uint64_t *removed, char *err)
+runs_prune(struct db *db, int64_t older_than_ms, int with_failed, int count_only, uint64_t *removed, char *err)
 {
-	struct buf where;
+	struct buf where, failed;
 	int rc;
 
 	buf_init(&where);
+	buf_init(&failed);
+	if (with_failed)
+		db_sql(db, &failed, " AND failed_at >= UTC_TIMESTAMP(6) - INTERVAL %I MICROSECOND",
+		    older_than_ms * 1000);
 	db_sql(db, &where, "started_at < UTC_TIMESTAMP(6) - INTERVAL %I MICROSECOND" PARKED_SPARED,
 	    older_than_ms * 1000);
+	buf_printf(&where, UNFINISHED_SPARED, failed.len ? failed.data : "");
+	buf_free(&failed);
 	rc = delete_in_chunks(db, "job_runs", where.data, count_only, removed, err);
 	buf_free(&where);
 	return rc;
@@ -405,10 +420,8 @@ runs_prune_finished(struct db *db, int64_t older_than_ms, unsigned limit, uint64
 {
 	int rc = db_exec(db, err,
 	    "DELETE FROM job_runs WHERE started_at < UTC_TIMESTAMP(6) - INTERVAL %I MICROSECOND"
-	    " AND NOT EXISTS (SELECT 1 FROM jobs WHERE jobs.id = job_runs.job_id)"
-	    " AND NOT EXISTS (SELECT 1 FROM failed_jobs WHERE failed_jobs.id = job_runs.job_id)"
-	    PARKED_SPARED " ORDER BY started_at LIMIT %u",
-	    older_than_ms * 1000, limit);
+	    PARKED_SPARED UNFINISHED_SPARED " ORDER BY started_at LIMIT %u",
+	    older_than_ms * 1000, "", limit);
 
 	*removed = rc == DB_OK ? db_affected(db) : 0;
 	return rc;

@@ -48,7 +48,7 @@ struct runs_stats {
 
 int runs_stats(struct db *db, int64_t window_ms, unsigned max_runs, struct runs_stats *st, char *err);
 void runs_stats_free(struct runs_stats *st);
-int runs_prune(struct db *db, int64_t older_than_ms, int count_only, uint64_t *removed, char *err);
+int runs_prune(struct db *db, int64_t older_than_ms, int with_failed, int count_only, uint64_t *removed, char *err);
 int runs_prune_finished(struct db *db, int64_t older_than_ms, unsigned limit, uint64_t *removed, char *err);
 int count_rows(struct db *db, const char *table, const char *where, uint64_t *n, char *err);
 int delete_in_chunks(

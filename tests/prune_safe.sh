@@ -109,4 +109,30 @@ run workers
 like "$OUT" "alive" "and 'jobq workers' still shows it alive"
 kill -TERM "$wpid"
 wait_exit 20 "$wpid"
+
+# ---- the runs of jobs not finished stay, as keep_done leaves them ----
+# A job still retrying, and a dead-lettered one that --failed does not
+# take, keep their history; --failed takes a deleted dead letter's runs.
+empty_tables
+sql "INSERT INTO jobs (id, queue, type, payload, available_at, attempts) VALUES
+     (41, 'default', 'echo', '{}', UTC_TIMESTAMP() + INTERVAL 1 HOUR, 1)"
+sql "INSERT INTO failed_jobs (id, queue, type, payload, exception, failed_at) VALUES
+     (51, 'default', 'echo', '{}', 'e', UTC_TIMESTAMP(6) - INTERVAL 5 DAY),
+     (52, 'default', 'echo', '{}', 'e', UTC_TIMESTAMP(6) - INTERVAL 1 HOUR)"
+sql "INSERT INTO job_runs (job_id, queue, type, attempt, worker, started_at, duration_ms, outcome, exit_status) VALUES
+     (40, 'default', 'echo', 1, 'x', UTC_TIMESTAMP(6) - INTERVAL 3 DAY, 1, 'done', 'exit 0'),
+     (41, 'default', 'echo', 1, 'x', UTC_TIMESTAMP(6) - INTERVAL 3 DAY, 1, 'retry', 'exit 75'),
+     (51, 'default', 'echo', 1, 'x', UTC_TIMESTAMP(6) - INTERVAL 6 DAY, 1, 'dead', 'exit 65'),
+     (52, 'default', 'echo', 1, 'x', UTC_TIMESTAMP(6) - INTERVAL 3 DAY, 1, 'dead', 'exit 65')"
+runs_left() { sql "SELECT GROUP_CONCAT(job_id ORDER BY job_id) FROM job_runs"; }
+run prune --older-than 1d --dry-run
+is "$OUT" "would prune 1 run, 0 failed jobs, 0 gone workers, 0 schedule fires" "--dry-run counts only the finished job's run"
+run prune --older-than 1d --yes
+is "$RC/$(runs_left)" "0/41,51,52" "a retrying job's and the dead letters' runs stay"
+run prune --older-than 1d --failed --dry-run
+is "$OUT" "would prune 1 run, 1 failed job, 0 gone workers, 0 schedule fires" "--failed --dry-run counts the old dead letter's run"
+run prune --older-than 1d --failed --yes
+is "$RC/$(runs_left)/$(sql "SELECT GROUP_CONCAT(id) FROM failed_jobs")" "0/41,52/52" \
+	"--failed: the old dead letter goes with its runs; the newer one keeps its own"
+
 finish
