@@ -2,6 +2,7 @@
 # Flow control where it meets the rest of jobq (the flow audit): each
 # section is a defect that was found and fixed.
 . "$top_srcdir/tests/lib.sh"
+one_build normal "behaviour alone (in the normal build: it keeps the two builds' runs about as long)"
 setup flow_audit
 
 # ---- a limited type below its limit keeps the queue's order ----

@@ -5,6 +5,7 @@
 # handler, and an id given twice is cancelled once; a backoff of
 # "exponential BASE" over the default CAP says that CAP is 10m.
 . "$top_srcdir/tests/lib.sh"
+one_build sanitized "behaviour alone"
 . "$top_srcdir/tests/operator/common.sh"
 setup life_audit
 
