@@ -159,11 +159,14 @@ handoff_setup(struct worker *w)
 
 /* Connects (the wait limit then covers the client's timeouts), sets up
  * the signals, learns the reserve mode, adds the worker's registry row
- * and says so.  Returns -1 with err filled when the worker cannot start. */
+ * and says so.  Returns -1 with err filled when the worker cannot start,
+ * -2 when reserve_mode = skip-locked names what the server has not (it
+ * would fail every claim, and never exit). */
 static int
 worker_start(struct worker *w, char *err)
 {
 	struct log_field f[6];
+	enum reserve_mode probed;
 	const char *st;
 	char wait[32], *queues;
 
@@ -173,8 +176,15 @@ worker_start(struct worker *w, char *err)
 		return -1;
 	st = db_statement_timeout(w->db);
 	w->mode = w->conf->worker.reserve_mode;
-	if (w->mode == RESERVE_AUTO && queue_probe(w->db, &w->mode, err) != DB_OK)
+	if (w->mode != RESERVE_UPDATE && queue_probe(w->db, &probed, err) != DB_OK)
 		return -1;
+	if (w->mode == RESERVE_AUTO)
+		w->mode = probed;
+	else if (w->mode == RESERVE_SKIP_LOCKED && probed != RESERVE_SKIP_LOCKED) {
+		errf(err, "reserve_mode = skip-locked, but the server does not support SKIP LOCKED"
+			  " (auto or update work on it)");
+		return -2;
+	}
 	if (row_register(w, err) != DB_OK)
 		return -1;
 	handoff_setup(w);
@@ -378,6 +388,7 @@ worker_run(const struct conf *c, struct db *db, const struct worker_opts *o)
 {
 	struct worker w;
 	char err[ERRSZ];
+	int rc;
 
 	if (worker_init(&w, c, db, o, err) < 0) {
 		log_error("cannot start: %s", err);
@@ -394,11 +405,11 @@ worker_run(const struct conf *c, struct db *db, const struct worker_opts *o)
 		worker_free_arrays(&w);
 		return 1;
 	}
-	if (worker_start(&w, err) < 0) {
+	if ((rc = worker_start(&w, err)) < 0) {
 		log_error("cannot start: %s", err);
 		db_set_waiter(db, NULL, NULL);
 		worker_free_arrays(&w);
-		return 69;
+		return rc == -2 ? 78 : 69;
 	}
 	worker_arm(&w);
 	worker_loop(&w);
