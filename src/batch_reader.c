@@ -2,15 +2,18 @@
  * each line bounded in length (a longer one is skipped, so memory stays
  * bounded), every byte hashed (so a resumed batch can tell its input
  * changed), and optionally copied (pass 1 of a pipe spools it for pass
- * 2).  See enqueue_batch.c. */
+ * 2); and that spool, and the rewind for pass 2.  See enqueue_batch.c. */
 #include "config.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "batch_reader.h"
+#include "cli.h"
 
 #define BLOCK (64 * 1024)
 
@@ -117,3 +120,42 @@ reader_trimmed(const struct reader *r, size_t *len)
 	return s;
 }
 
+/* Where pass 2 reads from: stdin rewound if it is a regular file, else
+ * an unlinked temporary file that pass 1 fills (*spool).  Returns 0 or
+ * the exit status, said. */
+int
+reader_spool_open(FILE **spool, off_t *start)
+{
+	struct stat st;
+	const char *dir = getenv("TMPDIR");
+	char *path;
+	int fd;
+
+	*spool = NULL;
+	if (fstat(STDIN_FILENO, &st) == 0 && S_ISREG(st.st_mode) && (*start = ftello(stdin)) >= 0)
+		return 0;
+	path = xasprintf("%s/jobq-batch.XXXXXX", dir != NULL && *dir != '\0' ? dir : "/tmp");
+	if ((fd = mkstemp(path)) < 0 || unlink(path) < 0 || (*spool = fdopen(fd, "w+")) == NULL) {
+		cli_error("enqueue: create a temporary file %s: %s", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		free(path);
+		return EXIT_FAIL;
+	}
+	free(path);
+	return 0;
+}
+
+/* Points *in at the start of the input again for pass 2.  Returns 0 or
+ * the exit status, said. */
+int
+reader_rewind(FILE *spool, off_t start, FILE **in)
+{
+	*in = spool != NULL ? spool : stdin;
+	if ((spool != NULL && fflush(spool) != 0) || fseeko(*in, spool != NULL ? 0 : start, SEEK_SET) != 0) {
+		cli_error("enqueue: rewind the input: %s", strerror(errno));
+		return EXIT_FAIL;
+	}
+	clearerr(*in);
+	return 0;
+}

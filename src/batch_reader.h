@@ -5,6 +5,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "util.h"
 
@@ -26,5 +27,7 @@ void reader_init(struct reader *r, FILE *in, FILE *copy, size_t max);
 void reader_free(struct reader *r);
 int reader_line(struct reader *r);
 const char *reader_trimmed(const struct reader *r, size_t *len);
+int reader_spool_open(FILE **spool, off_t *start);
+int reader_rewind(FILE *spool, off_t start, FILE **in);
 
 #endif

@@ -514,11 +514,12 @@ open_group(struct batch_run *b)
 
 	if (b->ctx->group == NULL || b->p.lines_done == b->p.lines_total)
 		return 0;
-	if (b->dry_run && (rc = db_begin(b->db, err)) == DB_OK) {
+	if (!b->dry_run)
+		rc = groups_open(b->db, b->ctx->group, &b->gid, err);
+	else if ((rc = db_begin(b->db, err)) == DB_OK) {
 		rc = groups_open(b->db, b->ctx->group, &b->gid, err);
 		db_rollback(b->db);
-	} else if (!b->dry_run)
-		rc = groups_open(b->db, b->ctx->group, &b->gid, err);
+	}
 	if (rc == DB_OK)
 		return 0;
 	cli_error("enqueue: %s (nothing was written)", err);
@@ -686,44 +687,6 @@ write_graph(struct batch_run *b, struct reader *r, struct graph *g)
 	                           : EXIT_FAIL;
 }
 
-/* Where pass 2 reads from: stdin rewound if it is a regular file, else
- * an unlinked temporary file that pass 1 fills. */
-static int
-open_spool(FILE **spool, off_t *start)
-{
-	struct stat st;
-	const char *dir = getenv("TMPDIR");
-	char *path;
-	int fd;
-
-	*spool = NULL;
-	if (fstat(STDIN_FILENO, &st) == 0 && S_ISREG(st.st_mode) && (*start = ftello(stdin)) >= 0)
-		return 0;
-	path = xasprintf("%s/jobq-batch.XXXXXX", dir != NULL && *dir != '\0' ? dir : "/tmp");
-	if ((fd = mkstemp(path)) < 0 || unlink(path) < 0 || (*spool = fdopen(fd, "w+")) == NULL) {
-		cli_error("enqueue: create a temporary file %s: %s", path, strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		free(path);
-		return EXIT_FAIL;
-	}
-	free(path);
-	return 0;
-}
-
-/* Points *in at the start of the input again for pass 2. */
-static int
-rewind_input(FILE *spool, off_t start, FILE **in)
-{
-	*in = spool != NULL ? spool : stdin;
-	if ((spool != NULL && fflush(spool) != 0) || fseeko(*in, spool != NULL ? 0 : start, SEEK_SET) != 0) {
-		cli_error("enqueue: rewind the input: %s", strerror(errno));
-		return EXIT_FAIL;
-	}
-	clearerr(*in);
-	return 0;
-}
-
 /* A fresh key: the local time for people to recognise, and randomness
  * so that two runs never share one. */
 static void
@@ -761,7 +724,7 @@ enqueue_batch_run(const struct batch_ctx *ctx, struct db *db, const char *key, i
 	new_key(fresh, sizeof fresh);
 	b.key = key != NULL ? key : fresh;
 	b.dry_run = dry_run;
-	if ((rc = open_spool(&spool, &start)) != 0)
+	if ((rc = reader_spool_open(&spool, &start)) != 0)
 		return rc;
 	g = graph_new();
 	reader_init(&r, stdin, spool, batch_line_max(ctx));
@@ -787,7 +750,7 @@ enqueue_batch_run(const struct batch_ctx *ctx, struct db *db, const char *key, i
 		rc = EX_USAGE;
 	} else if (b.p.jobs_total == 0)
 		printf(dry_run ? "would enqueue 0 jobs (dry run: nothing written)\n" : "enqueued 0 jobs\n");
-	else if ((rc = rewind_input(spool, start, &in)) == 0) {
+	else if ((rc = reader_rewind(spool, start, &in)) == 0) {
 		reader_free(&r);
 		reader_init(&r, in, NULL, batch_line_max(ctx));
 		rc = graph_used(g) ? write_graph(&b, &r, g) : write_batch(&b, &r);
