@@ -12,6 +12,7 @@
 # both modes and under a flow gate, and the application's job once it
 # commits.
 . "$top_srcdir/tests/lib.sh"
+one_build sanitized "behaviour alone"
 setup sql_audit
 
 # hold SECS SQL: runs SQL in a transaction kept open SECS seconds, in
