@@ -16,8 +16,10 @@
  * small enough that sums over them cannot overflow. */
 #define FLOW_MAX 1000000
 
-/* Parses "N/s", "N/m", "N/h" or "N/DURATION" ("100/10m"): at most N
- * starts in any window of that length.  0 on success, else -1 with err. */
+/* Parses "N/s", "N/m", "N/h", "N/d" or "N/DURATION" ("100/10m"): at most
+ * N starts in any window of that length.  A bare unit means one of it, as
+ * a person reads "500/d"; DURATION alone needs its count ("1d").  0 on
+ * success, else -1 with err. */
 int
 conf_rate_parse(const char *s, unsigned *count, int64_t *window_ms, char *err)
 {
@@ -26,7 +28,7 @@ conf_rate_parse(const char *s, unsigned *count, int64_t *window_ms, char *err)
 	int64_t n;
 
 	if (slash == NULL || (size_t)(slash - s) >= sizeof num) {
-		errf(err, "expected COUNT/s, COUNT/m, COUNT/h or COUNT/DURATION, not '%s'", s);
+		errf(err, "expected COUNT/s, COUNT/m, COUNT/h, COUNT/d or COUNT/DURATION, not '%s'", s);
 		return -1;
 	}
 	memcpy(num, s, (size_t)(slash - s));
@@ -41,6 +43,8 @@ conf_rate_parse(const char *s, unsigned *count, int64_t *window_ms, char *err)
 		*window_ms = 60 * 1000;
 	else if (strcmp(slash + 1, "h") == 0)
 		*window_ms = 3600 * 1000;
+	else if (strcmp(slash + 1, "d") == 0)
+		*window_ms = 24 * 3600 * 1000;
 	else if (duration_parse(slash + 1, window_ms, err) < 0)
 		return -1;
 	if (*window_ms < 10 || *window_ms > 7 * 24 * 3600 * 1000LL) {

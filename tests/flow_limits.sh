@@ -139,6 +139,18 @@ EOC
 	st=$?
 	like "$st $(head -1 "$T/err")" "^78 .*jobq.ini:10: (max_running|rate): " "'$bad' is refused with its line"
 done
+# A bare day unit reads as one day, as s, m and h do.
+for good in "rate = 500/d" "rate = 500/1d" "rate = 3/12h"; do
+	write_conf <<EOC
+[queue default]
+
+[handler echo]
+exec = /bin/true
+$good
+EOC
+	jq_ check >/dev/null 2>"$T/err"
+	is "$? $(head -1 "$T/err")" "0 " "'$good' is accepted"
+done
 write_conf <<EOC
 [worker]
 max_running = 2
