@@ -11,7 +11,7 @@ setup systemd
 
 # The units with this build's paths (the installed ones name /usr/local).
 mkdir -p "$T/units" "$T/var"
-for f in jobq-worker@.service jobq-schedule.service jobq.sysusers jobq.tmpfiles; do
+for f in jobq-worker@.service jobq-schedule.service jobq-serve.service jobq.sysusers jobq.tmpfiles; do
 	sed -e "s|@bindir@|$(dirname "$JOBQ")|g" -e "s|@sysconfdir@|$T|g" \
 		-e "s|@localstatedir@|$T/var|g" "$top_srcdir/contrib/systemd/$f.in" >"$T/units/$f"
 done
@@ -29,7 +29,8 @@ if [ -f "$top_srcdir/src/jobq.1" ] && command -v man >/dev/null; then
 	man=--man=yes
 fi
 out=$(cd "$T/units" && systemd-analyze verify "$man" jobq-worker@default.service \
-	"jobq-worker@$(systemd-escape critical,default).service" jobq-schedule.service jobq-schedule.timer 2>&1)
+	"jobq-worker@$(systemd-escape critical,default).service" jobq-schedule.service jobq-schedule.timer \
+	jobq-serve.service 2>&1)
 ok $? "systemd-analyze verify $man passes"
 is "$out" "" "and warns about nothing"
 
@@ -88,6 +89,37 @@ kill -TERM "$pid"
 wait_exit 30 "$pid"
 is "$?" "0" "SIGTERM (KillSignal) stops it with status 0"
 
+# The dashboard's unit: its ExecStart serves the dashboard of this
+# config, with the same wake-up sockets as the workers (its enqueue wakes
+# them), and SIGTERM stops it with status 0.
+unit=$T/units/jobq-serve.service
+for want in '^ExecStart=.* serve$' '^Restart=always$' '^RestartPreventExitStatus=64 78$' \
+	'^NoNewPrivileges=yes$' '^ProtectSystem=strict$' '^ReadWritePaths=.*/run/jobq'; do
+	grep -qE "$want" "$unit"
+	ok $? "the dashboard unit has $want"
+done
+is "$(grep '^Environment=' "$unit")" "$(grep '^Environment=' "$T/units/jobq-worker@.service")" \
+	"the dashboard's unit looks for wakeup sockets where the workers keep them"
+printf '\n[serve]\nlisten = 127.0.0.1:0\n\n[user ada]\npassword_hash = %s\n' \
+	"$(printf 'correct-horse\n' | "$JOBQ" passwd --stdin | sed 's/^password_hash = //')" >>"$CONF"
+read -ra argv <<<"$(sed -n 's/^ExecStart=//p' "$unit")"
+mapfile -t uenv < <(sed -n 's/^Environment=//p' "$unit" | sed "s|=/run/|=$run/|")
+env "${uenv[@]}" "${argv[@]}" 2>"$T/unit-serve.log" &
+pid=$!
+BG_PIDS+=("$pid")
+for _ in $(seq 100); do
+	url=$(grep -o 'listening on http://[^ ]*' "$T/unit-serve.log" | head -1)
+	[ -n "$url" ] && break
+	sleep 0.1
+done
+url=${url#listening on }
+is "$(curl -s -o /dev/null -w '%{http_code}' "$url/api/login" -H 'Content-Type: application/json' \
+	--data-binary '{"user": "ada", "password": "correct-horse"}')" 200 "the unit's ExecStart serves the dashboard of the config"
+[ -n "$url" ] || sed 's/^/# /' "$T/unit-serve.log"
+kill -TERM "$pid"
+wait_exit 30 "$pid"
+is "$?" "0" "SIGTERM (KillSignal) stops the dashboard with status 0"
+
 # sysusers.d + tmpfiles.d into a scratch root: the user, then its dirs.
 root=$T/root
 mkdir -p "$root/etc"
@@ -121,7 +153,7 @@ unitdir=$(makevar systemdsystemunitdir)
 if [ -n "$unitdir" ]; then
 	make -s -C "$top_builddir" install DESTDIR="$T/dest" >"$T/install.log" 2>&1
 	ok $? "make install DESTDIR=..."
-	for f in jobq-worker@.service jobq-schedule.service jobq-schedule.timer; do
+	for f in jobq-worker@.service jobq-schedule.service jobq-schedule.timer jobq-serve.service; do
 		ok "$([ -f "$T/dest$unitdir/$f" ]; echo $?)" "installs $unitdir/$f"
 	done
 	for v in sysusersdir tmpfilesdir; do
