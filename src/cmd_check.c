@@ -337,6 +337,10 @@ print_explain_json(const struct explain_report *x, enum reserve_mode mode, unsig
 	cJSON_AddStringToObject(o, "priorities", x->priorities);
 	cJSON_AddNumberToObject(o, "claimed", (double)x->claimed);
 	cJSON_AddNumberToObject(o, "claim_rows_read", (double)x->claim_rows_read);
+	if (x->ordered) {
+		cJSON_AddNumberToObject(o, "order_groups_due", (double)x->order_groups);
+		cJSON_AddNumberToObject(o, "order_rows_read", (double)x->order_rows_read);
+	}
 	for (i = 0; i < x->nsteps; i++) {
 		cJSON *st = cJSON_CreateObject();
 
@@ -370,6 +374,9 @@ print_explain(const struct explain_report *x, enum reserve_mode mode, unsigned b
 	else
 		printf("  claim from queue %s, priorities %s: %llu jobs for %llu rows read\n", x->queue,
 		    x->priorities, (unsigned long long)x->claimed, (unsigned long long)x->claim_rows_read);
+	if (x->ordered)
+		printf("  order of the types' claims (flow limits): %llu with due jobs, %llu rows read\n",
+		    (unsigned long long)x->order_groups, (unsigned long long)x->order_rows_read);
 }
 
 /* --explain: how a reservation is served, measured without changing
@@ -387,6 +394,7 @@ explain(const struct conf *c, struct db *db, unsigned batch, int json)
 	req.ttl_ms = c->worker.reserve_ttl_ms;
 	req.worker = "jobq-check-explain";
 	req.mode = c->worker.reserve_mode;
+	req.flow = c;
 	if (req.mode == RESERVE_AUTO && queue_probe(db, &req.mode, err) != DB_OK) {
 		cli_error("probe SKIP LOCKED: %s", err);
 		return EX_UNAVAILABLE;

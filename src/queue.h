@@ -276,6 +276,8 @@ struct explain_report {
 	uint64_t claimed, claim_rows_read;
 	int nothing_due;
 	int walked; /* the scan was cut short: priority groups were walked */
+	int ordered; /* flow limits: the claim's groups were put in order */
+	uint64_t order_groups, order_rows_read;
 };
 
 int queue_explain(struct db *db, const struct reserve_req *req, struct explain_report *x, char *err);

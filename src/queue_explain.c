@@ -1,7 +1,8 @@
 /* queue_explain.c -- jobq check --explain: one reservation, explained.
  *
- * Builds the statements a worker would run (queue_due.c and the claim
- * modes build them, so what is examined is exactly what workers run),
+ * Builds the statements a worker would run (queue_due.c, the claim
+ * modes and queue_limits.c build them, so what is examined is exactly
+ * what workers run),
  * EXPLAINs them and measures the rows the server read, changing
  * nothing. */
 #include "config.h"
@@ -181,6 +182,29 @@ out:
 	return rc;
 }
 
+/* Under flow limits (a type with max_running or rate of its own), the
+ * read that puts the queue's groups of types in order before they are
+ * claimed (queue_limits.c), explained and measured; nothing when no type
+ * has a limit, as a worker then sends no such read. */
+static int
+explain_order(struct db *db, const struct claim *cl, struct explain_report *x, char *err)
+{
+	uint64_t read = 0, got = 0;
+	struct buf stmt;
+	int rc = DB_OK;
+
+	buf_init(&stmt);
+	queue_limits_order_sql(db, cl, &stmt);
+	if (stmt.len > 0 && (rc = explain_one(db, "order", &stmt, STEP_MERGED, x, err)) == DB_OK &&
+	    (rc = measure(db, &stmt, 1, &read, &got, err)) == DB_OK) {
+		x->ordered = 1;
+		x->order_groups = got;
+		x->order_rows_read = read;
+	}
+	buf_free(&stmt);
+	return rc;
+}
+
 /* Explains and measures one reservation as a worker would make it for
  * req, changing nothing: the plan of each statement (key, type, Extra)
  * and how many rows the server read to find the due priorities and to
@@ -224,6 +248,8 @@ queue_explain(struct db *db, const struct reserve_req *req, struct explain_repor
 		x->claim_rows_read = read;
 		x->claimed = got;
 	}
+	if (rc == DB_OK)
+		rc = explain_order(db, &cl, x, err);
 out:
 	queue_due_free(due, strv_len(req->queues));
 	buf_free(&stmt);

@@ -116,6 +116,31 @@ group_only(struct db *db, const struct conf *c, const struct group *g, const cha
 		db_sql(db, only, " AND type = %q", c->handlers[g->handler]->type);
 }
 
+/* Appends the read of the first due job of each of the ng groups g, in
+ * one round trip: a UNION ALL of head_sql, one part per group, whose
+ * first column is the group's index in g. */
+static void
+groups_order_sql(struct db *db, const struct claim *cl, const char *others, const struct group *g, size_t ng,
+    struct buf *sql)
+{
+	const struct conf *c = cl->req->flow;
+	struct buf only, cols;
+	size_t i;
+
+	buf_init(&only);
+	buf_init(&cols);
+	for (i = 0; i < ng; i++) {
+		group_only(db, c, &g[i], others, &only);
+		buf_reset(&cols);
+		buf_printf(&cols, "%zu, priority, due_at, id", i);
+		buf_adds(sql, i ? " UNION ALL (" : "(");
+		head_sql(db, sql, cl, only.data, cols.data);
+		buf_adds(sql, ")");
+	}
+	buf_free(&only);
+	buf_free(&cols);
+}
+
 /* Reads the first due job of every group in one round trip and sorts
  * the groups by it, so that the claims follow the queue's order (a
  * smaller priority first, then the oldest due): a limited type with a
@@ -123,28 +148,15 @@ group_only(struct db *db, const struct conf *c, const struct group *g, const cha
 static int
 groups_order(struct db *db, const struct claim *cl, const char *others, struct group *g, size_t ng, char *err)
 {
-	const struct conf *c = cl->req->flow;
-	struct buf sql, only, cols;
+	struct buf sql;
 	struct db_res *r;
 	char **row;
-	size_t i;
 	int rc;
 
 	buf_init(&sql);
-	buf_init(&only);
-	buf_init(&cols);
-	for (i = 0; i < ng; i++) {
-		group_only(db, c, &g[i], others, &only);
-		buf_reset(&cols);
-		buf_printf(&cols, "%zu, priority, due_at, id", i);
-		buf_adds(&sql, i ? " UNION ALL (" : "(");
-		head_sql(db, &sql, cl, only.data, cols.data);
-		buf_adds(&sql, ")");
-	}
+	groups_order_sql(db, cl, others, g, ng, &sql);
 	r = db_query_buf(db, &sql, &rc, err);
 	buf_free(&sql);
-	buf_free(&only);
-	buf_free(&cols);
 	if (r == NULL)
 		return rc;
 	while ((row = db_res_next(r)) != NULL) {
@@ -158,6 +170,49 @@ groups_order(struct db *db, const struct claim *cl, const char *others, struct g
 	db_res_free(r);
 	qsort(g, ng, sizeof *g, group_cmp);
 	return DB_OK;
+}
+
+/* The groups a claim under the flow config c makes, in *ng (each type
+ * with a limit of its own, then OTHERS), and in others the filter of the
+ * OTHERS group (" AND type NOT IN (...)", empty when no type is
+ * limited).  Free the array with free(). */
+static struct group *
+groups_make(struct db *db, const struct conf *c, struct buf *others, size_t *ng)
+{
+	struct group *g = xcalloc(c->nhandlers + 1, sizeof *g);
+	size_t i;
+
+	*ng = 0;
+	for (i = 0; i < c->nhandlers; i++)
+		if (flow_type_limited(c->handlers[i])) {
+			db_sql(db, others, "%s%q", others->len ? ", " : " AND type NOT IN (",
+			    c->handlers[i]->type);
+			g[(*ng)++].handler = i;
+		}
+	if (others->len)
+		buf_addc(others, ')');
+	g[(*ng)++].handler = OTHERS;
+	return g;
+}
+
+/* The read that orders a claim's groups under cl->req->flow, into sql
+ * (for jobq check --explain); sql is left empty when no type has a limit
+ * of its own, as a worker then sends no such read. */
+void
+queue_limits_order_sql(struct db *db, const struct claim *cl, struct buf *sql)
+{
+	struct buf others;
+	struct group *g;
+	size_t ng;
+
+	if (cl->req->flow == NULL)
+		return;
+	buf_init(&others);
+	g = groups_make(db, cl->req->flow, &others, &ng);
+	if (ng > 1)
+		groups_order_sql(db, cl, others.len ? others.data : "", g, ng, sql);
+	free(g);
+	buf_free(&others);
 }
 
 /* Claims from cl->queue.  Where flow limits (flow.c) apply, each type
@@ -186,24 +241,12 @@ queue_limits_claim(struct db *db, struct claim *cl, struct job **jobs, size_t *n
 		return claim_one(db, cl, jobs, n, err);
 	buf_init(&only);
 	buf_init(&others);
-	g = xcalloc(c->nhandlers + 1, sizeof *g);
-	for (i = 0; i < c->nhandlers; i++)
-		if (flow_type_limited(c->handlers[i])) {
-			db_sql(db, &others, "%s%q", others.len ? ", " : " AND type NOT IN (",
-			    c->handlers[i]->type);
-			g[ng].due = 1;
-			g[ng++].handler = i;
-		}
-	if (others.len)
-		buf_addc(&others, ')');
+	g = groups_make(db, c, &others, &ng);
 	rest = others.len ? others.data : "";
-	g[ng].due = 1;
-	g[ng++].handler = OTHERS;
-	if (ng > 1) {
-		for (i = 0; i < ng; i++)
-			g[i].due = 0;
+	for (i = 0; i < ng; i++)
+		g[i].due = ng == 1;
+	if (ng > 1)
 		rc = groups_order(db, cl, rest, g, ng, err);
-	}
 	for (i = 0; i < ng && g[i].due && rc == DB_OK && *n < cl->req->limit; i++) {
 		group_only(db, c, &g[i], rest, &only);
 		cl->only = only.data;

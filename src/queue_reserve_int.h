@@ -59,6 +59,7 @@ int queue_claim_update(struct db *db, struct claim *cl, char *err);
 
 /* queue_limits.c: the claims of one queue under its flow limits */
 int queue_limits_claim(struct db *db, struct claim *cl, struct job **jobs, size_t *n, char *err);
+void queue_limits_order_sql(struct db *db, const struct claim *cl, struct buf *sql);
 
 /* queue_due.c: which priorities have due jobs */
 #define DUE_SLACK 16 /* due rows the scan reads beyond the claim's limit */

@@ -86,6 +86,27 @@ EOC
 	is "$(echo "$full" | step claim key)" "jobs_reserve" "$mode: the claim uses the jobs_reserve index"
 	is "$(echo "$full" | step claim type)" "range" "$mode: the claim is a range scan"
 
+	# Under a flow limit the claims of a queue's types are first put in
+	# order by one read of each type's first due job: that read is
+	# bounded by the number of types, not by the backlog.
+	cp "$CONF" "$T/plain.ini"
+	cat >>"$CONF" <<EOC
+[handler limited]
+exec = $HANDLERS/echo.sh
+rate = 1000/s
+EOC
+	flow=$(jq_ check --explain --json --batch 10)
+	ok $? "$mode: check --explain runs under a flow limit"
+	is "$(echo "$flow" | field "['order_groups_due']")" "1" "$mode: one type (the unlimited rest) has due jobs"
+	order_read=$(echo "$flow" | field "['order_rows_read']")
+	ok $([ "$order_read" -le 30 ] && echo 0 || echo 1) \
+		"$mode: ordering the types' claims reads $order_read rows, not the backlog"
+	case $(echo "$flow" | step order extra) in
+	*filesort*) ok 1 "$mode: no filesort in the order read" ;;
+	*) ok 0 "$mode: no filesort in the order read" ;;
+	esac
+	cp "$T/plain.ini" "$CONF"
+
 	# And the real thing: a worker drains the 1000 due jobs of the queue
 	# (the urgent reserved ones are not its to take) and leaves the rest.
 	timeout 120 "$JOBQ" -c "$CONF" work -q default -j 4 --stop-when-empty 2>"$T/work.$mode.log"
