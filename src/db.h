@@ -80,6 +80,7 @@ int db_retry_after(int rc, int attempt);
  * earlier; returns fd's revents (0: none yet).  See db_set_waiter. */
 typedef short db_waiter(void *arg, int fd, short events, int timeout_ms);
 void db_set_waiter(struct db *db, db_waiter *fn, void *arg);
+int db_in_flight(const struct db *db);
 int64_t db_retry_pause_ms(int attempt);
 int db_exec_retry(struct db *db, const struct buf *sql, uint64_t *affected, size_t max, char *err);
 int db_exec_retry_rows(struct db *db, const struct buf *sql, uint64_t *affected, size_t max, struct db_res **rows,

@@ -59,6 +59,14 @@ await(struct db *db, int status)
 }
 #endif
 
+/* Whether a call on db is in flight, so that its waiter is running and
+ * no other call may be made on it now. */
+int
+db_in_flight(const struct db *db)
+{
+	return db->waiting;
+}
+
 /* Refuses a call made from inside the waiter (see above). */
 static void
 not_waiting(const struct db *db)

@@ -134,6 +134,7 @@ worker_free_arrays(struct worker *w)
 	free(w->pfd_count);
 	alerts_free(w->alerts);
 	watchdog_unsure_free(&w->watch_unsure);
+	strv_free(w->paused);
 }
 
 /* Turns on the hand-off of released jobs (queue.h: struct handoff) for

@@ -151,6 +151,8 @@ struct worker {
 	int64_t wait_ms;             /* the database wait limit (db_set_wait_limit) */
 	int64_t start_delay;         /* handler starts fail: pause reserving... */
 	int64_t start_paused_until;  /* ...until then */
+	char **paused;               /* the queues paused when last looked (worker_start.c)... */
+	int64_t paused_looked;       /* ...then (monotonic ms) */
 	char db_err[ERRSZ];
 	char start_err[ERRSZ];
 	struct alerts *alerts; /* on_dead programs running */

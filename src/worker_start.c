@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "duration.h"
+#include "flow.h"
 #include "log.h"
 #include "metrics.h"
 #include "otlp.h"
@@ -20,6 +21,9 @@
 
 #define START_RETRY_MIN_MS 100
 #define START_RETRY_MAX_MS 5000
+/* A job reserved ahead that waited this long is checked against the
+ * paused queues before it starts (paused_since). */
+#define PAUSE_LOOK_MS 100
 
 /* At -v, a line when a handler starts: with only the finishes logged,
  * jobs of a later queue that finish first look as if they were taken
@@ -251,10 +255,46 @@ room_for(struct worker *w, const struct slot *s)
 	return h == NULL || !h->persistent || pool_has_room(h);
 }
 
+/* Whether s's queue is paused (jobq pause), for a job that has waited
+ * reserved ahead PAUSE_LOOK_MS or longer: 1 paused, 0 not, -1 cannot
+ * tell now (a database call is in flight: this runs in its waiter too;
+ * the next turn of the loop looks).  The paused queues are read again
+ * when the last read is that old, so a pause stops the jobs a busy worker
+ * holds within about twice PAUSE_LOOK_MS, and the jobs that start within
+ * PAUSE_LOOK_MS of their claim (all of them with reserve_ahead = auto)
+ * cost no read:
+ * the claim itself saw the queue not paused.  A failed read lets the job
+ * start, as it would have before. */
+static int
+paused_since(struct worker *w, const struct slot *s, int64_t now)
+{
+	char err[ERRSZ], **list;
+	size_t i;
+
+	if (now - s->reserved_mono < PAUSE_LOOK_MS || !w->db_up)
+		return 0;
+	if (w->paused == NULL || now - w->paused_looked >= PAUSE_LOOK_MS) {
+		if (db_in_flight(w->db))
+			return -1;
+		if (flow_paused_list(w->db, &list, err) != DB_OK) {
+			log_debug("reading the paused queues: %s", err);
+			return 0;
+		}
+		strv_free(w->paused);
+		w->paused = list;
+		w->paused_looked = now;
+	}
+	for (i = 0; w->paused[i] != NULL; i++)
+		if (strcmp(w->paused[i], s->job->queue) == 0)
+			return 1;
+	return 0;
+}
+
 /* Starts the jobs reserved ahead, in the order they were reserved, while
  * fewer than `concurrency` handlers run.  One whose lease is no longer
  * ours, or has less than a third left (its extensions failed), is given
- * back unstarted (the fence drops that if the lease is gone). */
+ * back unstarted (the fence drops that if the lease is gone), and so is
+ * one whose queue was paused while it waited. */
 void
 start_ready(struct worker *w)
 {
@@ -263,6 +303,7 @@ start_ready(struct worker *w)
 	while (slot_count(w, SLOT_RUNNING) < w->conc && !w->stopping) {
 		struct slot *s = NULL;
 		unsigned i;
+		int paused;
 
 		for (i = 0; i < w->nslots; i++)
 			if (w->slots[i].state == SLOT_READY && (s == NULL || w->slots[i].seq < s->seq))
@@ -270,6 +311,15 @@ start_ready(struct worker *w)
 		if (s == NULL)
 			return;
 		if (s->lease_lost || s->lease_until - now < w->conf->worker.reserve_ttl_ms / 3) {
+			give_back_unstarted(w, s);
+			continue;
+		}
+		if ((paused = paused_since(w, s, now)) < 0)
+			return; /* it keeps its place; the next turn looks */
+		if (paused) {
+			log_info("job %llu: queue %s was paused while the job waited reserved ahead; "
+			         "given back unstarted",
+			    (unsigned long long)s->job->id, s->job->queue);
 			give_back_unstarted(w, s);
 			continue;
 		}

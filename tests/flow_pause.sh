@@ -60,6 +60,59 @@ EOC
 	is "$?" 0 "[$mode] the worker stops cleanly"
 done
 
+# Jobs a busy worker holds reserved ahead (reserve_ahead = 4 beside one
+# running handler) do not start once their queue is paused: each goes
+# back unstarted, attempt refunded, and runs after resume.  Both handler
+# modes: a persistent handler's jobs start through the same path.
+for hmode in exec persistent; do
+	empty_tables
+	rm -f "$T/gate.$hmode"
+	if [ $hmode = exec ]; then
+		handler="exec = $top_srcdir/tests/handlers/gate.sh $T/gate.$hmode"
+	else
+		handler="exec = $top_srcdir/tests/handlers/persist_gate.py
+mode = persistent
+env.PYTHONPATH = $HANDLERS"
+	fi
+	write_conf <<EOC
+[worker]
+poll_interval = 50ms
+reserve_ahead = 4
+queues = mail
+
+[queue mail]
+
+[handler slow]
+queue = mail
+$handler
+EOC
+	for i in 1 2 3 4 5; do jq_ enqueue slow "{\"gate\": \"$T/gate.$hmode\"}" >/dev/null; done
+	wlog=$T/worker.${#BG_PIDS[@]}.log
+	start_worker --concurrency 1
+	wait_for_sql 10 "SELECT COUNT(*) FROM jobs WHERE lease_token IS NOT NULL" 5
+	ok $? "[$hmode] one job runs and four wait reserved ahead"
+	jq_ pause mail >/dev/null
+	sleep 0.3 # the held jobs have waited longer than the worker's look at the pauses
+	: >"$T/gate.$hmode"
+	wait_for_sql 10 "SELECT COUNT(*) FROM job_runs WHERE type = 'slow' AND outcome = 'done'" 1
+	ok $? "[$hmode] the job that was running when mail was paused finished"
+	wait_for_sql 10 "SELECT COUNT(*) FROM jobs WHERE lease_token IS NULL" 4
+	ok $? "[$hmode] the four held ahead were given back"
+	sleep 0.5
+	is "$(sql "SELECT COUNT(*), SUM(attempts) FROM jobs")" "4	0" \
+		"[$hmode] none of them started after the pause, and none was charged an attempt"
+	is "$(sql "SELECT COUNT(*) FROM job_runs WHERE type = 'slow' AND outcome = 'done'")" 1 \
+		"[$hmode] only the running job ran"
+	grep -q "queue mail was paused while the job waited reserved ahead; given back unstarted" "$wlog"
+	ok $? "[$hmode] the worker says why it gave them back"
+	jq_ resume mail >/dev/null
+	wait_for_sql 20 "SELECT COUNT(*) FROM job_runs WHERE type = 'slow' AND outcome = 'done'" 5
+	ok $? "[$hmode] after resume they run"
+	kill -TERM "$WORKER_PID"
+	wait_exit 20 "$WORKER_PID"
+	is "$?" 0 "[$hmode] the worker stops cleanly"
+done
+
 jq_ pause nosuch 2>"$T/err"
 is "$?" 65 "pausing an unknown queue is bad data"
 like "$(cat "$T/err")" "^jobq: pause: unknown queue 'nosuch' \(no \[queue nosuch\] section in " "and says which"
