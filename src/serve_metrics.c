@@ -48,6 +48,11 @@ queue_metrics(struct buf *b, const struct queue_counts *q, size_t n)
 	}
 }
 
+/* jobq_workers, and jobq_worker_jobs_total of the live workers only: a
+ * worker that died without unregistering (killed, out of memory, its
+ * host down) keeps its row until `jobq prune` forgets it, and its counts
+ * no longer move, so its series would only add to the page, one more
+ * set for each such worker, without end. */
 static void
 worker_metrics(struct buf *b, const struct worker_row *w, size_t n)
 {
@@ -58,9 +63,9 @@ worker_metrics(struct buf *b, const struct worker_row *w, size_t n)
 		alive += w[i].alive != 0;
 	prom_head(b, "jobq_workers", "gauge", "Workers whose heartbeat is current.");
 	buf_printf(b, "jobq_workers %zu\n", alive);
-	prom_head(b, "jobq_worker_jobs_total", "counter", "Jobs each running worker finished, by outcome.");
+	prom_head(b, "jobq_worker_jobs_total", "counter", "Jobs each live worker finished, by outcome.");
 	for (i = 0; i < n; i++)
-		for (k = 0; k < ARRAY_LEN(out); k++) {
+		for (k = 0; w[i].alive && k < ARRAY_LEN(out); k++) {
 			const uint64_t v[] = { w[i].done, w[i].retried, w[i].dead };
 
 			buf_adds(b, "jobq_worker_jobs_total{worker=\"");

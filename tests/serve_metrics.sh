@@ -116,6 +116,8 @@ is "$(sample jobq_schedule_missed_fires schedule=off)/$(sample jobq_schedule_mis
 	"jobq_schedule_missed_fires: the fire recorded missed"
 sql "DELETE FROM jobq_schedule_runs"
 is "$(sample jobq_worker_jobs_total worker=h1:1 outcome=done)/$(sample jobq_worker_jobs_total worker=h1:1 outcome=dead)" "10/1" "per-worker counters by outcome"
+is "$(sample jobq_worker_jobs_total worker=h2:2 outcome=done)" "<none>" \
+	"no series for the worker gone an hour ago (the registry keeps it until jobq prune)"
 is "$(sample jobq_runs_last_hour type=echo outcome=done)/$(sample jobq_runs_last_hour type=echo outcome=retry)" "2/1" "runs of the last hour by type and outcome (the older run left out)"
 is "$(sample jobq_runs_last_hour type=echo outcome=cancelled)/$(sample jobq_runs_last_hour type=echo outcome=expired)" "1/<none>" \
 	"a job cancelled or expired before its handler started is no run; a handler stopped by a cancel is one"

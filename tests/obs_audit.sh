@@ -1,0 +1,100 @@
+#!/bin/bash
+# What the dashboard's /metrics says once workers come and go and queues
+# are paused, against the worker's own /metrics and `jobq status`, with
+# real workers, a real SIGKILL and the lease running out:
+# - a worker killed mid-job: another takes the job back at its lease's
+#   expiry, runs it once; its counters and the status totals add up;
+# - jobq_worker_jobs_total lists the live workers only (a gone worker's
+#   row stays in the registry until `jobq prune`: a series per worker
+#   that ever ran would grow without end).
+. "$top_srcdir/tests/lib.sh"
+PY=/usr/bin/python3
+$PY -c 'import prometheus_client' 2>/dev/null ||
+	skip_all "no Prometheus parser (apt-get install python3-prometheus-client)"
+one_build normal "waits out a lease; the sanitizer build adds nothing here"
+. "$top_srcdir/tests/operator/common.sh"
+. "$top_srcdir/tests/serve_lib.sh"
+setup obs_audit
+TH=$top_srcdir/tests/handlers
+
+write_conf <<EOC
+[worker]
+poll_interval = 20ms
+reserve_ttl = 2s
+metrics_listen = 127.0.0.1:0
+
+[queue default]
+[queue mail]
+
+[handler slow]
+exec = $TH/sleeper.sh 1 $T/started
+
+[user admin]
+password_hash = $PWHASH
+role = admin
+EOC
+
+# The worker's own /metrics URL, from the log of background process N.
+wurl() {
+	local i
+	for i in $(seq 1 100); do
+		W=$(grep -o '/metrics served on http://[^ ]*' "$T/worker.$1.log" | tail -1)
+		[ -n "$W" ] && break
+		sleep 0.1
+	done
+	W=http://${W#/metrics served on http://}
+}
+wsample() { curl -s "$W/metrics" >"$T/w.txt"; $PY "$top_srcdir/tests/prom_sample.py" "$T/w.txt" "$@" 2>&1; }
+ssample() {
+	curl -s "$URL/metrics" >"$T/s.txt"
+	$PY "$top_srcdir/tests/prom_sample.py" "$T/s.txt" "$@" 2>&1
+}
+wid() { sql "SELECT id FROM jobq_workers WHERE pid = $1"; }
+
+# Worker A runs a job to the end, then is killed in the middle of a
+# second one: that job is stale once its lease runs out.
+start_worker
+A=$WORKER_PID
+wurl 0
+jq_ enqueue slow '{}' >/dev/null
+wait_for_sql 20 "SELECT COUNT(*) FROM job_runs WHERE outcome = 'done'" 1
+rm -f "$T/started"
+id=$(jq_ enqueue slow '{}')
+for i in $(seq 1 100); do [ -e "$T/started" ] && break; sleep 0.05; done
+ok "$([ -e "$T/started" ]; echo $?)" "worker A started job $id"
+aid=$(wid "$A")
+kill -KILL "$A"
+wait "$A" 2>/dev/null
+BG_PIDS=()
+wait_for_sql 20 "SELECT COUNT(*) FROM jobs WHERE id = $id AND lease_expires_at < UTC_TIMESTAMP(6)" 1
+# A's heartbeat is a few intervals late before A counts as gone
+for i in $(seq 1 100); do [ "$(jq_ status --json | jget 'd["workers"]')" = 0 ] && break; sleep 0.1; done
+is "$(jq_ status --json | jget 'str(d["queues"]["default"]["stale"]) + "/" + str(d["queues"]["default"]["reserved"]) + "/" + str(d["workers"])')" \
+	"1/0/0" "A killed, its lease run out: 1 stale, none reserved, no live worker"
+
+# Worker B takes it back and runs it once; then nothing is left.  (Its
+# log has A's name: A's goes first, or wurl could read A's address.)
+rm -f "$T"/worker.*.log
+start_worker
+B=$WORKER_PID
+wurl 0
+wait_for_sql 30 "SELECT COUNT(*) FROM job_runs WHERE job_id = $id AND outcome = 'done'" 1
+wait_for_sql 10 "SELECT COUNT(*) FROM jobs" 0
+is "$(wsample jobq_claimed_jobs_total)/$(wsample jobq_runs_total queue=default type=slow outcome=done)/$(wsample jobq_outcome_writes_total outcome=done)" \
+	"1/1/1" "worker B: the stale job claimed once, run once, written once"
+is "$(jq_ status --json | jget '"/".join(str(d["queues"]["default"][k]) for k in ("ready", "delayed", "reserved", "stale", "failed"))')" \
+	"0/0/0/0/0" "jobq status: nothing left in default"
+is "$(sql "SELECT COUNT(*) FROM job_runs WHERE outcome = 'done'")" 2 "two runs done in all (A's first, B's)"
+
+serve_start
+bid=$(wid "$B")
+is "$(ssample jobq_workers)" 1 "jobq_workers: B alone is alive"
+is "$(ssample jobq_worker_jobs_total worker="$bid" outcome=done)" 1 "jobq_worker_jobs_total: B's one job done"
+is "$(ssample jobq_worker_jobs_total worker="$aid" outcome=done)" "<none>" \
+	"jobq_worker_jobs_total: nothing for A, gone (its registry row is kept until jobq prune)"
+is "$(ssample --sum jobq_worker_jobs_total)" 1 "the series of live workers only: 1 job in all"
+is "$(ssample jobq_jobs queue=default state=stale)/$(ssample jobq_jobs queue=default state=reserved)" "0/0" \
+	"jobq_jobs: no stale or reserved job left"
+
+stop_workers
+finish
