@@ -46,6 +46,15 @@ queue_metrics(struct buf *b, const struct queue_counts *q, size_t n)
 		prom_label(b, q[i].queue);
 		buf_printf(b, "\"} %lld\n", (long long)(q[i].oldest_ready_s > 0 ? q[i].oldest_ready_s : 0));
 	}
+	/* What `jobq status` and the overview mark: a paused queue's ready
+	 * jobs grow old on purpose, and an alert on their age must be able
+	 * to tell. */
+	prom_head(b, "jobq_queue_paused", "gauge", "1 while `jobq pause` holds the queue, else 0.");
+	for (i = 0; i < n; i++) {
+		buf_adds(b, "jobq_queue_paused{queue=\"");
+		prom_label(b, q[i].queue);
+		buf_printf(b, "\"} %d\n", q[i].paused != 0);
+	}
 }
 
 /* jobq_workers, and jobq_worker_jobs_total of the live workers only: a

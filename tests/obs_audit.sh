@@ -6,7 +6,8 @@
 #   expiry, runs it once; its counters and the status totals add up;
 # - jobq_worker_jobs_total lists the live workers only (a gone worker's
 #   row stays in the registry until `jobq prune`: a series per worker
-#   that ever ran would grow without end).
+#   that ever ran would grow without end);
+# - jobq_queue_paused says what `jobq status` marks paused.
 . "$top_srcdir/tests/lib.sh"
 PY=/usr/bin/python3
 $PY -c 'import prometheus_client' 2>/dev/null ||
@@ -96,5 +97,16 @@ is "$(ssample --sum jobq_worker_jobs_total)" 1 "the series of live workers only:
 is "$(ssample jobq_jobs queue=default state=stale)/$(ssample jobq_jobs queue=default state=reserved)" "0/0" \
 	"jobq_jobs: no stale or reserved job left"
 
+# A paused queue: jobq status marks it, /metrics says it, and a resume
+# takes it back.
+jq_ pause mail >/dev/null
+sql "INSERT INTO jobs (queue, type, payload) VALUES ('mail', 'slow', '{}')"
+is "$(jq_ status --json | jget 'str(d["queues"]["mail"]["paused"]) + "/" + str(d["queues"]["mail"]["ready"])')" \
+	"True/1" "jobq status: mail paused with 1 ready job"
+is "$(ssample jobq_queue_paused queue=mail)/$(ssample jobq_queue_paused queue=default)" "1/0" \
+	"jobq_queue_paused: 1 for mail, 0 for default"
+is "$(ssample jobq_jobs queue=mail state=ready)" 1 "jobq_jobs{mail,ready}: the held job is ready"
+jq_ resume mail >/dev/null
+is "$(ssample jobq_queue_paused queue=mail)" 0 "resumed: jobq_queue_paused{mail} 0"
 stop_workers
 finish

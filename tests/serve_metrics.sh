@@ -81,7 +81,7 @@ print("<none>")
 EOP
 printf '%s\n' "$BODY" >"$T/metrics.txt"
 sample() { $PY "$T/parse.py" "$T/metrics.txt" "$@" 2>&1; }
-is "$(sample --families)" "jobq_alerts:gauge jobq_failed_jobs:gauge jobq_jobs:gauge jobq_oldest_ready_seconds:gauge jobq_queue_workers:gauge jobq_runs_last_hour:gauge jobq_schedule_last_fire_timestamp_seconds:gauge jobq_schedule_missed_fires:gauge jobq_schedule_next_fire_timestamp_seconds:gauge jobq_worker_jobs:counter jobq_workers:gauge process_cpu_seconds:counter process_max_fds:gauge process_open_fds:gauge process_resident_memory_bytes:gauge process_start_time_seconds:gauge process_virtual_memory_bytes:gauge" \
+is "$(sample --families)" "jobq_alerts:gauge jobq_failed_jobs:gauge jobq_jobs:gauge jobq_oldest_ready_seconds:gauge jobq_queue_paused:gauge jobq_queue_workers:gauge jobq_runs_last_hour:gauge jobq_schedule_last_fire_timestamp_seconds:gauge jobq_schedule_missed_fires:gauge jobq_schedule_next_fire_timestamp_seconds:gauge jobq_worker_jobs:counter jobq_workers:gauge process_cpu_seconds:counter process_max_fds:gauge process_open_fds:gauge process_resident_memory_bytes:gauge process_start_time_seconds:gauge process_virtual_memory_bytes:gauge" \
 	"the parser reads every family with its type"
 is "$(sample jobq_jobs queue=default state=ready)" 2 "jobq_jobs{default,ready} = 2"
 is "$(sample jobq_jobs queue=mail state=ready)/$(sample jobq_jobs queue=mail state=delayed)" "1/1" "mail: 1 ready, 1 delayed"
