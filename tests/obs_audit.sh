@@ -7,7 +7,8 @@
 # - jobq_worker_jobs_total lists the live workers only (a gone worker's
 #   row stays in the registry until `jobq prune`: a series per worker
 #   that ever ran would grow without end);
-# - jobq_queue_paused says what `jobq status` marks paused.
+# - jobq_queue_paused says what `jobq status` marks paused;
+# - the features together on two workers: each job counted once.
 . "$top_srcdir/tests/lib.sh"
 PY=/usr/bin/python3
 $PY -c 'import prometheus_client' 2>/dev/null ||
@@ -108,5 +109,70 @@ is "$(ssample jobq_queue_paused queue=mail)/$(ssample jobq_queue_paused queue=de
 is "$(ssample jobq_jobs queue=mail state=ready)" 1 "jobq_jobs{mail,ready}: the held job is ready"
 jq_ resume mail >/dev/null
 is "$(ssample jobq_queue_paused queue=mail)" 0 "resumed: jobq_queue_paused{mail} 0"
+stop_workers
+
+# The features together, on two workers (update mode, reserve-ahead):
+# a backlog, a chain (its links handed off), a group with a failing
+# member and its callback, a job that expires unstarted, a job a unique
+# key refuses, a running job cancelled.  Summed over both workers, each
+# job is counted once, and the counts are what the run history holds.
+sql "DELETE FROM job_runs; DELETE FROM failed_jobs"
+write_conf <<EOC
+[worker]
+poll_interval = 20ms
+metrics_listen = 127.0.0.1:0
+reserve_mode = update
+concurrency = 2
+reserve_ahead = 16
+
+[queue default]
+
+[handler ok]
+exec = $TH/exitwith.sh
+[handler cb]
+exec = $TH/exitwith.sh
+[handler slow]
+exec = $TH/sleeper.sh 20 $T/started
+kill_grace = 100ms
+EOC
+rm -f "$T/started" "$T"/worker.*.log
+start_worker
+wurl 0
+W0=$W
+start_worker
+wurl 1
+W1=$W
+for i in $(seq 1 200); do echo '{"type": "ok", "payload": {}}'; done | jq_ enqueue --batch >/dev/null
+printf '%s\n' '{"type": "ok", "ref": "a", "payload": {}}' '{"type": "ok", "ref": "b", "after": ["a"], "payload": {}}' \
+	'{"type": "ok", "ref": "c", "after": ["b"], "payload": {}}' '{"type": "ok", "after": ["c"], "payload": {}}' |
+	jq_ enqueue --batch >/dev/null
+printf '%s\n' '{"type": "ok", "payload": {}}' '{"type": "ok", "payload": {"exit": 65}}' |
+	jq_ enqueue --batch --group g1 --on-complete cb >/dev/null
+jq_ enqueue --delay 1h --expires-in 1s ok '{}' >/dev/null
+u1=$(jq_ enqueue -u k1 --delay 2s ok '{}')
+u2=$(jq_ enqueue -u k1 ok '{}' 2>/dev/null)
+is "$u2" "$u1" "the second job of unique key k1 is refused (the first one's id)"
+id=$(jq_ enqueue slow '{}')
+for i in $(seq 1 200); do [ -e "$T/started" ] && break; sleep 0.05; done
+jq_ cancel "$id" >/dev/null
+wait_for_sql 30 "SELECT COUNT(*) FROM jobs" 0
+ok $? "every job ended"
+sleep 0.5
+curl -s "$W0/metrics" >"$T/w0.txt"
+curl -s "$W1/metrics" >"$T/w1.txt"
+both() {
+	local a b
+	a=$($PY "$top_srcdir/tests/prom_sample.py" "$T/w0.txt" --sum "$@")
+	b=$($PY "$top_srcdir/tests/prom_sample.py" "$T/w1.txt" --sum "$@")
+	echo $(( ${a/<none>/0} + ${b/<none>/0} ))
+}
+hist() { sql "SELECT COUNT(*) FROM job_runs WHERE outcome = '$1'"; }
+is "$(both jobq_outcome_writes_total outcome=done)/$(both jobq_outcome_writes_total outcome=dead)/$(both jobq_outcome_writes_total outcome=cancelled)/$(both jobq_outcome_writes_total outcome=expired)" \
+	"207/1/1/1" "outcome writes over both workers: 207 done (200, 4 links, a member, the callback, the unique job), 1 dead, 1 cancelled, 1 expired"
+is "$(hist done)/$(hist dead)/$(hist cancelled)/$(hist expired)" "207/1/1/1" "the run history says the same"
+is "$(both jobq_handler_starts_total)" 209 "handler starts: every job but the expired one"
+is "$(both jobq_runs_total)" 209 "runs ended: one per start"
+is "$(( $(both jobq_claimed_jobs_total) + $(both jobq_handed_off_jobs_total) ))" 209 \
+	"claimed plus handed off: each started job reserved once"
 stop_workers
 finish
