@@ -121,7 +121,10 @@ agg_free(struct agg *a)
 /* Counts one run (a row of the chunk query: id, queue, type, outcome,
  * end in Unix s, duration_ms, wait_ms) in every range, in the four
  * scopes (its queue and type, each alone, all), by outcome and in the
- * run-time and wait histograms. */
+ * run-time and wait histograms.  A run whose lease was lost has no
+ * outcome of its own (the worker that took the job over writes it, and
+ * its run is counted then): it is timed, not counted as a retry, as the
+ * overview's chart and the workers' jobq_runs_total tell it apart. */
 static void
 agg_run(struct agg *a, char **row)
 {
@@ -132,7 +135,8 @@ agg_run(struct agg *a, char **row)
 	unsigned outcome = row[3] == NULL            ? STATS_RETRY
 	                   : strcmp(row[3], "done") == 0 ? STATS_DONE
 	                   : strcmp(row[3], "dead") == 0 ? STATS_DEAD
-	                                                 : STATS_RETRY; /* retry, interrupted, lost */
+	                                                 : STATS_RETRY; /* retry, interrupted */
+	int counted = row[3] == NULL || strcmp(row[3], "lost") != 0;
 	unsigned run_bin = stats_bin(db_col_i64(row[5], 0));
 	unsigned wait_bin = row[6] != NULL ? stats_bin(db_col_i64(row[6], 0)) : 0;
 	int scope;
@@ -149,7 +153,8 @@ agg_run(struct agg *a, char **row)
 			c.q = scope & 1 ? -1 : q;
 			c.t = scope & 2 ? -1 : t;
 			c.kind = outcome;
-			agg_put(a, &c);
+			if (counted)
+				agg_put(a, &c);
 			c.kind = STATS_RUN;
 			c.bin = run_bin;
 			agg_put(a, &c);

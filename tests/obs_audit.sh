@@ -8,7 +8,8 @@
 #   row stays in the registry until `jobq prune`: a series per worker
 #   that ever ran would grow without end);
 # - jobq_queue_paused says what `jobq status` marks paused;
-# - the features together on two workers: each job counted once.
+# - the features together on two workers: each job counted once;
+# - a run whose lease was lost is no retry on the dashboard's charts.
 . "$top_srcdir/tests/lib.sh"
 PY=/usr/bin/python3
 $PY -c 'import prometheus_client' 2>/dev/null ||
@@ -174,5 +175,61 @@ is "$(both jobq_handler_starts_total)" 209 "handler starts: every job but the ex
 is "$(both jobq_runs_total)" 209 "runs ended: one per start"
 is "$(( $(both jobq_claimed_jobs_total) + $(both jobq_handed_off_jobs_total) ))" 209 \
 	"claimed plus handed off: each started job reserved once"
+stop_workers
+
+# A lost run: worker A is frozen past its lease, B takes the job and
+# runs it; A's handler ends meanwhile (exit 0), and A's outcome, once
+# thawed, is fenced off: a run row 'lost'.  The job ran twice and was
+# retried never: the dashboard's charts (History and the overview) say
+# one done and no retry, as A's own /metrics says lost, not retry.
+sql "DELETE FROM job_runs; DELETE FROM jobq_run_stats; DELETE FROM jobq_run_stats_state"
+write_conf <<EOC
+[worker]
+poll_interval = 50ms
+metrics_listen = 127.0.0.1:0
+reserve_ttl = 1s
+heartbeat = 300ms
+
+[queue default]
+
+[handler twice]
+exec = $TH/sleeper.sh 2
+
+[user admin]
+password_hash = $PWHASH
+role = admin
+EOC
+rm -f "$T"/worker.*.log
+start_worker
+A=$WORKER_PID
+wurl 0
+id=$(jq_ enqueue twice '{}')
+wait_for_sql 30 "SELECT reserved_by LIKE '%:$A:%' FROM jobs WHERE id = $id" 1
+start_worker
+B=$WORKER_PID
+wait_for_sql 30 "SELECT COUNT(*) FROM jobq_workers WHERE pid = $B" 1
+kill -STOP "$A"
+stopped_at=$SECONDS
+wait_for_sql 30 "SELECT reserved_by LIKE '%:$B:%' FROM jobs WHERE id = $id" 1
+ok $? "A frozen: B took job $id"
+while [ $((SECONDS - stopped_at)) -lt 4 ]; do sleep 0.2; done
+kill -CONT "$A"
+wait_for_sql 30 "SELECT COUNT(*) FROM jobs WHERE id = $id" 0
+wait_for_sql 30 "SELECT GROUP_CONCAT(outcome ORDER BY outcome) FROM job_runs WHERE job_id = $id" "done,lost"
+ok $? "two runs of job $id: B's done, A's lost"
+is "$(wsample jobq_runs_total queue=default type=twice outcome=lost)/$(wsample jobq_runs_total queue=default type=twice outcome=retry)" \
+	"1/0" "A's /metrics: the run lost, no retry"
+serve_start
+login admin "$T/jar"
+for i in $(seq 150); do
+	hit GET "/api/stats?range=1h" "$T/jar"
+	[[ $BODY == *'"total":{"done":1,'* ]] && break
+	sleep 0.1
+done
+is "$(printf '%s' "$BODY" | jget 'd["total"]["done"], d["total"]["retry"], d["total"]["dead"]')" "[1, 0, 0]" \
+	"History (/api/stats): 1 done, no retry (the lost run is none)"
+hit GET /api/overview "$T/jar"
+is "$(printf '%s' "$BODY" | jget 'sum(d["runs_per_minute"]["done"]), sum(d["runs_per_minute"]["retry"])')" "[1, 0]" \
+	"the overview's chart: 1 done, no retry"
 stop_workers
 finish
