@@ -25,9 +25,10 @@ usage(void)
 	       "seen, jobs done/retried/dead, the jobs they run now; a worker that stopped\n"
 	       "heart-beating (crashed, killed, cut off) is marked 'gone': its uptime is how\n"
 	       "long it ran, and it runs nothing (its jobs return when their leases expire).\n"
-	       "Then, per job type, runs and mean duration over the last 24 hours from the\n"
-	       "run history; on a busier day, over the newest %d runs (the header says how\n"
-	       "far back).\n\n"
+	       "Then, per job type, runs, failures (retried, dead, or interrupted by the\n"
+	       "worker's stop; not cancelled, nor lost to another worker) and mean duration\n"
+	       "over the last 24 hours from the run history; on a busier day, over the newest\n"
+	       "%d runs (the header says how far back).\n\n"
 	       "A part the database does not answer within [database] read_timeout is\n"
 	       "cancelled on the server and reported missing on stderr; the rest is printed.\n\n"
 	       "Exit status: 0; 1 when a part is missing; 69 when nothing could be read.\n",

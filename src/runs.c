@@ -229,7 +229,11 @@ runs_free(struct run_row *rows, size_t n)
 /* Per job type over the newest runs of the last window_ms, at most
  * max_runs of them: runs, failures, mean and longest duration (a job
  * cancelled or expired unstarted has a run row of no time, and no run:
- * left out, by the index's own columns).  The cap
+ * left out, by the index's own columns).  A failure is what the
+ * dashboard's charts count as retry or dead: a retry, a dead end, or a
+ * run its worker's stop interrupted; not a run a person cancelled, nor
+ * one whose lease was lost (the worker that took the job over writes
+ * its outcome).  The cap
  * bounds the cost however busy the day was (served backwards by the
  * covering index job_runs_recent, sql/006); *covered_ms says what the
  * numbers cover: window_ms, or less when the cap was reached
@@ -245,7 +249,8 @@ runs_stats(struct db *db, int64_t window_ms, unsigned max_runs, struct runs_stat
 	memset(st, 0, sizeof *st);
 	st->covered_ms = window_ms;
 	r = db_query(db, &rc, err,
-	    "SELECT type, COUNT(*), SUM(outcome <> 'done'), AVG(duration_ms), MAX(duration_ms),"
+	    "SELECT type, COUNT(*), SUM(outcome IN ('retry', 'dead', 'interrupted')),"
+	    " AVG(duration_ms), MAX(duration_ms),"
 	    " TIMESTAMPDIFF(MICROSECOND, MIN(started_at), UTC_TIMESTAMP(6)) DIV 1000"
 	    " FROM (SELECT type, outcome, duration_ms, started_at FROM job_runs"
 	    "  WHERE started_at >= UTC_TIMESTAMP(6) - INTERVAL %I MICROSECOND"

@@ -175,6 +175,8 @@ is "$(both jobq_handler_starts_total)" 209 "handler starts: every job but the ex
 is "$(both jobq_runs_total)" 209 "runs ended: one per start"
 is "$(( $(both jobq_claimed_jobs_total) + $(both jobq_handed_off_jobs_total) ))" 209 \
 	"claimed plus handed off: each started job reserved once"
+is "$(jq_ workers --json | jget '[d["types_last_24h"][t][k] for t in ("ok", "slow") for k in ("runs", "failures")]')" \
+	"[207, 1, 1, 0]" "jobq workers: ok 207 runs, 1 failure (the dead member); slow 1 run, cancelled by a person: no failure"
 stop_workers
 
 # A lost run: worker A is frozen past its lease, B takes the job and
@@ -231,5 +233,7 @@ is "$(printf '%s' "$BODY" | jget 'd["total"]["done"], d["total"]["retry"], d["to
 hit GET /api/overview "$T/jar"
 is "$(printf '%s' "$BODY" | jget 'sum(d["runs_per_minute"]["done"]), sum(d["runs_per_minute"]["retry"])')" "[1, 0]" \
 	"the overview's chart: 1 done, no retry"
+is "$(jq_ workers --json | jget '[d["types_last_24h"]["twice"][k] for k in ("runs", "failures")]')" "[2, 0]" \
+	"jobq workers: 2 runs of twice (A's lost, B's done), no failure"
 stop_workers
 finish
