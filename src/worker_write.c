@@ -160,8 +160,10 @@ log_outcome(struct worker *w, const struct slot *s, const char *outcome)
 	             : h ? h->max_attempts : 1;
 	/* A job reserved ahead and handed back unstarted as the worker
 	 * stops (--max-time, a cron run's end) is no problem: under --quiet
-	 * it must not mail anyone. */
-	int quiet = strcmp(outcome, "done") == 0 ||
+	 * it must not mail anyone.  Nor a job a person cancelled, or one that
+	 * expired unstarted as its enqueuer asked: --quiet mails retries and
+	 * dead letters only, and the expiry sweep logs the same ends as info. */
+	int quiet = strcmp(outcome, "done") == 0 || s->write == OUT_CANCEL || s->write == OUT_EXPIRE ||
 	            (s->write == OUT_GIVEBACK && strcmp(s->words, "not started") == 0);
 	int n = 0;
 

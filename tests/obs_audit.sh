@@ -179,6 +179,24 @@ is "$(jq_ workers --json | jget '[d["types_last_24h"][t][k] for t in ("ok", "slo
 	"[207, 1, 1, 0]" "jobq workers: ok 207 runs, 1 failure (the dead member); slow 1 run, cancelled by a person: no failure"
 stop_workers
 
+# --quiet (cron: mail only retries and dead letters): a running job a
+# person cancels, and a job that expires unstarted, print nothing; a
+# dead letter does.
+rm -f "$T/started" "$T"/worker.*.log
+start_worker --quiet --metrics-listen off
+id=$(jq_ enqueue slow '{}')
+for i in $(seq 1 200); do [ -e "$T/started" ] && break; sleep 0.05; done
+jq_ cancel "$id" >/dev/null
+jq_ enqueue --delay 1s --expires-in 1s ok '{}' >/dev/null
+wait_for_sql 30 "SELECT COUNT(*) FROM jobs" 0
+jq_ enqueue ok '{"exit": 65}' >/dev/null
+wait_for_sql 30 "SELECT COUNT(*) FROM failed_jobs" 2
+kill -TERM "$WORKER_PID"
+wait_exit 20 "$WORKER_PID"
+BG_PIDS=()
+is "$(grep -c 'outcome=cancelled\|outcome=expired' "$T/worker.0.log")" 0 "--quiet: nothing for the cancelled job or the expired one"
+is "$(grep -c 'outcome=dead' "$T/worker.0.log")" 1 "--quiet: the dead letter is told"
+
 # A lost run: worker A is frozen past its lease, B takes the job and
 # runs it; A's handler ends meanwhile (exit 0), and A's outcome, once
 # thawed, is fenced off: a run row 'lost'.  The job ran twice and was
