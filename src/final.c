@@ -17,7 +17,11 @@
 
 /* Appends the two statements that finalize every row of jobs cond (SQL)
  * matches: one run row each, then the rows leave jobs.  by is who or
- * what ends them (the run's worker column).  The caller locks the rows
+ * what ends them (the run's worker column).  A row still stamped by a
+ * reservation whose lease lapsed (its worker died: the stale state) had
+ * a worker that may have started its handler, which wrote no run row:
+ * its run row says "worker lost", and names that worker and when it
+ * reserved the job, rather than "not started".  The caller locks the rows
  * first in the same transaction (a locking read, or an UPDATE), so that
  * both statements see the same rows. */
 void
@@ -27,9 +31,14 @@ final_sql(struct db *db, struct buf *sql, const char *by, const char *cond)
 	    "INSERT INTO job_runs (job_id, queue, type, attempt, worker, started_at, duration_ms, outcome,"
 	    " exit_status, error, enqueued_at, payload, trace_id)"
 	    " SELECT id, queue, type, attempts, %q, UTC_TIMESTAMP(6), 0,"
-	    " IF(cancel_by IS NULL, 'expired', 'cancelled'), 'not started',"
-	    " IF(cancel_by IS NULL, CONCAT('expired: not started by ', LEFT(expires_at, 19), ' UTC'),"
+	    " IF(cancel_by IS NULL, 'expired', 'cancelled'),"
+	    " IF(reserved_at IS NULL, 'not started', 'worker lost'),"
+	    " CONCAT(IF(cancel_by IS NULL, CONCAT('expired: ', IF(reserved_at IS NULL, 'not started by ',"
+	    " 'not started again by '), LEFT(expires_at, 19), ' UTC'),"
 	    " CONCAT('cancelled by ', " CANCEL_WHO ")),"
+	    " IF(reserved_at IS NULL, '', CONCAT('; its worker ', COALESCE(reserved_by, '?'),"
+	    " ', which reserved it at ', LEFT(reserved_at, 19), ' UTC, ended without an outcome"
+	    " (its lease lapsed at ', COALESCE(LEFT(lease_expires_at, 19), '?'), ' UTC)'))),"
 	    " created_at, IF(LENGTH(payload) <= 65536, payload, NULL), SUBSTRING(traceparent, 4, 32)"
 	    " FROM jobs WHERE ",
 	    by);

@@ -161,6 +161,11 @@ struct outcome {
 	 * JSON), stored with the job; NULL: the job keeps the one it has */
 	const char *checkpoint;
 	struct handoff *handoff; /* in: NULL, or the hand-off to try (ended jobs with waiters); out: its jobs */
+	/* in, dead: the claim's attempt was never made (the attempts were
+	 * used up before it): the dead-letter row counts the attempts made,
+	 * job->attempt - 1, so that it never shows more than max_attempts
+	 * for a job jobq stopped itself */
+	int attempt_unmade;
 };
 
 /* The attempt o's run row names: the claim counted one, which a job

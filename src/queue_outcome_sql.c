@@ -92,6 +92,18 @@ charge_due(const struct outcome *o)
 	return !o->job->charged && (o->run != NULL || o->kind == OUT_DEAD);
 }
 
+/* The attempts a dead-letter row of o counts when the outcome's
+ * statement sets them (charge_due, attempt_unmade): the attempt's
+ * number, or for a job buried unrun with its attempts used up, the
+ * attempts made before the claim that buried it. */
+static unsigned
+dead_attempts(const struct outcome *o)
+{
+	unsigned a = o->job->attempt;
+
+	return o->attempt_unmade && a > 0 ? a - 1 : a;
+}
+
 /* Appends the fenced statements of one outcome; returns how many there
  * are (the last of them decides "lost").  alone: what else the fence
  * asks of has_waiters ("" or " AND has_waiters = N": piece_sql). */
@@ -132,8 +144,8 @@ outcome_sql(struct db *db, struct buf *sql, const struct outcome *o, const struc
 		    " UTC_TIMESTAMP(6), unique_key, traceparent, COALESCE(%q, checkpoint) FROM jobs"
 		    " WHERE id = %U AND lease_token = %q%s FOR UPDATE;"
 		    "DELETE FROM jobs WHERE id = %U AND lease_token = %q%s;",
-		    charge_due(o), j->attempt, v->text[T_EXCEPTION], v->exit_status, v->reason, o->checkpoint,
-		    j->id, j->token, alone, j->id, j->token, alone);
+		    charge_due(o) || o->attempt_unmade, dead_attempts(o), v->text[T_EXCEPTION],
+		    v->exit_status, v->reason, o->checkpoint, j->id, j->token, alone, j->id, j->token, alone);
 		return 2;
 	default:
 		/* Interrupted by the operator (second SIGTERM) or never

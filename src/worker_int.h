@@ -73,6 +73,9 @@ struct slot {
 	char *error;
 	char words[128];
 	char reason[256];
+	/* dead unrun with its attempts used up: the claim's attempt was
+	 * never made, and the dead-letter row counts only those that were */
+	int attempt_unmade;
 	int lease_lost;
 	/* The lease as we reckon it: it ends at lease_until (monotonic ms,
 	 * counted from when the reservation or the last extension that went

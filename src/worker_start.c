@@ -143,6 +143,31 @@ ends_unstarted(struct worker *w, struct slot *s, int64_t waited)
 	return 1;
 }
 
+/* Buries s's job unrun: its row counted max_attempts or more before
+ * this claim.  jobq itself leaves a count equal to max_attempts only
+ * when the last attempt ended with its worker (crash, kill -9: a job
+ * that keeps killing workers must stop somewhere); a greater one was
+ * set outside jobq (an application's UPDATE or INSERT) or max_attempts
+ * was lowered since, and the reason says so rather than blame a worker.
+ * The dead-letter row counts the attempts made, not this claim's. */
+static void
+used_up_unrun(struct worker *w, struct slot *s)
+{
+	char reason[256];
+	unsigned made = s->job->attempt - 1;
+
+	if (made == s->max_attempts)
+		snprintf(reason, sizeof reason, "attempts used up (%u of %u; the last ended with its worker)",
+		    made, s->max_attempts);
+	else
+		snprintf(reason, sizeof reason,
+		    "attempts used up (%u of %u when claimed: the count was set outside jobq, or "
+		    "max_attempts lowered since; not run)",
+		    made, s->max_attempts);
+	s->attempt_unmade = 1;
+	bury_unrun(w, s, "not run", reason, reason);
+}
+
 /* Starts the handler of the READY job in s, or settles the job without
  * one: buried unrun when no handler may get it, given back when its
  * handler cannot be started. */
@@ -178,11 +203,7 @@ start_job(struct worker *w, struct slot *s)
 		return;
 	}
 	if (j->attempt > s->max_attempts) {
-		/* The earlier attempts ended with their worker (crash, kill -9):
-		 * a job that keeps killing workers must stop somewhere. */
-		snprintf(reason, sizeof reason, "attempts used up (%u of %u; the last ended with its worker)",
-		    j->attempt - 1, s->max_attempts);
-		bury_unrun(w, s, "not run", reason, reason);
+		used_up_unrun(w, s);
 		return;
 	}
 	/* The run's span id, made here so that its TRACEPARENT, its run

@@ -269,7 +269,7 @@ dead_as_written(const struct slot *s, struct job_view *v, char *when, size_t len
 	v->queue = s->job->queue;
 	v->type = s->job->type;
 	v->payload = s->job->payload;
-	v->attempts = s->job->attempt;
+	v->attempts = s->job->attempt - (s->attempt_unmade && s->job->attempt > 0);
 	v->reason = (char *)s->reason;
 	v->exception = s->error;
 	v->failed_at = when;
@@ -462,7 +462,8 @@ outcome_of(struct worker *w, struct slot *s, struct outcome *o, struct run_recor
 		s->started_ns == 0 };
 	*o = (struct outcome){ s->job, s->write, s->delay_ms, NULL, s->error ? s->error : "", s->words,
 		s->reason, s->has_run ? run : NULL, s->write_tries >= WRITE_TRIES_ALONE || s->write_locked > 0,
-		s->write_tries >= WRITE_TRIES_MINIMAL, s->write_unsure, OUTS_PENDING, 0, 0, "", NULL, 0, NULL, NULL };
+		s->write_tries >= WRITE_TRIES_MINIMAL, s->write_unsure, OUTS_PENDING, 0, 0, "", NULL, 0, NULL,
+		NULL, 0 };
 	if (s->write == OUT_DONE) {
 		o->follow = s->follow;
 		o->nfollow = s->nfollow;
@@ -471,6 +472,7 @@ outcome_of(struct worker *w, struct slot *s, struct outcome *o, struct run_recor
 		o->last_error = *text = last_error_text(s);
 	if (s->write == OUT_RETRY || s->write == OUT_DEAD)
 		o->checkpoint = s->ctl.checkpoint;
+	o->attempt_unmade = s->write == OUT_DEAD && s->attempt_unmade;
 	if (w->handoff.queues != NULL && !w->stopping)
 		o->handoff = &w->handoff;
 }
