@@ -1,0 +1,356 @@
+/* cmd_failed_act.c -- `jobq failed retry`, `forget` and `clear`: act on
+ * dead-lettered jobs, one transaction per job, and say what was done
+ * (cmd_failed.c reads them and parses the command line). */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "cmd_failed_act.h"
+#include "duration.h"
+#include "json.h"
+#include "queue.h"
+
+/* qsort's order of job ids, ascending. */
+static int
+id_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Parses every ID first and checks each is dead-lettered, so that a
+ * typo changes nothing.  *ids gets each id once, in id order, and *n
+ * their number: an id given twice is one job, acted on once. */
+static int
+collect_ids(struct db *db, int argc, char **argv, uint64_t **ids, size_t *n)
+{
+	char err[ERRSZ];
+	struct buf unknown;
+	size_t i;
+	int missing = 0;
+
+	*ids = xcalloc((size_t)argc + 1, sizeof **ids);
+	for (i = 0; i < (size_t)argc; i++)
+		if (cli_parse_id(argv[i], &(*ids)[i]) < 0) {
+			free(*ids);
+			return cli_usage_error("failed", "'%s' is not a job id", argv[i]);
+		}
+	qsort(*ids, (size_t)argc, sizeof **ids, id_cmp);
+	for (*n = 0, i = 0; i < (size_t)argc; i++)
+		if (*n == 0 || (*ids)[*n - 1] != (*ids)[i])
+			(*ids)[(*n)++] = (*ids)[i];
+	buf_init(&unknown);
+	for (i = 0; i < *n; i++) {
+		int exists;
+
+		if (failed_exists(db, (*ids)[i], &exists, err) != DB_OK) {
+			cli_error("%s", err);
+			free(*ids);
+			buf_free(&unknown);
+			return EX_UNAVAILABLE;
+		}
+		if (!exists)
+			buf_printf(&unknown, "%s%llu", missing++ ? ", " : "", (unsigned long long)(*ids)[i]);
+	}
+	if (missing > 0) /* one line, every unknown id in it */
+		cli_error("no failed job %s; nothing done", unknown.data);
+	buf_free(&unknown);
+	if (missing > 0) {
+		free(*ids);
+		return EX_DATAERR;
+	}
+	return 0;
+}
+
+/* What a run over many jobs did: the jobs it could not do are named at
+ * the end, the first few with the reason. */
+struct tally {
+	const char *verb; /* "retried", "forgot", "would retry" (a dry run) */
+	const char *what; /* "retried", "forgotten" */
+	const char *could; /* "could", "would" (a dry run) */
+	uint64_t done, gone, failed, total;
+	struct buf failed_ids;
+	struct cli_progress progress;
+};
+
+#define TALLY_REASONS 20
+
+/* A tally of a retry (or its dry run) or a forget of total jobs. */
+static void
+tally_init(struct tally *t, int retry, int dry_run, uint64_t total)
+{
+	memset(t, 0, sizeof *t);
+	t->verb = !retry ? "forgot" : dry_run ? "would retry" : "retried";
+	t->what = retry ? "retried" : "forgotten";
+	t->could = retry && dry_run ? "would" : "could";
+	t->total = total;
+	buf_init(&t->failed_ids);
+	cli_progress_init(&t->progress);
+}
+
+/* Counts one job's result (failed_each_fn). */
+static void
+tally_add(void *arg, uint64_t id, int rc, const char *err)
+{
+	struct tally *t = arg;
+
+	if (rc == DB_OK)
+		t->done++;
+	else if (rc == QUEUE_NOT_FOUND)
+		t->gone++;
+	else {
+		cli_progress_end(&t->progress);
+		if (t->failed++ < TALLY_REASONS)
+			cli_error("job %llu: %s", (unsigned long long)id, err);
+		buf_printf(&t->failed_ids, " %llu", (unsigned long long)id);
+	}
+	cli_progress(&t->progress, "%s %llu of %llu (%llu failed)", t->verb, (unsigned long long)t->done,
+	    (unsigned long long)t->total, (unsigned long long)t->failed);
+}
+
+/* Prints the count on stdout and what failed on stderr; returns the
+ * exit status: 0, 1 when some jobs failed, 69 when the database went
+ * away (rc DB_EGONE, its reason in err). */
+static int
+tally_end(struct tally *t, int rc, const char *err)
+{
+	cli_progress_end(&t->progress);
+	printf("%s %llu job%s\n", t->verb, (unsigned long long)t->done, t->done == 1 ? "" : "s");
+	if (t->gone > 0)
+		cli_error("%llu job%s left the dead-letter table meanwhile", (unsigned long long)t->gone,
+		    t->gone == 1 ? "" : "s");
+	if (t->failed > 0)
+		cli_error("%llu job%s %s not be %s and stay%s dead-lettered:%s",
+		    (unsigned long long)t->failed, t->failed == 1 ? "" : "s", t->could, t->what,
+		    t->failed == 1 ? "s" : "", t->failed_ids.data);
+	buf_free(&t->failed_ids);
+	if (rc == DB_EGONE) {
+		cli_error("stopped: %s", err);
+		return EX_UNAVAILABLE;
+	}
+	return t->failed > 0 ? EXIT_FAIL : 0;
+}
+
+/* retry ID... / forget ID...: every id checked first (a typo changes
+ * nothing), then one transaction per job; a job that fails is named and
+ * the others still go. */
+int
+cmd_failed_act_each(
+    struct db *db, const struct conf *c, const struct failed_opts *o, int argc, char **argv, int retry)
+{
+	struct tally t;
+	uint64_t *ids;
+	char err[ERRSZ] = "";
+	size_t i, n = 0;
+	int rc = DB_OK;
+	failed_act_fn *act;
+
+	if (argc == 0)
+		return cli_usage_error("failed", "%s needs job IDs", retry ? "retry" : "forget");
+	if (argc == 1 && strcmp(argv[0], "-") == 0) {
+		int given;
+		char **v = cli_read_ids(stdin, &given);
+
+		if (v == NULL) {
+			cli_error("failed: reading job IDs from stdin: %s; nothing done", strerror(errno));
+			return EX_NOINPUT;
+		}
+		rc = given == 0 ? cli_usage_error("failed", "no job IDs on stdin")
+		                : cmd_failed_act_each(db, c, o, given, v, retry);
+		strv_free(v);
+		return rc;
+	}
+	if ((rc = collect_ids(db, argc, argv, &ids, &n)) != 0)
+		return rc;
+	if ((!retry && o->dry_run) ||
+	    (!retry && n > 1 && !o->yes && !cli_confirm("forget %zu dead-lettered jobs for good?", n))) {
+		if (o->dry_run)
+			printf("would forget %zu job%s\n", n, n == 1 ? "" : "s");
+		else
+			cli_error("forget: not confirmed; nothing deleted");
+		free(ids);
+		return o->dry_run ? 0 : EXIT_FAIL;
+	}
+	/* A dry run of retry asks of each job what would refuse it. */
+	act = !retry ? failed_forget_audited : o->dry_run ? failed_retry_check_act : failed_retry_audited;
+	tally_init(&t, retry, o->dry_run, (uint64_t)n);
+	for (i = 0; i < n; i++) {
+		rc = failed_act_reconnecting(db, act, ids[i], NULL, err);
+		if (rc == DB_EGONE)
+			break;
+		tally_add(&t, ids[i], rc, err);
+	}
+	free(ids);
+	rc = tally_end(&t, rc, err);
+	return rc == 0 && t.gone > 0 ? EX_DATAERR : rc;
+}
+
+/* The new payload of retry --payload / --payload-file into *text (to
+ * free), its trailing blanks dropped as enqueue drops echo's newline;
+ * 0, or the exit status once said why. */
+static int
+read_edit(const struct failed_opts *o, size_t max, char **text, size_t *len)
+{
+	const char *path = o->payload_file;
+	FILE *f;
+
+	if (o->payload != NULL) {
+		*text = xstrdup(o->payload);
+		*len = strlen(*text);
+		return 0;
+	}
+	if ((f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb")) == NULL) {
+		cli_error("failed retry: open %s: %s; nothing done", path, strerror(errno));
+		return EX_NOINPUT;
+	}
+	*text = cli_read_all(f, max, len);
+	if (f != stdin)
+		fclose(f);
+	if (*text == NULL) {
+		cli_error("failed retry: read %s: %s; nothing done", path, strerror(errno));
+		return EX_NOINPUT;
+	}
+	if (*len > max) {
+		cli_error(
+		    "failed retry: the payload in %s is more than max_payload (%zu bytes); nothing done",
+		    path, max);
+		free(*text);
+		return EX_DATAERR;
+	}
+	while (*len > 0 && strchr(" \t\r\n", (*text)[*len - 1]) != NULL)
+		(*text)[--*len] = '\0';
+	return 0;
+}
+
+/* How failed_retry_edited's answer rc for job id ends the command. */
+static int
+edit_status(int rc, uint64_t id, const char *err)
+{
+	if (rc == DB_OK) {
+		printf("retried job %llu with the edited payload\n", (unsigned long long)id);
+		return 0;
+	}
+	if (rc == QUEUE_NOT_FOUND)
+		cli_error("no failed job %llu; nothing done", (unsigned long long)id);
+	else
+		cli_error("failed retry %llu: %s%s", (unsigned long long)id, err,
+		    rc == FAILED_BAD_PAYLOAD ? "; nothing done" : "");
+	if (rc == QUEUE_NOT_FOUND || rc == FAILED_BAD_PAYLOAD)
+		return EX_DATAERR;
+	return rc == DB_EGONE ? EX_UNAVAILABLE : EXIT_FAIL;
+}
+
+/* retry --payload JSON ID: one dead job back to its queue carrying the
+ * new payload, the move and its audit row (by cli:USER) one transaction
+ * (failed_retry_edited).  --dry-run checks the payload and the job. */
+int
+cmd_failed_act_edit(struct db *db, const struct conf *c, const struct failed_opts *o, int argc, char **argv)
+{
+	struct failed_edit e = { NULL, 0, c->worker.max_payload, NULL, "" };
+	char err[ERRSZ], by[NAME_MAX_LEN + 1], *text;
+	uint64_t id;
+	int rc;
+
+	if (argc != 1 || strcmp(argv[0], "-") == 0)
+		return cli_usage_error("failed", "retry with --payload or --payload-file takes one job ID");
+	if (cli_parse_id(argv[0], &id) < 0)
+		return cli_usage_error("failed", "'%s' is not a job id", argv[0]);
+	if ((rc = read_edit(o, c->worker.max_payload, &text, &e.payload_len)) != 0)
+		return rc;
+	cli_who(by, sizeof by);
+	e.payload = text;
+	e.user = by;
+	if (!o->dry_run)
+		rc = failed_retry_edited(db, id, &e, err);
+	else if (json_payload_check(text, e.payload_len, e.max_payload, 0, err) < 0)
+		rc = FAILED_BAD_PAYLOAD;
+	else if ((rc = failed_retry_check(db, id, err)) == DB_OK) {
+		printf("would retry job %llu with the edited payload\n", (unsigned long long)id);
+		free(text);
+		return 0;
+	}
+	free(text);
+	return edit_status(rc, id, err);
+}
+
+/* A filter naming a type or queue the configuration does not have may
+ * be a typo: "retried 0 jobs" alone would hide it. */
+static void
+note_unknown_filter(const struct conf *c, const struct failed_opts *o)
+{
+	if (o->f.type != NULL && conf_handler(c, o->f.type) == NULL)
+		cli_error("note: no [handler %s] in %s (a type only old jobs may have, or a typo?)",
+		    o->f.type, c->path);
+	if (o->f.queue != NULL && !conf_has_queue(c, o->f.queue))
+		cli_error("note: no [queue %s] in %s (a queue only old jobs may have, or a typo?)",
+		    o->f.queue, c->path);
+}
+
+/* retry --all / forget --all: every job matching the filters, one at a
+ * time; forget asks first on a terminal (cli_bulk_check ran before). */
+int
+cmd_failed_act_all(struct db *db, const struct conf *c, const struct failed_opts *o, int retry)
+{
+	const char *verb = retry ? "retry" : "forget";
+	struct tally t;
+	uint64_t total;
+	char err[ERRSZ] = "";
+	int rc;
+
+	note_unknown_filter(c, o);
+	if (failed_count(db, &o->f, &total, err) != DB_OK) {
+		cli_error("%s: %s", verb, err);
+		return EX_UNAVAILABLE;
+	}
+	if (o->dry_run && !retry) {
+		printf("would forget %llu job%s\n", (unsigned long long)total, total == 1 ? "" : "s");
+		return 0;
+	}
+	if (!retry && !o->yes && total > 0 &&
+	    !cli_confirm("forget %llu dead-lettered job%s for good?", (unsigned long long)total,
+	        total == 1 ? "" : "s")) {
+		cli_error("forget: not confirmed; nothing deleted");
+		return EXIT_FAIL;
+	}
+	tally_init(&t, retry, o->dry_run, total);
+	rc = !retry      ? failed_forget_matching(db, &o->f, tally_add, &t, err)
+	    : o->dry_run ? failed_retry_check_matching(db, &o->f, tally_add, &t, err)
+	                 : failed_retry_matching(db, &o->f, tally_add, &t, err);
+	return tally_end(&t, rc, err);
+}
+
+/* clear [--older-than D]: every dead job, or those older, in chunks. */
+int
+cmd_failed_act_clear(struct db *db, const struct failed_opts *o)
+{
+	uint64_t n;
+	char err[ERRSZ], d[32] = "";
+
+	if ((o->dry_run || !o->yes) && failed_clear(db, o->older_than_ms, 1, &n, err) != DB_OK) {
+		cli_error("clear: %s", err);
+		return EX_UNAVAILABLE;
+	}
+	if (o->dry_run) {
+		printf("would clear %llu failed job%s\n", (unsigned long long)n, n == 1 ? "" : "s");
+		return 0;
+	}
+	if (o->older_than_ms >= 0)
+		duration_format(o->older_than_ms, d, sizeof d);
+	if (!o->yes && n > 0 &&
+	    !cli_confirm("delete %llu dead-lettered job%s%s%s%s for good?", (unsigned long long)n,
+	        n == 1 ? "" : "s", *d ? " that failed more than " : "", *d ? d : "", *d ? " ago" : "")) {
+		cli_error("clear: not confirmed; nothing deleted");
+		return EXIT_FAIL;
+	}
+	if (failed_clear(db, o->older_than_ms, 0, &n, err) != DB_OK) {
+		cli_error("clear: %s (%llu deleted before the error)", err, (unsigned long long)n);
+		return EX_UNAVAILABLE;
+	}
+	printf("cleared %llu failed job%s\n", (unsigned long long)n, n == 1 ? "" : "s");
+	return 0;
+}
