@@ -23,16 +23,66 @@ id_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Parses every ID first and checks each is dead-lettered, so that a
- * typo changes nothing.  *ids gets each id once, in id order, and *n
- * their number: an id given twice is one job, acted on once. */
+/* Appends to b job id, of type, when c has no [handler] section for
+ * it: a retry would only dead-letter it again, "unknown job type", as
+ * `jobq enqueue` refuses such a job for that reason.  1 when it did. */
 static int
-collect_ids(struct db *db, int argc, char **argv, uint64_t **ids, size_t *n)
+note_unknown_type(const struct conf *c, struct buf *b, uint64_t id, const char *type)
 {
-	char err[ERRSZ];
-	struct buf unknown;
+	if (type == NULL || conf_handler(c, type) != NULL)
+		return 0;
+	buf_printf(b, "%s%llu '%s'", b->len > 0 ? ", " : "", (unsigned long long)id, type);
+	return 1;
+}
+
+/* Checks that each of the n ids is dead-lettered and, for a retry
+ * (c not NULL), that its type has a [handler] section in c; says which
+ * are not, on one line each.  0, or the exit status: 65 when some are
+ * not (nothing is done then), 69 when the database is unavailable. */
+static int
+check_ids(struct db *db, const struct conf *c, const uint64_t *ids, size_t n)
+{
+	char err[ERRSZ], *type;
+	struct buf unknown, untyped;
 	size_t i;
-	int missing = 0;
+	int missing = 0, bad = 0, exists;
+
+	buf_init(&unknown);
+	buf_init(&untyped);
+	for (i = 0; i < n; i++) {
+		if (failed_exists(db, ids[i], &exists, c != NULL ? &type : NULL, err) != DB_OK) {
+			cli_error("%s", err);
+			bad = -1;
+			break;
+		}
+		if (!exists)
+			buf_printf(&unknown, "%s%llu", missing++ ? ", " : "", (unsigned long long)ids[i]);
+		else if (c != NULL)
+			bad |= note_unknown_type(c, &untyped, ids[i], type);
+		if (c != NULL)
+			free(type);
+	}
+	/* one line, every id in it: those not dead-lettered first */
+	if (bad >= 0 && missing > 0)
+		cli_error("no failed job %s; nothing done", unknown.data);
+	else if (bad > 0)
+		cli_error("retry: unknown job type (no [handler] section in %s) of job %s: a retry would "
+		          "only dead-letter it again; nothing done",
+		    c->path, untyped.data);
+	buf_free(&unknown);
+	buf_free(&untyped);
+	return bad < 0 ? EX_UNAVAILABLE : missing > 0 || bad > 0 ? EX_DATAERR : 0;
+}
+
+/* Parses every ID first and checks each is dead-lettered (and, for a
+ * retry, c not NULL, of a type c has a handler for), so that a typo
+ * changes nothing.  *ids gets each id once, in id order, and *n their
+ * number: an id given twice is one job, acted on once. */
+static int
+collect_ids(struct db *db, const struct conf *c, int argc, char **argv, uint64_t **ids, size_t *n)
+{
+	size_t i;
+	int rc;
 
 	*ids = xcalloc((size_t)argc + 1, sizeof **ids);
 	for (i = 0; i < (size_t)argc; i++)
@@ -44,27 +94,9 @@ collect_ids(struct db *db, int argc, char **argv, uint64_t **ids, size_t *n)
 	for (*n = 0, i = 0; i < (size_t)argc; i++)
 		if (*n == 0 || (*ids)[*n - 1] != (*ids)[i])
 			(*ids)[(*n)++] = (*ids)[i];
-	buf_init(&unknown);
-	for (i = 0; i < *n; i++) {
-		int exists;
-
-		if (failed_exists(db, (*ids)[i], &exists, err) != DB_OK) {
-			cli_error("%s", err);
-			free(*ids);
-			buf_free(&unknown);
-			return EX_UNAVAILABLE;
-		}
-		if (!exists)
-			buf_printf(&unknown, "%s%llu", missing++ ? ", " : "", (unsigned long long)(*ids)[i]);
-	}
-	if (missing > 0) /* one line, every unknown id in it */
-		cli_error("no failed job %s; nothing done", unknown.data);
-	buf_free(&unknown);
-	if (missing > 0) {
+	if ((rc = check_ids(db, c, *ids, *n)) != 0)
 		free(*ids);
-		return EX_DATAERR;
-	}
-	return 0;
+	return rc;
 }
 
 /* What a run over many jobs did: the jobs it could not do are named at
@@ -165,7 +197,7 @@ cmd_failed_act_each(
 		strv_free(v);
 		return rc;
 	}
-	if ((rc = collect_ids(db, argc, argv, &ids, &n)) != 0)
+	if ((rc = collect_ids(db, retry ? c : NULL, argc, argv, &ids, &n)) != 0)
 		return rc;
 	if ((!retry && o->dry_run) ||
 	    (!retry && n > 1 && !o->yes && !cli_confirm("forget %zu dead-lettered jobs for good?", n))) {
@@ -260,6 +292,8 @@ cmd_failed_act_edit(struct db *db, const struct conf *c, const struct failed_opt
 		return cli_usage_error("failed", "retry with --payload or --payload-file takes one job ID");
 	if (cli_parse_id(argv[0], &id) < 0)
 		return cli_usage_error("failed", "'%s' is not a job id", argv[0]);
+	if ((rc = check_ids(db, c, &id, 1)) != 0)
+		return rc;
 	if ((rc = read_edit(o, c->worker.max_payload, &text, &e.payload_len)) != 0)
 		return rc;
 	cli_who(by, sizeof by);
@@ -291,19 +325,46 @@ note_unknown_filter(const struct conf *c, const struct failed_opts *o)
 		    o->f.queue, c->path);
 }
 
+/* retry --all: the jobs of f whose type has no [handler] section in c
+ * stay dead-lettered (a retry would only dead-letter them again, as
+ * `jobq enqueue` refuses such a job); says how many, and narrows f to
+ * the others.  *left: how many stay.  0, or the exit status. */
+static int
+left_unknown(struct db *db, const struct conf *c, struct failed_filter *f, int dry_run, uint64_t *left)
+{
+	char err[ERRSZ];
+
+	f->handlers = c;
+	f->unknown_types = 1;
+	if (failed_count(db, f, left, err) != DB_OK) {
+		cli_error("retry: %s", err);
+		return EX_UNAVAILABLE;
+	}
+	f->unknown_types = 0;
+	if (*left > 0)
+		cli_error("retry: %llu job%s of an unknown job type (no [handler] section in %s) %s "
+		          "dead-lettered: a retry would only dead-letter %s again",
+		    (unsigned long long)*left, *left == 1 ? "" : "s", c->path,
+		    dry_run ? "would stay" : *left == 1 ? "stays" : "stay", *left == 1 ? "it" : "them");
+	return 0;
+}
+
 /* retry --all / forget --all: every job matching the filters, one at a
  * time; forget asks first on a terminal (cli_bulk_check ran before). */
 int
 cmd_failed_act_all(struct db *db, const struct conf *c, const struct failed_opts *o, int retry)
 {
 	const char *verb = retry ? "retry" : "forget";
+	struct failed_filter f = o->f;
 	struct tally t;
-	uint64_t total;
+	uint64_t total, left = 0;
 	char err[ERRSZ] = "";
 	int rc;
 
 	note_unknown_filter(c, o);
-	if (failed_count(db, &o->f, &total, err) != DB_OK) {
+	if (retry && (rc = left_unknown(db, c, &f, o->dry_run, &left)) != 0)
+		return rc;
+	if (failed_count(db, &f, &total, err) != DB_OK) {
 		cli_error("%s: %s", verb, err);
 		return EX_UNAVAILABLE;
 	}
@@ -318,10 +379,11 @@ cmd_failed_act_all(struct db *db, const struct conf *c, const struct failed_opts
 		return EXIT_FAIL;
 	}
 	tally_init(&t, retry, o->dry_run, total);
-	rc = !retry      ? failed_forget_matching(db, &o->f, tally_add, &t, err)
-	    : o->dry_run ? failed_retry_check_matching(db, &o->f, tally_add, &t, err)
-	                 : failed_retry_matching(db, &o->f, tally_add, &t, err);
-	return tally_end(&t, rc, err);
+	rc = !retry      ? failed_forget_matching(db, &f, tally_add, &t, err)
+	    : o->dry_run ? failed_retry_check_matching(db, &f, tally_add, &t, err)
+	                 : failed_retry_matching(db, &f, tally_add, &t, err);
+	rc = tally_end(&t, rc, err);
+	return rc == 0 && left > 0 ? EXIT_FAIL : rc;
 }
 
 /* clear [--older-than D]: every dead job, or those older, in chunks. */

@@ -24,6 +24,21 @@
 
 #define RETRY_PAGE 1000
 
+/* Adds to where that the job's type has a [handler] section in c, or
+ * (unknown) that it has none.  The list starts with NULL, which matches
+ * nothing, so that a configuration of no handler is still a list; the
+ * IN is NULL rather than false for a type not in it, hence COALESCE. */
+static void
+types_sql(struct db *db, struct buf *where, const struct conf *c, int unknown)
+{
+	size_t i;
+
+	buf_adds(where, " AND COALESCE(type IN (NULL");
+	for (i = 0; i < c->nhandlers; i++)
+		db_sql(db, where, ", %q", c->handlers[i]->type);
+	buf_adds(where, unknown ? "), 0) = 0" : "), 0) = 1");
+}
+
 static void
 filter_sql(struct db *db, struct buf *where, const struct failed_filter *f)
 {
@@ -32,6 +47,8 @@ filter_sql(struct db *db, struct buf *where, const struct failed_filter *f)
 		db_sql(db, where, " AND queue = %q", db_ascii(f->queue));
 	if (f->type != NULL)
 		db_sql(db, where, " AND type = %q", db_ascii(f->type));
+	if (f->handlers != NULL)
+		types_sql(db, where, f->handlers, f->unknown_types);
 }
 
 /* Adds to where the keyset condition "older than failed job id" (or
@@ -164,16 +181,22 @@ failed_rows_free(struct failed_row *rows, size_t n)
 	free(rows);
 }
 
+/* Whether failed_jobs holds job id; type (unless NULL) gets its type,
+ * a string to free (NULL when there is no such job). */
 int
-failed_exists(struct db *db, uint64_t id, int *exists, char *err)
+failed_exists(struct db *db, uint64_t id, int *exists, char **type, char *err)
 {
 	struct db_res *r;
+	char **row;
 	int rc;
 
-	r = db_query(db, &rc, err, "SELECT 1 FROM failed_jobs WHERE id = %U", id);
+	r = db_query(db, &rc, err, "SELECT type FROM failed_jobs WHERE id = %U", id);
 	if (r == NULL)
 		return rc;
-	*exists = db_res_rows(r) > 0;
+	row = db_res_next(r);
+	*exists = row != NULL;
+	if (type != NULL)
+		*type = row != NULL ? xstrdup_or_empty(row[0]) : NULL;
 	db_res_free(r);
 	return DB_OK;
 }
