@@ -129,19 +129,30 @@ struct batch_run {
 };
 
 /* Mixes the command line's defaults into the input's hash: resuming a
- * batch with other --queue, --priority... would give its second half
- * other jobs than its first. */
+ * batch with other --queue, --priority, --expires-in, --traceparent,
+ * --on-complete... would give its second half other jobs than its
+ * first.  The options added to it later (expiry, trace context, the
+ * group's callbacks) go in only when given, so that a batch started
+ * without them by an older jobq still resumes. */
 static uint64_t
 defaults_hash(uint64_t h, const struct batch_ctx *ctx)
 {
+	const struct group_spec *g = ctx->group;
 	char *d = xasprintf("%s|%lld|%s|%d|%u|%s", ctx->queue ? ctx->queue : "", (long long)ctx->delay_ms,
-	    ctx->at ? ctx->at : "", ctx->priority, ctx->max_attempts,
-	    ctx->group != NULL ? ctx->group->name : "");
+	    ctx->at ? ctx->at : "", ctx->priority, ctx->max_attempts, g != NULL ? g->name : "");
+	char *more = xasprintf("%s|%s|%lld|%s|%s|%s", d, ctx->expires_at ? ctx->expires_at : "",
+	    (long long)ctx->expires_in_ms, ctx->traceparent ? ctx->traceparent : "",
+	    g != NULL && g->on_complete ? g->on_complete : "",
+	    g != NULL && g->on_success ? g->on_success : "");
 	const char *p;
 
-	for (p = d; *p != '\0'; p++)
+	/* "||0|||" (after d): none of the later options was given */
+	if (strcmp(more + strlen(d), "||0|||") == 0)
+		more[strlen(d)] = '\0';
+	for (p = more; *p != '\0'; p++)
 		h = (h ^ (unsigned char)*p) * 1099511628211ULL;
 	free(d);
+	free(more);
 	return h;
 }
 
@@ -476,6 +487,10 @@ open_batch(struct batch_run *b)
 		cli_error("enqueue: %s (nothing was written)", err);
 		return rc == DB_EGONE ? EX_UNAVAILABLE : EXIT_FAIL;
 	}
+	/* queue_batch_open says only whether it is the same batch: the
+	 * numbers of the one the key holds are read for the message */
+	if (!same && !b->dry_run && (queue_batch_get(b->db, b->key, &old, &found, err) != DB_OK || !found))
+		memset(&old, 0, sizeof old);
 	if (!same) {
 		cli_error("enqueue: batch key '%s' was used with other input or options (%llu lines, %llu jobs then); "
 		          "nothing was written",
