@@ -41,6 +41,7 @@ control_free(struct control *ctl)
 	for (i = 0; i < ctl->nfollow; i++)
 		batch_job_clear(&ctl->follow[i]);
 	free(ctl->follow);
+	free(ctl->follow_line);
 	free(ctl->result);
 	free(ctl->checkpoint);
 	control_init(ctl);
@@ -295,15 +296,21 @@ control_parse(const struct conf *c, const char *buf, size_t len, int overflow, c
 	}
 	while (pos < len) {
 		const char *nl = memchr(buf + pos, '\n', len - pos);
-		size_t n = nl != NULL ? (size_t)(nl - (buf + pos)) : len - pos;
+		size_t n = nl != NULL ? (size_t)(nl - (buf + pos)) : len - pos, had = ctl->nfollow;
+		size_t shown;
 
 		lineno++;
+		shown = linenos != NULL ? linenos[lineno - 1] : lineno;
 		if (!blank(buf + pos, n) && parse_line(c, buf + pos, n, ctl, why) < 0) {
-			errf(err, "control channel line %zu: %.440s", linenos != NULL ? linenos[lineno - 1] : lineno,
-			    why);
+			errf(err, "control channel line %zu: %.440s", shown, why);
 			batch_err_visible(err);
 			control_free(ctl);
 			return -1;
+		}
+		if (ctl->nfollow > had) { /* a follow-up: its line, for a later check's message */
+			ctl->follow_line =
+			    xrealloc(ctl->follow_line, ctl->nfollow * sizeof *ctl->follow_line);
+			ctl->follow_line[had] = shown;
 		}
 		pos += n + (nl != NULL);
 	}

@@ -51,6 +51,7 @@
 
 struct control {
 	struct batch_job *follow; /* follow-up jobs, in the order written */
+	size_t *follow_line;      /* the line each came from, numbered as control_parse's messages */
 	size_t nfollow;
 	int64_t retry_after_ms; /* -1: not given */
 	int progress;           /* 0-100; -1: not given */

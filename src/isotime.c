@@ -143,3 +143,37 @@ isotime_utc_text(int64_t t, char *out, size_t len)
 	if (strftime(out, len, "%Y-%m-%d %H:%M:%S", &tm) == 0 && len > 0)
 		out[0] = '\0';
 }
+
+/* Moves ts, a database time ("YYYY-MM-DD HH:MM:SS[.ffffff]", UTC), ms
+ * later; left as it is when it does not parse. */
+void
+isotime_add_ms(char *ts, size_t size, int64_t ms)
+{
+	struct tm tm;
+	const char *dot = strchr(ts, '.'), *f = dot != NULL ? dot + 1 : "";
+	int64_t us = 0;
+	char out[96];
+	time_t t;
+	int i;
+
+	memset(&tm, 0, sizeof tm);
+	if (sscanf(ts, "%4d-%2d-%2d %2d:%2d:%2d", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
+	        &tm.tm_min, &tm.tm_sec) != 6)
+		return;
+	for (i = 0; i < 6; i++) {
+		us *= 10;
+		if (*f >= '0' && *f <= '9')
+			us += *f++ - '0';
+	}
+	tm.tm_year -= 1900;
+	tm.tm_mon -= 1;
+	us += ms * 1000;
+	t = timegm(&tm) + (time_t)(us / 1000000);
+	us %= 1000000;
+	if (gmtime_r(&t, &tm) == NULL)
+		return;
+	snprintf(out, sizeof out, "%04d-%02d-%02d %02d:%02d:%02d.%06lld", tm.tm_year + 1900, tm.tm_mon + 1,
+	    tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (long long)us);
+	if (strlen(out) < size)
+		memcpy(ts, out, strlen(out) + 1);
+}

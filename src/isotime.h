@@ -14,5 +14,6 @@
 int isotime_parse(const char *s, int64_t *t, int *usec, char *err);
 int isotime_to_utc(const char *s, char *out, size_t outlen, char *err);
 void isotime_utc_text(int64_t t, char *out, size_t len);
+void isotime_add_ms(char *ts, size_t size, int64_t ms);
 
 #endif

@@ -11,6 +11,7 @@
 
 #include "duration.h"
 #include "flow.h"
+#include "isotime.h"
 #include "log.h"
 #include "metrics.h"
 #include "otlp.h"
@@ -78,40 +79,6 @@ start_failed(struct worker *w, const struct job *j, const char *err)
 		snprintf(w->start_err, sizeof w->start_err, "%s", err);
 	} else
 		log_debug("job %llu: %s; taking no new job for %s", (unsigned long long)j->id, err, d);
-}
-
-/* Moves ts, a database time ("YYYY-MM-DD HH:MM:SS[.ffffff]", UTC), ms
- * later; left as it is when it does not parse. */
-static void
-time_add_ms(char *ts, size_t size, int64_t ms)
-{
-	struct tm tm;
-	const char *dot = strchr(ts, '.'), *f = dot != NULL ? dot + 1 : "";
-	int64_t us = 0;
-	char out[96];
-	time_t t;
-	int i;
-
-	memset(&tm, 0, sizeof tm);
-	if (sscanf(ts, "%4d-%2d-%2d %2d:%2d:%2d", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
-	        &tm.tm_min, &tm.tm_sec) != 6)
-		return;
-	for (i = 0; i < 6; i++) {
-		us *= 10;
-		if (*f >= '0' && *f <= '9')
-			us += *f++ - '0';
-	}
-	tm.tm_year -= 1900;
-	tm.tm_mon -= 1;
-	us += ms * 1000;
-	t = timegm(&tm) + (time_t)(us / 1000000);
-	us %= 1000000;
-	if (gmtime_r(&t, &tm) == NULL)
-		return;
-	snprintf(out, sizeof out, "%04d-%02d-%02d %02d:%02d:%02d.%06lld", tm.tm_year + 1900, tm.tm_mon + 1,
-	    tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (long long)us);
-	if (strlen(out) < size)
-		memcpy(ts, out, strlen(out) + 1);
 }
 
 /* Ends s's job unstarted when it must not start: cancelled while it was
@@ -183,7 +150,7 @@ start_job(struct worker *w, struct slot *s)
 	 * waited reserved ahead starts that much later (a duration measured
 	 * here, added to the database's time, never a clock compared). */
 	if (s->ahead && waited > 0)
-		time_add_ms(j->reserved_at, sizeof j->reserved_at, waited);
+		isotime_add_ms(j->reserved_at, sizeof j->reserved_at, waited);
 	s->h = conf_handler(w->conf, j->type);
 	s->max_attempts = j->max_attempts ? j->max_attempts : s->h ? s->h->max_attempts : 1;
 	w->started++;

@@ -55,6 +55,37 @@ gather_follow(struct worker *w, struct slot *s)
 			s->follow[i].traceparent = s->job->run_trace;
 }
 
+/* A follow-up whose "expires_at" has passed by the database's clock
+ * would expire as it is enqueued: like a past expires_at in a batch line
+ * (refused there), it makes the channel bad.  The database's time is
+ * that of the claim (reserved_at, moved to the start for a job reserved
+ * ahead) plus the handler's run time measured here: never later than
+ * the server's own, so an expiry still ahead is never refused (one that
+ * passed in the last milliseconds expires unstarted, as before).  0, or
+ * -1 with the line and the problem in err. */
+static int
+follow_expiry(const struct slot *s, char *err)
+{
+	const struct control *ctl = &s->ctl;
+	char now[40];
+	size_t i;
+
+	snprintf(now, sizeof now, "%s", s->job->reserved_at);
+	isotime_add_ms(now, sizeof now, s->duration_ms);
+	for (i = 0; i < ctl->nfollow; i++) {
+		const char *at = ctl->follow[i].expires_at;
+
+		if (at != NULL && now[0] != '\0' && strcmp(at, now) <= 0) {
+			errf(err,
+			    "control channel line %zu: enqueue: \"expires_at\": %.32s UTC is in the past "
+			    "(the database's time: %.19s); the job would expire as it is enqueued",
+			    ctl->follow_line[i], at, now);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 /* Reads the control channel of s's finished handler; a bad one is a
  * handler error, its message added to the run's error.  Returns 0 when
  * it was good.  A bad one still hands on the newest good checkpoint the
@@ -71,8 +102,11 @@ read_control(struct worker *w, struct slot *s, char *why, size_t whylen)
 	char err[ERRSZ];
 	char *text;
 
-	if (control_parse(w->conf, buf, len, overflow, lines, &s->ctl, err) == 0)
-		return 0;
+	if (control_parse(w->conf, buf, len, overflow, lines, &s->ctl, err) == 0) {
+		if (follow_expiry(s, err) == 0)
+			return 0;
+		control_free(&s->ctl); /* a bad channel: nothing of it is applied */
+	}
 	if ((ck = runner_checkpoint(s->run, &ck_len, &seq)) != NULL)
 		s->ctl.checkpoint = control_checkpoint(ck, ck_len);
 	text = xasprintf("%s%sjobq: %s", s->error ? s->error : "", s->error && *s->error ? "\n" : "", err);
