@@ -30,6 +30,22 @@ usage_resume(void)
 	       "69 database unavailable.\n");
 }
 
+/* flow_pause, rerun while it loses a deadlock: on a Galera cluster two
+ * pauses (or resumes) of one queue through two nodes write the same row,
+ * and the one that loses certification gets error 1213 (jobq's sessions
+ * turn off the server's own rerun, db_galera.c).  Rerun, it finds the
+ * other's change made and says the queue was so already. */
+static int
+pause_retried(struct db *db, const char *queue, int pause, int *changed, char *err)
+{
+	int rc, attempt = 0;
+
+	do
+		rc = flow_pause(db, queue, pause, changed, err);
+	while (db_retry_after(rc, ++attempt));
+	return rc;
+}
+
 /* Both commands: pause is 1 for `pause`, 0 for `resume`. */
 static int
 pause_or_resume(int argc, char **argv, int pause)
@@ -55,7 +71,7 @@ pause_or_resume(int argc, char **argv, int pause)
 	known = conf_has_queue(c, argv[optind]);
 	if (!known && pause)
 		changed = 0;
-	else if (flow_pause(db, argv[optind], pause, &changed, err) != DB_OK) {
+	else if (pause_retried(db, argv[optind], pause, &changed, err) != DB_OK) {
 		cli_error("%s: %s", cmd, err);
 		rc = EX_UNAVAILABLE;
 	}
