@@ -530,7 +530,7 @@ open_group(struct batch_run *b)
 	if (b->ctx->group == NULL || b->p.lines_done == b->p.lines_total)
 		return 0;
 	if (!b->dry_run)
-		rc = groups_open(b->db, b->ctx->group, &b->gid, err);
+		rc = groups_open_alone(b->db, b->ctx->group, &b->gid, err);
 	else if ((rc = db_begin(b->db, err)) == DB_OK) {
 		rc = groups_open(b->db, b->ctx->group, &b->gid, err);
 		db_rollback(b->db);

@@ -128,6 +128,23 @@ groups_open(struct db *db, const struct group_spec *g, uint64_t *id, char *err)
 	return rc;
 }
 
+/* groups_open outside any transaction (each statement commits on its
+ * own), rerun while it loses a deadlock: on a Galera cluster two
+ * batches opening one new group through two nodes write the same row,
+ * and the one that loses certification gets error 1213 (jobq's sessions
+ * turn off the server's own rerun, db_galera.c); rerun, it finds the
+ * group the other made. */
+int
+groups_open_alone(struct db *db, const struct group_spec *g, uint64_t *id, char *err)
+{
+	int rc, attempt = 0;
+
+	do
+		rc = groups_open(db, g, id, err);
+	while (db_retry_after(rc, ++attempt));
+	return rc;
+}
+
 /* Removes group id if no job ever joined it and no batch holds it open:
  * what a bulk enqueue that wrote nothing leaves (groups_open commits the
  * group before its first chunk), so that running it again, with other

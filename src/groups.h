@@ -69,6 +69,7 @@ struct group_wait {
 
 int groups_name_check(const char *name, char *err);
 int groups_open(struct db *db, const struct group_spec *g, uint64_t *id, char *err);
+int groups_open_alone(struct db *db, const struct group_spec *g, uint64_t *id, char *err);
 int groups_drop_empty(struct db *db, uint64_t id, char *err);
 void groups_add_sql(struct db *db, struct buf *sql, uint64_t id, uint64_t n, int hold, int release);
 size_t groups_join_sql(struct db *db, struct buf *sql, const struct group_spec *g, const char *guard);
