@@ -23,7 +23,7 @@ cmd_release_stale(int argc, char **argv)
 	struct db *db;
 	uint64_t n;
 	char err[ERRSZ];
-	int opt, rc;
+	int opt, rc, attempt = 0;
 
 	while ((opt = getopt_long(argc, argv, CLI_COMMON_SHORTOPTS, longopts, NULL)) != -1)
 		if ((rc = cli_common_opt(opt, "release-stale", usage)) != -2)
@@ -32,7 +32,14 @@ cmd_release_stale(int argc, char **argv)
 		return cli_usage_error("release-stale", "unexpected argument '%s'", argv[optind]);
 	if ((rc = cli_open(0, &c, &db)) != 0)
 		return rc;
-	if (queue_release_stale(db, &n, err) != DB_OK) {
+	/* On a Galera cluster a claim or a release-stale through another
+	 * node may take the same stale rows, and the one that loses
+	 * certification gets error 1213 (the server's own rerun is off for
+	 * jobq's sessions, db_galera.c): rerun, it releases what is left. */
+	do
+		rc = queue_release_stale(db, &n, err);
+	while (db_retry_after(rc, ++attempt));
+	if (rc != DB_OK) {
 		cli_error("release-stale: %s", err);
 		rc = EX_UNAVAILABLE;
 	} else

@@ -404,6 +404,22 @@ remove_one(const struct conf *c, struct db *db, const char *name)
 	return rc > 0 ? EX_DATAERR : EX_UNAVAILABLE;
 }
 
+/* schedules_switch, rerun while it loses a deadlock: on a Galera
+ * cluster a switch through one node and another node's switch or
+ * scheduler tick write the same jobq_schedule_state row, and the one that
+ * loses certification gets error 1213 (jobq's sessions turn off the
+ * server's own rerun, db_galera.c). */
+static int
+switch_retried(struct db *db, const char *name, int on, char *err)
+{
+	int rc, attempt = 0;
+
+	do
+		rc = schedules_switch(db, name, on, err);
+	while (db_retry_after(rc, ++attempt));
+	return rc;
+}
+
 static int
 switch_one(const struct conf *c, struct db *db, const char *cmd, const char *name)
 {
@@ -422,7 +438,7 @@ switch_one(const struct conf *c, struct db *db, const char *cmd, const char *nam
 		cli_error("schedule enable: '%s' says enabled = no in %s:%d: turn it on there", name, c->path,
 		    s->line);
 		rc = EX_DATAERR;
-	} else if ((rc = schedules_switch(db, name, on, err)) == DB_OK)
+	} else if ((rc = switch_retried(db, name, on, err)) == DB_OK)
 		printf("schedule '%s' %s\n", name, on ? "enabled" : "disabled");
 	else {
 		cli_error("schedule %s: %s", cmd, err);
