@@ -65,13 +65,12 @@ lookup(struct db *db, struct tx *t, struct after_job *jobs, size_t n, int unknow
 	 * enqueued through another node just now must not look unknown
 	 * here, so the lookup reads causally (every session of jobq reads
 	 * committed, so each read sees what its wait caught up with). */
-	if (db_galera(db))
-		rc = db_exec(db, err, "SET @jobq_sw = @@SESSION.wsrep_sync_wait, SESSION wsrep_sync_wait = 1");
+	rc = db_causal(db, 1, err);
 	if (rc == DB_OK)
 		rc = ended_lookup(db, t->k, t->nk, err);
-	if (db_galera(db) && rc != DB_EGONE) {
+	if (rc != DB_EGONE) {
 		char ignored[ERRSZ];
-		int back = db_exec(db, rc == DB_OK ? err : ignored, "SET SESSION wsrep_sync_wait = @jobq_sw");
+		int back = db_causal(db, 0, rc == DB_OK ? err : ignored);
 
 		rc = rc == DB_OK ? back : rc;
 	}

@@ -90,3 +90,29 @@ db_session_gone(struct db *db, unsigned long id, int64_t ms)
 		nanosleep(&pause, NULL);
 	}
 }
+
+/* Before reading whether a commit whose answer was lost (db_unsure) was
+ * applied: waits up to ms for the session that sent it to end, when db
+ * is connected to the same server again (a session id is that server's
+ * own), so that the commit has finished one way or the other.  On a
+ * Galera node a session outlives its connection for seconds at times: a
+ * COMMIT held by flow control (a node joining) replicates and commits
+ * once it is let go, and a read made meanwhile finds nothing of it.
+ * DB_OK once it ended, or when it was on another server (what of its
+ * commit reached the cluster, a causal read sees); DB_EWAIT, err saying
+ * so, while it is still there: the caller asks again later. */
+int
+db_lost_settle(struct db *db, int64_t ms, char *err)
+{
+	unsigned long id = db->lost_thread;
+
+	if (id == 0)
+		return DB_OK;
+	if (db->port == db->lost_port && strcmp(db->host, db->lost_host) == 0 && !db_session_gone(db, id, ms)) {
+		errf(err, "session %lu, which sent a commit whose answer was lost, is still running on %s", id,
+		    db->target);
+		return DB_EWAIT;
+	}
+	db->lost_thread = 0;
+	return DB_OK;
+}

@@ -123,6 +123,11 @@ db_error_record(struct db *db, char *err, const char *what)
 	 * have run it (2055: lost at a socket call). */
 	lost = rc == DB_EGONE && (db->last_errno == CR_SERVER_LOST || db->last_errno == 2055);
 	db->unsure = lost && db->commits;
+	if (db->unsure) {
+		db->lost_thread = db->thread_id;
+		memcpy(db->lost_host, db->host, sizeof db->lost_host);
+		db->lost_port = db->port;
+	}
 	stale = stale_triggers(db);
 	errf(err, "%s: %s (error %u%s)", what, mysql_error(db->my), db->last_errno,
 	    stale ? "; a statement killed while it loaded them left the triggers broken in the "

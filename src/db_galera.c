@@ -74,3 +74,21 @@ db_galera(const struct db *db)
 {
 	return db->galera;
 }
+
+/* On a Galera node, makes the session's reads causal (on: each waits
+ * until the node has applied what the cluster committed before it,
+ * wsrep_sync_wait = 1) or puts back what the session had (off).  A node
+ * applies what the others committed a moment later, so a read that
+ * must see such a commit (a job enqueued through another node, an
+ * outcome written through a node that died) sets it around itself.
+ * Does nothing on any other server.  Turning it off after a failure,
+ * pass a buffer of no interest as err. */
+int
+db_causal(struct db *db, int on, char *err)
+{
+	if (!db->galera)
+		return DB_OK;
+	return db_exec(db, err,
+	    on ? "SET @jobq_sw = @@SESSION.wsrep_sync_wait, SESSION wsrep_sync_wait = 1"
+	       : "SET SESSION wsrep_sync_wait = @jobq_sw");
+}

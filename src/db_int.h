@@ -43,6 +43,11 @@ struct db {
 	int round_gone;
 	char round_err[ERRSZ];
 	char target[300];
+	/* The session that sent a commit whose answer was lost (unsure),
+	 * and its server: db_lost_settle waits for it to end.  0: none. */
+	unsigned long lost_thread;
+	char lost_host[256];
+	unsigned lost_port;
 };
 
 struct db_res {

@@ -47,8 +47,8 @@ lost_or_gained(struct db *db, struct outcome *o, char *err)
  * without a run is told by the job's row: still under our lease, not
  * applied; a dead-letter is applied if failed_jobs has the job since
  * its reservation; a job given back is applied either way. */
-int
-queue_outcome_applied(struct db *db, struct outcome *o, char *err)
+static int
+applied_read(struct db *db, struct outcome *o, char *err)
 {
 	const struct job *j = o->job;
 	struct db_res *r;
@@ -80,4 +80,26 @@ queue_outcome_applied(struct db *db, struct outcome *o, char *err)
 		    : OUTS_LOST;
 	db_res_free(r);
 	return DB_OK;
+}
+
+/* queue_outcome_applied: applied_read, once the session that sent the
+ * earlier try has ended (db_lost_settle: its COMMIT may still be under
+ * way), and on a Galera node read causally (wsrep_sync_wait), since the
+ * worker may be back through another node, which has that commit but
+ * may not have applied it yet.  Read otherwise, the outcome is taken for
+ * not written, written again, and its fence fails: a "lease lost" run
+ * beside the "done" one. */
+int
+queue_outcome_applied(struct db *db, struct outcome *o, char *err)
+{
+	char ignored[ERRSZ];
+	int rc, back;
+
+	if ((rc = db_lost_settle(db, 3000, err)) != DB_OK || (rc = db_causal(db, 1, err)) != DB_OK)
+		return rc;
+	rc = applied_read(db, o, err);
+	if (rc == DB_EGONE)
+		return rc;
+	back = db_causal(db, 0, rc == DB_OK ? err : ignored);
+	return rc != DB_OK ? rc : back;
 }
