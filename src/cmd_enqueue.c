@@ -184,18 +184,15 @@ insert_after(struct db *db, const struct batch_job *job, const struct after_opt 
 static int
 expires_at_ahead(struct db *db, const char *opt, const char *utc)
 {
-	struct db_res *r;
-	char **row, err[ERRSZ];
+	char err[ERRSZ];
 	int rc, passed;
 
 	if (utc == NULL)
 		return -1;
-	if ((r = db_query(db, &rc, err, "SELECT %q <= UTC_TIMESTAMP(6)", utc)) == NULL) {
+	if ((rc = queue_time_passed(db, utc, &passed, err)) != DB_OK) {
 		cli_error("enqueue: %s (nothing was written)", err);
 		return rc == DB_EGONE ? EX_UNAVAILABLE : EXIT_FAIL;
 	}
-	passed = (row = db_res_next(r)) != NULL && row[0] != NULL && strcmp(row[0], "1") == 0;
-	db_res_free(r);
 	if (passed)
 		return cli_usage_error("enqueue",
 		    "--expires-at: '%s' (%s UTC) is in the past by the database's clock; the job would expire as "

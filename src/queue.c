@@ -104,6 +104,24 @@ queue_enqueue_sql(struct db *db, struct buf *sql, const struct enqueue_item *ite
 	}
 }
 
+/* Whether utc ("YYYY-MM-DD HH:MM:SS[.ffffff]", UTC) has passed by the
+ * database's clock (never this host's: DESIGN 5): an expires_at that
+ * has passed would expire a job as it is enqueued, which `jobq enqueue`
+ * and the dashboard refuse.  DB_OK with *passed set, or a db_rc. */
+int
+queue_time_passed(struct db *db, const char *utc, int *passed, char *err)
+{
+	struct db_res *r;
+	char **row;
+	int rc;
+
+	if ((r = db_query(db, &rc, err, "SELECT %q <= UTC_TIMESTAMP(6)", utc)) == NULL)
+		return rc;
+	*passed = (row = db_res_next(r)) != NULL && row[0] != NULL && strcmp(row[0], "1") == 0;
+	db_res_free(r);
+	return DB_OK;
+}
+
 /* Inserts items in one multi-row INSERT (the caller keeps it under the
  * server's max_allowed_packet: see batch.h); *first_id is the id of the
  * first row.  It is not rerun here: on its own the statement is its own

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "audit.h"
+#include "batch.h"
 #include "json.h"
 #include "queue.h"
 #include "serve_audit.h"
@@ -41,30 +42,94 @@ api_enqueue_form(struct req *r)
 struct enq_req {
 	const char *type, *queue, *payload;
 	const char *submit_id; /* NULL: not tracked */
-	double delay_s, count;
-	char why[ERRSZ]; /* what is wrong with the payload */
+	double count;
+	struct batch_job job; /* the options as `jobq enqueue` reads them */
+	char why[ERRSZ];      /* what is wrong with the request */
 };
 
-/* Checks an enqueue request: 0, or the status with msg set. */
+/* The fields of a batch line that need more than one INSERT (a job to
+ * wait for, a group to join, a key to hold): the form does not take
+ * them, and says so rather than enqueue a job without them. */
+static const char *const CLI_ONLY[] = { "after", "after_policy", "ref", "group", "on_complete", "on_success",
+	"unique_key", "unique_for" };
+
+/* Refuses a field given twice (cJSON would read the first, the sender's
+ * JSON library perhaps the last) and the fields of CLI_ONLY: 0, or -1
+ * with e->why naming the field. */
+static int
+enq_fields(cJSON *in, struct enq_req *e)
+{
+	const cJSON *v, *w;
+	size_t i;
+
+	for (v = in->child; v != NULL; v = v->next) {
+		for (w = in->child; w != v; w = w->next)
+			if (strcmp(w->string, v->string) == 0)
+				return errf(e->why, "field \"%s\" is given twice", v->string), -1;
+		for (i = 0; i < ARRAY_LEN(CLI_ONLY); i++)
+			if (strcmp(v->string, CLI_ONLY[i]) == 0)
+				return errf(e->why, "\"%s\": the dashboard does not enqueue with it; use jobq enqueue",
+				           v->string),
+				       -1;
+	}
+	return 0;
+}
+
+/* Reads the options every job of the request gets ("delay" or "at",
+ * "priority", "max_attempts", "expires_in" or "expires_at",
+ * "traceparent") through batch_line_parse, the reader of `jobq enqueue
+ * --batch`: the same fields are accepted with the same meaning and the
+ * same limits, and an unknown one is refused by name.  The queue is
+ * e->queue (whitelisted already); the payload stays the request's text.
+ * 0, or -1 with e->why set. */
+static int
+enq_options(const struct conf *c, cJSON *in, struct enq_req *e)
+{
+	struct batch_ctx ctx = { .conf = c };
+	cJSON *line = cJSON_Duplicate(in, 1);
+	char *text;
+	int rc;
+
+	if (line == NULL)
+		fatal("cJSON_Duplicate: out of memory");
+	cJSON_DeleteItemFromObjectCaseSensitive(line, "payload");
+	cJSON_DeleteItemFromObjectCaseSensitive(line, "count");
+	cJSON_DeleteItemFromObjectCaseSensitive(line, "submit_id");
+	cJSON_DeleteItemFromObjectCaseSensitive(line, "queue");
+	if (cJSON_AddStringToObject(line, "queue", e->queue) == NULL ||
+	    (text = cJSON_PrintUnformatted(line)) == NULL)
+		fatal("cJSON_PrintUnformatted: out of memory");
+	cJSON_Delete(line);
+	rc = batch_line_parse(text, strlen(text), &ctx, &e->job, e->why);
+	cJSON_free(text);
+	return rc;
+}
+
+/* Checks an enqueue request: 0, or the status with msg set.  On 0 the
+ * caller clears e->job. */
 static unsigned
 enq_check(struct req *r, cJSON *in, struct enq_req *e, const char **msg)
 {
 	const struct conf *c = r->srv->conf;
 	const struct handler *h;
-	cJSON *p, *d, *n;
+	cJSON *p, *n;
 
 	e->type = cJSON_GetStringValue(cJSON_GetObjectItem(in, "type"));
 	e->queue = cJSON_GetStringValue(cJSON_GetObjectItem(in, "queue"));
 	p = cJSON_GetObjectItem(in, "payload");
-	d = cJSON_GetObjectItem(in, "delay");
 	n = cJSON_GetObjectItem(in, "count");
 	e->payload = cJSON_IsString(p) ? p->valuestring : NULL;
-	e->delay_s = cJSON_IsNumber(d) ? d->valuedouble : d == NULL ? 0 : -1;
 	e->count = cJSON_IsNumber(n) ? n->valuedouble : n == NULL ? 1 : -1;
 	if (e->type == NULL || e->payload == NULL)
-		return *msg = "expected {\"type\", \"payload\" (JSON text), \"queue\", \"delay\", \"count\","
-		              " \"submit_id\"}",
+		return *msg = "expected {\"type\", \"payload\" (JSON text), \"queue\", \"count\", \"submit_id\","
+		              " \"delay\" or \"at\", \"priority\", \"max_attempts\", \"expires_in\" or"
+		              " \"expires_at\", \"traceparent\"}",
 		       400;
+	if (enq_fields(in, e) < 0)
+		return *msg = e->why, 400;
+	if (e->queue == NULL && !cJSON_IsNull(cJSON_GetObjectItem(in, "queue")) &&
+	    cJSON_GetObjectItem(in, "queue") != NULL)
+		return *msg = "\"queue\" is not a string", 400;
 	if (serve_submit_id(in, &e->submit_id, msg) < 0)
 		return 400;
 	if ((h = conf_handler(c, e->type)) == NULL)
@@ -73,8 +138,6 @@ enq_check(struct req *r, cJSON *in, struct enq_req *e, const char **msg)
 		e->queue = h->queue;
 	if (!conf_has_queue(c, e->queue))
 		return *msg = "unknown queue (no [queue NAME] section)", 422;
-	if (!(e->delay_s >= 0 && e->delay_s <= 366 * 86400.0))
-		return *msg = "delay: seconds from 0 to 366 days", 400;
 	if (!(e->count >= 1 && e->count <= 1000) || e->count != (double)(int)e->count)
 		return *msg = "count: a whole number from 1 to 1000", 400;
 	/* The rule `jobq enqueue` holds a payload to: one JSON value and
@@ -83,7 +146,31 @@ enq_check(struct req *r, cJSON *in, struct enq_req *e, const char **msg)
 		return *msg = e->why, 400;
 	if (strlen(e->payload) * (size_t)e->count > 16 * 1024 * 1024)
 		return *msg = "payload times count is more than 16 MiB", 400;
+	if (enq_options(c, in, e) < 0)
+		return *msg = e->why, 400;
 	return 0;
+}
+
+/* Refuses an "expires_at" that has passed by the database's clock, as
+ * `jobq enqueue` does: the job would expire as it is enqueued.  0, 400,
+ * or 503 when the database could not tell (msg: why). */
+static unsigned
+enq_ahead(struct req *r, struct enq_req *e, const char **msg)
+{
+	const char *utc = e->job.e.expires_at;
+	int passed;
+
+	if (utc == NULL)
+		return 0;
+	if (queue_time_passed(r->db, utc, &passed, e->why) != DB_OK)
+		return *msg = e->why, 503;
+	if (!passed)
+		return 0;
+	errf(e->why,
+	    "\"expires_at\": %s UTC is in the past by the database's clock; the job would expire as it is "
+	    "enqueued",
+	    utc);
+	return *msg = e->why, 400;
 }
 
 /* Enqueues items[0..n), each job with its audit row, in one
@@ -145,9 +232,10 @@ enqueued(struct req *r, uint64_t first, uint64_t count, int repeated)
 	return serve_json(r, 200, doc);
 }
 
-/* POST /api/enqueue {"type", "queue", "payload", "delay", "count",
- * "submit_id"}: type and queue from the INI whitelists only (422
- * otherwise).  A submit_id seen before from this user enqueues nothing
+/* POST /api/enqueue {"type", "queue", "payload", "count", "submit_id",
+ * and the options of enq_options}: type and queue from the INI
+ * whitelists only (422 otherwise); any other field, or one given twice,
+ * is refused by name (400).  A submit_id seen before from this user enqueues nothing
  * and gets the first request's answer with "repeated": true.  An answer
  * lost without a submit_id is serve_db_unsure's 504. */
 MHD_RESULT
@@ -156,7 +244,7 @@ api_enqueue(struct req *r)
 	cJSON *in = serve_body_json(r);
 	struct enqueue_item *items;
 	struct submit_answer a = { 0, 0 };
-	struct enq_req e;
+	struct enq_req e = { 0 };
 	const char *msg = NULL;
 	uint64_t first = 0;
 	unsigned status, i;
@@ -166,19 +254,18 @@ api_enqueue(struct req *r)
 
 	if (in == NULL)
 		return serve_error(r, 400, "the body is not a JSON object");
-	if ((status = enq_check(r, in, &e, &msg)) != 0) {
+	if ((status = enq_check(r, in, &e, &msg)) != 0 || (status = enq_ahead(r, &e, &msg)) != 0) {
+		batch_job_clear(&e.job);
 		cJSON_Delete(in);
-		return serve_error(r, status, msg);
+		return status == 503 ? serve_db_error(r, "enqueue", msg) : serve_error(r, status, msg);
 	}
 	if (e.submit_id != NULL)
 		serve_submit_prune(r);
 	items = xcalloc((size_t)e.count, sizeof *items);
 	for (i = 0; i < (unsigned)e.count; i++) {
-		items[i].type = e.type;
-		items[i].queue = e.queue;
+		items[i] = e.job.e;
 		items[i].payload = e.payload;
 		items[i].payload_len = strlen(e.payload);
-		items[i].delay_ms = (int64_t)(e.delay_s * 1000);
 	}
 	/* type and queue are whitelisted names: nothing a person typed */
 	detail = xasprintf("type=%s queue=%s", e.type, e.queue);
@@ -197,6 +284,7 @@ api_enqueue(struct req *r)
 	}
 	free(detail);
 	free(items);
+	batch_job_clear(&e.job);
 	cJSON_Delete(in);
 	return ret;
 }

@@ -1,0 +1,114 @@
+#!/bin/bash
+# The enqueue form (POST /api/enqueue) against `jobq enqueue`: each
+# option the form takes is accepted with the CLI's meaning and makes the
+# same row (priority, max_attempts, at, delay as a duration, expires_at,
+# expires_in, traceparent); a field it does not take (a typo, or an
+# option such as unique_key that needs the CLI) and a field given twice
+# are refused by name, 400, with nothing enqueued and nothing audited,
+# rather than a job enqueued without it.  A viewer and a wrong or
+# missing CSRF token change nothing.
+. "$top_srcdir/tests/lib.sh"
+one_build normal "behaviour alone"
+. "$top_srcdir/tests/operator/common.sh"
+. "$top_srcdir/tests/serve_lib.sh"
+setup serve_form_audit
+
+write_conf <<EOC
+[queue default]
+[queue mail]
+
+[handler echo]
+exec = $HANDLERS/echo.sh
+
+[user alice]
+password_hash = $PWHASH
+role = admin
+
+[user bob]
+password_hash = $PWHASH
+role = viewer
+
+[serve]
+overview_cache = 0
+EOC
+serve_start
+login alice "$T/jar"
+ACSRF=$CSRF
+field() { printf '%s' "$1" | jget "d[\"$2\"]"; }
+COLS="queue, type, payload, priority, IFNULL(max_attempts, '-'), IFNULL(expires_at, '-'), IFNULL(traceparent, '-')"
+row() { sql "SELECT $COLS FROM jobs WHERE id = $1"; }
+TP=00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01
+
+# ---- (a) each option: the dashboard's row is the CLI's ----
+# same_row "CLI options" 'JSON fields' what
+same_row() {
+	local cli_id api_id
+	# shellcheck disable=SC2086
+	cli_id=$("$JOBQ" -c "$CONF" enqueue $1 echo '{"n": 1}')
+	post /api/enqueue "$T/jar" "{\"type\": \"echo\", \"payload\": \"{\\\"n\\\": 1}\", $2}" "$ACSRF"
+	api_id=$(field "$BODY" first_id)
+	is "$CODE" 200 "$3: the dashboard accepts it"
+	is "$(row "$api_id")" "$(row "$cli_id")" "$3: the dashboard's job $api_id is the CLI's job $cli_id"
+}
+same_row "-p -5" '"priority": -5' "priority"
+same_row "--max-attempts 3" '"max_attempts": 3' "max_attempts"
+same_row "-q mail --expires-at 2031-01-01T00:00:00Z" '"queue": "mail", "expires_at": "2031-01-01T00:00:00Z"' "expires_at"
+same_row "--traceparent $TP" "\"traceparent\": \"$TP\"" "traceparent"
+post /api/enqueue "$T/jar" '{"type": "echo", "payload": "{}", "at": "2030-01-02T03:04:05+02:00"}' "$ACSRF"
+is "$CODE/$(sql "SELECT available_at FROM jobs WHERE id = $(field "$BODY" first_id)")" \
+	"200/2030-01-02 01:04:05.000000" "at: an ISO 8601 time with an offset is due then, in UTC"
+post /api/enqueue "$T/jar" '{"type": "echo", "payload": "{}", "delay": "5m", "expires_in": "10m"}' "$ACSRF"
+is "$CODE/$(sql "SELECT CONCAT(ROUND(TIMESTAMPDIFF(SECOND, created_at, available_at) / 10),
+	' ', ROUND(TIMESTAMPDIFF(SECOND, created_at, expires_at) / 10)) FROM jobs WHERE id = $(field "$BODY" first_id)")" \
+	"200/30 60" "delay and expires_in take durations as the CLI does (5m, 10m)"
+post /api/enqueue "$T/jar" '{"type": "echo", "payload": "{}", "delay": 60, "priority": 7, "count": 3}' "$ACSRF"
+is "$CODE/$(count jobs "priority = 7 AND available_at > UTC_TIMESTAMP() + INTERVAL 50 SECOND")" "200/3" \
+	"count 3: every job gets the options"
+
+# ---- (b) refused by name, nothing written ----
+njobs=$(count jobs)
+naudit=$(count jobq_audit)
+refused() { # refused 'JSON fields' 'message regex' what
+	post /api/enqueue "$T/jar" "{\"type\": \"echo\", \"payload\": \"{}\", $1}" "$ACSRF"
+	like "$CODE $(field "$BODY" error)" "^400 $2" "$3: 400, naming the field"; diag "$(field "$BODY" error)"
+}
+refused '"priority": 40000' '"priority" must be a whole number from -32768 to 32767' "priority out of range"
+refused '"priority": "high"' '"priority" must be' "priority not a number"
+refused '"max_attempts": 0' '"max_attempts" must be a whole number from 1' "max_attempts 0"
+refused '"delay": "soon"' '.*soon' "a delay that is no duration"
+refused '"delay": -1' '"delay" must be seconds or a duration' "a negative delay"
+refused '"at": "next tuesday"' '.*next tuesday' "an at that is no time"
+refused '"delay": 5, "at": "2030-01-01T00:00:00Z"' '"delay" and "at" exclude each other' "delay and at"
+refused '"expires_in": 0' '"expires_in" must be above 0' "expires_in 0"
+refused '"expires_in": "1h", "expires_at": "2031-01-01T00:00:00Z"' '"expires_in" and "expires_at" exclude each other' \
+	"expires_in and expires_at"
+refused '"traceparent": "00-zz"' '"traceparent": ' "a bad traceparent"
+refused '"prority": 5' 'unknown field "prority"' "a misspelt field"
+refused '"unique_key": "order:1"' '"unique_key": the dashboard does not enqueue with it; use jobq enqueue' "unique_key"
+refused '"after": [1]' '"after": the dashboard does not enqueue with it' "after"
+refused '"group": "g"' '"group": the dashboard does not enqueue with it' "group"
+refused '"queue": 7' '"queue" is not a string' "a queue that is not a string"
+refused '"priority": 1, "priority": 2' 'field "priority" is given twice' "a field given twice"
+post /api/enqueue "$T/jar" '{"type": "echo", "type": "nosuch", "payload": "{}"}' "$ACSRF"
+is "$CODE $(field "$BODY" error)" '400 field "type" is given twice' "type given twice: refused, not the first one read"
+is "$(count jobs)/$(count jobq_audit)" "$njobs/$naudit" "none of the refusals enqueued or audited anything"
+
+# ---- (c) what only the database can tell ----
+post /api/enqueue "$T/jar" '{"type": "echo", "payload": "{}", "expires_at": "2020-01-01T00:00:00Z"}' "$ACSRF"
+like "$CODE $(field "$BODY" error)" '^400 "expires_at": 2020-01-01 00:00:00.000000 UTC is in the past' \
+	"an expires_at that has passed: 400, as jobq enqueue refuses it (the job would expire at once)"
+is "$(count jobs)/$(count jobq_audit)" "$njobs/$naudit" "the refusal wrote nothing"
+njobs=$(count jobs)
+
+# ---- (d) a viewer, a wrong or missing token: 403, nothing written ----
+login bob "$T/bjar"
+post /api/enqueue "$T/bjar" '{"type": "echo", "payload": "{}"}' "$CSRF"
+is "$CODE" 403 "a viewer's enqueue: 403"
+post /api/enqueue "$T/jar" '{"type": "echo", "payload": "{}"}' wrong
+is "$CODE" 403 "a wrong CSRF token: 403"
+hit POST /api/enqueue "$T/jar" '{"type": "echo", "payload": "{}"}'
+is "$CODE" 403 "no CSRF token: 403"
+is "$(count jobs)/$(count jobq_audit "action = 'enqueue'")" "$njobs/$((njobs - 4))" \
+	"nothing enqueued; one audit row per dashboard job"
+
+finish
