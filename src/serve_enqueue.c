@@ -173,6 +173,36 @@ enq_ahead(struct req *r, struct enq_req *e, const char **msg)
 	return *msg = e->why, 400;
 }
 
+/* What enqueue_audited returns for a request whose statement the server
+ * would not take (err says why); nothing was sent. */
+#define ENQ_TOO_BIG 100
+
+/* Whether len bytes of SQL for n jobs are more than the server's
+ * max_allowed_packet (as read at connect; 0, unknown, is not checked).
+ * Past it the server drops the connection: the dashboard would report
+ * the database down to everyone, and a form's resend would be dropped
+ * again.  So the request is refused whole, naming the field to change,
+ * as `jobq enqueue` refuses such a job (batch.h). */
+static int
+too_big(struct req *r, size_t n, size_t len, char *err)
+{
+	size_t max = db_max_packet(r->db);
+
+	if (max == 0 || len + BATCH_SQL_OVERHEAD <= max)
+		return 0;
+	if (n > 1)
+		errf(err,
+		    "count: %zu jobs of this payload make a statement of about %zu bytes, more than the "
+		    "database's max_allowed_packet (%zu); enqueue fewer at once",
+		    n, len + BATCH_SQL_OVERHEAD, max);
+	else
+		errf(err,
+		    "payload: the job makes a statement of about %zu bytes, more than the database's "
+		    "max_allowed_packet (%zu)",
+		    len + BATCH_SQL_OVERHEAD, max);
+	return 1;
+}
+
 /* Enqueues items[0..n), each job with its audit row, in one
  * transaction: a job is never there without the row that says who put it
  * there, and each job's page shows it.  One INSERT per job, because only
@@ -207,6 +237,10 @@ enqueue_audited(struct req *r, const struct enqueue_item *items, size_t n, const
 	if (submit_id != NULL)
 		serve_submit_done_sql(r, &sql, submit_id, n);
 	buf_adds(&sql, "COMMIT");
+	if (too_big(r, n, sql.len, err)) {
+		buf_free(&sql);
+		return ENQ_TOO_BIG;
+	}
 	rc = db_exec_retry(r->db, &sql, NULL, 0, err);
 	buf_free(&sql);
 	if (submit_id != NULL && (*repeated = serve_submit_repeated(r, rc, submit_id, a, err)) != 0)
@@ -274,7 +308,9 @@ api_enqueue(struct req *r)
 	 * first (repeated) when it took, and enqueues now when it did not. */
 	if (e.submit_id != NULL && serve_reconnect_unsure(r, rc, &unsure))
 		rc = enqueue_audited(r, items, (size_t)e.count, detail, e.submit_id, &first, &a, &repeated, err);
-	if (rc != DB_OK)
+	if (rc == ENQ_TOO_BIG)
+		ret = serve_error(r, 400, err);
+	else if (rc != DB_OK)
 		ret = unsure ? serve_db_unsure(r, "enqueue", err) : serve_write_error(r, "enqueue", err);
 	else if (repeated)
 		ret = enqueued(r, a.first_id, a.count, 1);

@@ -5,7 +5,9 @@
 # expires_in, traceparent); a field it does not take (a typo, or an
 # option such as unique_key that needs the CLI) and a field given twice
 # are refused by name, 400, with nothing enqueued and nothing audited,
-# rather than a job enqueued without it.  A viewer and a wrong or
+# rather than a job enqueued without it.  Jobs whose statement would be
+# over the server's max_allowed_packet are refused naming count (the
+# server would drop the connection).  A viewer and a wrong or
 # missing CSRF token change nothing.
 . "$top_srcdir/tests/lib.sh"
 one_build normal "behaviour alone"
@@ -97,7 +99,23 @@ is "$(count jobs)/$(count jobq_audit)" "$njobs/$naudit" "none of the refusals en
 post /api/enqueue "$T/jar" '{"type": "echo", "payload": "{}", "expires_at": "2020-01-01T00:00:00Z"}' "$ACSRF"
 like "$CODE $(field "$BODY" error)" '^400 "expires_at": 2020-01-01 00:00:00.000000 UTC is in the past' \
 	"an expires_at that has passed: 400, as jobq enqueue refuses it (the job would expire at once)"
-is "$(count jobs)/$(count jobq_audit)" "$njobs/$naudit" "the refusal wrote nothing"
+# A request within the 16 MiB rule whose statement is over the server's
+# max_allowed_packet: the server would drop the connection (and the
+# dashboard answer 503 "cannot be reached" to everyone).
+packet=$(sql "SELECT @@max_allowed_packet")
+# A payload of backslashes: each is two bytes in the JSON text and four
+# once escaped in the SQL, so 1000 of them pass the 16 MiB rule (2*per
+# bytes each) and make a statement of about twice the packet.
+per=$((packet / 2000 - 400))
+python3 -c "import json; print(json.dumps({'type': 'echo', 'count': 1000, 'submit_id': 'big-1',
+	'payload': json.dumps(chr(92) * $per)}))" >"$T/big.json"
+hit POST /api/enqueue "$T/jar" "" -H "X-CSRF-Token: $ACSRF" -H 'Content-Type: application/json' \
+	--data-binary @"$T/big.json"
+like "$CODE $(field "$BODY" error)" "^400 count: 1000 jobs of this payload make a statement of about [0-9]+ bytes, more than the database's max_allowed_packet \\($packet\\)" \
+	"1000 jobs whose statement is over max_allowed_packet: 400 naming count"
+post /api/enqueue "$T/jar" '{"type": "echo", "payload": "{}"}' "$ACSRF"
+is "$CODE" 200 "and the dashboard goes on (no connection dropped)"
+is "$(count jobs)/$(count jobq_audit)" "$((njobs + 1))/$((naudit + 1))" "the refusals wrote nothing"
 njobs=$(count jobs)
 
 # ---- (d) a viewer, a wrong or missing token: 403, nothing written ----
