@@ -72,7 +72,9 @@ static const struct bulk_kind kinds[] = {
 	{ "retry", "failed_jobs", "TRUE", act_retry },
 	{ "forget", "failed_jobs", "TRUE", act_forget },
 	{ "release", "jobs", IS_STALE, act_release },
-	{ "delete", "jobs", "lease_token IS NULL", act_delete },
+	/* queue_delete's own condition: a job others wait for or a group
+	 * counts is not deleted (cancel it), so it is not counted either. */
+	{ "delete", "jobs", "lease_token IS NULL AND has_waiters = 0 AND group_id IS NULL", act_delete },
 	{ "cancel", "jobs", "TRUE", act_cancel },
 };
 

@@ -159,10 +159,16 @@ queue_release_one(struct db *db, uint64_t id, char *err)
 }
 
 /* Deletes a job nobody is running (waiting or stale); a job under a
- * live lease is left alone (QUEUE_CONFLICT). */
+ * live lease is left alone (QUEUE_CONFLICT).  So is a job that other
+ * jobs wait for (has_waiters) or that a group counts (group_id): it
+ * would leave without an end, so they would wait, and the group stay
+ * open, for ever; cancelling it ends it for them. */
 int
 queue_delete(struct db *db, uint64_t id, char *err)
 {
-	return one_row(
-	    db, id, db_exec(db, err, "DELETE FROM jobs WHERE id = %U AND NOT (" IS_RESERVED ")", id), err);
+	return one_row(db, id,
+	    db_exec(db, err,
+	        "DELETE FROM jobs WHERE id = %U AND NOT (" IS_RESERVED ") AND has_waiters = 0 AND group_id IS NULL",
+	        id),
+	    err);
 }

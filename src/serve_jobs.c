@@ -379,10 +379,13 @@ api_job_cancel(struct req *r)
 	return serve_json(r, 200, doc);
 }
 
-/* POST /api/jobs/ID/delete: a job nobody runs leaves the queue. */
+/* POST /api/jobs/ID/delete: a job nobody runs leaves the queue; one
+ * that other jobs wait for or a group counts does not (queue_delete),
+ * and the answer says to cancel it. */
 MHD_RESULT
 api_job_delete(struct req *r)
 {
-	return job_action(
-	    r, "delete", queue_delete, "a worker is running this job; it cannot be deleted now");
+	return job_action(r, "delete", queue_delete,
+	    "it cannot be deleted: a worker is running it, or other jobs wait for it or its group counts it"
+	    " (cancel it: they see it end)");
 }

@@ -66,7 +66,10 @@ function gone(j) {
   return ["done", "forgotten", "cancelled", "expired"].includes(j.state);
 }
 
-function jobActions(j) {
+/* The buttons of a job still queued.  Delete is not offered for a job
+ * that other jobs wait for or that a group counts: it would leave them
+ * without its end (the server refuses it too); Cancel ends it for them. */
+function jobActions(j, d) {
   if (!isAdmin() || gone(j)) return null;
   const id = j.id, b = [];
   if (j.state === "failed") {
@@ -89,7 +92,7 @@ function jobActions(j) {
       act("/api/jobs/" + id + "/cancel", {}, (r) => r.state === "requested" ?
         "Job " + id + ": its worker is stopping it" : "Job " + id + " cancelled");
   } } }, "Cancel"));
-  if (j.state !== "reserved")
+  if (j.state !== "reserved" && !d.group && !(d.dependents || []).length)
     b.push(el("button", { class: "danger", id: "act-delete", on: { click: () => {
       if (confirm("Delete job " + id + " (" + j.type + ")? It will not run."))
         api("/api/jobs/" + id + "/delete", {}).then(() => {
@@ -160,7 +163,7 @@ export async function pageJob(id) {
   const j = d.job;
   setMain("Job " + id,
     el("h1", {}, "Job #" + j.id, badge(j.state), el("span", { class: "muted" }, j.type)),
-    jobActions(j),
+    jobActions(j, d),
     retryNote(j, d.reopens_on_retry || []),
     gone(j) ? el("p", { class: "muted", id: "gone-note" }, GONE_NOTE[j.state]) : null,
     causeOf(j, d.runs, d.reopened_by_retry_of),

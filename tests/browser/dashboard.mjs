@@ -263,7 +263,14 @@ try {
   is(sql("SELECT COUNT(*) FROM jobs WHERE payload LIKE '%bulk%'"), "0", "and they are gone");
 
   // ---- run now and delete (with its confirmation) on a job's page ----
-  const laterId = sql("SELECT id FROM jobs WHERE available_at > UTC_TIMESTAMP(6) + INTERVAL 10 MINUTE AND waiting_on = 0");
+  // A job that others wait for offers Cancel, not Delete (its dependents
+  // would never see it end); the job deleted is one nothing waits for.
+  const waitedFor = sql("SELECT id FROM jobs WHERE has_waiters > 0 AND waiting_on = 0");
+  await page.goto(`${BASE}/jobs/${waitedFor}`, { waitUntil: "networkidle0" });
+  await page.waitForSelector("#act-cancel", WAIT);
+  is(await page.$("#act-delete"), null, `job ${waitedFor}, which another job waits for, offers no Delete`);
+  sql("INSERT INTO jobs (queue, type, payload, available_at) VALUES ('mail', 'send_email', '{\"later\": 2}', UTC_TIMESTAMP(6) + INTERVAL 1 HOUR)");
+  const laterId = sql("SELECT id FROM jobs WHERE available_at > UTC_TIMESTAMP(6) + INTERVAL 10 MINUTE AND waiting_on = 0 AND has_waiters = 0");
   await page.goto(`${BASE}/jobs/${laterId}`, { waitUntil: "networkidle0" });
   await page.waitForSelector("#act-run", WAIT);
   await press(page, "#act-run");
