@@ -3,7 +3,10 @@
  * a random submit id, made when it is drawn and renewed after a success,
  * and the server enqueues once per id (a double click, or a resend after
  * a lost answer, gets the first answer back); the button is also off
- * while a request is in flight. */
+ * while a request is in flight.  Beside the payload it takes the options
+ * of `jobq enqueue` that the server reads for it (priority, max attempts,
+ * delay, expires in); a refusal is shown under the form, naming the
+ * field, until the next submit. */
 
 import { api, el, enqueueOptions, isAdmin, main, setMain, toast } from "./common.js";
 
@@ -22,6 +25,12 @@ export async function pageEnqueue() {
   const perr = el("div", { class: "field-error", id: "enq-payload-error" });
   const delay = el("input", { type: "number", name: "delay", id: "enq-delay", min: 0, value: 0 });
   const count = el("input", { type: "number", name: "count", id: "enq-count", min: 1, max: 1000, value: 1 });
+  const priority = el("input", { type: "number", name: "priority", id: "enq-priority", min: -32768, max: 32767, value: 0 });
+  const attempts = el("input", { type: "number", name: "max_attempts", id: "enq-attempts", min: 1, max: 1000000,
+    placeholder: "the handler's" });
+  const expires = el("input", { type: "text", name: "expires_in", id: "enq-expires", placeholder: "never (10m, 2h…)",
+    autocomplete: "off" });
+  const ferr = el("div", { class: "field-error", id: "enq-error", role: "alert" });
   const submit = el("button", { type: "submit", class: "primary", id: "enq-submit" }, "Enqueue");
   let submitId = newSubmitId(), inFlight = false;
   const pickQueue = () => {
@@ -39,15 +48,22 @@ export async function pageEnqueue() {
     ev.preventDefault();
     if (inFlight || !check()) return;
     inFlight = submit.disabled = true;
+    ferr.textContent = "";
+    const body = { type: type.value, queue: queue.value, payload: payload.value, delay: Number(delay.value),
+      count: Number(count.value), priority: Number(priority.value), submit_id: submitId };
+    if (attempts.value !== "") body.max_attempts = Number(attempts.value);
+    if (expires.value.trim() !== "") body.expires_in = expires.value.trim();
     try {
-      const r = await api("/api/enqueue", { type: type.value, queue: queue.value, payload: payload.value,
-        delay: Number(delay.value), count: Number(count.value), submit_id: submitId });
+      const r = await api("/api/enqueue", body);
       submitId = newSubmitId();
       toast(r.count === 1 ? "Enqueued job " + r.first_id : "Enqueued " + r.count + " jobs from #" + r.first_id);
       const out = document.getElementById("enq-result");
       out.replaceChildren("Last enqueued: ", el("a", { href: "/jobs/" + r.first_id }, "job #" + r.first_id));
     } catch (e) {
-      if (e.status !== 401) toast(e.message, true);
+      if (e.status !== 401) {
+        toast(e.message, true);
+        ferr.textContent = e.message;
+      }
     } finally {
       inFlight = false;
       check();
@@ -56,6 +72,9 @@ export async function pageEnqueue() {
     el("label", {}, "Type", type), el("label", {}, "Queue", queue),
     el("label", {}, "Payload (JSON)", payload), perr,
     el("div", { class: "row" }, el("label", {}, "Delay (seconds)", delay), el("label", {}, "Count", count)),
+    el("div", { class: "row" }, el("label", {}, "Priority (smaller first)", priority),
+      el("label", {}, "Max attempts", attempts), el("label", {}, "Expires in", expires)),
+    ferr,
     el("div", { class: "row" }, submit, el("span", { id: "enq-result", class: "muted" })));
   setMain("Enqueue", el("h1", {}, "Enqueue"), f);
 }

@@ -1,0 +1,66 @@
+// form_audit.mjs -- the enqueue form at 375 px with long names (set up by
+// tests/serve_form_audit_phone.sh); prints TAP.
+// Environment: URL, USER_NAME (an admin), PASSWORD, TYPE and QUEUE (a
+// type and its queue, as long as names may be), SQL_SH, SHOTS, CHROMIUM,
+// PROFILE.
+import { WAIT, collectErrors, finish, is, launch, like, logIn, noHScroll, ok, overflow375, press, shot, sql, text }
+  from "./lib.mjs";
+
+const { URL: BASE, USER_NAME, TYPE, QUEUE } = process.env;
+const { browser, page } = await launch();
+/* The refusals below are asked for: Chromium logs each 400 as a console error. */
+let refused = 0;
+const errors = collectErrors(page, { setAside: (m) => /status of 400/.test(m.text()) && ++refused });
+
+// Form fields narrower or lower than a thumb (40 px).
+const small = () => page.$$eval("#enqueue-form input, #enqueue-form select, #enqueue-form textarea, #enqueue-form button",
+  (es) => es.filter((e) => { const r = e.getBoundingClientRect(); return r.height < 39.5 || r.width < 39.5; })
+    .map((e) => `${e.id} ${Math.round(e.getBoundingClientRect().width)}x${Math.round(e.getBoundingClientRect().height)}`));
+const setValue = (sel, v) => page.$eval(sel, (e, v) => { e.value = v; e.dispatchEvent(new Event("input")); }, v);
+const lastId = () => sql("SELECT COALESCE(MAX(id), 0) FROM jobs");
+
+// Submits the form and waits for a new job (ok) or for the error line.
+async function submit(wantJob) {
+  const before = lastId();
+  await press(page, "#enq-submit");
+  if (wantJob) await page.waitForFunction((b) => document.querySelector("#enq-result a")?.textContent.replace(/\D/g, "") > b, WAIT, Number(before));
+  else await page.waitForFunction(() => document.querySelector("#enq-error").textContent !== "", WAIT);
+}
+
+try {
+  await page.setViewport({ width: 375, height: 800, isMobile: true, hasTouch: true });
+  await logIn(page, USER_NAME);
+  await page.goto(BASE + "/enqueue", { waitUntil: "networkidle0" });
+  await page.waitForSelector("#enqueue-form", WAIT);
+  is(await page.$eval("#enq-queue", (s) => s.value), QUEUE, "the long type picks its long queue");
+  is((await overflow375(page)).join(", "), "", "the form fits 375 px with the long names");
+  is((await small()).join(", "), "", "every field of the form is a touch target (40 px)");
+
+  // A job with the options: the row jobq enqueue makes from them.
+  await setValue("#enq-priority", "-7");
+  await setValue("#enq-attempts", "2");
+  await setValue("#enq-expires", "10m");
+  await submit(true);
+  const id = (await text(page, "#enq-result a")).replace(/\D/g, "");
+  is(sql(`SELECT CONCAT_WS('|', type, queue, priority, max_attempts,
+    ROUND(TIMESTAMPDIFF(SECOND, created_at, expires_at) / 10)) FROM jobs WHERE id = ${id}`),
+    `${TYPE}|${QUEUE}|-7|2|60`, "the job has the type, queue, priority, max attempts and expiry given");
+
+  // A refusal: under the form, naming the field, wrapped inside the screen.
+  const junk = "x".repeat(180);
+  await setValue("#enq-expires", junk);
+  await submit(false);
+  like(await text(page, "#enq-error"), /^"expires_in": bad duration 'x{20}/, "a bad expiry is refused, naming the field");
+  is(lastId(), id, "and nothing is enqueued");
+  ok(await noHScroll(page), "the page does not scroll sideways");
+  is((await overflow375(page)).join(", "), "", "the refusal, quoting 180 unbroken characters, wraps inside 375 px");
+  await shot(page, "phone-enqueue-refused");
+  await setValue("#enq-expires", "");
+  await submit(true);
+  is(await text(page, "#enq-error"), "", "the next submit that is taken clears the refusal");
+  is(refused, 1, "one 400, the refusal asked for");
+  is(errors.join("\n"), "", "no page errors or failed requests");
+} catch (e) {
+  ok(false, "the script ran through", e.stack);
+}
+await finish(browser);
