@@ -4,7 +4,9 @@
 # expires in among them) fit the screen and are touch targets; a job
 # enqueued with them has the row `jobq enqueue` would make; a refusal
 # is shown under the form naming the field, wraps inside the screen
-# however long the text it quotes, and stays until the next submit.
+# however long the text it quotes, and stays until the next submit; a
+# session that ends while the form is filled in loses nothing: after
+# logging in again the form holds what was typed, and makes the job once.
 # Skipped, with the reason, when Chromium, Node or the npm packages are
 # missing.
 . "$top_srcdir/tests/lib.sh"

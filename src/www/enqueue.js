@@ -8,7 +8,13 @@
  * delay, expires in); a refusal is shown under the form, naming the
  * field, until the next submit. */
 
-import { api, el, enqueueOptions, isAdmin, main, setMain, toast } from "./common.js";
+import { api, app, el, enqueueOptions, isAdmin, main, setMain, toast } from "./common.js";
+
+/* What was typed in the form when its submit met a lost session (401):
+ * the login form takes the page, and the form drawn once the same user
+ * is in again starts from it, with the same submit id (the request never
+ * reached a handler), instead of empty.  Another user gets a fresh form. */
+let draft = null;
 
 export async function pageEnqueue() {
   if (main().querySelector("#enqueue-form")) return; /* never redraw a form being filled in */
@@ -33,6 +39,7 @@ export async function pageEnqueue() {
   const ferr = el("div", { class: "field-error", id: "enq-error", role: "alert" });
   const submit = el("button", { type: "submit", class: "primary", id: "enq-submit" }, "Enqueue");
   let submitId = newSubmitId(), inFlight = false;
+  const user = app.me.user, fields = { type, queue, payload, delay, count, priority, attempts, expires };
   const pickQueue = () => {
     const t = form.types.find((x) => x.type === type.value);
     if (t) queue.value = t.queue;
@@ -44,6 +51,11 @@ export async function pageEnqueue() {
   type.addEventListener("change", pickQueue);
   payload.addEventListener("input", check);
   pickQueue();
+  if (draft && draft.user === user) {
+    for (const k of Object.keys(fields)) fields[k].value = draft.values[k];
+    submitId = draft.submitId;
+  }
+  draft = null;
   const f = el("form", { class: "form card", id: "enqueue-form", on: { submit: async (ev) => {
     ev.preventDefault();
     if (inFlight || !check()) return;
@@ -63,6 +75,10 @@ export async function pageEnqueue() {
       if (e.status !== 401) {
         toast(e.message, true);
         ferr.textContent = e.message;
+      } else {
+        const values = {};
+        for (const k of Object.keys(fields)) values[k] = fields[k].value;
+        draft = { user, values, submitId };
       }
     } finally {
       inFlight = false;

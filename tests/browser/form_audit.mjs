@@ -10,7 +10,7 @@ const { URL: BASE, USER_NAME, TYPE, QUEUE } = process.env;
 const { browser, page } = await launch();
 /* The refusals below are asked for: Chromium logs each 400 as a console error. */
 let refused = 0;
-const errors = collectErrors(page, { setAside: (m) => /status of 400/.test(m.text()) && ++refused });
+const errors = collectErrors(page, { setAside: (m) => /status of 40[01]/.test(m.text()) && ++refused });
 
 // Form fields narrower or lower than a thumb (40 px).
 const small = () => page.$$eval("#enqueue-form input, #enqueue-form select, #enqueue-form textarea, #enqueue-form button",
@@ -58,7 +58,29 @@ try {
   await setValue("#enq-expires", "");
   await submit(true);
   is(await text(page, "#enq-error"), "", "the next submit that is taken clears the refusal");
-  is(refused, 1, "one 400, the refusal asked for");
+
+  // The session ends while the form is filled in: the submit meets the
+  // login form; logging in again brings the form back as it was typed,
+  // and the submit then makes the job once.
+  await setValue("#enq-payload", '{"typed": "before the session ended"}');
+  await setValue("#enq-priority", "3");
+  await setValue("#enq-expires", "2h");
+  sql(`DELETE FROM jobq_sessions`);
+  const before = lastId();
+  await press(page, "#enq-submit");
+  await page.waitForSelector("#login-form", WAIT);
+  await page.type("#login-user", USER_NAME);
+  await page.type("#login-password", process.env.PASSWORD);
+  await page.click("#login-submit");
+  await page.waitForSelector("#enqueue-form", WAIT);
+  is(await page.$eval("#enqueue-form", (f) => [f.querySelector("#enq-payload").value, f.querySelector("#enq-priority").value,
+    f.querySelector("#enq-expires").value, f.querySelector("#enq-type").value].join("|")),
+    `{"typed": "before the session ended"}|3|2h|${TYPE}`, "after logging in again the form holds what was typed");
+  is(lastId(), before, "the submit that met the lost session enqueued nothing");
+  await submit(true);
+  is(sql(`SELECT CONCAT_WS('|', COUNT(*), MIN(priority), MIN(payload)) FROM jobs WHERE id > ${before}`),
+    `1|3|{"typed": "before the session ended"}`, "submitted again, it makes the job once");
+  is(refused, 2, "one 400 and one 401, the refusals asked for");
   is(errors.join("\n"), "", "no page errors or failed requests");
 } catch (e) {
   ok(false, "the script ran through", e.stack);
