@@ -72,7 +72,7 @@ njobs=$(count jobs)
 naudit=$(count jobq_audit)
 refused() { # refused 'JSON fields' 'message regex' what
 	post /api/enqueue "$T/jar" "{\"type\": \"echo\", \"payload\": \"{}\", $1}" "$ACSRF"
-	like "$CODE $(field "$BODY" error)" "^400 $2" "$3: 400, naming the field"; diag "$(field "$BODY" error)"
+	like "$CODE $(field "$BODY" error)" "^400 $2" "$3: 400, naming the field"
 }
 refused '"priority": 40000' '"priority" must be a whole number from -32768 to 32767' "priority out of range"
 refused '"priority": "high"' '"priority" must be' "priority not a number"
@@ -128,5 +128,33 @@ hit POST /api/enqueue "$T/jar" '{"type": "echo", "payload": "{}"}'
 is "$CODE" 403 "no CSRF token: 403"
 is "$(count jobs)/$(count jobq_audit "action = 'enqueue'")" "$njobs/$((njobs - 4))" \
 	"nothing enqueued; one audit row per dashboard job"
+
+# ---- (e) every write of the dashboard: a viewer, then an admin with a
+# wrong token and with none, are refused with 403 and change nothing ----
+dj=$(jq_ enqueue --delay 1h echo '{}')
+sql "INSERT INTO failed_jobs (id, queue, type, payload, attempts, exception) VALUES (9001, 'default', 'echo', '{}', 3, 'x')"
+snap() {
+	sql "SELECT CONCAT_WS('|', (SELECT GROUP_CONCAT(id, available_at, IFNULL(cancel_by, '') ORDER BY id) FROM jobs),
+	     (SELECT GROUP_CONCAT(id, payload) FROM failed_jobs), (SELECT COUNT(*) FROM jobq_paused),
+	     (SELECT COUNT(*) FROM jobq_audit WHERE action <> 'login'))"
+}
+before=$(snap)
+writes=("/api/jobs/$dj/run-now {}" "/api/jobs/$dj/delete {}" "/api/jobs/$dj/cancel {}" "/api/jobs/$dj/release {}"
+	'/api/failed/retry {"ids":[9001]}' '/api/failed/retry {"all":true}' '/api/failed/forget {"ids":[9001]}'
+	'/api/failed/retry-edited {"id":9001,"payload":"{\"x\":1}"}' '/api/failed/clear {"count":1}'
+	'/api/bulk {"action":"delete","count":1,"upto":999999,"after":0}' '/api/queues/pause {"queue":"default"}'
+	'/api/enqueue {"type":"echo","payload":"{}"}')
+codes=""
+for w in "${writes[@]}"; do
+	post "${w%% *}" "$T/bjar" "${w#* }" "$CSRF"
+	codes+="$CODE "
+	post "${w%% *}" "$T/jar" "${w#* }" "not-the-token"
+	codes+="$CODE "
+	hit POST "${w%% *}" "$T/jar" "${w#* }"
+	codes+="$CODE "
+done
+is "$codes" "$(printf '403 %.0s' $(seq $((${#writes[@]} * 3))))" \
+	"each of ${#writes[@]} write routes: 403 for a viewer, a wrong token and no token"
+is "$(snap)" "$before" "and nothing changed: jobs, dead letter, paused queues, audit"
 
 finish
