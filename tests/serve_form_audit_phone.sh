@@ -6,7 +6,8 @@
 # is shown under the form naming the field, wraps inside the screen
 # however long the text it quotes, and stays until the next submit; a
 # session that ends while the form is filled in loses nothing: after
-# logging in again the form holds what was typed, and makes the job once.
+# logging in again the form holds what was typed, and makes the job once;
+# so does a dead job's Edit and retry.
 # Skipped, with the reason, when Chromium, Node or the npm packages are
 # missing.
 . "$top_srcdir/tests/lib.sh"
@@ -29,5 +30,6 @@ queue = $Q
 password_hash = $PWHASH
 role = admin
 EOC
+sql "INSERT INTO failed_jobs (id, queue, type, payload, attempts, exception) VALUES (9001, '$Q', '$TY', '{\"v\": \"bad\"}', 3, 'x')"
 serve_start
 browser_run form_audit USER_NAME=admin TYPE="$TY" QUEUE="$Q"

@@ -3,7 +3,7 @@
  * admin's actions on it (from /api/jobs/ID), among them "Edit and retry"
  * of a dead job's payload. */
 
-import { act, api, badge, dueIn, el, fmtDur, isAdmin, navigate, setMain, shell, toast, when } from "./common.js";
+import { act, api, app, badge, dueIn, el, fmtDur, isAdmin, navigate, setMain, shell, toast, when } from "./common.js";
 
 function pretty(text) {
   try { return JSON.stringify(JSON.parse(text), null, 2); } catch (e) { return text; }
@@ -13,10 +13,18 @@ function pretty(text) {
  * so an unchanged submit changes nothing), checked as JSON while typed as
  * the Enqueue form does, sent once: the button is off while the request
  * is in flight.  It sits in a <details>: an open one holds the live
- * refresh back (app.js), so the text being edited is not redrawn away. */
+ * refresh back (app.js), so the text being edited is not redrawn away.
+ * A submit that meets a lost session (401: the login form takes the
+ * page) keeps the edited text: once the same user is in again, the
+ * job's page opens "Edit and retry" with it. */
+let editDraft = null;
+
 function editRetry(j) {
+  const user = app.me.user;
   const text = el("textarea", { id: "edit-payload", spellcheck: "false", rows: 8 });
-  text.value = j.payload;
+  const restored = editDraft !== null && editDraft.user === user && editDraft.id === j.id;
+  text.value = restored ? editDraft.text : j.payload;
+  editDraft = null;
   const perr = el("div", { class: "field-error", id: "edit-payload-error" });
   const submit = el("button", { type: "submit", class: "primary", id: "edit-submit" }, "Retry with this payload");
   let inFlight = false;
@@ -32,12 +40,13 @@ function editRetry(j) {
     try {
       await act("/api/failed/retry-edited", { id: j.id, payload: text.value },
         () => "Job " + j.id + " is back in the queue with the edited payload");
+      if (app.me === null) editDraft = { user, id: j.id, text: text.value }; /* 401: logged out */
     } finally {
       inFlight = false;
       check();
     }
   } } }, el("label", {}, "Payload (JSON)", text), perr, el("div", { class: "row" }, submit));
-  return el("details", { id: "edit-retry", class: "card" }, el("summary", {}, "Edit and retry"), f);
+  return el("details", { id: "edit-retry", class: "card", open: restored }, el("summary", {}, "Edit and retry"), f);
 }
 
 const GONE_NOTE = {

@@ -80,7 +80,27 @@ try {
   await submit(true);
   is(sql(`SELECT CONCAT_WS('|', COUNT(*), MIN(priority), MIN(payload)) FROM jobs WHERE id > ${before}`),
     `1|3|{"typed": "before the session ended"}`, "submitted again, it makes the job once");
-  is(refused, 2, "one 400 and one 401, the refusals asked for");
+
+  // The same for a dead job's Edit and retry.
+  await page.goto(BASE + "/jobs/9001", { waitUntil: "networkidle0" });
+  await page.waitForSelector("#edit-retry", WAIT);
+  await page.$eval("#edit-retry", (d) => { d.open = true; });
+  await setValue("#edit-payload", '{"v": "fixed while the session ended"}');
+  sql(`DELETE FROM jobq_sessions`);
+  await press(page, "#edit-submit");
+  await page.waitForSelector("#login-form", WAIT);
+  await page.type("#login-user", USER_NAME);
+  await page.type("#login-password", process.env.PASSWORD);
+  await page.click("#login-submit");
+  await page.waitForSelector("#edit-retry", WAIT);
+  is(await page.$eval("#edit-retry", (d) => d.open + "|" + d.querySelector("#edit-payload").value),
+    'true|{"v": "fixed while the session ended"}', "Edit and retry comes back open, holding the edited payload");
+  is(sql("SELECT COUNT(*) FROM failed_jobs WHERE id = 9001"), "1", "the job is still dead");
+  await press(page, "#edit-submit");
+  await page.waitForFunction(() => document.querySelector("h1 .badge")?.textContent === "ready", WAIT);
+  is(sql("SELECT payload FROM jobs WHERE id = 9001"), '{"v": "fixed while the session ended"}',
+    "submitted again, the job is back in the queue with the edited payload");
+  is(refused, 3, "one 400 and two 401s, the refusals asked for");
   is(errors.join("\n"), "", "no page errors or failed requests");
 } catch (e) {
   ok(false, "the script ran through", e.stack);
