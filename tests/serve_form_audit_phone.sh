@@ -7,7 +7,8 @@
 # however long the text it quotes, and stays until the next submit; a
 # session that ends while the form is filled in loses nothing: after
 # logging in again the form holds what was typed, and makes the job once;
-# so does a dead job's Edit and retry.
+# so does a dead job's Edit and retry.  Retry on a dead job's page whose
+# unique key another job holds says it stays dead, naming that job.
 # Skipped, with the reason, when Chromium, Node or the npm packages are
 # missing.
 . "$top_srcdir/tests/lib.sh"
@@ -30,6 +31,8 @@ queue = $Q
 password_hash = $PWHASH
 role = admin
 EOC
-sql "INSERT INTO failed_jobs (id, queue, type, payload, attempts, exception) VALUES (9001, '$Q', '$TY', '{\"v\": \"bad\"}', 3, 'x')"
+sql "INSERT INTO failed_jobs (id, queue, type, payload, attempts, exception) VALUES (9001, '$Q', '$TY', '{\"v\": \"bad\"}', 3, 'x');
+     INSERT INTO failed_jobs (id, queue, type, payload, attempts, exception, unique_key) VALUES (9002, '$Q', '$TY', '{}', 3, 'x', 'order:1');
+     INSERT INTO jobs (id, queue, type, payload, available_at, unique_key) VALUES (9100, '$Q', '$TY', '{}', UTC_TIMESTAMP(6) + INTERVAL 1 DAY, 'order:1')"
 serve_start
 browser_run form_audit USER_NAME=admin TYPE="$TY" QUEUE="$Q"

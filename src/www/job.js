@@ -83,7 +83,11 @@ function jobActions(j, d) {
   const id = j.id, b = [];
   if (j.state === "failed") {
     b.push(el("button", { class: "primary", id: "act-retry", on: { click: () =>
-      act("/api/failed/retry", { ids: [id] }, () => "Job " + id + " is back in the queue") } }, "Retry"));
+      /* 200 with the job in "refused" when the server kept it dead (its
+       * unique key or id is in the queue again): said, as the dead letter
+       * list says it */
+      act("/api/failed/retry", { ids: [id] }, (r) => r.refused.length ?
+        "Job " + id + " stays dead-lettered: " + r.refused[0].error : "Job " + id + " is back in the queue") } }, "Retry"));
     b.push(el("button", { class: "danger", on: { click: () => {
       if (confirm("Forget dead job " + id + " for good?"))
         act("/api/failed/forget", { ids: [id] }, () => "Job " + id + " forgotten");

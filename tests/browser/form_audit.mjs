@@ -100,6 +100,13 @@ try {
   await page.waitForFunction(() => document.querySelector("h1 .badge")?.textContent === "ready", WAIT);
   is(sql("SELECT payload FROM jobs WHERE id = 9001"), '{"v": "fixed while the session ended"}',
     "submitted again, the job is back in the queue with the edited payload");
+
+  // Retry on the page of a dead job whose unique key job 9100 holds.
+  await page.goto(BASE + "/jobs/9002", { waitUntil: "networkidle0" });
+  await press(page, "#act-retry");
+  await page.waitForFunction(() => document.querySelector("#toast").textContent !== "", WAIT);
+  like(await text(page, "#toast"), /^Job 9002 stays dead-lettered: .*9100/, "Retry of a job whose key is held says it stays dead, naming the holder");
+  is(sql("SELECT COUNT(*) FROM failed_jobs WHERE id = 9002"), "1", "and it does stay dead");
   is(refused, 3, "one 400 and two 401s, the refusals asked for");
   is(errors.join("\n"), "", "no page errors or failed requests");
 } catch (e) {
