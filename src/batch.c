@@ -568,24 +568,6 @@ get_payload(cJSON *o, struct batch_job *job)
 	return 0;
 }
 
-/* Whether s[0..len) has a JSON escape \u0000: cJSON would cut the
- * string there and the job would silently lose the rest. */
-static int
-has_escaped_nul(const char *s, size_t len)
-{
-	size_t i, k;
-
-	for (i = 0; i + 6 <= len; i++) {
-		if (memcmp(s + i, "\\u0000", 6) != 0)
-			continue;
-		for (k = 0; k < i && s[i - k - 1] == '\\'; k++)
-			;
-		if (k % 2 == 0)
-			return 1;
-	}
-	return 0;
-}
-
 int
 batch_line_parse(const char *line, size_t len, const struct batch_ctx *ctx, struct batch_job *job, char *err)
 {
@@ -599,7 +581,7 @@ batch_line_parse(const char *line, size_t len, const struct batch_ctx *ctx, stru
 		errf(err, "the line contains a NUL byte");
 		return -1;
 	}
-	if (has_escaped_nul(line, len)) {
+	if (json_has_escaped_nul(line, len)) {
 		errf(err, "the line contains \\u0000, which cannot be stored");
 		return -1;
 	}

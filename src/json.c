@@ -146,3 +146,22 @@ json_print_compact(cJSON *v)
 	raw_integers(v);
 	return cJSON_PrintUnformatted(v);
 }
+
+/* Whether the JSON text s[0..len) has the escape \u0000 (a backslash
+ * before it escaped by none): cJSON would cut the string there, and the
+ * value read would silently lose the rest. */
+int
+json_has_escaped_nul(const char *s, size_t len)
+{
+	size_t i, k;
+
+	for (i = 0; i + 6 <= len; i++) {
+		if (memcmp(s + i, "\\u0000", 6) != 0)
+			continue;
+		for (k = 0; k < i && s[i - k - 1] == '\\'; k++)
+			;
+		if (k % 2 == 0)
+			return 1;
+	}
+	return 0;
+}

@@ -288,6 +288,11 @@ api_enqueue(struct req *r)
 
 	if (in == NULL)
 		return serve_error(r, 400, "the body is not a JSON object");
+	/* cJSON ends a string at a NUL: "{}\u0000junk" would enqueue "{}" */
+	if (json_has_escaped_nul(r->body.data, r->body.len)) {
+		cJSON_Delete(in);
+		return serve_error(r, 400, "a string of the body holds \\u0000 (NUL), which a job cannot hold");
+	}
 	if ((status = enq_check(r, in, &e, &msg)) != 0 || (status = enq_ahead(r, &e, &msg)) != 0) {
 		batch_job_clear(&e.job);
 		cJSON_Delete(in);

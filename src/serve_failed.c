@@ -9,6 +9,7 @@
 
 #include "deps.h"
 #include "failed.h"
+#include "json.h"
 #include "queue.h"
 #include "serve_audit.h"
 #include "serve_bulk.h"
@@ -264,6 +265,11 @@ api_failed_retry_edited(struct req *r)
 	    id->valuedouble != (double)(uint64_t)id->valuedouble || payload == NULL) {
 		cJSON_Delete(in);
 		return serve_error(r, 400, "expected {\"id\": a job id, \"payload\": JSON text}");
+	}
+	/* cJSON ends a string at a NUL: the payload would lose the rest */
+	if (json_has_escaped_nul(r->body.data, r->body.len)) {
+		cJSON_Delete(in);
+		return serve_error(r, 422, "payload: it holds \\u0000 (NUL), which a job cannot hold");
 	}
 	job = (uint64_t)id->valuedouble;
 	e.payload_len = strlen(payload);

@@ -91,6 +91,16 @@ refused '"after": [1]' '"after": the dashboard does not enqueue with it' "after"
 refused '"group": "g"' '"group": the dashboard does not enqueue with it' "group"
 refused '"queue": 7' '"queue" is not a string' "a queue that is not a string"
 refused '"priority": 1, "priority": 2' 'field "priority" is given twice' "a field given twice"
+# A NUL in a string of the body: cJSON ends the string there, so the job
+# would be enqueued with what came before it ("{}", or the type "echo").
+post /api/enqueue "$T/jar" '{"type": "echo", "payload": "{}\u0000junk"}' "$ACSRF"
+like "$CODE $(field "$BODY" error)" '^400 a string of the body holds \\u0000' "a payload with \\u0000 in it: 400"
+post /api/enqueue "$T/jar" '{"type": "echo\u0000junk", "payload": "{}"}' "$ACSRF"
+is "$CODE" 400 "a type with \\u0000 in it: 400, not the type before it"
+# The payload rules are jobq enqueue's: the same message.
+post /api/enqueue "$T/jar" "{\"type\": \"echo\", \"payload\": \"\\\"a$(printf '\xff')\\\"\"}" "$ACSRF"
+cli=$("$JOBQ" -c "$CONF" enqueue echo "$(printf '"a\xff"')" 2>&1)
+is "$CODE jobq: enqueue: $(field "$BODY" error)" "400 $cli" "a payload that is not UTF-8: refused with the CLI's message"
 post /api/enqueue "$T/jar" '{"type": "echo", "type": "nosuch", "payload": "{}"}' "$ACSRF"
 is "$CODE $(field "$BODY" error)" '400 field "type" is given twice' "type given twice: refused, not the first one read"
 is "$(count jobs)/$(count jobq_audit)" "$njobs/$naudit" "none of the refusals enqueued or audited anything"
@@ -115,6 +125,11 @@ like "$CODE $(field "$BODY" error)" "^400 count: 1000 jobs of this payload make 
 	"1000 jobs whose statement is over max_allowed_packet: 400 naming count"
 post /api/enqueue "$T/jar" '{"type": "echo", "payload": "{}"}' "$ACSRF"
 is "$CODE" 200 "and the dashboard goes on (no connection dropped)"
+sql "INSERT INTO failed_jobs (id, queue, type, payload, attempts, exception) VALUES (9002, 'default', 'echo', '{\"v\": 1}', 3, 'x')"
+post /api/failed/retry-edited "$T/jar" '{"id": 9002, "payload": "{\"v\": 2}\u0000junk"}' "$ACSRF"
+like "$CODE $(field "$BODY" error)" '^422 payload: it holds \\u0000' "an edited payload with \\u0000 in it: 422, naming the payload"
+is "$(sql "SELECT payload FROM failed_jobs WHERE id = 9002")" '{"v": 1}' "the job stays dead with its payload"
+sql "DELETE FROM failed_jobs"
 is "$(count jobs)/$(count jobq_audit)" "$((njobs + 1))/$((naudit + 1))" "the refusals wrote nothing"
 njobs=$(count jobs)
 
