@@ -28,8 +28,8 @@
  * (unknown) that it has none.  The list starts with NULL, which matches
  * nothing, so that a configuration of no handler is still a list; the
  * IN is NULL rather than false for a type not in it, hence COALESCE. */
-static void
-types_sql(struct db *db, struct buf *where, const struct conf *c, int unknown)
+void
+failed_types_sql(struct db *db, struct buf *where, const struct conf *c, int unknown)
 {
 	size_t i;
 
@@ -48,7 +48,7 @@ filter_sql(struct db *db, struct buf *where, const struct failed_filter *f)
 	if (f->type != NULL)
 		db_sql(db, where, " AND type = %q", db_ascii(f->type));
 	if (f->handlers != NULL)
-		types_sql(db, where, f->handlers, f->unknown_types);
+		failed_types_sql(db, where, f->handlers, f->unknown_types);
 }
 
 /* Adds to where the keyset condition "older than failed job id" (or

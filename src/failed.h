@@ -39,6 +39,7 @@ void failed_rows_free(struct failed_row *rows, size_t n);
 int failed_count_beyond(
     struct db *db, const struct failed_filter *f, uint64_t id, int older, uint64_t *n, char *err);
 int failed_exists(struct db *db, uint64_t id, int *exists, char **type, char *err);
+void failed_types_sql(struct db *db, struct buf *where, const struct conf *c, int unknown);
 int failed_retry_audited(struct db *db, uint64_t id, const struct audit_entry *a, char *err);
 
 /* What failed_retry_edited returns besides DB_OK, QUEUE_NOT_FOUND and

@@ -82,6 +82,7 @@ read_bulk(struct req *r, cJSON *in, const struct bulk_kind **k, struct bulk_filt
 		return *msg = "state: ready or delayed for delete; ready, delayed, waiting, reserved or stale for cancel",
 		       400;
 	f->by = r->user->name;
+	f->handlers = r->srv->conf; /* retry leaves a type no [handler] takes, as jobq failed retry --all */
 	return 0;
 }
 
@@ -98,17 +99,25 @@ body_u64(cJSON *in, const char *key, uint64_t *v)
 	return 0;
 }
 
+/* The count's answer; for a retry also how many matching dead jobs it
+ * leaves, being of a type no [handler] takes (unknown_type). */
 static MHD_RESULT
-count_answer(struct req *r, unsigned status, const char *error, const struct bulk_kind *k, uint64_t n,
-    uint64_t upto)
+count_answer(struct req *r, unsigned status, const char *error, const struct bulk_kind *k,
+    const struct bulk_filter *f, uint64_t n, uint64_t upto)
 {
 	cJSON *doc = cJSON_CreateObject();
+	struct bulk_filter left = *f;
+	uint64_t unknown = 0;
+	char err[ERRSZ];
 
 	if (error != NULL)
 		cJSON_AddStringToObject(doc, "error", error);
 	cJSON_AddStringToObject(doc, "action", bulk_kind_name(k));
 	ADD_NUM(doc, "count", n);
 	ADD_NUM(doc, "upto", upto);
+	left.unknown_types = 1;
+	if (strcmp(bulk_kind_name(k), "retry") == 0 && bulk_count(r->db, k, &left, &unknown, NULL, err) == DB_OK)
+		ADD_NUM(doc, "unknown_type", unknown);
 	return serve_json(r, status, doc);
 }
 
@@ -125,13 +134,14 @@ api_bulk_count(struct req *r)
 	unsigned status = read_bulk(r, in, &k, &f, &msg);
 	char err[ERRSZ];
 	int rc = status != 0 ? DB_OK : bulk_count(r->db, k, &f, &n, &upto, err);
+	MHD_RESULT ret;
 
-	if (status != 0 || rc != DB_OK) {
-		cJSON_Delete(in);
-		return status != 0 ? serve_error(r, status, msg) : serve_db_error(r, "count jobs", err);
-	}
-	cJSON_Delete(in);
-	return count_answer(r, 200, NULL, k, n, upto);
+	if (status != 0 || rc != DB_OK)
+		ret = status != 0 ? serve_error(r, status, msg) : serve_db_error(r, "count jobs", err);
+	else
+		ret = count_answer(r, 200, NULL, k, &f, n, upto);
+	cJSON_Delete(in); /* last: f's names point into it */
+	return ret;
 }
 
 /* What one chunk did.  Each job's audit row is written in the job's
@@ -219,7 +229,7 @@ api_bulk(struct req *r)
 		if (bulk_count(r->db, k, &f, &now, &top, err) != DB_OK)
 			ret = serve_db_error(r, "count jobs", err);
 		else
-			ret = count_answer(r, 409, "the number of jobs changed; confirm again", k, now, top);
+			ret = count_answer(r, 409, "the number of jobs changed; confirm again", k, &f, now, top);
 	} else {
 		ret = step(r, k, &f, 0, upto);
 	}

@@ -117,11 +117,36 @@ body_ids(cJSON *in, size_t *n)
 	return out;
 }
 
+/* For a retry: sets *unknown when job id's type has no [handler]
+ * section in the configuration, with err saying so, as `jobq failed
+ * retry` refuses it: a retry would only dead-letter it again ("unknown
+ * job type").  A job no longer in the dead letter passes: the retry
+ * itself says so.  Returns the read's status. */
+static int
+retry_type_unknown(struct req *r, uint64_t id, int *unknown, char *err)
+{
+	char *type = NULL;
+	int exists = 0, rc;
+
+	*unknown = 0;
+	if ((rc = failed_exists(r->db, id, &exists, &type, err)) != DB_OK)
+		return rc;
+	if (exists && conf_handler(r->srv->conf, type) == NULL) {
+		errf(err, "job %llu is of type '%s', which has no [handler] section in the configuration: "
+		          "a retry would only dead-letter it again",
+		    (unsigned long long)id, type);
+		*unknown = 1;
+	}
+	free(type);
+	return DB_OK;
+}
+
 /* Applies fn (failed_retry_audited or failed_forget_audited) to each
  * id, each job's audit row in its transaction; ids that are not
  * dead-lettered (any more) are listed as missing, and those the
  * database refused ({id, error}: its unique key is taken, a job it
- * cancelled is held by a worker) as refused, the others tried still.
+ * cancelled is held by a worker, a retry of a type no [handler] takes)
+ * as refused, the others tried still.
  * A job whose answer was lost is tried once more after a reconnect, as
  * `jobq failed` does (failed_act_reconnecting): found moved, it counts
  * as done.  Only a database gone away stops it. */
@@ -142,7 +167,13 @@ each_failed(struct req *r, const char *action, failed_act_fn *fn)
 	missing = cJSON_AddArrayToObject(doc, "missing");
 	refused = cJSON_AddArrayToObject(doc, "refused");
 	for (i = 0; i < n && rc != DB_EGONE && rc != DB_ERETRY; i++) {
-		rc = failed_act_reconnecting(r->db, fn, ids[i], &a, err);
+		int unknown = 0;
+
+		rc = fn == failed_retry_audited ? retry_type_unknown(r, ids[i], &unknown, err) : DB_OK;
+		if (rc == DB_OK && unknown)
+			rc = DB_EFAIL; /* refused, with err */
+		else if (rc == DB_OK)
+			rc = failed_act_reconnecting(r->db, fn, ids[i], &a, err);
 		if (rc == DB_OK)
 			okn++;
 		else if (rc == QUEUE_NOT_FOUND)
@@ -170,7 +201,7 @@ each_failed(struct req *r, const char *action, failed_act_fn *fn)
  * (failed_filter.audit), so its page says who retried it even when the
  * run stops half-way, and no job moves without one. */
 struct retry_tally {
-	uint64_t moved, refused;
+	uint64_t moved, refused, unknown;
 };
 
 static void
@@ -195,7 +226,7 @@ static MHD_RESULT
 retry_all(struct req *r, cJSON *in)
 {
 	struct failed_filter f = { 0 };
-	struct retry_tally t = { 0, 0 };
+	struct retry_tally t = { 0, 0, 0 };
 	struct audit_entry a;
 	const char *msg = NULL;
 	char err[ERRSZ], *detail;
@@ -206,6 +237,14 @@ retry_all(struct req *r, cJSON *in)
 		return serve_error(r, status, msg);
 	detail = xasprintf("all matching queue=%s type=%s", f.queue ? f.queue : "*", f.type ? f.type : "*");
 	a = serve_audit_entry(r, "retry-all", 0, detail);
+	/* the jobs of a type no [handler] takes stay, counted: as jobq failed retry --all */
+	f.handlers = r->srv->conf;
+	f.unknown_types = 1;
+	if (failed_count(r->db, &f, &t.unknown, err) != DB_OK) {
+		free(detail);
+		return serve_write_error(r, "retry matching", err);
+	}
+	f.unknown_types = 0;
 	f.audit = &a;
 	if (failed_retry_matching(r->db, &f, tally_retry, &t, err) != DB_OK) {
 		free(detail);
@@ -214,14 +253,15 @@ retry_all(struct req *r, cJSON *in)
 	wakeup_send(r->srv->conf, f.queue);
 	free(detail);
 	/* the counts first: the rest is the filter */
-	detail =
-	    xasprintf("%llu jobs, %llu refused: all matching queue=%s type=%s", (unsigned long long)t.moved,
-	        (unsigned long long)t.refused, f.queue ? f.queue : "*", f.type ? f.type : "*");
+	detail = xasprintf("%llu jobs, %llu refused, %llu of an unknown type left: all matching queue=%s type=%s",
+	    (unsigned long long)t.moved, (unsigned long long)t.refused, (unsigned long long)t.unknown,
+	    f.queue ? f.queue : "*", f.type ? f.type : "*");
 	serve_audit_count(r, "retry-all", 0, t.moved, detail);
 	free(detail);
 	doc = cJSON_CreateObject();
 	ADD_NUM(doc, "retried", t.moved);
 	ADD_NUM(doc, "refused", t.refused);
+	ADD_NUM(doc, "unknown_type", t.unknown);
 	return serve_json(r, 200, doc);
 }
 
@@ -248,7 +288,8 @@ api_failed_retry(struct req *r)
  * dead job back to its queue carrying the new payload, with an audit row
  * that holds the old and the new one (failed_retry_edited, as `jobq
  * failed retry --payload`).  400 for a body that is not that shape, 422
- * for a payload that is not JSON or is over max_payload, 404 when the job
+ * for a payload that is not JSON or is over max_payload or a job of a
+ * type no [handler] takes, 404 when the job
  * is not (any more) dead-lettered, 409 when its id or unique key is in
  * the queue again; each changes nothing. */
 MHD_RESULT
@@ -259,7 +300,7 @@ api_failed_retry_edited(struct req *r)
 	struct failed_edit e = { payload, 0, r->srv->conf->worker.max_payload, r->user->name, r->addr };
 	uint64_t job;
 	char err[ERRSZ];
-	int rc;
+	int rc, unknown;
 
 	if (!cJSON_IsNumber(id) || id->valuedouble < 1 || id->valuedouble > 9e15 ||
 	    id->valuedouble != (double)(uint64_t)id->valuedouble || payload == NULL) {
@@ -273,7 +314,9 @@ api_failed_retry_edited(struct req *r)
 	}
 	job = (uint64_t)id->valuedouble;
 	e.payload_len = strlen(payload);
-	rc = failed_retry_edited(r->db, job, &e, err);
+	if ((rc = retry_type_unknown(r, job, &unknown, err)) == DB_OK)
+		rc = unknown ? FAILED_BAD_PAYLOAD /* 422, nothing changed */
+		             : failed_retry_edited(r->db, job, &e, err);
 	cJSON_Delete(in);
 	if (rc == FAILED_BAD_PAYLOAD || rc == FAILED_HELD)
 		return serve_error(r, rc == FAILED_HELD ? 409 : 422, err);

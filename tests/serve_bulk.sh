@@ -69,14 +69,14 @@ is "$CODE" 400 "a bulk action without the confirmed count: 400"
 is "$(sql "SELECT COUNT(*) FROM failed_jobs")" 255 "none of that changed anything"
 
 post /api/bulk/count "$T/jar" '{"action": "retry", "queue": "mail"}'
-is "$CODE $BODY" '200 {"action":"retry","count":250,"upto":1250}' "count: 250 dead jobs in mail, the highest 1250"
+is "$CODE $BODY" '200 {"action":"retry","count":250,"upto":1250,"unknown_type":0}' "count: 250 dead jobs in mail, the highest 1250"
 # Job 1250 is queued again under its own id (an operator re-enqueued it
 # by hand): its retry is refused and the others go on.  Job 1251 dies
 # after the count: it is not in the set confirmed.
 sql "INSERT INTO jobs (id, queue, type, payload) VALUES (1250, 'mail', 'send_email', '{}');
      INSERT INTO failed_jobs (id, queue, type, payload, attempts, exception) VALUES (1251, 'mail', 'send_email', '{}', 1, 'x')"
 post /api/bulk "$T/jar" '{"action": "retry", "queue": "mail", "count": 249, "upto": 1250}'
-is "$CODE $BODY" '409 {"error":"the number of jobs changed; confirm again","action":"retry","count":251,"upto":1251}' \
+is "$CODE $BODY" '409 {"error":"the number of jobs changed; confirm again","action":"retry","count":251,"upto":1251,"unknown_type":0}' \
 	"a count that is not the set's: 409 with the count now, nothing done"
 is "$(sql "SELECT COUNT(*) FROM failed_jobs WHERE queue = 'mail'")" 251 "and nothing moved"
 post /api/bulk "$T/jar" '{"action": "retry", "queue": "mail", "count": 250, "upto": 1250}'
@@ -131,5 +131,31 @@ post /api/bulk/count "$T/jar" '{"action": "delete", "queue": "default"}'
 is "$BODY" '{"action":"delete","count":0,"upto":0}' "nothing left to delete: count 0"
 post /api/bulk "$T/jar" '{"action": "delete", "queue": "default", "count": 0, "upto": 0}'
 is "$CODE $(printf '%s' "$BODY" | jget '(d["done"], d["next_after"])')" "200 [0, null]" "and a bulk action on it does nothing"
+
+# A dead job whose type has no [handler] is not retried, as jobq failed
+# retry refuses it: a retry would only dead-letter it again.  Bulk
+# retry leaves it and says how many; a retry by id refuses it by name;
+# an edited retry is 422; retry all matching leaves it, counted.
+sql "DELETE FROM failed_jobs; DELETE FROM jobs WHERE id = 1250;
+     INSERT INTO failed_jobs (id, queue, type, payload, attempts, exception) VALUES
+       (4001, 'mail', 'gone', '{}', 1, 'unknown job type'), (4002, 'mail', 'gone', '{}', 1, 'unknown job type'),
+       (4003, 'mail', 'send_email', '{}', 1, 'x')"
+post /api/bulk/count "$T/jar" '{"action": "retry", "queue": "mail"}'
+is "$CODE $BODY" '200 {"action":"retry","count":1,"upto":4003,"unknown_type":2}' \
+	"bulk retry counts the job it can retry, and the 2 of a type no [handler] takes apart"
+post /api/bulk "$T/jar" '{"action": "retry", "queue": "mail", "count": 1, "upto": 4003}'
+is "$(printf '%s' "$BODY" | jget '(d["done"], d["skipped"])') $(sql "SELECT GROUP_CONCAT(id) FROM failed_jobs")" \
+	"[1, 0] 4001,4002" "it retries that one; the other two stay dead"
+post /api/failed/retry "$T/jar" '{"ids": [4001]}'
+is "$CODE $(printf '%s' "$BODY" | jget '(d["retried"], d["refused"][0]["error"])')" \
+	"200 [0, \"job 4001 is of type 'gone', which has no [handler] section in the configuration: a retry would only dead-letter it again\"]" \
+	"a retry by id refuses it, naming the job and its type"
+post /api/failed/retry-edited "$T/jar" '{"id": 4002, "payload": "{\"a\": 1}"}'
+is "$CODE" 422 "an edited retry of such a job: 422"
+post /api/failed/retry "$T/jar" '{"all": true, "queue": "mail"}'
+is "$CODE $(printf '%s' "$BODY" | jget '(d["retried"], d["unknown_type"])')" "200 [0, 2]" \
+	"retry all matching leaves them, counted"
+is "$(sql "SELECT GROUP_CONCAT(id) FROM failed_jobs") $(sql "SELECT COUNT(*) FROM jobs WHERE id IN (4001, 4002)")" \
+	"4001,4002 0" "and they are still in the dead letter, none queued"
 
 finish

@@ -34,8 +34,9 @@ async function runBulk(action, what, filter) {
   try {
     let c = await api("/api/bulk/count", body), r = null;
     while (r === null) {
-      if (c.count === 0) return toast("No " + what + " match.");
-      if (!confirm(verb + " " + fmtNum(c.count) + " " + what + "?")) return;
+      const left = c.unknown_type ? " (" + fmtNum(c.unknown_type) + " more stay: their type has no [handler] in the configuration)" : "";
+      if (c.count === 0) return toast("No " + what + " match" + left + ".");
+      if (!confirm(verb + " " + fmtNum(c.count) + " " + what + left + "?")) return;
       try {
         r = await api("/api/bulk", { ...body, count: c.count, upto: c.upto, after: 0 });
       } catch (e) {
