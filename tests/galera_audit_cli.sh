@@ -26,25 +26,6 @@ done
 "$JOBQ" -c "$T/n1.ini" init >/dev/null
 ok $? "jobq init on the cluster"
 
-# both CMD...: CMD through node 1 and through node 2 at once; counts in
-# bad a pair where either failed or wrote to stderr (the first one shown),
-# and keeps both outputs in $T/o1 $T/o2.
-both() {
-	local a b r1 r2
-	"$JOBQ" -c "$T/n1.ini" "$@" >"$T/o1" 2>"$T/e1" &
-	a=$!
-	"$JOBQ" -c "$T/n2.ini" "$@" >"$T/o2" 2>"$T/e2" &
-	b=$!
-	wait $a
-	r1=$?
-	wait $b
-	r2=$?
-	if [ "$r1:$r2" != 0:0 ] || [ -s "$T/e1" ] || [ -s "$T/e2" ]; then
-		bad=$((bad + 1))
-		[ $bad -gt 1 ] || diag "$*: exits $r1 $r2: $(cat "$T/e1" "$T/e2")"
-	fi
-}
-
 R=25
 bad=0
 for ((k = 0; k < R; k++)); do

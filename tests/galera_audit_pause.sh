@@ -29,18 +29,7 @@ bad=0
 said=0
 for ((k = 0; k < R; k++)); do
 	for cmd in pause resume; do
-		"$JOBQ" -c "$T/n1.ini" $cmd default >"$T/o1" 2>"$T/e1" &
-		a=$!
-		"$JOBQ" -c "$T/n2.ini" $cmd default >"$T/o2" 2>"$T/e2" &
-		b=$!
-		wait $a
-		r1=$?
-		wait $b
-		r2=$?
-		if [ "$r1:$r2" != 0:0 ] || [ -s "$T/e1" ] || [ -s "$T/e2" ]; then
-			bad=$((bad + 1))
-			[ $bad -gt 1 ] || diag "$cmd: exits $r1 $r2: $(cat "$T/e1" "$T/e2")"
-		fi
+		both $cmd default
 		# Exactly one of the two changed the state.
 		[ "$(cat "$T/o1" "$T/o2" | grep -c "^queue default ${cmd}d$")" = 1 ] && said=$((said + 1))
 	done
