@@ -292,10 +292,13 @@ cmd_failed_act_edit(struct db *db, const struct conf *c, const struct failed_opt
 		return cli_usage_error("failed", "retry with --payload or --payload-file takes one job ID");
 	if (cli_parse_id(argv[0], &id) < 0)
 		return cli_usage_error("failed", "'%s' is not a job id", argv[0]);
-	if ((rc = check_ids(db, c, &id, 1)) != 0)
-		return rc;
+	/* the input first, as before the job is looked at */
 	if ((rc = read_edit(o, c->worker.max_payload, &text, &e.payload_len)) != 0)
 		return rc;
+	if ((rc = check_ids(db, c, &id, 1)) != 0) {
+		free(text);
+		return rc;
+	}
 	cli_who(by, sizeof by);
 	e.payload = text;
 	e.user = by;
