@@ -229,7 +229,7 @@ retry_all(struct req *r, cJSON *in)
 	struct retry_tally t = { 0, 0, 0 };
 	struct audit_entry a;
 	const char *msg = NULL;
-	char err[ERRSZ], *detail;
+	char err[ERRSZ], left[64], *detail;
 	unsigned status;
 	cJSON *doc;
 
@@ -253,9 +253,10 @@ retry_all(struct req *r, cJSON *in)
 	wakeup_send(r->srv->conf, f.queue);
 	free(detail);
 	/* the counts first: the rest is the filter */
-	detail = xasprintf("%llu jobs, %llu refused, %llu of an unknown type left: all matching queue=%s type=%s",
-	    (unsigned long long)t.moved, (unsigned long long)t.refused, (unsigned long long)t.unknown,
-	    f.queue ? f.queue : "*", f.type ? f.type : "*");
+	snprintf(left, sizeof left, ", %llu of a type no [handler] takes left", (unsigned long long)t.unknown);
+	detail = xasprintf("%llu jobs, %llu refused%s: all matching queue=%s type=%s", (unsigned long long)t.moved,
+	    (unsigned long long)t.refused, t.unknown > 0 ? left : "", f.queue ? f.queue : "*",
+	    f.type ? f.type : "*");
 	serve_audit_count(r, "retry-all", 0, t.moved, detail);
 	free(detail);
 	doc = cJSON_CreateObject();

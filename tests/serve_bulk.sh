@@ -157,5 +157,8 @@ is "$CODE $(printf '%s' "$BODY" | jget '(d["retried"], d["unknown_type"])')" "20
 	"retry all matching leaves them, counted"
 is "$(sql "SELECT GROUP_CONCAT(id) FROM failed_jobs") $(sql "SELECT COUNT(*) FROM jobs WHERE id IN (4001, 4002)")" \
 	"4001,4002 0" "and they are still in the dead letter, none queued"
+is "$(sql "SELECT detail FROM jobq_audit WHERE action = 'retry-all' ORDER BY id DESC LIMIT 1")" \
+	"0 jobs, 0 refused, 2 of a type no [handler] takes left: all matching queue=mail type=*" \
+	"its audit row counts them"
 
 finish
