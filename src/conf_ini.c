@@ -200,6 +200,44 @@ see_header(struct loader *ld, const char *line)
 	free(name);
 }
 
+/* Writes to str what inih gets for a line longer than its fixed line
+ * buffer (num bytes, 200 in most builds).  Such a key = value line is
+ * common enough (an exec line of absolute paths): inih gets "key =" and
+ * the value goes to ld->long_value, cut as inih cuts one (an inline
+ * comment is ';' after white space; white space around it trimmed), for
+ * on_entry() to take.  A comment becomes an empty line.  -1 for any
+ * other line, or a key too long by itself. */
+static int
+stand_in(struct loader *ld, char *str, int num)
+{
+	char *line = ld->linebuf, *sep, *v, *end;
+	int was_space = 0;
+
+	for (v = line; isspace((unsigned char)*v); v++)
+		;
+	if (*v == ';' || *v == '#') { /* a comment: inih need not see it */
+		str[0] = '\0';
+		return 0;
+	}
+	if (*v == '[' || (sep = strpbrk(line, "=:")) == NULL)
+		return -1;
+	if (sep - line + 2 > num - 1 || memchr(line, ';', (size_t)(sep - line)) != NULL)
+		return -1;
+	for (v = sep + 1, end = v; *end != '\0'; end++) {
+		if (was_space && *end == ';')
+			break;
+		was_space = isspace((unsigned char)*end);
+	}
+	while (isspace((unsigned char)*v))
+		v++;
+	while (end > v && isspace((unsigned char)end[-1]))
+		end--;
+	ld->long_value = xstrndup(v, (size_t)(end - v));
+	memcpy(str, line, (size_t)(sep - line) + 1);
+	str[sep - line + 1] = '\0';
+	return 0;
+}
+
 /* The ini_reader: hands inih one line at a time and counts it. */
 static char *
 read_line(char *str, int num, void *stream)
@@ -223,7 +261,9 @@ read_line(char *str, int num, void *stream)
 		memmove(ld->linebuf, ld->linebuf + 3, (size_t)n - 2);
 		n -= 3;
 	}
-	if (n >= num - 1) {
+	free(ld->long_value); /* of a line inih did not hand on */
+	ld->long_value = NULL;
+	if (n >= num - 1 && stand_in(ld, str, num) < 0) {
 		ld_error(ld, ld->lineno, "line too long (%zd characters, at most %d)", n, num - 2);
 		str[0] = '\0';
 		return str;
@@ -241,7 +281,8 @@ read_line(char *str, int num, void *stream)
 		return str;
 	}
 	see_header(ld, ld->linebuf);
-	memcpy(str, ld->linebuf, (size_t)n + 1);
+	if (n < num - 1) /* else stand_in() wrote str */
+		memcpy(str, ld->linebuf, (size_t)n + 1);
 	return str;
 }
 
@@ -266,7 +307,12 @@ on_entry(void *user, const char *section, const char *key, const char *value)
 	s->entries = xrealloc(s->entries, (s->nentries + 1) * sizeof *s->entries);
 	e = &s->entries[s->nentries++];
 	e->key = xstrdup(key);
-	e->value = xstrdup(value);
+	if (ld->long_value != NULL) {
+		e->value = ld->long_value;
+		ld->long_value = NULL;
+	} else {
+		e->value = xstrdup(value);
+	}
 	e->line = ld->lineno;
 	return 1;
 }
@@ -352,6 +398,7 @@ ld_free(struct loader *ld)
 	}
 	free(ld->sections);
 	free(ld->linebuf);
+	free(ld->long_value);
 	free(ld->config_dir);
 	free(ld->password_file);
 }

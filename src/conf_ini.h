@@ -29,6 +29,7 @@ struct loader {
 	size_t linecap;
 	int continuation; /* the current line is indented */
 	int read_errno;   /* why the file could not be read to its end */
+	char *long_value; /* the value of a line too long for inih, or NULL */
 	struct section *sections;
 	size_t nsections;
 	struct buf *errors;

@@ -687,14 +687,15 @@ test_two_syntax_errors(void)
 	buf_free(&warnings);
 }
 
-/* inih holds lines of at most 198 characters; longer ones are refused,
- * not silently cut. */
+/* inih's line buffer holds 198 characters; a longer value or comment
+ * still loads whole (an exec line of long paths), and a longer header
+ * or key is refused, never silently cut. */
 static void
 test_long_lines(void)
 {
 	struct buf errors, warnings;
 	struct conf *c;
-	char line[256], *text, *want;
+	char line[4096], *text, *want;
 	const char *key = "env.LONG = ";
 	size_t vlen = 198 - strlen(key);
 
@@ -709,11 +710,30 @@ test_long_lines(void)
 	conf_free(c);
 	free(text);
 	free(want);
-	text = xasprintf("[handler a]\nexec = /bin/true\n%s%.*s\n", key, (int)vlen + 1, line);
-	fails("a line of 199 characters", text, 0, 3, "line too long");
+	text = xasprintf("; %.*s\n[handler a]\nexec = /bin/echo %.*s  ; a comment\nenv.B = b:%.*s\ntimeout = 1s\n",
+	    3000, line, 300, line, 250, line);
+	c = load(text, 0, &errors, &warnings);
+	ok(c != NULL, "lines of 3,002, 322 and 259 characters load");
+	want = xasprintf("/bin/echo %.*s", 300, line);
+	ok(c != NULL && strcmp(conf_handler(c, "a")->exec, want) == 0, "a long value is whole, its inline comment cut");
+	free(want);
+	want = xasprintf("B=b:%.*s", 250, line);
+	ok(c != NULL && strv_has(conf_handler(c, "a")->env, want), "a long value with ':' in it is whole");
+	ok(c != NULL && conf_handler(c, "a")->timeout_ms == 1000, "the key after them loads");
+	conf_free(c);
 	free(text);
-	text = xasprintf("[handler a]\nexec = /bin/true\n%s%.*s\ntimeout = 1s\n", key, 240, line);
-	fails("a line of 251 characters", text, 0, 3, "line too long");
+	free(want);
+	text = xasprintf("[handler a]\nexec = /bin/true\n  env.X = %.*s\ntimeout = 1s\n", 240, line);
+	fails("an indented long line", text, 0, 3, "indented line");
+	free(text);
+	text = xasprintf("[handler %.*s]\nexec = /bin/true\n", 240, line);
+	fails("a header of 250 characters", text, 0, 1, "line too long");
+	free(text);
+	text = xasprintf("[handler a]\nexec = /bin/true\nenv.%.*s = 1\n", 240, line);
+	fails("a key of 244 characters", text, 0, 3, "line too long");
+	free(text);
+	text = xasprintf("[handler a]\nexec = /bin/true\n%.*s\n", 240, line);
+	fails("a long line with no '='", text, 0, 3, "line too long");
 	free(text);
 	buf_free(&errors);
 	buf_free(&warnings);
