@@ -44,6 +44,24 @@ log_start(const struct slot *s)
 	log_fields(LOG_DEBUG, "job started", f, 5);
 }
 
+/* A traceparent column another program wrote that is not a W3C trace
+ * context: the run gets a new trace (trace_for_run), and the log says
+ * why its trace id is not the one the application set. */
+static void
+warn_bad_trace(const struct job *j)
+{
+	char err[ERRSZ];
+	struct log_field f[4];
+
+	if (j->traceparent[0] == '\0' || trace_check(j->traceparent, err) == 0)
+		return;
+	f[0] = LF_N("job", j->id);
+	f[1] = LF_S("type", j->type);
+	f[2] = LF_S("traceparent", j->traceparent);
+	f[3] = LF_S("error", err);
+	log_fields(LOG_WARN, "the job's traceparent is not valid: its run starts a new trace", f, 4);
+}
+
 /* Buries a job without running it. */
 static void
 bury_unrun(struct worker *w, struct slot *s, const char *words, const char *reason, const char *error)
@@ -175,6 +193,7 @@ start_job(struct worker *w, struct slot *s)
 	}
 	/* The run's span id, made here so that its TRACEPARENT, its run
 	 * row and its follow-ups agree. */
+	warn_bad_trace(j);
 	trace_for_run(j->traceparent, j->run_trace, sizeof j->run_trace);
 	s->run = runner_start(s->h, j, s->max_attempts, err);
 	if (s->run == NULL) {

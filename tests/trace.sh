@@ -68,6 +68,15 @@ EOC
 		"$(tp_of "$id" 1 | cut -d- -f2,3)" "[$mode] and its run row has those ids"
 	like "$(tp_of "$id2" 1)" "^00-11112222333344445555666677778888-$hex16-00\$" \
 		"[$mode] a plain SQL insert's traceparent: its trace id and flags"
+
+	# One another program wrote that is not valid: a new trace, and the
+	# log says why.
+	id3=$(sql "INSERT INTO jobs (queue, type, payload, traceparent) VALUES ('default', 't',
+		'{\"log\":\"$LOG\"}', '00-XYZ-not-a-trace'); SELECT LAST_INSERT_ID()")
+	timeout 60 "$JOBQ" -c "$CONF" work --stop-when-empty 2>"$T/work3.$mode.log"
+	like "$(tp_of "$id3" 1)" "^00-[0-9a-f]{32}-$hex16-01\$" "[$mode] a malformed traceparent column: the run gets a new trace"
+	like "$(grep "\"job\":$id3," "$T/work3.$mode.log" | grep -c '"level":"warn","msg":"the job.s traceparent is not valid: its run starts a new trace".*"traceparent":"00-XYZ-not-a-trace","error":"')" \
+		"^1\$" "[$mode] and one warning names the job, the value and what is wrong"
 done
 
 # Where a traceparent comes from, and what is refused.
