@@ -106,8 +106,11 @@ queue_cancel_audited(
 	buf_init(&pre);
 	buf_init(&cond);
 	buf_init(&also);
+	/* A second request of a job its worker is stopping keeps the first
+	 * one's who and when: that is the request the run will name.  The
+	 * row still counts as found (CLIENT_FOUND_ROWS). */
 	db_sql(db, &pre,
-	    "UPDATE jobs SET cancel_by = %q, cancel_at = UTC_TIMESTAMP(6),"
+	    "UPDATE jobs SET cancel_by = COALESCE(cancel_by, %q), cancel_at = COALESCE(cancel_at, UTC_TIMESTAMP(6)),"
 	    " expires_at = LEAST(COALESCE(expires_at, UTC_TIMESTAMP(6)), UTC_TIMESTAMP(6)) WHERE id = %U",
 	    by, id);
 	db_sql(db, &cond, "id = %U AND NOT (" IS_RESERVED ")", id);

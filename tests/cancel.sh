@@ -173,4 +173,19 @@ EOC
 	is "$?" 0 "[$hmode] the worker stops cleanly"
 done
 
+# A second cancel of a job its worker is stopping: the request stays the
+# first one (who and when), which the run will name.  The lease is a
+# live one no worker acts on.
+r=$(jq_ enqueue --delay 1h tree '{}')
+sql "UPDATE jobs SET lease_token = REPEAT('a', 32), lease_expires_at = UTC_TIMESTAMP(6) + INTERVAL 1 HOUR WHERE id = $r"
+out=$(jq_ cancel --no-wait "$r" 2>&1); rc=$?
+is "$rc|$out" "0|job $r: running; its worker is stopping it" "a reserved job: the cancel is requested"
+sql "UPDATE jobs SET cancel_by = 'www:alice (first)' WHERE id = $r"
+first=$(sql "SELECT cancel_at FROM jobs WHERE id = $r")
+sleep 0.1
+out=$(jq_ cancel --no-wait "$r" 2>&1); rc=$?
+is "$rc|$out" "0|job $r: running; its worker is stopping it" "asked again: still requested, exit 0"
+is "$(sql "SELECT CONCAT(cancel_by, '|', cancel_at) FROM jobs WHERE id = $r")" "www:alice (first)|$first" \
+	"the first request's who and when are kept"
+
 finish
