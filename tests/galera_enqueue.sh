@@ -10,12 +10,7 @@ I=200  # plain INSERTs per node
 ran=$T/ran
 : >"$ran"
 for i in 1 2 3; do
-	case $i in
-	1) hosts=$H1,$H2,$H3 ;;
-	2) hosts=$H2,$H3,$H1 ;;
-	3) hosts=$H3,$H1,$H2 ;;
-	esac
-	gconf "$T/n$i.ini" "$hosts" <<EOC
+	gconf "$T/n$i.ini" "$(ring $i)" <<EOC
 [worker]
 poll_interval = 50ms
 reserve_ttl = 60s

@@ -13,12 +13,7 @@ galera_setup galera_exactly_once 24600
 N=${GALERA_JOBS:-$(volume 10000)}
 ran=$T/ran
 for i in 1 2 3; do
-	case $i in
-	1) hosts=$H1,$H2,$H3 ;;
-	2) hosts=$H2,$H3,$H1 ;;
-	3) hosts=$H3,$H1,$H2 ;;
-	esac
-	gconf "$T/n$i.ini" "$hosts" <<EOC
+	gconf "$T/n$i.ini" "$(ring $i)" <<EOC
 [worker]
 poll_interval = 50ms
 reserve_ttl = 60s

@@ -65,6 +65,16 @@ gsql() {
 		"SET time_zone = '+00:00', SESSION wsrep_sync_wait = 1; $*"
 }
 
+# ring I: the three nodes' host list starting at node I, then in order
+# round (node 2: n2,n3,n1): each node's workers fail over to the next.
+ring() {
+	case $1 in
+	1) echo "$H1,$H2,$H3" ;;
+	2) echo "$H2,$H3,$H1" ;;
+	3) echo "$H3,$H1,$H2" ;;
+	esac
+}
+
 gconf() {
 	local file=$1 hosts=$2
 	{

@@ -7,12 +7,7 @@
 galera_setup galera_schedule 24720
 
 for i in 1 2 3; do
-	case $i in
-	1) hosts=$H1,$H2,$H3 ;;
-	2) hosts=$H2,$H3,$H1 ;;
-	3) hosts=$H3,$H1,$H2 ;;
-	esac
-	gconf "$T/n$i.ini" "$hosts" <<EOC
+	gconf "$T/n$i.ini" "$(ring $i)" <<EOC
 [queue default]
 
 [handler echo]
