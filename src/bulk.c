@@ -2,7 +2,11 @@
  * is acted on by the one-job function the dashboard's buttons and the
  * CLI use, in its own transaction: a bulk action holds no lock longer
  * than one job's, so workers claiming from the same queue never wait on
- * it, and a run cut short leaves every job either done or untouched. */
+ * it, and a run cut short leaves every job either done or untouched.
+ * A cancel takes a chunk in one transaction instead (cancel.c): a
+ * backlog is cancelled at the pace of its statements, not of one commit
+ * a job, its locks held for one short transaction, which claims skip
+ * (SKIP LOCKED) or wait out; a chunk that fails is tried a job at a time. */
 #include "config.h"
 
 #include <stdio.h>
@@ -18,12 +22,17 @@
 #include "queue_states.h"
 
 typedef int bulk_act_fn(struct db *db, uint64_t id, const struct bulk_filter *f, char *err);
+/* The action on ids[0..n) in one transaction: rc[i] for each as
+ * bulk_each_fn takes it; DB_OK, or the error that left all untouched. */
+typedef int bulk_chunk_fn(struct db *db, const uint64_t *ids, size_t n, const struct bulk_filter *f, int *rc,
+    char *err);
 
 struct bulk_kind {
 	const char *name;
 	const char *table; /* the place the jobs are */
 	const char *cond;  /* which of its rows */
 	bulk_act_fn *act;
+	bulk_chunk_fn *chunk; /* NULL: act, one job a transaction */
 };
 
 /* The one-job functions, each writing f->audit (when set) in the job's
@@ -62,20 +71,44 @@ act_delete(struct db *db, uint64_t id, const struct bulk_filter *f, char *err)
 	return act_queue(db, id, f, queue_delete, err);
 }
 
+/* The audit rows of a cancel: the same for a job cancelled now and one
+ * asked of its worker. */
 static int
 act_cancel(struct db *db, uint64_t id, const struct bulk_filter *f, char *err)
 {
-	return queue_cancel_act(db, id, f->by, f->audit, err);
+	enum cancel_state st;
+	int rc = queue_cancel_audited(
+	    db, id, f->by, f->audit != NULL ? (const struct audit_entry[2]){ *f->audit, *f->audit } : NULL, &st, err);
+
+	if (rc == DB_OK && st == CANCEL_ENDED) {
+		snprintf(err, ERRSZ, "job %llu had ended", (unsigned long long)id);
+		return QUEUE_NOT_FOUND;
+	}
+	return rc;
+}
+
+static int
+chunk_cancel(struct db *db, const uint64_t *ids, size_t n, const struct bulk_filter *f, int *rc, char *err)
+{
+	enum cancel_state *st = xcalloc(n, sizeof *st);
+	int r = queue_cancel_many(
+	    db, ids, n, f->by, f->audit != NULL ? (const struct audit_entry[2]){ *f->audit, *f->audit } : NULL, st, err);
+	size_t i;
+
+	for (i = 0; r == DB_OK && i < n; i++)
+		rc[i] = st[i] == CANCEL_ENDED ? QUEUE_NOT_FOUND : DB_OK;
+	free(st);
+	return r;
 }
 
 static const struct bulk_kind kinds[] = {
-	{ "retry", "failed_jobs", "TRUE", act_retry },
-	{ "forget", "failed_jobs", "TRUE", act_forget },
-	{ "release", "jobs", IS_STALE, act_release },
+	{ "retry", "failed_jobs", "TRUE", act_retry, NULL },
+	{ "forget", "failed_jobs", "TRUE", act_forget, NULL },
+	{ "release", "jobs", IS_STALE, act_release, NULL },
 	/* queue_delete's own condition: a job others wait for or a group
 	 * counts is not deleted (cancel it), so it is not counted either. */
-	{ "delete", "jobs", "lease_token IS NULL AND has_waiters = 0 AND group_id IS NULL", act_delete },
-	{ "cancel", "jobs", "TRUE", act_cancel },
+	{ "delete", "jobs", "lease_token IS NULL AND has_waiters = 0 AND group_id IS NULL", act_delete, NULL },
+	{ "cancel", "jobs", "TRUE", act_cancel, chunk_cancel },
 };
 
 const struct bulk_kind *
@@ -167,14 +200,57 @@ bulk_count_upto(struct db *db, const struct bulk_kind *k, const struct bulk_filt
 	return count_sql(db, k, f, upto, n, NULL, err);
 }
 
+/* Acts on ids[0..n) one job a transaction, telling each(); stops at a
+ * job whose answer was lost.  *last gets the last id told. */
+static int
+act_each(struct db *db, const struct bulk_kind *k, const struct bulk_filter *f, const uint64_t *ids, size_t n,
+    bulk_each_fn *each, void *arg, uint64_t *last, char *err)
+{
+	size_t i;
+	int rc;
+
+	for (i = 0; i < n; i++) {
+		rc = k->act(db, ids[i], f, err);
+		if (rc == DB_EGONE) /* unknown whether it happened: not told, not passed */
+			return rc;
+		*last = ids[i];
+		each(arg, ids[i], rc, err);
+	}
+	return DB_OK;
+}
+
+/* Acts on ids[0..n) in one transaction (k->chunk), telling each(); a
+ * chunk that fails otherwise than by a lost answer is tried a job at a
+ * time, so that one row locked or refused refuses one job. */
+static int
+act_chunk(struct db *db, const struct bulk_kind *k, const struct bulk_filter *f, const uint64_t *ids, size_t n,
+    bulk_each_fn *each, void *arg, uint64_t *last, char *err)
+{
+	int *rc = xcalloc(n, sizeof *rc), r = k->chunk(db, ids, n, f, rc, err);
+	size_t i;
+
+	if (r == DB_OK)
+		for (i = 0; i < n; i++) {
+			if (rc[i] == QUEUE_NOT_FOUND)
+				snprintf(err, ERRSZ, "job %llu had ended", (unsigned long long)ids[i]);
+			*last = ids[i];
+			each(arg, ids[i], rc[i], err);
+		}
+	free(rc);
+	if (r == DB_OK || r == DB_EGONE)
+		return r;
+	return act_each(db, k, f, ids, n, each, arg, last, err);
+}
+
 int
 bulk_step(struct db *db, const struct bulk_kind *k, const struct bulk_filter *f, uint64_t after,
     uint64_t upto, unsigned limit, bulk_each_fn *each, void *arg, uint64_t *last, int *more, char *err)
 {
 	struct buf w;
 	struct db_res *r;
+	uint64_t *ids;
+	size_t n = 0;
 	char **row;
-	unsigned got = 0;
 	int rc = DB_OK;
 
 	*last = after;
@@ -188,18 +264,14 @@ bulk_step(struct db *db, const struct bulk_kind *k, const struct bulk_filter *f,
 	buf_free(&w);
 	if (r == NULL)
 		return rc;
-	while ((row = db_res_next(r)) != NULL) {
-		uint64_t id = db_col_u64(row[0], 0);
-
-		got++;
-		rc = k->act(db, id, f, err);
-		if (rc == DB_EGONE) /* unknown whether it happened: not told, not passed */
-			break;
-		*last = id;
-		each(arg, id, rc, err);
-		rc = DB_OK;
-	}
+	ids = xcalloc(db_res_rows(r) + 1, sizeof *ids);
+	while ((row = db_res_next(r)) != NULL)
+		ids[n++] = db_col_u64(row[0], 0);
 	db_res_free(r);
-	*more = rc == DB_OK && got == limit && *last < upto;
+	if (n > 0)
+		rc = k->chunk != NULL ? act_chunk(db, k, f, ids, n, each, arg, last, err)
+		                      : act_each(db, k, f, ids, n, each, arg, last, err);
+	free(ids);
+	*more = rc == DB_OK && n == limit && *last < upto;
 	return rc;
 }

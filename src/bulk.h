@@ -1,7 +1,8 @@
 /* bulk.h -- one action on every job a filter finds: retry or forget the
  * dead ones, release the stale ones, delete the waiting ones.  The set
  * is fixed when it is counted (the ids up to the highest one counted),
- * then acted on a chunk at a time, one short transaction per job. */
+ * then acted on a chunk at a time, one short transaction per job (a
+ * cancel: one per chunk). */
 #ifndef JOBQ_BULK_H
 #define JOBQ_BULK_H
 
@@ -50,7 +51,8 @@ int bulk_count_upto(struct db *db, const struct bulk_kind *k, const struct bulk_
 typedef void bulk_each_fn(void *arg, uint64_t id, int rc, const char *err);
 
 /* Acts on up to limit matching jobs with ids in (after, upto], lowest
- * first, each its own transaction, telling each().  *last is the last id
+ * first, each its own transaction (a cancel: all in one, then each
+ * alone should that fail), telling each().  *last is the last id
  * tried (after when none); *more says whether ids may remain.  Returns
  * DB_OK, or the error that stopped it (the jobs told of stay done). */
 int bulk_step(struct db *db, const struct bulk_kind *k, const struct bulk_filter *f, uint64_t after,

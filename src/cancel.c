@@ -1,9 +1,9 @@
-/* cancel.c -- cancelling one job (cancel.h).
+/* cancel.c -- cancelling jobs (cancel.h).
  *
- * A job no worker holds (ready, delayed, stale) is finalized at once as
- * cancelled (final.c).  One under a live lease gets a request instead:
- * cancel_by and cancel_at say who asked and when, and its worker, which
- * looks for requests on the jobs it holds twice a second, stops the
+ * A job no worker holds (ready, delayed, waiting, stale) is finalized at
+ * once as cancelled (final.c).  One under a live lease gets a request
+ * instead: cancel_by and cancel_at say who asked and when, and its worker,
+ * which looks for requests on the jobs it holds twice a second, stops the
  * handler's process group (SIGTERM, SIGKILL after kill_grace) and writes
  * the cancelled outcome under its lease.  The request also moves the
  * job's expiry to now: should the job come back to the queue uncancelled
@@ -11,10 +11,17 @@
  * the request, or the worker died), the next claim or the expiry sweep
  * finalizes it, as cancelled since it carries the request.  A job whose
  * handler's outcome reached the database first stays as that outcome
- * ended it (done or dead): that run says so. */
+ * ended it (done or dead): that run says so.
+ *
+ * One transaction cancels any number of jobs: it locks their rows, then
+ * finalizes those no worker holds and asks the workers of the others,
+ * with the release of what waits for each and its group's count, as the
+ * expiry sweep does.  A bulk cancel of a large backlog so costs one
+ * commit a chunk, not one a job. */
 #include "config.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "audit.h"
@@ -26,44 +33,176 @@
 #include "queue.h"
 #include "queue_states.h"
 
-/* Runs "START TRANSACTION; pre (one statement, locking job id's row);
- * the job's group; the finalizing statements of final_sql where cond
- * (which matches job id or nothing); the release of the jobs that wait
- * for job id (deps.c) and its group's count (groups.c), iff it was
- * finalized; also (statements, each ending in ';'; NULL: none); COMMIT"
- * as one transaction, rerun on a deadlock; *deleted
- * gets the rows finalized, *pre_rows the rows pre changed.  The group is
- * read once pre holds the row: a SELECT inside SET is a locking read,
- * and would otherwise wait on a worker's lock before pre does. */
+/* One row a cancel locked, and what its end needs. */
+struct held {
+	uint64_t id;
+	int reserved;   /* under a live lease: its worker is asked */
+	int requested;  /* it carried a cancel request already */
+	unsigned parts; /* the DEPS_* its end needs */
+	char group[24]; /* its group's id, or "" */
+};
+
+/* Inside a transaction: locks the rows of ids[0..n) still in jobs, in id
+ * order, and reads into h what their cancel needs; *nheld gets how many
+ * (the others have ended). */
 static int
-final_tx(struct db *db, uint64_t id, const char *by, const char *pre, const char *cond, const char *also,
-    uint64_t *pre_rows, uint64_t *deleted, char *err)
+lock_rows(struct db *db, const uint64_t *ids, size_t n, struct held *h, size_t *nheld, char *err)
 {
-	struct buf sql;
-	uint64_t affected[24] = { 0 };
+	struct db_res *r;
+	struct buf in;
+	char **row;
+	size_t i;
 	int rc;
 
+	buf_init(&in);
+	for (i = 0; i < n; i++)
+		buf_printf(&in, "%s%llu", i ? "," : "", (unsigned long long)ids[i]);
+	r = db_query(db, &rc, err,
+	    "SELECT id, (" IS_RESERVED "), cancel_by IS NOT NULL, has_waiters <> 0,"
+	    " waiting_on > 0 OR wait_until IS NOT NULL, group_id FROM jobs WHERE id IN (%s) ORDER BY id FOR UPDATE",
+	    in.data);
+	buf_free(&in);
+	if (r == NULL)
+		return rc;
+	for (*nheld = 0; (row = db_res_next(r)) != NULL && *nheld < n; (*nheld)++) {
+		struct held *x = &h[*nheld];
+
+		x->id = db_col_u64(row[0], 0);
+		x->reserved = row[1] != NULL && row[1][0] == '1';
+		x->requested = row[2] != NULL && row[2][0] == '1';
+		x->parts = (row[3] != NULL && row[3][0] == '1' ? DEPS_WAITERS : 0) |
+		           (row[4] != NULL && row[4][0] == '1' ? DEPS_OWN : 0);
+		snprintf(x->group, sizeof x->group, "%s", row[5] != NULL ? row[5] : "");
+	}
+	db_res_free(r);
+	return DB_OK;
+}
+
+/* Whether the cancel ends h now: no worker holds it, and with settle only
+ * a job that carries a request is ended (cancel_settle). */
+static int
+ends_now(const struct held *h, int settle)
+{
+	return !h->reserved && (!settle || h->requested);
+}
+
+/* Appends the statements of the cancel of the rows h[0..n)
+ * holds, then COMMIT: unless settle, the request on every one of them (a
+ * second request keeps the first one's who and when: that is the request
+ * the run names); the end of those ends_now picks, with the release of
+ * what waits for each (deps.c) and its group's count (groups.c); and the
+ * audit row of each (a[0] ended, a[1] asked; a NULL: none).  Whatever
+ * is parked under any of them goes: a person's cancel is final, and no
+ * retry of a dead dependency re-opens the job (park.c). */
+static void
+cancel_sql(struct db *db, struct buf *sql, const struct held *h, size_t n, const char *by, int settle,
+    const struct audit_entry *a)
+{
+	struct buf all, ends, cond;
+	char job[24];
+	size_t i;
+	int own = 0;
+
+	buf_init(&all);
+	buf_init(&ends);
+	buf_init(&cond);
+	for (i = 0; i < n; i++) {
+		buf_printf(&all, "%s%llu", i ? "," : "", (unsigned long long)h[i].id);
+		if (ends_now(&h[i], settle)) {
+			buf_printf(&ends, "%s%llu", ends.len ? "," : "", (unsigned long long)h[i].id);
+			own |= (h[i].parts & DEPS_OWN) != 0;
+		}
+	}
+	if (!settle)
+		db_sql(db, sql,
+		    "UPDATE jobs SET cancel_by = COALESCE(cancel_by, %q), cancel_at = COALESCE(cancel_at,"
+		    " UTC_TIMESTAMP(6)), expires_at = LEAST(COALESCE(expires_at, UTC_TIMESTAMP(6)), UTC_TIMESTAMP(6))"
+		    " WHERE id IN (%s);",
+		    by, all.data);
+	if (ends.len > 0) {
+		buf_printf(&cond, "id IN (%s)", ends.data);
+		final_sql(db, sql, by, cond.data);
+		if (own) /* what those that waited waited for */
+			deps_gone_sql(sql, &ends);
+	}
+	park_unpark_sql(db, sql, all.data);
+	for (i = 0; i < n; i++) {
+		if (ends_now(&h[i], settle) && (h[i].parts & DEPS_WAITERS))
+			deps_ended_sql(db, sql, h[i].id, "cancelled", "1 = 1", DEPS_WAITERS);
+		if (ends_now(&h[i], settle) && h[i].group[0] != '\0')
+			groups_ended_sql(db, sql, h[i].group, "cancelled", "1 = 1");
+		if (a != NULL) {
+			snprintf(job, sizeof job, "%llu", (unsigned long long)h[i].id);
+			audit_sql_when(db, sql, &a[h[i].reserved], job, NULL);
+			buf_adds(sql, ";");
+		}
+	}
+	buf_adds(sql, "COMMIT");
+	buf_free(&all);
+	buf_free(&ends);
+	buf_free(&cond);
+}
+
+/* One try of cancel_many: the rows locked, then the rest of the
+ * transaction in one round trip. */
+static int
+cancel_try(struct db *db, const uint64_t *ids, size_t n, const char *by, int settle, const struct audit_entry *a,
+    enum cancel_state *st, char *err)
+{
+	struct held *h = xcalloc(n, sizeof *h);
+	struct buf sql;
+	size_t i, k, nheld = 0;
+	int rc;
+
+	for (i = 0; i < n; i++)
+		st[i] = CANCEL_ENDED;
+	if ((rc = db_begin(db, err)) != DB_OK)
+		goto out;
+	if ((rc = lock_rows(db, ids, n, h, &nheld, err)) != DB_OK || nheld == 0) {
+		db_rollback(db);
+		goto out;
+	}
 	buf_init(&sql);
-	buf_adds(&sql, "START TRANSACTION;");
-	buf_adds(&sql, pre);
-	buf_adds(&sql, ";");
-	db_sql(db, &sql, "SET @jobq_group = (SELECT group_id FROM jobs WHERE id = %U);", id);
-	final_sql(db, &sql, by, cond);
-	buf_adds(&sql, "SET @jobq_fence = ROW_COUNT();");
-	/* A person's cancel is final: no retry of a dead dependency
-	 * re-opens the job (park.c), finalized now or by its worker; and so
-	 * its end parks none of the jobs that wait for it. */
-	park_unpark_sql(db, &sql, id);
-	deps_ended_sql(db, &sql, id, "cancelled", "@jobq_fence > 0", DEPS_ALL);
-	groups_ended_sql(db, &sql, "@jobq_group", "cancelled", "@jobq_fence > 0 AND @jobq_group IS NOT NULL");
-	if (also != NULL)
-		buf_adds(&sql, also);
-	buf_adds(&sql, "COMMIT");
-	rc = db_exec_retry(db, &sql, affected, ARRAY_LEN(affected), err);
+	cancel_sql(db, &sql, h, nheld, by, settle, a);
+	rc = db_exec_buf(db, &sql, err);
 	buf_free(&sql);
-	*pre_rows = affected[1];
-	*deleted = affected[4];
+	if (rc != DB_OK) {
+		db_rollback(db);
+		goto out;
+	}
+	for (k = 0; k < nheld; k++)
+		for (i = 0; i < n; i++)
+			if (ids[i] == h[k].id)
+				st[i] = ends_now(&h[k], settle) ? CANCEL_DONE : CANCEL_REQUESTED;
+out:
+	free(h);
 	return rc;
+}
+
+/* Cancels the jobs ids[0..n) on behalf of by in one transaction, rerun on
+ * a deadlock: st[i] says whether job ids[i] is cancelled now, requested of
+ * the worker that holds it, or neither (it had ended: cancel_ended says
+ * how).  a: the audit rows (a[0] for a job cancelled now, a[1] for one
+ * asked of its worker), committed with the cancel; NULL: none.  A job
+ * that had ended gets none.  With settle, only a job that carries a
+ * request and no worker holds is ended, and nothing is asked. */
+static int
+cancel_many(struct db *db, const uint64_t *ids, size_t n, const char *by, int settle, const struct audit_entry *a,
+    enum cancel_state *st, char *err)
+{
+	int rc, attempt = 0;
+
+	do
+		rc = cancel_try(db, ids, n, by, settle, a, st, err);
+	while (rc != DB_OK && db_retry_after(rc, ++attempt));
+	return rc;
+}
+
+int
+queue_cancel_many(struct db *db, const uint64_t *ids, size_t n, const char *by, const struct audit_entry *a,
+    enum cancel_state *st, char *err)
+{
+	return cancel_many(db, ids, n, by, 0, a, st, err);
 }
 
 /* Cancels job id on behalf of by, in one transaction: *st says whether it
@@ -72,24 +211,7 @@ final_tx(struct db *db, uint64_t id, const char *by, const char *pre, const char
 int
 queue_cancel(struct db *db, uint64_t id, const char *by, enum cancel_state *st, char *err)
 {
-	return queue_cancel_audited(db, id, by, NULL, st, err);
-}
-
-/* The audit rows of a cancel (a[0] when the job is cancelled now, a[1]
- * when its worker is asked to), as statements final_tx runs after the
- * cancel: @jobq_fence says whether it finalized the job, and a job it
- * did not that is still in jobs (its row locked since pre) was asked. */
-static void
-audit_rows_sql(struct db *db, struct buf *also, uint64_t id, const struct audit_entry *a)
-{
-	char job[24], cond[96];
-
-	snprintf(job, sizeof job, "%llu", (unsigned long long)id);
-	audit_sql_when(db, also, &a[0], job, "@jobq_fence > 0");
-	buf_adds(also, ";");
-	snprintf(cond, sizeof cond, "@jobq_fence = 0 AND EXISTS (SELECT 1 FROM jobs WHERE id = %s)", job);
-	audit_sql_when(db, also, &a[1], job, cond);
-	buf_adds(also, ";");
+	return cancel_many(db, &id, 1, by, 0, NULL, st, err);
 }
 
 /* queue_cancel, with the audit row of the one that happened of a[0..1]
@@ -99,48 +221,7 @@ int
 queue_cancel_audited(
     struct db *db, uint64_t id, const char *by, const struct audit_entry *a, enum cancel_state *st, char *err)
 {
-	struct buf pre, cond, also;
-	uint64_t found, deleted;
-	int rc;
-
-	buf_init(&pre);
-	buf_init(&cond);
-	buf_init(&also);
-	/* A second request of a job its worker is stopping keeps the first
-	 * one's who and when: that is the request the run will name.  The
-	 * row still counts as found (CLIENT_FOUND_ROWS). */
-	db_sql(db, &pre,
-	    "UPDATE jobs SET cancel_by = COALESCE(cancel_by, %q), cancel_at = COALESCE(cancel_at, UTC_TIMESTAMP(6)),"
-	    " expires_at = LEAST(COALESCE(expires_at, UTC_TIMESTAMP(6)), UTC_TIMESTAMP(6)) WHERE id = %U",
-	    by, id);
-	db_sql(db, &cond, "id = %U AND NOT (" IS_RESERVED ")", id);
-	if (a != NULL)
-		audit_rows_sql(db, &also, id, a);
-	rc = final_tx(db, id, by, pre.data, cond.data, a != NULL ? also.data : NULL, &found, &deleted, err);
-	buf_free(&pre);
-	buf_free(&cond);
-	buf_free(&also);
-	if (rc == DB_OK)
-		*st = found == 0 ? CANCEL_ENDED : deleted == 1 ? CANCEL_DONE : CANCEL_REQUESTED;
-	return rc;
-}
-
-/* queue_cancel as a bulk action (bulk.c), with the audit row a (NULL:
- * none; cancelled now or requested alike) in the cancel's transaction:
- * DB_OK when cancelled or requested, QUEUE_NOT_FOUND when the job had
- * left the queue. */
-int
-queue_cancel_act(struct db *db, uint64_t id, const char *by, const struct audit_entry *a, char *err)
-{
-	enum cancel_state st;
-	int rc = queue_cancel_audited(
-	    db, id, by, a != NULL ? (const struct audit_entry[2]){ *a, *a } : NULL, &st, err);
-
-	if (rc == DB_OK && st == CANCEL_ENDED) {
-		snprintf(err, ERRSZ, "job %llu had ended", (unsigned long long)id);
-		return QUEUE_NOT_FOUND;
-	}
-	return rc;
+	return cancel_many(db, &id, 1, by, 0, a, st, err);
 }
 
 /* How job id ended, when it is no longer in jobs: "dead" when the dead
@@ -175,17 +256,9 @@ cancel_ended(struct db *db, uint64_t id, char *ended, size_t len, int *found, ch
 int
 cancel_settle(struct db *db, uint64_t id, const char *by, int *settled, char *err)
 {
-	struct buf pre, cond;
-	uint64_t locked, deleted;
-	int rc;
+	enum cancel_state st;
+	int rc = cancel_many(db, &id, 1, by, 1, NULL, &st, err);
 
-	buf_init(&pre);
-	buf_init(&cond);
-	db_sql(db, &pre, "SELECT 1 FROM jobs WHERE id = %U FOR UPDATE", id);
-	db_sql(db, &cond, "id = %U AND cancel_by IS NOT NULL AND NOT (" IS_RESERVED ")", id);
-	rc = final_tx(db, id, by, pre.data, cond.data, NULL, &locked, &deleted, err);
-	buf_free(&pre);
-	buf_free(&cond);
-	*settled = rc == DB_OK && deleted > 0;
+	*settled = rc == DB_OK && st == CANCEL_DONE;
 	return rc;
 }

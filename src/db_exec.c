@@ -25,8 +25,12 @@ run(struct db *db, const char *sql, size_t len, char *err)
 	}
 	db->affected = 0;
 	db->done = 0;
+	/* Inside an open transaction only a COMMIT commits: the string's
+	 * first statement, or its last (the rest of a transaction sent in
+	 * one round trip after a locking read). */
 	db->commits = !(db->my->server_status & SERVER_STATUS_IN_TRANS) ||
-	    (len >= 6 && strncasecmp(sql, "COMMIT", 6) == 0);
+	    (len >= 6 && strncasecmp(sql, "COMMIT", 6) == 0) ||
+	    (len >= 7 && strncasecmp(sql + len - 7, ";COMMIT", 7) == 0);
 	if (db_nb_query(db, sql, (unsigned long)len) != 0) {
 		char what[200];
 		size_t n = len < 60 ? len : 60;

@@ -130,13 +130,13 @@ park_job_sql(struct db *db, struct buf *sql, uint64_t id, uint64_t cause, const 
 	buf_free(&from);
 }
 
-/* Appends the statements that drop job id's parked copy (a person
- * cancelled it: that cancel is final). */
+/* Appends the statements that drop the parked copies of the jobs ids
+ * lists ("12,13": a person cancelled them, and that cancel is final). */
 void
-park_unpark_sql(struct db *db, struct buf *sql, uint64_t id)
+park_unpark_sql(struct db *db, struct buf *sql, const char *ids)
 {
-	db_sql(db, sql, "DELETE FROM jobq_parked WHERE id = %U;DELETE FROM jobq_parked_deps WHERE job_id = %U;", id,
-	    id);
+	db_sql(db, sql, "DELETE FROM jobq_parked WHERE id IN (%s);DELETE FROM jobq_parked_deps WHERE job_id IN (%s);",
+	    ids, ids);
 }
 
 /* The ids r's first column holds, into a new array; *n gets how many. */

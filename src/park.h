@@ -16,7 +16,7 @@
 size_t park_waiters_sql(struct db *db, struct buf *sql, uint64_t id, const char *how, const char *guard);
 void park_job_sql(struct db *db, struct buf *sql, uint64_t id, uint64_t cause, const char *how, const uint64_t *deps,
     size_t n);
-void park_unpark_sql(struct db *db, struct buf *sql, uint64_t id);
+void park_unpark_sql(struct db *db, struct buf *sql, const char *ids);
 int park_reopen(struct db *db, uint64_t id, uint64_t *n, char *err);
 int park_drop(struct db *db, uint64_t id, char *err);
 int park_drop_counted(struct db *db, uint64_t id, char *err);

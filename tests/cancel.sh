@@ -188,4 +188,61 @@ is "$rc|$out" "0|job $r: running; its worker is stopping it" "asked again: still
 is "$(sql "SELECT CONCAT(cancel_by, '|', cancel_at) FROM jobs WHERE id = $r")" "www:alice (first)|$first" \
 	"the first request's who and when are kept"
 
+# A filter's chunk is cancelled in one transaction: each kind of job in
+# it ends as a one-job cancel ends it.  In one queue: a running job (its
+# worker is asked), two delayed jobs, a delayed job another waits for
+# (that one, in another queue, is cancelled naming it), a job that waits
+# (its own dependency rows go), and two jobs of a group (its callback
+# comes once, counting both).
+empty_tables
+write_conf <<EOC
+[worker]
+poll_interval = 20ms
+reserve_ttl = 5s
+heartbeat = 1s
+workdir = $T
+
+[queue mix]
+[queue idle]
+
+[handler tree]
+exec = $TH/cancel_tree.py $T exec
+queue = mix
+kill_grace = 1s
+
+[handler note]
+exec = /bin/true
+queue = idle
+EOC
+start_worker --concurrency 1 --queue mix
+w=$WORKER_PID
+run1=$(jq_ enqueue tree '{}')
+wait_for_sql 30 "SELECT lease_token IS NOT NULL FROM jobs WHERE id = $run1" 1
+d1=$(jq_ enqueue --delay 1h tree '{}')
+d2=$(jq_ enqueue --delay 1h tree '{}')
+par=$(jq_ enqueue --delay 1h tree '{}')
+kid=$(jq_ enqueue --queue idle --after "$par" tree '{}')
+wai=$(jq_ enqueue --after "$run1" tree '{}')
+printf '%s\n' '{"type": "tree", "payload": {}, "delay": "1h"}' '{"type": "tree", "payload": {}, "delay": "1h"}' |
+	jq_ enqueue --batch --group mixg --on-complete note >/dev/null
+is "$(sql "SELECT COUNT(*) FROM jobs WHERE queue = 'mix'")" 7 "a chunk of seven jobs of five kinds"
+out=$(jq_ cancel --queue mix --yes 2>&1); rc=$?
+is "$rc|$out" "0|7 jobs cancelled (running ones: their workers stop them within a second)" \
+	"one filter cancels all seven"
+is "$(sql "SELECT COUNT(*) FROM job_runs WHERE outcome = 'cancelled' AND job_id IN ($d1, $d2, $par, $wai)")" 4 \
+	"the delayed, the one waited for and the waiting one: cancelled at once, one run each"
+is "$(sql "SELECT COUNT(*) FROM job_runs WHERE outcome = 'cancelled' AND type = 'tree' AND job_id > $wai")" 2 \
+	"the group's two: cancelled"
+is "$(sql "SELECT COUNT(*) FROM jobq_deps WHERE job_id = $wai")" 0 "the waiting job's own dependency rows are gone"
+like "$(sql "SELECT cancel_by FROM jobs WHERE id = $kid")" "^dependency $par \\(cancelled\\)" \
+	"the job that waited for a cancelled one is cancelled naming it"
+is "$(sql "SELECT COUNT(*) FROM jobs WHERE type = 'note'")" 1 "the group's callback: enqueued once"
+like "$(sql "SELECT payload FROM jobs WHERE type = 'note'")" '"cancelled": ?2' "... counting both as cancelled"
+is "$(sql "SELECT cancel_by IS NOT NULL FROM jobs WHERE id = $run1")" 1 "the running job: its worker is asked"
+wait_for_sql 20 "SELECT outcome FROM job_runs WHERE job_id = $run1" cancelled
+ok $? "... and its worker cancels it"
+is "$(sql "SELECT COUNT(*) FROM jobs WHERE queue = 'mix'")" 0 "nothing of the queue is left"
+kill -TERM "$w"
+wait_exit 30 "$w"
+
 finish
