@@ -312,17 +312,18 @@ after_insert(struct db *db, struct after_job *jobs, size_t n, const char *worker
 	return rc;
 }
 
-/* One try of after_enqueue's transaction. */
-static int
-enqueue_tx(struct db *db, struct after_job *jobs, size_t n, const struct group_spec *group, int dry,
-    uint64_t *ids, char *err)
+/* Inside the caller's open transaction: what after_enqueue does, its
+ * group opened (or found) and joined first.  The caller commits on
+ * DB_OK and rolls back otherwise (the dashboard adds its audit rows to
+ * the same transaction first, serve_enqueue.c). */
+int
+after_enqueue_in_tx(
+    struct db *db, struct after_job *jobs, size_t n, const struct group_spec *group, uint64_t *ids, char *err)
 {
 	uint64_t gid = 0;
 	size_t i;
-	int rc;
+	int rc = DB_OK;
 
-	if ((rc = db_begin(db, err)) != DB_OK)
-		return rc;
 	if (group != NULL && (rc = groups_open(db, group, &gid, err)) == DB_OK)
 		for (i = 0; i < n; i++)
 			jobs[i].e.group_id = gid;
@@ -330,6 +331,19 @@ enqueue_tx(struct db *db, struct after_job *jobs, size_t n, const struct group_s
 		rc = join_group(db, jobs, n, err);
 	if (rc == DB_OK)
 		rc = after_insert(db, jobs, n, NULL, ids, err);
+	return rc;
+}
+
+/* One try of after_enqueue's transaction. */
+static int
+enqueue_tx(struct db *db, struct after_job *jobs, size_t n, const struct group_spec *group, int dry,
+    uint64_t *ids, char *err)
+{
+	int rc;
+
+	if ((rc = db_begin(db, err)) != DB_OK)
+		return rc;
+	rc = after_enqueue_in_tx(db, jobs, n, group, ids, err);
 	if (rc == DB_OK && !dry)
 		rc = db_commit(db, err);
 	if (rc != DB_OK || dry)

@@ -30,6 +30,8 @@ struct after_job {
 
 struct group_spec;
 int after_insert(struct db *db, struct after_job *jobs, size_t n, const char *worker, uint64_t *ids, char *err);
+int after_enqueue_in_tx(
+    struct db *db, struct after_job *jobs, size_t n, const struct group_spec *group, uint64_t *ids, char *err);
 int after_enqueue(struct db *db, struct after_job *jobs, size_t n, const struct group_spec *group, int dry,
     uint64_t *ids, char *err);
 

@@ -281,28 +281,31 @@ check_fields(const cJSON *o, char *err)
 	return 0;
 }
 
-/* "expires_in": seconds or a duration, above 0 (0 would expire the job
- * as it is enqueued, and 0 in expires_in_ms means none), like
- * --expires-in; fd 3 follow-ups are read here too. */
-static int
-get_expires_in(const cJSON *v, struct batch_job *job, char *err)
+/* A duration above 0 given as seconds (a whole number, up to 100
+ * years) or as a duration string ("5m"), into *ms; -1 with err naming
+ * the field when it is not one.  "expires_in" (0 would expire the job
+ * as it is enqueued, and 0 in expires_in_ms means none, like
+ * --expires-in) and the dashboard's "unique_for" (like --unique-for). */
+int
+batch_duration_above0(const cJSON *v, const char *name, int64_t *ms, char *err)
 {
 	char why[ERRSZ];
 	int64_t n;
 
 	if (cJSON_IsString(v)) {
-		if (duration_parse(v->valuestring, &job->e.expires_in_ms, why) < 0) {
-			errf(err, "\"expires_in\": %s", why);
+		if (duration_parse(v->valuestring, ms, why) < 0) {
+			errf(err, "\"%s\": %s", name, why);
 			return -1;
 		}
 	} else if (json_int(v, 0, DELAY_MAX_MS / 1000, &n) == 0)
-		job->e.expires_in_ms = n * 1000;
+		*ms = n * 1000;
 	else {
-		errf(err, "\"expires_in\" must be seconds (up to 100 years) or a duration like \"5m\"");
+		errf(err, "\"%s\" must be seconds (up to 100 years) or a duration like \"5m\"", name);
 		return -1;
 	}
-	if (job->e.expires_in_ms <= 0) {
-		errf(err, "\"expires_in\" must be above 0 (the job would expire as it is enqueued)");
+	if (*ms <= 0) {
+		errf(err, "\"%s\" must be above 0%s", name,
+		    strcmp(name, "expires_in") == 0 ? " (the job would expire as it is enqueued)" : "");
 		return -1;
 	}
 	return 0;
@@ -316,7 +319,7 @@ get_expiry(const cJSON *o, struct batch_job *job, char *err)
 	const cJSON *v;
 
 	if ((v = cJSON_GetObjectItemCaseSensitive(o, "expires_in")) != NULL)
-		return get_expires_in(v, job, err);
+		return batch_duration_above0(v, "expires_in", &job->e.expires_in_ms, err);
 	if ((v = cJSON_GetObjectItemCaseSensitive(o, "expires_at")) != NULL) {
 		if (!cJSON_IsString(v)) {
 			errf(err, "\"expires_at\" must be an ISO 8601 time");

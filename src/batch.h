@@ -32,6 +32,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <cjson/cJSON.h>
+
 #include "conf.h"
 #include "groups.h"
 #include "queue.h"
@@ -92,5 +94,6 @@ int batch_job_single(const char *type, const char *payload, size_t len, const st
 void batch_job_clear(struct batch_job *job);
 size_t batch_line_max(const struct batch_ctx *ctx);
 void batch_err_visible(char *err);
+int batch_duration_above0(const cJSON *v, const char *name, int64_t *ms, char *err);
 
 #endif

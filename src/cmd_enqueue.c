@@ -25,7 +25,6 @@
 #include "isotime.h"
 #include "queue.h"
 #include "trace.h"
-#include "utf8.h"
 #include "wakeup.h"
 
 #define KEY_MAX 64
@@ -269,7 +268,6 @@ enum {
 	OPT_ON_SUCCESS
 };
 
-#define UNIQUE_KEY_MAX 255 /* jobs.unique_key holds 255 characters */
 
 struct opts {
 	struct batch_ctx ctx;
@@ -347,24 +345,14 @@ batch_key_opt(struct opts *o)
 	return -1;
 }
 
-/* --unique-key: what jobs.unique_key holds, with no control characters
- * and no space at its end: the column's collation pads, so 'k ' and 'k'
- * would be one key to the index and two to the person who wrote them. */
+/* --unique-key: a key flow_unique_key_check takes. */
 static int
 unique_key_opt(struct opts *o)
 {
-	size_t n = strlen(optarg), i;
+	char err[ERRSZ];
 
-	for (i = 0; i < n && (unsigned char)optarg[i] >= 0x20 && optarg[i] != 0x7f; i++)
-		;
-	if (n == 0 || n > UNIQUE_KEY_MAX || i < n || utf8_valid_prefix(optarg, n) != n)
-		return cli_usage_error("enqueue",
-		    "--unique-key: expected 1 to %d bytes of UTF-8 without control characters",
-		    UNIQUE_KEY_MAX);
-	if (optarg[n - 1] == ' ')
-		return cli_usage_error("enqueue",
-		    "--unique-key: '%s' ends in a space, which the database does not tell apart from none",
-		    optarg);
+	if (flow_unique_key_check(optarg, err) < 0)
+		return cli_usage_error("enqueue", "--unique-key: %s", err);
 	o->unique_key = optarg;
 	return -1;
 }

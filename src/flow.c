@@ -24,6 +24,7 @@
 #include "final.h"
 #include "flow.h"
 #include "queue_states.h"
+#include "utf8.h"
 
 /* Whether jobs of this type are claimed under a limit of their own. */
 int
@@ -222,6 +223,29 @@ flow_paused_sql(struct db *db, struct buf *sql, const char *queue)
 
 /* ---- unique jobs ---- */
 
+/* Whether key can be a unique key: what jobs.unique_key holds (1 to
+ * FLOW_UNIQUE_KEY_MAX bytes of UTF-8), with no control characters and no
+ * space at its end: the column's collation pads, so 'k ' and 'k' would
+ * be one key to the index and two to the person who wrote them.  -1
+ * with err (no field name: the caller's) when not. */
+int
+flow_unique_key_check(const char *key, char *err)
+{
+	size_t n = strlen(key), i;
+
+	for (i = 0; i < n && (unsigned char)key[i] >= 0x20 && key[i] != 0x7f; i++)
+		;
+	if (n == 0 || n > FLOW_UNIQUE_KEY_MAX || i < n || utf8_valid_prefix(key, n) != n) {
+		errf(err, "expected 1 to %d bytes of UTF-8 without control characters", FLOW_UNIQUE_KEY_MAX);
+		return -1;
+	}
+	if (key[n - 1] == ' ') {
+		errf(err, "'%s' ends in a space, which the database does not tell apart from none", key);
+		return -1;
+	}
+	return 0;
+}
+
 /* The id of the job that holds key into u: in the window table when
  * window, else in jobs, and then whether it is past its expiry and not
  * started (u->lapsed: no worker swept it yet).  0 when nobody holds it
@@ -260,14 +284,33 @@ dup_of(struct db *db, const char *err, const char *key_name)
 	return db_errno(db) == ER_DUP_ENTRY && strstr(err, key_name) != NULL;
 }
 
-/* One try: the window row (if any) and the job, in one transaction. */
+/* A refusal inside the caller's transaction: undoes what the try wrote
+ * (the window row, the expired ones it cleared) and reads the holder. */
 static int
-unique_try(
+refuse(struct db *db, const char *key, int window, struct flow_unique *u, char *err)
+{
+	int rc = db_exec(db, err, "ROLLBACK TO SAVEPOINT jobq_unique");
+
+	u->refused = 1;
+	u->in_window = window;
+	return rc == DB_OK ? holder(db, key, window, u, err) : rc;
+}
+
+/* Inside the caller's open transaction: the window row (if any) and the
+ * job.  On a refusal (u->refused) what it wrote is undone (a savepoint),
+ * u->id is the holder, and the caller's transaction goes on: the
+ * dashboard records the refusal in it (serve_enqueue.c), `jobq enqueue`
+ * rolls it back.  Unless flow_unique_stands(u), the caller rolls back
+ * and passes the refusal to flow_unique_settle.  An error leaves the
+ * transaction for the caller to roll back. */
+int
+flow_unique_in_tx(
     struct db *db, const struct enqueue_item *it, int64_t unique_for_ms, struct flow_unique *u, char *err)
 {
 	int rc;
 
-	if ((rc = db_begin(db, err)) != DB_OK)
+	memset(u, 0, sizeof *u);
+	if ((rc = db_exec(db, err, "SAVEPOINT jobq_unique")) != DB_OK)
 		return rc;
 	if (unique_for_ms > 0) {
 		rc = db_exec(db, err,
@@ -278,35 +321,70 @@ unique_try(
 			    "INSERT INTO jobq_unique (unique_key, job_id, expires_at)"
 			    " VALUES (%q, 0, UTC_TIMESTAMP(6) + INTERVAL %I MICROSECOND)",
 			    it->unique_key, unique_for_ms * 1000);
-		if (rc != DB_OK && dup_of(db, err, "PRIMARY")) {
-			db_rollback(db);
-			u->refused = u->in_window = 1;
-			return holder(db, it->unique_key, 1, u, err);
-		}
+		if (rc != DB_OK && dup_of(db, err, "PRIMARY"))
+			return refuse(db, it->unique_key, 1, u, err);
 	}
 	/* A plain key is refused too while a window on it is open: the
 	 * window outlives its job, which the jobs index alone cannot see.
 	 * (Were a window opened concurrently, its job is still in jobs and
 	 * the index refuses one of the two.) */
 	if (rc == DB_OK && unique_for_ms <= 0 &&
-	    (rc = holder(db, it->unique_key, 1, u, err)) == DB_OK && u->id != 0) {
-		db_rollback(db);
-		u->refused = u->in_window = 1;
-		return DB_OK;
-	}
+	    (rc = holder(db, it->unique_key, 1, u, err)) == DB_OK && u->id != 0)
+		return refuse(db, it->unique_key, 1, u, err);
 	if (rc == DB_OK)
 		rc = queue_enqueue(db, it, 1, &u->id, err);
-	if (rc != DB_OK && dup_of(db, err, "jobs_unique")) {
-		db_rollback(db);
-		u->refused = 1;
-		return holder(db, it->unique_key, 0, u, err);
-	}
+	if (rc != DB_OK && dup_of(db, err, "jobs_unique"))
+		return refuse(db, it->unique_key, 0, u, err);
 	if (rc == DB_OK && unique_for_ms > 0)
 		rc = db_exec(db, err, "UPDATE jobq_unique SET job_id = %U WHERE unique_key = %q", u->id,
 		    it->unique_key);
-	if (rc == DB_OK)
+	return rc;
+}
+
+/* After the transaction of flow_unique_in_tx ended with rc (rolled back
+ * when the refusal did not stand): DB_ERETRY, with err saying why, when
+ * the enqueue must be tried anew because the holder ended between the
+ * refusal and the look-up, or was past its expiry unstarted (it is
+ * ended here, as a worker's sweep would, with its dependents and
+ * group); else rc.  A success with a window also forgets a few windows
+ * that have passed. */
+int
+flow_unique_settle(struct db *db, const struct enqueue_item *it, int64_t unique_for_ms,
+    const struct flow_unique *u, int rc, char *err)
+{
+	char ignored[ERRSZ];
+	uint64_t ends[2];
+
+	if (rc == DB_OK && u->refused && u->id == 0) {
+		rc = DB_ERETRY; /* the holder is gone: try again */
+		errf(err, "unique key '%s': its holder kept ending while we looked", it->unique_key);
+	} else if (rc == DB_OK && u->refused && u->lapsed) {
+		if ((rc = final_sweep(db, "enqueue", 0, u->id, ends, err)) == DB_OK) {
+			rc = DB_ERETRY;
+			errf(err, "unique key '%s': its expired holder kept ending while we looked",
+			    it->unique_key);
+		}
+	} else if (rc == DB_OK && !u->refused && unique_for_ms > 0)
+		(void)db_exec(db, ignored,
+		    "DELETE FROM jobq_unique WHERE expires_at <= UTC_TIMESTAMP(6)"
+		    " ORDER BY expires_at LIMIT 100");
+	return rc;
+}
+
+/* One try of flow_enqueue_unique: its own transaction. */
+static int
+unique_try(
+    struct db *db, const struct enqueue_item *it, int64_t unique_for_ms, struct flow_unique *u, char *err)
+{
+	int rc;
+
+	memset(u, 0, sizeof *u);
+	if ((rc = db_begin(db, err)) != DB_OK)
+		return rc;
+	rc = flow_unique_in_tx(db, it, unique_for_ms, u, err);
+	if (rc == DB_OK && !u->refused)
 		rc = db_commit(db, err);
-	if (rc != DB_OK)
+	if (rc != DB_OK || u->refused)
 		db_rollback(db);
 	return rc;
 }
@@ -325,27 +403,8 @@ flow_enqueue_unique(
 {
 	int attempt = 0, rc;
 
-	do {
-		memset(u, 0, sizeof *u);
-		rc = unique_try(db, it, unique_for_ms, u, err);
-		if (rc == DB_OK && u->refused && u->id == 0) {
-			rc = DB_ERETRY; /* the holder is gone: try again */
-			errf(err, "unique key '%s': its holder kept ending while we looked", it->unique_key);
-		} else if (rc == DB_OK && u->refused && u->lapsed) {
-			/* It can never start: end it as a worker's sweep would
-			 * (with its dependents and group), then try again. */
-			uint64_t ends[2];
-
-			if ((rc = final_sweep(db, "enqueue", 0, u->id, ends, err)) == DB_OK) {
-				rc = DB_ERETRY;
-				errf(err, "unique key '%s': its expired holder kept ending while we looked",
-				    it->unique_key);
-			}
-		}
-	} while (db_retry_after(rc, ++attempt));
-	if (rc == DB_OK && unique_for_ms > 0)
-		(void)db_exec(db, err,
-		    "DELETE FROM jobq_unique WHERE expires_at <= UTC_TIMESTAMP(6)"
-		    " ORDER BY expires_at LIMIT 100");
+	do
+		rc = flow_unique_settle(db, it, unique_for_ms, u, unique_try(db, it, unique_for_ms, u, err), err);
+	while (db_retry_after(rc, ++attempt));
 	return rc;
 }

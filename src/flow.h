@@ -39,7 +39,24 @@ struct flow_unique {
 	int lapsed;    /* the holder is past its expires_at, unstarted: it ends expired */
 };
 
+/* jobs.unique_key holds 255 characters */
+#define FLOW_UNIQUE_KEY_MAX 255
+
+int flow_unique_key_check(const char *key, char *err);
 int flow_enqueue_unique(
     struct db *db, const struct enqueue_item *it, int64_t unique_for_ms, struct flow_unique *u, char *err);
+int flow_unique_in_tx(
+    struct db *db, const struct enqueue_item *it, int64_t unique_for_ms, struct flow_unique *u, char *err);
+int flow_unique_settle(struct db *db, const struct enqueue_item *it, int64_t unique_for_ms,
+    const struct flow_unique *u, int rc, char *err);
+
+/* Whether a refusal of flow_unique_in_tx is the answer: a live holder
+ * that may still start.  Otherwise the caller rolls back and lets
+ * flow_unique_settle try again. */
+static inline int
+flow_unique_stands(const struct flow_unique *u)
+{
+	return u->refused && u->id != 0 && !u->lapsed;
+}
 
 #endif
