@@ -1,6 +1,7 @@
 /* serve_enqueue.c -- the enqueue form: the INI whitelists, and POST
  * /api/enqueue through queue_enqueue, once per submit id
- * (serve_submit.c). */
+ * (serve_submit.c); jobs with a unique key, jobs to wait for or a group
+ * through serve_enqueue_flow.c. */
 #include "config.h"
 
 #include <stdio.h>
@@ -13,6 +14,7 @@
 #include "queue.h"
 #include "serve_audit.h"
 #include "serve_enqueue.h"
+#include "serve_enqueue_flow.h"
 #include "serve_http.h"
 #include "serve_submit.h"
 #include "wakeup.h"
@@ -44,14 +46,19 @@ struct enq_req {
 	const char *submit_id; /* NULL: not tracked */
 	double count;
 	struct batch_job job; /* the options as `jobq enqueue` reads them */
+	struct enq_flow flow; /* unique key, jobs to wait for, group */
 	char why[ERRSZ];      /* what is wrong with the request */
 };
 
-/* The fields of a batch line that need more than one INSERT (a job to
- * wait for, a group to join, a key to hold): the form does not take
- * them, and says so rather than enqueue a job without them. */
-static const char *const CLI_ONLY[] = { "after", "after_policy", "ref", "group", "on_complete", "on_success",
-	"unique_key", "unique_for" };
+/* The fields of a batch line the API does not take: "ref" names a line
+ * for later lines of the same input, and a request enqueues one job
+ * shape (count copies of it), so there is nothing for it to name. */
+static const char *const CLI_ONLY[] = { "ref" };
+
+/* The fields serve_enqueue_flow_read reads, which a batch line does not
+ * have (--unique-key, --unique-for, and --group with its callbacks are
+ * options of the command). */
+static const char *const FLOW_FIELDS[] = { "unique_key", "unique_for", "group", "on_complete", "on_success" };
 
 /* Refuses a field given twice (cJSON would read the first, the sender's
  * JSON library perhaps the last) and the fields of CLI_ONLY: 0, or -1
@@ -68,7 +75,9 @@ enq_fields(cJSON *in, struct enq_req *e)
 				return errf(e->why, "field \"%s\" is given twice", v->string), -1;
 		for (i = 0; i < ARRAY_LEN(CLI_ONLY); i++)
 			if (strcmp(v->string, CLI_ONLY[i]) == 0)
-				return errf(e->why, "\"%s\": the dashboard does not enqueue with it; use jobq enqueue",
+				return errf(e->why,
+				           "\"%s\": the API enqueues one job shape, which has no line to name; use \"after\" "
+				           "with job ids",
 				           v->string),
 				       -1;
 	}
@@ -88,6 +97,7 @@ enq_options(const struct conf *c, cJSON *in, struct enq_req *e)
 	struct batch_ctx ctx = { .conf = c };
 	cJSON *line = cJSON_Duplicate(in, 1);
 	char *text;
+	size_t i;
 	int rc;
 
 	if (line == NULL)
@@ -96,13 +106,20 @@ enq_options(const struct conf *c, cJSON *in, struct enq_req *e)
 	cJSON_DeleteItemFromObjectCaseSensitive(line, "count");
 	cJSON_DeleteItemFromObjectCaseSensitive(line, "submit_id");
 	cJSON_DeleteItemFromObjectCaseSensitive(line, "queue");
+	for (i = 0; i < ARRAY_LEN(FLOW_FIELDS); i++)
+		cJSON_DeleteItemFromObjectCaseSensitive(line, FLOW_FIELDS[i]);
 	if (cJSON_AddStringToObject(line, "queue", e->queue) == NULL ||
 	    (text = cJSON_PrintUnformatted(line)) == NULL)
 		fatal("cJSON_PrintUnformatted: out of memory");
 	cJSON_Delete(line);
 	rc = batch_line_parse(text, strlen(text), &ctx, &e->job, e->why);
 	cJSON_free(text);
-	return rc;
+	if (rc == 0 && e->job.nafter_refs > 0)
+		return errf(e->why, "\"after\": job ids only (a name there is the \"ref\" of a --batch line)"), -1;
+	e->flow.after = e->job.after_ids;
+	e->flow.nafter = e->job.nafter_ids;
+	e->flow.after_any = e->job.after_any;
+	return rc < 0 ? rc : serve_enqueue_flow_read(c, in, e->count, &e->flow, e->why);
 }
 
 /* Checks an enqueue request: 0, or the status with msg set.  On 0 the
@@ -123,7 +140,8 @@ enq_check(struct req *r, cJSON *in, struct enq_req *e, const char **msg)
 	if (e->type == NULL || e->payload == NULL)
 		return *msg = "expected {\"type\", \"payload\" (JSON text), \"queue\", \"count\", \"submit_id\","
 		              " \"delay\" or \"at\", \"priority\", \"max_attempts\", \"expires_in\" or"
-		              " \"expires_at\", \"traceparent\"}",
+		              " \"expires_at\", \"traceparent\", \"unique_key\", \"unique_for\", \"after\","
+		              " \"after_policy\", \"group\", \"on_complete\", \"on_success\"}",
 		       400;
 	if (enq_fields(in, e) < 0)
 		return *msg = e->why, 400;
@@ -254,20 +272,87 @@ enqueue_audited(struct req *r, const struct enqueue_item *items, size_t n, const
 }
 
 /* The answer to an enqueue: the first job's id, how many, and whether
- * an earlier request of the same submit made them. */
+ * an earlier request of the same submit made them; with "after", how
+ * many of the jobs named have not ended, and why the jobs were
+ * cancelled at once if they were.  A unique key that was taken is
+ * answered 200 too, as `jobq enqueue` exits 0: "refused", the job that
+ * holds the key, nothing enqueued.  A repeat of a submit id answers
+ * what it made (or that it was refused) as the first time. */
 static MHD_RESULT
-enqueued(struct req *r, uint64_t first, uint64_t count, int repeated)
+enqueued(struct req *r, const struct enq_flow_out *o, uint64_t count, int after)
 {
 	cJSON *doc = cJSON_CreateObject();
+	uint64_t first = o->repeated ? o->a.first_id : o->first;
+	char msg[96];
 
-	ADD_NUM(doc, "first_id", first);
-	ADD_NUM(doc, "count", count);
-	cJSON_AddBoolToObject(doc, "repeated", repeated);
+	if (o->repeated)
+		count = o->a.count;
+	if (o->refused || (o->repeated && count == 0)) {
+		cJSON_AddBoolToObject(doc, "refused", 1);
+		ADD_NUM(doc, "holder_id", first);
+		ADD_NUM(doc, "count", 0);
+		snprintf(msg, sizeof msg, "the unique key is taken by job %llu; nothing was enqueued",
+		    (unsigned long long)first);
+		cJSON_AddStringToObject(doc, "message", msg);
+		if (!o->repeated)
+			cJSON_AddBoolToObject(doc, "in_window", o->in_window);
+	} else {
+		ADD_NUM(doc, "first_id", first);
+		ADD_NUM(doc, "count", count);
+	}
+	if (after && !o->repeated && !o->refused)
+		ADD_NUM(doc, "waiting_on", o->waiting_on);
+	if (!o->repeated && o->cancelled[0] != '\0')
+		cJSON_AddStringToObject(doc, "cancelled", o->cancelled);
+	cJSON_AddBoolToObject(doc, "repeated", o->repeated);
 	return serve_json(r, 200, doc);
 }
 
+/* The statement of one job is within the server's packet (too_big);
+ * a flow enqueue sends its jobs one statement each. */
+static int
+flow_too_big(struct req *r, const struct enqueue_item *it, char *err)
+{
+	struct buf sql;
+	int big;
+
+	buf_init(&sql);
+	queue_enqueue_sql(r->db, &sql, it, 1, NULL);
+	big = too_big(r, 1, sql.len, err);
+	buf_free(&sql);
+	return big;
+}
+
+/* Writes the jobs of e (items[0..n)): through serve_enqueue_flow when
+ * they need a unique key, jobs to wait for or a group, else as one
+ * multi-statement transaction (enqueue_audited).  An answer lost with a
+ * submit id: the same submit again finds the first (repeated) when it
+ * took, and enqueues now when it did not. */
+static int
+write_jobs(struct req *r, const struct enq_req *e, const struct enqueue_item *items, size_t n,
+    const char *detail, struct enq_flow_out *o, int *unsure, char *err)
+{
+	struct enq_write w = { &e->flow, items, n, detail, e->submit_id };
+	int rc, again = 0;
+
+	if (!serve_enqueue_flow_used(&e->flow)) {
+		do
+			rc = enqueue_audited(r, items, n, detail, e->submit_id, &o->first, &o->a, &o->repeated, err);
+		while (!again++ && e->submit_id != NULL && serve_reconnect_unsure(r, rc, unsure));
+		return rc;
+	}
+	if (flow_too_big(r, &items[0], err))
+		return ENQ_TOO_BIG;
+	do
+		rc = serve_enqueue_flow(r, &w, o, err);
+	while (!again++ && e->submit_id != NULL && serve_reconnect_unsure(r, rc, unsure));
+	return rc;
+}
+
 /* POST /api/enqueue {"type", "queue", "payload", "count", "submit_id",
- * and the options of enq_options}: type and queue from the INI
+ * the options of enq_options, and "unique_key", "unique_for", "after",
+ * "after_policy", "group", "on_complete", "on_success" as
+ * serve_enqueue_flow_read reads them}: type and queue from the INI
  * whitelists only (422 otherwise); any other field, or one given twice,
  * is refused by name (400).  A submit_id seen before from this user enqueues nothing
  * and gets the first request's answer with "repeated": true.  An answer
@@ -277,13 +362,12 @@ api_enqueue(struct req *r)
 {
 	cJSON *in = serve_body_json(r);
 	struct enqueue_item *items;
-	struct submit_answer a = { 0, 0 };
+	struct enq_flow_out o = { 0 };
 	struct enq_req e = { 0 };
 	const char *msg = NULL;
-	uint64_t first = 0;
 	unsigned status, i;
 	char err[ERRSZ], *detail;
-	int repeated = 0, rc, unsure = 0;
+	int rc, unsure = 0;
 	MHD_RESULT ret;
 
 	if (in == NULL)
@@ -305,23 +389,21 @@ api_enqueue(struct req *r)
 		items[i] = e.job.e;
 		items[i].payload = e.payload;
 		items[i].payload_len = strlen(e.payload);
+		items[i].unique_key = e.flow.unique_key;
 	}
 	/* type and queue are whitelisted names: nothing a person typed */
 	detail = xasprintf("type=%s queue=%s", e.type, e.queue);
-	rc = enqueue_audited(r, items, (size_t)e.count, detail, e.submit_id, &first, &a, &repeated, err);
-	/* An answer lost with a submit id: the same submit again finds the
-	 * first (repeated) when it took, and enqueues now when it did not. */
-	if (e.submit_id != NULL && serve_reconnect_unsure(r, rc, &unsure))
-		rc = enqueue_audited(r, items, (size_t)e.count, detail, e.submit_id, &first, &a, &repeated, err);
-	if (rc == ENQ_TOO_BIG)
+	rc = write_jobs(r, &e, items, (size_t)e.count, detail, &o, &unsure, err);
+	if (rc == ENQ_TOO_BIG || rc == ENQ_FLOW_EUNKNOWN)
 		ret = serve_error(r, 400, err);
+	else if (rc == ENQ_FLOW_EGROUP)
+		ret = serve_error(r, 409, err);
 	else if (rc != DB_OK)
 		ret = unsure ? serve_db_unsure(r, "enqueue", err) : serve_write_error(r, "enqueue", err);
-	else if (repeated)
-		ret = enqueued(r, a.first_id, a.count, 1);
 	else {
-		wakeup_enqueued(r->srv->conf, items, (size_t)e.count);
-		ret = enqueued(r, first, (uint64_t)e.count, 0);
+		if (!o.repeated && !o.refused)
+			wakeup_enqueued(r->srv->conf, items, (size_t)e.count);
+		ret = enqueued(r, &o, (uint64_t)e.count, e.flow.nafter > 0);
 	}
 	free(detail);
 	free(items);

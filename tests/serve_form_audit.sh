@@ -2,10 +2,11 @@
 # The enqueue form (POST /api/enqueue) against `jobq enqueue`: each
 # option the form takes is accepted with the CLI's meaning and makes the
 # same row (priority, max_attempts, at, delay as a duration, expires_at,
-# expires_in, traceparent); a field it does not take (a typo, or an
-# option such as unique_key that needs the CLI) and a field given twice
-# are refused by name, 400, with nothing enqueued and nothing audited,
-# rather than a job enqueued without it.  Jobs whose statement would be
+# expires_in, traceparent); a field it does not take (a typo, or "ref",
+# which names a --batch line) and a field given twice are refused by
+# name, 400, with nothing enqueued and nothing audited, rather than a
+# job enqueued without it (unique keys, after and groups:
+# serve_enqueue_flow.sh).  Jobs whose statement would be
 # over the server's max_allowed_packet are refused naming count (the
 # server would drop the connection).  A viewer and a wrong or
 # missing CSRF token change nothing.
@@ -86,9 +87,10 @@ refused '"expires_in": "1h", "expires_at": "2031-01-01T00:00:00Z"' '"expires_in"
 	"expires_in and expires_at"
 refused '"traceparent": "00-zz"' '"traceparent": ' "a bad traceparent"
 refused '"prority": 5' 'unknown field "prority"' "a misspelt field"
-refused '"unique_key": "order:1"' '"unique_key": the dashboard does not enqueue with it; use jobq enqueue' "unique_key"
-refused '"after": [1]' '"after": the dashboard does not enqueue with it' "after"
-refused '"group": "g"' '"group": the dashboard does not enqueue with it' "group"
+refused '"ref": "r1"' '"ref": the API enqueues one job shape' "ref (a --batch line's name)"
+refused '"unique_key": "k", "count": 2' '"unique_key" and "count"' "a unique key with count 2"
+refused '"after": [999999]' '"after": job 999999 is not known' "after an unknown job"
+refused '"on_complete": "echo"' '"on_complete" and "on_success" go with "group"' "on_complete without group"
 refused '"queue": 7' '"queue" is not a string' "a queue that is not a string"
 refused '"priority": 1, "priority": 2' 'field "priority" is given twice' "a field given twice"
 # A NUL in a string of the body: cJSON ends the string there, so the job
