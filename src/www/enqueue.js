@@ -5,8 +5,10 @@
  * a lost answer, gets the first answer back); the button is also off
  * while a request is in flight.  Beside the payload it takes the options
  * of `jobq enqueue` that the server reads for it (priority, max attempts,
- * delay, expires in); a refusal is shown under the form, naming the
- * field, until the next submit. */
+ * delay, expires in, a unique key and its window, the jobs to wait for
+ * and the policy); a refusal is shown under the form, naming the field,
+ * until the next submit.  A unique key that is taken enqueues nothing
+ * and is said beside the button, with a link to the job that holds it. */
 
 import { api, app, el, enqueueOptions, isAdmin, main, setMain, toast } from "./common.js";
 
@@ -36,10 +38,19 @@ export async function pageEnqueue() {
     placeholder: "the handler's" });
   const expires = el("input", { type: "text", name: "expires_in", id: "enq-expires", placeholder: "never (10m, 2h…)",
     autocomplete: "off" });
+  const unique = el("input", { type: "text", name: "unique_key", id: "enq-unique", placeholder: "none (order:42…)",
+    autocomplete: "off" });
+  const uniqueFor = el("input", { type: "text", name: "unique_for", id: "enq-unique-for",
+    placeholder: "while queued (1h, 1d…)", autocomplete: "off" });
+  const after = el("input", { type: "text", name: "after", id: "enq-after", placeholder: "job ids: 12, 13",
+    autocomplete: "off" });
+  const policy = el("select", { name: "after_policy", id: "enq-after-policy" },
+    [el("option", { value: "all" }, "all done"), el("option", { value: "any" }, "all ended, however")]);
   const ferr = el("div", { class: "field-error", id: "enq-error", role: "alert" });
   const submit = el("button", { type: "submit", class: "primary", id: "enq-submit" }, "Enqueue");
   let submitId = newSubmitId(), inFlight = false;
-  const user = app.me.user, fields = { type, queue, payload, delay, count, priority, attempts, expires };
+  const user = app.me.user,
+    fields = { type, queue, payload, delay, count, priority, attempts, expires, unique, uniqueFor, after, policy };
   const pickQueue = () => {
     const t = form.types.find((x) => x.type === type.value);
     if (t) queue.value = t.queue;
@@ -65,12 +76,20 @@ export async function pageEnqueue() {
       count: Number(count.value), priority: Number(priority.value), submit_id: submitId };
     if (attempts.value !== "") body.max_attempts = Number(attempts.value);
     if (expires.value.trim() !== "") body.expires_in = expires.value.trim();
+    if (unique.value !== "") body.unique_key = unique.value;
+    if (uniqueFor.value.trim() !== "") body.unique_for = uniqueFor.value.trim();
+    const ids = after.value.split(/[\s,]+/).filter((x) => x !== "");
+    if (ids.some((x) => !/^[0-9]+$/.test(x))) {
+      ferr.textContent = "\"after\": job ids separated by commas";
+      inFlight = false;
+      check();
+      return;
+    }
+    if (ids.length > 0) body.after = ids.map(Number), body.after_policy = policy.value;
     try {
       const r = await api("/api/enqueue", body);
       submitId = newSubmitId();
-      toast(r.count === 1 ? "Enqueued job " + r.first_id : "Enqueued " + r.count + " jobs from #" + r.first_id);
-      const out = document.getElementById("enq-result");
-      out.replaceChildren("Last enqueued: ", el("a", { href: "/jobs/" + r.first_id }, "job #" + r.first_id));
+      showResult(r);
     } catch (e) {
       if (e.status !== 401) {
         toast(e.message, true);
@@ -90,9 +109,27 @@ export async function pageEnqueue() {
     el("div", { class: "row" }, el("label", {}, "Delay (seconds)", delay), el("label", {}, "Count", count)),
     el("div", { class: "row" }, el("label", {}, "Priority (smaller first)", priority),
       el("label", {}, "Max attempts", attempts), el("label", {}, "Expires in", expires)),
+    el("div", { class: "row" }, el("label", {}, "Unique key", unique), el("label", {}, "Key held for", uniqueFor)),
+    el("div", { class: "row" }, el("label", {}, "After jobs", after), el("label", {}, "Run once they are", policy)),
     ferr,
     el("div", { class: "row" }, submit, el("span", { id: "enq-result", class: "muted" })));
   setMain("Enqueue", el("h1", {}, "Enqueue"), f);
+}
+
+/* Says what the enqueue made beside the button: the first job, linked,
+ * and whether it waits or was cancelled at once (a job it waits for had
+ * died); or, for a unique key that was taken, the job that holds it. */
+function showResult(r) {
+  const out = document.getElementById("enq-result");
+  if (r.refused) {
+    toast("Not enqueued: the unique key is taken by job " + r.holder_id, true);
+    out.replaceChildren("Not enqueued: the key is held by ", el("a", { href: "/jobs/" + r.holder_id }, "job #" + r.holder_id));
+    return;
+  }
+  toast(r.count === 1 ? "Enqueued job " + r.first_id : "Enqueued " + r.count + " jobs from #" + r.first_id);
+  const note = r.cancelled ? " (cancelled at once: " + r.cancelled + ")"
+    : r.waiting_on > 0 ? " (waiting for " + r.waiting_on + (r.waiting_on === 1 ? " job)" : " jobs)") : "";
+  out.replaceChildren("Last enqueued: ", el("a", { href: "/jobs/" + r.first_id }, "job #" + r.first_id), note);
 }
 
 /* A submit id: random, so two forms (two tabs, two people) never share

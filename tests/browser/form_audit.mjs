@@ -59,6 +59,36 @@ try {
   await submit(true);
   is(await text(page, "#enq-error"), "", "the next submit that is taken clears the refusal");
 
+  // A unique key as long as keys may be, unbroken: the job holds it; the
+  // same key again enqueues nothing and names the holder; the page still
+  // fits.  Then a job after the delayed job 9100: it waits.
+  const key = "k".repeat(255);
+  await setValue("#enq-unique", key);
+  await setValue("#enq-unique-for", "1h");
+  await submit(true);
+  const holder = (await text(page, "#enq-result a")).replace(/\D/g, "");
+  is(sql(`SELECT CONCAT_WS('|', id, LENGTH(unique_key)) FROM jobs WHERE unique_key = '${key}'`), `${holder}|255`,
+    "a 255-byte unique key: the job holds it");
+  const held = lastId();
+  await press(page, "#enq-submit");
+  await page.waitForFunction(() => /^Not enqueued/.test(document.querySelector("#enq-result").textContent), WAIT);
+  is(await text(page, "#enq-result"), `Not enqueued: the key is held by job #${holder}`, "the same key again: not enqueued, naming the holder");
+  is(lastId(), held, "and nothing is enqueued");
+  is((await overflow375(page)).join(", "), "", "the form with the long key fits 375 px");
+  await setValue("#enq-unique", "");
+  await setValue("#enq-unique-for", "");
+  await setValue("#enq-after", "9100, x");
+  await press(page, "#enq-submit");
+  await page.waitForFunction(() => document.querySelector("#enq-error").textContent !== "", WAIT);
+  is(await text(page, "#enq-error"), '"after": job ids separated by commas', "after with a word: refused in the form, naming it");
+  await setValue("#enq-after", "9100");
+  await submit(true);
+  const waits = (await text(page, "#enq-result a")).replace(/\D/g, "");
+  like(await text(page, "#enq-result"), /\(waiting for 1 job\)$/, "after the delayed job 9100: the answer says it waits");
+  is(sql(`SELECT after_id FROM jobq_deps WHERE job_id = ${waits}`), "9100", "and it waits for job 9100");
+  is((await small()).join(", "), "", "the new fields are touch targets too");
+  await setValue("#enq-after", "");
+
   // The session ends while the form is filled in: the submit meets the
   // login form; logging in again brings the form back as it was typed,
   // and the submit then makes the job once.
