@@ -6,7 +6,8 @@
  * while a request is in flight.  Beside the payload it takes the options
  * of `jobq enqueue` that the server reads for it (priority, max attempts,
  * delay, expires in, a unique key and its window, the jobs to wait for
- * and the policy); a refusal is shown under the form, naming the field,
+ * and the policy, a group to join with its callbacks); a refusal is
+ * shown under the form, naming the field,
  * until the next submit.  A unique key that is taken enqueues nothing
  * and is said beside the button, with a link to the job that holds it. */
 
@@ -46,11 +47,17 @@ export async function pageEnqueue() {
     autocomplete: "off" });
   const policy = el("select", { name: "after_policy", id: "enq-after-policy" },
     [el("option", { value: "all" }, "all done"), el("option", { value: "any" }, "all ended, however")]);
+  const group = el("input", { type: "text", name: "group", id: "enq-group", placeholder: "none (import-42…)",
+    autocomplete: "off" });
+  const callback = (name, id) => el("select", { name, id },
+    [el("option", { value: "" }, "none"), ...form.types.map((t) => el("option", { value: t.type }, t.type))]);
+  const onComplete = callback("on_complete", "enq-on-complete"), onSuccess = callback("on_success", "enq-on-success");
   const ferr = el("div", { class: "field-error", id: "enq-error", role: "alert" });
   const submit = el("button", { type: "submit", class: "primary", id: "enq-submit" }, "Enqueue");
   let submitId = newSubmitId(), inFlight = false;
   const user = app.me.user,
-    fields = { type, queue, payload, delay, count, priority, attempts, expires, unique, uniqueFor, after, policy };
+    fields = { type, queue, payload, delay, count, priority, attempts, expires, unique, uniqueFor, after, policy, group,
+      onComplete, onSuccess };
   const pickQueue = () => {
     const t = form.types.find((x) => x.type === type.value);
     if (t) queue.value = t.queue;
@@ -86,10 +93,13 @@ export async function pageEnqueue() {
       return;
     }
     if (ids.length > 0) body.after = ids.map(Number), body.after_policy = policy.value;
+    if (group.value !== "") body.group = group.value;
+    if (onComplete.value !== "") body.on_complete = onComplete.value;
+    if (onSuccess.value !== "") body.on_success = onSuccess.value;
     try {
       const r = await api("/api/enqueue", body);
       submitId = newSubmitId();
-      showResult(r);
+      showResult(r, body.group);
     } catch (e) {
       if (e.status !== 401) {
         toast(e.message, true);
@@ -111,15 +121,18 @@ export async function pageEnqueue() {
       el("label", {}, "Max attempts", attempts), el("label", {}, "Expires in", expires)),
     el("div", { class: "row" }, el("label", {}, "Unique key", unique), el("label", {}, "Key held for", uniqueFor)),
     el("div", { class: "row" }, el("label", {}, "After jobs", after), el("label", {}, "Run once they are", policy)),
+    el("div", { class: "row" }, el("label", {}, "Group", group), el("label", {}, "Once all ended, enqueue", onComplete),
+      el("label", {}, "Once all done, enqueue", onSuccess)),
     ferr,
     el("div", { class: "row" }, submit, el("span", { id: "enq-result", class: "muted" })));
   setMain("Enqueue", el("h1", {}, "Enqueue"), f);
 }
 
 /* Says what the enqueue made beside the button: the first job, linked,
+ * the group it joined (named by the form: the answer has no group id),
  * and whether it waits or was cancelled at once (a job it waits for had
  * died); or, for a unique key that was taken, the job that holds it. */
-function showResult(r) {
+function showResult(r, group) {
   const out = document.getElementById("enq-result");
   if (r.refused) {
     toast("Not enqueued: the unique key is taken by job " + r.holder_id, true);
@@ -129,7 +142,9 @@ function showResult(r) {
   toast(r.count === 1 ? "Enqueued job " + r.first_id : "Enqueued " + r.count + " jobs from #" + r.first_id);
   const note = r.cancelled ? " (cancelled at once: " + r.cancelled + ")"
     : r.waiting_on > 0 ? " (waiting for " + r.waiting_on + (r.waiting_on === 1 ? " job)" : " jobs)") : "";
-  out.replaceChildren("Last enqueued: ", el("a", { href: "/jobs/" + r.first_id }, "job #" + r.first_id), note);
+  const joined = group ? [" in group ", el("a", { href: "/groups/" + encodeURIComponent(group), class: "group-name" }, group)]
+    : [];
+  out.replaceChildren("Last enqueued: ", el("a", { href: "/jobs/" + r.first_id }, "job #" + r.first_id), ...joined, note);
 }
 
 /* A submit id: random, so two forms (two tabs, two people) never share

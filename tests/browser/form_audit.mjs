@@ -89,6 +89,23 @@ try {
   is((await small()).join(", "), "", "the new fields are touch targets too");
   await setValue("#enq-after", "");
 
+  // Two jobs into a group as long as names may be, unbroken, with a
+  // callback of the long type: the group holds both and names it; the
+  // answer links the group; the page still fits.
+  const gname = "g".repeat(128);
+  await setValue("#enq-group", gname);
+  await page.select("#enq-on-complete", TYPE);
+  await setValue("#enq-count", "2");
+  await submit(true);
+  is(sql(`SELECT CONCAT_WS('|', g.total, g.on_complete, COUNT(j.id)) FROM jobq_groups g JOIN jobs j ON j.group_id = g.id
+    WHERE g.name = '${gname}' GROUP BY g.id`), `2|${TYPE}|2`, "a group of two with its callback, from the form");
+  is(await page.$eval("#enq-result a.group-name", (a) => a.getAttribute("href")), "/groups/" + gname,
+    "the answer links the group's page");
+  is((await overflow375(page)).join(", "), "", "the answer with the long group name fits 375 px");
+  await setValue("#enq-group", "");
+  await page.select("#enq-on-complete", "");
+  await setValue("#enq-count", "1");
+
   // The session ends while the form is filled in: the submit meets the
   // login form; logging in again brings the form back as it was typed,
   // and the submit then makes the job once.
