@@ -12,6 +12,7 @@
 #include "cancel.h"
 #include "cli.h"
 #include "duration.h"
+#include "queue.h"
 #include "queue_states.h"
 
 #define WAIT_DEFAULT_MS 30000
@@ -46,7 +47,8 @@ usage(void)
 	       "                    refuses unless given --yes)\n\n"
 	       "Exit status: 0 every job is cancelled or its cancel requested; 1 a job had\n"
 	       "ended before (it is named, with how); 64 usage; 65 an ID no job has, an unknown\n"
-	       "queue or type (nothing is cancelled); 69 database unavailable.\n");
+	       "queue or type (nothing is cancelled); 69 database unavailable, or jobs of a\n"
+	       "filter it could not cancel (each named; the others are cancelled).\n");
 }
 
 /* Each ID, parsed and known to the database, or nothing happens; *n
@@ -193,22 +195,24 @@ cancel_ids(struct db *db, const struct opts *o, int argc, char **argv)
 }
 
 /* The jobs a filter matches: counted, confirmed, then cancelled a chunk
- * at a time, one transaction each. */
+ * at a time, one transaction each.  t[0] counts the jobs cancelled (or
+ * asked of their workers), t[1] those that had ended, t[2] those the
+ * database would not let go (a lock held past its reruns): each named. */
 static void
 tally(void *arg, uint64_t id, int rc, const char *err)
 {
 	uint64_t *t = arg;
 
-	(void)id;
-	(void)err;
-	t[rc == DB_OK ? 0 : 1]++;
+	if (rc != DB_OK && rc != QUEUE_NOT_FOUND)
+		cli_error("cancel: job %llu: not cancelled: %s", (unsigned long long)id, err);
+	t[rc == DB_OK ? 0 : rc == QUEUE_NOT_FOUND ? 1 : 2]++;
 }
 
 static int
 cancel_filter(struct db *db, const struct opts *o)
 {
 	const struct bulk_kind *k = bulk_kind_find("cancel");
-	uint64_t n, upto, after = 0, t[2] = { 0, 0 };
+	uint64_t n, upto, after = 0, t[3] = { 0, 0, 0 };
 	char err[ERRSZ];
 	int more = 1;
 
@@ -230,8 +234,10 @@ cancel_filter(struct db *db, const struct opts *o)
 	    t[0] == 1 ? "" : "s");
 	if (t[1] > 0)
 		printf("; %llu had ended meanwhile", (unsigned long long)t[1]);
+	if (t[2] > 0)
+		printf("; %llu not cancelled (named above): run the command again", (unsigned long long)t[2]);
 	printf("\n");
-	return 0;
+	return t[2] > 0 ? EX_UNAVAILABLE : 0;
 fail:
 	cli_error("cancel: %s", err);
 	return EX_UNAVAILABLE;

@@ -245,4 +245,22 @@ is "$(sql "SELECT COUNT(*) FROM jobs WHERE queue = 'mix'")" 0 "nothing of the qu
 kill -TERM "$w"
 wait_exit 30 "$w"
 
+# A chunk the database refuses is tried a job at a time: a job it still
+# refuses (here a trigger's error; in life a row locked past the reruns)
+# is named, the others are cancelled, and the command exits 69.
+r1=$(jq_ enqueue --delay 1h tree '{}')
+r2=$(jq_ enqueue --delay 1h tree '{}')
+r3=$(jq_ enqueue --delay 1h tree '{}')
+# (one statement, no ';' inside: the error is a subquery of two rows)
+sql "CREATE TRIGGER test_refuse BEFORE DELETE ON jobs FOR EACH ROW
+	SET @refused = IF(OLD.id = $r2, (SELECT 1 UNION SELECT 2), 0)"
+out=$(jq_ cancel --queue mix --yes 2>&1); rc=$?
+sql "DROP TRIGGER test_refuse"
+is "$rc" 69 "a job the database will not let go: exit 69"
+like "$out" "cancel: job $r2: not cancelled: .*Subquery returns more than 1 row" "... naming it and why"
+like "$out" "2 jobs cancelled .*; 1 not cancelled \\(named above\\): run the command again" "... the others cancelled"
+is "$(sql "SELECT GROUP_CONCAT(id ORDER BY id) FROM jobs WHERE queue = 'mix'")" "$r2" "only that job is left"
+is "$(sql "SELECT COUNT(*) FROM job_runs WHERE outcome = 'cancelled' AND job_id IN ($r1, $r2, $r3)")" 2 \
+	"the other two: cancelled once each"
+
 finish
