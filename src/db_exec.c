@@ -8,6 +8,7 @@
 #include <errmsg.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 #include <strings.h>
 
 #include "db_int.h"
@@ -127,23 +128,6 @@ db_exec_many_rows(struct db *db, const struct buf *sql, uint64_t *affected, size
 	return DB_OK;
 }
 
-/* Runs a statement that returns no rows. */
-int
-db_exec(struct db *db, char *err, const char *fmt, ...)
-{
-	struct buf b;
-	va_list ap;
-	int rc;
-
-	buf_init(&b);
-	va_start(ap, fmt);
-	db_sql_va(&b, fmt, ap);
-	va_end(ap);
-	rc = db_exec_buf(db, &b, err);
-	buf_free(&b);
-	return rc;
-}
-
 /* db_query, for SQL already built. */
 struct db_res *
 db_query_buf(struct db *db, const struct buf *sql, int *rc, char *err)
@@ -211,7 +195,9 @@ db_insert_id(const struct db *db)
 int
 db_begin(struct db *db, char *err)
 {
-	return db_exec(db, err, "START TRANSACTION");
+	int rc = run(db, "START TRANSACTION", strlen("START TRANSACTION"), err);
+
+	return rc != DB_OK ? rc : collect(db, NULL, NULL, 0, err);
 }
 
 /* A claim or a move counts only once COMMIT has succeeded: on Galera a

@@ -1,10 +1,12 @@
-/* db_retry.c -- rerunning a transaction that deadlocked.
+/* db_retry.c -- rerunning a transaction that deadlocked, and db_exec,
+ * which reruns a statement that is a transaction of its own.
  *
  * On Galera several writers lose certification races in a row now and
  * then; on any server two claims can deadlock.  Only those failures are
  * rerun, after a short random pause, and never past the wait limit. */
 #include "config.h"
 
+#include <stdarg.h>
 #include <time.h>
 
 #include "db_int.h"
@@ -75,4 +77,33 @@ int
 db_retryable(int rc)
 {
 	return rc == DB_EGONE || rc == DB_ERETRY || rc == DB_EWAIT;
+}
+
+/* Runs a statement that returns no rows.  Outside a transaction the
+ * statement is a transaction of its own, and is rerun whole, as
+ * db_exec_retry reruns one, when it deadlocked or, on Galera, lost a
+ * certification race to another node's write (1213): jobq turns the
+ * server's own rerun off (db_galera.c), which would also rerun a piece
+ * of a claim.  Only when nothing of it ran: of statements sent together
+ * outside a transaction, each one before a failure committed on its
+ * own.  Inside a transaction the caller reruns the whole of it. */
+int
+db_exec(struct db *db, char *err, const char *fmt, ...)
+{
+	struct buf b;
+	va_list ap;
+	int64_t start = mono_ms();
+	int rc, attempt = 0, lone = db->my != NULL && !(db->my->server_status & SERVER_STATUS_IN_TRANS);
+
+	buf_init(&b);
+	va_start(ap, fmt);
+	db_sql_va(&b, fmt, ap);
+	va_end(ap);
+	do {
+		rc = db_exec_buf(db, &b, err);
+		if (!lone || db->done > 0 || (db->wait_limit_ms > 0 && mono_ms() - start >= db->wait_limit_ms / 2))
+			break;
+	} while (db_retry_after(rc, ++attempt));
+	buf_free(&b);
+	return rc;
 }
