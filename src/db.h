@@ -48,6 +48,8 @@ const char *db_ascii(const char *s);
 int db_exec(struct db *db, char *err, const char *fmt, ...);
 struct db_res *db_query(struct db *db, int *rc, char *err, const char *fmt, ...);
 void db_sql(struct db *db, struct buf *b, const char *fmt, ...);
+/* The length of the first statement of sql[0..len), up to its ';' (db_sql.c). */
+size_t db_stmt_len(const char *sql, size_t len);
 int db_exec_buf(struct db *db, const struct buf *sql, char *err);
 int db_exec_many(struct db *db, const struct buf *sql, uint64_t *affected, size_t max, char *err);
 int db_exec_many_rows(struct db *db, const struct buf *sql, uint64_t *affected, size_t max, struct db_res **rows,

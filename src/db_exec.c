@@ -2,7 +2,19 @@
  *
  * Sends SQL built with the formatting language (db_sql.c) through the
  * client calls (db_nb.c), reads every result, and keeps what the last
- * call did (rows changed, statements completed) for the caller. */
+ * call did (rows changed, statements completed) for the caller.
+ *
+ * Several statements go in one round trip, but on a Galera node a
+ * transaction's go one at a time (send_all).  There, a transaction that
+ * an applier aborts (a "brute force" abort, when a write set from
+ * another node needs its locks) is rolled back at once, yet the server
+ * went on running the statements left in the same packet, each as a
+ * transaction of its own that it committed, and reported the abort only
+ * at a later one: MariaDB 10.11.19 with galera-4 26.4.23, measured by
+ * contrib/galera-split-check.  A job's run row committed without the
+ * DELETE that ended it, a group's count without its job.  Sent one at a
+ * time, every statement after the abort answers 1213, and nothing of
+ * the transaction stays. */
 #include "config.h"
 
 #include <errmsg.h>
@@ -12,6 +24,16 @@
 #include <strings.h>
 
 #include "db_int.h"
+
+#define BEGIN_TX "START TRANSACTION"
+
+/* Whether sql is a lone START TRANSACTION, which commits nothing (it is
+ * sent with no transaction open). */
+static int
+begins(const char *sql, size_t len)
+{
+	return len == strlen(BEGIN_TX) && strncasecmp(sql, BEGIN_TX, len) == 0;
+}
 
 /* Sends sql, without reading its results (collect does); not being
  * connected is an error like a lost connection. */
@@ -29,7 +51,7 @@ run(struct db *db, const char *sql, size_t len, char *err)
 	/* Inside an open transaction only a COMMIT commits: the string's
 	 * first statement, or its last (the rest of a transaction sent in
 	 * one round trip after a locking read). */
-	db->commits = !(db->my->server_status & SERVER_STATUS_IN_TRANS) ||
+	db->commits = (!(db->my->server_status & SERVER_STATUS_IN_TRANS) && !begins(sql, len)) ||
 	    (len >= 6 && strncasecmp(sql, "COMMIT", 6) == 0) ||
 	    (len >= 7 && strncasecmp(sql + len - 7, ";COMMIT", 7) == 0);
 	if (db_nb_query(db, sql, (unsigned long)len) != 0) {
@@ -85,15 +107,68 @@ collect(struct db *db, MYSQL_RES **first_set, uint64_t *affected, size_t max, ch
 	return DB_OK;
 }
 
+/* Whether sql must go one statement at a time (see the top): it is a
+ * transaction's, on a Galera node, and holds more than one. */
+static int
+split_due(const struct db *db, const char *sql, size_t len)
+{
+	/* In a transaction, or autocommit off (scheduler.c): one will open. */
+	int in_tx = db->my != NULL && ((db->my->server_status & SERVER_STATUS_IN_TRANS) ||
+	                                  !(db->my->server_status & SERVER_STATUS_AUTOCOMMIT));
+
+	if (!db->galera || !(in_tx || (len > strlen(BEGIN_TX) && strncasecmp(sql, BEGIN_TX ";", 18) == 0)))
+		return 0;
+	return db_stmt_len(sql, len) < len;
+}
+
+/* Runs the statements of sql and reads their results as collect does,
+ * one round trip for all of them, or one each where split_due says so:
+ * then *first_set is the first result set of any of them, affected[i]
+ * statement i's count, db->done and db->affected count across them, and
+ * the first error stops the rest. */
+static int
+send_all(struct db *db, const char *sql, size_t len, MYSQL_RES **first_set, uint64_t *affected, size_t max,
+    char *err)
+{
+	MYSQL_RES *set = NULL, **want;
+	uint64_t first = 0;
+	size_t off = 0, n, done = 0;
+	int rc = DB_OK;
+
+	if (!split_due(db, sql, len)) {
+		rc = run(db, sql, len, err);
+		return rc != DB_OK ? rc : collect(db, first_set, affected, max, err);
+	}
+	while (rc == DB_OK && off < len) {
+		/* A piece starts at its keyword, which run() reads (COMMIT). */
+		while (off < len && (sql[off] == ' ' || sql[off] == '\n' || sql[off] == '\t'))
+			off++;
+		if ((n = db_stmt_len(sql + off, len - off)) == 0) {
+			off++;
+			continue;
+		}
+		want = first_set != NULL && set == NULL ? &set : NULL;
+		if ((rc = run(db, sql + off, n, err)) == DB_OK)
+			rc = collect(db, want, done < max ? affected + done : NULL, done < max ? max - done : 0, err);
+		if (done == 0)
+			first = db->affected;
+		done += db->done;
+		db->done = done;
+		db->affected = first;
+		off += n + 1;
+	}
+	if (first_set != NULL)
+		*first_set = rc == DB_OK ? set : NULL;
+	if (rc != DB_OK && set != NULL)
+		mysql_free_result(set);
+	return rc;
+}
+
 /* Runs the statements in sql, which return no rows. */
 int
 db_exec_buf(struct db *db, const struct buf *sql, char *err)
 {
-	int rc = run(db, sql->data, sql->len, err);
-
-	if (rc != DB_OK)
-		return rc;
-	return collect(db, NULL, NULL, 0, err);
+	return send_all(db, sql->data, sql->len, NULL, NULL, 0, err);
 }
 
 /* Sends several statements separated by ';' in one round trip;
@@ -112,12 +187,11 @@ db_exec_many_rows(struct db *db, const struct buf *sql, uint64_t *affected, size
     char *err)
 {
 	MYSQL_RES *res = NULL;
-	int rc = run(db, sql->data, sql->len, err);
+	int rc;
 
 	if (rows != NULL)
 		*rows = NULL;
-	if (rc == DB_OK)
-		rc = collect(db, rows != NULL ? &res : NULL, affected, max, err);
+	rc = send_all(db, sql->data, sql->len, rows != NULL ? &res : NULL, affected, max, err);
 	if (rc != DB_OK || res == NULL) {
 		if (res != NULL)
 			mysql_free_result(res);
@@ -135,9 +209,7 @@ db_query_buf(struct db *db, const struct buf *sql, int *rc, char *err)
 	MYSQL_RES *res;
 	struct db_res *r;
 
-	if ((*rc = run(db, sql->data, sql->len, err)) != DB_OK)
-		return NULL;
-	if ((*rc = collect(db, &res, NULL, 0, err)) != DB_OK)
+	if ((*rc = send_all(db, sql->data, sql->len, &res, NULL, 0, err)) != DB_OK)
 		return NULL;
 	if (res == NULL) {
 		errf(err, "query returned no result set");
@@ -195,7 +267,7 @@ db_insert_id(const struct db *db)
 int
 db_begin(struct db *db, char *err)
 {
-	int rc = run(db, "START TRANSACTION", strlen("START TRANSACTION"), err);
+	int rc = run(db, BEGIN_TX, strlen(BEGIN_TX), err);
 
 	return rc != DB_OK ? rc : collect(db, NULL, NULL, 0, err);
 }

@@ -154,3 +154,29 @@ db_ascii(const char *s)
 			return NULL;
 	return s;
 }
+
+/* The length of the statement sql starts with, up to its ';' or the end
+ * of len: a ';' in a quoted string or name or in a comment is not one. */
+size_t
+db_stmt_len(const char *sql, size_t len)
+{
+	size_t i = 0;
+	char q;
+
+	while (i < len && sql[i] != ';') {
+		q = sql[i++];
+		if (q == '\'' || q == '"' || q == '`') {
+			while (i < len && sql[i] != q)
+				i += q != '`' && sql[i] == '\\' ? 2 : 1;
+			i++; /* a doubled quote reopens the string: the loop goes on */
+		} else if (q == '/' && i < len && sql[i] == '*') {
+			while (i + 1 < len && !(sql[i] == '*' && sql[i + 1] == '/'))
+				i++;
+			i += 2;
+		} else if (q == '#' || (q == '-' && i + 1 < len && sql[i] == '-' && sql[i + 1] == ' ')) {
+			while (i < len && sql[i] != '\n')
+				i++;
+		}
+	}
+	return i < len ? i : len;
+}
