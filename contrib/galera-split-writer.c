@@ -1,10 +1,10 @@
-/* galera-split-check.c -- does a transaction that a Galera applier
+/* galera-split-writer.c -- does a transaction that a Galera applier
  * aborts leave statements behind?  Built and run by
  * contrib/galera-split-check, not by make.
  *
- *   galera-split-check SOCKET writer N          transactions, one packet each
- *   galera-split-check SOCKET writer-split N    the same, one statement a round trip
- *   galera-split-check SOCKET rival N           single-row updates of the same rows
+ *   galera-split-writer SOCKET writer N          transactions, one packet each
+ *   galera-split-writer SOCKET writer-split N    the same, one statement a round trip
+ *   galera-split-writer SOCKET rival N           single-row updates of the same rows
  *
  * A writer runs N transactions, attempt i: it changes the rows the rival
  * changes (so that appliers abort it), logs four rows (steps 1 to 4)
@@ -24,13 +24,13 @@ connect_to(const char *sock)
 
 	if (m == NULL ||
 	    mysql_real_connect(m, NULL, "root", NULL, "splitcheck", 0, sock, CLIENT_MULTI_STATEMENTS) == NULL) {
-		fprintf(stderr, "galera-split-check: %s: %s\n", sock, m ? mysql_error(m) : "out of memory");
+		fprintf(stderr, "galera-split-writer: %s: %s\n", sock, m ? mysql_error(m) : "out of memory");
 		exit(1);
 	}
 	/* As jobq's sessions: no rerun by the server, read committed. */
 	if (mysql_query(m, "SET SESSION wsrep_retry_autocommit = 0") != 0 ||
 	    mysql_query(m, "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED") != 0) {
-		fprintf(stderr, "galera-split-check: %s\n", mysql_error(m));
+		fprintf(stderr, "galera-split-writer: %s\n", mysql_error(m));
 		exit(1);
 	}
 	return m;
@@ -116,7 +116,7 @@ main(int argc, char **argv)
 	int n, i;
 
 	if (argc != 4 || (n = atoi(argv[3])) <= 0) {
-		fprintf(stderr, "usage: galera-split-check SOCKET writer|writer-split|rival N\n");
+		fprintf(stderr, "usage: galera-split-writer SOCKET writer|writer-split|rival N\n");
 		return 64;
 	}
 	setenv("SOCK", argv[1], 1);
