@@ -171,8 +171,9 @@ db_exec_buf(struct db *db, const struct buf *sql, char *err)
 	return send_all(db, sql->data, sql->len, NULL, NULL, 0, err);
 }
 
-/* Sends several statements separated by ';' in one round trip;
- * affected[i] gets the rows statement i changed. */
+/* Sends several statements separated by ';' in one round trip (one
+ * each for a transaction on Galera: send_all); affected[i] gets the rows
+ * statement i changed. */
 int
 db_exec_many(struct db *db, const struct buf *sql, uint64_t *affected, size_t max, char *err)
 {
