@@ -116,7 +116,7 @@ split_due(const struct db *db, const char *sql, size_t len)
 	int in_tx = db->my != NULL && ((db->my->server_status & SERVER_STATUS_IN_TRANS) ||
 	                                  !(db->my->server_status & SERVER_STATUS_AUTOCOMMIT));
 
-	if (!db->galera || !(in_tx || (len > strlen(BEGIN_TX) && strncasecmp(sql, BEGIN_TX ";", 18) == 0)))
+	if (!db->galera || !(in_tx || (len > strlen(BEGIN_TX) && strncasecmp(sql, BEGIN_TX ";", strlen(BEGIN_TX ";")) == 0)))
 		return 0;
 	return db_stmt_len(sql, len) < len;
 }
