@@ -250,12 +250,21 @@ start_worker() {
 
 # Stops every background process the test started (start_worker's
 # workers among them) with SIGTERM, waits up to 30 s for each, and
-# forgets them.
+# forgets those that ended.  One still running is kept (and named, with
+# what it waits in), so that the test's exit kills it: forgotten, it
+# would hold the test's output open, and the harness with it, for as
+# long as it runs.
 stop_workers() {
-	local p
+	local p left=()
 	for p in "${BG_PIDS[@]}"; do kill -TERM "$p" 2>/dev/null; done
-	for p in "${BG_PIDS[@]}"; do wait_exit 30 "$p" >/dev/null 2>&1; done
-	BG_PIDS=()
+	for p in "${BG_PIDS[@]}"; do
+		wait_exit 30 "$p" >/dev/null 2>&1
+		[ $? != 124 ] && continue
+		left+=("$p")
+		diag "process $p did not stop within 30 s of SIGTERM: state $(ps -o stat= -p "$p"), in $(cat "/proc/$p/wchan" 2>/dev/null):" \
+			"$(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null)"
+	done
+	BG_PIDS=("${left[@]}")
 }
 
 # Notes in the log that a wait of $1 seconds ran out, with the line of
