@@ -1,7 +1,7 @@
 #!/bin/bash
 # bounded.sh TEST: runs the test script TEST (bash) for at most
-# JOBQ_TEST_LIMIT seconds (default 1200), the log compiler of every .sh
-# test.
+# JOBQ_TEST_LIMIT seconds (default 600, six times the longest test
+# takes), the log compiler of every .sh test.
 #
 # A test that hangs would otherwise hold `make check` -- and CI's whole
 # run -- until CI gives up, with nothing in the log to say where.  A test
@@ -12,7 +12,7 @@
 # wait it sits in, its command line), the tail of each worker log, one
 # failing assertion and "Bail out!", then kills the test's process group
 # and every process below it (handlers have groups of their own).
-limit=${JOBQ_TEST_LIMIT:-1200}
+limit=${JOBQ_TEST_LIMIT:-600}
 test=$1
 
 # holders: the processes, other than this one and those above it (the
