@@ -244,13 +244,15 @@ kill_first() {
 	CONF=$T/f1.ini
 	jq_ cancel --no-wait "${ID[canc]}" >"$C/cancel.out" 2>&1 &
 	CANCELLER=$!
-	# At "after", its UPDATE must be waiting on the lock before the
-	# connections are killed (its own is spared: its text names
-	# cancel_by); the pattern is split so that this query does not find
-	# itself.
+	# At "after", it must be waiting on the lock before the connections
+	# are killed (its own is spared: the text of its statements names
+	# cancel_by, the SELECT ... FOR UPDATE that locks the rows first as
+	# the UPDATE after it); the pattern is split so that this query does
+	# not find itself.
 	if [ "$point" = after ]; then
 		wait_for_sql 10 "SELECT COUNT(*) FROM information_schema.PROCESSLIST
-			WHERE INFO LIKE CONCAT('%SET cancel', '_by%')" 1
+			WHERE INFO LIKE CONCAT('%cancel', '_by%')" 1
+		ok $? "[$cell] the cancel waits on the locked rows too"
 	else
 		wait_for_sql 10 "SELECT COUNT(*) FROM jobs WHERE id = ${ID[canc]} AND cancel_by IS NULL" 0
 	fi
