@@ -513,7 +513,8 @@ outcome_of(struct worker *w, struct slot *s, struct outcome *o, struct run_recor
 
 /* Takes the jobs the outcomes just written handed off to this worker
  * (queue.h: struct handoff), read back in their transaction: puts them
- * in slots and starts them like a claim's. */
+ * in slots and starts them like a claim's, or gives them back at once
+ * when the worker is stopping. */
 static void
 handoff_take(struct worker *w, int64_t now)
 {
@@ -546,6 +547,12 @@ handoff_take(struct worker *w, int64_t now)
 	free(w->handoff.jobs);
 	w->handoff.jobs = NULL;
 	w->handoff.njobs = 0;
+	/* As after a claim: a stop that came while the write was in flight
+	 * (poll_db_wait reads the signals) gave back the jobs ready then,
+	 * not these, and a stopping worker starts nothing; kept, they would
+	 * hold it (and their leases, which its heartbeat extends) for good. */
+	if (w->stopping)
+		start_give_back(w);
 	start_ready(w);
 }
 
