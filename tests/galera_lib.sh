@@ -58,11 +58,36 @@ galera_setup() {
 # Reads are causal (wsrep_sync_wait = 1): a node applies what the cluster
 # committed elsewhere a little later, and a test's read on node 2 right
 # after a write through node 1 must see it.
-gsql() {
+gsql_raw() {
 	local i=$1
 	shift
 	"$CLUSTER_SCRIPT" client "$CLUSTER" "$i" -N -B "$DB" -e \
 		"SET time_zone = '+00:00', SESSION wsrep_sync_wait = 1; $*"
+}
+
+# gsql I SQL: gsql_raw, mended as jobq mends its own statements.  A node
+# whose cached copy of jobs lost its triggers to a statement aborted as
+# they loaded (the server defect of src/db_error.c, which a test's own
+# races can set off) fails every later statement on jobs, error 1064
+# "... has an error in its body", until the copy is flushed: the test's
+# statements then flush it and run again (up to twice).  The statement
+# that failed did nothing (the copy fails as the table opens); the
+# strings the tests send here are one statement, reads, or deletes, so
+# running the whole string again changes nothing twice.
+gsql() {
+	local i=$1 err out rc k
+	shift
+	err=$(mktemp "$T/gsql.XXXXXX")
+	for k in 1 2 3; do
+		out=$(gsql_raw "$i" "$*" 2>"$err")
+		rc=$?
+		[ "$rc" != 0 ] && grep -q "has an error in its body" "$err" && [ "$k" -lt 3 ] || break
+		gsql_raw "$i" "SET SESSION lock_wait_timeout = 10; FLUSH LOCAL TABLES jobs, failed_jobs" 2>/dev/null
+	done
+	cat "$err" >&2
+	rm -f "$err"
+	[ -z "$out" ] || printf '%s\n' "$out"
+	return "$rc"
 }
 
 # ring I: the three nodes' host list starting at node I, then in order

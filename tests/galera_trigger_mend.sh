@@ -21,7 +21,7 @@ EOC
 
 client() { "$CLUSTER_SCRIPT" client "$CLUSTER" 1 --force "$@"; }
 plain_insert() {
-	gsql 1 "INSERT INTO jobs (queue, type, payload) VALUES ('default', 'echo', '{}')" 2>&1
+	gsql_raw 1 "INSERT INTO jobs (queue, type, payload) VALUES ('default', 'echo', '{}')" 2>&1
 }
 
 # One try: a client reopens jobs (a copy of its own, triggers loaded
