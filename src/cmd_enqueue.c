@@ -175,28 +175,32 @@ insert_after(struct db *db, const struct batch_job *job, const struct after_opt 
 	return 0;
 }
 
-/* --expires-at against the database's clock (never this host's:
- * DESIGN 5): a time that has passed would expire the job as it is
- * enqueued, so it is a usage error like --expires-in 0.  utc is the
- * option's time in UTC (NULL: none).  -1 when it is still ahead, else
- * the exit status, said. */
+/* The expiry against the database's clock (never this host's:
+ * DESIGN 5): an --expires-at that has passed, or any expiry not after
+ * the job's due time (--delay, --at), would leave a job that never runs,
+ * so it is a usage error like --expires-in 0.  opt is --expires-at as
+ * written (NULL: none).  -1 when the job can start, else the exit
+ * status, said. */
 static int
-expires_at_ahead(struct db *db, const char *opt, const char *utc)
+expiry_ahead(struct db *db, const char *opt, const struct enqueue_item *e)
 {
-	char err[ERRSZ];
-	int rc, passed;
+	char err[ERRSZ], now[40];
+	int rc;
 
-	if (utc == NULL)
+	if (e->expires_at == NULL && e->expires_in_ms <= 0)
 		return -1;
-	if ((rc = queue_time_passed(db, utc, &passed, err)) != DB_OK) {
+	if ((rc = queue_db_now(db, now, sizeof now, err)) != DB_OK) {
 		cli_error("enqueue: %s (nothing was written)", err);
 		return rc == DB_EGONE ? EX_UNAVAILABLE : EXIT_FAIL;
 	}
-	if (passed)
+	if (e->expires_at != NULL && strcmp(e->expires_at, now) <= 0)
 		return cli_usage_error("enqueue",
 		    "--expires-at: '%s' (%s UTC) is in the past by the database's clock; the job would expire as "
 		    "it is enqueued, nothing was written",
-		    opt, utc);
+		    opt, e->expires_at);
+	if (enqueue_expiry_check(e, now, err) != 0)
+		return cli_usage_error("enqueue", "%s (--expires-%s), nothing was written", err,
+		    opt != NULL ? "at" : "in");
 	return -1;
 }
 
@@ -229,7 +233,7 @@ single(struct batch_ctx *ctx, const char *type, const char *payload_arg, const c
 			goto out;
 		ctx->max_packet = db_max_packet(db);
 		rc = batch_job_single(type, payload, len, ctx, &job, err);
-		if (rc == 0 && (xrc = expires_at_ahead(db, ctx->expires_at, job.e.expires_at)) >= 0) {
+		if (rc == 0 && (xrc = expiry_ahead(db, ctx->expires_at, &job.e)) >= 0) {
 			batch_job_clear(&job);
 			rc = xrc;
 			goto out;
@@ -567,15 +571,17 @@ group_callbacks(struct group_spec *g, const struct conf *c)
 }
 
 /* --expires-at with --batch, the default of its lines: as for one job
- * (expires_at_ahead).  -1 when it is ahead or not given. */
+ * (expiry_ahead), against now; each line is held to its own due time
+ * (enqueue_batch.c).  -1 when it is ahead or not given. */
 static int
 batch_expires_at_ahead(struct db *db, const struct batch_ctx *ctx)
 {
 	char utc[64], err[ERRSZ];
+	struct enqueue_item e = { .expires_at = utc };
 
 	if (ctx->expires_at == NULL || isotime_to_utc(ctx->expires_at, utc, sizeof utc, err) != 0)
 		return -1; /* a time that does not convert is refused with its line */
-	return expires_at_ahead(db, ctx->expires_at, utc);
+	return expiry_ahead(db, ctx->expires_at, &e);
 }
 
 /* The command once its options are checked and c is loaded (freed here). */

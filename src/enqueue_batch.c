@@ -163,17 +163,13 @@ static int
 expiry_ref(struct db *db, const char *key, char *now, size_t len, uint64_t *committed)
 {
 	struct batch_progress p;
-	struct db_res *r;
-	char **row, err[ERRSZ];
+	char err[ERRSZ];
 	int rc, found = 0;
 
-	if ((r = db_query(db, &rc, err, "SELECT UTC_TIMESTAMP(6)")) != NULL) {
-		snprintf(now, len, "%s", (row = db_res_next(r)) != NULL && row[0] != NULL ? row[0] : "");
-		db_res_free(r);
-		if (key != NULL && (rc = queue_batch_get(db, key, &p, &found, err)) == DB_OK && found)
-			*committed = p.lines_done;
-	}
-	if (r != NULL && rc == DB_OK)
+	if ((rc = queue_db_now(db, now, len, err)) == DB_OK && key != NULL &&
+	    (rc = queue_batch_get(db, key, &p, &found, err)) == DB_OK && found)
+		*committed = p.lines_done;
+	if (rc == DB_OK)
 		return 0;
 	cli_error("enqueue: %s (nothing was written)", err);
 	return rc == DB_EGONE ? EX_UNAVAILABLE : EXIT_FAIL;
@@ -203,6 +199,8 @@ check_all(struct reader *r, const struct batch_ctx *ctx, const char *now, uint64
 			if (ok && job.expires_at != NULL && r->lineno > committed && strcmp(job.expires_at, now) <= 0)
 				ok = 0, errf(err, "\"expires_at\": %s UTC is in the past (the database's time: %s); the job "
 				    "would expire as it is enqueued", job.expires_at, now);
+			if (ok && r->lineno > committed)
+				ok = enqueue_expiry_check(&job.e, now, err) == 0;
 
 			batch_job_clear(&job);
 			if (ok) {

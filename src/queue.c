@@ -4,10 +4,13 @@
  * show` in queue_view.c. */
 #include "config.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "deps.h"
+#include "duration.h"
+#include "isotime.h"
 #include "queue.h"
 
 /* Appends when the job is meant to become due. */
@@ -104,22 +107,59 @@ queue_enqueue_sql(struct db *db, struct buf *sql, const struct enqueue_item *ite
 	}
 }
 
-/* Whether utc ("YYYY-MM-DD HH:MM:SS[.ffffff]", UTC) has passed by the
- * database's clock (never this host's: DESIGN 5): an expires_at that
- * has passed would expire a job as it is enqueued, which `jobq enqueue`
- * and the dashboard refuse.  DB_OK with *passed set, or a db_rc. */
+/* The database's time now, "YYYY-MM-DD HH:MM:SS.ffffff" UTC (never this
+ * host's: DESIGN 5), into now (len bytes).  DB_OK, or a db_rc. */
 int
-queue_time_passed(struct db *db, const char *utc, int *passed, char *err)
+queue_db_now(struct db *db, char *now, size_t len, char *err)
 {
 	struct db_res *r;
 	char **row;
 	int rc;
 
-	if ((r = db_query(db, &rc, err, "SELECT %q <= UTC_TIMESTAMP(6)", utc)) == NULL)
+	if ((r = db_query(db, &rc, err, "SELECT UTC_TIMESTAMP(6)")) == NULL)
 		return rc;
-	*passed = (row = db_res_next(r)) != NULL && row[0] != NULL && strcmp(row[0], "1") == 0;
+	snprintf(now, len, "%s", (row = db_res_next(r)) != NULL && row[0] != NULL ? row[0] : "");
 	db_res_free(r);
 	return DB_OK;
+}
+
+/* Whether e can ever start: a job whose expiry is not after its due
+ * time would only expire unstarted, which every way in refuses as it
+ * refuses an expiry already past.  now is the database's time
+ * ("YYYY-MM-DD HH:MM:SS.ffffff", DESIGN 5), or NULL: then only the cases
+ * that need no clock are checked (both times relative, or both given as
+ * times).  0, or -1 with the problem in err. */
+int
+enqueue_expiry_check(const struct enqueue_item *e, const char *now, char *err)
+{
+	char due[40], ends[40], a[32], b[32];
+
+	if (e->expires_at == NULL && e->expires_in_ms <= 0)
+		return 0;
+	if (e->expires_at == NULL && e->at == NULL) { /* both from now */
+		if (e->expires_in_ms > e->delay_ms)
+			return 0;
+		duration_format(e->expires_in_ms, a, sizeof a);
+		duration_format(e->delay_ms, b, sizeof b);
+		errf(err, "the job would expire (in %s) before it is due (in %s) and never run", a, b);
+		return -1;
+	}
+	if (e->at == NULL && now == NULL)
+		return 0;
+	snprintf(due, sizeof due, "%s", e->at != NULL ? e->at : now);
+	if (e->at == NULL)
+		isotime_add_ms(due, sizeof due, e->delay_ms);
+	if (e->expires_at != NULL)
+		snprintf(ends, sizeof ends, "%s", e->expires_at);
+	else if (now != NULL) {
+		snprintf(ends, sizeof ends, "%s", now);
+		isotime_add_ms(ends, sizeof ends, e->expires_in_ms);
+	} else
+		return 0;
+	if (strcmp(ends, due) > 0)
+		return 0;
+	errf(err, "the job would expire (%.26s UTC) before it is due (%.26s UTC) and never run", ends, due);
+	return -1;
 }
 
 /* Inserts items in one multi-row INSERT (the caller keeps it under the

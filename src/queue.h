@@ -306,7 +306,8 @@ int queue_extend(struct db *db, struct job *const *jobs, size_t n, int64_t ttl_m
 
 void queue_enqueue_sql(struct db *db, struct buf *sql, const struct enqueue_item *items, size_t n, const char *cond);
 int queue_enqueue(struct db *db, const struct enqueue_item *items, size_t n, uint64_t *first_id, char *err);
-int queue_time_passed(struct db *db, const char *utc, int *passed, char *err);
+int queue_db_now(struct db *db, char *now, size_t len, char *err);
+int enqueue_expiry_check(const struct enqueue_item *e, const char *now, char *err);
 int queue_enqueue_uncounted(struct db *db, const struct enqueue_item *items, size_t n, char *err);
 int queue_count_enqueued(struct db *db, const struct enqueue_item *items, size_t n, char *err);
 int queue_batch_get(struct db *db, const char *key, struct batch_progress *p, int *found, char *err);

@@ -434,8 +434,7 @@ scheduler_run_now(const struct conf *c, struct db *db, const struct schedule *s,
     const struct scheduler_opts *o, const struct audit_entry *a, uint64_t *job_id, char *err)
 {
 	enum fire_result res;
-	struct db_res *r;
-	char **row, at[40] = "";
+	char at[40] = "";
 	int rc;
 
 	if (s->problem != NULL) {
@@ -447,11 +446,8 @@ scheduler_run_now(const struct conf *c, struct db *db, const struct schedule *s,
 		    s->payload);
 		return DB_OK;
 	}
-	if ((r = db_query(db, &rc, err, "SELECT UTC_TIMESTAMP(6)")) == NULL)
+	if ((rc = queue_db_now(db, at, sizeof at, err)) != DB_OK)
 		return rc;
-	if ((row = db_res_next(r)) != NULL && row[0] != NULL)
-		snprintf(at, sizeof at, "%s", row[0]);
-	db_res_free(r);
 	if ((rc = fire(db, s, at, FIRE_F_MANUAL, NULL, a, &res, job_id, err)) != DB_OK)
 		return rc;
 	if (res != FIRE_ENQUEUED) {

@@ -170,24 +170,26 @@ enq_check(struct req *r, cJSON *in, struct enq_req *e, const char **msg)
 }
 
 /* Refuses an "expires_at" that has passed by the database's clock, as
- * `jobq enqueue` does: the job would expire as it is enqueued.  0, 400,
- * or 503 when the database could not tell (msg: why). */
+ * `jobq enqueue` does: the job would expire as it is enqueued; and any
+ * expiry not after the job's due time: it would never run.  0, 400, or
+ * 503 when the database could not tell (msg: why). */
 static unsigned
 enq_ahead(struct req *r, struct enq_req *e, const char **msg)
 {
 	const char *utc = e->job.e.expires_at;
-	int passed;
+	char now[40];
 
-	if (utc == NULL)
+	if (utc == NULL && e->job.e.expires_in_ms <= 0)
 		return 0;
-	if (queue_time_passed(r->db, utc, &passed, e->why) != DB_OK)
+	if (queue_db_now(r->db, now, sizeof now, e->why) != DB_OK)
 		return *msg = e->why, 503;
-	if (!passed)
+	if (utc != NULL && strcmp(utc, now) <= 0)
+		errf(e->why,
+		    "\"expires_at\": %s UTC is in the past by the database's clock; the job would expire as it "
+		    "is enqueued",
+		    utc);
+	else if (enqueue_expiry_check(&e->job.e, now, e->why) == 0)
 		return 0;
-	errf(e->why,
-	    "\"expires_at\": %s UTC is in the past by the database's clock; the job would expire as it is "
-	    "enqueued",
-	    utc);
 	return *msg = e->why, 400;
 }
 

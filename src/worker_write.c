@@ -61,13 +61,14 @@ gather_follow(struct worker *w, struct slot *s)
  * that of the claim (reserved_at, moved to the start for a job reserved
  * ahead) plus the handler's run time measured here: never later than
  * the server's own, so an expiry still ahead is never refused (one that
- * passed in the last milliseconds expires unstarted, as before).  0, or
- * -1 with the line and the problem in err. */
+ * passed in the last milliseconds expires unstarted, as before).  So is
+ * one whose expiry is not after its due time (enqueue_expiry_check).  0,
+ * or -1 with the line and the problem in err. */
 static int
 follow_expiry(const struct slot *s, char *err)
 {
 	const struct control *ctl = &s->ctl;
-	char now[40];
+	char now[40], why[ERRSZ];
 	size_t i;
 
 	snprintf(now, sizeof now, "%s", s->job->reserved_at);
@@ -80,6 +81,10 @@ follow_expiry(const struct slot *s, char *err)
 			    "control channel line %zu: enqueue: \"expires_at\": %.32s UTC is in the past "
 			    "(the database's time: %.19s); the job would expire as it is enqueued",
 			    ctl->follow_line[i], at, now);
+			return -1;
+		}
+		if (now[0] != '\0' && enqueue_expiry_check(&ctl->follow[i].e, now, why) != 0) {
+			errf(err, "control channel line %zu: enqueue: %s", ctl->follow_line[i], why);
 			return -1;
 		}
 	}

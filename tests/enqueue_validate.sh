@@ -10,7 +10,8 @@
 # --expires-in as a usage error (64), a batch line's "expires_in" as bad
 # data (65).  So is one already past by the database's clock: --expires-at
 # (64), a batch line's "expires_at" (65, naming its line), but for lines an
-# earlier run of the same --batch-key committed.
+# earlier run of the same --batch-key committed.  And so is an expiry not
+# after the job's due time (--delay, --at, "delay", "at"): 64 or 65 again.
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/operator/common.sh"
 setup enqueue_validate
@@ -145,6 +146,31 @@ for dry in "" --dry-run; do
 	is "$RC/$(count jobs)" "65/0" "batch line with a past \"expires_at\" ${dry:-(real run)}: exit 65, nothing written"
 	like "$ERR" "line 2: \"expires_at\": 2020-01-01 00:00:00.000000 UTC is in the past" "${dry:-real run}: the line and field are named"
 done
+
+# ---- an expiry not after the job's due time: it would never run ----
+empty_tables
+for opts in "-d 1h --expires-in 30m" "-d 1h --expires-in 1h" "--at 2098-01-01T00:00:00Z --expires-at 2097-01-01T00:00:00Z" \
+	"--at 2098-01-01T00:00:00Z --expires-in 1h" "-d 2h --expires-at $(sql "SELECT DATE_FORMAT(UTC_TIMESTAMP() + INTERVAL 1 HOUR, '%Y-%m-%dT%H:%i:%sZ')")"; do
+	# shellcheck disable=SC2086
+	run enqueue $opts echo '{}'
+	is "$RC/$(count jobs)" "64/0" "$opts: exit 64, nothing written"
+	like "$ERR" "^jobq: enqueue: the job would expire \\(.*\\) before it is due \\(.*\\) and never run" "$opts: the message says why"
+done
+printf '{"type": "echo"}\n{"type": "echo", "delay": 3600, "expires_in": 1800}\n' >"$T/early.jsonl"
+printf '{"type": "echo", "at": "2098-01-01T00:00:00Z", "expires_in": 60}\n' >"$T/early2.jsonl"
+for f in early early2; do
+	for dry in "" --dry-run; do
+		run_in "$T/$f.jsonl" enqueue --batch $dry
+		is "$RC/$(count jobs)" "65/0" "$f: a line expiring before it is due ${dry:-(real run)}: exit 65, nothing written"
+		like "$ERR" "line [12]: the job would expire .* before it is due" "$f ${dry:-real run}: the line is named"
+	done
+done
+run enqueue -d 1h --expires-in 61m echo '{}'
+is "$RC/$(count jobs)" "0/1" "-d 1h --expires-in 61m: accepted"
+run enqueue --at 2098-01-01T00:00:00Z --expires-at 2098-01-01T00:00:01Z echo '{}'
+is "$RC/$(count jobs)" "0/2" "--at T --expires-at T+1s: accepted"
+
+empty_tables
 run enqueue --expires-at 2099-01-01T00:00:00Z echo '{}'
 is "$RC/$(sql "SELECT expires_at FROM jobs WHERE id = ${OUT:-0}")" "0/2099-01-01 00:00:00.000000" "--expires-at in the future is accepted"
 # A batch run again with its key: lines it committed may have expired since.

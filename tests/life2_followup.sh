@@ -5,8 +5,9 @@
 # the control channel bad, as any bad follow-up does.  Nothing of the
 # channel is applied, the attempt is a handler error (retried, or here,
 # max_attempts 1, dead-lettered), and the error names the line, the time
-# and the database's time.  An expires_at ahead is taken as before.  In
-# both handler modes.
+# and the database's time.  So does one whose expiry is not after its due
+# time ("delay"): it would never run.  An expires_at ahead is taken as
+# before.  In both handler modes.
 . "$top_srcdir/tests/lib.sh"
 one_build sanitized "behaviour alone"
 setup life2_followup
@@ -18,7 +19,7 @@ import jobq_handler
 
 
 def handle(payload, job):
-    jobq_handler.enqueue("echo", {"child": True}, expires_at=payload["at"])
+    jobq_handler.enqueue("echo", {"child": True}, expires_at=payload["at"], delay=payload.get("delay"))
 
 
 jobq_handler.serve(handle)
@@ -28,8 +29,10 @@ cat >"$T/fexp_exec.py" <<'EOP'
 # The same in exec mode, written on descriptor 3 by hand.
 import json, os, sys
 
-at = json.load(sys.stdin)["at"]
-line = {"enqueue": {"type": "echo", "payload": {"child": True}, "expires_at": at}}
+p = json.load(sys.stdin)
+line = {"enqueue": {"type": "echo", "payload": {"child": True}, "expires_at": p["at"]}}
+if "delay" in p:
+    line["enqueue"]["delay"] = p["delay"]
 os.write(3, (json.dumps(line) + "\n").encode())
 EOP
 chmod +x "$T/fexp.py" "$T/fexp_exec.py"
@@ -60,6 +63,8 @@ max_attempts = 1
 EOC
 	past=$(jq_ enqueue fexp '{"at": "2020-01-02T03:04:05Z"}')
 	ahead=$(jq_ enqueue fexp '{"at": "2099-01-02T03:04:05Z"}')
+	soon=$(sql "SELECT DATE_FORMAT(UTC_TIMESTAMP() + INTERVAL 1 HOUR, '%Y-%m-%dT%H:%i:%sZ')")
+	early=$(jq_ enqueue fexp "{\"at\": \"$soon\", \"delay\": \"2h\"}")
 	timeout 60 "$JOBQ" -c "$CONF" work --stop-when-empty --queue default 2>"$T/w.$mode.log"
 	is "$(where "$past")" failed "[$mode] a follow-up expiring in the past: the parent is a handler error (max_attempts 1: dead)"
 	like "$(sql "SELECT reason FROM failed_jobs WHERE id = $past")" \
@@ -67,6 +72,10 @@ EOC
 		"[$mode] the reason names the line, the time and the database's time"
 	is "$(sql "SELECT COUNT(*) FROM jobs WHERE type = 'echo' AND expires_at < '2030-01-01'")" 0 \
 		"[$mode] and no follow-up of it was enqueued"
+	is "$(where "$early")" failed "[$mode] a follow-up expiring before it is due: the parent is a handler error"
+	like "$(sql "SELECT reason FROM failed_jobs WHERE id = $early")" \
+		"control channel line 1: enqueue: the job would expire \($(echo "${soon%Z}" | tr T ' ')\.0+ UTC\) before it is due \(.* UTC\) and never run" \
+		"[$mode] the reason names the line and both times"
 	is "$(where "$ahead")" gone "[$mode] a follow-up expiring ahead: the parent is done"
 	is "$(sql "SELECT LEFT(expires_at, 19) FROM jobs WHERE type = 'echo'")" "2099-01-02 03:04:05" \
 		"[$mode] and its follow-up waits with that expiry"

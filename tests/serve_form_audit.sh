@@ -111,6 +111,12 @@ is "$(count jobs)/$(count jobq_audit)" "$njobs/$naudit" "none of the refusals en
 post /api/enqueue "$T/jar" '{"type": "echo", "payload": "{}", "expires_at": "2020-01-01T00:00:00Z"}' "$ACSRF"
 like "$CODE $(field "$BODY" error)" '^400 "expires_at": 2020-01-01 00:00:00.000000 UTC is in the past' \
 	"an expires_at that has passed: 400, as jobq enqueue refuses it (the job would expire at once)"
+post /api/enqueue "$T/jar" '{"type": "echo", "payload": "{}", "delay": "2h", "expires_in": "1h"}' "$ACSRF"
+like "$CODE $(field "$BODY" error)" '^400 the job would expire \(in 1h\) before it is due \(in 2h\) and never run' \
+	"an expiry before the job's due time: 400, as jobq enqueue refuses it (the job would never run)"
+post /api/enqueue "$T/jar" '{"type": "echo", "payload": "{}", "at": "2098-01-01T00:00:00Z", "expires_at": "2097-01-01T00:00:00Z"}' "$ACSRF"
+like "$CODE $(field "$BODY" error)" '^400 the job would expire \(2097-01-01 00:00:00.000000 UTC\) before it is due \(2098' \
+	"an expires_at before its at: 400"
 # A request within the 16 MiB rule whose statement is over the server's
 # max_allowed_packet: the server would drop the connection (and the
 # dashboard answer 503 "cannot be reached" to everyone).
