@@ -512,8 +512,30 @@ outcome_of(struct worker *w, struct slot *s, struct outcome *o, struct run_recor
 	if (s->write == OUT_RETRY || s->write == OUT_DEAD)
 		o->checkpoint = s->ctl.checkpoint;
 	o->attempt_unmade = s->write == OUT_DEAD && s->attempt_unmade;
-	if (w->handoff.queues != NULL && !w->stopping)
-		o->handoff = &w->handoff;
+}
+
+/* Lets the first outcomes of o[0..n) whose jobs something waits for
+ * hand off (queue.h: struct handoff) as many jobs as can start at once.
+ * A hand-off counts the job's attempt, as a claim does for the jobs it
+ * starts at once and for no others: one handed off beyond them would
+ * wait reserved ahead with its attempt counted, and come back charged
+ * without having run were the worker killed (max_attempts 1: dead).
+ * The jobs the others release are left to any claim, this worker's
+ * next one too.  A job that gains a waiter while it runs is not let:
+ * its outcome releases that waiter for a claim. */
+static void
+handoff_allow(struct worker *w, struct outcome *o, unsigned n)
+{
+	int room = (int)w->conc - (int)slot_count(w, SLOT_RUNNING) - (int)slot_count(w, SLOT_READY);
+	unsigned i;
+
+	if (w->handoff.queues == NULL || w->stopping)
+		return;
+	for (i = 0; i < n && room > 0; i++)
+		if (o[i].job->waiters != 0) {
+			o[i].handoff = &w->handoff;
+			room--;
+		}
 }
 
 /* Takes the jobs the outcomes just written handed off to this worker
@@ -596,6 +618,7 @@ write_pending(struct worker *w, int64_t now)
 	}
 	for (i = 0; i < n; i++)
 		outcome_of(w, who[i], &o[i], &runs[i], &texts[i]);
+	handoff_allow(w, o, n);
 	if (n + nc > 0) {
 		int64_t t0 = mono_us();
 		int unsure = w->handoff_unsure, may_hand = 0;
@@ -617,7 +640,10 @@ write_pending(struct worker *w, int64_t now)
 			settle(w, who[i], &o[i], rc);
 		}
 		w->handoff_unsure = rc != DB_OK && (unsure || may_hand);
-		if (rc == DB_OK && unsure && w->handoff.queues != NULL && !w->stopping && w->handoff.njobs == 0)
+		/* Read back when stopping too: handoff_take gives them back,
+		 * attempt refunded, where left they would come back charged
+		 * once their lease ran out, without having run. */
+		if (rc == DB_OK && unsure && w->handoff.queues != NULL && w->handoff.njobs == 0)
 			w->handoff_unsure = queue_handoff_read(w->db, &w->handoff, err) != DB_OK;
 		if (w->handoff.njobs > 0)
 			handoff_take(w, now);

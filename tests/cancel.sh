@@ -44,7 +44,7 @@ backoff = 1s
 $extra
 
 [handler fexp]
-exec = /bin/sh -c 'echo "{\\"enqueue\\": {\\"type\\": \\"tree\\", \\"payload\\": {\\"quick\\": true}, \\"delay\\": \\"1h\\", \\"expires_in\\": 1}}" >&3'
+exec = /bin/sh -c 'echo "{\\"enqueue\\": {\\"type\\": \\"tree\\", \\"payload\\": {\\"quick\\": true}, \\"delay\\": \\"1h\\", \\"expires_in\\": \\"2h\\"}}" >&3'
 
 [handler late]
 exec = $TH/cancel_tree.py $T $hmode
@@ -124,14 +124,22 @@ EOC
 	is "$(last_run "$(sql "SELECT MAX(job_id) FROM job_runs WHERE outcome = 'expired' AND job_id NOT IN ($e1,$e2,$e4)")")" "expired|not started" \
 		"[$hmode] a batch line's expires_at"
 
-	# A follow-up (fd 3) with expires_in: delayed past it, the sweep ends it.
+	# A follow-up (fd 3) with expires_in: it is kept, from the follow-up's
+	# enqueue (not its due time).  Moved before its due time in SQL (no
+	# way in takes a job that would never run), the sweep ends it.
 	fx=$(jq_ enqueue fexp '{}')
+	fq="SELECT r.id FROM jobs r JOIN job_runs p ON FIND_IN_SET(r.id, p.follow_ups) WHERE p.job_id = $fx"
+	wait_for_sql 20 "SELECT COUNT(*) FROM ($fq) AS f" 1
+	is "$(sql "SELECT TIMESTAMPDIFF(MINUTE, UTC_TIMESTAMP(6), expires_at) FROM jobs WHERE id = ($fq)")" 119 \
+		"[$hmode] a follow-up's expires_in: its expiry is 2h from its enqueue"
+	sql "UPDATE jobs SET expires_at = UTC_TIMESTAMP(6) WHERE id = ($fq)"
 	wait_for_sql 20 "SELECT COUNT(*) FROM job_runs r JOIN job_runs p ON FIND_IN_SET(r.job_id, p.follow_ups)
 		WHERE p.job_id = $fx AND r.outcome = 'expired'" 1
 	ok $? "[$hmode] a follow-up's expires_in: it expires unstarted"
 
-	# The sweep: a delayed job past its expiry, in a queue a worker serves.
-	s1=$(jq_ enqueue --delay 1h --expires-in 1s tree '{"quick": true}')
+	# The sweep: a delayed job past its expiry, in a queue a worker serves
+	# (set in SQL: no way in takes a job that would expire before it is due).
+	s1=$(delayed_expiring 1 tree '{"quick": true}')
 	wait_for_sql 20 "SELECT COUNT(*) FROM job_runs WHERE job_id = $s1 AND outcome = 'expired'" 1
 	ok $? "[$hmode] the sweep expires a delayed job within seconds"
 	like "$(sql "SELECT error FROM job_runs WHERE job_id = $s1")" "^expired: not started by 20" "[$hmode] the sweep's reason has the time"

@@ -85,7 +85,7 @@ write_conf <<EOC
 [handler echo]
 exec = /bin/true
 EOC
-old=$(jq_ enqueue -u k2 --expires-in 1s --delay 1h echo '{}')
+old=$(jq_ enqueue -u k2 --expires-in 2h --delay 1h echo '{}')
 sql "UPDATE jobs SET expires_at = UTC_TIMESTAMP(6) - INTERVAL 1 SECOND WHERE id = $old"
 new=$(jq_ enqueue -u k2 echo '{}' 2>"$T/err")
 ok "$([ -n "$new" ] && [ "$new" != "$old" ]; echo $?)" "an enqueue after the holder expired gets a job of its own"

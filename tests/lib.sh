@@ -224,6 +224,18 @@ jq_() {
 	"$JOBQ" -c "$CONF" "$@"
 }
 
+# delayed_expiring SECS ARGS...: enqueues a job (jq_ enqueue --delay 1h
+# ARGS) that expires SECS seconds from now, before it is due, for the
+# tests of the expiry sweep: no way in takes a job that would never run,
+# so its expiry is moved in SQL, as an application could.  Prints its id.
+delayed_expiring() {
+	local secs=$1 id
+	shift
+	id=$(jq_ enqueue --delay 1h --expires-in 2h "$@") || return 1
+	sql "UPDATE jobs SET expires_at = UTC_TIMESTAMP(6) + INTERVAL $secs SECOND WHERE id = $id"
+	echo "$id"
+}
+
 # Writes the test configuration: the [database] section for this test's
 # database, then whatever the test passes on stdin.
 write_conf() {

@@ -158,7 +158,7 @@ sql "DELETE FROM job_runs"
 d=$(jq_ enqueue ok '{"exit": 65}')
 jq_ enqueue --after "$d" ok '{}' >/dev/null
 jq_ enqueue --after "$d" ok '{}' >/dev/null
-jq_ enqueue --delay 1h --expires-in 1s ok '{}' >/dev/null
+delayed_expiring 1 ok '{}' >/dev/null
 start_worker
 murl 3
 wait_for_sql 30 "SELECT COUNT(*) FROM job_runs" 4

@@ -149,7 +149,7 @@ printf '%s\n' '{"type": "ok", "ref": "a", "payload": {}}' '{"type": "ok", "ref":
 	jq_ enqueue --batch >/dev/null
 printf '%s\n' '{"type": "ok", "payload": {}}' '{"type": "ok", "payload": {"exit": 65}}' |
 	jq_ enqueue --batch --group g1 --on-complete cb >/dev/null
-jq_ enqueue --delay 1h --expires-in 1s ok '{}' >/dev/null
+delayed_expiring 1 ok '{}' >/dev/null
 u1=$(jq_ enqueue -u k1 --delay 2s ok '{}')
 u2=$(jq_ enqueue -u k1 ok '{}' 2>/dev/null)
 is "$u2" "$u1" "the second job of unique key k1 is refused (the first one's id)"
@@ -187,7 +187,7 @@ start_worker --quiet --metrics-listen off
 id=$(jq_ enqueue slow '{}')
 for i in $(seq 1 200); do [ -e "$T/started" ] && break; sleep 0.05; done
 jq_ cancel "$id" >/dev/null
-jq_ enqueue --delay 1s --expires-in 1s ok '{}' >/dev/null
+delayed_expiring 1 ok '{}' >/dev/null
 wait_for_sql 30 "SELECT COUNT(*) FROM jobs" 0
 jq_ enqueue ok '{"exit": 65}' >/dev/null
 wait_for_sql 30 "SELECT COUNT(*) FROM failed_jobs" 2
