@@ -150,13 +150,15 @@ outcome_sql(struct db *db, struct buf *sql, const struct outcome *o, const struc
 	default:
 		/* Interrupted by the operator (second SIGTERM) or never
 		 * started: back to the queue, due now, attempt refunded (when
-		 * it was charged). */
+		 * it was charged), keeping the checkpoint an interrupted
+		 * handler wrote as it was stopped: the next attempt resumes
+		 * from there. */
 		db_sql(db, sql,
 		    "UPDATE jobs SET attempts = IF(%d AND attempts > 0, attempts - 1, attempts), available_at = "
-		    "UTC_TIMESTAMP(6), progress = NULL, progress_note = NULL,"
+		    "UTC_TIMESTAMP(6), progress = NULL, progress_note = NULL, checkpoint = COALESCE(%q, checkpoint),"
 		    " reserved_at = NULL, reserved_by = NULL, lease_token = NULL, lease_expires_at = NULL"
 		    " WHERE id = %U AND lease_token = %q;",
-		    j->charged, j->id, j->token);
+		    j->charged, o->checkpoint, j->id, j->token);
 		return 1;
 	}
 }

@@ -509,7 +509,7 @@ outcome_of(struct worker *w, struct slot *s, struct outcome *o, struct run_recor
 	}
 	if (s->write == OUT_RETRY)
 		o->last_error = *text = last_error_text(s);
-	if (s->write == OUT_RETRY || s->write == OUT_DEAD)
+	if (s->write == OUT_RETRY || s->write == OUT_DEAD || (s->write == OUT_GIVEBACK && s->has_run))
 		o->checkpoint = s->ctl.checkpoint;
 	o->attempt_unmade = s->write == OUT_DEAD && s->attempt_unmade;
 }

@@ -6,7 +6,8 @@
 # through the Python helper) in exec and persistent mode: it survives a
 # retry, a SIGKILLed worker and handler (the 100,000-row walk resumes from
 # the last checkpoint that reached the database), a dead letter and
-# `jobq failed retry`.  A checkpoint over 64 KiB is a handler error; big
+# `jobq failed retry`, and a hard stop (two SIGTERMs) whose handler saves
+# one as it is stopped.  A checkpoint over 64 KiB is a handler error; big
 # ones do not count toward the control channel's cap.
 . "$top_srcdir/tests/lib.sh"
 setup checkpoint
@@ -106,6 +107,26 @@ EOC
 	sql "UPDATE jobs SET available_at = UTC_TIMESTAMP(6) WHERE id = $id"
 	timeout 60 "$JOBQ" -c "$CONF" work --stop-when-empty 2>>"$T/work.$mode.log"
 	is "$(where "$id"),$(attempt_line "$log" 2 | cut -d' ' -f2)" "gone,2000" "[$mode] and the retry resumes from it"
+
+	# 3c. Stopped hard (two SIGTERMs): the handler, told to stop, saves
+	# where it got to and exits; the job given back keeps that checkpoint,
+	# attempt refunded, and the next attempt resumes from it.
+	log=$T/term.$mode.log
+	id=$(jq_ enqueue walk "$(payload "$log" 100000 ',"pace":0.05,"on_term":77000')")
+	start_worker
+	wait_for_sql 20 "SELECT COALESCE(JSON_VALUE(checkpoint, '\$.row') >= 1000, 0) FROM jobs WHERE id = $id" 1
+	ok $? "[$mode] the walk's first checkpoint is in the database"
+	kill -TERM "$WORKER_PID"
+	sleep 0.3
+	kill -TERM "$WORKER_PID"
+	wait_exit 30 "$WORKER_PID"
+	ok $? "[$mode] two SIGTERMs: the worker stops"
+	is "$(sql "SELECT CONCAT_WS('|', lease_token IS NULL, attempts, JSON_VALUE(checkpoint, '\$.row')) FROM jobs WHERE id = $id")" \
+		"1|0|77000" "[$mode] the job is given back with the checkpoint its handler saved as it was stopped"
+	sql "UPDATE jobs SET payload = JSON_SET(payload, '\$.rows', 78000) WHERE id = $id"
+	timeout 60 "$JOBQ" -c "$CONF" work --stop-when-empty 2>>"$T/work.$mode.log"
+	is "$(where "$id"),$(attempt_line "$log" 1 | tail -n 1 | cut -d' ' -f2)" "gone,77000" \
+		"[$mode] and the next attempt resumes from it"
 
 	# 4. Sizes: five checkpoints of 60,000 bytes leave the channel its
 	# room (the newest is kept); one of 70,000 is a handler error.

@@ -6,6 +6,7 @@
 # each attempt saw and make it fail or go slowly where tests/checkpoint.sh
 # needs it.
 import os
+import signal
 import time
 
 import jobq_handler
@@ -27,6 +28,14 @@ def attempt_began(payload, job, start):
     with open(payload["log"], "a") as f:
         f.write("%s %d %s %d\n" % (job["attempt"], start, os.environ.get("JOBQ_CHECKPOINT", "-"),
                                    os.getpgid(0)))
+    if payload.get("on_term"):
+        # told to stop: save where it got to (here, a row the test names)
+        # and end as interrupted
+        def stop(signum, frame):
+            jobq_handler.save_checkpoint({"row": payload["on_term"]})
+            os._exit(75)
+
+        signal.signal(signal.SIGTERM, stop)
     if payload.get("big"):
         for _ in range(payload.get("times", 1)):
             jobq_handler.save_checkpoint("a" * payload["big"])
