@@ -162,13 +162,21 @@ queue_release_one(struct db *db, uint64_t id, char *err)
  * live lease is left alone (QUEUE_CONFLICT).  So is a job that other
  * jobs wait for (has_waiters) or that a group counts (group_id): it
  * would leave without an end, so they would wait, and the group stay
- * open, for ever; cancelling it ends it for them. */
+ * open, for ever; cancelling it ends it for them.  Its rows of what it
+ * waits for go with it, in the same statement, and so does its parked
+ * copy (park.c), as a cancel drops it: a job a dead dependency marked
+ * for cancelling, deleted before it ended, must not come back when that
+ * dependency is retried. */
 int
 queue_delete(struct db *db, uint64_t id, char *err)
 {
-	return one_row(db, id,
-	    db_exec(db, err,
-	        "DELETE FROM jobs WHERE id = %U AND NOT (" IS_RESERVED ") AND has_waiters = 0 AND group_id IS NULL",
-	        id),
-	    err);
+	int rc = db_exec(db, err,
+	    "DELETE j, p, pd, d FROM jobs j LEFT JOIN jobq_parked p ON p.id = j.id"
+	    " LEFT JOIN jobq_parked_deps pd ON pd.job_id = j.id LEFT JOIN jobq_deps d ON d.job_id = j.id"
+	    " WHERE j.id = %U AND NOT (" IS_RESERVED ") AND j.has_waiters = 0 AND j.group_id IS NULL",
+	    id);
+
+	if (rc != DB_OK)
+		return rc;
+	return db_affected(db) >= 1 ? DB_OK : why_unchanged(db, id, err); /* the job's row, and its others */
 }

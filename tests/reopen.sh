@@ -10,8 +10,12 @@
 #   - pruning (jobq prune, keep_done) keeps the runs a re-open weighs, so
 #     a dependency that ended cancelled still keeps its waiter cancelled;
 #   - a job cancelled as it was enqueued (--after a dead job) keeps its
-#     --delay when re-opened, and its dependency row goes with it.
+#     --delay when re-opened, and its dependency row goes with it;
+#   - a job marked for cancelling that a person deletes (the dashboard)
+#     before it ended is not brought back by the retry.
 . "$top_srcdir/tests/lib.sh"
+. "$top_srcdir/tests/operator/common.sh"
+. "$top_srcdir/tests/serve_lib.sh"
 setup reopen
 LOG=$T/log
 
@@ -43,6 +47,10 @@ $1
 [handler step]
 exec = $T/step.sh
 max_attempts = 1
+
+[user ada]
+password_hash = $PWHASH
+role = admin
 EOC
 }
 conf ""
@@ -149,5 +157,28 @@ sql "UPDATE jobs SET available_at = UTC_TIMESTAMP(6) WHERE id = $n" # the hour p
 drain
 is "$(ran "$n")" 1 "delay: it ran once due"
 is "$(sql "SELECT COUNT(*) FROM jobq_deps WHERE job_id = $n OR after_id = $n")" 0 "delay: no dependency row of it is left"
+
+# ---- a job deleted before it ended cancelled is not re-opened ----
+# A dead dependency's waiter is marked for cancelling and parked; no
+# worker serves its queue, so it is still in jobs when a person deletes
+# it (jobq's queue_delete: the dashboard's Delete, and its bulk form).
+# Retrying the dependency must not bring it back.
+reset
+d=$(jq_ enqueue step '{"n": "once"}')
+w=$(jq_ enqueue -q side --after "$d" step '{"n": "W"}')
+drain
+is "$(sql "SELECT cancel_by IS NOT NULL FROM jobs WHERE id = $w"):$(sql "SELECT COUNT(*) FROM jobq_parked WHERE id = $w")" "1:1" \
+	"delete: the waiter of a dead job is marked for cancelling and parked"
+serve_start
+login ada "$T/jar"
+post "/api/jobs/$w/delete" "$T/jar" '{}'
+
+is "$CODE" 200 "delete: the dashboard deletes it"
+is "$(sql "SELECT COUNT(*) FROM jobs WHERE id = $w"):$(sql "SELECT COUNT(*) FROM jobq_parked WHERE id = $w"):$(sql "SELECT COUNT(*) FROM jobq_parked_deps WHERE job_id = $w"):$(sql "SELECT COUNT(*) FROM jobq_deps WHERE job_id = $w")" \
+	"0:0:0:0" "delete: the job, its parked copy and its dependency rows are gone"
+jq_ failed retry "$d" >/dev/null
+is "$(sql "SELECT COUNT(*) FROM jobs WHERE id = $w")" 0 "delete: retrying the dead dependency does not bring the deleted job back"
+drain
+is "$(ran "$d"):$(ran "$w")" "2:0" "delete: the dependency ran again; the deleted job did not"
 
 finish
