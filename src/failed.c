@@ -51,19 +51,29 @@ filter_sql(struct db *db, struct buf *where, const struct failed_filter *f)
 		failed_types_sql(db, where, f->handlers, f->unknown_types);
 }
 
+/* A dead job's failed_at as text, UTC to the microsecond: a page's
+ * anchor (anchor_sql). */
+#define FAILED_AT_UTC "DATE_FORMAT(failed_at, '%%Y-%%m-%%d %%H:%%i:%%s.%%f')"
+
 /* Adds to where the keyset condition "older than failed job id" (or
  * newer, older = 0) in the list's order (failed_at, then id), which the
- * failed_at indexes serve.  QUEUE_NOT_FOUND when there is no such job. */
+ * failed_at indexes serve.  at: the job's failed_at when the caller
+ * knows it (a page's anchor, which may have been retried or forgotten
+ * since), else read from its row: QUEUE_NOT_FOUND when there is none. */
 static int
-anchor_sql(struct db *db, struct buf *where, uint64_t id, int older, char *err)
+anchor_sql(struct db *db, struct buf *where, uint64_t id, const char *at, int older, char *err)
 {
 	const char *op = older ? "<" : ">";
 	struct db_res *r;
 	char **row;
 	int rc;
 
+	if (at != NULL) {
+		db_sql(db, where, " AND (failed_at %s %q OR (failed_at = %q AND id %s %U))", op, at, at, op, id);
+		return DB_OK;
+	}
 	r = db_query(db, &rc, err,
-	    "SELECT DATE_FORMAT(failed_at, '%%Y-%%m-%%d %%H:%%i:%%s.%%f') FROM failed_jobs WHERE id = %U",
+	    "SELECT " FAILED_AT_UTC " FROM failed_jobs WHERE id = %U",
 	    id);
 	if (r == NULL)
 		return rc;
@@ -72,10 +82,9 @@ anchor_sql(struct db *db, struct buf *where, uint64_t id, int older, char *err)
 		snprintf(err, ERRSZ, "no failed job %llu", (unsigned long long)id);
 		return QUEUE_NOT_FOUND;
 	}
-	db_sql(
-	    db, where, " AND (failed_at %s %q OR (failed_at = %q AND id %s %U))", op, row[0], row[0], op, id);
+	rc = anchor_sql(db, where, id, row[0], older, err);
 	db_res_free(r);
-	return DB_OK;
+	return rc;
 }
 
 /* Swaps rows into the opposite order (a --before page is read oldest
@@ -112,9 +121,9 @@ failed_list(struct db *db, const struct failed_filter *f, const char *tz, struct
 	buf_init(&where);
 	filter_sql(db, &where, f);
 	if (f->after != 0)
-		rc = anchor_sql(db, &where, f->after, 1, err);
+		rc = anchor_sql(db, &where, f->after, f->after_at, 1, err);
 	if (rc == DB_OK && f->before != 0)
-		rc = anchor_sql(db, &where, f->before, 0, err);
+		rc = anchor_sql(db, &where, f->before, NULL, 0, err);
 	if (rc != DB_OK) {
 		buf_free(&where);
 		return rc;
@@ -124,7 +133,8 @@ failed_list(struct db *db, const struct failed_filter *f, const char *tz, struct
 		buf_printf(&where, " LIMIT %u", f->limit);
 	r = db_query(db, &rc, err,
 	    "SELECT id, queue, type, CONVERT_TZ(failed_at, '+00:00', %q), exit_status, reason,"
-	    " COALESCE(%s, ''), attempts FROM failed_jobs WHERE %s",
+	    " COALESCE(%s, ''), attempts, " FAILED_AT_UTC
+	    " FROM failed_jobs WHERE %s",
 	    tz, ERRTEXT_SQL("exception"), where.data);
 	buf_free(&where);
 	if (r == NULL)
@@ -141,6 +151,7 @@ failed_list(struct db *db, const struct failed_filter *f, const char *tz, struct
 		x->reason = xstrdup_or_empty(row[5]);
 		x->summary = errtext_summary_or(row[6], row[5]);
 		x->attempts = (unsigned)db_col_u64(row[7], 0);
+		x->at = xstrdup_or_empty(row[8]);
 	}
 	db_res_free(r);
 	if (newer)
@@ -159,7 +170,7 @@ failed_count_beyond(
 
 	buf_init(&where);
 	filter_sql(db, &where, f);
-	if ((rc = anchor_sql(db, &where, id, older, err)) == DB_OK)
+	if ((rc = anchor_sql(db, &where, id, NULL, older, err)) == DB_OK)
 		rc = count_rows(db, "failed_jobs", where.data, n, err);
 	buf_free(&where);
 	return rc;
@@ -173,6 +184,7 @@ failed_rows_free(struct failed_row *rows, size_t n)
 	for (i = 0; i < n; i++) {
 		free(rows[i].queue);
 		free(rows[i].type);
+		free(rows[i].at);
 		free(rows[i].failed_at);
 		free(rows[i].exit_status);
 		free(rows[i].reason);

@@ -15,6 +15,9 @@ struct failed_filter {
 	const char *type;
 	unsigned limit;  /* 0: no limit */
 	uint64_t after;  /* list only: the page after (older than) this job */
+	/* list only, with after: that job's failed_at (UTC, as failed_row's
+	 * at gives it), used instead of its row, which may have left */
+	const char *after_at;
 	uint64_t before; /* list only: the page before (newer than) this job */
 	/* retry and forget matching only: each job's audit row, written in
 	 * the job's own transaction; NULL: none */
@@ -29,6 +32,7 @@ struct failed_filter {
 struct failed_row {
 	uint64_t id;
 	char *queue, *type, *failed_at, *exit_status, *reason;
+	char *at; /* failed_at in UTC, "YYYY-MM-DD HH:MM:SS.ffffff": a page's anchor */
 	char *summary; /* the line that names the error, else the reason (errtext_summary_or) */
 	unsigned attempts;
 };

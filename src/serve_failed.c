@@ -9,6 +9,7 @@
 
 #include "deps.h"
 #include "failed.h"
+#include "isotime.h"
 #include "json.h"
 #include "queue.h"
 #include "serve_audit.h"
@@ -49,7 +50,9 @@ api_failed(struct req *r)
 	size_t n, i;
 	uint64_t total, matching, *ids, *waiters, *reopens;
 	int64_t limit, after;
-	char err[ERRSZ];
+	const char *at;
+	char err[ERRSZ], at_utc[40];
+	int rc;
 	cJSON *doc, *a;
 
 	f.queue = serve_query(r, "queue");
@@ -57,12 +60,22 @@ api_failed(struct req *r)
 	if (serve_query_uint(r, "limit", 1, 1000, 100, &limit) < 0 ||
 	    serve_query_uint(r, "after", 0, INT64_MAX, 0, &after) < 0)
 		return serve_error(r, 400, "limit (1 to 1000) and after must be whole numbers");
+	if ((at = serve_query(r, "at")) != NULL) {
+		if (after == 0 || isotime_to_utc(at, at_utc, sizeof at_utc, err) != 0)
+			return serve_error(r, 400, "at goes with after: that job's failed_at (next_after_at)");
+		f.after_at = at_utc;
+	}
 	f.limit = (unsigned)limit;
 	if (failed_count(r->db, &(struct failed_filter){ 0 }, &total, err) != DB_OK ||
 	    failed_count(r->db, &f, &matching, err) != DB_OK)
 		return serve_db_error(r, "count failed jobs", err);
 	f.after = (uint64_t)after; /* the page after (older than) this job */
-	if (failed_list(r->db, &f, r->srv->tz, &rows, &n, err) != DB_OK)
+	if ((rc = failed_list(r->db, &f, r->srv->tz, &rows, &n, err)) == QUEUE_NOT_FOUND) {
+		errf(err, "failed job %llu, this page's start, has left the dead letter (retried or forgotten): "
+		    "start from the newest", (unsigned long long)after);
+		return serve_error(r, 409, err);
+	}
+	if (rc != DB_OK)
 		return serve_db_error(r, "list failed jobs", err);
 	ids = xcalloc(n + 1, sizeof *ids);
 	waiters = xcalloc(n + 1, sizeof *waiters);
@@ -82,10 +95,13 @@ api_failed(struct req *r)
 		cJSON_AddItemToArray(a, failed_row_json(&rows[i], waiters[i], reopens[i]));
 	ADD_NUM(doc, "total", total);
 	ADD_NUM(doc, "matching", matching);
-	if (n == f.limit) /* perhaps more, older: the next page goes on from here */
+	if (n == f.limit) { /* perhaps more, older: the next page goes on from here */
 		ADD_NUM(doc, "next_after", rows[n - 1].id);
-	else
+		cJSON_AddStringToObject(doc, "next_after_at", rows[n - 1].at);
+	} else {
 		cJSON_AddNullToObject(doc, "next_after");
+		cJSON_AddNullToObject(doc, "next_after_at");
+	}
 	free(ids);
 	free(waiters);
 	free(reopens);

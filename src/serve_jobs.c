@@ -182,8 +182,10 @@ runs_json(const struct run_row *runs, size_t n)
 	return a;
 }
 
+/* The job's audit rows; the address each action came from only for an
+ * admin, as /api/audit and the sessions' last address are. */
 static cJSON *
-audit_json(const struct audit_row *a, size_t n)
+audit_json(const struct audit_row *a, size_t n, int admin)
 {
 	cJSON *arr = cJSON_CreateArray();
 	size_t i;
@@ -193,7 +195,8 @@ audit_json(const struct audit_row *a, size_t n)
 
 		cJSON_AddStringToObject(o, "at", a[i].at);
 		cJSON_AddStringToObject(o, "user", a[i].user);
-		cJSON_AddStringToObject(o, "address", a[i].address);
+		if (admin)
+			cJSON_AddStringToObject(o, "address", a[i].address);
 		cJSON_AddStringToObject(o, "action", a[i].action);
 		cJSON_AddStringToObject(o, "detail", a[i].detail);
 		if (a[i].count != 0) /* one of that many jobs the action was on */
@@ -282,7 +285,7 @@ api_job(struct req *r)
 	cJSON_AddItemToObject(doc, "job", view_json(r, &v, gone));
 	if ((rc = add_links(db, doc, &v, gone, err)) == DB_OK) {
 		cJSON_AddItemToObject(doc, "runs", runs_json(runs, nruns));
-		cJSON_AddItemToObject(doc, "audit", audit_json(au, nau));
+		cJSON_AddItemToObject(doc, "audit", audit_json(au, nau, r->user->admin));
 	}
 	if (!gone)
 		job_view_free(&v);

@@ -179,6 +179,23 @@ for i in 1 2 3 4 5; do
 	[ -n "$after" ] || break
 done
 is "$(echo $seen | tr ' ' '\n' | sort -n | tr '\n' ' ')" "1001 1002 1003 1004 " "paging with after: every dead job once, over two pages of 3"
+# The page's anchor leaves the dead letter (retried, forgotten): with its
+# time (next_after_at), the next page is the same; without it, 409 says so.
+sql "UPDATE failed_jobs SET failed_at = UTC_TIMESTAMP(6) - INTERVAL id SECOND"
+hit GET "/api/failed?limit=2" "$T/jar"
+read -r anchor anchor_at < <(printf '%s' "$BODY" | jget '"%s %s" % (d["next_after"], d["next_after_at"].replace(" ", "T"))')
+hit GET "/api/failed?limit=2&after=$anchor&at=$anchor_at" "$T/jar"
+page2=$(printf '%s' "$BODY" | jget '[f["id"] for f in d["failed"]]')
+is "$anchor/$page2" "1002/[1003, 1004]" "page 2 goes on after the anchor (newest first)"
+sql "UPDATE failed_jobs SET id = 9002 WHERE id = $anchor"
+hit GET "/api/failed?limit=2&after=$anchor&at=$anchor_at" "$T/jar"
+is "$CODE $(printf '%s' "$BODY" | jget '[f["id"] for f in d["failed"]]')" "200 $page2" "the anchor gone: with its time, page 2 is still the same"
+hit GET "/api/failed?limit=2&after=$anchor" "$T/jar"
+like "$CODE $(printf '%s' "$BODY" | jget 'd["error"]')" "^409 failed job $anchor, this page's start, has left the dead letter" \
+	"without its time: 409, saying so (not a 500)"
+hit GET "/api/failed?limit=2&after=$anchor&at=yesterday" "$T/jar"
+is "$CODE" 400 "a time that is not one: 400"
+sql "UPDATE failed_jobs SET id = $anchor WHERE id = 9002"
 post /api/failed/retry "$T/jar" '{"all": true, "queue": "mail"}'
 is "$CODE/$(printf '%s' "$BODY" | jget 'd["retried"]')" "200/2" "retry all matching queue=mail: 2"
 is "$(sql "SELECT GROUP_CONCAT(id ORDER BY id) FROM jobs")/$(sql "SELECT GROUP_CONCAT(id ORDER BY id) FROM failed_jobs")" "1002,1003/1001,1004" "exactly those moved"

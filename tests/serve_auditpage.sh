@@ -4,7 +4,8 @@
 # keyset (a row added between two pages neither repeats nor hides one);
 # filters that cannot be (an unknown action, a time that does not parse,
 # bytes that are no UTF-8) are a 400 with a sentence, never a 500; a
-# viewer gets 403 and nobody 401.  Rows are made through the API itself:
+# viewer gets 403 and nobody 401 (and a job's audit rows reach a viewer
+# without the address).  Rows are made through the API itself:
 # logins, a pause, an enqueue of one job and one of three.
 . "$top_srcdir/tests/lib.sh"
 one_build normal "behaviour alone (in the normal build: it keeps the two builds' runs about as long)"
@@ -56,6 +57,13 @@ is "$CODE" 401 "no session: 401"
 hit GET /api/audit "$T/bob"
 is "$CODE" 403 "a viewer: 403"
 like "$BODY" 'admin role' "the 403 says the admin role is needed"
+# A job's page shows its audit rows to a viewer, but not the address an
+# admin acted from: that is for admins, as here.
+hit GET "/api/jobs/$one" "$T/bob"
+is "$CODE $(printf '%s' "$BODY" | jget '[(a["user"], "address" in a) for a in d["audit"]]')" '200 [["ada", false]]' \
+	"a viewer reads a job's audit rows without the address"
+hit GET "/api/jobs/$one" "$T/ada"
+is "$(printf '%s' "$BODY" | jget '[(a["user"], "address" in a) for a in d["audit"]]')" '[["ada", true]]' "an admin with it"
 hit GET /audit
 is "$CODE" 200 "the page itself (/audit) is served to anyone, like every page"
 like "$(header content-type)" '^text/html' "as HTML"

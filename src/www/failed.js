@@ -30,7 +30,7 @@ function retryOne(f) {
 export async function pageFailed() {
   const p = params();
   const q = new URLSearchParams();
-  for (const k of ["queue", "type", "after"]) if (p.get(k)) q.set(k, p.get(k));
+  for (const k of ["queue", "type", "after", "at"]) if (p.get(k)) q.set(k, p.get(k));
   const [d, form] = await Promise.all([api("/api/failed?" + q), enqueueOptions()]);
   const ids = new Set(d.failed.map((f) => f.id));
   for (const id of [...selected]) if (!ids.has(id)) selected.delete(id);
@@ -58,9 +58,12 @@ export async function pageFailed() {
       el("span", { class: "muted" }, [f.reason, f.exit_status].filter(Boolean).join(" · ")), waiters(f)),
     admin ? el("td", {}, el("button", { class: "retry-one", on: { click: () => retryOne(f) } }, "Retry")) : null));
   const next = new URLSearchParams(p);
-  if (d.next_after !== null) next.set("after", d.next_after);
+  // The anchor's time goes with its id: the page stays put when that job
+  // is retried or forgotten.
+  if (d.next_after !== null) { next.set("after", d.next_after); next.set("at", d.next_after_at); }
   const first = new URLSearchParams(p);
   first.delete("after");
+  first.delete("at");
   const filtered = filt.queue || filt.type;
   setMain("Dead letter",
     el("h1", {}, "Dead letter", el("span", { class: "badge s-failed", id: "failed-total" },

@@ -234,5 +234,5 @@ export async function pageJob(id) {
       el("table", { id: "audit" }, el("tbody", {}, d.audit.map((a) => el("tr", {},
         el("td", {}, when(a.at)), el("td", {}, a.user),
         el("td", { class: "action" }, a.count ? a.action + " (one of " + a.count + " jobs)" : a.action),
-        el("td", { class: "wide" }, a.detail), el("td", { class: "wide mono" }, a.address))))));
+        el("td", { class: "wide" }, a.detail), a.address !== undefined ? el("td", { class: "wide mono" }, a.address) : null)))));
 }
