@@ -49,6 +49,9 @@ struct req {
 	int head_checked;     /* the access handler saw the head */
 	int https;            /* reached over HTTPS (serve_proxy.c) */
 	char addr[64];        /* the client's (serve_client_address) */
+	/* What the login limits count it as: addr, or for IPv6 its /64, the
+	 * least one host is given (serve_client_address) */
+	char limit_addr[64];
 	int metrics_listener; /* asked on metrics_listen */
 	/* set by the router */
 	uint64_t id;      /* the number in /jobs/42 */

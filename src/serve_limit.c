@@ -14,6 +14,8 @@
  *   addresses with no failure of their own may try it.  An attacker
  *   spread over many addresses gets one guess per address and window; the
  *   owner, from an address that has not failed, still logs in.
+ * An IPv6 address counts as its /64 (serve_proxy.c: limit_address): one
+ * host has all of it, so one address of it is no more than one host. 
  * Rows older than the window are pruned as attempts come, and only
  * attempts that reach the hasher write a row, so the table holds at most
  * what the hasher can check in one window. */
@@ -40,7 +42,7 @@ count(struct req *r, const char *name, int64_t *n_addr, int64_t *n_name, int64_t
 	    " UNION ALL SELECT COUNT(*), TIMESTAMPDIFF(SECOND, UTC_TIMESTAMP(6), MIN(at) + INTERVAL %I"
 	    " MICROSECOND) FROM jobq_login_failures WHERE username = %q"
 	    " AND at > UTC_TIMESTAMP(6) - INTERVAL %I MICROSECOND",
-	    us, r->addr, us, us, name, us);
+	    us, r->limit_addr, us, us, name, us);
 	if (res == NULL)
 		return rc;
 	*n_addr = *n_name = *wait_addr = *wait_name = 0;
@@ -56,7 +58,7 @@ count(struct req *r, const char *name, int64_t *n_addr, int64_t *n_name, int64_t
 	return DB_OK;
 }
 
-/* Reserves an attempt of name from r->addr.  DB_OK with *id the reserved
+/* Reserves an attempt of name from r->limit_addr.  DB_OK with *id the reserved
  * row and *retry_s 0 when it may be checked; DB_OK with *retry_s > 0 (and
  * nothing reserved) when a limit refuses it; else a db_rc.
  *
@@ -80,7 +82,7 @@ serve_limit_reserve(struct req *r, const char *name, uint64_t *id, int64_t *retr
 	    "DELETE FROM jobq_login_failures WHERE at < UTC_TIMESTAMP(6) - INTERVAL %I MICROSECOND LIMIT 20",
 	    us);
 	if ((rc = db_exec(r->db, err, "INSERT INTO jobq_login_failures (username, address) VALUES (%q, %q)",
-	         name, r->addr)) != DB_OK)
+	         name, r->limit_addr)) != DB_OK)
 		return rc;
 	*id = db_insert_id(r->db);
 	if ((rc = count(r, name, &n_addr, &n_name, &wait_addr, &wait_name, err)) != DB_OK) {

@@ -163,11 +163,31 @@ came_over_https(struct req *r, int via_trusted)
 	return proto != NULL && strcasecmp(proto, "https") == 0;
 }
 
+/* Sets r->limit_addr from r->addr: the same, but for an IPv6 address
+ * its /64 network ("2001:db8:1:2::/64"), the least a host is handed and
+ * all of it free to use: counted one by one, its addresses would give
+ * one host a fresh guess at every login from each. */
+static void
+limit_address(struct req *r)
+{
+	struct ip ip;
+	size_t n;
+
+	snprintf(r->limit_addr, sizeof r->limit_addr, "%s", r->addr);
+	if (ip_parse(r->addr, &ip) < 0 || ip.family != AF_INET6)
+		return;
+	memset(ip.b + 8, 0, 8);
+	if (inet_ntop(AF_INET6, ip.b, r->limit_addr, sizeof r->limit_addr - 4) == NULL)
+		return;
+	n = strlen(r->limit_addr);
+	snprintf(r->limit_addr + n, sizeof r->limit_addr - n, "/64");
+}
+
 /* Sets r->addr: the peer's numeric address or, when the peer is a
  * trusted proxy, the client X-Forwarded-For names (see above); and
  * r->https. */
-void
-serve_client_address(struct req *r)
+static void
+client_address(struct req *r)
 {
 	const union MHD_ConnectionInfo *ci =
 	    MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
@@ -195,4 +215,14 @@ serve_client_address(struct req *r)
 		inet_ntop(ip.family, ip.b, r->addr, sizeof r->addr);
 	}
 	buf_free(&xff);
+}
+
+/* Sets r->addr: the peer's numeric address or, when the peer is a
+ * trusted proxy, the client X-Forwarded-For names (see above); and
+ * r->https; and r->limit_addr. */
+void
+serve_client_address(struct req *r)
+{
+	client_address(r);
+	limit_address(r);
 }

@@ -3,6 +3,7 @@
 # login rate limit, the sessions and the audit log use the client that
 # X-Forwarded-For names (its last hop that is not a trusted proxy); from
 # any other peer, and without trusted_proxies, the header is ignored.
+# The login limit counts an IPv6 client as its /64.
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/operator/common.sh"
 . "$top_srcdir/tests/serve_lib.sh"
@@ -65,6 +66,17 @@ via 127.0.0.2 "198.51.100.13, not-an-address" "" "$(good bob)"
 is "$CODE/$(last_session)" 200/127.0.0.2 "a hop that is no address stops the walk at the proxy"
 via 127.0.0.2 "10.0.0.7, 10.0.0.8" "" "$(good bob)"
 is "$CODE/$(last_session)" 200/10.0.0.7 "every hop trusted: the leftmost"
+
+# ---- IPv6: one host has a /64, and is limited as one ----
+sql "DELETE FROM jobq_login_failures"
+for i in 1 2 3; do via 127.0.0.2 "2001:db8:1:2::$i" "" "$(bad x$i)"; done
+is "$CODE/$(sql "SELECT GROUP_CONCAT(DISTINCT address) FROM jobq_login_failures")" 401/2001:db8:1:2::/64 \
+	"three wrong passwords from three addresses of one /64: counted for the /64"
+via 127.0.0.2 "2001:db8:1:2::4" "" "$(bad x4)"
+is "$CODE" 429 "a fourth address of that /64 is limited (no fresh guess per address)"
+via 127.0.0.2 "2001:db8:1:3::1" "$T/v6.jar" "$(good bob)"
+is "$CODE/$(last_session)" 200/2001:db8:1:3::1 "another /64 logs in, its session naming the full address"
+sql "DELETE FROM jobq_login_failures"
 
 # ---- the audit log names the client ----
 jq_ enqueue echo '{}' --delay 1h >/dev/null
