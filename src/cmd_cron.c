@@ -15,7 +15,8 @@ usage(void)
 {
 	printf("Usage: jobq cron EXPR [--from TIME] [--count N] [--timezone ZONE]\n"
 	       "Check a cron expression: print its description, then its next N fire\n"
-	       "times strictly after TIME, one a line with the zone's offset, or 'never'.\n\n"
+	       "times strictly after TIME, one a line with the zone's offset, or 'never'\n"
+	       "(none is after 9999-12-31 23:59:59 UTC: no later time can be stored).\n\n"
 	       "      --from TIME      ISO 8601 (2025-03-30T01:30:00Z; without an offset it is\n"
 	       "                       a local time in ZONE); default: now\n"
 	       "  -n, --count N        how many fire times (default 5, at most 1000)\n"
@@ -48,7 +49,9 @@ print_fires(const struct cron *cr, const struct cron_zone *z, int64_t from, int6
 		return EX_DATAERR;
 	}
 	for (i = 0; i < count; i++) {
-		if (cron_next(cr, z, t, &t) != CRON_FOUND) {
+		/* past 9999-12-31 23:59:59 UTC no time can be stored (DATETIME),
+		 * nor given with --from: none is a fire time */
+		if (cron_next(cr, z, t, &t) != CRON_FOUND || t > 253402300799LL) {
 			printf("never\n");
 			break;
 		}

@@ -40,6 +40,7 @@ usage(void)
 	    "the move and an audit row holding the old and the new payload (by cli:USER) are\n"
 	    "one transaction.\n"
 	    "On a terminal, control characters in stored text are shown as \\xHH.\n"
+	    "-q is --queue, -t --type, -y --yes.\n"
 	    "'-' in place of IDs reads them from stdin (blank-separated, any number of them).\n"
 	    "An ID given twice is one job, retried or forgotten once.\n\n"
 	    "A job that cannot be retried (say, its id is in the queue again) is named on\n"

@@ -303,11 +303,15 @@ static int
 apply_options(const struct conf *c, struct schedule *s, const char *cmd, int argc, char **argv)
 {
 	int opt, rc, given = 0;
+	static char prog[64]; /* argv[0] outlives this call */
 
+	/* getopt's messages name argv[0]: the command as typed, not "edit" */
+	snprintf(prog, sizeof prog, "jobq schedule %s", cmd);
+	argv[0] = prog;
 	while ((opt = getopt_long(argc, argv, CLI_COMMON_SHORTOPTS "q:t:", edit_longopts, NULL)) != -1) {
 		const char *key = edit_key(opt);
 
-		if ((rc = cli_common_opt(opt, cmd, usage)) >= 0)
+		if ((rc = cli_common_opt(opt, "schedule", usage)) >= 0)
 			return rc == 0 ? -1 : rc;
 		if (rc == -2 || key == NULL)
 			continue;

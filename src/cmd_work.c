@@ -39,20 +39,25 @@ usage(void)
 enum { OPT_ONCE = 256, OPT_MAX, OPT_MAX_TIME, OPT_STOP_WHEN_EMPTY, OPT_LOG_FORMAT, OPT_SCHEDULE, OPT_QUIET,
 	OPT_METRICS_LISTEN, OPT_OTLP_ENDPOINT };
 
-/* Every queue in queues has a [queue] section; EX_DATAERR (said) when
- * one has not, as for enqueue -q and status -q (one in [worker] queues
- * is refused as the configuration loads). */
+/* Every queue in queues has a [queue] section, and is named once;
+ * EX_DATAERR (said) when one has not, as for enqueue -q and status -q,
+ * EX_USAGE for one given twice (the same in [worker] queues is refused
+ * as the configuration loads). */
 static int
 check_queues(const struct conf *c, char **queues)
 {
-	size_t i;
+	size_t i, k;
 
-	for (i = 0; queues[i] != NULL; i++)
+	for (i = 0; queues[i] != NULL; i++) {
+		for (k = 0; k < i; k++)
+			if (strcmp(queues[k], queues[i]) == 0)
+				return cli_usage_error("work", "-q: '%s' is listed twice", queues[i]);
 		if (!conf_has_queue(c, queues[i])) {
 			cli_error("unknown queue '%s' (no [queue %s] section in %s)", queues[i], queues[i],
 			    c->path);
 			return EX_DATAERR;
 		}
+	}
 	return 0;
 }
 

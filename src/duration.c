@@ -37,6 +37,28 @@ unit_ms(const char *u, size_t len)
 }
 
 /* Parses s into milliseconds; 0 on success, -1 with a message in err. */
+/* Whether s is written as a duration, whatever its size: a bare number,
+ * or groups of digits each with a unit. */
+static int
+well_formed(const char *s)
+{
+	const char *p = s, *u;
+	int groups = 0;
+
+	while (*p != '\0') {
+		if (!isdigit((unsigned char)*p))
+			return 0;
+		while (isdigit((unsigned char)*p))
+			p++;
+		for (u = p; isalpha((unsigned char)*p); p++)
+			;
+		if (p == u ? groups > 0 || *p != '\0' : unit_ms(u, (size_t)(p - u)) < 0)
+			return 0;
+		groups++;
+	}
+	return groups > 0;
+}
+
 int
 duration_parse(const char *s, int64_t *ms, char *err)
 {
@@ -55,7 +77,7 @@ duration_parse(const char *s, int64_t *ms, char *err)
 		while (isdigit((unsigned char)*p)) {
 			n = n * 10 + (*p++ - '0');
 			if (n > DURATION_MAX_MS)
-				goto bad;
+				goto too_long;
 		}
 		u = p;
 		while (isalpha((unsigned char)*p))
@@ -68,14 +90,19 @@ duration_parse(const char *s, int64_t *ms, char *err)
 		} else if ((mult = unit_ms(u, (size_t)(p - u))) < 0)
 			goto bad;
 		if (n > DURATION_MAX_MS / mult)
-			goto bad;
+			goto too_long;
 		total += n * mult;
 		if (total > DURATION_MAX_MS)
-			goto bad;
+			goto too_long;
 		groups++;
 	}
 	*ms = total;
 	return 0;
+too_long:
+	if (well_formed(s)) {
+		errf(err, "duration '%s' is over 100 years, the most any duration may be", s);
+		return -1;
+	}
 bad:
 	errf(err, "bad duration '%s' (expected e.g. 90, 90s, 250ms, 5m, 2h, 1d or 1h30m)", s ? s : "");
 	return -1;

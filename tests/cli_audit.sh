@@ -40,6 +40,19 @@ refused 65 "^jobq: schedule edit s2: --alert-after: bad duration 'x'" \
 	"a bad --alert-after is named --alert-after" jq_ schedule edit s2 --alert-after x
 refused 65 "^jobq: schedule add s3: --type: unknown job type 'nosuch'" \
 	"other options keep their names" jq_ schedule add s3 --cron '* * * * *' --type nosuch
+refused 64 "^jobq schedule edit: unrecognized option '--bogus'" \
+	"an unknown option of schedule edit names the command as typed" jq_ schedule edit s2 --bogus
+is "$(tail -n 1 <<<"$ERR")" "Try 'jobq schedule --help'." "... and points to its help"
+refused 64 "^jobq schedule add: option '--cron' requires an argument" \
+	"a missing argument of schedule add too" jq_ schedule add s4 --cron
+
+# ---- cron: no fire time past what a time can be (9999-12-31) ----
+is "$(jq_ cron '0 0 1 1 *' --from 9999-12-31T23:59:00Z -n 2 | tail -n 1)" never "cron: none in the year 10000"
+is "$(jq_ cron '59 23 31 12 *' --from 9999-12-31T23:00:00Z -n 2 | tail -n 2 | tr '\n' ' ')" "9999-12-31T23:59:00+00:00 never " \
+	"cron: the last one there is, then never"
+
+# ---- a queue named twice on the command line, as in [worker] queues ----
+refused 64 "^jobq: work: -q: 'default' is listed twice" "work -q default,default" jq_ work -q default,default --once
 
 # ---- input that cannot be read is not an empty input (exit 66) ----
 mkdir -p "$T/adir"

@@ -42,6 +42,21 @@ refuses(const char *s)
 	is_int(ms, -12345, "output untouched on error");
 }
 
+/* Checks that s, a duration past the bound, is refused as that, quoted. */
+static void
+too_long(const char *s)
+{
+	char err[ERRSZ] = "";
+	int64_t ms = -12345;
+	char quoted[128];
+
+	ok(duration_parse(s, &ms, err) == -1, "duration_parse('%s') fails", s);
+	snprintf(quoted, sizeof quoted, "'%s'", s);
+	ok(strstr(err, quoted) != NULL && strstr(err, "over 100 years") != NULL,
+	    "error for '%s' names the bound and quotes it", s);
+	is_int(ms, -12345, "output untouched on error");
+}
+
 /* Formats ms and compares with want. */
 static void
 formats(int64_t ms, const char *want)
@@ -87,9 +102,11 @@ test_refuse(void)
 	refuses("s");
 	refuses("5M");
 	refuses("5mss");
-	refuses("999999999999d");
-	refuses("99999999999999999999999");
-	refuses("36501d");
+	too_long("999999999999d");
+	too_long("99999999999999999999999");
+	too_long("36501d");
+	too_long("36500d1ms");
+	refuses("99999999999999999999999x");
 }
 
 static void
