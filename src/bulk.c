@@ -154,7 +154,7 @@ where_sql(struct db *db, struct buf *w, const struct bulk_kind *k, const struct 
 	if (f->type != NULL)
 		db_sql(db, w, " AND type = %q", db_ascii(f->type));
 	if (f->handlers != NULL && k->act == act_retry)
-		failed_types_sql(db, w, f->handlers, f->unknown_types);
+		failed_servable_sql(db, w, f->handlers, f->unknown_types);
 	if (upto != 0)
 		db_sql(db, w, " AND id <= %U", upto);
 }

@@ -20,9 +20,9 @@ struct audit_entry;
 struct bulk_filter {
 	const char *queue, *type, *state;
 	const char *by;
-	/* retry: NULL, any type; else only the jobs whose type has a
-	 * [handler] section in it, or with unknown_types only the others (a
-	 * retry would only dead-letter them again) */
+	/* retry: NULL, any job; else only the jobs a retry can serve (their
+	 * type and queue in it: failed_servable_sql), or with unknown_types
+	 * only the others */
 	const struct conf *handlers;
 	int unknown_types;
 	/* each job's audit row, written in the job's own transaction with

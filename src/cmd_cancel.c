@@ -243,28 +243,38 @@ fail:
 	return EX_UNAVAILABLE;
 }
 
-/* The filter's names: each configured, or EX_DATAERR. */
+/* The filter's names: each configured, or held by a job the filter
+ * matches (plain SQL may write any queue and type, and `jobq status`
+ * counts them: such jobs can be cancelled), else EX_DATAERR. */
 static int
-check_filter(const struct conf *c, const struct opts *o)
+check_filter(struct db *db, const struct conf *c, const struct opts *o)
 {
 	static const char *const states[] = QUEUED_STATES;
+	int queue_known = o->f.queue == NULL || conf_has_queue(c, o->f.queue),
+	    type_known = o->f.type == NULL || conf_handler(c, o->f.type) != NULL;
+	uint64_t n = 0, upto;
+	char err[ERRSZ];
 	size_t i;
 
-	if (o->f.queue != NULL && !conf_has_queue(c, o->f.queue)) {
-		cli_error("cancel: unknown queue '%s' (no [queue %s] section in %s)", o->f.queue, o->f.queue, c->path);
-		return EX_DATAERR;
-	}
-	if (o->f.type != NULL && conf_handler(c, o->f.type) == NULL) {
-		cli_error("cancel: unknown job type '%s' (no [handler %s] section in %s)", o->f.type, o->f.type,
-		    c->path);
-		return EX_DATAERR;
-	}
-	for (i = 0; o->f.state != NULL && i < ARRAY_LEN(states); i++)
-		if (strcmp(o->f.state, states[i]) == 0)
-			return 0;
-	if (o->f.state != NULL)
+	for (i = 0; o->f.state != NULL && i < ARRAY_LEN(states) && strcmp(o->f.state, states[i]) != 0; i++)
+		;
+	if (o->f.state != NULL && i == ARRAY_LEN(states))
 		return cli_usage_error("cancel", "--state: ready, delayed, waiting, reserved or stale, not '%s'", o->f.state);
-	return 0;
+	if (queue_known && type_known)
+		return 0;
+	if (bulk_count(db, bulk_kind_find("cancel"), &o->f, &n, &upto, err) != DB_OK) {
+		cli_error("cancel: %s", err);
+		return EX_UNAVAILABLE;
+	}
+	if (n > 0)
+		return 0;
+	if (!queue_known)
+		cli_error("cancel: unknown queue '%s' (no [queue %s] section in %s, and no job matches)", o->f.queue,
+		    o->f.queue, c->path);
+	else
+		cli_error("cancel: unknown job type '%s' (no [handler %s] section in %s, and no job matches)",
+		    o->f.type, o->f.type, c->path);
+	return EX_DATAERR;
 }
 
 static int
@@ -331,7 +341,7 @@ cmd_cancel(int argc, char **argv)
 	o.f.by = o.by;
 	if (optind < argc)
 		rc = cancel_ids(db, &o, argc - optind, argv + optind);
-	else if ((rc = check_filter(c, &o)) == 0)
+	else if ((rc = check_filter(db, c, &o)) == 0)
 		rc = cancel_filter(db, &o);
 	db_free(db);
 	conf_free(c);

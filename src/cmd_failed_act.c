@@ -23,15 +23,20 @@ id_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Appends to b job id, of type, when c has no [handler] section for
- * it: a retry would only dead-letter it again, "unknown job type", as
- * `jobq enqueue` refuses such a job for that reason.  1 when it did. */
+/* Appends to b job id, of type in queue, when c has no [handler]
+ * section for the type or no [queue] section for the queue: a retry
+ * would only dead-letter it again ("unknown job type"), or leave it
+ * where no worker may serve it, as `jobq enqueue` refuses such a job
+ * for those reasons.  1 when it did. */
 static int
-note_unknown_type(const struct conf *c, struct buf *b, uint64_t id, const char *type)
+note_unknown(const struct conf *c, struct buf *b, uint64_t id, const char *type, const char *queue)
 {
-	if (type == NULL || conf_handler(c, type) != NULL)
+	if (type == NULL || (conf_handler(c, type) != NULL && conf_has_queue(c, queue)))
 		return 0;
-	buf_printf(b, "%s%llu '%s'", b->len > 0 ? ", " : "", (unsigned long long)id, type);
+	if (conf_handler(c, type) == NULL)
+		buf_printf(b, "%s%llu (type '%s')", b->len > 0 ? ", " : "", (unsigned long long)id, type);
+	else
+		buf_printf(b, "%s%llu (queue '%s')", b->len > 0 ? ", " : "", (unsigned long long)id, queue);
 	return 1;
 }
 
@@ -42,7 +47,7 @@ note_unknown_type(const struct conf *c, struct buf *b, uint64_t id, const char *
 static int
 check_ids(struct db *db, const struct conf *c, const uint64_t *ids, size_t n)
 {
-	char err[ERRSZ], *type;
+	char err[ERRSZ], *type, *queue;
 	struct buf unknown, untyped;
 	size_t i;
 	int missing = 0, bad = 0, exists;
@@ -50,7 +55,8 @@ check_ids(struct db *db, const struct conf *c, const uint64_t *ids, size_t n)
 	buf_init(&unknown);
 	buf_init(&untyped);
 	for (i = 0; i < n; i++) {
-		if (failed_exists(db, ids[i], &exists, c != NULL ? &type : NULL, err) != DB_OK) {
+		if (failed_exists(db, ids[i], &exists, c != NULL ? &type : NULL, c != NULL ? &queue : NULL, err) !=
+		    DB_OK) {
 			cli_error("%s", err);
 			bad = -1;
 			break;
@@ -58,16 +64,19 @@ check_ids(struct db *db, const struct conf *c, const uint64_t *ids, size_t n)
 		if (!exists)
 			buf_printf(&unknown, "%s%llu", missing++ ? ", " : "", (unsigned long long)ids[i]);
 		else if (c != NULL)
-			bad |= note_unknown_type(c, &untyped, ids[i], type);
-		if (c != NULL)
+			bad |= note_unknown(c, &untyped, ids[i], type, queue);
+		if (c != NULL) {
 			free(type);
+			free(queue);
+		}
 	}
 	/* one line, every id in it: those not dead-lettered first */
 	if (bad >= 0 && missing > 0)
 		cli_error("no failed job %s; nothing done", unknown.data);
 	else if (bad > 0)
-		cli_error("retry: unknown job type (no [handler] section in %s) of job %s: a retry would "
-		          "only dead-letter it again; nothing done",
+		cli_error("retry: an unknown job type or queue (no [handler] or [queue] section in %s) "
+		          "of job %s: a retry would only dead-letter it again, or leave it where no worker "
+		          "serves it; nothing done",
 		    c->path, untyped.data);
 	buf_free(&unknown);
 	buf_free(&untyped);
@@ -345,10 +354,12 @@ left_unknown(struct db *db, const struct conf *c, struct failed_filter *f, int d
 	}
 	f->unknown_types = 0;
 	if (*left > 0)
-		cli_error("retry: %llu job%s of an unknown job type (no [handler] section in %s) %s "
-		          "dead-lettered: a retry would only dead-letter %s again",
+		cli_error("retry: %llu job%s of an unknown job type or queue (no [handler] or [queue] section "
+		          "in %s) %s dead-lettered: a retry would only dead-letter %s again, or leave %s "
+		          "where no worker serves %s",
 		    (unsigned long long)*left, *left == 1 ? "" : "s", c->path,
-		    dry_run ? "would stay" : *left == 1 ? "stays" : "stay", *left == 1 ? "it" : "them");
+		    dry_run ? "would stay" : *left == 1 ? "stays" : "stay", *left == 1 ? "it" : "them",
+		    *left == 1 ? "it" : "them", *left == 1 ? "it" : "them");
 	return 0;
 }
 

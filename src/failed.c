@@ -24,18 +24,23 @@
 
 #define RETRY_PAGE 1000
 
-/* Adds to where that the job's type has a [handler] section in c, or
- * (unknown) that it has none.  The list starts with NULL, which matches
- * nothing, so that a configuration of no handler is still a list; the
- * IN is NULL rather than false for a type not in it, hence COALESCE. */
+/* Adds to where that a retry can serve the job again: its type has a
+ * [handler] section in c and its queue a [queue] section; or (unknown)
+ * that it cannot: a retry would only dead-letter it again, or leave it
+ * in a queue no worker may serve.  Each list starts with NULL, which
+ * matches nothing, so that an empty one is still a list; IN is NULL
+ * rather than false for a name not in it, hence COALESCE. */
 void
-failed_types_sql(struct db *db, struct buf *where, const struct conf *c, int unknown)
+failed_servable_sql(struct db *db, struct buf *where, const struct conf *c, int unknown)
 {
 	size_t i;
 
 	buf_adds(where, " AND COALESCE(type IN (NULL");
 	for (i = 0; i < c->nhandlers; i++)
 		db_sql(db, where, ", %q", c->handlers[i]->type);
+	buf_adds(where, ") AND queue IN (NULL");
+	for (i = 0; c->queues[i] != NULL; i++)
+		db_sql(db, where, ", %q", c->queues[i]);
 	buf_adds(where, unknown ? "), 0) = 0" : "), 0) = 1");
 }
 
@@ -48,7 +53,7 @@ filter_sql(struct db *db, struct buf *where, const struct failed_filter *f)
 	if (f->type != NULL)
 		db_sql(db, where, " AND type = %q", db_ascii(f->type));
 	if (f->handlers != NULL)
-		failed_types_sql(db, where, f->handlers, f->unknown_types);
+		failed_servable_sql(db, where, f->handlers, f->unknown_types);
 }
 
 /* A dead job's failed_at as text, UTC to the microsecond: a page's
@@ -196,19 +201,21 @@ failed_rows_free(struct failed_row *rows, size_t n)
 /* Whether failed_jobs holds job id; type (unless NULL) gets its type,
  * a string to free (NULL when there is no such job). */
 int
-failed_exists(struct db *db, uint64_t id, int *exists, char **type, char *err)
+failed_exists(struct db *db, uint64_t id, int *exists, char **type, char **queue, char *err)
 {
 	struct db_res *r;
 	char **row;
 	int rc;
 
-	r = db_query(db, &rc, err, "SELECT type FROM failed_jobs WHERE id = %U", id);
+	r = db_query(db, &rc, err, "SELECT type, queue FROM failed_jobs WHERE id = %U", id);
 	if (r == NULL)
 		return rc;
 	row = db_res_next(r);
 	*exists = row != NULL;
 	if (type != NULL)
 		*type = row != NULL ? xstrdup_or_empty(row[0]) : NULL;
+	if (queue != NULL)
+		*queue = row != NULL ? xstrdup_or_empty(row[1]) : NULL;
 	db_res_free(r);
 	return DB_OK;
 }

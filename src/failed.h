@@ -22,9 +22,10 @@ struct failed_filter {
 	/* retry and forget matching only: each job's audit row, written in
 	 * the job's own transaction; NULL: none */
 	const struct audit_entry *audit;
-	/* NULL: any type.  Else only the jobs whose type has a [handler]
-	 * section in it, or with unknown_types only those whose type has
-	 * none (a retry would only dead-letter them again) */
+	/* NULL: any job.  Else only the jobs a retry can serve, whose type
+	 * has a [handler] section in it and whose queue a [queue] section,
+	 * or with unknown_types only the others (a retry would only
+	 * dead-letter them again, or strand them: failed_servable_sql) */
 	const struct conf *handlers;
 	int unknown_types;
 };
@@ -42,8 +43,8 @@ int failed_list(struct db *db, const struct failed_filter *f, const char *tz, st
 void failed_rows_free(struct failed_row *rows, size_t n);
 int failed_count_beyond(
     struct db *db, const struct failed_filter *f, uint64_t id, int older, uint64_t *n, char *err);
-int failed_exists(struct db *db, uint64_t id, int *exists, char **type, char *err);
-void failed_types_sql(struct db *db, struct buf *where, const struct conf *c, int unknown);
+int failed_exists(struct db *db, uint64_t id, int *exists, char **type, char **queue, char *err);
+void failed_servable_sql(struct db *db, struct buf *where, const struct conf *c, int unknown);
 int failed_retry_audited(struct db *db, uint64_t id, const struct audit_entry *a, char *err);
 
 /* What failed_retry_edited returns besides DB_OK, QUEUE_NOT_FOUND and

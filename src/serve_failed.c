@@ -141,19 +141,25 @@ body_ids(cJSON *in, size_t *n)
 static int
 retry_type_unknown(struct req *r, uint64_t id, int *unknown, char *err)
 {
-	char *type = NULL;
+	char *type = NULL, *queue = NULL;
 	int exists = 0, rc;
 
 	*unknown = 0;
-	if ((rc = failed_exists(r->db, id, &exists, &type, err)) != DB_OK)
+	if ((rc = failed_exists(r->db, id, &exists, &type, &queue, err)) != DB_OK)
 		return rc;
 	if (exists && conf_handler(r->srv->conf, type) == NULL) {
 		errf(err, "job %llu is of type '%s', which has no [handler] section in the configuration: "
 		          "a retry would only dead-letter it again",
 		    (unsigned long long)id, type);
 		*unknown = 1;
+	} else if (exists && !conf_has_queue(r->srv->conf, queue)) {
+		errf(err, "job %llu is in queue '%s', which has no [queue] section in the configuration: "
+		          "a retry would leave it where no worker serves it",
+		    (unsigned long long)id, queue);
+		*unknown = 1;
 	}
 	free(type);
+	free(queue);
 	return DB_OK;
 }
 
@@ -253,7 +259,7 @@ retry_all(struct req *r, cJSON *in)
 		return serve_error(r, status, msg);
 	detail = xasprintf("all matching queue=%s type=%s", f.queue ? f.queue : "*", f.type ? f.type : "*");
 	a = serve_audit_entry(r, "retry-all", 0, detail);
-	/* the jobs of a type no [handler] takes stay, counted: as jobq failed retry --all */
+	/* the jobs of a type or queue not configured stay, counted: as jobq failed retry --all */
 	f.handlers = r->srv->conf;
 	f.unknown_types = 1;
 	if (failed_count(r->db, &f, &t.unknown, err) != DB_OK) {
@@ -269,7 +275,7 @@ retry_all(struct req *r, cJSON *in)
 	wakeup_send(r->srv->conf, f.queue);
 	free(detail);
 	/* the counts first: the rest is the filter */
-	snprintf(left, sizeof left, ", %llu of a type no [handler] takes left", (unsigned long long)t.unknown);
+	snprintf(left, sizeof left, ", %llu of a type or queue not configured left", (unsigned long long)t.unknown);
 	detail = xasprintf("%llu jobs, %llu refused%s: all matching queue=%s type=%s", (unsigned long long)t.moved,
 	    (unsigned long long)t.refused, t.unknown > 0 ? left : "", f.queue ? f.queue : "*",
 	    f.type ? f.type : "*");

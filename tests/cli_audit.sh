@@ -51,6 +51,13 @@ is "$(jq_ cron '0 0 1 1 *' --from 9999-12-31T23:59:00Z -n 2 | tail -n 1)" never 
 is "$(jq_ cron '59 23 31 12 *' --from 9999-12-31T23:00:00Z -n 2 | tail -n 2 | tr '\n' ' ')" "9999-12-31T23:59:00+00:00 never " \
 	"cron: the last one there is, then never"
 
+# ---- cancel by a queue only the tables know (plain SQL wrote it) ----
+refused 65 "^jobq: cancel: unknown queue 'appq' \\(no \\[queue appq\\] section in .*, and no job matches\\)" \
+	"cancel -q of a queue no job is in and no section names" jq_ cancel -q appq --yes
+sql "INSERT INTO jobs (queue, type, payload, available_at) VALUES ('appq', 'echo', '{}', UTC_TIMESTAMP(6) + INTERVAL 1 HOUR)"
+run jq_ cancel -q appq --yes
+is "$RC $(sql "SELECT COUNT(*) FROM jobs WHERE queue = 'appq'")" "0 0" "with a job in it, as jobq status counts it: cancelled"
+
 # ---- a queue named twice on the command line, as in [worker] queues ----
 refused 64 "^jobq: work: -q: 'default' is listed twice" "work -q default,default" jq_ work -q default,default --once
 

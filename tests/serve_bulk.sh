@@ -158,7 +158,7 @@ is "$CODE $(printf '%s' "$BODY" | jget '(d["retried"], d["unknown_type"])')" "20
 is "$(sql "SELECT GROUP_CONCAT(id) FROM failed_jobs") $(sql "SELECT COUNT(*) FROM jobs WHERE id IN (4001, 4002)")" \
 	"4001,4002 0" "and they are still in the dead letter, none queued"
 is "$(sql "SELECT detail FROM jobq_audit WHERE action = 'retry-all' ORDER BY id DESC LIMIT 1")" \
-	"0 jobs, 0 refused, 2 of a type no [handler] takes left: all matching queue=mail type=*" \
+	"0 jobs, 0 refused, 2 of a type or queue not configured left: all matching queue=mail type=*" \
 	"its audit row counts them"
 
 finish

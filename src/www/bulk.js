@@ -34,7 +34,7 @@ async function runBulk(action, what, filter) {
   try {
     let c = await api("/api/bulk/count", body), r = null;
     while (r === null) {
-      const left = c.unknown_type ? " (" + fmtNum(c.unknown_type) + " more stay: their type has no [handler] in the configuration)" : "";
+      const left = c.unknown_type ? " (" + fmtNum(c.unknown_type) + " more stay: their type or queue is not in the configuration)" : "";
       if (c.count === 0) return toast("No " + what + " match" + left + ".");
       if (!confirm(verb + " " + fmtNum(c.count) + " " + what + left + "?")) return;
       try {
