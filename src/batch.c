@@ -589,7 +589,9 @@ batch_line_parse(const char *line, size_t len, const struct batch_ctx *ctx, stru
 		return -1;
 	}
 	o = json_parse_exact(line, len, &at_byte);
-	if (o == NULL || !cJSON_IsObject(o))
+	if (o == NULL)
+		errf(err, "not JSON (at byte %zu)", at_byte);
+	else if (!cJSON_IsObject(o))
 		errf(err, "not a JSON object");
 	else if (check_fields(o, err) == 0 && get_names(o, job, err) == 0 &&
 	    get_time(o, job, &at, err) == 0 && get_numbers(o, job, err) == 0 && get_trace(o, job, err) == 0 &&

@@ -222,6 +222,13 @@ single(struct batch_ctx *ctx, const char *type, const char *payload_arg, const c
 			    strerror(errno));
 			return EX_NOINPUT;
 		}
+		if (len > ctx->conf->worker.max_payload + 65536) { /* the read stopped there */
+			cli_error("enqueue: the payload on stdin is more than max_payload (%zu bytes); nothing was "
+			          "written",
+			    ctx->conf->worker.max_payload);
+			free(payload);
+			return EX_DATAERR;
+		}
 		while (len > 0 && strchr(" \t\r\n", payload[len - 1]) != NULL)
 			payload[--len] = '\0'; /* echo's newline is not part of the payload */
 	} else

@@ -94,8 +94,11 @@ status(const char *action, int rc, const char *err)
 static int
 new_hash(const char *action, const struct opts *o, char *hash)
 {
-	char pw[PASSWORD_MAX + 2], err[ERRSZ];
-	int rc = password_read(action, o->from_stdin, pw, sizeof pw);
+	char pw[PASSWORD_MAX + 2], err[ERRSZ], cmd[32];
+	int rc;
+
+	snprintf(cmd, sizeof cmd, "user %s", action); /* messages name the command as typed */
+	rc = password_read(cmd, o->from_stdin, pw, sizeof pw);
 
 	if (rc == 0 && password_hash(pw, hash, err) < 0) {
 		cli_error("user %s: %s", action, err);

@@ -488,7 +488,7 @@ ld_bool(struct loader *ld, const struct entry *e, int *out)
 {
 	if (bool_word(e->value, out) == 0)
 		return 0;
-	ld_error(ld, e->line, "%s: expected yes or no, not '%s'", e->key, e->value);
+	ld_error(ld, e->line, "%s: expected yes or no (or true, false, on, off, 1, 0), not '%s'", e->key, e->value);
 	return -1;
 }
 

@@ -204,7 +204,7 @@ schedule_set(const struct conf *c, struct schedule *s, const char *key, const ch
 	}
 	if (strcmp(key, "enabled") == 0) {
 		if (set_bool(value, &s->enabled) < 0)
-			return errf(err, "enabled: expected yes or no, not '%s'", value), -1;
+			return errf(err, "enabled: expected yes or no (or true, false, on, off, 1, 0), not '%s'", value), -1;
 		return 0;
 	}
 	if (strcmp(key, "overlap") == 0) {

@@ -12,8 +12,8 @@
 #include "cli.h"
 #include "password.h"
 
-/* Reads one line (without its newline) into out; -1 at EOF or when the
- * line is too long. */
+/* Reads one line (without its newline) into out; -1 at EOF, -2 when
+ * the line is too long. */
 static int
 read_line(FILE *fp, char *out, size_t outlen)
 {
@@ -25,7 +25,7 @@ read_line(FILE *fp, char *out, size_t outlen)
 	if (n > 0 && out[n - 1] == '\n')
 		out[--n] = '\0';
 	else if (!feof(fp))
-		return -1; /* longer than the buffer */
+		return -2; /* longer than the buffer */
 	if (n > 0 && out[n - 1] == '\r')
 		out[--n] = '\0';
 	return 0;
@@ -67,9 +67,9 @@ password_read(const char *cmd, int from_stdin, char *pw, size_t len)
 	if (!from_stdin && isatty(STDIN_FILENO))
 		tty = fopen("/dev/tty", "r+");
 	if (tty == NULL) {
-		if (read_line(stdin, pw, len) < 0) {
-			cli_error("%s: no password on standard input (one line, at most %d bytes)", cmd,
-			    PASSWORD_MAX);
+		if ((rc = read_line(stdin, pw, len)) < 0) {
+			cli_error("%s: %s on standard input (one line, at most %d bytes)", cmd,
+			    rc == -2 ? "the password is too long" : "no password", PASSWORD_MAX);
 			return EX_DATAERR;
 		}
 		return 0;

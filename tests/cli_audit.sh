@@ -130,6 +130,13 @@ is "$RC/$OUT" "0/job $id: cancelled" "cancel --no-wait ID still works"
 
 # ---- user, sessions: --json and --stdin only where they are read ----
 refused 64 "^jobq: user: --json goes with list" "user add --json" jq_ user add zed --json
+head -c 2000 /dev/zero | tr '\0' p >"$T/long"
+run jq_ user add zed --stdin <"$T/long"
+is "$RC" 65 "user add with a password over the bound: 65"
+like "$(head -n 1 <<<"$ERR")" "^jobq: user add: the password is too long on standard input" "... naming the command and that it is too long"
+is "$(sql "SELECT COUNT(*) FROM jobq_users WHERE username = 'zed'")" 0 "... and adding no one"
+run jq_ passwd --stdin </dev/null
+like "$ERR" "^jobq: passwd: no password on standard input" "passwd with nothing on stdin says so"
 refused 64 "^jobq: user: --stdin goes with add and passwd" "user role --stdin" jq_ user role ann admin --stdin
 refused 64 "^jobq: user: --stdin goes with add and passwd" "user remove --stdin" jq_ user remove ann --stdin
 refused 64 "^jobq: sessions: --json goes with the list, not end" "sessions end --json" jq_ sessions end ann --json

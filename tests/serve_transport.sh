@@ -29,7 +29,7 @@ bad "jobq.ini:[0-9]+: public_url: expected http://HOST" "a public_url that is no
 [serve]
 public_url = ftp://jobs.example.com/
 EOC
-bad "jobq.ini:[0-9]+: allow_plain_http: expected yes or no, not 'maybe'" "allow_plain_http = maybe" <<EOC
+bad "jobq.ini:[0-9]+: allow_plain_http: expected yes or no \\(or true, false, on, off, 1, 0\\), not 'maybe'" "allow_plain_http = maybe" <<EOC
 [serve]
 allow_plain_http = maybe
 EOC

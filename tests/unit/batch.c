@@ -106,8 +106,9 @@ test_rejects(void)
 	REJECTS("{\"type\": \"a\", \"queue\": \"nope\"}", "unknown queue 'nope'", "an unknown queue");
 	REJECTS("{\"type\": \"a\", \"colour\": 1}", "unknown field", "an unknown field");
 	REJECTS("[1]", "not a JSON object", "an array");
-	REJECTS("{\"type\": \"a\"} {}", "not a JSON object", "two objects");
-	REJECTS("", "not a JSON object", "an empty line");
+	REJECTS("{\"type\": \"a\"} {}", "not JSON (at byte 14)", "two objects");
+	REJECTS("", "not JSON (at byte 0)", "an empty line");
+	REJECTS("{bad", "not JSON (at byte 2)", "no JSON at all");
 }
 
 static void
