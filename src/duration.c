@@ -36,7 +36,6 @@ unit_ms(const char *u, size_t len)
 	return -1;
 }
 
-/* Parses s into milliseconds; 0 on success, -1 with a message in err. */
 /* Whether s is written as a duration, whatever its size: a bare number,
  * or groups of digits each with a unit. */
 static int
@@ -59,6 +58,8 @@ well_formed(const char *s)
 	return groups > 0;
 }
 
+/* Parses s into milliseconds; 0 on success, -1 with a message in err
+ * (one over the bound, 100 years, is named as that). */
 int
 duration_parse(const char *s, int64_t *ms, char *err)
 {

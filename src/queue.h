@@ -157,8 +157,9 @@ struct outcome {
 	 * as the done outcome, and only when its fence held */
 	const struct enqueue_item *follow;
 	size_t nfollow;
-	/* in, retry and dead: the newest checkpoint the run wrote (compact
-	 * JSON), stored with the job; NULL: the job keeps the one it has */
+	/* in, retry, dead and give-back: the newest checkpoint the run wrote
+	 * (compact JSON), stored with the job; NULL: the job keeps the one
+	 * it has */
 	const char *checkpoint;
 	struct handoff *handoff; /* in: NULL, or the hand-off to try (ended jobs with waiters); out: its jobs */
 	/* in, dead: the claim's attempt was never made (the attempts were

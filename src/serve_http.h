@@ -49,7 +49,7 @@ struct req {
 	int head_checked;     /* the access handler saw the head */
 	int https;            /* reached over HTTPS (serve_proxy.c) */
 	char addr[64];        /* the client's (serve_client_address) */
-	/* What the login limits count it as: addr, or for IPv6 its /64, the
+	/* What the login limit counts it as: addr, or for IPv6 its /64, the
 	 * least one host is given (serve_client_address) */
 	char limit_addr[64];
 	int metrics_listener; /* asked on metrics_listen */

@@ -15,7 +15,7 @@
  *   spread over many addresses gets one guess per address and window; the
  *   owner, from an address that has not failed, still logs in.
  * An IPv6 address counts as its /64 (serve_proxy.c: limit_address): one
- * host has all of it, so one address of it is no more than one host. 
+ * host has all of it, so one address of it is no more than one host.
  * Rows older than the window are pruned as attempts come, and only
  * attempts that reach the hasher write a row, so the table holds at most
  * what the hasher can check in one window. */

@@ -53,7 +53,7 @@ parse(struct req *r, struct login_check *c, char *err)
 
 	if (name != NULL && pw != NULL && strlen(name) <= NAME_MAX_LEN && strlen(pw) < sizeof c->password) {
 		snprintf(c->name, sizeof c->name, "%s", name);
-		snprintf(c->addr, sizeof c->addr, "%s", r->limit_addr);
+		snprintf(c->addr, sizeof c->addr, "%s", r->addr);
 		snprintf(c->password, sizeof c->password, "%s", pw);
 		c->remember = cJSON_IsTrue(cJSON_GetObjectItem(in, "remember"));
 		/* An unknown name is checked against a dummy hash: it takes as
@@ -85,7 +85,7 @@ login_start(struct req *r, const unsigned char *body_sha)
 		ret = serve_error(r, 400, "expected {\"user\": ..., \"password\": ...}");
 	else if (rc != 0)
 		ret = serve_db_error(r, "look up a user", err);
-	else if (!serve_hasher_has_room(r->limit_addr))
+	else if (!serve_hasher_has_room(r->addr))
 		ret = busy(r, 0);
 	else if (serve_limit_reserve(r, c.name, &c.failure_id, &retry_s, err) != DB_OK)
 		ret = serve_db_error(r, "login rate", err);

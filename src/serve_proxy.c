@@ -166,16 +166,23 @@ came_over_https(struct req *r, int via_trusted)
 /* Sets r->limit_addr from r->addr: the same, but for an IPv6 address
  * its /64 network ("2001:db8:1:2::/64"), the least a host is handed and
  * all of it free to use: counted one by one, its addresses would give
- * one host a fresh guess at every login from each. */
+ * one host a fresh guess at every login from each.  (People who share
+ * one /64, a LAN, share its count too.)  An address of the well-known
+ * NAT64 prefix, 64:ff9b::/96, is an IPv4 client's: it counts as that. */
 static void
 limit_address(struct req *r)
 {
+	static const unsigned char nat64[12] = { 0, 0x64, 0xff, 0x9b };
 	struct ip ip;
 	size_t n;
 
 	snprintf(r->limit_addr, sizeof r->limit_addr, "%s", r->addr);
 	if (ip_parse(r->addr, &ip) < 0 || ip.family != AF_INET6)
 		return;
+	if (memcmp(ip.b, nat64, sizeof nat64) == 0) {
+		inet_ntop(AF_INET, ip.b + 12, r->limit_addr, sizeof r->limit_addr);
+		return;
+	}
 	memset(ip.b + 8, 0, 8);
 	if (inet_ntop(AF_INET6, ip.b, r->limit_addr, sizeof r->limit_addr - 4) == NULL)
 		return;

@@ -83,7 +83,13 @@ follow_expiry(const struct slot *s, char *err)
 			    ctl->follow_line[i], at, now);
 			return -1;
 		}
-		if (now[0] != '\0' && enqueue_expiry_check(&ctl->follow[i].e, now, why) != 0) {
+		/* now is never later than the server's time, and the row is
+		 * inserted later still: it stands for the due time of a
+		 * "delay", never for the start of an "expires_in" (an "at"
+		 * with one is only held against a clock that cannot be known
+		 * here, so not at all) */
+		if (enqueue_expiry_check(&ctl->follow[i].e,
+		        ctl->follow[i].e.expires_at != NULL && now[0] != '\0' ? now : NULL, why) != 0) {
 			errf(err, "control channel line %zu: enqueue: %s", ctl->follow_line[i], why);
 			return -1;
 		}
@@ -532,7 +538,7 @@ handoff_allow(struct worker *w, struct outcome *o, unsigned n)
 	if (w->handoff.queues == NULL || w->stopping)
 		return;
 	for (i = 0; i < n && room > 0; i++)
-		if (o[i].job->waiters != 0) {
+		if (o[i].job->waiters != 0 && o[i].kind != OUT_RETRY && o[i].kind != OUT_GIVEBACK) { /* ends it */
 			o[i].handoff = &w->handoff;
 			room--;
 		}

@@ -150,6 +150,12 @@ post /api/failed/retry "$T/jar" '{"ids": [4001]}'
 is "$CODE $(printf '%s' "$BODY" | jget '(d["retried"], d["refused"][0]["error"])')" \
 	"200 [0, \"job 4001 is of type 'gone', which has no [handler] section in the configuration: a retry would only dead-letter it again\"]" \
 	"a retry by id refuses it, naming the job and its type"
+sql "INSERT INTO failed_jobs (id, queue, type, payload, attempts, exception) VALUES (4009, 'gonequeue', 'send_email', '{}', 1, 'x')"
+post /api/failed/retry "$T/jar" '{"ids": [4009]}'
+is "$CODE $(printf '%s' "$BODY" | jget '(d["retried"], d["refused"][0]["error"])')" \
+	"200 [0, \"job 4009 is in queue 'gonequeue', which has no [queue] section in the configuration: a retry would leave it where no worker serves it\"]" \
+	"a job of a queue no [queue] section names: refused too, naming its queue"
+sql "DELETE FROM failed_jobs WHERE id = 4009"
 post /api/failed/retry-edited "$T/jar" '{"id": 4002, "payload": "{\"a\": 1}"}'
 is "$CODE" 422 "an edited retry of such a job: 422"
 post /api/failed/retry "$T/jar" '{"all": true, "queue": "mail"}'

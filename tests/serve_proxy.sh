@@ -76,6 +76,9 @@ via 127.0.0.2 "2001:db8:1:2::4" "" "$(bad x4)"
 is "$CODE" 429 "a fourth address of that /64 is limited (no fresh guess per address)"
 via 127.0.0.2 "2001:db8:1:3::1" "$T/v6.jar" "$(good bob)"
 is "$CODE/$(last_session)" 200/2001:db8:1:3::1 "another /64 logs in, its session naming the full address"
+via 127.0.0.2 "64:ff9b::198.51.100.77" "" "$(bad x5)"
+is "$(sql "SELECT address FROM jobq_login_failures ORDER BY id DESC LIMIT 1")" 198.51.100.77 \
+	"a NAT64 address (64:ff9b::/96) counts as the IPv4 client it holds"
 sql "DELETE FROM jobq_login_failures"
 
 # ---- the audit log names the client ----
