@@ -13,7 +13,7 @@
 static void
 usage(void)
 {
-	printf("Usage: jobq status [-q | --queue QUEUE] [--json]\n"
+	printf("Usage: jobq status [-q, --queue QUEUE] [--json]\n"
 	       "Count the jobs of each queue by state:\n"
 	       "  ready     due now, nobody holds it\n"
 	       "  delayed   due later (delayed, or waiting out a retry backoff)\n"
