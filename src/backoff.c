@@ -64,8 +64,11 @@ parse_list(const char *s, struct backoff *out, char *err)
 	char **items = NULL;
 	int n = split_list(s, &items), i;
 
-	if (n <= 0) {
-		errf(err, "bad backoff '%s' (expected 'exponential BASE CAP' or a list like 30,60,120)", s);
+	/* a word first ("linear 5s", "fixed 5s") names a kind jobq lacks:
+	 * say which kinds there are, not that "linear 5s" is no duration */
+	if (n <= 0 || isalpha((unsigned char)items[0][0])) {
+		errf(err, "bad backoff '%s' (expected 'exponential BASE [CAP]' or a list of delays like 30s,1m,2m)",
+		    s);
 		strv_free(items);
 		return -1;
 	}

@@ -589,7 +589,10 @@ batch_line_parse(const char *line, size_t len, const struct batch_ctx *ctx, stru
 		return -1;
 	}
 	o = json_parse_exact(line, len, &at_byte);
-	if (o == NULL)
+	if (o == NULL && json_too_deep(line, len, at_byte))
+		errf(err, "arrays and objects nested deeper than %d levels (at byte %zu)", CJSON_NESTING_LIMIT,
+		    at_byte);
+	else if (o == NULL)
 		errf(err, "not JSON (at byte %zu)", at_byte);
 	else if (!cJSON_IsObject(o))
 		errf(err, "not a JSON object");

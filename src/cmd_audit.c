@@ -58,8 +58,8 @@ usage(void)
 	       "      --limit N         at most N rows, 1 to 500 (default 50)\n"
 	       "      --json            print the rows as JSON\n\n");
 	print_actions();
-	printf("Exit status: 0; 64 usage (an unknown action, a time that does not\n"
-	       "parse); 65 a time outside years 0001-9999 or a user that is no UTF-8;\n"
+	printf("Exit status: 0; 64 usage (an unknown action, an empty user, a time\n"
+	       "that does not parse); 65 a time outside years 0001-9999 or a user that is no UTF-8;\n"
 	       "69 database unavailable.\n");
 }
 
@@ -88,6 +88,8 @@ user_opt(struct opts *o)
 {
 	size_t len = strlen(optarg);
 
+	if (len == 0) /* no user has no name: it would match nothing, silently */
+		return cli_usage_error("audit", "--user: an empty name");
 	if (utf8_valid_prefix(optarg, len) != len) {
 		cli_error("audit: --user: not UTF-8");
 		return EX_DATAERR;

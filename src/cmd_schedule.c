@@ -585,7 +585,7 @@ cmd_schedule(int argc, char **argv)
 		else if (opt == 'l')
 			listing = 1;
 		else if (opt == OPT_JSON)
-			json = listing = 1;
+			json = 1;
 		else if (opt == OPT_RUN)
 			run = optarg;
 		else if (opt == OPT_WINDOW && duration_parse(optarg, &window_ms, err) < 0)
@@ -596,10 +596,11 @@ cmd_schedule(int argc, char **argv)
 	if (optind < argc)
 		return cli_usage_error("schedule", "unexpected argument '%s'", argv[optind]);
 	/* an option that would be taken and then ignored is refused */
-	if (listing ? run != NULL || dry_run || quiet : window_ms >= 0 || (run != NULL && quiet))
+	if (listing ? run != NULL || dry_run || quiet : json || window_ms >= 0 || (run != NULL && quiet))
 		return cli_usage_error("schedule", listing ? "--list goes alone (with --json, --window)"
-		                                           : window_ms >= 0 ? "--window goes with --list"
-		                                                            : "--quiet goes with a tick, not --run");
+		                                   : json  ? "--json goes with --list"
+		                                   : window_ms >= 0 ? "--window goes with --list"
+		                                                    : "--quiet goes with a tick, not --run");
 	if ((rc = cli_open(0, &c, &db)) != 0)
 		return rc;
 	if (listing)

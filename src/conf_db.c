@@ -124,7 +124,7 @@ db_set(struct loader *ld, struct db_conf *db, const struct entry *e)
 		check_hosts(ld, db, e);
 	} else if (strcmp(k, "port") == 0) {
 		if (ld_uint(ld, e, 1, 65535, &v) < 0)
-			return -1;
+			return db->port = 0, -1; /* 0: refused, check_port says no more of it */
 		db->port = (unsigned)v;
 	} else if (strcmp(k, "socket") == 0)
 		return not_empty(ld, e) < 0 ? -1 : (ld_str(&db->socket, e->value), 0);
@@ -269,6 +269,8 @@ check_port(struct loader *ld, const struct db_conf *db, const struct section *s)
 	unsigned port;
 	size_t i;
 
+	if (p != NULL && db->port == 0) /* its one error is given */
+		return;
 	if (p != NULL && db->socket != NULL)
 		ld_error(ld, p->line, "port: not used: socket is set, and wins over host and port");
 	else if (p != NULL && db->host == NULL && db->tls == TLS_OFF)

@@ -80,10 +80,15 @@ check_payload(const struct conf *c, const char *value, char *err)
 	 * byte that is not UTF-8 is refused by the database at every fire */
 	if (json_payload_check(value, len, c->worker.max_payload, 1, e2) < 0)
 		return errf(err, "payload: %s", strncmp(e2, "payload is ", 11) == 0 ? e2 + 11 : e2), -1;
-	if ((j = cJSON_ParseWithOpts(value, &end, 1)) == NULL)
-		return errf(err, "payload: not valid JSON (at byte %zu): %s",
-		           end != NULL && end >= value ? (size_t)(end - value) : (size_t)0, value),
-		       -1;
+	if ((j = cJSON_ParseWithOpts(value, &end, 1)) == NULL) {
+		size_t at = end != NULL && end >= value ? (size_t)(end - value) : (size_t)0;
+
+		if (json_too_deep(value, len, at))
+			return errf(err, "payload: arrays and objects nested deeper than %d levels (at byte %zu)",
+			           CJSON_NESTING_LIMIT, at),
+			       -1;
+		return errf(err, "payload: not valid JSON (at byte %zu): %s", at, value), -1;
+	}
 	if (!cJSON_IsObject(j)) {
 		cJSON_Delete(j);
 		return errf(err, "payload: not a JSON object: %s", value), -1;

@@ -243,7 +243,11 @@ parse_line(const struct conf *c, const char *s, size_t len, struct control *ctl,
 		return -1;
 	}
 	if ((o = json_parse_exact(s, len, &at)) == NULL) {
-		errf(err, "not JSON (at byte %zu)", at);
+		if (json_too_deep(s, len, at))
+			errf(err, "arrays and objects nested deeper than %d levels (at byte %zu)",
+			    CJSON_NESTING_LIMIT, at);
+		else
+			errf(err, "not JSON (at byte %zu)", at);
 		return -1;
 	}
 	if (!cJSON_IsObject(o))

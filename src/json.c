@@ -45,6 +45,32 @@ json_parse_exact(const char *s, size_t len, size_t *at)
 	return j;
 }
 
+/* Whether cJSON refused s at byte at because its arrays and objects nest
+ * deeper than it reads (CJSON_NESTING_LIMIT): valid JSON, so "not JSON"
+ * would name the wrong problem.  Counts the brackets outside strings in
+ * s[0..at]. */
+int
+json_too_deep(const char *s, size_t len, size_t at)
+{
+	size_t i, depth = 0;
+	int in_string = 0;
+
+	for (i = 0; i <= at && i < len; i++) {
+		if (in_string) {
+			if (s[i] == '\\')
+				i++;
+			else if (s[i] == '"')
+				in_string = 0;
+		} else if (s[i] == '"')
+			in_string = 1;
+		else if ((s[i] == '[' || s[i] == '{') && ++depth > CJSON_NESTING_LIMIT)
+			return 1;
+		else if ((s[i] == ']' || s[i] == '}') && depth > 0)
+			depth--;
+	}
+	return 0;
+}
+
 /* Where in p[0..len), valid JSON to cJSON, a raw control character
  * sits inside a string, or len if none.  cJSON reads one as it is, and
  * the handler's own parser (Python's json, PHP's json_decode) refuses
@@ -94,7 +120,11 @@ json_payload_check(const char *p, size_t len, size_t max, int known_json, char *
 		;
 	if (at == len) /* an empty stdin, most often */
 		return errf(err, "payload is empty (a job's payload is one JSON value, e.g. {})"), -1;
-	if ((j = json_parse_exact(p, len, &at)) == NULL)
+	if ((j = json_parse_exact(p, len, &at)) == NULL && json_too_deep(p, len, at))
+		return errf(err, "payload nests arrays and objects deeper than %d levels (at byte %zu)",
+		           CJSON_NESTING_LIMIT, at),
+		       -1;
+	if (j == NULL)
 		return errf(err, "payload is not valid JSON (at byte %zu)", at), -1;
 	cJSON_Delete(j);
 	if ((at = raw_control_in_string(p, len)) < len)

@@ -71,6 +71,10 @@ help(int argc, char **argv)
 		usage(stdout);
 		return 0;
 	}
+	if (argc > 2) {
+		fprintf(stderr, "jobq help: one command at a time, not '%s' too\nTry 'jobq --help'.\n", argv[2]);
+		return EX_USAGE;
+	}
 	for (i = 0; i < ARRAY_LEN(commands); i++)
 		if (strcmp(argv[1], commands[i].name) == 0) {
 			static char name[64];

@@ -101,6 +101,7 @@ done
 
 # ---- schedule: tick options that would be taken and then ignored ----
 refused 64 "^jobq: schedule: --window goes with --list" "a tick given --window" jq_ schedule --window 5d
+refused 64 "^jobq: schedule: --json goes with --list" "a tick given --json" jq_ schedule --json
 refused 64 "^jobq: schedule: --quiet goes with a tick, not --run" "--run given --quiet" jq_ schedule --run s2 --quiet
 refused 64 "^jobq: schedule: --list goes alone" "--list given --quiet" jq_ schedule --list --quiet
 run jq_ schedule --list --window 1d

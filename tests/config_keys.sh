@@ -52,6 +52,16 @@ user = root
 database = $DB
 EOC
 conf_refused port-nohost 2 "port: not used without host" "port without host"
+# A port out of range beside a socket: one error, the range, not also "not used".
+conf_file port-socket-range <<EOC
+[database]
+socket = $SOCKET
+port = 99999
+user = root
+database = $DB
+EOC
+conf_refused port-socket-range 3 "port: bad number '99999' \\(expected a whole number from 1 to 65535\\)" \
+	"port 99999 beside socket"
 conf_file port-localhost <<EOC
 [database]
 host = localhost

@@ -35,6 +35,12 @@ rejected() {
 }
 
 # ---- single jobs ----
+nest() { printf '%*s' "$1" '' | tr ' ' '['; printf '%*s' "$1" '' | tr ' ' ']'; }
+run enqueue echo "$(nest 1001)"
+rejected 'payload nests arrays and objects deeper than 1000 levels \(at byte 1000\)' 'arrays nested 1,001 deep'
+run enqueue echo "$(nest 1000)"
+is "$RC/$(count jobs)" "0/1" "arrays nested 1,000 deep: accepted"
+empty_tables
 run enqueue echo "$(printf '"\377"')"
 rejected 'not valid UTF-8' 'payload "\xff"'
 run enqueue echo "$(printf '{"a": "caf\303"}')"
@@ -80,6 +86,8 @@ bad_batch at-past-9999 '{"type": "echo", "at": "9999-12-31T23:59:59-00:01"}' 'ou
 bad_batch at-before-0001 '{"type": "echo", "at": "0001-01-01T00:00:00+00:01"}' 'outside years 0001-9999'
 bad_batch escaped-nul '{"type": "echo", "payload": "a\\u0000b"}' 'u0000'
 bad_batch nul-byte '{"type": "echo", "payload": "a"}\000 x' 'NUL byte'
+# deeper than the parser reads: valid JSON, so the message says what it is
+bad_batch too-deep "{\"type\": \"echo\", \"payload\": $(nest 1000)}" 'nested deeper than 1000 levels \(at byte 1027\)'
 
 # ---- under max_payload (24M) but over the server's packet once escaped ----
 packet=$(sql "SELECT @@max_allowed_packet")

@@ -14,6 +14,9 @@ is "$("$JOBQ" help --help)" "$("$JOBQ" help)" "and so is jobq help --help"
 out=$("$JOBQ" help nosuch 2>&1)
 is "$?" "64" "jobq help nosuch exits 64"
 like "$out" "unknown command 'nosuch'" "naming it"
+out=$("$JOBQ" help enqueue extra 2>&1)
+is "$?" "64" "jobq help enqueue extra exits 64"
+like "$out" "one command at a time, not 'extra' too" "naming the word too many"
 
 # ---- failed list: pages of 50, newest first ----
 # 120 dead-lettered jobs, one a second apart: job 1 is the oldest.

@@ -186,6 +186,9 @@ run audit --user émile --json
 is "$(printf '%s' "$OUT" | jget 'd[0]["detail"]')" "café ☕" "a non-ASCII user"
 run audit --user nobody
 is "$RC:$OUT" "0:no action matches" "no match: says so, exit 0"
+run audit --user ''
+is "$RC:$OUT" "64:" "an empty --user: 64, no rows"
+like "$ERR" "--user: an empty name" "and says so"
 run audit --action nope
 is "$RC" 64 "an unknown action: 64"
 like "$ERR" "unknown action 'nope'" "and says so"

@@ -117,6 +117,15 @@ test_bad(void)
 	bad("{\"enqueue\": {\"type\": \"a\", \"payload\": {}}}\n{\"x\":\n", "line 2", "a good line then a bad one");
 	bad("{\"bad\\u0001key\": 1}\n", "unknown key 'bad\\x01key'", "control characters made visible");
 	bad("{\"status\x01\": 1}\n", "not JSON", "a raw control character is not JSON (cJSON would take it for a blank)");
+	/* 1,001 arrays deep: JSON, deeper than cJSON reads */
+	memset(big, '[', 1001);
+	memset(big + 1001, ']', 1001);
+	memcpy(big + 2002, "\n", 2);
+	bad(big, "line 1: arrays and objects nested deeper than 1000 levels (at byte 1000)", "nesting too deep");
+	/* the same brackets inside a string are text */
+	memcpy(big, "{\"result\": \"", 12);
+	memcpy(big + 1500, "\"}\n", 4);
+	good(big, "brackets inside a string do not count as depth");
 	memset(big, 'a', sizeof big);
 	memcpy(big, "{\"result\": \"", 12);
 	memcpy(big + sizeof big - 4, "\"}\n", 4);

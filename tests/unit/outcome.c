@@ -362,6 +362,15 @@ test_backoff_parse(void)
 	refuses("exponential 10s later");
 	refuses("exponentially 10s");
 	refuses("linear 10s");
+	{
+		char err[ERRSZ] = "";
+
+		backoff_default(&bo);
+		ok(backoff_parse("linear 10s", &bo, err) == -1 &&
+		        strstr(err, "expected 'exponential BASE [CAP]' or a list") != NULL,
+		    "a kind jobq lacks: the message lists the kinds, not a bad duration (%s)", err);
+		backoff_free(&bo);
+	}
 	refuses("30,,60");
 	refuses("30,abc");
 	refuses(",");
