@@ -424,7 +424,10 @@ cmd_failed_act_clear(struct db *db, const struct failed_opts *o)
 		return EXIT_FAIL;
 	}
 	if (failed_clear(db, o->older_than_ms, 0, &n, err) != DB_OK) {
-		cli_error("clear: %s (%llu deleted before the error)", err, (unsigned long long)n);
+		cli_error("clear: %s (%llu deleted before the error%s)", err, (unsigned long long)n,
+		    db_unsure(db) ? "; the answer to the last chunk was lost: it may have been deleted too; "
+		                    "look (jobq failed)"
+		                  : "");
 		return EX_UNAVAILABLE;
 	}
 	printf("cleared %llu failed job%s\n", (unsigned long long)n, n == 1 ? "" : "s");

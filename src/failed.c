@@ -409,6 +409,18 @@ move_back(struct db *db, uint64_t id, const struct failed_edit *e, const struct 
 	return rc == PARK_EBUSY ? FAILED_HELD : rc;
 }
 
+/* One retry (with e: edited; forget: 1, a forget) of job id, audited
+ * with a when not NULL. */
+static int
+act_once(struct db *db, int forget, uint64_t id, const struct failed_edit *e, const struct audit_entry *a,
+    char *err)
+{
+	return forget ? failed_forget_audited(db, id, a, err) : move_back(db, id, e, a, err);
+}
+
+static int act_reconnecting(struct db *db, int forget, uint64_t id, const struct failed_edit *e,
+    const struct audit_entry *a, char *err);
+
 /* Moves one job back to its queue, due now, attempts reset, with the
  * audit row a (NULL: none) of the retry in its transaction: the move and
  * its row are committed together or not at all.  Returns DB_OK,
@@ -438,7 +450,7 @@ failed_retry_edited(struct db *db, uint64_t id, const struct failed_edit *e, cha
 {
 	if (json_payload_check(e->payload, e->payload_len, e->max_payload, 0, err) < 0)
 		return FAILED_BAD_PAYLOAD;
-	return move_back(db, id, e, NULL, err);
+	return act_reconnecting(db, 0, id, e, NULL, err);
 }
 
 /* How many dead-lettered jobs match f (what retry --all would try). */
@@ -473,24 +485,121 @@ next_ids(struct db *db, const char *where, uint64_t last, int *rc, char *err)
 	return NULL;
 }
 
-/* act (failed_retry_audited or failed_forget_audited, audited with a
- * when not NULL), and once more after a reconnect when the connection
- * was lost (each is one transaction or statement: a lost COMMIT either
- * happened, and the second try finds QUEUE_NOT_FOUND, or did not).  When the first try's
- * answer was lost after it was sent (db_unsure), the job the second try
- * no longer finds is the one the first moved: DB_OK, not "left
- * meanwhile". */
+/* The failed_at of id's dead-letter row into at[32]: what tells this
+ * death of the job from a later one (a retry that died again is a new
+ * row under the same id).  DB_OK, QUEUE_NOT_FOUND or a db_rc. */
+static int
+dead_row_at(struct db *db, uint64_t id, char *at, char *err)
+{
+	struct db_res *r;
+	char **row;
+	int rc;
+
+	r = db_query(db, &rc, err, "SELECT " FAILED_AT_UTC " FROM failed_jobs WHERE id = %U", id);
+	if (r == NULL)
+		return rc;
+	if ((row = db_res_next(r)) == NULL || row[0] == NULL)
+		rc = QUEUE_NOT_FOUND;
+	else
+		snprintf(at, 32, "%s", row[0]);
+	db_res_free(r);
+	return rc;
+}
+
+/* Whether job id went back to the queue after its death at at: it is
+ * in jobs, or it has a run that started since.  DB_OK (yes),
+ * QUEUE_NOT_FOUND (no) or a db_rc. */
+static int
+queued_since(struct db *db, uint64_t id, const char *at, char *err)
+{
+	struct db_res *r;
+	char **row;
+	int rc;
+
+	r = db_query(db, &rc, err,
+	    "SELECT EXISTS (SELECT 1 FROM jobs WHERE id = %U)"
+	    " OR EXISTS (SELECT 1 FROM job_runs WHERE job_id = %U AND started_at >= %q)",
+	    id, id, at);
+	if (r == NULL)
+		return rc;
+	row = db_res_next(r);
+	rc = row != NULL && row[0] != NULL && strcmp(row[0], "1") == 0 ? DB_OK : QUEUE_NOT_FOUND;
+	db_res_free(r);
+	return rc;
+}
+
+/* A retry (forget: 0) of the death of job id at at whose answer was
+ * lost: whether it took, read once the session that sent it has ended.
+ * The row still there with that time: it did not, and it is done now.
+ * There with a later time: the retry took (the job died again since).
+ * Gone: a retry took when the job went back to the queue since, a
+ * forget when it did not (another person's forget of the same death
+ * comes to the same).  DB_OK, QUEUE_NOT_FOUND or a db_rc. */
+static int
+settle_lost(struct db *db, int forget, uint64_t id, const char *at, const struct failed_edit *e,
+    const struct audit_entry *a, char *err)
+{
+	char now[32], ignored[ERRSZ];
+	int rc, back, same = 0;
+
+	if ((rc = db_lost_settle(db, 3000, err)) != DB_OK || (rc = db_causal(db, 1, err)) != DB_OK)
+		return rc;
+	rc = dead_row_at(db, id, now, err);
+	if (rc == DB_OK) /* the same death: not taken; a later one: the retry took */
+		rc = (same = strcmp(now, at) == 0) || !forget ? DB_OK : QUEUE_NOT_FOUND;
+	else if (rc == QUEUE_NOT_FOUND && (rc = queued_since(db, id, at, err)) == DB_OK)
+		rc = forget ? QUEUE_NOT_FOUND : DB_OK;
+	else if (rc == QUEUE_NOT_FOUND)
+		rc = forget ? DB_OK : QUEUE_NOT_FOUND;
+	back = db_causal(db, 0, rc == DB_OK || rc == QUEUE_NOT_FOUND ? err : ignored);
+	if (rc != DB_OK && rc != QUEUE_NOT_FOUND)
+		return rc;
+	if (back != DB_OK)
+		return back;
+	return same ? act_once(db, forget, id, e, a, err) : rc;
+}
+
+/* One retry (forget: 0) of job id, and, when the connection was lost,
+ * one more after a reconnect: each is one transaction, and a lost
+ * answer to its COMMIT is settled (settle_lost) against the dead row
+ * the first try was for, so that a job retried, run and dead again
+ * meanwhile is not retried twice, and one another person forgot is not
+ * called retried. */
+static int
+act_reconnecting(struct db *db, int forget, uint64_t id, const struct failed_edit *e,
+    const struct audit_entry *a, char *err)
+{
+	char at[32];
+	int rc;
+
+	if ((rc = dead_row_at(db, id, at, err)) == DB_EGONE && db_connect(db, 1, err) == DB_OK)
+		rc = dead_row_at(db, id, at, err);
+	if (rc != DB_OK)
+		return rc;
+	if ((rc = act_once(db, forget, id, e, a, err)) != DB_EGONE)
+		return rc;
+	if (!db_unsure(db)) /* nothing that commits was sent: try again */
+		return db_connect(db, 1, err) == DB_OK ? act_once(db, forget, id, e, a, err) : DB_EGONE;
+	return db_connect(db, 1, err) == DB_OK ? settle_lost(db, forget, id, at, e, a, err) : DB_EGONE;
+}
+
+/* act (failed_retry_audited, failed_forget_audited or
+ * failed_retry_check_act), audited with a when not NULL, once more
+ * after a reconnect when the connection was lost; a lost answer is
+ * settled against the dead row the first try was for (act_reconnecting). */
 int
 failed_act_reconnecting(struct db *db, failed_act_fn *act, uint64_t id, const struct audit_entry *a, char *err)
 {
-	int rc = act(db, id, a, err), unsure;
+	int rc;
 
-	if (rc != DB_EGONE)
-		return rc;
-	unsure = db_unsure(db);
-	if (db_connect(db, 1, err) == DB_OK)
+	if (act == failed_retry_audited)
+		return (rc = act_reconnecting(db, 0, id, NULL, a, err)) == FAILED_HELD ? DB_EFAIL : rc;
+	if (act == failed_forget_audited)
+		return act_reconnecting(db, 1, id, NULL, a, err);
+	rc = act(db, id, a, err); /* changes nothing: it may be asked again */
+	if (rc == DB_EGONE && db_connect(db, 1, err) == DB_OK)
 		rc = act(db, id, a, err);
-	return rc == QUEUE_NOT_FOUND && unsure ? DB_OK : rc;
+	return rc;
 }
 
 static int each_matching(struct db *db, const struct failed_filter *f, failed_act_fn *act,
