@@ -312,6 +312,11 @@ check_unused(struct loader *ld, const struct db_conf *db, const struct section *
 		if ((e = db_entry(s, tls_keys[i])) != NULL)
 			ld_error(ld, e->line, "%s: the connection is not encrypted (tls = no): set tls = yes or verify",
 			    e->key);
+	/* tls = yes checks no certificate: a CA there would be read by no
+	 * one, and would read as if the server were checked */
+	if (db->tls == TLS_ON && (e = db_entry(s, "tls_ca")) != NULL)
+		ld_error(ld, e->line, "tls_ca: tls = yes checks no certificate: set tls = verify to check the "
+		                      "server against it");
 	check_port(ld, db, s);
 }
 

@@ -234,7 +234,7 @@ void
 conf_serve_load(struct loader *ld, struct conf *c, const struct section *sec)
 {
 	struct serve_conf *s = &c->serve;
-	int cert_line = 0, key_line = 0;
+	int cert_line = 0, key_line = 0, burst_line = 0;
 	size_t i;
 
 	for (i = 0; i < sec->nentries; i++) {
@@ -263,7 +263,7 @@ conf_serve_load(struct loader *ld, struct conf *c, const struct section *sec)
 		else if (strcmp(e->key, "api_rate") == 0)
 			api_rate(ld, s, e);
 		else if (strcmp(e->key, "api_burst") == 0)
-			api_burst(ld, s, e);
+			api_burst(ld, s, e), burst_line = e->line;
 		else if (strcmp(e->key, "allow_plain_http") == 0)
 			ld_bool(ld, e, &s->allow_plain_http);
 		else if (strcmp(e->key, "overview_cache") == 0) {
@@ -281,6 +281,9 @@ conf_serve_load(struct loader *ld, struct conf *c, const struct section *sec)
 	if ((s->tls_cert == NULL) != (s->tls_key == NULL))
 		ld_error(ld, cert_line ? cert_line : key_line,
 		    "[serve] needs both tls_cert and tls_key, or neither");
+	if (burst_line > 0 && s->api_rate_count == 0) /* a bucket nothing fills or empties */
+		ld_error(ld, burst_line, "api_burst: api_rate is off, so there is no limit to burst past: "
+		                         "set api_rate, or leave api_burst out");
 }
 
 /* Whether hash is an argon2id hash a login can be checked against: the

@@ -272,7 +272,7 @@ cron_parse(const char *expr, char *err)
 	if (n == 1 && start[0][0] == '@') {
 		if ((line = expand_macro(start[0], len[0])) == NULL) {
 			errf(err,
-			    "unknown macro '%.*s' (@hourly, @daily, @weekly, @monthly, @yearly) (column %d)",
+			    "unknown macro '%.*s' (@hourly, @daily or @midnight, @weekly, @monthly, @yearly or @annually) (column %d)",
 			    (int)len[0], start[0], (int)(start[0] - expr) + 1);
 			return NULL;
 		}

@@ -80,6 +80,16 @@ connect_one(struct db *db, const char *host, unsigned port, int with_database, c
 		 * by retrying, but a server that is down will. */
 		return rc == DB_EGONE ? DB_EGONE : DB_EFAIL;
 	}
+	/* tls = yes does not check the server, and the client library may
+	 * then go on unencrypted when the server offers no TLS: refused, or
+	 * "encrypt the connection" would be a word anyone in the path can
+	 * strip. */
+	if (c->tls != TLS_OFF && mysql_get_ssl_cipher(db->my) == NULL) {
+		errf(err, "connect to %s: tls = %s, but the server did not encrypt the connection (it offers no TLS)",
+		    db->target, c->tls == TLS_VERIFY ? "verify" : "yes");
+		db_disconnect(db);
+		return DB_EFAIL;
+	}
 	db->thread_id = mysql_thread_id(db->my);
 	if ((rc = db_session_setup(db, err)) != DB_OK)
 		return rc;

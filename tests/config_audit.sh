@@ -60,6 +60,15 @@ $k = $T/db.pw
 EOC
 	conf_refused "$k-plain" 5 "$k: the connection is not encrypted \(tls = no\)" "$k without tls"
 done
+conf_file tls-ca-yes <<EOC
+[database]
+host = 127.0.0.1
+user = root
+database = $DB
+tls = yes
+tls_ca = $T/db.pw
+EOC
+conf_refused tls-ca-yes 6 "tls_ca: tls = yes checks no certificate" "tls_ca with tls = yes"
 # TLS over a unix socket: the client library goes unencrypted (yes) or
 # fails (verify); refused.  With a host, TLS goes over TCP, localhost
 # included (which would otherwise mean the default socket).
@@ -83,6 +92,36 @@ run "$JOBQ" -c "$T/tls-localhost.ini" status
 is "$RC" 69 "tls = yes with host = localhost and nothing on the port: exit 69"
 like "$ERR" "Can't connect to server on 'localhost'" "... it tried TCP to localhost:$free_port, not the default socket"
 case $ERR in *socket*) ok 1 "... and names no socket ($ERR)" ;; *) ok 0 "... and names no socket" ;; esac
+# tls = yes to a server that offers no TLS (the test server has none):
+# the client library would go on in plain text; refused, and said so.
+# The server is reached over TCP through tests/replylost.py, which
+# forwards to its socket and loses nothing unless told to.
+if [ "$(sql "SELECT @@have_ssl")" != YES ] && replylost_start "$T/px" tcp:127.0.0.1:0; then
+	for mode in yes verify; do
+		conf_file "tls-plain-$mode" <<EOC
+[database]
+host = 127.0.0.1:$(cat "$T/px/port")
+user = root
+database = $DB
+tls = $mode
+EOC
+		run "$JOBQ" -c "$T/tls-plain-$mode.ini" status
+		ok "$([ "$RC" != 0 ]; echo $?)" "tls = $mode to a server with no TLS: refused (exit $RC)"
+	done
+	like "$ERR" "TLS|SSL" "... saying why"
+	conf_file tls-none <<EOC
+[database]
+host = 127.0.0.1:$(cat "$T/px/port")
+user = root
+database = $DB
+EOC
+	run "$JOBQ" -c "$T/tls-none.ini" status
+	is "$RC" 0 "the same server through the same path without tls: connects (the path works)"
+	run "$JOBQ" -c "$T/tls-plain-yes.ini" status
+	like "$ERR" "tls = yes, but the server did not encrypt the connection" "tls = yes: the one line says the connection was not encrypted"
+else
+	diag "the test server offers TLS, or no TCP path to it: tls = yes not tried against plain text"
+fi
 for k in socket user database; do
 	db_conf "$k-empty" </dev/null
 	sed -i "s|^$k = .*|$k =|" "$T/$k-empty.ini"

@@ -121,6 +121,11 @@ bad "jobq.ini:[0-9]+: listen: expected ADDR:PORT \(port 0-65535\), not '127.0.0.
 [serve]
 listen = 127.0.0.1:http
 EOC
+bad "jobq.ini:[0-9]+: api_burst: api_rate is off" "api_burst with api_rate off" <<EOC
+[serve]
+api_rate = off
+api_burst = 3
+EOC
 bad "jobq.ini:[0-9]+: \[serve\] takes no name" "[serve NAME]" <<EOC
 [serve main]
 EOC

@@ -157,12 +157,12 @@ hit GET /api/enqueue "$T/jar1"
 is "$CODE" 200 "after Retry-After the session gets through again"
 serve_stop
 
-{ base_conf; printf '[serve]\napi_rate = off\napi_burst = 1\n'; } | write_conf
+{ base_conf; printf '[serve]\napi_rate = off\n'; } | write_conf
 serve_start
 login alice "$T/jar4"
 codes=""
 for i in $(seq 1 20); do hit GET /api/enqueue "$T/jar4"; codes+=$CODE; done
-is "$(printf '%s' "$codes" | grep -o 429 | wc -l)" 0 "api_rate = off: no limit, whatever api_burst"
+is "$(printf '%s' "$codes" | grep -o 429 | wc -l)" 0 "api_rate = off: no limit"
 serve_stop
 
 # ---- (d) bad values are refused where they are ----
@@ -179,8 +179,9 @@ bad 'jobq.ini:[0-9]+: api_rate: ' "api_rate with a bad window" <<<'api_rate = 20
 bad 'jobq.ini:[0-9]+: api_rate: window .* out of range' "api_rate with a window over 7d" <<<'api_rate = 20/30d'
 bad "jobq.ini:[0-9]+: api_burst: expected a whole number from 1 to 1000000, not '0'" "api_burst of 0" <<<'api_burst = 0'
 bad "jobq.ini:[0-9]+: api_burst: expected a whole number from 1 to 1000000, not 'lots'" "api_burst not a number" <<<'api_burst = lots'
+bad "jobq.ini:[0-9]+: api_burst: api_rate is off" "api_burst with api_rate = 0" <<<$'api_rate = 0\napi_burst = 9'
 for good in 'api_rate = 0' 'api_rate = 100/10s' 'api_rate = 600/m'; do
-	{ base_conf; printf '[serve]\n%s\napi_burst = 1000\n' "$good"; } | write_conf
+	{ base_conf; printf '[serve]\n%s\n%s' "$good" "$([ "$good" = 'api_rate = 0' ] || echo 'api_burst = 1000')"; } | write_conf
 	jq_ check >/dev/null 2>"$T/err"
 	is "$?" 0 "'$good' passes jobq check"
 done

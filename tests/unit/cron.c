@@ -149,7 +149,7 @@ test_errors(void)
 	refused("5x * * * *", "minute: unexpected 'x' (column 2)");
 	refused("*/x * * * *", "minute: a step must be a number (column 3)");
 	refused(
-	    "@reboot", "unknown macro '@reboot' (@hourly, @daily, @weekly, @monthly, @yearly) (column 1)");
+	    "@reboot", "unknown macro '@reboot' (@hourly, @daily or @midnight, @weekly, @monthly, @yearly or @annually) (column 1)");
 }
 
 static void
