@@ -99,9 +99,7 @@ show(const char *what, int json)
 
 	if ((rc = cli_open(0, &c, &db)) != 0)
 		return rc;
-	rc = groups_find(db, what, &v, &found, err);
-	if (rc == DB_OK && found)
-		rc = groups_waiting(db, v.id, WAITING_MAX, &w, &nw, err);
+	rc = groups_show(db, what, WAITING_MAX, &v, &found, &w, &nw, err);
 	if (rc != DB_OK) {
 		cli_error("group: %s", err);
 		rc = rc == DB_EGONE ? EX_UNAVAILABLE : EXIT_FAIL;

@@ -62,6 +62,7 @@ unsigned db_errno(const struct db *db);
 int db_unsure(const struct db *db);
 
 int db_begin(struct db *db, char *err);
+int db_begin_read(struct db *db, char *err);
 int db_commit(struct db *db, char *err);
 void db_rollback(struct db *db);
 

@@ -273,6 +273,28 @@ db_begin(struct db *db, char *err)
 	return rc != DB_OK ? rc : collect(db, NULL, NULL, 0, err);
 }
 
+/* Opens a read-only transaction whose reads all see one snapshot, taken
+ * as it opens: a view put together from several SELECTs (a group, its
+ * queued jobs, its callbacks) then adds up, whatever commits meanwhile.
+ * The session is READ COMMITTED (db_session.c), where every statement
+ * reads a snapshot of its own, so this one transaction is REPEATABLE
+ * READ; SET TRANSACTION holds for the next transaction only, and is sent
+ * with it in one round trip (on a Galera node with wsrep_sync_wait too:
+ * the wait is at the START).  Should the START fail after the SET, the
+ * connection is closed rather than left to give the level to the next
+ * transaction, a write's. */
+int
+db_begin_read(struct db *db, char *err)
+{
+	static const char sql[] =
+	    "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ;" BEGIN_TX " WITH CONSISTENT SNAPSHOT, READ ONLY";
+	int rc = run(db, sql, strlen(sql), err);
+
+	if (rc == DB_OK && (rc = collect(db, NULL, NULL, 0, err)) != DB_OK && db->my != NULL)
+		db_disconnect(db);
+	return rc;
+}
+
 /* A claim or a move counts only once COMMIT has succeeded: on Galera a
  * deadlock can be reported by the COMMIT itself. */
 int

@@ -350,7 +350,7 @@ find_states(struct db *db, struct group_view *v, char *err)
 /* Reads the group id_or_name names (an id when it is all digits) into
  * *v, with its queued jobs by state and its callbacks' states; *found 0
  * when there is none. */
-int
+static int
 groups_find(struct db *db, const char *id_or_name, struct group_view *v, int *found, char *err)
 {
 	int by_id = id_or_name[0] != '\0' && strspn(id_or_name, "0123456789") == strlen(id_or_name);
@@ -391,7 +391,7 @@ groups_find(struct db *db, const char *id_or_name, struct group_view *v, int *fo
  * with groups_waiting_free.  One row a link, grouped here: a list built
  * by GROUP_CONCAT would be cut at group_concat_max_len (1,024 bytes on
  * MySQL), silently. */
-int
+static int
 groups_waiting(struct db *db, uint64_t id, unsigned max, struct group_wait **w, size_t *n, char *err)
 {
 	struct db_res *r;
@@ -422,6 +422,33 @@ groups_waiting(struct db *db, uint64_t id, unsigned max, struct group_wait **w, 
 	}
 	db_res_free(r);
 	return DB_OK;
+}
+
+/* What `jobq group show` and the dashboard's group page show: the group
+ * id_or_name names (groups_find: *found 0 when there is none) and up to
+ * max of its waiting jobs (groups_waiting, into *w and *n; free with
+ * groups_waiting_free).  All of it is read in one snapshot (a read-only
+ * transaction): its jobs that ended and those still queued add up to its
+ * total, and its callbacks are enqueued exactly when it has ended, even
+ * while its last job ends. */
+int
+groups_show(struct db *db, const char *id_or_name, unsigned max, struct group_view *v, int *found,
+    struct group_wait **w, size_t *n, char *err)
+{
+	int rc;
+
+	*w = NULL;
+	*n = 0;
+	*found = 0;
+	if ((rc = db_begin_read(db, err)) != DB_OK)
+		return rc;
+	if ((rc = groups_find(db, id_or_name, v, found, err)) == DB_OK && *found)
+		rc = groups_waiting(db, v->id, max, w, n, err);
+	if (rc == DB_OK)
+		rc = db_commit(db, err);
+	else
+		db_rollback(db);
+	return rc;
 }
 
 void

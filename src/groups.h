@@ -78,8 +78,8 @@ void groups_tally_var(char *out, size_t len, uint64_t gid, const char *how);
 size_t groups_tally_reset_sql(struct db *db, struct buf *sql, const uint64_t *gid, size_t n);
 size_t groups_tally_sql(struct db *db, struct buf *sql, uint64_t gid);
 size_t groups_settle_sql(struct db *db, struct buf *sql, const char *gid, const char *guard);
-int groups_find(struct db *db, const char *id_or_name, struct group_view *v, int *found, char *err);
-int groups_waiting(struct db *db, uint64_t id, unsigned max, struct group_wait **w, size_t *n, char *err);
+int groups_show(struct db *db, const char *id_or_name, unsigned max, struct group_view *v, int *found,
+    struct group_wait **w, size_t *n, char *err);
 void groups_waiting_free(struct group_wait *w, size_t n);
 int groups_list(struct db *db, const char *prefix, uint64_t before, unsigned limit, struct group_row **rows,
     size_t *n, char *err);

@@ -88,9 +88,7 @@ api_group(struct req *r)
 
 	if (*what != '\0' && utf8_valid_prefix(what, strlen(what)) == strlen(what) &&
 	    strlen(what) <= GROUPS_NAME_MAX * 4)
-		rc = groups_find(r->db, what, &v, &found, err);
-	if (rc == DB_OK && found)
-		rc = groups_waiting(r->db, v.id, WAITING_MAX, &w, &nw, err);
+		rc = groups_show(r->db, what, WAITING_MAX, &v, &found, &w, &nw, err);
 	if (rc != DB_OK) {
 		groups_waiting_free(w, nw);
 		return serve_db_error(r, "show a group", err);

@@ -355,4 +355,27 @@ out=$(printf '%s\n' '{"type": "step", "ref": "a"}' '{"type": "step", "after": ["
 is "$?" 0 "the graph corrected, with another callback: enqueued in group ghost"
 is "$(sql "SELECT CONCAT_WS(',', total, on_complete) FROM jobq_groups WHERE name = 'ghost'")" "2,step" "which has its callback"
 
+# group show reads one snapshot: held (tests/replylost.py) between its
+# read of the group's row and its count of the queued jobs while the
+# group's last job ends and enqueues its callback, it shows the group as
+# it was when it began: its ended and its queued jobs add up to its total.
+replylost_start "$T/px"
+sed "s#^socket = .*#socket = $T/p.sock#" "$CONF" >"$T/proxy.ini"
+empty_tables
+lines S 3 | jq_ enqueue --batch --group snap --on-complete fanin >/dev/null
+jq_ work -q default --once >/dev/null 2>&1
+jq_ work -q default --once >/dev/null 2>&1
+printf 'COUNT\\(\\*\\) FROM jobs WHERE group_id' >"$T/px/hold"
+"$JOBQ" -c "$T/proxy.ini" group show snap >"$T/snap.out" 2>&1 &
+snap=$!
+for ((i = 0; i < 100; i++)); do [ -e "$T/px/held" ] && break; sleep 0.1; done
+jq_ work -q default --once >/dev/null 2>&1
+is "$(sql "SELECT CONCAT_WS(',', done, ended_at IS NOT NULL) FROM jobq_groups WHERE name = 'snap'")" "3,1" \
+	"group show held between its reads; meanwhile the group's last job ended"
+rm -f "$T/px/hold"
+wait $snap
+is "$?/$(grep -E '^(state|jobs|queued|on-complete):' "$T/snap.out" | tr -s ' ' | tr '\n' '|')" \
+	"0/state: open|jobs: 3: 2 done, 0 dead, 0 cancelled, 0 expired|queued: 1 ready, 0 delayed, 0 waiting, 0 reserved, 0 stale|on-complete: fanin: not enqueued|" \
+	"and it shows the group as it was before: open, 2 done and 1 queued, its callback not enqueued"
+
 finish
