@@ -67,6 +67,31 @@ cli_unwritten(const struct db *db)
 	                     : "nothing was written";
 }
 
+/* Reports the failed write of a change as "jobq: MESSAGE" and returns
+ * EX_UNAVAILABLE.  When the connection died before the answer to what
+ * commits came back (db_unsure) the change may have been made, and the
+ * line says so and where to look (look: "jobq schedule --list", say),
+ * since running the command again blind may be refused or do it twice. */
+int
+cli_write_failed(const struct db *db, const char *look, const char *fmt, ...)
+{
+	struct buf msg;
+	va_list ap;
+
+	buf_init(&msg);
+	va_start(ap, fmt);
+	buf_vprintf(&msg, fmt, ap);
+	va_end(ap);
+	if (db_unsure(db))
+		cli_error("%s (the connection was lost before its answer came: it may have been made; look (%s) "
+		          "before running it again)",
+		    msg.data != NULL ? msg.data : "", look);
+	else
+		cli_error("%s", msg.data != NULL ? msg.data : "");
+	buf_free(&msg);
+	return EX_UNAVAILABLE;
+}
+
 /* Reports a usage problem and returns EX_USAGE. */
 int
 cli_usage_error(const char *cmd, const char *fmt, ...)

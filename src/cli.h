@@ -33,6 +33,7 @@ int cli_common_opt(int opt, const char *cmd, void (*usage)(void));
 int cli_usage_error(const char *cmd, const char *fmt, ...) PRINTFLIKE(2, 3);
 void cli_error(const char *fmt, ...) PRINTFLIKE(1, 2);
 const char *cli_unwritten(const struct db *db);
+int cli_write_failed(const struct db *db, const char *look, const char *fmt, ...) PRINTFLIKE(3, 4);
 int cli_conf(int flags, struct conf **out);
 int cli_connect_error(const struct conf *c, const struct db *db, const char *err);
 int cli_db(const struct conf *c, struct db **out);

@@ -56,22 +56,19 @@ print_list(const struct sessions_user *u, size_t n, int json)
 		    u[i].last_address);
 }
 
+/* Ends every session of user and writes its audit row, in one
+ * transaction (audit_tx): never the one without the other. */
 static int
 end_sessions(struct db *db, const char *user)
 {
-	char err[ERRSZ], by[NAME_MAX_LEN + 1], detail[128];
-	uint64_t n;
+	char err[ERRSZ], by[NAME_MAX_LEN + 1], detail[128] = "";
+	struct sessions_end c = { user, 0, detail, sizeof detail };
+	struct audit_entry e = { by, "", "end-sessions", 0, detail };
 
-	if (sessions_end_user(db, user, &n, err) != DB_OK) {
-		cli_error("sessions end: %s", err);
-		return EX_UNAVAILABLE;
-	}
 	cli_who(by, sizeof by);
-	snprintf(
-	    detail, sizeof detail, "user %s: %llu session%s", user, (unsigned long long)n, n == 1 ? "" : "s");
-	if (audit_add(db, by, "", "end-sessions", 0, detail, err) != DB_OK)
-		cli_error("sessions end: ended, but the audit table refused the record: %s", err);
-	printf("%llu session%s of %s ended\n", (unsigned long long)n, n == 1 ? "" : "s", user);
+	if (audit_tx(db, &e, 0, sessions_end_act, &c, err) != DB_OK)
+		return cli_write_failed(db, "jobq sessions, jobq audit", "sessions end: %s", err);
+	printf("%llu session%s of %s ended\n", (unsigned long long)c.n, c.n == 1 ? "" : "s", user);
 	return 0;
 }
 

@@ -68,18 +68,6 @@ print_list(const struct user_rec *u, size_t n, int json)
 		    u[i].in_db ? "database" : "jobq.ini");
 }
 
-/* Audits a change made by the person at the terminal; a refused audit
- * is said, the change stands. */
-static void
-audit(struct db *db, const char *action, const char *detail)
-{
-	char err[ERRSZ], by[NAME_MAX_LEN + 1];
-
-	cli_who(by, sizeof by);
-	if (audit_add(db, by, "", action, 0, detail, err) != DB_OK)
-		cli_error("user: done, but the audit table refused the record: %s", err);
-}
-
 /* The exit status of a users_* result, after saying what went wrong. */
 static int
 status(const char *action, int rc, const char *err)
@@ -108,27 +96,36 @@ new_hash(const char *action, const struct opts *o, char *hash)
 	return rc;
 }
 
-/* Runs action (argv[0]) on user NAME (argv[1]). */
+/* Runs action (argv[0]) on user NAME (argv[1]) and writes its audit row
+ * in the same transaction (audit_tx): the change is never made without
+ * its row.  A lost answer to the COMMIT is said as such: it may have
+ * been made, with its row. */
 static int
 change(const struct conf *c, struct db *db, char **argv, const struct opts *o)
 {
 	const char *action = argv[0], *name = argv[1];
-	char err[ERRSZ], detail[NAME_MAX_LEN + 64];
+	char err[ERRSZ], by[NAME_MAX_LEN + 1], detail[NAME_MAX_LEN + 64];
 	struct user_rec u;
+	struct users_change ch = { c, USERS_REMOVE, name, &u, 0, u.hash };
+	struct audit_entry e = { by, "", "user-remove", 0, detail };
 	int rc;
 
 	memset(&u, 0, sizeof u);
-	snprintf(detail, sizeof detail, "user %s", name);
+	cli_who(by, sizeof by);
+	snprintf(detail, sizeof detail, "user %s; its sessions end", name);
 	if (strcmp(action, "add") == 0) {
 		if ((rc = new_hash("add", o, u.hash)) != 0)
 			return rc;
 		snprintf(u.name, sizeof u.name, "%s", name);
 		u.admin = users_role(o->role) == 1;
 		cli_who(u.created_by, sizeof u.created_by);
-		rc = users_add(db, c, &u, err);
+		ch.op = USERS_ADD;
+		e.action = "user-add";
 		snprintf(detail, sizeof detail, "user %s, role %s", name, u.admin ? "admin" : "viewer");
 	} else if (strcmp(action, "role") == 0) {
-		rc = users_set_role(db, c, name, users_role(argv[2]), err);
+		ch.op = USERS_ROLE;
+		ch.admin = users_role(argv[2]);
+		e.action = "user-role";
 		snprintf(detail, sizeof detail, "user %s, role %s", name, argv[2]);
 	} else if (strcmp(action, "passwd") == 0) {
 		/* No password asked for a user that cannot take one. */
@@ -136,20 +133,16 @@ change(const struct conf *c, struct db *db, char **argv, const struct opts *o)
 			return status(action, rc, err);
 		if ((rc = new_hash("passwd", o, u.hash)) != 0)
 			return rc;
-		rc = users_set_hash(db, c, name, u.hash, err);
+		ch.op = USERS_HASH;
+		e.action = "user-password";
 		snprintf(detail, sizeof detail, "user %s: a new password; its sessions end", name);
-	} else {
-		rc = users_remove(db, c, name, err);
-		snprintf(detail, sizeof detail, "user %s; its sessions end", name);
 	}
+	rc = audit_tx(db, &e, 0, users_change_act, &ch, err);
 	sodium_memzero(&u, sizeof u);
-	if ((rc = status(action, rc, err)) == 0) {
-		audit(db, strcmp(action, "passwd") == 0 ? "user-password" : strcmp(action, "add") == 0 ? "user-add"
-		            : strcmp(action, "role") == 0                ? "user-role"
-		                                                         : "user-remove",
-		    detail);
+	if (rc < 0)
+		return cli_write_failed(db, "jobq user list, jobq audit", "user %s: %s", action, err);
+	if ((rc = status(action, rc, err)) == 0)
 		printf("%s\n", detail);
-	}
 	return rc;
 }
 

@@ -63,27 +63,6 @@ api_sessions(struct req *r)
 	return serve_json(r, 200, doc);
 }
 
-/* sessions_end_user, as audit_tx runs it with its audit row, whose
- * detail (with the number ended) it writes. */
-struct end_change {
-	const char *name;
-	uint64_t n;
-	char *detail;
-	size_t len;
-};
-
-static int
-end_change(struct db *db, void *arg, char *err)
-{
-	struct end_change *c = arg;
-	int rc = sessions_end_user(db, c->name, &c->n, err);
-
-	if (rc == DB_OK)
-		snprintf(c->detail, c->len, "user %s: %llu session%s", c->name, (unsigned long long)c->n,
-		    c->n == 1 ? "" : "s");
-	return rc;
-}
-
 /* POST /api/sessions/end {"user": NAME}: ends every session of NAME (the
  * admin's own included, when it is theirs) and audits it; 200 with the
  * number ended, 400 without a user name. */
@@ -93,7 +72,7 @@ api_sessions_end(struct req *r)
 	cJSON *in = serve_body_json(r), *doc;
 	const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(in, "user"));
 	char err[ERRSZ], detail[128] = "";
-	struct end_change c = { NULL, 0, detail, sizeof detail };
+	struct sessions_end c = { NULL, 0, detail, sizeof detail };
 	uint64_t n;
 
 	if (name == NULL || *name == '\0' || strlen(name) > NAME_MAX_LEN) {
@@ -101,7 +80,7 @@ api_sessions_end(struct req *r)
 		return serve_error(r, 400, "expected {\"user\": NAME}");
 	}
 	c.name = name;
-	if (serve_audited(r, "end-sessions", 0, detail, end_change, &c, err) != DB_OK) {
+	if (serve_audited(r, "end-sessions", 0, detail, sessions_end_act, &c, err) != DB_OK) {
 		cJSON_Delete(in);
 		return serve_write_error(r, "end sessions", err);
 	}

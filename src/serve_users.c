@@ -35,56 +35,14 @@ fields(cJSON *in, const char **name, const char **role, const char **pw, int wan
 	return NULL;
 }
 
-/* One users_* change on name, as audit_tx runs it with its audit row. */
-struct user_change {
-	const struct conf *conf;
-	const char *name;
-	const struct user_rec *u; /* add */
-	int admin;                /* role */
-	const char *hash;         /* password */
-	int (*fn)(struct db *db, const struct user_change *c, char *err);
-};
-
-static int
-user_change(struct db *db, void *arg, char *err)
-{
-	const struct user_change *c = arg;
-
-	return c->fn(db, c, err);
-}
-
-static int
-add_fn(struct db *db, const struct user_change *c, char *err)
-{
-	return users_add(db, c->conf, c->u, err);
-}
-
-static int
-role_fn(struct db *db, const struct user_change *c, char *err)
-{
-	return users_set_role(db, c->conf, c->name, c->admin, err);
-}
-
-static int
-password_fn(struct db *db, const struct user_change *c, char *err)
-{
-	return users_set_hash(db, c->conf, c->name, c->hash, err);
-}
-
-static int
-remove_fn(struct db *db, const struct user_change *c, char *err)
-{
-	return users_remove(db, c->conf, c->name, err);
-}
-
 /* Makes the change c and its audit row in one transaction, and answers:
  * 200 {"user": NAME}, or the error the users_* code says. */
 static MHD_RESULT
-answer(struct req *r, struct user_change *c, const char *action, const char *detail)
+answer(struct req *r, struct users_change *c, const char *action, const char *detail)
 {
 	char err[ERRSZ];
 	cJSON *doc;
-	int rc = serve_audited(r, action, 0, detail, user_change, c, err);
+	int rc = serve_audited(r, action, 0, detail, users_change_act, c, err);
 
 	if (rc == USERS_NOT_FOUND)
 		return serve_error(r, 404, err);
@@ -105,7 +63,7 @@ api_user_add(struct req *r)
 	const char *name, *role, *pw, *bad = fields(in, &name, &role, &pw, 1, 1);
 	char err[ERRSZ], detail[NAME_MAX_LEN + 64];
 	struct user_rec u;
-	struct user_change c = { r->srv->conf, NULL, &u, 0, NULL, add_fn };
+	struct users_change c = { r->srv->conf, USERS_ADD, NULL, &u, 0, NULL };
 	MHD_RESULT ret;
 
 	memset(&u, 0, sizeof u);
@@ -139,7 +97,7 @@ api_user_role(struct req *r)
 	else if (strcmp(name, r->user->name) == 0 && users_role(role) == 0)
 		ret = serve_error(r, 409, "you cannot take the admin role from yourself");
 	else {
-		struct user_change c = { r->srv->conf, name, NULL, users_role(role), NULL, role_fn };
+		struct users_change c = { r->srv->conf, USERS_ROLE, name, NULL, users_role(role), NULL };
 
 		snprintf(detail, sizeof detail, "user %s, role %s", name, role);
 		ret = answer(r, &c, "user-role", detail);
@@ -160,7 +118,7 @@ api_user_password(struct req *r)
 	if (bad != NULL || password_hash(pw, hash, err) < 0)
 		ret = serve_error(r, 400, bad != NULL ? bad : err);
 	else {
-		struct user_change c = { r->srv->conf, name, NULL, 0, hash, password_fn };
+		struct users_change c = { r->srv->conf, USERS_HASH, name, NULL, 0, hash };
 
 		snprintf(detail, sizeof detail, "user %s: a new password; its sessions end", name);
 		ret = answer(r, &c, "user-password", detail);
@@ -184,7 +142,7 @@ api_user_remove(struct req *r)
 	else if (strcmp(name, r->user->name) == 0)
 		ret = serve_error(r, 409, "you cannot remove yourself");
 	else {
-		struct user_change c = { r->srv->conf, name, NULL, 0, NULL, remove_fn };
+		struct users_change c = { r->srv->conf, USERS_REMOVE, name, NULL, 0, NULL };
 
 		snprintf(detail, sizeof detail, "user %s; its sessions end", name);
 		ret = answer(r, &c, "user-remove", detail);

@@ -60,6 +60,19 @@ sessions_end_user(struct db *db, const char *user, uint64_t *ended, char *err)
 	return rc;
 }
 
+/* Runs the struct sessions_end arg (an audit_act_fn). */
+int
+sessions_end_act(struct db *db, void *arg, char *err)
+{
+	struct sessions_end *e = arg;
+	int rc = sessions_end_user(db, e->name, &e->n, err);
+
+	if (rc == DB_OK)
+		snprintf(e->detail, e->len, "user %s: %llu session%s", e->name, (unsigned long long)e->n,
+		    e->n == 1 ? "" : "s");
+	return rc;
+}
+
 /* Ends the sessions of one (user, tag) pair and audits it. */
 static int
 end_pair(struct db *db, const char *user, const char *tag, int removed, const char *address, char *err)

@@ -204,3 +204,22 @@ users_remove(struct db *db, const struct conf *c, const char *name, char *err)
 {
 	return change(db, c, name, "DELETE FROM jobq_users WHERE username = %q", NULL, err);
 }
+
+/* Makes the struct users_change arg (an audit_act_fn): DB_OK, or what
+ * the users_* function said. */
+int
+users_change_act(struct db *db, void *arg, char *err)
+{
+	const struct users_change *ch = arg;
+
+	switch (ch->op) {
+	case USERS_ADD:
+		return users_add(db, ch->conf, ch->u, err);
+	case USERS_ROLE:
+		return users_set_role(db, ch->conf, ch->name, ch->admin, err);
+	case USERS_HASH:
+		return users_set_hash(db, ch->conf, ch->name, ch->hash, err);
+	default:
+		return users_remove(db, ch->conf, ch->name, err);
+	}
+}

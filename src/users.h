@@ -33,4 +33,18 @@ int users_changeable(struct db *db, const struct conf *c, const char *name, char
 int users_set_hash(struct db *db, const struct conf *c, const char *name, const char *hash, char *err);
 int users_remove(struct db *db, const struct conf *c, const char *name, char *err);
 
+/* One change of a table user, as audit_tx runs it in the transaction of
+ * its audit row (users_change_act): the change `jobq user` and the
+ * dashboard's Users page make, with its row, both or neither. */
+enum users_op { USERS_ADD, USERS_ROLE, USERS_HASH, USERS_REMOVE };
+struct users_change {
+	const struct conf *conf;
+	enum users_op op;
+	const char *name;
+	const struct user_rec *u; /* USERS_ADD */
+	int admin;                /* USERS_ROLE */
+	const char *hash;         /* USERS_HASH */
+};
+int users_change_act(struct db *db, void *arg, char *err);
+
 #endif

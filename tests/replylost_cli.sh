@@ -85,6 +85,57 @@ run cancel "$c"
 is "$RC/$OUT" "0/job $c: cancelled" "cancel ID, its answer lost: exit 0, cancelled"
 is "$(sql "SELECT outcome FROM job_runs WHERE job_id = $c")" cancelled "and cancelled once"
 
+# lose REGEX: the next statement matching REGEX is applied, its answer
+# lost (tests/replylost.py's drop); unlose forgets an order not used.
+lose() { printf '%s' "$1" >"$PX/drop"; }
+unlose() { rm -f "$PX/drop"; }
+
+# A user's change and its audit row are one transaction: the row's
+# answer lost, nothing is changed; the COMMIT's lost, both may be there.
+audits() { sql "SELECT COUNT(*) FROM jobq_audit WHERE action = '$1' AND detail LIKE 'user $2%'"; }
+echo password123 >"$T/pw"
+run_in "$T/pw" user add bob --stdin
+h0=$(sql "SELECT password_hash FROM jobq_users WHERE username = 'bob'")
+lose '^INSERT INTO jobq_audit'
+run_in "$T/pw" user passwd bob --stdin
+unlose
+is "$RC/$(sql "SELECT password_hash = '$h0' FROM jobq_users WHERE username = 'bob'")/$(audits user-password bob)" \
+	69/1/0 "user passwd whose audit row's answer is lost: exit 69, the password unchanged, no row"
+is "$(printf '%s\n' "$ERR" | grep -c 'may have been made')" 0 "and it does not say it may have been"
+lose '^COMMIT'
+run_in "$T/pw" user passwd bob --stdin
+unlose
+is "$RC/$(sql "SELECT password_hash = '$h0' FROM jobq_users WHERE username = 'bob'")/$(audits user-password bob)" \
+	69/0/1 "user passwd whose COMMIT's answer is lost: exit 69, the password changed, with its row"
+like "$ERR" "it may have been made; look \\(jobq user list, jobq audit\\) before running it again" \
+	"and the command says it may have been made, and where to look"
+lose '^INSERT IGNORE INTO jobq_users'
+run_in "$T/pw" user add carol --stdin
+unlose
+is "$RC/$(sql "SELECT COUNT(*) FROM jobq_users WHERE username = 'carol'")/$(audits user-add carol)" 69/0/0 \
+	"user add whose INSERT's answer is lost: exit 69, no user, no row"
+run_in "$T/pw" user add carol --stdin
+is "$RC/$(sql "SELECT COUNT(*) FROM jobq_users WHERE username = 'carol'")/$(audits user-add carol)" 0/1/1 \
+	"run again: carol is added, with her row"
+for a in "role carol admin" "remove carol"; do
+	lose '^COMMIT'
+	run user $a
+	unlose
+	like "$RC/$ERR" '^69/.*it may have been made; look \(jobq user list, jobq audit\)' "user ${a%% *}: the same"
+done
+is "$(sql "SELECT COUNT(*) FROM jobq_users WHERE username = 'carol'")/$(audits user-role carol)/$(audits user-remove carol)" \
+	0/1/1 "carol made admin and removed, each with its row"
+lose '^INSERT INTO jobq_audit'
+run sessions end bob
+unlose
+is "$RC/$(sql "SELECT COUNT(*) FROM jobq_audit WHERE action = 'end-sessions'")" 69/0 \
+	"sessions end whose audit row's answer is lost: exit 69, no row"
+lose '^COMMIT'
+run sessions end bob
+unlose
+like "$RC/$(sql "SELECT COUNT(*) FROM jobq_audit WHERE action = 'end-sessions'")/$ERR" \
+	'^69/1/.*it may have been made; look \(jobq sessions, jobq audit\)' "sessions end whose COMMIT's answer is lost: the same"
+
 # Nothing sent: the server cannot be reached at all.
 touch "$PX/cut"
 for ((i = 0; i < 50; i++)); do [ -S "$T/p.sock" ] || break; sleep 0.1; done # the proxy looks every 0.1 s
