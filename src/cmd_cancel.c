@@ -194,6 +194,24 @@ cancel_ids(struct db *db, const struct opts *o, int argc, char **argv)
 	return rc;
 }
 
+#define CHUNK 100 /* jobs a transaction of a filter's cancel */
+
+/* A filter's cancel stopped by err after n jobs cancelled: says so, and
+ * when the answer to a chunk's COMMIT was lost (db_unsure) that the
+ * chunk may have been cancelled too.  EX_UNAVAILABLE. */
+static int
+lost(const struct db *db, uint64_t n, const char *err)
+{
+	if (db_unsure(db))
+		cli_error("cancel: %s (%llu job%s cancelled before it; the connection was lost before the answer to "
+		          "the next chunk of up to %d came: they may have been cancelled too; look (jobq status) "
+		          "before running it again)",
+		    err, (unsigned long long)n, n == 1 ? "" : "s", CHUNK);
+	else
+		cli_error("cancel: %s (%llu job%s cancelled before it)", err, (unsigned long long)n, n == 1 ? "" : "s");
+	return EX_UNAVAILABLE;
+}
+
 /* The jobs a filter matches: counted, confirmed, then cancelled a chunk
  * at a time, one transaction each.  t[0] counts the jobs cancelled (or
  * asked of their workers), t[1] those that had ended, t[2] those the
@@ -228,8 +246,8 @@ cancel_filter(struct db *db, const struct opts *o)
 		return 1;
 	}
 	while (more)
-		if (bulk_step(db, k, &o->f, after, upto, 100, tally, t, &after, &more, err) != DB_OK)
-			goto fail;
+		if (bulk_step(db, k, &o->f, after, upto, CHUNK, tally, t, &after, &more, err) != DB_OK)
+			return lost(db, t[0], err);
 	printf("%llu job%s cancelled (running ones: their workers stop them within a second)", (unsigned long long)t[0],
 	    t[0] == 1 ? "" : "s");
 	if (t[1] > 0)

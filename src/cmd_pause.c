@@ -71,10 +71,8 @@ pause_or_resume(int argc, char **argv, int pause)
 	known = conf_has_queue(c, argv[optind]);
 	if (!known && pause)
 		changed = 0;
-	else if (pause_retried(db, argv[optind], pause, &changed, err) != DB_OK) {
-		cli_error("%s: %s", cmd, err);
-		rc = EX_UNAVAILABLE;
-	}
+	else if (pause_retried(db, argv[optind], pause, &changed, err) != DB_OK)
+		rc = cli_write_failed(db, "jobq status", "%s: %s", cmd, err);
 	if (rc == 0 && !known && !changed) {
 		cli_error("%s: unknown queue '%s' (no [queue %s] section in %s)", cmd, argv[optind],
 		    argv[optind], c->path);

@@ -61,6 +61,9 @@ say_stdout(void *arg, int important, const char *line)
 	fflush(stdout);
 }
 
+/* Where a change whose answer was lost can be seen (cli_write_failed). */
+#define LOOK "jobq schedule --list"
+
 static int
 db_status(const char *err)
 {
@@ -380,7 +383,10 @@ add_or_edit(const struct conf *c, struct db *db, const char *cmd, const char *na
 		rc = EX_DATAERR;
 	}
 	if (rc == 0 && (rc = adding ? schedules_add(c, db, s, err) : schedules_update(db, s, err)) != DB_OK) {
-		cli_error("schedule %s %s: %s", cmd, name, err);
+		if (rc > 0)
+			cli_error("schedule %s %s: %s", cmd, name, err);
+		else
+			cli_write_failed(db, LOOK, "schedule %s %s: %s", cmd, name, err);
 		rc = rc > 0 ? EX_DATAERR : EX_UNAVAILABLE;
 	} else if (rc == 0)
 		printf("schedule '%s' %s\n", name, adding ? "added" : "changed");
@@ -404,8 +410,10 @@ remove_one(const struct conf *c, struct db *db, const char *name)
 		printf("schedule '%s' removed\n", name);
 		return 0;
 	}
+	if (rc < 0)
+		return cli_write_failed(db, LOOK, "schedule remove: %s", err);
 	cli_error("schedule remove: %s", err);
-	return rc > 0 ? EX_DATAERR : EX_UNAVAILABLE;
+	return EX_DATAERR;
 }
 
 /* schedules_switch, rerun while it loses a deadlock: on a Galera
@@ -444,10 +452,8 @@ switch_one(const struct conf *c, struct db *db, const char *cmd, const char *nam
 		rc = EX_DATAERR;
 	} else if ((rc = switch_retried(db, name, on, err)) == DB_OK)
 		printf("schedule '%s' %s\n", name, on ? "enabled" : "disabled");
-	else {
-		cli_error("schedule %s: %s", cmd, err);
-		rc = EX_UNAVAILABLE;
-	}
+	else
+		rc = cli_write_failed(db, LOOK, "schedule %s: %s", cmd, err);
 	schedules_free(v, n);
 	return rc;
 }

@@ -90,6 +90,43 @@ is "$(sql "SELECT outcome FROM job_runs WHERE job_id = $c")" cancelled "and canc
 lose() { printf '%s' "$1" >"$PX/drop"; }
 unlose() { rm -f "$PX/drop"; }
 
+# The other changes whose answer is lost after their COMMIT (or their
+# statement outside a transaction) was sent: exit 69, and one line that
+# says the change may have been made and where to look.
+lose '^COMMIT'
+run schedule add lost --cron '*/5 * * * *' --type step
+unlose
+is "$RC/$(sql "SELECT COUNT(*) FROM jobq_schedules WHERE name = 'lost'")" 69/1 \
+	"schedule add, its COMMIT's answer lost: exit 69, and the schedule is there"
+like "$ERR" "it may have been made; look \\(jobq schedule --list\\) before running it again" \
+	"and the command says it may have been made, and where to look"
+lose '^UPDATE jobq_schedules'
+run schedule edit lost --cron '*/7 * * * *'
+unlose
+like "$RC/$(sql "SELECT cron FROM jobq_schedules WHERE name = 'lost'")/$ERR" \
+	'^69/\*/7 \* \* \* \*/.*it may have been made; look \(jobq schedule --list\)' "schedule edit: the same"
+for a in disable enable; do
+	lose '^INSERT INTO jobq_schedule_state'
+	run schedule $a lost
+	unlose
+	like "$RC/$ERR" '^69/.*it may have been made; look \(jobq schedule --list\)' "schedule $a: the same"
+done
+lose '^COMMIT'
+run schedule remove lost
+unlose
+like "$RC/$(sql "SELECT COUNT(*) FROM jobq_schedules WHERE name = 'lost'")/$ERR" \
+	'^69/0/.*it may have been made; look \(jobq schedule --list\)' "schedule remove: the same"
+lose '^INSERT INTO jobq_paused'
+run pause default
+unlose
+like "$RC/$(sql "SELECT COUNT(*) FROM jobq_paused")/$ERR" '^69/1/.*it may have been made; look \(jobq status\)' \
+	"pause: the same"
+lose '^DELETE FROM jobq_paused'
+run resume default
+unlose
+like "$RC/$(sql "SELECT COUNT(*) FROM jobq_paused")/$ERR" '^69/0/.*it may have been made; look \(jobq status\)' \
+	"resume: the same"
+
 # A user's change and its audit row are one transaction: the row's
 # answer lost, nothing is changed; the COMMIT's lost, both may be there.
 audits() { sql "SELECT COUNT(*) FROM jobq_audit WHERE action = '$1' AND detail LIKE 'user $2%'"; }
@@ -135,6 +172,18 @@ run sessions end bob
 unlose
 like "$RC/$(sql "SELECT COUNT(*) FROM jobq_audit WHERE action = 'end-sessions'")/$ERR" \
 	'^69/1/.*it may have been made; look \(jobq sessions, jobq audit\)' "sessions end whose COMMIT's answer is lost: the same"
+
+# cancel by a filter whose second chunk's answer is lost: it says how
+# many the first cancelled, and that the second's may have been.
+empty_tables
+for i in $(seq 150); do echo '{"type": "step", "payload": {"bulk": 1}}'; done >"$T/bulk.jsonl"
+run_in "$T/bulk.jsonl" enqueue --batch
+lose "^UPDATE jobs SET cancel_by.* WHERE id IN \\($(sql "SELECT id FROM jobs ORDER BY id LIMIT 100, 1"),"
+run cancel -q default --yes
+unlose
+is "$RC/$(sql "SELECT COUNT(*) FROM jobs")" 69/0 "cancel -q whose second chunk's answer is lost: exit 69, all 150 cancelled"
+like "$ERR" "\\(100 jobs cancelled before it; .*the next chunk of up to 100 .*may have been cancelled too; look \\(jobq status\\)" \
+	"and it says 100 were cancelled before, and the next chunk may have been"
 
 # Nothing sent: the server cannot be reached at all.
 touch "$PX/cut"
