@@ -7,8 +7,8 @@
  * job overlap.  PR_SET_PDEATHSIG would reach only the group leader, not
  * what it started.
  *
- * So the worker forks one small guard process before it starts any
- * handler.  The two share a table of the worker's live process groups
+ * So the worker forks one small guard process, in a session of its own,
+ * before it starts any handler.  The two share a table of the worker's live process groups
  * (an anonymous shared mapping made before the fork): the worker writes
  * a group's id into a free entry when it makes the group and clears it
  * once it has reaped the group's leader, a plain store each, with no
@@ -182,7 +182,16 @@ guard_start(int64_t lease_ms, char *err)
 	}
 	/* Forked twice: the guard is not the worker's child (the worker's
 	 * children are its handlers, and tools that wait for those to end
-	 * must not wait on the guard), and nothing has to reap it. */
+	 * must not wait on the guard), and nothing has to reap it.  And in a
+	 * session of its own, out of the worker's process group: whatever
+	 * signals that group -- `kill -9 -- -PGID`, a shell's `kill -9 %1`,
+	 * timeout(1)'s SIGKILL, supervisord's killasgroup -- would otherwise
+	 * kill the guard with the worker and leave the handlers (their own
+	 * groups) running.  A terminal's signals still end a foreground
+	 * worker as before: ^C reaches the worker, which stops its handlers
+	 * itself, and the guard, which ignored it anyway, ends once the
+	 * worker has; nor can ^Z stop the guard now.  Without a terminal it
+	 * cannot get job control's SIGTTIN or SIGTTOU either. */
 	if ((pid = fork()) < 0) {
 		errf(err, "fork the handler guard: %s", strerror(errno));
 		close(p[0]);
@@ -191,6 +200,8 @@ guard_start(int64_t lease_ms, char *err)
 	}
 	if (pid == 0) {
 		guard_signals();
+		if (setsid() < 0) /* not a group leader: a fresh child */
+			_exit(1);
 		if ((pid = fork()) != 0)
 			_exit(pid < 0 ? 1 : 0); /* the guard's parent: done */
 		if (dup2(p[0], 0) < 0)

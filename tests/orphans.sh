@@ -5,7 +5,11 @@
 # included -- is gone, in exec and in persistent mode, so that no job's
 # two runs can overlap once its lease (here 3 s) has expired.  The
 # worker's guard process (src/guard.c) does it; with the worker alive it
-# changes nothing (the job's next run, by a new worker, is done).
+# changes nothing (the job's next run, by a new worker, is done).  The
+# same holds for a SIGKILL to the worker's whole process group (a shell's
+# `kill -9 %1`, timeout(1)'s -k, supervisord's killasgroup): the guard
+# is not in that group, so it lives to stop the handlers, and the job's
+# run after its lease expires is the only one.
 #
 # Item 6: an attempt is charged when the handler starts.  The jobs the
 # killed worker held reserved ahead, never started, come back with
@@ -22,7 +26,9 @@ alive() {
 	[ -n "$st" ] && [ "$st" != Z ] && [ "$st" != X ] && echo alive || echo gone
 }
 
-for mode in exec persistent; do
+for cell in exec/pid persistent/pid exec/group persistent/group; do
+	mode=${cell%/*}
+	how=${cell#*/}
 	empty_tables
 	rm -f "$T"/pids.*
 	write_conf <<EOC
@@ -39,12 +45,23 @@ max_running = 1
 env.DIR = $T
 EOC
 	id=$(jq_ enqueue slow '{}')
-	start_worker
-	w1=$WORKER_PID
+	if [ "$how" = pid ]; then
+		start_worker
+		w1=$WORKER_PID
+	else # a process group of its own, led by the worker, as a shell's job is
+		setsid "$JOBQ" -c "$CONF" work 2>"$T/worker.$mode.group.log" &
+		w1=$!
+		BG_PIDS+=("$w1")
+	fi
 	for ((i = 0; i < 100; i++)); do [ -s "$T/pids.$id" ] && break; sleep 0.1; done
 	read -r handler grandchild <"$T/pids.$id"
-	is "$(alive "$handler"),$(alive "$grandchild")" "alive,alive" "[$mode] the handler and its grandchild run"
-	kill -KILL "$w1"
+	is "$(alive "$handler"),$(alive "$grandchild")" "alive,alive" "[$cell] the handler and its grandchild run"
+	if [ "$how" = pid ]; then
+		kill -KILL "$w1"
+	else
+		is "$(ps -o pgid= -p "$w1" | tr -d ' ')" "$w1" "[$cell] the worker leads its process group"
+		kill -KILL -- "-$w1"
+	fi
 	wait "$w1" 2>/dev/null
 	t0=$(date +%s%N)
 	for ((i = 0; i < 40; i++)); do
@@ -53,8 +70,8 @@ EOC
 	done
 	ms=$((($(date +%s%N) - t0) / 1000000))
 	is "$(alive "$handler"),$(alive "$grandchild")" "gone,gone" \
-		"[$mode] SIGKILL to the worker: handler and grandchild are gone within 2 s (${ms} ms)"
-	ok "$([ "$ms" -le 2000 ]; echo $?)" "[$mode] ... and it took at most 2000 ms"
+		"[$cell] SIGKILL to the worker's $how: handler and grandchild are gone within 2 s (${ms} ms)"
+	ok "$([ "$ms" -le 2000 ]; echo $?)" "[$cell] ... and it took at most 2000 ms"
 
 	# The job comes back once its lease expires; the next run is the only one.
 	rm -f "$T/pids.$id"
@@ -63,13 +80,15 @@ EOC
 	for ((i = 0; i < 150; i++)); do [ -s "$T/pids.$id" ] && break; sleep 0.1; done
 	read -r handler2 grandchild2 <"$T/pids.$id" 2>/dev/null
 	ok "$([ -n "${handler2:-}" ] && [ "$handler2" != "$handler" ]; echo $?)" \
-		"[$mode] a new worker runs the job again after its lease expired"
-	is "$(pgrep -fc "orphan.py $mode $T" || true)" 1 "[$mode] one handler of the type runs (max_running = 1 holds)"
+		"[$cell] a new worker runs the job again after its lease expired"
+	is "$(pgrep -fc "orphan.py $mode $T" || true)" 1 "[$cell] one handler of the type runs (max_running = 1 holds)"
 	kill -TERM "$w2"
 	kill -TERM "$grandchild2" 2>/dev/null
 	wait_exit 30 "$w2" >/dev/null
 	is "$(alive "$handler2"),$(alive "$grandchild2")" "gone,gone" \
-		"[$mode] a worker that stops normally leaves nothing behind either"
+		"[$cell] a worker that stops normally leaves nothing behind either"
+	# What an unguarded kill left, so that it is not counted again.
+	[ "$(alive "$grandchild")" = gone ] || kill -KILL -- "-$handler" 2>/dev/null
 done
 
 for mode in exec persistent; do
