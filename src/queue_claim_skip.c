@@ -14,7 +14,7 @@ void
 queue_claim_skip_sql(struct db *db, struct buf *sql, const struct claim *cl)
 {
 	db_sql(db, sql,
-	    "SELECT " JOB_COLUMNS "UTC_TIMESTAMP(6) FROM jobs"
+	    "SELECT " JOB_COLUMNS_UNSTAMPED "UTC_TIMESTAMP(6) FROM jobs"
 	    " WHERE queue = %q%s AND priority IN (%s) AND due_at <= UTC_TIMESTAMP(6)"
 	    " ORDER BY priority, due_at, id LIMIT %u FOR UPDATE SKIP LOCKED",
 	    cl->queue, cl->only, cl->priorities, cl->limit);
@@ -66,7 +66,7 @@ stamp_sql(struct db *db, struct buf *sql, const struct claim *cl)
 {
 	size_t i, k = cl->charge < cl->n ? cl->charge : cl->n;
 
-	buf_adds(sql, "UPDATE jobs SET attempts = attempts + (attempts < 4294967295");
+	buf_adds(sql, "UPDATE jobs SET available_at = " FELL_DUE ", attempts = attempts + (attempts < 4294967295");
 	if (k < cl->n) {
 		buf_adds(sql, " AND id IN (");
 		for (i = 0; i < k; i++)

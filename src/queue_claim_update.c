@@ -59,7 +59,8 @@ stamp_sql(struct db *db, struct buf *sql, const struct claim *cl, struct db_res 
 	int first = 1;
 
 	db_sql(db, sql,
-	    "UPDATE jobs FORCE INDEX (PRIMARY) SET attempts = attempts + (attempts < 4294967295),"
+	    "UPDATE jobs FORCE INDEX (PRIMARY) SET available_at = " FELL_DUE ","
+	    " attempts = attempts + (attempts < 4294967295),"
 	    " reserved_at = UTC_TIMESTAMP(6), "
 	    "reserved_by = %q,"
 	    " lease_token = %q, lease_expires_at = UTC_TIMESTAMP(6) + INTERVAL %I MICROSECOND"

@@ -14,16 +14,37 @@
 
 struct flow_gate;
 
-/* The columns of a claimed job as queue_claim_rows reads them; the claim
- * adds the reservation time as the last one.  group_id is read here so
- * that an outcome appends its group's statements only for a job in a
- * group (groups.c). */
-#define JOB_COLUMNS                                                                 \
+/* When the job a claim takes fell due, as the row was before the claim
+ * stamped it: its available_at, or, for a row whose lease ran out after
+ * an attempt was charged (its worker died running it), when the lease
+ * ran out.  A job's wait (expire_after, the wait metric, its run's
+ * wait_ms) is measured from here: a dead worker's run costs the job
+ * that attempt's time, as a retry does, not its place under
+ * expire_after, which counts time due without starting.  A job held
+ * ahead by a worker that died, never started, was charged nothing
+ * (job.charged) and keeps its available_at, unless an earlier attempt
+ * counts (the row cannot tell): it then gains the time it was held.
+ * Each stamp sets available_at to this, first in its SET so that it
+ * reads the row unstamped, and a read after the stamp finds it there
+ * (JOB_COLUMNS). */
+#define FELL_DUE                                                                                       \
+	"IF(attempts > 0 AND lease_expires_at IS NOT NULL, GREATEST(available_at, lease_expires_at), " \
+	"available_at)"
+
+/* The columns of a claimed job as queue_claim_rows reads them, its wait
+ * measured from the SQL expression due; the claim adds the reservation
+ * time as the last one.  group_id is read here so that an outcome
+ * appends its group's statements only for a job in a group (groups.c). */
+#define JOB_COLUMNS_DUE(due)                                                        \
 	"id, queue, type, payload, priority, attempts, COALESCE(max_attempts, 0), " \
 	"TIMESTAMPDIFF(MICROSECOND, created_at, UTC_TIMESTAMP(6)) DIV 1000, created_at, " \
-	"TIMESTAMPDIFF(MICROSECOND, available_at, UTC_TIMESTAMP(6)) DIV 1000, " \
+	"TIMESTAMPDIFF(MICROSECOND, " due ", UTC_TIMESTAMP(6)) DIV 1000, " \
 	"TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), expires_at) DIV 1000, " CANCEL_WHO ", checkpoint, traceparent, " \
 	"has_waiters, wait_until IS NOT NULL, group_id, "
+/* ... of a row its claim (or hand-off) has stamped. */
+#define JOB_COLUMNS JOB_COLUMNS_DUE("available_at")
+/* ... of a row read before its claim stamps it. */
+#define JOB_COLUMNS_UNSTAMPED JOB_COLUMNS_DUE(FELL_DUE)
 
 /* One claim: up to limit jobs of one queue's due priorities, stamped
  * with token; the jobs it took so far are jobs[0..n). */

@@ -95,4 +95,76 @@ is "$(sql "SELECT CONCAT_WS('|', attempts, reason) FROM failed_jobs WHERE id = $
 	"an application's count of 4: kept as it was, and the reason does not blame a dead worker"
 run failed show "$e"
 like "$OUT" "attempts +4 of 1" "failed show: 'attempts 4 of 1', the count the row came with"
+
+# ---- expire_after and a job whose worker died running it ----
+# expire_after counts time due without starting.  The job had started:
+# it is due again when its lease runs out, and measured from then, so
+# the crash costs it that attempt, not the job.  Its handler sleeps on
+# its first run only; the claim after the kill comes 4.5 s after the
+# job was enqueued, past expire_after (4s) from then, well within it
+# from when the lease ran out (about 1 s after the kill).
+cat >"$T/crashy.sh" <<EOS
+#!/bin/sh
+# crashy.sh exec|persistent: notes each start in started; sleeps on the first
+step() { echo started >>"$T/started"; [ "\$(wc -l <"$T/started")" -gt 1 ] || sleep 60; }
+if [ "\$1" = persistent ]; then
+	while read -r l; do step; echo '{"status": 0}' >&3; done
+else
+	cat >/dev/null; step
+fi
+EOS
+chmod +x "$T/crashy.sh"
+for hmode in exec persistent; do
+	write_conf <<EOC
+[worker]
+poll_interval = 20ms
+reserve_ttl = 1s
+
+[queue default]
+
+[handler slow]
+exec = $T/crashy.sh $hmode
+mode = $hmode
+expire_after = 4s
+EOC
+	f=$(jq_ enqueue slow '{}')
+	kill_running "$f"
+	wait_for_sql 10 "SELECT TIMESTAMPDIFF(MICROSECOND, available_at, UTC_TIMESTAMP(6)) > 4500000 FROM jobs WHERE id = $f" 1
+	timeout 60 "$JOBQ" -c "$CONF" work --stop-when-empty 2>"$T/w5.$hmode.log"
+	is "$(sql "SELECT GROUP_CONCAT(CONCAT_WS('|', attempt, outcome) ORDER BY id) FROM job_runs WHERE job_id = $f")" "2|done" \
+		"[$hmode] expire_after: a job whose worker died running it runs again, as attempt 2, and is done"
+	is "$(grep -c . "$T/started")" 2 "[$hmode] ... its handler started twice"
+done
+
+# The same rule in each reservation mode, on rows as a dead worker
+# leaves them, lease lapsed a second ago, due 10 s: one that had started
+# (an attempt counts) runs; one held ahead, never started, is due since
+# its available_at and expires, not started.
+# stale ATTEMPTS: a row as a dead worker leaves it, with ATTEMPTS counted; its id.
+stale() {
+	sql "INSERT INTO jobs (queue, type, payload, available_at, attempts, reserved_at, reserved_by, lease_token, lease_expires_at)
+		VALUES ('default', 'quick', '{}', UTC_TIMESTAMP(6) - INTERVAL 10 SECOND, $1, UTC_TIMESTAMP(6) - INTERVAL 2 SECOND,
+		'gone:1:x', REPEAT('b', 32), UTC_TIMESTAMP(6) - INTERVAL 1 SECOND); SELECT LAST_INSERT_ID()"
+}
+for rmode in skip-locked update; do
+	write_conf <<EOC
+[worker]
+poll_interval = 20ms
+reserve_mode = $rmode
+
+[queue default]
+
+[handler quick]
+exec = /bin/true
+expire_after = 5s
+EOC
+	g=$(stale 1)
+	h=$(stale 0)
+	timeout 60 "$JOBQ" -c "$CONF" work --stop-when-empty 2>"$T/w6.$rmode.log"
+	is "$(sql "SELECT CONCAT_WS('|', attempt, outcome) FROM job_runs WHERE job_id = $g")" "2|done" \
+		"[$rmode] expire_after: a stale job that had started runs again (measured from its lease's end)"
+	like "$(sql "SELECT CONCAT_WS('|', outcome, error) FROM job_runs WHERE job_id = $h")" \
+		"^expired\|expired: due for longer than its handler's expire_after \(5s\)" \
+		"[$rmode] a stale job never started expires (measured from its available_at)"
+done
 finish
