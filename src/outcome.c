@@ -72,10 +72,14 @@ matches(const pcre2_code *re, const char *text)
 
 /* The end of every failure: dead when the attempts are used up or the
  * next attempt would start after retry_until, else a retry after the
- * backoff.  words says how the attempt ended. */
+ * delay: retry_after_ms, when the handler asked for one
+ * ({"retry_after"} on its control channel, -1 when not), in place of
+ * the backoff.  retry_until is checked once, against the delay used: a
+ * backoff that would pass it does not bury a job whose handler asked
+ * for less.  words says how the attempt ended. */
 static void
 retry_or_dead(const struct handler *h, const char *words, unsigned attempt, unsigned max_attempts,
-    int64_t age_ms, struct decision *d)
+    int64_t age_ms, int64_t retry_after_ms, struct decision *d)
 {
 	char dur[32];
 
@@ -85,22 +89,27 @@ retry_or_dead(const struct handler *h, const char *words, unsigned attempt, unsi
 		    max_attempts, words);
 		return;
 	}
-	d->delay_ms = backoff_delay(&h->backoff, attempt);
+	d->delay_ms = retry_after_ms >= 0 ? retry_after_ms : backoff_delay(&h->backoff, attempt);
 	if (h->retry_until_ms > 0 && age_ms + d->delay_ms > h->retry_until_ms) {
 		d->kind = OUTCOME_DEAD;
 		duration_format(h->retry_until_ms, dur, sizeof dur);
-		snprintf(d->reason, sizeof d->reason, "retry_until passed (no attempt after %s; last: %s)",
-		    dur, words);
+		if (retry_after_ms >= 0)
+			snprintf(d->reason, sizeof d->reason,
+			    "retry_until passed (retry_after asked for more than %s; last: %s)", dur, words);
+		else
+			snprintf(d->reason, sizeof d->reason,
+			    "retry_until passed (no attempt after %s; last: %s)", dur, words);
 		d->delay_ms = 0;
 	}
 }
 
 /* Decides the outcome of attempt number attempt (1-based) of a job that
  * was age_ms old when the handler ended.  max_attempts is the limit in
- * force (the job's own or the handler's). */
+ * force (the job's own or the handler's); a retry waits retry_after_ms
+ * instead of the backoff when that is 0 or more (retry_or_dead). */
 void
 outcome_decide(const struct handler *h, const struct exit_info *x, const char *stderr_text, unsigned attempt,
-    unsigned max_attempts, int64_t age_ms, struct decision *d)
+    unsigned max_attempts, int64_t age_ms, int64_t retry_after_ms, struct decision *d)
 {
 	char words[128];
 
@@ -125,11 +134,12 @@ outcome_decide(const struct handler *h, const struct exit_info *x, const char *s
 		return;
 	} else
 		snprintf(d->reason, sizeof d->reason, "%s", words);
-	retry_or_dead(h, words, attempt, max_attempts, age_ms, d);
+	retry_or_dead(h, words, attempt, max_attempts, age_ms, retry_after_ms, d);
 }
 
 /* A handler error that its exit status does not show (a bad control
- * channel, say what): retried like any other failure, or dead-lettered
+ * channel, say what): retried after the backoff like any other failure
+ * (a retry_after on a channel in error is not taken), or dead-lettered
  * when the attempts or retry_until are used up. */
 void
 outcome_handler_error(const struct handler *h, const char *what, unsigned attempt, unsigned max_attempts,
@@ -138,25 +148,5 @@ outcome_handler_error(const struct handler *h, const char *what, unsigned attemp
 	memset(d, 0, sizeof *d);
 	d->kind = OUTCOME_RETRY;
 	snprintf(d->reason, sizeof d->reason, "%s", what);
-	retry_or_dead(h, what, attempt, max_attempts, age_ms, d);
-}
-
-/* A retry whose handler asked to be retried after delay_ms ({"retry_after"}
- * on its control channel): that delay replaces the backoff, and
- * retry_until still holds. */
-void
-outcome_retry_after(const struct handler *h, int64_t delay_ms, int64_t age_ms, struct decision *d)
-{
-	char dur[32];
-
-	if (d->kind != OUTCOME_RETRY)
-		return;
-	d->delay_ms = delay_ms;
-	if (h->retry_until_ms > 0 && age_ms + d->delay_ms > h->retry_until_ms) {
-		d->kind = OUTCOME_DEAD;
-		duration_format(h->retry_until_ms, dur, sizeof dur);
-		snprintf(d->reason, sizeof d->reason, "retry_until passed (retry_after asked for more than %s)",
-		    dur);
-		d->delay_ms = 0;
-	}
+	retry_or_dead(h, what, attempt, max_attempts, age_ms, -1, d);
 }

@@ -29,10 +29,9 @@ struct decision {
 
 void outcome_exit_words(const struct exit_info *x, char *out, size_t outlen);
 void outcome_decide(const struct handler *h, const struct exit_info *x, const char *stderr_text,
-    unsigned attempt, unsigned max_attempts, int64_t age_ms, struct decision *d);
+    unsigned attempt, unsigned max_attempts, int64_t age_ms, int64_t retry_after_ms, struct decision *d);
 const char *outcome_name(enum outcome_kind k);
 void outcome_handler_error(const struct handler *h, const char *what, unsigned attempt, unsigned max_attempts,
     int64_t age_ms, struct decision *d);
-void outcome_retry_after(const struct handler *h, int64_t delay_ms, int64_t age_ms, struct decision *d);
 
 #endif

@@ -173,11 +173,12 @@ write_conclude(struct worker *w, struct slot *s)
 	} else {
 		int64_t age = s->job->age_ms + s->duration_ms;
 
-		outcome_decide(s->h, &x, s->error, s->job->attempt, s->max_attempts, age, &d);
+		/* A retry_after replaces the backoff, checked against
+		 * retry_until as the delay used (outcome.c). */
+		outcome_decide(s->h, &x, s->error, s->job->attempt, s->max_attempts, age,
+		    ctl_bad ? -1 : s->ctl.retry_after_ms, &d);
 		if (ctl_bad && d.kind == OUTCOME_DONE)
 			outcome_handler_error(s->h, why, s->job->attempt, s->max_attempts, age, &d);
-		else if (!ctl_bad && s->ctl.retry_after_ms >= 0)
-			outcome_retry_after(s->h, s->ctl.retry_after_ms, age, &d);
 		if (d.kind == OUTCOME_DONE)
 			gather_follow(w, s);
 		s->write = d.kind == OUTCOME_DONE ? OUT_DONE : d.kind == OUTCOME_RETRY ? OUT_RETRY : OUT_DEAD;

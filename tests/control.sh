@@ -1,6 +1,7 @@
 #!/bin/bash
 # The control channel (issue 13): follow-up jobs exist iff their parent
-# is recorded done, exactly once; retry_after replaces the backoff;
+# is recorded done, exactly once; retry_after replaces the backoff, and
+# retry_until is checked against it, not against the backoff;
 # garbage on the channel is a handler error; the result is kept in the
 # run history.  In both reservation modes.
 . "$top_srcdir/tests/lib.sh"
@@ -48,6 +49,14 @@ exec = ./control.sh follow_crash_once
 backoff = 200ms
 [handler retry_after]
 exec = ./control.sh retry_after
+[handler retry_soon]
+exec = ./control.sh retry_in 5m
+backoff = exponential 30m 1h
+retry_until = 10m
+[handler retry_late]
+exec = ./control.sh retry_in 20m
+backoff = 1s
+retry_until = 10m
 [handler garbage]
 exec = ./control.sh garbage
 [handler garbage_last]
@@ -70,6 +79,8 @@ EOC
 	fc=$(jq_ enqueue follow_crash_once '{}')
 	f3=$(jq_ enqueue follow_three '{}')
 	ra=$(jq_ enqueue retry_after '{}')
+	rso=$(jq_ enqueue retry_soon '{}')
+	rla=$(jq_ enqueue retry_late '{}')
 	ga=$(jq_ enqueue garbage '{}')
 	gl=$(jq_ enqueue garbage_last '{}')
 	lg=$(jq_ enqueue late_garbage '{}')
@@ -102,6 +113,12 @@ EOC
 	d=$(retry_delay "$ra" 1)
 	ok $([ -n "$d" ] && [ "$d" -ge 419000 ] && [ "$d" -le 425000 ]; echo $?) \
 		"[$mode] retry_after 7m replaces the 30s backoff (got ${d}ms)"
+	d=$(retry_delay "$rso" 1)
+	ok $([ "$(where "$rso")" = queue ] && [ -n "$d" ] && [ "$d" -ge 299000 ] && [ "$d" -le 305000 ]; echo $?) \
+		"[$mode] retry_after 5m within retry_until (10m), where the 30m backoff it replaces is not: retried after 5m (got ${d}ms)"
+	is "$(where "$rla")" failed "[$mode] retry_after 20m past retry_until (10m): dead-lettered, the 1s backoff it replaces no matter"
+	like "$(sql "SELECT reason FROM failed_jobs WHERE id = $rla")" "^retry_until passed \(retry_after asked for more than 10m; last: exit 75\)" \
+		"[$mode] ... and the reason says retry_after asked for it"
 
 	is "$(where "$ga")" queue "[$mode] garbage on the channel, exit 0: the job is retried"
 	is "$(sql "SELECT CONCAT_WS('|', outcome, exit_status) FROM job_runs WHERE job_id = $ga")" "retry|exit 0" \

@@ -269,7 +269,8 @@ done
 # ---- the control lines through the worker: applied in persistent mode ----
 # persist_ctl.py writes a follow-up, progress and a result, then is done
 # (or retries after 10m when the payload says fail): the follow-up exists
-# only for the done job, the result is kept, retry_after wins.
+# only for the done job, the result is kept, retry_after wins, and
+# retry_until is checked against it, not against the backoff it replaces.
 empty_tables
 write_conf <<EOC
 [worker]
@@ -285,12 +286,20 @@ mode = persistent
 exec = $TH/persist_ctl.py
 env.PYTHONPATH = $HANDLERS
 
+[handler pcu]
+mode = persistent
+exec = $TH/persist_ctl.py
+env.PYTHONPATH = $HANDLERS
+backoff = exponential 30m 1h
+retry_until = 15m
+
 [handler next]
 queue = low
 exec = /bin/true
 EOC
 okid=$(jq_ enqueue pc '{}')
 failid=$(jq_ enqueue pc '{"fail": 1}')
+untilid=$(jq_ enqueue pcu '{"fail": 1}')
 jq_ work --stop-when-empty --queue default 2>"$T/pc.log"
 is "$(sql "SELECT CONCAT_WS('|', queue, payload, available_at > UTC_TIMESTAMP(6) + INTERVAL 4 MINUTE) FROM jobs WHERE type = 'next'")" \
 	"low|{\"from\":$okid}|1" "persistent mode: the done job's follow-up is enqueued once, in queue low, 5m later"
@@ -300,4 +309,6 @@ is "$(sql "SELECT follow_ups FROM job_runs WHERE job_id = $okid")" "$(sql "SELEC
 is "$(sql "SELECT CONCAT_WS('|', attempts, available_at > UTC_TIMESTAMP(6) + INTERVAL 9 MINUTE) FROM jobs WHERE id = $failid")" \
 	"1|1" "persistent mode: the failed job retries after retry_after (10m), not the 30s backoff"
 is "$(sql "SELECT COUNT(*) FROM jobs WHERE type = 'next' AND payload LIKE '%$failid%'")" 0 "... and leaves no follow-up"
+is "$(sql "SELECT CONCAT_WS('|', attempts, available_at > UTC_TIMESTAMP(6) + INTERVAL 9 MINUTE) FROM jobs WHERE id = $untilid")" \
+	"1|1" "persistent mode: retry_after (10m) within retry_until (15m) retries, where the 30m backoff it replaces would not"
 finish

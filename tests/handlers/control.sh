@@ -22,6 +22,7 @@ follow_crash_once)
 	[ "$JOBQ_ATTEMPT" != 1 ] || kill -KILL $$
 	exit 0 ;;
 retry_after) echo '{"retry_after": "7m"}' >&3; exit 75 ;;
+retry_in) printf '{"retry_after": "%s"}\n' "$2" >&3; exit 75 ;; # $2: the delay asked for
 garbage) echo '{"progress": 5}' >&3; echo 'this is not json' >&3; exit 0 ;;
 late_garbage)
 	# The runner keeps the newest progress line only and the checkpoint

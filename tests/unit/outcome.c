@@ -112,7 +112,7 @@ decides(const char *name, const char *type, struct exit_info x, const char *err,
 	struct decision d;
 
 	memset(&d, 0x5A, sizeof d);
-	outcome_decide(handler(type), &x, err, attempt, max, age_ms, &d);
+	outcome_decide(handler(type), &x, err, attempt, max, age_ms, -1, &d);
 	ok(d.kind == want, "%s: %s", name, outcome_name(want));
 	if (d.kind != want)
 		printf("#   got %s (%s)\n", outcome_name(d.kind), d.reason);
@@ -227,6 +227,38 @@ test_table_limits(void)
 	    OUTCOME_DEAD, "permanent");
 }
 
+/* A retry_after from the handler replaces the backoff, and retry_until
+ * is checked once, against it: the backoff it replaces (10m on the
+ * "until" handler, 1h) may pass the limit where retry_after does not. */
+static void
+test_retry_after(void)
+{
+	struct exit_info x = exited(75);
+	struct decision d;
+
+	outcome_decide(handler("until"), &x, "", 1, 100, 3300000, 1000, &d);
+	ok(d.kind == OUTCOME_RETRY && d.delay_ms == 1000,
+	    "retry_after 1s where the 10m backoff would pass retry_until: retried after 1s");
+	if (d.kind != OUTCOME_RETRY)
+		printf("#   got %s (%s)\n", outcome_name(d.kind), d.reason);
+	outcome_decide(handler("until"), &x, "", 1, 100, 0, 1800000, &d);
+	is_int(d.delay_ms, 1800000, "retry_after 30m, longer than the backoff, within retry_until: waited");
+	outcome_decide(handler("until"), &x, "", 1, 100, 3000000, 600001, &d);
+	ok(d.kind == OUTCOME_DEAD && strstr(d.reason, "retry_after asked for more than 1h") != NULL,
+	    "retry_after past retry_until: dead, and the reason says retry_after asked for it");
+	is_int(d.delay_ms, 0, "... no delay");
+	outcome_decide(handler("until"), &x, "", 100, 100, 0, 1000, &d);
+	ok(d.kind == OUTCOME_DEAD && strstr(d.reason, "attempts used up") != NULL,
+	    "retry_after on the last attempt: attempts used up");
+	x = exited(65);
+	outcome_decide(handler("until"), &x, "", 1, 100, 0, 1000, &d);
+	ok(d.kind == OUTCOME_DEAD && strstr(d.reason, "permanent") != NULL,
+	    "retry_after does not rescue a permanent exit");
+	x = exited(0);
+	outcome_decide(handler("until"), &x, "", 1, 100, 0, 1000, &d);
+	ok(d.kind == OUTCOME_DONE && d.delay_ms == 0, "retry_after with exit 0: done");
+}
+
 static void
 test_table_overrides(void)
 {
@@ -252,7 +284,7 @@ test_jittered_delay(void)
 		struct exit_info x = exited(1);
 		struct decision d;
 
-		outcome_decide(handler("jittery"), &x, "", 1, 5, 0, &d);
+		outcome_decide(handler("jittery"), &x, "", 1, 5, 0, -1, &d);
 		if (d.kind != OUTCOME_RETRY || d.delay_ms < 9000 || d.delay_ms > 10000) {
 			printf("#   delay %lld\n", (long long)d.delay_ms);
 			inside = 0;
@@ -528,6 +560,7 @@ main(void)
 	test_table_signals();
 	test_table_stderr();
 	test_table_limits();
+	test_retry_after();
 	test_table_overrides();
 	test_jittered_delay();
 	test_exit_words();
