@@ -387,12 +387,14 @@ scheduler_tick(const struct conf *c, struct db *db, const struct scheduler_opts 
 {
 	struct schedule **v;
 	size_t nv, i;
+	char now_utc[32];
 	int64_t now;
 	int rc;
 
 	memset(n, 0, sizeof *n);
 	if ((rc = schedules_now(db, &now, err)) != DB_OK)
 		return rc;
+	isotime_utc_text(now, now_utc, sizeof now_utc);
 	if ((rc = schedules_load(c, db, &v, &nv, err)) != DB_OK)
 		return rc;
 	for (i = 0; i < nv && rc == DB_OK; i++) {
@@ -400,8 +402,14 @@ scheduler_tick(const struct conf *c, struct db *db, const struct scheduler_opts 
 		struct cron_zone *z = NULL;
 		struct cron *cr = NULL;
 
-		if (v[i]->problem != NULL && !v[i]->enabled)
-			continue; /* switched off: it would not fire anyway (--list shows why) */
+		if (v[i]->problem != NULL && !v[i]->enabled) {
+			/* Switched off: it would not fire anyway (--list shows
+			 * why); looked at like any disabled schedule (tick_one),
+			 * so its off time is never caught up. */
+			if (!o->dry_run)
+				rc = schedules_checked(db, v[i]->name, now_utc, err);
+			continue;
+		}
 		if (v[i]->problem == NULL && (z = cron_zone_open(v[i]->timezone, e2)) != NULL &&
 		    (cr = cron_parse(v[i]->cron, e2)) != NULL) {
 			/* A statement the server refuses for this schedule alone

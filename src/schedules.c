@@ -393,14 +393,28 @@ schedules_ini_off(const struct schedule *s)
 
 /* Turns a schedule (INI or database) on or off; the caller checked the
  * name, and that an INI schedule the file turns off is not turned on
- * (schedules_ini_off). */
+ * (schedules_ini_off).  A schedule switched from off to on is looked at
+ * up to now (the schedules' clock): a disabled schedule never fires, so
+ * the fires due while it was off are not the ticks' to catch up, even
+ * when no tick moved checked_until meanwhile (none ran, or the schedule
+ * could not fire and the ticks left it alone).  catch_up is for
+ * downtime: on a schedule already on, enable changes nothing.  The
+ * assignments run left to right, so checked_until reads the old switch. */
 int
 schedules_switch(struct db *db, const char *name, int enabled, char *err)
 {
+	char now_utc[32];
+	int64_t now;
+	int rc;
+
+	if ((rc = schedules_now(db, &now, err)) != DB_OK)
+		return rc;
+	isotime_utc_text(now, now_utc, sizeof now_utc);
 	return db_exec(db, err,
 	    "INSERT INTO jobq_schedule_state (name, enabled) VALUES (%q, %d)"
-	    " ON DUPLICATE KEY UPDATE enabled = %d",
-	    name, enabled ? 1 : 0, enabled ? 1 : 0);
+	    " ON DUPLICATE KEY UPDATE checked_until = IF(%d = 1 AND enabled = 0,"
+	    "  GREATEST(COALESCE(checked_until, %q), %q), checked_until), enabled = %d",
+	    name, enabled ? 1 : 0, enabled ? 1 : 0, now_utc, now_utc, enabled ? 1 : 0);
 }
 
 /* Records that the scheduler has looked at name's fires up to until

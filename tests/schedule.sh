@@ -220,7 +220,7 @@ n=$(njobs)
 at 2026-01-05T12:00:05Z >/dev/null
 at 2026-01-05T03:00:05Z >/dev/null
 is "$(njobs)" "$n" "disabled schedules do not fire"
-jq_ schedule enable inifile >/dev/null
+at 2026-01-05T12:00:10Z enable inifile >/dev/null # on the tests' clock: enable starts it from then
 at 2026-01-06T03:00:05Z >/dev/null
 is "$(njobs)" "$((n + 1))" "an enabled INI schedule fires again (once: the disabled time is not caught up)"
 jq_ schedule remove db1 >/dev/null

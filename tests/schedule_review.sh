@@ -140,6 +140,39 @@ is "$(fires quarter '2025-10-25 23:00')" "00:00 00:15 00:30 00:45 01:00 01:15 01
 	"autumn: */15 2 * * * follows the wall clock through both passes"
 cp "$T/good.ini" "$CONF"
 
+# ---- a schedule switched back on starts from then ----
+# The fires due while it was off are not caught up, however it spent
+# that time: ticked while its type was gone from the INI (the ticks
+# skip such a schedule), or with nothing ticking at all.  catch_up is
+# for downtime: `enable` of a schedule already on changes nothing.
+cp "$T/good.ini" "$CONF"
+sql "DELETE FROM jobq_schedules; DELETE FROM jobq_schedule_state; DELETE FROM jobq_schedule_runs; DELETE FROM jobs"
+printf '[handler gone]\nexec = %s/echo.sh\n' "$HANDLERS" >>"$CONF"
+at 2026-02-02T19:30:00Z add reen --cron '0 * * * *' --type gone --overlap allow >/dev/null
+jq_ schedule disable reen >/dev/null
+cp "$T/good.ini" "$CONF" # [handler gone] leaves the file while the schedule is off
+for t in 20:00:10 21:00:10 21:30:10; do at "2026-02-02T${t}Z" >/dev/null; done
+is "$(sql "SELECT checked_until FROM jobq_schedule_state WHERE name = 'reen'")" "2026-02-02 21:30:10.000000" \
+	"the ticks look at a disabled schedule that cannot fire as at any disabled one"
+printf '[handler gone]\nexec = %s/echo.sh\n' "$HANDLERS" >>"$CONF"
+at 2026-02-02T21:30:15Z enable reen >/dev/null
+OUT=$(at 2026-02-02T21:30:20Z 2>&1)
+is "$(sql "SELECT COUNT(*) FROM jobq_schedule_runs WHERE name = 'reen'")" 0 \
+	"re-enabled after its type came back: no fire from the time it was off"
+is "$(echo "$OUT" | grep -c reen)" 0 "... and the tick says nothing of it"
+at 2026-02-02T22:30:00Z disable reen >/dev/null
+at 2026-02-02T23:30:15Z enable reen >/dev/null # nothing ticked while it was off
+at 2026-02-02T23:30:20Z >/dev/null
+is "$(sql "SELECT COUNT(*) FROM jobq_schedule_runs WHERE name = 'reen'")" 0 \
+	"re-enabled with no tick while it was off: its 22:00 and 23:00 fires are not caught up"
+at 2026-02-03T01:19:00Z enable reen >/dev/null # already on: downtime is still caught up
+at 2026-02-03T01:20:00Z >/dev/null
+is "$(sql "SELECT CONCAT(fire_at, ' ', status) FROM jobq_schedule_runs WHERE name = 'reen'")" \
+	"2026-02-03 01:00:00.000000 enqueued" "enable of a schedule already on: the fire missed by downtime is caught up"
+at 2026-02-03T02:00:05Z >/dev/null
+is "$(sql "SELECT COUNT(*) FROM jobq_schedule_runs WHERE name = 'reen'")" 2 "... and the next fire is on time"
+cp "$T/good.ini" "$CONF"
+
 # ---- backup.py keeps the newest 5, also with same-second names ----
 sql "DELETE FROM jobs"
 mkdir -p "$T/src" "$T/bk"
