@@ -159,6 +159,7 @@ struct schedule {
 	int64_t alert_after_ms;      /* watchdog.c: a fire or its job this late alerts; 0: never */
 	char *description;
 	char *problem; /* a database schedule the INI no longer allows: why */
+	char *version; /* a database schedule's updated_at as loaded (the fires check it) */
 };
 
 /* A dashboard user ([user NAME]). */

@@ -32,6 +32,7 @@ schedule_free(struct schedule *s)
 	free(s->timezone);
 	free(s->description);
 	free(s->problem);
+	free(s->version);
 	free(s);
 }
 

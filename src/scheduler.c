@@ -21,6 +21,13 @@
  * the key taken (it waits on the first one's row lock, then gets a
  * duplicate key) and enqueues nothing.
  *
+ * Only what the schedule still is: a tick loads every schedule first
+ * and fires from that copy, so the statement that inserts the run row
+ * inserts it only while the schedule is still on and unedited, locking
+ * its rows until the fire commits (schedules_fire_guard).  Once `jobq
+ * schedule disable`, `edit` or `remove` has returned, no fire of what
+ * it changed happens.
+ *
  * The clock is schedules_now() (schedules.c), with its test hook
  * JOBQ_SCHEDULER_NOW; exactly-once is enforced by the key either way.
  * What --list and the dashboard show about schedules is read by
@@ -47,7 +54,9 @@
 #define COUNT_LIMIT 1000 /* past this many missed fires, stop counting each */
 #define ER_DUP_ENTRY_ 1062
 
-enum fire_result { FIRE_ENQUEUED, FIRE_SKIPPED, FIRE_MISSED, FIRE_TAKEN };
+/* FIRE_GONE: the schedule was switched off, edited or removed since the
+ * tick loaded it (schedules_fire_guard); nothing was written. */
+enum fire_result { FIRE_ENQUEUED, FIRE_SKIPPED, FIRE_MISSED, FIRE_TAKEN, FIRE_GONE };
 
 /* How a fire is made (fire_tx's how): recorded as missed, not enqueued;
  * by `jobq schedule --run`; without the overlap rule (the second and
@@ -125,6 +134,36 @@ last_job_busy(struct db *db, const char *name, const struct overlap *ov, int *bu
 	return DB_OK;
 }
 
+/* The first statement of a fire: its run row, inserted only while s is
+ * still on (unless manual) and as loaded (schedules_fire_guard).
+ * *res is FIRE_GONE when it is not; FIRE_TAKEN when another tick has
+ * the fire. */
+static int
+insert_run(struct db *db, const struct schedule *s, const char *at, int how, enum fire_result *res, char *err)
+{
+	struct buf sql;
+	char host[256];
+	int rc, manual = (how & FIRE_F_MANUAL) != 0;
+
+	if (gethostname(host, sizeof host) < 0)
+		snprintf(host, sizeof host, "localhost");
+	host[sizeof host - 1] = '\0';
+	buf_init(&sql);
+	db_sql(db, &sql,
+	    "INSERT INTO jobq_schedule_runs (name, fire_at, status, manual, host) SELECT %q, %s, %q, %d, %q",
+	    s->name, at, how & FIRE_F_MISSED ? "missed" : "enqueued", manual, host);
+	schedules_fire_guard(db, &sql, s, manual);
+	rc = db_exec_buf(db, &sql, err);
+	buf_free(&sql);
+	if (rc != DB_OK && db_errno(db) == ER_DUP_ENTRY_) {
+		*res = FIRE_TAKEN;
+		return DB_OK;
+	}
+	if (rc == DB_OK && db_affected(db) == 0)
+		*res = FIRE_GONE;
+	return rc;
+}
+
 /* The transaction of one fire (see the top of the file).  autocommit is
  * off rather than START TRANSACTION so that nothing can commit on its
  * own: should queue_enqueue's own deadlock retry roll back our row and
@@ -137,23 +176,14 @@ fire_tx(struct db *db, const struct schedule *s, const char *at, int how, const 
     const struct audit_entry *a, enum fire_result *res, uint64_t *job, char *err)
 {
 	struct enqueue_item it;
-	char host[256];
-	int rc, busy = 0, missed = how & FIRE_F_MISSED, manual = (how & FIRE_F_MANUAL) != 0;
+	int rc, busy = 0, missed = how & FIRE_F_MISSED;
 
-	if (gethostname(host, sizeof host) < 0)
-		snprintf(host, sizeof host, "localhost");
-	host[sizeof host - 1] = '\0';
 	if ((rc = db_exec(db, err, "SET autocommit = 0")) != DB_OK)
 		return rc;
-	rc = db_exec(db, err,
-	    "INSERT INTO jobq_schedule_runs (name, fire_at, status, manual, host) VALUES (%q, %s, %q, %d, "
-	    "%q)",
-	    s->name, at, missed ? "missed" : "enqueued", manual, host);
-	if (rc != DB_OK && db_errno(db) == ER_DUP_ENTRY_) {
-		*res = FIRE_TAKEN;
-		return DB_OK;
-	}
-	if (rc != DB_OK || missed) {
+	*res = FIRE_ENQUEUED;
+	if ((rc = insert_run(db, s, at, how, res, err)) != DB_OK || *res != FIRE_ENQUEUED)
+		return rc;
+	if (missed) {
 		*res = FIRE_MISSED;
 		return rc;
 	}
@@ -203,7 +233,7 @@ fire(struct db *db, const struct schedule *s, const char *at_text, int how, cons
 
 		*job = 0;
 		rc = fire_tx(db, s, at_sql, how, ov, a, res, job, err);
-		if (rc == DB_OK && *res != FIRE_TAKEN)
+		if (rc == DB_OK && *res != FIRE_TAKEN && *res != FIRE_GONE)
 			rc = db_commit(db, err);
 		else
 			db_rollback(db);
@@ -241,6 +271,11 @@ report_fire(const struct scheduler_opts *o, const struct schedule *s, enum fire_
 	switch (res) {
 	case FIRE_TAKEN:
 		say(o, 0, "%s: the %s fire was already enqueued by another run", s->name, when);
+		break;
+	case FIRE_GONE:
+		say(o, 1,
+		    "%s: %s fire not enqueued: the schedule was disabled, edited or removed during this tick",
+		    s->name, when);
 		break;
 	case FIRE_SKIPPED:
 		n->skipped++;
@@ -281,16 +316,16 @@ would(const struct scheduler_opts *o, const struct schedule *s, int missed, cons
  * catch_up is enqueued, oldest first, each once (its own run row); the
  * overlap rule applies to the first only, for the others catch up with
  * it.  Older fires are counted and reported; when none is recent
- * enough, the latest of them is recorded as missed, as latest does. */
+ * enough, the latest of them is recorded as missed, as latest does.
+ * *res: the last fire's result (FIRE_GONE ends it). */
 static int
 tick_all(struct db *db, const struct schedule *s, const struct cron *cr, const struct cron_zone *z,
     int64_t from, int64_t now, struct overlap *ov, const struct scheduler_opts *o, struct scheduler_counts *n,
-    char *err)
+    enum fire_result *res, char *err)
 {
 	int64_t ok_s = s->catch_up_ms / 1000 > ON_TIME_S - 1 ? s->catch_up_ms / 1000 : ON_TIME_S - 1;
 	int64_t cutoff = now - ok_s - 1, t, f, first = 0, latest = 0;
 	uint64_t old = 0, job = 0, k = 0;
-	enum fire_result res;
 	char when[40], now_at[40], at[32];
 	int rc;
 
@@ -309,23 +344,28 @@ tick_all(struct db *db, const struct schedule *s, const struct cron *cr, const s
 		}
 		isotime_utc_text(f, at, sizeof at);
 		ov->age_s = now - f;
-		if ((rc = fire(db, s, at, k > 0 ? FIRE_F_NO_OVERLAP : 0, ov, NULL, &res, &job, err)) != DB_OK)
+		if ((rc = fire(db, s, at, k > 0 ? FIRE_F_NO_OVERLAP : 0, ov, NULL, res, &job, err)) != DB_OK)
 			return rc;
-		report_fire(o, s, res, job, when, now - f >= ON_TIME_S ? now_at : NULL, now - f, n);
+		report_fire(o, s, *res, job, when, now - f >= ON_TIME_S ? now_at : NULL, now - f, n);
+		if (*res == FIRE_GONE)
+			return DB_OK;
 	}
 	if (k == 0 && old > 0) {
 		local_text(z, latest, now, when, sizeof when);
 		if (o->dry_run)
 			return would(o, s, 1, when, now - latest), DB_OK;
 		isotime_utc_text(latest, at, sizeof at);
-		if ((rc = fire(db, s, at, FIRE_F_MISSED, NULL, NULL, &res, &job, err)) != DB_OK)
+		if ((rc = fire(db, s, at, FIRE_F_MISSED, NULL, NULL, res, &job, err)) != DB_OK)
 			return rc;
-		report_fire(o, s, res, job, when, NULL, now - latest, n);
+		report_fire(o, s, *res, job, when, NULL, now - latest, n);
 	}
 	return DB_OK;
 }
 
-/* One schedule's part of a tick. */
+/* One schedule's part of a tick.  A fire that finds the schedule
+ * disabled, edited or removed since the tick loaded it (FIRE_GONE) ends
+ * it without moving checked_until: the schedule is no longer what this
+ * tick looked at, and a removed one must not get its row back. */
 static int
 tick_one(struct db *db, const struct schedule *s, const struct cron *cr, const struct cron_zone *z,
     int64_t now, const struct scheduler_opts *o, struct scheduler_counts *n, char *err)
@@ -334,10 +374,10 @@ tick_one(struct db *db, const struct schedule *s, const struct cron *cr, const s
 	uint64_t count, job = 0;
 	char when[40], first_at[40], now_at[40], now_utc[32];
 	struct overlap ov;
-	enum fire_result res;
-	int found, rc, missed;
+	enum fire_result res = FIRE_ENQUEUED;
+	int found, has_state, rc, missed;
 
-	if ((rc = schedules_checked_until(db, s->name, &from, &ticked, &found, err)) != DB_OK)
+	if ((rc = schedules_checked_until(db, s->name, &from, &ticked, &found, &has_state, err)) != DB_OK)
 		return rc;
 	isotime_utc_text(ticked, ov.ticked, sizeof ov.ticked);
 	if (!found)
@@ -345,8 +385,11 @@ tick_one(struct db *db, const struct schedule *s, const struct cron *cr, const s
 	isotime_utc_text(now, now_utc, sizeof now_utc);
 	if (!s->enabled || !due_fires(cr, z, from, now, &first, &latest, &count))
 		return o->dry_run ? DB_OK : schedules_checked(db, s->name, now_utc, err);
+	if (!has_state && !o->dry_run && (rc = schedules_state_row(db, s->name, err)) != DB_OK)
+		return rc;
 	if (s->catch_up_mode == CATCH_UP_ALL) {
-		if ((rc = tick_all(db, s, cr, z, from, now, &ov, o, n, err)) != DB_OK || o->dry_run)
+		if ((rc = tick_all(db, s, cr, z, from, now, &ov, o, n, &res, err)) != DB_OK || o->dry_run ||
+		    res == FIRE_GONE)
 			return rc;
 		return schedules_checked(db, s->name, now_utc, err);
 	}
@@ -371,7 +414,7 @@ tick_one(struct db *db, const struct schedule *s, const struct cron *cr, const s
 			return rc;
 	}
 	report_fire(o, s, res, job, when, late_s >= ON_TIME_S ? now_at : NULL, late_s, n);
-	return schedules_checked(db, s->name, now_utc, err);
+	return res == FIRE_GONE ? DB_OK : schedules_checked(db, s->name, now_utc, err);
 }
 
 /* Enqueues what is due for every schedule.  A schedule that cannot fire
@@ -454,10 +497,15 @@ scheduler_run_now(const struct conf *c, struct db *db, const struct schedule *s,
 		    s->payload);
 		return DB_OK;
 	}
-	if ((rc = queue_db_now(db, at, sizeof at, err)) != DB_OK)
+	if ((rc = queue_db_now(db, at, sizeof at, err)) != DB_OK ||
+	    (rc = schedules_state_row(db, s->name, err)) != DB_OK)
 		return rc;
 	if ((rc = fire(db, s, at, FIRE_F_MANUAL, NULL, a, &res, job_id, err)) != DB_OK)
 		return rc;
+	if (res == FIRE_GONE) {
+		errf(err, "%s: edited or removed meanwhile; nothing enqueued, try again", s->name);
+		return DB_EFAIL;
+	}
 	if (res != FIRE_ENQUEUED) {
 		errf(err, "%s: another run took the same microsecond; try again", s->name);
 		return DB_EFAIL;

@@ -65,6 +65,7 @@ from_row(const struct conf *c, char **row)
 		s->problem = xstrdup(err);
 	if (s->problem != NULL && s->cron == NULL)
 		s->cron = xstrdup(row[1]);
+	s->version = xstrdup(row[12]);
 	return s;
 }
 
@@ -84,7 +85,7 @@ load_db(const struct conf *c, struct db *db, struct schedule ***v, size_t *n, ch
 
 	r = db_query(db, &rc, err,
 	    "SELECT name, cron, type, payload, queue, priority, timezone, overlap, catch_up_ms, description,"
-	    " catch_up_mode, alert_after_ms FROM jobq_schedules ORDER BY name");
+	    " catch_up_mode, alert_after_ms, updated_at FROM jobq_schedules ORDER BY name");
 	if (r == NULL)
 		return rc;
 	while ((row = db_res_next(r)) != NULL) {
@@ -207,15 +208,25 @@ schedules_ini(const struct conf *c, const char *name)
 }
 
 /* The statement of schedules_checked: checked_until moves to until,
- * never back; watched_since is set the first time. */
+ * never back; watched_since is set the first time.  fresh (a schedule
+ * being added): whatever row the name has is a removed schedule's (a
+ * tick that had loaded it may write it after the removal), and the new
+ * schedule starts afresh: switched on, looked at from until. */
 static void
-checked_sql(struct db *db, struct buf *sql, const char *name, const char *until)
+checked_sql(struct db *db, struct buf *sql, const char *name, const char *until, int fresh)
 {
 	db_sql(db, sql,
-	    "INSERT INTO jobq_schedule_state (name, checked_until, watched_since) VALUES (%q, %q, %q)"
-	    " ON DUPLICATE KEY UPDATE checked_until = GREATEST(COALESCE(checked_until, %q), %q),"
-	    " watched_since = COALESCE(watched_since, %q)",
-	    name, until, until, until, until, until);
+	    "INSERT INTO jobq_schedule_state (name, checked_until, watched_since) VALUES (%q, %q, %q)", name,
+	    until, until);
+	if (fresh)
+		buf_adds(sql,
+		    " ON DUPLICATE KEY UPDATE enabled = NULL, checked_until = VALUES(checked_until),"
+		    " watched_since = VALUES(watched_since)");
+	else
+		db_sql(db, sql,
+		    " ON DUPLICATE KEY UPDATE checked_until = GREATEST(COALESCE(checked_until, %q), %q),"
+		    " watched_since = COALESCE(watched_since, %q)",
+		    until, until, until);
 }
 
 /* One try of schedules_add, inside a transaction: the row, and the
@@ -244,7 +255,7 @@ add_once(struct db *db, const struct schedule *s, char *err)
 		return rc;
 	isotime_utc_text(now, now_utc, sizeof now_utc);
 	buf_init(&sql);
-	checked_sql(db, &sql, s->name, now_utc);
+	checked_sql(db, &sql, s->name, now_utc, 1);
 	rc = db_exec_buf(db, &sql, err);
 	buf_free(&sql);
 	return rc;
@@ -325,12 +336,18 @@ schedules_update(struct db *db, const struct schedule *s, char *err)
 	return rc;
 }
 
-/* One try of schedules_remove, inside a transaction. */
+/* One try of schedules_remove, inside a transaction.  The switch's row
+ * goes first: a fire locks it before the schedule's row
+ * (schedules_fire_guard), and taking them in the same order keeps the
+ * two from deadlocking.  The caller rolls back on an error. */
 static int
 remove_once(const struct conf *c, struct db *db, const char *name, char *err)
 {
 	const struct schedule *ini;
-	int rc = db_exec(db, err, "DELETE FROM jobq_schedules WHERE name = %q", name);
+	int rc = db_exec(db, err, "DELETE FROM jobq_schedule_state WHERE name = %q", name);
+
+	if (rc == DB_OK)
+		rc = db_exec(db, err, "DELETE FROM jobq_schedules WHERE name = %q", name);
 
 	if (rc == DB_OK && db_affected(db) == 0 && (ini = schedules_ini(c, name)) != NULL) {
 		errf(err, "'%s' is defined in %s:%d; remove it there (or disable it)", name, c->path,
@@ -341,8 +358,6 @@ remove_once(const struct conf *c, struct db *db, const char *name, char *err)
 		errf(err, "no schedule '%s' in the database", name);
 		return SCHEDULES_NOT_FOUND;
 	}
-	if (rc == DB_OK)
-		rc = db_exec(db, err, "DELETE FROM jobq_schedule_state WHERE name = %q", name);
 	if (rc == DB_OK)
 		rc = db_exec(db, err, "DELETE FROM jobq_schedule_runs WHERE name = %q", name);
 	return rc;
@@ -417,6 +432,41 @@ schedules_switch(struct db *db, const char *name, int enabled, char *err)
 	    name, enabled ? 1 : 0, enabled ? 1 : 0, now_utc, now_utc, enabled ? 1 : 0);
 }
 
+/* The part of the statement that inserts a fire's run row (scheduler.c)
+ * which makes it insert nothing unless s is still what the tick loaded:
+ * its switch's row is there and not off (manual: on or off), and, for a
+ * database schedule, its row is there with the updated_at it was loaded
+ * with (every edit sets it).  Both rows are read with shared locks, in
+ * the fire's own statement (no round trip of its own): an edit, a switch
+ * or a removal that comes first is seen, one that comes later waits on
+ * the locks until the fire has committed.  So once such a command has
+ * returned, no fire of the old definition happens.  The switch's row
+ * must exist (schedules_state_row): under READ COMMITTED a missing row
+ * could not be locked.  Appended to b, after "SELECT values". */
+void
+schedules_fire_guard(struct db *db, struct buf *b, const struct schedule *s, int manual)
+{
+	db_sql(db, b, " FROM jobq_schedule_state st WHERE st.name = %q", s->name);
+	if (!manual)
+		buf_adds(b, " AND COALESCE(st.enabled, 1) <> 0");
+	if (s->source == SCHEDULE_DB)
+		db_sql(db, b,
+		    " AND EXISTS (SELECT 1 FROM jobq_schedules d WHERE d.name = %q AND d.updated_at = %q"
+		    " LOCK IN SHARE MODE)",
+		    s->name, s->version != NULL ? s->version : "");
+	buf_adds(b, " LOCK IN SHARE MODE");
+}
+
+/* Makes sure name has its row in jobq_schedule_state, which every fire
+ * locks (schedules_fire_guard): an INI schedule gets it from its first
+ * tick, a database schedule from schedules_add. */
+int
+schedules_state_row(struct db *db, const char *name, char *err)
+{
+	return db_exec(db, err,
+	    "INSERT INTO jobq_schedule_state (name) VALUES (%q) ON DUPLICATE KEY UPDATE name = name", name);
+}
+
 /* Records that the scheduler has looked at name's fires up to until
  * ("YYYY-MM-DD HH:MM:SS" UTC); it never moves back.  The first look
  * also starts watched_since (schedules_watched_since).  Rerun when it
@@ -429,7 +479,7 @@ schedules_checked(struct db *db, const char *name, const char *until, char *err)
 	int rc;
 
 	buf_init(&sql);
-	checked_sql(db, &sql, name, until);
+	checked_sql(db, &sql, name, until, 0);
 	rc = db_exec_retry(db, &sql, NULL, 0, err);
 	buf_free(&sql);
 	return rc;
@@ -439,10 +489,12 @@ schedules_checked(struct db *db, const char *name, const char *until, char *err)
  * checked_until and its last scheduled fire (seconds since the epoch);
  * *found 0 when neither exists.  *ticked (unless NULL): checked_until
  * alone, how far the last tick that finished looked (a tick cut off
- * may have enqueued fires after it); 86400 when there is none. */
+ * may have enqueued fires after it); 86400 when there is none.
+ * *has_state (unless NULL): whether name has its jobq_schedule_state
+ * row (schedules_state_row). */
 int
 schedules_checked_until(
-    struct db *db, const char *name, int64_t *until, int64_t *ticked, int *found, char *err)
+    struct db *db, const char *name, int64_t *until, int64_t *ticked, int *found, int *has_state, char *err)
 {
 	struct db_res *r;
 	char **row;
@@ -451,12 +503,15 @@ schedules_checked_until(
 	*found = 0;
 	if (ticked != NULL)
 		*ticked = 86400;
+	if (has_state != NULL)
+		*has_state = 0;
 	r = db_query(db, &rc, err,
 	    "SELECT UNIX_TIMESTAMP(GREATEST(c, COALESCE((SELECT MAX(fire_at) FROM jobq_schedule_runs"
-	    "  WHERE name = %q AND manual = 0), '1970-01-02'))), UNIX_TIMESTAMP(c)"
+	    "  WHERE name = %q AND manual = 0), '1970-01-02'))), UNIX_TIMESTAMP(c),"
+	    " EXISTS (SELECT 1 FROM jobq_schedule_state WHERE name = %q)"
 	    " FROM (SELECT COALESCE((SELECT checked_until FROM jobq_schedule_state WHERE name = %q),"
 	    "  '1970-01-02') c) t",
-	    name, name);
+	    name, name, name);
 	if (r == NULL)
 		return rc;
 	if ((row = db_res_next(r)) != NULL && row[0] != NULL) {
@@ -464,6 +519,8 @@ schedules_checked_until(
 		*found = *until > 2 * 86400;
 		if (ticked != NULL)
 			*ticked = strtoll(row[1], NULL, 10);
+		if (has_state != NULL)
+			*has_state = row[2] != NULL && strcmp(row[2], "1") == 0;
 	}
 	db_res_free(r);
 	return DB_OK;

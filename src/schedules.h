@@ -33,7 +33,9 @@ int schedules_ini_off(const struct schedule *s);
 int schedules_switch(struct db *db, const char *name, int enabled, char *err);
 int schedules_checked(struct db *db, const char *name, const char *until, char *err);
 int schedules_checked_until(
-    struct db *db, const char *name, int64_t *until, int64_t *ticked, int *found, char *err);
+    struct db *db, const char *name, int64_t *until, int64_t *ticked, int *found, int *has_state, char *err);
+void schedules_fire_guard(struct db *db, struct buf *b, const struct schedule *s, int manual);
+int schedules_state_row(struct db *db, const char *name, char *err);
 int schedules_now(struct db *db, int64_t *now, char *err);
 int schedules_prune(struct db *db, int64_t older_ms, int count_only, uint64_t *removed, char *err);
 const char *schedules_catch_up_name(enum catch_up m);

@@ -284,7 +284,7 @@ check_missed(struct watch *w, const struct schedule *s, const struct cron *cr, c
 
 	isotime_utc_text(now, now_utc, sizeof now_utc);
 	if ((rc = schedules_watched_since(w->db, s->name, now_utc, &since, err)) != DB_OK ||
-	    (rc = schedules_checked_until(w->db, s->name, &until, NULL, &found, err)) != DB_OK ||
+	    (rc = schedules_checked_until(w->db, s->name, &until, NULL, &found, NULL, err)) != DB_OK ||
 	    (rc = last_run(w->db, s->name, &last, &missed, &found, err)) != DB_OK)
 		return rc;
 	duration_format(s->alert_after_ms, d, sizeof d);

@@ -10,7 +10,9 @@
 #      count as "the last fire"); a fire cut off on time still holds up
 #      the next one;
 #   3. a schedule added with `jobq schedule add` (or removed and added
-#      again) never fires an occurrence from before it was added.
+#      again) never fires an occurrence from before it was added;
+#   4. schedule disable, edit and remove hold against a tick under way:
+#      once they have returned, no fire of the old schedule happens.
 # The worker and the ticks talk to the server through
 # tests/replylost.py (see tests/replylost.sh).
 . "$top_srcdir/tests/lib.sh"
@@ -104,6 +106,84 @@ is "$(sql "SELECT COUNT(*) FROM jobq_schedule_runs WHERE name = 'fresh'")" 0 \
 	"removed and added again at 11:08:20: a tick at 11:08:50 does not fire 11:08"
 out=$(JOBQ_SCHEDULER_NOW=2026-01-05T11:09:01Z jq_ schedule 2>&1)
 like "$out" "fresh: 11:09 fire enqueued" "... its first fire is 11:09"
+
+# ---- 4. disable, edit and remove hold against a tick under way ----
+# A tick loads every schedule, then fires from that copy.  Held by the
+# proxy at s1's run row (the operator's command comes first) or just
+# after it (the tick comes first), once the command has returned no
+# fire of what it changed may happen.  The operator talks to the server
+# directly.
+body="[queue default]
+[queue other]
+[handler tick]
+exec = /bin/true
+queue = other
+[handler other]
+exec = /bin/true
+queue = other"
+echo "$body" | write_conf
+cp "$CONF" "$T/direct.ini"
+echo "$body" | SOCKET=$T/p.sock write_conf
+D() { "$JOBQ" -c "$T/direct.ini" "$@"; }
+sql "DELETE FROM jobq_schedules; DELETE FROM jobq_schedule_state; DELETE FROM jobq_schedule_runs; DELETE FROM jobs"
+JOBQ_SCHEDULER_NOW=2026-01-06T09:59:30Z D schedule add s1 --cron '0 10 * * *' --type tick --payload '{"v": "old"}' >/dev/null
+# held_tick REGEX: a tick at 10:00:05 through the proxy, held at the
+# first statement matching REGEX; TICK its pid, $T/tick.out its output.
+held_tick() {
+	sql "DELETE FROM jobs; DELETE FROM jobq_schedule_runs;
+		UPDATE jobq_schedule_state SET checked_until = '2026-01-06 09:59:30' WHERE name = 's1'"
+	rm -f "$PX/held"
+	printf '%s' "$1" >"$PX/hold"
+	(JOBQ_SCHEDULER_NOW=2026-01-06T10:00:05Z jq_ schedule >"$T/tick.out" 2>&1) &
+	TICK=$!
+	for i in $(seq 100); do [ -e "$PX/held" ] && break; sleep 0.1; done
+	[ -e "$PX/held" ]
+	ok $? "4: a tick held at /$1/"
+}
+s1_rows() { sql "SELECT CONCAT(COUNT(*), ' run rows, ', (SELECT COUNT(*) FROM jobs), ' jobs') FROM jobq_schedule_runs WHERE name = 's1'"; }
+
+held_tick "INSERT INTO jobq_schedule_runs.*'s1'"
+OUT=$(D schedule disable s1)
+is "$?:$OUT" "0:schedule 's1' disabled" "... meanwhile schedule disable s1 says disabled"
+rm -f "$PX/hold"
+wait $TICK
+is "$(s1_rows)" "0 run rows, 0 jobs" "... and the tick, let go, fires nothing"
+like "$(cat "$T/tick.out")" "s1: 10:00 fire not enqueued: the schedule was disabled, edited or removed during this tick" \
+	"... and says why"
+JOBQ_SCHEDULER_NOW=2026-01-06T09:59:40Z D schedule enable s1 >/dev/null
+
+held_tick "INSERT INTO jobq_schedule_runs.*'s1'"
+OUT=$(D schedule edit s1 --type other --payload '{"v": "new"}')
+is "$?:$OUT" "0:schedule 's1' changed" "... meanwhile schedule edit s1 --type other --payload new says changed"
+rm -f "$PX/hold"
+wait $TICK
+is "$(s1_rows)" "0 run rows, 0 jobs" "... and the tick, let go, does not fire the old type and payload"
+JOBQ_SCHEDULER_NOW=2026-01-06T10:00:10Z D schedule >/dev/null
+is "$(sql "SELECT CONCAT(type, ' ', payload) FROM jobs")" 'other {"v": "new"}' "... the next tick fires the new ones"
+D schedule edit s1 --type tick --payload '{"v": "old"}' >/dev/null
+
+held_tick "UPDATE jobq_schedule_runs SET job_id"
+(D schedule disable s1 >/dev/null; s1_rows >"$T/at_return") &
+OP=$!
+sleep 1
+[ ! -e "$T/at_return" ]
+ok $? "the tick first (held after its run row): schedule disable waits for the fire under way"
+rm -f "$PX/hold"
+wait $TICK $OP
+is "$(cat "$T/at_return"):$(s1_rows)" "1 run rows, 1 jobs:1 run rows, 1 jobs" \
+	"... which was committed before it returned, and nothing after"
+JOBQ_SCHEDULER_NOW=2026-01-06T09:59:40Z D schedule enable s1 >/dev/null
+
+held_tick "INSERT INTO jobq_schedule_runs.*'s1'"
+OUT=$(D schedule remove s1)
+is "$?:$OUT" "0:schedule 's1' removed" "... meanwhile schedule remove s1 says removed"
+rm -f "$PX/hold"
+wait $TICK
+is "$(s1_rows):$(sql "SELECT COUNT(*) FROM jobq_schedule_state WHERE name = 's1'")" "0 run rows, 0 jobs:0" \
+	"... and the tick, let go, neither fires it nor leaves a row of it"
+JOBQ_SCHEDULER_NOW=2026-01-06T10:00:30Z D schedule add s1 --cron '0 10 * * *' --type tick >/dev/null
+like "$(JOBQ_SCHEDULER_NOW=2026-01-06T10:00:40Z D schedule --list | grep '^s1 ')" "^s1 +db +on +0 10 \* \* \* +[0-9-]+ [0-9:]+ [^ ]+ +- " \
+	"... s1 added again starts afresh: no last fire"
 
 stop_workers
 finish
