@@ -149,7 +149,8 @@ flow_gate_open(struct db *db, const struct flow_gate *g, struct buf *sql, unsign
 /* Appends, for a claim governed by g that stamped token, the statements
  * that charge its starts to the rate window and forget starts older
  * than it; they must run before the claim's COMMIT.  One start per row
- * the token claimed that will start, counted by the database, so the
+ * of g's type the token claimed that will start (a claim's second part,
+ * of other types, is no start of it), counted by the database, so the
  * same statements serve both reservation modes: a job marked to be
  * cancelled (a dependency died) or past its expires_at is claimed only
  * to be ended unstarted, and is no start. */
@@ -161,9 +162,9 @@ flow_gate_charge_sql(struct db *db, struct buf *sql, const struct flow_gate *g, 
 	buf_adds(sql, "INSERT INTO jobq_starts (scope, started_at) SELECT ");
 	scope_sql(db, sql, "type:", g->type);
 	db_sql(db, sql,
-	    ", UTC_TIMESTAMP(6) FROM jobs WHERE lease_token = %q AND cancel_by IS NULL"
+	    ", UTC_TIMESTAMP(6) FROM jobs WHERE lease_token = %q AND type = %q AND cancel_by IS NULL"
 	    " AND COALESCE(expires_at > UTC_TIMESTAMP(6), 1);",
-	    token);
+	    token, g->type);
 	buf_adds(sql, "DELETE FROM jobq_starts WHERE scope = ");
 	scope_sql(db, sql, "type:", g->type);
 	db_sql(db, sql, " AND started_at <= UTC_TIMESTAMP(6) - INTERVAL %I MICROSECOND;",

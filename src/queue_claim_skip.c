@@ -5,6 +5,8 @@
  * claim's token, commit. */
 #include "config.h"
 
+#include <string.h>
+
 #include "flow.h"
 #include "queue_reserve_int.h"
 
@@ -83,46 +85,104 @@ stamp_sql(struct db *db, struct buf *sql, const struct claim *cl)
 	buf_adds(sql, ");");
 }
 
-/* SKIP LOCKED: lock the first due rows nobody else has locked, stamp
- * them, commit; two round trips.  The UPDATE re-checks that each row is
- * still due (unclaimed), so that a rerun of it alone can never take a
- * job another worker holds, and its row count is checked against the
- * rows locked.  The claim counts only once the COMMIT
+/* Locks the first limit due rows of cl's queue that only lets through
+ * and nobody else has locked, adding them to cl's jobs; the read is
+ * appended to sql (which may begin the transaction), sent, and sql
+ * emptied. */
+static int
+lock_part(struct db *db, struct claim *cl, struct buf *sql, const char *only, unsigned limit, char *err)
+{
+	struct claim part = *cl;
+	struct db_res *r;
+	int rc;
+
+	part.only = only;
+	part.limit = limit;
+	queue_claim_skip_sql(db, sql, &part);
+	r = db_query_buf(db, sql, &rc, err);
+	buf_reset(sql);
+	if (r == NULL)
+		return rc;
+	queue_claim_rows(cl, r, 1);
+	db_res_free(r);
+	return DB_OK;
+}
+
+/* Locks the first want + cl->rest due rows of both of cl's parts in one
+ * read (their queue's order shares them out), keeping at most want of
+ * the gated type's: more of them than it won come only when other
+ * workers held some of the rest, and those stay where they are. */
+static int
+lock_both(struct db *db, struct claim *cl, struct buf *sql, unsigned want, char *err)
+{
+	size_t i, k = 0, gated = 0;
+	int rc;
+
+	if ((rc = lock_part(db, cl, sql, cl->both_only, want + cl->rest, err)) != DB_OK)
+		return rc;
+	for (i = 0; i < cl->n; i++) {
+		if (strcmp(cl->jobs[i]->type, cl->gate->type) == 0 && gated++ >= want) {
+			job_free(cl->jobs[i]);
+			continue;
+		}
+		cl->jobs[k++] = cl->jobs[i];
+	}
+	cl->n = k;
+	return DB_OK;
+}
+
+/* Opens cl's gate, if it has one, lowering cl->limit to what it allows
+ * (*want: the limit asked); the gate's statements are sent after sql's
+ * (the START TRANSACTION), and sql is emptied. */
+static int
+gate_open(struct db *db, struct claim *cl, unsigned *want, struct buf *sql, char *err)
+{
+	int rc;
+
+	*want = cl->limit;
+	if (cl->gate == NULL)
+		return DB_OK;
+	rc = flow_gate_open(db, cl->gate, sql, &cl->limit, err);
+	cl->held |= rc == DB_OK && cl->limit < *want;
+	buf_reset(sql);
+	return rc;
+}
+
+/* SKIP LOCKED: lock the first due rows nobody else has locked (of both
+ * parts in one read, or of the gated part, then of the rest, when the
+ * gate cut the first short), stamp them, commit; two round trips, one
+ * more for a gate and for a second read.  The UPDATE re-checks that
+ * each row is still due (unclaimed), so that a rerun of it alone can
+ * never take a job another worker holds, and its row count is checked
+ * against the rows locked.  The claim counts only once the COMMIT
  * succeeded (on Galera the COMMIT itself may report a deadlock): any
  * error rolls back and the caller reruns the whole transaction. */
 static int
 claim_skip_locked(struct db *db, struct claim *cl, char *err)
 {
-	struct db_res *r;
 	struct buf sql;
+	unsigned want;
 	size_t i;
 	int rc;
 
 	queue_claim_drop(cl);
 	buf_init(&sql);
 	buf_adds(&sql, "START TRANSACTION;");
-	if (cl->gate != NULL) {
-		unsigned want = cl->limit;
-
-		rc = flow_gate_open(db, cl->gate, &sql, &cl->limit, err);
-		cl->held |= rc == DB_OK && cl->limit < want;
-		buf_reset(&sql);
-		if (rc != DB_OK || cl->limit == 0) {
-			db_rollback(db);
-			buf_free(&sql);
-			return rc;
-		}
+	rc = gate_open(db, cl, &want, &sql, err);
+	if (rc == DB_OK && cl->rest_only != NULL && cl->limit == want)
+		rc = lock_both(db, cl, &sql, want, err);
+	else {
+		if (rc == DB_OK && cl->limit > 0)
+			rc = lock_part(db, cl, &sql, cl->only, cl->limit, err);
+		if (rc == DB_OK && cl->rest_only != NULL && want + cl->rest > cl->n)
+			rc = lock_part(db, cl, &sql, cl->rest_only, want + cl->rest - (unsigned)cl->n, err);
 	}
-	queue_claim_skip_sql(db, &sql, cl);
-	r = db_query_buf(db, &sql, &rc, err);
-	buf_reset(&sql);
-	if (r == NULL) {
+	if (rc != DB_OK || (cl->limit == 0 && cl->rest_only == NULL)) {
 		db_rollback(db);
+		queue_claim_drop(cl);
 		buf_free(&sql);
 		return rc;
 	}
-	queue_claim_rows(cl, r, 1);
-	db_res_free(r);
 	if (cl->n > 0) {
 		stamp_sql(db, &sql, cl);
 		if (cl->gate != NULL)

@@ -97,16 +97,39 @@ read_due(struct db *db, const struct claim *cl, unsigned want, struct db_res **i
 	return *ids != NULL ? DB_OK : rc;
 }
 
+/* Reads the first want due rows of cl's queue that only lets through
+ * and stamps those still due, adding the rows stamped to *claimed. */
+static int
+stamp_part(
+    struct db *db, const struct claim *cl, const char *only, unsigned want, uint64_t *claimed, char *err)
+{
+	struct claim part = *cl;
+	struct db_res *ids = NULL;
+	struct buf sql;
+	int rc;
+
+	part.only = only;
+	if ((rc = read_due(db, &part, want, &ids, err)) != DB_OK || ids == NULL)
+		return rc;
+	buf_init(&sql);
+	stamp_sql(db, &sql, &part, ids, 0);
+	db_res_free(ids);
+	if ((rc = db_exec_buf(db, &sql, err)) == DB_OK)
+		*claimed += db_affected(db);
+	buf_free(&sql);
+	return rc;
+}
+
 /* The claim under a flow gate: lock and count, read and stamp at most
- * what the limits leave, charge the rate, in one transaction that is
- * rerun as a whole on a deadlock.  The gate's lock keeps the claims of
- * its scope from racing each other, so one round is enough. */
+ * what the limits leave, then the second part (cl->rest_only) if any,
+ * charge the rate, in one transaction that is rerun as a whole on a
+ * deadlock.  The gate's lock keeps the claims of its scope from racing
+ * each other, so one round is enough. */
 static int
 claim_update_gated(struct db *db, struct claim *cl, uint64_t *claimed, char *err)
 {
 	unsigned limit = cl->limit;
 	int attempt = 0, rc;
-	struct db_res *ids = NULL;
 	struct buf sql;
 
 	buf_init(&sql);
@@ -117,14 +140,11 @@ claim_update_gated(struct db *db, struct claim *cl, uint64_t *claimed, char *err
 		*claimed = 0;
 		rc = flow_gate_open(db, cl->gate, &sql, &cl->limit, err);
 		cl->held |= rc == DB_OK && cl->limit < limit;
-		if (rc == DB_OK && cl->limit > 0 && (rc = read_due(db, cl, cl->limit, &ids, err)) == DB_OK &&
-		    ids != NULL) {
-			buf_reset(&sql);
-			stamp_sql(db, &sql, cl, ids, 0);
-			db_res_free(ids);
-			if ((rc = db_exec_buf(db, &sql, err)) == DB_OK)
-				*claimed = db_affected(db);
-		}
+		if (rc == DB_OK && cl->limit > 0)
+			rc = stamp_part(db, cl, cl->only, cl->limit, claimed, err);
+		if (rc == DB_OK && cl->rest_only != NULL && limit + cl->rest > *claimed)
+			rc = stamp_part(
+			    db, cl, cl->rest_only, limit + cl->rest - (unsigned)*claimed, claimed, err);
 		if (rc == DB_OK && *claimed > 0) {
 			buf_reset(&sql);
 			flow_gate_charge_sql(db, &sql, cl->gate, cl->token);

@@ -183,9 +183,10 @@ out:
 }
 
 /* Under flow limits (a type with max_running or rate of its own), the
- * read that puts the queue's groups of types in order before they are
- * claimed (queue_limits.c), explained and measured; nothing when no type
- * has a limit, as a worker then sends no such read. */
+ * read of each group of types' first due jobs that shares a claim out
+ * among them in the queue's order (queue_limits.c), explained and
+ * measured, with the number of groups that have due jobs; nothing when
+ * no type has a limit, as a worker then sends no such read. */
 static int
 explain_order(struct db *db, const struct claim *cl, struct explain_report *x, char *err)
 {
@@ -196,9 +197,9 @@ explain_order(struct db *db, const struct claim *cl, struct explain_report *x, c
 	buf_init(&stmt);
 	queue_limits_order_sql(db, cl, &stmt);
 	if (stmt.len > 0 && (rc = explain_one(db, "order", &stmt, STEP_MERGED, x, err)) == DB_OK &&
-	    (rc = measure(db, &stmt, 1, &read, &got, err)) == DB_OK) {
+	    (rc = measure(db, &stmt, 1, &read, &got, err)) == DB_OK &&
+	    (rc = queue_limits_order_groups(db, cl, &x->order_groups, err)) == DB_OK) {
 		x->ordered = 1;
-		x->order_groups = got;
 		x->order_rows_read = read;
 	}
 	buf_free(&stmt);

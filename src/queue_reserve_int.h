@@ -47,7 +47,11 @@ struct flow_gate;
 #define JOB_COLUMNS_UNSTAMPED JOB_COLUMNS_DUE(FELL_DUE)
 
 /* One claim: up to limit jobs of one queue's due priorities, stamped
- * with token; the jobs it took so far are jobs[0..n). */
+ * with token; the jobs it took so far are jobs[0..n).  Under a gate it
+ * may have a second part (rest_only), claimed after the gated one in the
+ * same transaction: up to rest jobs more, and the slots the gate (or
+ * other workers) left of the first part's limit, so that a type with a
+ * limit and the types without one cost one claim. */
 struct claim {
 	const struct reserve_req *req;
 	const char *queue;
@@ -56,6 +60,9 @@ struct claim {
 	unsigned charge; /* jobs still to charge at claim (reserve_req.charge, counted down) */
 	const char *only;             /* SQL: "AND type ..." of a flow-governed claim, or "" */
 	const struct flow_gate *gate; /* max_running and rate (flow.c); NULL: none */
+	const char *rest_only;        /* SQL: a second part, of types no gate governs, or NULL */
+	const char *both_only;        /* SQL: the two parts together */
+	unsigned rest;                /* its jobs, besides those the gated part fell short of limit */
 	int held;                     /* the gate let fewer jobs be claimed than asked */
 	char token[LEASE_TOKEN_LEN + 1];
 	struct job **jobs;
@@ -81,6 +88,7 @@ int queue_claim_update(struct db *db, struct claim *cl, char *err);
 /* queue_limits.c: the claims of one queue under its flow limits */
 int queue_limits_claim(struct db *db, struct claim *cl, struct job **jobs, size_t *n, char *err);
 void queue_limits_order_sql(struct db *db, const struct claim *cl, struct buf *sql);
+int queue_limits_order_groups(struct db *db, const struct claim *cl, uint64_t *groups, char *err);
 
 /* queue_due.c: which priorities have due jobs */
 #define DUE_SLACK 16 /* due rows the scan reads beyond the claim's limit */

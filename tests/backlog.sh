@@ -86,9 +86,10 @@ EOC
 	is "$(echo "$full" | step claim key)" "jobs_reserve" "$mode: the claim uses the jobs_reserve index"
 	is "$(echo "$full" | step claim type)" "range" "$mode: the claim is a range scan"
 
-	# Under a flow limit the claims of a queue's types are first put in
-	# order by one read of each type's first due job: that read is
-	# bounded by the number of types, not by the backlog.
+	# Under a flow limit a claim's slots are first shared out among a
+	# queue's types by one read of each type's first due jobs (the
+	# claim's size at most): that read is bounded by the number of types
+	# and the claim's size, not by the backlog.
 	cp "$CONF" "$T/plain.ini"
 	cat >>"$CONF" <<EOC
 [handler limited]

@@ -51,6 +51,141 @@ EOC
 		"urgent lim urgent cap lim" "[$mode] at one priority the oldest due job runs first"
 done
 
+# ---- ... and shares a claim of several jobs in that order ----
+# The fix above put the limited type's claim in its place but gave it
+# the whole claim: at concurrency 4, one job of a type with a limit far
+# from reached, at priority 0, brought three more of its priority 9
+# with it, ahead of the other type's priority 5 (L0 L1 L3 L5); and at
+# one priority its oldest job brought three of its newest, ahead of six
+# older jobs of the other type (L0 L7 L8 L9).  Each group now takes the
+# slots it wins in the queue's order.  Both limits go that way.
+ran() { # the jobs run, as type and id less $1 (the first one's), in id order
+	sql "SELECT GROUP_CONCAT(CONCAT(type, job_id - $1) ORDER BY job_id SEPARATOR ' ') FROM job_runs"
+}
+for mode in skip-locked update; do
+	for limit in "max_running = 100" "rate = 1000/s"; do
+		empty_tables
+		write_conf <<EOC
+[worker]
+poll_interval = 20ms
+reserve_mode = $mode
+
+[queue default]
+
+[handler L]
+exec = /bin/true
+$limit
+
+[handler O]
+exec = /bin/true
+EOC
+		{
+			echo '{"type": "L", "payload": {}, "priority": 0}'
+			for i in $(seq 10); do
+				echo '{"type": "L", "payload": {}, "priority": 9}'
+				echo '{"type": "O", "payload": {}, "priority": 5}'
+			done
+		} | jq_ enqueue --batch >/dev/null
+		first=$(sql "SELECT MIN(id) FROM jobs")
+		start_worker --concurrency 4 --max 4
+		wait_exit $((30 * TIME_SCALE)) "$WORKER_PID"
+		is "$(ran "$first")" "L0 O2 O4 O6" \
+			"[$mode, $limit] concurrency 4: L at priority 0, then three O at 5 before any L at 9"
+		empty_tables
+		{
+			echo '{"type": "L", "payload": {}}'
+			for i in $(seq 6); do echo '{"type": "O", "payload": {}}'; done
+			for i in $(seq 6); do echo '{"type": "L", "payload": {}}'; done
+		} | jq_ enqueue --batch >/dev/null
+		first=$(sql "SELECT MIN(id) FROM jobs")
+		start_worker --concurrency 4 --max 4
+		wait_exit $((30 * TIME_SCALE)) "$WORKER_PID"
+		is "$(ran "$first")" "L0 O1 O2 O3" \
+			"[$mode, $limit] concurrency 4, one priority: the oldest L, then the three oldest O, not newer L"
+	done
+done
+
+# A type at its limit holds no one back: the slots its jobs would win
+# go to the others (O0, then the O at 5 though H's jobs come before
+# them; F0, then F's priority 2 jobs).  H has one job running, its
+# max_running.
+for mode in skip-locked update; do
+	empty_tables
+	write_conf <<EOC
+[worker]
+poll_interval = 20ms
+reserve_mode = $mode
+
+[queue default]
+
+[handler H]
+exec = /bin/true
+max_running = 1
+
+[handler F]
+exec = /bin/true
+rate = 1000/s
+
+[handler O]
+exec = /bin/true
+EOC
+	{
+		echo '{"type": "O", "payload": {}, "priority": 0}'
+		for i in $(seq 6); do echo '{"type": "H", "payload": {}, "priority": 1}'; done
+		for i in $(seq 6); do echo '{"type": "O", "payload": {}, "priority": 5}'; done
+	} | jq_ enqueue --batch >/dev/null
+	first=$(sql "SELECT MIN(id) FROM jobs")
+	sql "INSERT INTO jobs (queue, type, payload, available_at, reserved_at, lease_token, lease_expires_at)
+		VALUES ('default', 'H', '{}', UTC_TIMESTAMP(6), UTC_TIMESTAMP(6), 'held', UTC_TIMESTAMP(6) + INTERVAL 1 HOUR)"
+	start_worker --concurrency 4 --max 4
+	wait_exit $((30 * TIME_SCALE)) "$WORKER_PID"
+	is "$(ran "$first")" "O0 O7 O8 O9" "[$mode] H at its limit: its slots go to the other types"
+	empty_tables
+	{
+		echo '{"type": "F", "payload": {}, "priority": 0}'
+		for i in $(seq 6); do echo '{"type": "H", "payload": {}, "priority": 1}'; done
+		for i in $(seq 6); do echo '{"type": "F", "payload": {}, "priority": 2}'; done
+	} | jq_ enqueue --batch >/dev/null
+	first=$(sql "SELECT MIN(id) FROM jobs")
+	sql "INSERT INTO jobs (queue, type, payload, available_at, reserved_at, lease_token, lease_expires_at)
+		VALUES ('default', 'H', '{}', UTC_TIMESTAMP(6), UTC_TIMESTAMP(6), 'held', UTC_TIMESTAMP(6) + INTERVAL 1 HOUR)"
+	start_worker --concurrency 4 --max 4
+	wait_exit $((30 * TIME_SCALE)) "$WORKER_PID"
+	is "$(ran "$first")" "F0 F7 F8 F9" "[$mode] H at its limit: its slots go to F, claimed before it"
+done
+
+# A limited type and the types without a limit that share a claim are
+# claimed in one transaction: only the limited type's jobs are starts of
+# its rate (R0, then O1 O2 O3: one start of R, not four).
+for mode in skip-locked update; do
+	empty_tables
+	sql "DELETE FROM jobq_starts"
+	write_conf <<EOC
+[worker]
+poll_interval = 20ms
+reserve_mode = $mode
+
+[queue default]
+
+[handler R]
+exec = /bin/true
+rate = 3/1h
+
+[handler O]
+exec = /bin/true
+EOC
+	{
+		echo '{"type": "R", "payload": {}}'
+		for i in $(seq 3); do echo '{"type": "O", "payload": {}}'; done
+		for i in $(seq 3); do echo '{"type": "R", "payload": {}}'; done
+	} | jq_ enqueue --batch >/dev/null
+	first=$(sql "SELECT MIN(id) FROM jobs")
+	start_worker --concurrency 4 --max 4
+	wait_exit $((30 * TIME_SCALE)) "$WORKER_PID"
+	is "$(ran "$first"):$(sql "SELECT COUNT(*) FROM jobq_starts WHERE scope = 'type:R'")" "R0 O1 O2 O3:1" \
+		"[$mode] a claim of R with the other types charges R's rate one start"
+done
+
 # ---- a paused queue the configuration no longer lists ----
 # `jobq status` shows it paused (its jobs are in the database), and
 # `jobq resume` refused it as unknown: only SQL could let it go.
