@@ -105,6 +105,25 @@ EOC
 	done
 done
 
+# at_limit T PRIO WANT NAME: one T job at priority 0, six H at 1, six T
+# at PRIO, and H's one place taken by a job held: the jobs that ran are
+# WANT (in the test's loop over reservation modes, $mode).
+at_limit() {
+	local t=$1 prio=$2 want=$3 name=$4 i
+	empty_tables
+	{
+		printf '{"type": "%s", "payload": {}, "priority": 0}\n' "$t"
+		for i in $(seq 6); do echo '{"type": "H", "payload": {}, "priority": 1}'; done
+		for i in $(seq 6); do printf '{"type": "%s", "payload": {}, "priority": %d}\n' "$t" "$prio"; done
+	} | jq_ enqueue --batch >/dev/null
+	first=$(sql "SELECT MIN(id) FROM jobs")
+	sql "INSERT INTO jobs (queue, type, payload, available_at, reserved_at, lease_token, lease_expires_at)
+		VALUES ('default', 'H', '{}', UTC_TIMESTAMP(6), UTC_TIMESTAMP(6), 'held', UTC_TIMESTAMP(6) + INTERVAL 1 HOUR)"
+	start_worker --concurrency 4 --max 4
+	wait_exit $((30 * TIME_SCALE)) "$WORKER_PID"
+	is "$(ran "$first")" "$want" "[$mode] $name"
+}
+
 # A type at its limit holds no one back: the slots its jobs would win
 # go to the others (O0, then the O at 5 though H's jobs come before
 # them; F0, then F's priority 2 jobs).  H has one job running, its
@@ -129,29 +148,8 @@ rate = 1000/s
 [handler O]
 exec = /bin/true
 EOC
-	{
-		echo '{"type": "O", "payload": {}, "priority": 0}'
-		for i in $(seq 6); do echo '{"type": "H", "payload": {}, "priority": 1}'; done
-		for i in $(seq 6); do echo '{"type": "O", "payload": {}, "priority": 5}'; done
-	} | jq_ enqueue --batch >/dev/null
-	first=$(sql "SELECT MIN(id) FROM jobs")
-	sql "INSERT INTO jobs (queue, type, payload, available_at, reserved_at, lease_token, lease_expires_at)
-		VALUES ('default', 'H', '{}', UTC_TIMESTAMP(6), UTC_TIMESTAMP(6), 'held', UTC_TIMESTAMP(6) + INTERVAL 1 HOUR)"
-	start_worker --concurrency 4 --max 4
-	wait_exit $((30 * TIME_SCALE)) "$WORKER_PID"
-	is "$(ran "$first")" "O0 O7 O8 O9" "[$mode] H at its limit: its slots go to the other types"
-	empty_tables
-	{
-		echo '{"type": "F", "payload": {}, "priority": 0}'
-		for i in $(seq 6); do echo '{"type": "H", "payload": {}, "priority": 1}'; done
-		for i in $(seq 6); do echo '{"type": "F", "payload": {}, "priority": 2}'; done
-	} | jq_ enqueue --batch >/dev/null
-	first=$(sql "SELECT MIN(id) FROM jobs")
-	sql "INSERT INTO jobs (queue, type, payload, available_at, reserved_at, lease_token, lease_expires_at)
-		VALUES ('default', 'H', '{}', UTC_TIMESTAMP(6), UTC_TIMESTAMP(6), 'held', UTC_TIMESTAMP(6) + INTERVAL 1 HOUR)"
-	start_worker --concurrency 4 --max 4
-	wait_exit $((30 * TIME_SCALE)) "$WORKER_PID"
-	is "$(ran "$first")" "F0 F7 F8 F9" "[$mode] H at its limit: its slots go to F, claimed before it"
+	at_limit O 5 "O0 O7 O8 O9" "H at its limit: its slots go to the other types"
+	at_limit F 2 "F0 F7 F8 F9" "H at its limit: its slots go to F, claimed before it"
 done
 
 # A limited type and the types without a limit that share a claim are
