@@ -353,8 +353,11 @@ group_turn(struct db *db, struct claim *cl, const struct split *sp, struct group
  * limited type that wins slots costs a claim (a transaction) of its own;
  * the other types go with it when only they share its slots and no gate
  * governs them (group_turn), so that mixing them costs no more claims
- * than claiming either alone.  The read costs up to the claim's size of
- * index entries per group: O(batch) whatever the backlog. */
+ * than claiming either alone.  The read returns up to the claim's size
+ * of rows per group; the other types' part filters the limited types
+ * out on an index without the type, so a ready backlog of a limited
+ * type ahead of them in the queue's order is read past, entry by entry
+ * (as their claim reads past it). */
 static int
 groups_claim(struct db *db, struct claim *cl, struct group *g, size_t ng, const char *others,
     struct job **jobs, size_t *n, char *err)

@@ -20,10 +20,13 @@ struct flow_gate;
  * ran out.  A job's wait (expire_after, the wait metric, its run's
  * wait_ms) is measured from here: a dead worker's run costs the job
  * that attempt's time, as a retry does, not its place under
- * expire_after, which counts time due without starting.  A job held
- * ahead by a worker that died, never started, was charged nothing
- * (job.charged) and keeps its available_at, unless an earlier attempt
- * counts (the row cannot tell): it then gains the time it was held.
+ * expire_after, which counts time due without starting.  In
+ * skip-locked mode a job held ahead by a worker that died, never
+ * started, was charged nothing (job.charged) and keeps its
+ * available_at, unless an earlier attempt counts; update mode charges
+ * every job it stamps.  The row cannot tell a start from a hold: such a
+ * job gains the time it was held, erring toward running a job rather
+ * than ending one that may have run.
  * Each stamp sets available_at to this, first in its SET so that it
  * reads the row unstamped, and a read after the stamp finds it there
  * (JOB_COLUMNS). */

@@ -365,7 +365,8 @@ tick_all(struct db *db, const struct schedule *s, const struct cron *cr, const s
 /* One schedule's part of a tick.  A fire that finds the schedule
  * disabled, edited or removed since the tick loaded it (FIRE_GONE) ends
  * it without moving checked_until: the schedule is no longer what this
- * tick looked at, and a removed one must not get its row back. */
+ * tick looked at.  (A removed one may get its state row back from this
+ * tick; `schedule add` resets it.) */
 static int
 tick_one(struct db *db, const struct schedule *s, const struct cron *cr, const struct cron_zone *z,
     int64_t now, const struct scheduler_opts *o, struct scheduler_counts *n, char *err)
@@ -449,8 +450,10 @@ scheduler_tick(const struct conf *c, struct db *db, const struct scheduler_opts 
 			/* Switched off: it would not fire anyway (--list shows
 			 * why); looked at like any disabled schedule (tick_one),
 			 * so its off time is never caught up. */
-			if (!o->dry_run)
-				rc = schedules_checked(db, v[i]->name, now_utc, err);
+			if (!o->dry_run && (rc = schedules_checked(db, v[i]->name, now_utc, e2)) == DB_EFAIL)
+				rc = DB_OK; /* it fires nothing: a refusal keeps no other from firing */
+			else if (rc != DB_OK)
+				snprintf(err, ERRSZ, "%s", e2);
 			continue;
 		}
 		if (v[i]->problem == NULL && (z = cron_zone_open(v[i]->timezone, e2)) != NULL &&
