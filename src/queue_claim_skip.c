@@ -68,7 +68,7 @@ stamp_sql(struct db *db, struct buf *sql, const struct claim *cl)
 {
 	size_t i, k = cl->charge < cl->n ? cl->charge : cl->n;
 
-	buf_adds(sql, "UPDATE jobs SET available_at = " FELL_DUE ", attempts = attempts + (attempts < 4294967295");
+	buf_adds(sql, "UPDATE jobs SET available_at = " FELL_DUE_SET ", attempts = attempts + (attempts < 4294967295");
 	if (k < cl->n) {
 		buf_adds(sql, " AND id IN (");
 		for (i = 0; i < k; i++)

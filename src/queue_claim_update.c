@@ -59,7 +59,7 @@ stamp_sql(struct db *db, struct buf *sql, const struct claim *cl, struct db_res 
 	int first = 1;
 
 	db_sql(db, sql,
-	    "UPDATE jobs FORCE INDEX (PRIMARY) SET available_at = " FELL_DUE ","
+	    "UPDATE jobs FORCE INDEX (PRIMARY) SET available_at = " FELL_DUE_SET ","
 	    " attempts = attempts + (attempts < 4294967295),"
 	    " reserved_at = UTC_TIMESTAMP(6), "
 	    "reserved_by = %q,"

@@ -33,6 +33,11 @@ struct flow_gate;
 #define FELL_DUE                                                                                       \
 	"IF(attempts > 0 AND lease_expires_at IS NOT NULL, GREATEST(available_at, lease_expires_at), " \
 	"available_at)"
+/* FELL_DUE as a stamp writes it to available_at: a row another program
+ * wrote with a zero date there reads as NULL in any expression under
+ * the session's NO_ZERO_DATE, and the NOT NULL column would refuse the
+ * whole claim, every poll, for that one row; it is due now instead. */
+#define FELL_DUE_SET "COALESCE(" FELL_DUE ", UTC_TIMESTAMP(6))"
 
 /* The columns of a claimed job as queue_claim_rows reads them, its wait
  * measured from the SQL expression due; the claim adds the reservation

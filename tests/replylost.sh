@@ -257,7 +257,7 @@ exec = /bin/true
 max_attempts = 1
 EOC
 	j=$(jq_ enqueue one '{}')
-	echo "^UPDATE jobs (FORCE INDEX \\(PRIMARY\\) )?SET available_at = IF\\(attempts > 0.*attempts = attempts \\+" >"$PX/drop"
+	echo "^UPDATE jobs (FORCE INDEX \\(PRIMARY\\) )?SET available_at = COALESCE\\(IF\\(attempts > 0.*attempts = attempts \\+" >"$PX/drop"
 	drain "claim.$mode"
 	is "$(dropped)" 1 "[$mode] the claim's answer was lost once"
 	is "$(where "$j")" gone "[$mode] the job ran to done, not dead-lettered"
