@@ -18,6 +18,7 @@
 #include "config.h"
 
 #include <errmsg.h>
+#include <mysqld_error.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -318,7 +319,10 @@ db_commit(struct db *db, char *err)
 void
 db_rollback(struct db *db)
 {
-	if (db->my != NULL && db_nb_rollback(db) != 0)
+	/* A Galera node answers the ROLLBACK of a transaction another
+	 * node's write aborted with the deadlock error: it is rolled back,
+	 * and the connection is sound, so a rerun may go on with it. */
+	if (db->my != NULL && db_nb_rollback(db) != 0 && mysql_errno(db->my) != ER_LOCK_DEADLOCK)
 		db_disconnect(db);
 	db_mend_triggers(db);
 }

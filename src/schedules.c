@@ -463,8 +463,17 @@ schedules_fire_guard(struct db *db, struct buf *b, const struct schedule *s, int
 int
 schedules_state_row(struct db *db, const char *name, char *err)
 {
-	return db_exec(db, err,
-	    "INSERT INTO jobq_schedule_state (name) VALUES (%q) ON DUPLICATE KEY UPDATE name = name", name);
+	struct buf sql;
+	int rc;
+
+	/* rerun when it deadlocks: ticks on several Galera nodes create the
+	 * row at once, and all but one lose certification */
+	buf_init(&sql);
+	db_sql(db, &sql, "INSERT INTO jobq_schedule_state (name) VALUES (%q) ON DUPLICATE KEY UPDATE name = name",
+	    name);
+	rc = db_exec_retry(db, &sql, NULL, 0, err);
+	buf_free(&sql);
+	return rc;
 }
 
 /* Records that the scheduler has looked at name's fires up to until
