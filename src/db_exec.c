@@ -17,6 +17,7 @@
  * the transaction stays. */
 #include "config.h"
 
+#include <ctype.h>
 #include <errmsg.h>
 #include <mysqld_error.h>
 #include <stdarg.h>
@@ -28,12 +29,50 @@
 
 #define BEGIN_TX "START TRANSACTION"
 
-/* Whether sql is a lone START TRANSACTION, which commits nothing (it is
- * sent with no transaction open). */
+/* Whether the statement at sql (n bytes, its leading blanks skipped)
+ * starts with word, a whole keyword. */
 static int
-begins(const char *sql, size_t len)
+starts_with(const char *sql, size_t n, const char *word)
 {
-	return len == strlen(BEGIN_TX) && strncasecmp(sql, BEGIN_TX, len) == 0;
+	size_t w = strlen(word);
+
+	return n >= w && strncasecmp(sql, word, w) == 0 &&
+	    (n == w || !(isalnum((unsigned char)sql[w]) || sql[w] == '_'));
+}
+
+/* Whether sending sql may commit a change, so that an answer lost to it
+ * leaves "it may have been applied" (db_unsure): a COMMIT; a START
+ * TRANSACTION inside a transaction (it commits that one); outside a
+ * transaction, any statement but a read or a session setting (SELECT,
+ * SHOW, SET), which commits by itself.  Inside one, only those commit
+ * (jobq sends nothing there that commits implicitly): its writes are
+ * rolled back with the lost connection.  A statement not recognised
+ * counts as a change. */
+static int
+commits(const struct db *db, const char *sql, size_t len)
+{
+	int tx = (db->my->server_status & SERVER_STATUS_IN_TRANS) != 0;
+	size_t off, n;
+
+	for (off = 0; off < len; off += n + 1) {
+		const char *st;
+
+		while (off < len && isspace((unsigned char)sql[off]))
+			off++;
+		st = sql + off;
+		if ((n = db_stmt_len(st, len - off)) == 0)
+			continue; /* nothing between two ';' */
+		if (starts_with(st, n, "COMMIT"))
+			return 1;
+		if (starts_with(st, n, BEGIN_TX)) {
+			if (tx)
+				return 1;
+			tx = 1;
+		} else if (!tx && !starts_with(st, n, "SELECT") && !starts_with(st, n, "SHOW") &&
+		    !starts_with(st, n, "SET"))
+			return 1;
+	}
+	return 0;
 }
 
 /* Sends sql, without reading its results (collect does); not being
@@ -49,12 +88,7 @@ run(struct db *db, const char *sql, size_t len, char *err)
 	}
 	db->affected = 0;
 	db->done = 0;
-	/* Inside an open transaction only a COMMIT commits: the string's
-	 * first statement, or its last (the rest of a transaction sent in
-	 * one round trip after a locking read). */
-	db->commits = (!(db->my->server_status & SERVER_STATUS_IN_TRANS) && !begins(sql, len)) ||
-	    (len >= 6 && strncasecmp(sql, "COMMIT", 6) == 0) ||
-	    (len >= 7 && strncasecmp(sql + len - 7, ";COMMIT", 7) == 0);
+	db->commits = commits(db, sql, len);
 	if (db_nb_query(db, sql, (unsigned long)len) != 0) {
 		char what[200];
 		size_t n = len < 60 ? len : 60;
