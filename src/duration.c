@@ -1,9 +1,10 @@
 /* duration.c -- parse and print durations.
  *
- * A duration is one or more NUMBER UNIT groups ("1h30m") or a bare number
- * of seconds ("90").  Units: ms, s, m, h, d.  Values are kept in
- * milliseconds; anything over 100 years is refused so that sums and
- * conversions to microseconds cannot overflow. */
+ * A duration is one or more NUMBER UNIT groups ("1h30m"), each unit at
+ * most once and the largest first, or a bare number of seconds ("90").
+ * Units: ms, s, m, h, d.  Values are kept in milliseconds; anything over
+ * 100 years is refused so that sums and conversions to microseconds
+ * cannot overflow. */
 #include "config.h"
 
 #include <ctype.h>
@@ -36,76 +37,78 @@ unit_ms(const char *u, size_t len)
 	return -1;
 }
 
-/* Whether s is written as a duration, whatever its size: a bare number,
- * or groups of digits each with a unit. */
-static int
-well_formed(const char *s)
+enum shape { SHAPE_BAD, SHAPE_ORDER, SHAPE_OK };
+
+/* How s is written, whatever its size: SHAPE_OK for a bare number or
+ * groups of digits each with a unit, the units largest first and each
+ * once; SHAPE_ORDER for such groups whose units repeat or climb ("1m1m",
+ * "30m1h": most likely a typo, which a sum would hide); else SHAPE_BAD. */
+static enum shape
+shape(const char *s)
 {
 	const char *p = s, *u;
-	int groups = 0;
+	int64_t mult, last = INT64_MAX;
+	int groups = 0, ordered = 1;
 
+	if (s == NULL || *s == '\0')
+		return SHAPE_BAD;
 	while (*p != '\0') {
 		if (!isdigit((unsigned char)*p))
-			return 0;
+			return SHAPE_BAD;
 		while (isdigit((unsigned char)*p))
 			p++;
 		for (u = p; isalpha((unsigned char)*p); p++)
 			;
-		if (p == u ? groups > 0 || *p != '\0' : unit_ms(u, (size_t)(p - u)) < 0)
-			return 0;
+		if (p == u) /* a bare number means seconds, and only on its own */
+			return groups == 0 && *p == '\0' ? SHAPE_OK : SHAPE_BAD;
+		if ((mult = unit_ms(u, (size_t)(p - u))) < 0)
+			return SHAPE_BAD;
+		ordered = ordered && mult < last;
+		last = mult;
 		groups++;
 	}
-	return groups > 0;
+	return ordered ? SHAPE_OK : SHAPE_ORDER;
 }
 
 /* Parses s into milliseconds; 0 on success, -1 with a message in err
- * (one over the bound, 100 years, is named as that). */
+ * (one over the bound, 100 years, is named as that; so are units out of
+ * order or given twice). */
 int
 duration_parse(const char *s, int64_t *ms, char *err)
 {
-	const char *p = s;
+	const char *p = s, *u;
 	int64_t total = 0;
-	int groups = 0;
 
-	if (s == NULL || *s == '\0')
-		goto bad;
+	switch (shape(s)) {
+	case SHAPE_BAD:
+		errf(
+		    err, "bad duration '%s' (expected e.g. 90, 90s, 250ms, 5m, 2h, 1d or 1h30m)", s ? s : "");
+		return -1;
+	case SHAPE_ORDER:
+		errf(
+		    err, "bad duration '%s' (give each unit once, the largest first: e.g. 1h30m or 1d2h)", s);
+		return -1;
+	case SHAPE_OK:
+		break;
+	}
 	while (*p != '\0') {
 		int64_t n = 0, mult;
-		const char *u;
 
-		if (!isdigit((unsigned char)*p))
-			goto bad;
 		while (isdigit((unsigned char)*p)) {
 			n = n * 10 + (*p++ - '0');
 			if (n > DURATION_MAX_MS)
 				goto too_long;
 		}
-		u = p;
-		while (isalpha((unsigned char)*p))
-			p++;
-		if (p == u) {
-			/* A bare number means seconds, and only on its own. */
-			if (groups > 0 || *p != '\0')
-				goto bad;
-			mult = 1000;
-		} else if ((mult = unit_ms(u, (size_t)(p - u))) < 0)
-			goto bad;
-		if (n > DURATION_MAX_MS / mult)
+		for (u = p; isalpha((unsigned char)*p); p++)
+			;
+		mult = p == u ? 1000 : unit_ms(u, (size_t)(p - u));
+		if (n > DURATION_MAX_MS / mult || (total += n * mult) > DURATION_MAX_MS)
 			goto too_long;
-		total += n * mult;
-		if (total > DURATION_MAX_MS)
-			goto too_long;
-		groups++;
 	}
 	*ms = total;
 	return 0;
 too_long:
-	if (well_formed(s)) {
-		errf(err, "duration '%s' is over 100 years, the most any duration may be", s);
-		return -1;
-	}
-bad:
-	errf(err, "bad duration '%s' (expected e.g. 90, 90s, 250ms, 5m, 2h, 1d or 1h30m)", s ? s : "");
+	errf(err, "duration '%s' is over 100 years, the most any duration may be", s);
 	return -1;
 }
 

@@ -42,6 +42,24 @@ refuses(const char *s)
 	is_int(ms, -12345, "output untouched on error");
 }
 
+/* Checks that s, whose units repeat or are out of order, is refused as
+ * that: a sum of them would hide a typo ("1m1m" for "1m1s"). */
+static void
+misordered(const char *s)
+{
+	char err[ERRSZ] = "";
+	int64_t ms = -12345;
+	char quoted[128];
+
+	ok(duration_parse(s, &ms, err) == -1, "duration_parse('%s') fails", s);
+	snprintf(quoted, sizeof quoted, "'%s'", s);
+	ok(strstr(err, quoted) != NULL && strstr(err, "each unit once, the largest first") != NULL,
+	    "error for '%s' asks for each unit once, the largest first, and quotes it", s);
+	if (strstr(err, "largest first") == NULL)
+		printf("#   error: %s\n", err);
+	is_int(ms, -12345, "output untouched on error");
+}
+
 /* Checks that s, a duration past the bound, is refused as that, quoted. */
 static void
 too_long(const char *s)
@@ -79,6 +97,10 @@ test_parse(void)
 	parses("2h", 7200000);
 	parses("1d", 86400000);
 	parses("1h30m", 5400000);
+	parses("1m30s", 90000);
+	parses("1d2h", 86400000 + 7200000);
+	parses("1s500ms", 1500);
+	parses("1h0m", 3600000);
 	parses("1d2h3m4s5ms", 86400000 + 7200000 + 180000 + 4000 + 5);
 	parses("0", 0);
 	parses("0s", 0);
@@ -107,6 +129,14 @@ test_refuse(void)
 	too_long("36501d");
 	too_long("36500d1ms");
 	refuses("99999999999999999999999x");
+	misordered("1m1m");
+	misordered("1h2h");
+	misordered("30m1h");
+	misordered("1s1m");
+	misordered("500ms1s");
+	misordered("1d2h3m3m");
+	misordered("999999999999d1d");
+	refuses("1m1m5");
 }
 
 static void
