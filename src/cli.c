@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "schedules.h"
 #include "schema.h"
 #include "timefmt.h"
 
@@ -154,13 +155,21 @@ put_lines(const char *text)
 }
 
 /* Loads the configuration; prints every problem and returns EX_CONFIG
- * on failure. */
+ * on failure.  The scheduler's test hook in the environment is held to
+ * the same (schedules_clock_check): set to no time, every command that
+ * loads the configuration refuses to start. */
 int
 cli_conf(int flags, struct conf **out)
 {
 	const char *path = cli_config_path ? cli_config_path : conf_default_path();
 	struct buf errors, warnings;
+	char err[ERRSZ];
 
+	*out = NULL;
+	if (schedules_clock_check(err) != 0) {
+		cli_error("%s", err);
+		return EX_CONFIG;
+	}
 	buf_init(&errors);
 	buf_init(&warnings);
 	*out = conf_load(path, flags, &errors, &warnings);

@@ -535,6 +535,41 @@ schedules_checked_until(
 	return DB_OK;
 }
 
+/* The test hook JOBQ_SCHEDULER_NOW (see schedules_now): 1 with *now
+ * its time when it is set, 0 when it is not, -1 with err naming the
+ * variable and its value (cron_parse_time quotes it) when that is no
+ * time. */
+static int
+hook_now(int64_t *now, char *err)
+{
+	const char *fixed = getenv("JOBQ_SCHEDULER_NOW");
+	struct cron_zone *utc;
+	char e2[ERRSZ];
+	int rc;
+
+	if (fixed == NULL || *fixed == '\0')
+		return 0;
+	utc = cron_zone_open("UTC", e2);
+	rc = utc != NULL ? cron_parse_time(utc, fixed, now, e2) : -1;
+	cron_zone_free(utc);
+	if (rc < 0) { /* named: it is not in the configuration */
+		errf(err, "JOBQ_SCHEDULER_NOW (a test hook in the environment): %s", e2);
+		return -1;
+	}
+	return 1;
+}
+
+/* Refuses a JOBQ_SCHEDULER_NOW that is no time before a command does
+ * anything (cli_conf), so that it is one line and a configuration
+ * error, not a failure in the middle of a tick.  0, or -1 with err. */
+int
+schedules_clock_check(char *err)
+{
+	int64_t now;
+
+	return hook_now(&now, err) < 0 ? -1 : 0;
+}
+
 /* The clock every schedule is judged by: the database's, in seconds
  * since the epoch (never the host's: hosts drift, and every host must
  * agree on what is due).
@@ -546,22 +581,12 @@ schedules_checked_until(
 int
 schedules_now(struct db *db, int64_t *now, char *err)
 {
-	const char *fixed = getenv("JOBQ_SCHEDULER_NOW");
 	struct db_res *r;
 	char **row;
 	int rc;
 
-	if (fixed != NULL && *fixed != '\0') {
-		struct cron_zone *utc = cron_zone_open("UTC", err);
-
-		char e2[ERRSZ];
-
-		rc = cron_parse_time(utc, fixed, now, e2);
-		cron_zone_free(utc);
-		if (rc < 0) /* named: it is not in the configuration */
-			errf(err, "JOBQ_SCHEDULER_NOW (a test hook in the environment): %s", e2);
+	if ((rc = hook_now(now, err)) != 0)
 		return rc < 0 ? DB_EFAIL : DB_OK;
-	}
 	if ((r = db_query(db, &rc, err, "SELECT UNIX_TIMESTAMP()")) == NULL)
 		return rc;
 	if ((row = db_res_next(r)) != NULL && row[0] != NULL)

@@ -37,6 +37,7 @@ int schedules_checked_until(
 void schedules_fire_guard(struct db *db, struct buf *b, const struct schedule *s, int manual);
 int schedules_state_row(struct db *db, const char *name, char *err);
 int schedules_now(struct db *db, int64_t *now, char *err);
+int schedules_clock_check(char *err);
 int schedules_prune(struct db *db, int64_t older_ms, int count_only, uint64_t *removed, char *err);
 const char *schedules_catch_up_name(enum catch_up m);
 int schedules_watched_since(struct db *db, const char *name, const char *now_utc, int64_t *since, char *err);

@@ -178,9 +178,13 @@ refused 65 "^jobq: enqueue: line 2: " "--batch with a bad line" \
 {"type": "echo", "payload": {bad'
 like "$(tail -n 1 <<<"$ERR")" "^jobq: enqueue: 1 bad line; nothing was enqueued$" "... and its summary"
 
-# ---- the scheduler's test hook, set to no time, is named ----
-run env JOBQ_SCHEDULER_NOW=garbage "$JOBQ" -c "$CONF" schedule --quiet
-like "$ERR" "JOBQ_SCHEDULER_NOW \\(a test hook in the environment\\): " \
-	"a JOBQ_SCHEDULER_NOW that is no time is named in the error (exit $RC)"
+# ---- the scheduler's test hook, set to no time: a configuration error
+# that names it and its value, before anything is done ----
+for cmd in "schedule --quiet" "schedule --run s2" status "enqueue echo {}"; do
+	# shellcheck disable=SC2086
+	refused 78 "^jobq: JOBQ_SCHEDULER_NOW \\(a test hook in the environment\\): bad time 'garbage' " \
+		"JOBQ_SCHEDULER_NOW=garbage, $cmd" env JOBQ_SCHEDULER_NOW=garbage "$JOBQ" -c "$CONF" $cmd
+	is "$NERR" "1" "... in one line"
+done
 
 finish
