@@ -85,11 +85,12 @@ follow_expiry(const struct slot *s, char *err)
 		}
 		/* now is never later than the server's time, and the row is
 		 * inserted later still: it stands for the due time of a
-		 * "delay", never for the start of an "expires_in" (an "at"
-		 * with one is only held against a clock that cannot be known
-		 * here, so not at all) */
-		if (enqueue_expiry_check(&ctl->follow[i].e,
-		        ctl->follow[i].e.expires_at != NULL && now[0] != '\0' ? now : NULL, why) != 0) {
+		 * "delay", and for the start of an "expires_in" with an "at"
+		 * as `jobq enqueue --at --expires-in` takes the clock it read
+		 * just before its INSERT.  An expiry that only the moments
+		 * between would put after the due time gives a job that could
+		 * start in those moments alone: refused as enqueue refuses it. */
+		if (enqueue_expiry_check(&ctl->follow[i].e, now[0] != '\0' ? now : NULL, why) != 0) {
 			errf(err, "control channel line %zu: enqueue: %s", ctl->follow_line[i], why);
 			return -1;
 		}
