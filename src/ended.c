@@ -2,10 +2,19 @@
  *
  * A job is in jobs until it ends; then the dead letter holds it (dead),
  * or its last run row says how it ended (done, cancelled, expired).  The
- * ones still in jobs are locked (SELECT ... FOR UPDATE) first, so the
+ * ones still in jobs are locked (SELECT ... FOR UPDATE), so the
  * transaction that would end one either committed before -- and a later
  * table says how -- or waits for the caller's, and then sees what the
- * caller wrote (a new row of jobq_deps, say). */
+ * caller wrote (a new row of jobq_deps, say).
+ *
+ * A job also goes the other way, back from the dead letter to jobs (a
+ * retry, one transaction that locks its dead row first).  So the rows of
+ * the dead letter are locked before jobs is read: a retry that took its
+ * lock first has committed by the time jobs is read, and the job counts
+ * as in the queue; one that comes later waits for the caller's
+ * transaction.  Read the other way round, a job retried between the two
+ * reads was in neither table, and its last run ("dead") or none (pruned:
+ * "done") spoke for a job that is in the queue again. */
 #include "config.h"
 
 #include <stdlib.h>
@@ -88,10 +97,14 @@ mark(struct db *db, struct ended *k, size_t n, const char *fixed, const struct b
 int
 ended_lookup(struct db *db, struct ended *k, size_t n, char *err)
 {
-	static const char *const from[] = { "SELECT id FROM jobs WHERE id IN (%s) ORDER BY id FOR UPDATE",
+	static const char *const from[] = { "SELECT id FROM failed_jobs WHERE id IN (%s) ORDER BY id FOR UPDATE",
+		"SELECT id FROM jobs WHERE id IN (%s) ORDER BY id FOR UPDATE",
 		"SELECT id FROM failed_jobs WHERE id IN (%s)",
 		"SELECT job_id, outcome FROM job_runs WHERE job_id IN (%s) ORDER BY job_id, id" };
-	const char *fixed[] = { LIVE, "dead", NULL };
+	/* The first read only locks (see the top of this file); the dead
+	 * letter is read again after jobs, for a job that ended meanwhile. */
+	const char *fixed[] = { NULL, LIVE, "dead", NULL };
+	struct db_res *r;
 	struct buf list, q;
 	size_t i;
 	int rc = DB_OK;
@@ -107,7 +120,10 @@ ended_lookup(struct db *db, struct ended *k, size_t n, char *err)
 	for (i = 0; i < ARRAY_LEN(from) && rc == DB_OK; i++) {
 		buf_init(&q);
 		buf_printf(&q, from[i], list.data);
-		rc = mark(db, k, n, fixed[i], &q, err);
+		if (i > 0)
+			rc = mark(db, k, n, fixed[i], &q, err);
+		else if ((r = db_query_buf(db, &q, &rc, err)) != NULL)
+			db_res_free(r);
 		buf_free(&q);
 	}
 	buf_free(&list);

@@ -1,0 +1,118 @@
+#!/bin/bash
+# Retrying a dead dependency re-opens what its death cancelled (park.c),
+# weighing each job against how its other dependencies stand (ended.c)
+# -- while another of those comes back from the dead letter at the same
+# moment (a second `failed retry`), or a job is enqueued --after one that
+# is being retried.  A lock held in a client session stops the weighing
+# half-way, at the point where it has looked for the other job in jobs
+# and not yet in the dead letter: the job coming back must still count as
+# in the queue, not as dead (its last run) or done.  Whichever of the
+# two takes the dead row's lock first, the outcome is the same.
+. "$top_srcdir/tests/lib.sh"
+setup reopen_race
+LOG=$T/log
+
+cat >"$T/step.sh" <<'EOF'
+#!/bin/sh
+p=$(cat)
+echo "start $JOBQ_JOB_ID $p" >>"$LOG"
+case $p in
+*once*) [ -e "$T/seen.$JOBQ_JOB_ID" ] || { touch "$T/seen.$JOBQ_JOB_ID"; exit 1; } ;;
+esac
+exit 0
+EOF
+sed -i "s|\$LOG|$LOG|; s|\$T/|$T/|g" "$T/step.sh"
+chmod 755 "$T/step.sh"
+
+write_conf <<EOC
+[worker]
+poll_interval = 20ms
+
+[queue default]
+[queue side]
+
+[handler step]
+exec = $T/step.sh
+max_attempts = 1
+EOC
+drain() { jq_ work -q default --stop-when-empty 2>>"$T/worker.log"; }
+ran() { grep -c "^start $1 " "$LOG" 2>/dev/null || true; }
+reset() { sql "DELETE FROM jobs; DELETE FROM failed_jobs; DELETE FROM job_runs; DELETE FROM jobq_deps; DELETE FROM jobq_parked; DELETE FROM jobq_parked_deps"; rm -f "$LOG" "$T"/seen.*; }
+
+# hold ID SECS: a client session locks job ID's row for SECS seconds, in
+# the background; returns once the lock is taken.
+hold() {
+	sql "START TRANSACTION; SELECT id FROM jobs WHERE id = $1 FOR UPDATE; DO SLEEP($2); COMMIT" >/dev/null &
+	HOLDER=$!
+	wait_for_sql 10 "SELECT COUNT(*) FROM information_schema.innodb_trx WHERE trx_query LIKE 'DO SLEEP%'" 1
+}
+# blocked: waits until a statement waits for a row lock.
+blocked() {
+	wait_for_sql 10 "SELECT COUNT(*) FROM information_schema.innodb_trx WHERE trx_state = 'LOCK WAIT'" 1
+}
+
+# ---- two dead dependencies retried at once ----
+# P waits for D, E and F.  D died first: P is marked for cancelling and
+# parked under D (no worker serves its queue, so it is still in jobs).
+# E died too.  F waits in the side queue.  The retry of D weighs P: it
+# locks D, E and F in jobs, in id order, and waits at F (held); the
+# retry of E runs then, finds nothing parked under E, and commits.  When
+# the retry of D goes on, E is back in jobs: P waits for D, E and F.
+reset
+d=$(jq_ enqueue step '{"n": "once"}')
+e=$(jq_ enqueue step '{"n": "once"}')
+f=$(jq_ enqueue -q side step '{"n": "F"}')
+p=$(jq_ enqueue -q side --after "$d,$e,$f" step '{"n": "P"}')
+drain
+is "$(sql "SELECT COUNT(*) FROM failed_jobs WHERE id IN ($d, $e)")" 2 "two: D and E are dead"
+is "$(sql "SELECT CONCAT(id, '<', parked_by) FROM jobq_parked")" "$p<$d" "two: P is parked under D"
+hold "$f" 3
+jq_ failed retry "$d" >"$T/retry_d.out" 2>&1 &
+rd=$!
+blocked
+ok $? "two: the retry of D waits for F's lock"
+jq_ failed retry "$e" >"$T/retry_e.out" 2>&1 &
+re=$!
+wait "$rd"
+is "$?" 0 "two: the retry of D succeeds once F's lock is free"
+wait "$re"
+is "$?" 0 "two: so does the retry of E"
+wait "$HOLDER"
+is "$(sql "SELECT COUNT(*) FROM jobs WHERE id IN ($d, $e)")" 2 "two: D and E are back in the queue"
+is "$(sql "SELECT CONCAT_WS(',', cancel_by IS NULL, waiting_on) FROM jobs WHERE id = $p")" "1,3" \
+	"two: P waits again, for D, E and F"
+is "$(sql "SELECT COUNT(*) FROM jobq_parked")" 0 "two: nothing is left parked (P not under E, which is in the queue)"
+drain
+jq_ work -q side --stop-when-empty 2>>"$T/worker.log"
+is "$(ran "$d"):$(ran "$e"):$(ran "$f"):$(ran "$p")" "2:2:1:1" "two: D and E ran again, then F, then P"
+
+# ---- enqueue --after a job being retried ----
+# The enqueue locks E and G in jobs, in id order, and waits at G (held);
+# E is retried meanwhile.  The new job must wait for E, in the queue
+# again: not be cancelled at once as if E were still dead.
+reset
+e=$(jq_ enqueue step '{"n": "once"}')
+drain
+g=$(jq_ enqueue -q side step '{"n": "G"}')
+hold "$g" 3
+jq_ enqueue -q side --after "$e,$g" step '{"n": "N"}' >"$T/enq.out" 2>"$T/enq.err" &
+en=$!
+blocked
+ok $? "enqueue: the enqueue waits for G's lock"
+jq_ failed retry "$e" >"$T/retry_e.out" 2>&1 &
+re=$!
+wait "$en"
+is "$?" 0 "enqueue: the enqueue succeeds once G's lock is free"
+wait "$re"
+is "$?" 0 "enqueue: so does the retry of E"
+wait "$HOLDER"
+n=$(cat "$T/enq.out")
+is "$(sql "SELECT COUNT(*) FROM jobs WHERE id = $e")" 1 "enqueue: E is back in the queue"
+is "$(sql "SELECT CONCAT_WS(',', cancel_by IS NULL, waiting_on) FROM jobs WHERE id = $n")" "1,2" \
+	"enqueue: the new job waits for E and G"
+is "$(sql "SELECT COUNT(*) FROM jobq_parked")" 0 "enqueue: nothing is left parked"
+drain
+jq_ work -q side --stop-when-empty 2>>"$T/worker.log"
+is "$(ran "$e"):$(ran "$g"):$(ran "$n")" "2:1:1" "enqueue: E ran again, then G, then the new job"
+
+finish
