@@ -155,7 +155,16 @@ ids_of(struct db_res *r, size_t *n)
 
 /* Inside a transaction: drops what is parked under the n jobs of front,
  * and under those, down the graph (their cancels are final now).  With
- * self, the jobs of front are dropped too. */
+ * self, the jobs of front are dropped too.
+ *
+ * The rows in jobs of the jobs of each level are locked before what is
+ * parked under them is read: the end of such a job parks its waiters
+ * under it when its copy is there as its statement starts (deps.c), and
+ * holds its row meanwhile.  So that end either committed before, and
+ * what it parked is read here and dropped, or it waits, and then finds
+ * the copy gone.  Read unlocked, a job that ended between the read and
+ * the commit left its waiters parked under a copy that is no more, their
+ * re-open promised by `jobq show` to a retry that can never come. */
 static int
 drop_down(struct db *db, uint64_t *front, size_t n, int self, char *err)
 {
@@ -171,7 +180,12 @@ drop_down(struct db *db, uint64_t *front, size_t n, int self, char *err)
 
 		buf_init(&in);
 		buf_add_ids(&in, front, n);
-		r = db_query(db, &rc, err, "SELECT id FROM jobq_parked WHERE parked_by IN (%s) FOR UPDATE", in.data);
+		if ((r = db_query(db, &rc, err, "SELECT id FROM jobs WHERE id IN (%s) ORDER BY id FOR UPDATE", in.data)) !=
+		    NULL)
+			db_res_free(r);
+		r = rc != DB_OK ? NULL
+		                : db_query(db, &rc, err, "SELECT id FROM jobq_parked WHERE parked_by IN (%s) FOR UPDATE",
+		                      in.data);
 		if (r != NULL)
 			next = ids_of(r, &nn);
 		if (rc == DB_OK && (self || level > 0))

@@ -115,4 +115,41 @@ drain
 jq_ work -q side --stop-when-empty 2>>"$T/worker.log"
 is "$(ran "$e"):$(ran "$g"):$(ran "$n")" "2:1:1" "enqueue: E ran again, then G, then the new job"
 
+# ---- forget while the cancelled job's end parks its waiters ----
+# D died: P (waiting for D) is marked for cancelling and parked under D;
+# W waits for P.  Forgetting D drops P's copy (its cancel is final now),
+# and with it what P's end parks under P.  The forget is stopped after
+# it looked for what is parked under P, before it commits (a lock on
+# P's row of jobq_parked_deps); P ends meanwhile (a worker of its
+# queue).  W must not be left parked under P, whose copy the forget
+# dropped: W's cancel is final too, and show must not promise that a
+# retry of P re-opens it.
+reset
+d=$(jq_ enqueue step '{"n": "once"}')
+p=$(jq_ enqueue -q side --after "$d" step '{"n": "P"}')
+w=$(jq_ enqueue -q side --after "$p" step '{"n": "W"}')
+drain
+is "$(sql "SELECT CONCAT(id, '<', parked_by) FROM jobq_parked")" "$p<$d" "forget: P is parked under D"
+sql "START TRANSACTION; SELECT job_id FROM jobq_parked_deps WHERE job_id = $p FOR UPDATE; DO SLEEP(4); COMMIT" >/dev/null &
+HOLDER=$!
+wait_for_sql 10 "SELECT COUNT(*) FROM information_schema.innodb_trx WHERE trx_query LIKE 'DO SLEEP%'" 1
+jq_ failed forget "$d" >"$T/forget.out" 2>&1 &
+fo=$!
+blocked
+ok $? "forget: the forget waits for the lock on P's parked row"
+timeout 10 "$JOBQ" -c "$CONF" work -q side --stop-when-empty 2>>"$T/worker.log"
+wait "$fo"
+is "$?" 0 "forget: the forget succeeds once the lock is free"
+wait "$HOLDER"
+jq_ work -q side --stop-when-empty 2>>"$T/worker.log"
+is "$(sql "SELECT COUNT(*) FROM jobs WHERE id IN ($p, $w)")" 0 "forget: P and W have ended"
+is "$(sql "SELECT GROUP_CONCAT(outcome ORDER BY job_id) FROM job_runs WHERE job_id IN ($p, $w)")" "cancelled,cancelled" \
+	"forget: both ended cancelled"
+is "$(sql "SELECT COUNT(*) FROM jobq_parked")/$(sql "SELECT COUNT(*) FROM jobq_parked_deps")" "0/0" \
+	"forget: nothing is left parked (W not under P)"
+unlike_show=$(jq_ show "$w")
+[[ "$unlike_show" != *"is retried from the dead letter"* ]]
+ok $? "forget: show of W promises no re-open"
+is "$(ran "$p"):$(ran "$w")" "0:0" "forget: neither ran"
+
 finish
