@@ -271,7 +271,9 @@ park_drop_counted(struct db *db, uint64_t id, char *err)
 
 /* Puts parked job id back in jobs, waiting for the nlive jobs of live:
  * the row it left (finalized cancelled), in no group; or, when it has not
- * been finalized yet, its row unmarked.  *back: 0 when it cannot come
+ * been finalized yet, its row unmarked, attempts 0 as in the copy (it
+ * never ran: only a claim that was to finalize it, by a worker that died
+ * before it could, charged it one).  *back: 0 when it cannot come
  * back (its unique key is taken).  PARK_EBUSY, err saying so, when a
  * worker holds it to finalize it now: that cancel would park it under a
  * job that is no longer dead, for good, so the caller rolls back and
@@ -304,7 +306,7 @@ put_back(struct db *db, uint64_t id, const char *live, size_t nlive, int *back, 
 		rc = db_exec(db, err,
 		    "UPDATE jobs j JOIN jobq_parked p ON p.id = j.id SET j.cancel_by = NULL, j.cancel_at = NULL,"
 		    " j.expires_at = p.expires_at, j.lease_token = NULL, j.lease_expires_at = NULL, j.reserved_at = NULL,"
-		    " j.reserved_by = NULL, j.waiting_on = %U, j.available_at = %s WHERE j.id = %U",
+		    " j.reserved_by = NULL, j.attempts = 0, j.waiting_on = %U, j.available_at = %s WHERE j.id = %U",
 		    (uint64_t)nlive, due_when(nlive), id);
 	else {
 		rc = db_exec(db, err,

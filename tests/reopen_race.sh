@@ -15,7 +15,7 @@ LOG=$T/log
 cat >"$T/step.sh" <<'EOF'
 #!/bin/sh
 p=$(cat)
-echo "start $JOBQ_JOB_ID $p" >>"$LOG"
+echo "start $JOBQ_JOB_ID $p attempt $JOBQ_ATTEMPT" >>"$LOG"
 case $p in
 *once*) [ -e "$T/seen.$JOBQ_JOB_ID" ] || { touch "$T/seen.$JOBQ_JOB_ID"; exit 1; } ;;
 esac
@@ -24,9 +24,12 @@ EOF
 sed -i "s|\$LOG|$LOG|; s|\$T/|$T/|g" "$T/step.sh"
 chmod 755 "$T/step.sh"
 
-write_conf <<EOC
+conf() {
+	write_conf <<EOC
 [worker]
 poll_interval = 20ms
+reserve_ttl = 2s
+heartbeat = 500ms
 
 [queue default]
 [queue side]
@@ -35,6 +38,13 @@ poll_interval = 20ms
 exec = $T/step.sh
 max_attempts = 1
 EOC
+}
+# $T/px.ini: the same through the proxy that holds statements back.
+SOCKET=$T/p.sock conf
+mv "$CONF" "$T/px.ini"
+conf
+PX=$T/px
+replylost_start "$PX"
 drain() { jq_ work -q default --stop-when-empty 2>>"$T/worker.log"; }
 ran() { grep -c "^start $1 " "$LOG" 2>/dev/null || true; }
 reset() { sql "DELETE FROM jobs; DELETE FROM failed_jobs; DELETE FROM job_runs; DELETE FROM jobq_deps; DELETE FROM jobq_parked; DELETE FROM jobq_parked_deps"; rm -f "$LOG" "$T"/seen.*; }
@@ -151,5 +161,46 @@ unlike_show=$(jq_ show "$w")
 [[ "$unlike_show" != *"is retried from the dead letter"* ]]
 ok $? "forget: show of W promises no re-open"
 is "$(ran "$p"):$(ran "$w")" "0:0" "forget: neither ran"
+
+# ---- a worker killed as it finalizes the cancelled job ----
+# A worker claims P, marked for cancelling (the claim charges it an
+# attempt), and is killed -9 before its outcome reaches the database
+# (the proxy holds it, then the connection is cut, as when the worker's
+# host dies).  Once the lease lapses, P is stale, still in jobs; the
+# retry of D re-opens it in place.  A re-opened job never ran: it must
+# start as attempt 1 (the handler's max_attempts is 1), not be buried
+# unrun for an attempt only the dead worker's claim counted.
+reset
+d=$(jq_ enqueue step '{"n": "once"}')
+p=$(jq_ enqueue -q side --after "$d" step '{"n": "P"}')
+drain
+echo "FROM jobs WHERE id = $p AND lease_token" >"$PX/hold"
+# A worker's first turn sweeps what is marked at once, before it claims:
+# P's row is locked meanwhile, so the sweep passes over it and the
+# worker's next claim takes it.
+hold "$p" 3
+"$JOBQ" -c "$T/px.ini" work -q side 2>>"$T/worker.log" &
+wk=$!
+for ((i = 0; i < 100; i++)); do [ -e "$PX/held" ] && break; sleep 0.1; done
+wait "$HOLDER"
+[ -e "$PX/held" ]
+ok $? "killed: the worker claimed P and is about to finalize it"
+kill -9 "$wk"
+wait "$wk" 2>/dev/null
+touch "$PX/cut"
+sleep 0.3
+rm -f "$PX/hold" "$PX/held" "$PX/cut"
+is "$(sql "SELECT CONCAT_WS(',', cancel_by IS NOT NULL, lease_token IS NOT NULL, attempts) FROM jobs WHERE id = $p")" "1,1,1" \
+	"killed: P is still in jobs, marked, under the dead worker's lease, charged an attempt"
+wait_for_sql 10 "SELECT lease_expires_at <= UTC_TIMESTAMP(6) FROM jobs WHERE id = $p" 1
+jq_ failed retry "$d" >/dev/null
+is "$?" 0 "killed: once the lease lapsed, the retry of D succeeds"
+is "$(sql "SELECT CONCAT_WS(',', cancel_by IS NULL, lease_token IS NULL, waiting_on, attempts) FROM jobs WHERE id = $p")" "1,1,1,0" \
+	"killed: P waits for D again, its attempts as they were before it was claimed"
+drain
+jq_ work -q side --stop-when-empty 2>>"$T/worker.log"
+is "$(ran "$d"):$(ran "$p")" "2:1" "killed: D ran again, then P"
+like "$(grep "^start $p " "$LOG")" "attempt 1\$" "killed: P ran as attempt 1"
+is "$(sql "SELECT COUNT(*) FROM failed_jobs WHERE id = $p")" 0 "killed: P is not dead-lettered"
 
 finish
