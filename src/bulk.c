@@ -200,8 +200,17 @@ bulk_count_upto(struct db *db, const struct bulk_kind *k, const struct bulk_filt
 	return count_sql(db, k, f, upto, n, NULL, err);
 }
 
+/* Whether the one acting may go on (f->still); BULK_STOPPED, err saying
+ * why, when not. */
+static int
+still(const struct bulk_filter *f, char *err)
+{
+	return f->still != NULL && f->still(f->still_arg, err) != 0 ? BULK_STOPPED : DB_OK;
+}
+
 /* Acts on ids[0..n) one job a transaction, telling each(); stops at a
- * job whose answer was lost.  *last gets the last id told. */
+ * job whose answer was lost, or before one f->still refuses.  *last
+ * gets the last id told. */
 static int
 act_each(struct db *db, const struct bulk_kind *k, const struct bulk_filter *f, const uint64_t *ids, size_t n,
     bulk_each_fn *each, void *arg, uint64_t *last, char *err)
@@ -210,6 +219,8 @@ act_each(struct db *db, const struct bulk_kind *k, const struct bulk_filter *f, 
 	int rc;
 
 	for (i = 0; i < n; i++) {
+		if (still(f, err) != DB_OK)
+			return BULK_STOPPED;
 		rc = k->act(db, ids[i], f, err);
 		if (rc == DB_EGONE) /* unknown whether it happened: not told, not passed */
 			return rc;
@@ -226,9 +237,13 @@ static int
 act_chunk(struct db *db, const struct bulk_kind *k, const struct bulk_filter *f, const uint64_t *ids, size_t n,
     bulk_each_fn *each, void *arg, uint64_t *last, char *err)
 {
-	int *rc = xcalloc(n, sizeof *rc), r = k->chunk(db, ids, n, f, rc, err);
+	int *rc, r;
 	size_t i;
 
+	if (still(f, err) != DB_OK)
+		return BULK_STOPPED;
+	rc = xcalloc(n, sizeof *rc);
+	r = k->chunk(db, ids, n, f, rc, err);
 	if (r == DB_OK)
 		for (i = 0; i < n; i++) {
 			if (rc[i] == QUEUE_NOT_FOUND)

@@ -6,7 +6,11 @@
  * /api/bulk), each a short request of one transaction per job, so a
  * large action never holds a lock or a server thread for long, shows
  * its progress, and can be left half-way with every job done or
- * untouched.  Every job acted on gets its own audit row. */
+ * untouched.  Every job acted on gets its own audit row.  The session
+ * and its role are looked up again before each job: a person demoted,
+ * logged out by another admin, removed or given a new password while a
+ * chunk runs acts on no job after that, and the answer says how many
+ * were done before. */
 #include "config.h"
 
 #include <stdio.h>
@@ -16,6 +20,7 @@
 #include "bulk.h"
 #include "queue.h"
 #include "serve_audit.h"
+#include "serve_auth.h"
 #include "serve_bulk.h"
 #include "wakeup.h"
 
@@ -148,9 +153,30 @@ api_bulk_count(struct req *r)
  * own transaction (bulk_filter.audit): a job acted on has its row, a
  * job not acted on has none, however the chunk ends. */
 struct chunk {
+	struct req *r;
 	const char *action;
 	uint64_t done, skipped;
+	unsigned refused; /* the status that stopped it (still_admin), or 0 */
 };
+
+/* bulk_filter.still: whether the request's session is still open and
+ * its user still an admin, as the router checked when the chunk began
+ * (serve.c's guard); the status that refuses it into c->refused. */
+static int
+still_admin(void *arg, char *err)
+{
+	struct chunk *c = arg;
+	int rc = serve_session(c->r);
+
+	if (rc == 0 && c->r->user->admin)
+		return 0;
+	c->refused = rc == 0 ? 403 : (unsigned)rc;
+	snprintf(err, ERRSZ, "%s; the jobs after it were left as they were",
+	    rc == 0     ? "this needs the admin role, which was taken from this user as the action ran"
+	    : rc == 401 ? "the session ended as the action ran (logged out, removed, or a new password)"
+	                : "the session could not be checked");
+	return -1;
+}
 
 static void
 tally(void *arg, uint64_t id, int rc, const char *err)
@@ -170,23 +196,28 @@ tally(void *arg, uint64_t id, int rc, const char *err)
 static MHD_RESULT
 step(struct req *r, const struct bulk_kind *k, const struct bulk_filter *f, uint64_t after, uint64_t upto)
 {
-	struct chunk c = { bulk_kind_name(k), 0, 0 };
+	struct chunk c = { r, bulk_kind_name(k), 0, 0, 0 };
 	struct bulk_filter fa = *f;
 	struct audit_entry a;
 	uint64_t last;
 	char err[ERRSZ], detail[200];
-	int more;
+	int more, rc;
 	cJSON *doc;
 
 	snprintf(detail, sizeof detail, "bulk: queue=%s type=%s%s%s", f->queue ? f->queue : "*",
 	    f->type ? f->type : "*", f->state ? " state=" : "", f->state ? f->state : "");
 	a = serve_audit_entry(r, c.action, 0, detail);
 	fa.audit = &a;
-	if (bulk_step(r->db, k, &fa, after, upto, BULK_CHUNK, tally, &c, &last, &more, err) != DB_OK)
+	fa.still = still_admin;
+	fa.still_arg = &c;
+	rc = bulk_step(r->db, k, &fa, after, upto, BULK_CHUNK, tally, &c, &last, &more, err);
+	if (rc != DB_OK && rc != BULK_STOPPED)
 		return serve_write_error(r, "bulk action", err);
 	if (c.done > 0 && (strcmp(c.action, "retry") == 0 || strcmp(c.action, "release") == 0))
 		wakeup_send(r->srv->conf, f->queue); /* jobs are due now */
 	doc = cJSON_CreateObject();
+	if (rc == BULK_STOPPED)
+		cJSON_AddStringToObject(doc, "error", err);
 	cJSON_AddStringToObject(doc, "action", c.action);
 	ADD_NUM(doc, "done", c.done);
 	ADD_NUM(doc, "skipped", c.skipped);
@@ -194,7 +225,7 @@ step(struct req *r, const struct bulk_kind *k, const struct bulk_filter *f, uint
 		ADD_NUM(doc, "next_after", last);
 	else
 		cJSON_AddNullToObject(doc, "next_after");
-	return serve_json(r, 200, doc);
+	return serve_json(r, rc == BULK_STOPPED ? c.refused : 200, doc);
 }
 
 /* POST /api/bulk {"action", "queue", "type", "state", "count", "upto",
@@ -203,7 +234,9 @@ step(struct req *r, const struct bulk_kind *k, const struct bulk_filter *f, uint
  * set still holds count jobs: 409 with the new count and upto otherwise,
  * so what is done is what the person confirmed.  Answers the jobs done,
  * those skipped (gone meanwhile, or refused: a live lease, an id queued
- * again), and next_after (null when the set is through). */
+ * again), and next_after (null when the set is through).  A chunk whose
+ * session ended or whose user lost the admin role as it ran stops there:
+ * 401 or 403, with "error" and the jobs it did before. */
 MHD_RESULT
 api_bulk(struct req *r)
 {

@@ -1,0 +1,118 @@
+#!/bin/bash
+# A bulk action (POST /api/bulk, a chunk at a time) whose admin another
+# admin demotes, logs out, removes or gives a new password half-way:
+# each later chunk is refused (403 demoted, 401 otherwise) and changes
+# nothing; what the chunks before did stays done.  A change that lands
+# while a chunk runs stops that chunk before its next job (the session
+# and role are looked up before each), and its answer says how far it
+# got.
+. "$top_srcdir/tests/lib.sh"
+. "$top_srcdir/tests/operator/common.sh"
+. "$top_srcdir/tests/serve_lib.sh"
+setup serve_bulk_role
+
+write_conf <<EOC
+[queue mail]
+
+[handler send_email]
+exec = /bin/true
+queue = mail
+
+[user root]
+password_hash = $PWHASH
+role = admin
+EOC
+
+printf '%s\n' "$PW" | jq_ user add ada --role admin >/dev/null
+serve_start
+login root "$T/root"
+ROOTCSRF=$CSRF
+
+# dead N: N dead jobs in mail, ids 1001 up, nothing else dead.
+dead() {
+	sql "DELETE FROM failed_jobs; INSERT INTO failed_jobs (id, queue, type, payload, attempts, exception)
+	       SELECT 1000 + seq, 'mail', 'send_email', '{}', 3, 'smtp 550' FROM seq_1_to_$1"
+}
+# first ACTION: ada counts and sends the first chunk; sets COUNT, UPTO, NEXT.
+first() {
+	post /api/bulk/count "$T/ada" "{\"action\": \"$1\", \"queue\": \"mail\"}"
+	COUNT=$(printf '%s' "$BODY" | jget 'd["count"]')
+	UPTO=$(printf '%s' "$BODY" | jget 'd["upto"]')
+	post /api/bulk "$T/ada" "{\"action\": \"$1\", \"queue\": \"mail\", \"count\": $COUNT, \"upto\": $UPTO, \"after\": 0}"
+	NEXT=$(printf '%s' "$BODY" | jget 'd["next_after"]')
+}
+# next ACTION: ada's next chunk.
+next() {
+	post /api/bulk "$T/ada" "{\"action\": \"$1\", \"queue\": \"mail\", \"count\": $COUNT, \"upto\": $UPTO, \"after\": $NEXT}"
+}
+
+for change in demote sessions remove password; do
+	dead 250
+	login ada "$T/ada"
+	first retry
+	is "$CODE/$(printf '%s' "$BODY" | jget 'd["done"]')" "200/100" "$change: ada's first chunk retries 100"
+	case $change in
+	demote) post /api/users/role "$T/root" '{"user": "ada", "role": "viewer"}' "$ROOTCSRF"; want=403 ;;
+	sessions) post /api/sessions/end "$T/root" '{"user": "ada"}' "$ROOTCSRF"; want=401 ;;
+	remove) post /api/users/remove "$T/root" '{"user": "ada"}' "$ROOTCSRF"; want=401 ;;
+	password) post /api/users/password "$T/root" "{\"user\": \"ada\", \"password\": \"another-pass-1\"}" "$ROOTCSRF"; want=401 ;;
+	esac
+	is "$CODE" 200 "$change: another admin makes the change"
+	next retry
+	is "$CODE" "$want" "$change: ada's next chunk is refused"
+	is "$(sql "SELECT COUNT(*) FROM failed_jobs")/$(sql "SELECT COUNT(*) FROM jobs")" "150/100" \
+		"$change: nothing past the change was retried"
+	next retry
+	is "$CODE" "$want" "$change: and so is any chunk after it"
+	is "$(sql "SELECT COUNT(*) FROM jobq_audit WHERE action = 'retry' AND username = 'ada'")" 100 \
+		"$change: 100 audit rows, one a job retried"
+	sql "DELETE FROM jobs; DELETE FROM jobq_audit WHERE action = 'retry'"
+	case $change in
+	demote) printf '' | jq_ user role ada admin >/dev/null ;;
+	remove) printf '%s\n' "$PW" | jq_ user add ada --role admin >/dev/null ;;
+	password) printf '%s\n' "$PW" | jq_ user passwd ada >/dev/null 2>&1 || diag "passwd: $(printf '%s\n' "$PW" | jq_ user passwd ada 2>&1)" ;;
+	esac
+done
+
+# ---- the change lands while a chunk runs ----
+# A lock held on a dead row stops ada's chunk half-way through (each job
+# is its own transaction); root demotes ada (or ends her sessions)
+# meanwhile.  The chunk must stop at the change: the jobs before it
+# retried (and the one under way, waiting for the lock), none after it,
+# and the answer says so.
+for change in demote sessions; do
+	dead 250
+	login ada "$T/ada"
+	post /api/bulk/count "$T/ada" '{"action": "retry", "queue": "mail"}'
+	COUNT=$(printf '%s' "$BODY" | jget 'd["count"]')
+	UPTO=$(printf '%s' "$BODY" | jget 'd["upto"]')
+	sql "START TRANSACTION; SELECT id FROM failed_jobs WHERE id = 1050 FOR UPDATE; DO SLEEP(3); COMMIT" >/dev/null &
+	holder=$!
+	wait_for_sql 10 "SELECT COUNT(*) FROM information_schema.innodb_trx WHERE trx_query LIKE 'DO SLEEP%'" 1
+	curl -s -o "$T/chunk.body" -w '%{http_code}' -b "$T/ada" -H 'Content-Type: application/json' -H "X-CSRF-Token: $CSRF" \
+		--data-binary "{\"action\": \"retry\", \"queue\": \"mail\", \"count\": $COUNT, \"upto\": $UPTO, \"after\": 0}" \
+		"$URL/api/bulk" >"$T/chunk.code" &
+	chunk=$!
+	wait_for_sql 10 "SELECT COUNT(*) FROM information_schema.innodb_trx WHERE trx_state = 'LOCK WAIT'" 1
+	ok $? "$change mid-chunk: ada's chunk waits at job 1050"
+	case $change in
+	demote) post /api/users/role "$T/root" '{"user": "ada", "role": "viewer"}' "$ROOTCSRF"; want=403 ;;
+	sessions) post /api/sessions/end "$T/root" '{"user": "ada"}' "$ROOTCSRF"; want=401 ;;
+	esac
+	is "$CODE" 200 "$change mid-chunk: root makes the change"
+	wait "$chunk"
+	wait "$holder"
+	is "$(cat "$T/chunk.code")" "$want" "$change mid-chunk: the chunk ends refused"
+	is "$(jget 'd["done"]' <"$T/chunk.body")/$(jget 'd["next_after"]' <"$T/chunk.body")" 50/null \
+		"$change mid-chunk: its answer says how many it retried (job 1050, under way at the change, among them)"
+	like "$(jget 'd["error"]' <"$T/chunk.body")" "as the action ran.*the jobs after it were left as they were" \
+		"$change mid-chunk: and why it stopped"
+	is "$(sql "SELECT COUNT(*) FROM failed_jobs WHERE id <= 1050")/$(sql "SELECT COUNT(*) FROM failed_jobs WHERE id > 1050")" "0/200" \
+		"$change mid-chunk: nothing after the change was retried"
+	is "$(sql "SELECT COUNT(*) FROM jobq_audit WHERE action = 'retry' AND username = 'ada' AND job_id > 1050")" 0 \
+		"$change mid-chunk: nor audited as ada's"
+	sql "DELETE FROM jobs; DELETE FROM jobq_audit WHERE action = 'retry'"
+	[ $change = demote ] && jq_ user role ada admin >/dev/null
+done
+
+finish
