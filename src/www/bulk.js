@@ -25,26 +25,44 @@ export function bulkButton(action, label, what, filter, attrs) {
   return el("button", { ...attrs, on: { click: () => runBulk(action, what, filter) } }, label);
 }
 
+/* What a bulk action that stopped part way says, plainly: how many of
+ * the jobs confirmed it acted on, why it stopped, and how many it left
+ * as they were.  A chunk the server stopped (the session ended, the
+ * admin role was taken away as it ran) says in its body how many it did
+ * before; a lost answer (e.unsure) leaves that chunk open, so the rest
+ * is not called untouched. */
+function stopped(did, what, done, skipped, total, e) {
+  const why = e.status === 401 ? "your session ended (logged out by an admin, removed, or given a new password)"
+    : e.message.replace(/; the jobs after it were left as they were$/, "");
+  const head = did + " " + fmtNum(done) + " of " + fmtNum(total) + " " + what +
+    (skipped ? " (" + fmtNum(skipped) + " had changed meanwhile)" : "");
+  if (e.unsure) return head + ", then: " + e.message;
+  if (!e.status) /* no answer at all (the network): that chunk may have been done */
+    return head + ", then stopped: " + e.message + ". Whether the chunk under way was done is not known: look at the page before going on.";
+  return head + ", then stopped: " + why + ". The other " + fmtNum(total - done - skipped) + " were left as they were.";
+}
+
 /* Asks until the person confirms the count the server holds (a 409 on
  * the first chunk means it changed meanwhile), then runs the chunks. */
 async function runBulk(action, what, filter) {
   const [verb, did] = VERBS[action];
   const body = { action, queue: filter.queue || "", type: filter.type || "", state: filter.state || "" };
-  let done = 0, skipped = 0;
+  let done = 0, skipped = 0, total = null;
   try {
     let c = await api("/api/bulk/count", body), r = null;
     while (r === null) {
       const left = c.unknown_type ? " (" + fmtNum(c.unknown_type) + " more stay: their type or queue is not in the configuration)" : "";
       if (c.count === 0) return toast("No " + what + " match" + left + ".");
       if (!confirm(verb + " " + fmtNum(c.count) + " " + what + left + "?")) return;
+      total = c.count;
       try {
         r = await api("/api/bulk", { ...body, count: c.count, upto: c.upto, after: 0 });
       } catch (e) {
         if (e.status !== 409) throw e;
         c = e.body;
+        total = null;
       }
     }
-    const total = c.count;
     for (;;) {
       done += r.done;
       skipped += r.skipped;
@@ -54,8 +72,12 @@ async function runBulk(action, what, filter) {
     }
     toast(did + " " + fmtNum(done) + " " + what + (skipped ? " (" + fmtNum(skipped) + " had changed meanwhile)" : ""));
   } catch (e) {
-    if (e.status !== 401)
-      toast((done ? did + " " + fmtNum(done) + ", then stopped: " : e.unsure ? "" : "Not done: ") + e.message, true);
+    if (e.body && typeof e.body.done === "number") { /* a chunk the server stopped part way */
+      done += e.body.done;
+      skipped += e.body.skipped || 0;
+    }
+    if (total !== null) toast(stopped(did, what, done, skipped, total, e), true, 20000);
+    else if (e.status !== 401) toast((e.unsure ? "" : "Not done: ") + e.message, true);
   }
   await shell.refresh();
 }

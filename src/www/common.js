@@ -107,12 +107,14 @@ export function when(t) {
   return el("time", { datetime: utc.replace(" ", "T") + "Z", title: utc + " UTC" }, z.fmt.format(d) + " " + offsetAt(z, d));
 }
 
-export function toast(msg, isError) {
+/* Shows msg for ms (4 s unless said): what a person must not miss, such
+ * as an action that stopped part way, is given longer. */
+export function toast(msg, isError, ms) {
   const t = document.getElementById("toast");
   t.className = isError ? "error" : "";
   t.textContent = msg;
   clearTimeout(toast.timer);
-  toast.timer = setTimeout(() => { t.textContent = ""; }, 4000);
+  toast.timer = setTimeout(() => { t.textContent = ""; }, ms || 4000);
 }
 
 /* The database's state as the API last told it.  A 503 (the server
