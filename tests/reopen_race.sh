@@ -1,13 +1,18 @@
 #!/bin/bash
-# Retrying a dead dependency re-opens what its death cancelled (park.c),
-# weighing each job against how its other dependencies stand (ended.c)
-# -- while another of those comes back from the dead letter at the same
-# moment (a second `failed retry`), or a job is enqueued --after one that
-# is being retried.  A lock held in a client session stops the weighing
-# half-way, at the point where it has looked for the other job in jobs
-# and not yet in the dead letter: the job coming back must still count as
-# in the queue, not as dead (its last run) or done.  Whichever of the
-# two takes the dead row's lock first, the outcome is the same.
+# Retrying a dead dependency re-opens what its death cancelled (park.c)
+# -- where that meets other things at the same moment, each moment
+# forced (a row lock held in a client session, the proxy holding a
+# worker's statement back, kill -9), not hoped for:
+#   - two: another dependency of the job comes back from the dead letter
+#     (a second `failed retry`) while the retry weighs the job (ended.c):
+#     the job waits again, not parked under a job in the queue;
+#   - enqueue: a job enqueued --after a job being retried waits for it,
+#     not cancelled as if it were still dead;
+#   - forget: the cancelled job ends while the forget of its dead
+#     dependency drops what is parked: its waiter is not left parked
+#     under a copy that is gone;
+#   - killed: the worker that claimed the cancelled job to finalize it is
+#     killed -9; the job re-opened in place starts at attempt 1.
 . "$top_srcdir/tests/lib.sh"
 setup reopen_race
 LOG=$T/log
@@ -66,8 +71,10 @@ blocked() {
 # parked under D (no worker serves its queue, so it is still in jobs).
 # E died too.  F waits in the side queue.  The retry of D weighs P: it
 # locks D, E and F in jobs, in id order, and waits at F (held); the
-# retry of E runs then, finds nothing parked under E, and commits.  When
-# the retry of D goes on, E is back in jobs: P waits for D, E and F.
+# retry of E comes meanwhile.  Read in that order alone, E was in
+# neither table when the retry of E committed between the reads, and its
+# last run said "dead": P was parked under E, back in the queue, for
+# good.  Whichever retry takes E's dead row first, P waits for D, E and F.
 reset
 d=$(jq_ enqueue step '{"n": "once"}')
 e=$(jq_ enqueue step '{"n": "once"}')
