@@ -22,8 +22,9 @@ usage(void)
 	printf("Usage: jobq show [--json] [--runs N | --all-runs] ID\n"
 	       "Show job ID from the queue or the dead-letter table: its state, payload,\n"
 	       "attempts, times ([worker] timezone, with offset), lease, last error, the backoff its next\n"
-	       "failure would get, and its last 20 runs.  A done job has left the queue: it is\n"
-	       "shown as its runs keep it (created time, payload up to 64 KiB) until pruned.\n"
+	       "failure would get, and its last 20 runs with their output.  A done job has left\n"
+	       "the queue: it is shown as its runs keep it (created time, payload up to 64 KiB)\n"
+	       "until pruned.\n"
 	       "On a terminal, control characters in stored text (a handler's error output,\n"
 	       "the payload) are shown as \\xHH.\n\n"
 	       "      --runs N     show the last N runs (default 20)\n"
@@ -199,6 +200,7 @@ json_add_runs(cJSON *o, const struct run_row *runs, size_t nruns)
 		add_str(r, "exit_status", runs[i].exit_status);
 		add_str(r, "error", runs[i].error);
 		add_str(r, "error_summary", runs[i].summary);
+		add_str(r, "output", runs[i].output);
 		if (runs[i].result != NULL) {
 			cJSON *res = cJSON_Parse(runs[i].result);
 
@@ -316,6 +318,30 @@ print_vis(int tty, const char *fmt, ...)
 	buf_free(&raw);
 }
 
+/* A run's output (the handler's stdout) under its row, each line below
+ * the label; trailing newlines dropped, nothing when it printed none. */
+static void
+print_output(int tty, const char *out)
+{
+	char *vis, *p, *nl;
+	size_t n;
+
+	if (out == NULL || *out == '\0')
+		return;
+	vis = cli_visible(out, tty);
+	n = strlen(vis);
+	while (n > 0 && vis[n - 1] == '\n')
+		vis[--n] = '\0';
+	for (p = vis;; p = nl + 1) {
+		nl = strchr(p, '\n');
+		printf("%s%.*s\n", p == vis ? "          output " : "                 ",
+		    nl ? (int)(nl - p) : (int)strlen(p), p);
+		if (nl == NULL)
+			break;
+	}
+	free(vis);
+}
+
 /* The runs, oldest first; total is how many the job has (more than
  * nruns when only the last ones were read).  Attempts start again at 1
  * after `jobq failed retry`: that is said where it happened, the first
@@ -354,6 +380,7 @@ print_runs(const struct timefmt *f, const struct run_row *runs, size_t nruns, ui
 		 * ended: the EXIT column above says it already. */
 		if (runs[i].summary != NULL && *runs[i].summary && strcmp(runs[i].summary, runs[i].exit_status) != 0)
 			print_vis(tty, "          error  %s\n", runs[i].summary);
+		print_output(tty, runs[i].output);
 		if (runs[i].result != NULL)
 			print_vis(tty, "          result %s\n", runs[i].result);
 		if (runs[i].follow_ups != NULL)

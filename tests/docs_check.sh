@@ -13,7 +13,9 @@
 #     zone, as jobq(1) says (jobq converts from TZDIR itself), and no page
 #     says otherwise;
 #   - README's sample of `jobq schedule --list` has the program's columns
-#     and time format.
+#     and time format;
+#   - `jobq show` prints a run's output, where README and jobq-handler(7)
+#     send the reader for it.
 . "$top_srcdir/tests/lib.sh"
 setup docs_check
 p5=$top_srcdir/etc/jobq.ini.5
@@ -114,6 +116,19 @@ is "$got" "$documented" "a handler's environment is the one jobq-handler(7) list
 readme=$(sed -n '/^| variable | value |$/,/^$/p' "$top_srcdir/handlers/README.md" |
 	grep -oE '^\| `[^|]*' | grep -oE '`[A-Z_]+`' | tr -d '`' | sort)
 is "$readme" "$got" "handlers/README.md's table lists that environment too"
+
+# ---- jobq show prints the handler's output ----
+# README (shared hosting: "jobq show ID the handler's output") and
+# jobq-handler(7) ("Standard output is kept as the run's output (jobq
+# show)") send the reader there for it.
+printf '\n[handler out]\nexec = /bin/sh -c %s\n' "'cat >/dev/null; echo \"handler output: \$JOBQ_JOB_ID\"; echo line 2'" >>"$CONF"
+out_id=$(jq_ enqueue out '{}')
+jq_ work --stop-when-empty --max-time 20 2>>"$T/work.log"
+like "$(jq_ show "$out_id")" $'\n +output +handler output: '"$out_id"$'\n +line 2\n' "jobq show prints a run's output (stdout)"
+is "$(jq_ show --json "$out_id" | python3 -c 'import json, sys; print(json.load(sys.stdin)["runs"][0]["output"], end="")')" \
+	"handler output: $out_id"$'\nline 2' "jobq show --json has it as runs[].output"
+like "$(tr -s ' \n' ' ' <"$top_srcdir/README.md")" '`jobq show ID` the handler.s output' \
+	"README still sends the reader to jobq show for the output"
 
 # ---- stderr patterns against exit 0 ----
 done_id=$(jq_ enqueue stderr '{}')

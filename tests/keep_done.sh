@@ -70,7 +70,7 @@ start_worker
 wait_for_sql 20 "SELECT COUNT(*) FROM job_runs WHERE job_id IN ($a, $b) AND outcome = 'done'" 2
 ok $? "the two jobs are done"
 jq_ show "$a" >"$T/show" 2>&1
-is "$?:$(grep -c 'exec one' "$T/show")" "0:1" "jobq show of the done job: its payload, kept"
+is "$?:$(grep -c '^ *"n": "exec one"$' "$T/show")" "0:1" "jobq show of the done job: its payload, kept"
 wait_for_sql 10 "SELECT COUNT(*) FROM job_runs WHERE job_id = 5001 OR job_id > 10000" 0
 ok $? "the old finished runs are pruned within seconds, 1,000 a statement (2,501 of them)"
 is "$(sql "SELECT GROUP_CONCAT(job_id ORDER BY job_id) FROM job_runs WHERE job_id IN (5002, 5003)")" "5002,5003" \
