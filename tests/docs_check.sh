@@ -14,8 +14,11 @@
 #     says otherwise;
 #   - README's sample of `jobq schedule --list` has the program's columns
 #     and time format;
+#   - a handler's PATH is the one jobq-handler(7) gives, whatever the
+#     worker's, and README and contrib/crontab.example say so;
 #   - `jobq show` prints a run's output, where README and jobq-handler(7)
-#     send the reader for it.
+#     send the reader for it;
+#   - README's crontab lines are contrib/crontab.example's.
 . "$top_srcdir/tests/lib.sh"
 setup docs_check
 p5=$top_srcdir/etc/jobq.ini.5
@@ -117,6 +120,29 @@ readme=$(sed -n '/^| variable | value |$/,/^$/p' "$top_srcdir/handlers/README.md
 	grep -oE '^\| `[^|]*' | grep -oE '`[A-Z_]+`' | tr -d '`' | sort)
 is "$readme" "$got" "handlers/README.md's table lists that environment too"
 
+# ---- a handler's PATH is jobq-handler(7)'s, not the worker's ----
+# README's cron section and contrib/crontab.example once said jobq hands
+# the crontab's PATH on to handlers; it does not, and they say how
+# (env.PATH) instead.
+cat >"$T/path.sh" <<'EOF2'
+#!/bin/sh
+cat >/dev/null
+printf '%s\n' "$PATH" >"$PATH_OUT"
+EOF2
+chmod +x "$T/path.sh"
+printf '\n[handler path]\nexec = %s\nenv.PATH_OUT = %s\n' "$T/path.sh" "$T/path.out" >>"$CONF"
+doc_path=$(awk '/^\.It Ev PATH$/ { getline; sub(/^\.Pa /, ""); print; exit }' "$p7")
+is "$doc_path" "/usr/local/bin:/usr/bin:/bin" "jobq-handler(7) gives the handler's PATH"
+jq_ enqueue path '{}' >/dev/null
+PATH=$T/cron-bin:$PATH jq_ work --stop-when-empty --max-time 20 2>>"$T/work.log"
+is "$(cat "$T/path.out" 2>&1)" "$doc_path" "a worker started with another PATH gives its handler jobq-handler(7)'s"
+for f in "$top_srcdir/README.md" "$top_srcdir/contrib/crontab.example"; do
+	text=$(tr -s ' \n#' ' ' <"$f")
+	is "$(grep -ciE 'passes .?PATH.? on to (them|handlers)|hands PATH to handlers' <<<"$text")" "0" \
+		"$(basename "$f") does not say jobq hands its PATH to handlers"
+	like "$text" 'env\.PATH' "$(basename "$f") says how a handler gets another PATH (env.PATH)"
+done
+
 # ---- jobq show prints the handler's output ----
 # README (shared hosting: "jobq show ID the handler's output") and
 # jobq-handler(7) ("Standard output is kept as the run's output (jobq
@@ -129,6 +155,13 @@ is "$(jq_ show --json "$out_id" | python3 -c 'import json, sys; print(json.load(
 	"handler output: $out_id"$'\nline 2' "jobq show --json has it as runs[].output"
 like "$(tr -s ' \n' ' ' <"$top_srcdir/README.md")" '`jobq show ID` the handler.s output' \
 	"README still sends the reader to jobq show for the output"
+
+# ---- README's crontab lines are contrib/crontab.example's ----
+# The example has a ~/.local install's paths; README shows them for the
+# default prefix.
+readme_cron=$(awk '/^```crontab/ { n++; on = (n == 1); next } /^```/ { on = 0 } on' "$top_srcdir/README.md")
+example_cron=$(grep -vE '^(#|$)' "$top_srcdir/contrib/crontab.example" | sed 's|/home/USER/\.local|/usr/local|g')
+is "$readme_cron" "$example_cron" "README's cron lines are contrib/crontab.example's, for the default prefix"
 
 # ---- stderr patterns against exit 0 ----
 done_id=$(jq_ enqueue stderr '{}')

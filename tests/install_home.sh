@@ -1,6 +1,6 @@
 #!/bin/bash
-# The shared-hosting recipe (doc-snippets/README-install.md), start to
-# finish: configure --prefix=$HOME/.local, make install, the installed
+# The shared-hosting recipe (README.md, "Shared hosting, without root"),
+# start to finish: configure --prefix=$HOME/.local, make install, the installed
 # sample config edited in place, jobq init, a job enqueued, and the
 # crontab line of contrib/crontab.example run the way cron runs it
 # (minimal environment): the job is done and nothing is printed.
@@ -29,7 +29,7 @@ for f in libexec/jobq/echo.sh libexec/jobq/send_email.py libexec/jobq/generate_r
 	libexec/jobq/log_event.php libexec/jobq/word_count.pl libexec/jobq/alert-mail.sh \
 	libexec/jobq/alert-webhook.sh libexec/jobq/jobq_handler.py libexec/jobq/jobq_handler.php \
 	share/jobq/demo/demo.sql \
-	share/jobq/demo/flaky.sh share/doc/jobq/README.md share/doc/jobq/handlers.md \
+	share/jobq/demo/flaky.sh share/doc/jobq/README.md share/doc/jobq/handlers.md share/doc/jobq/crontab.example \
 	share/bash-completion/completions/jobq share/man/man1/jobq.1 share/man/man5/jobq.ini.5 \
 	share/man/man7/jobq-handler.7; do
 	ok "$([ -f "$prefix/$f" ]; echo $?)" "installs $f"
