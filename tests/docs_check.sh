@@ -18,6 +18,8 @@
 #     worker's, and README and contrib/crontab.example say so;
 #   - `jobq show` prints a run's output, where README and jobq-handler(7)
 #     send the reader for it;
+#   - README's persistent Python example and jobq-handler(7)'s sh example
+#     of the control channel run as written;
 #   - README's crontab lines are contrib/crontab.example's.
 . "$top_srcdir/tests/lib.sh"
 setup docs_check
@@ -155,6 +157,41 @@ is "$(jq_ show --json "$out_id" | python3 -c 'import json, sys; print(json.load(
 	"handler output: $out_id"$'\nline 2' "jobq show --json has it as runs[].output"
 like "$(tr -s ' \n' ' ' <"$top_srcdir/README.md")" '`jobq show ID` the handler.s output' \
 	"README still sends the reader to jobq show for the output"
+
+# ---- README's persistent Python example, follow-up and all ----
+# Its follow-up goes to the shipped log_event handler, which must take it.
+if command -v php >/dev/null; then
+	{
+		echo 'def send(to): print("sent to", to)'
+		awk '/^```python/ { on = 1; next } /^```/ { on = 0 } on' "$top_srcdir/README.md"
+	} >"$T/mail_order.py"
+	printf '\n[handler mail_order]\nexec = /usr/bin/python3 %s\nmode = persistent\nenv.PYTHONPATH = %s\n' \
+		"$T/mail_order.py" "$HANDLERS" >>"$CONF"
+	printf '\n[handler log_event]\nexec = %s/log_event.php\nenv.EVENT_LOG = %s\n' "$HANDLERS" "$T/events.log" >>"$CONF"
+	mo=$(jq_ enqueue mail_order '{"to": "ada@example.com"}')
+	jq_ work --stop-when-empty --max-time 20 2>>"$T/work.log"
+	is "$(sql "SELECT GROUP_CONCAT(CONCAT(type, '=', outcome) ORDER BY id) FROM job_runs WHERE job_id >= $mo")" \
+		"mail_order=done,log_event=done" "README's Python example runs, and log_event takes its follow-up"
+else
+	diag "SKIP README's Python example: php is not installed"
+fi
+
+# ---- jobq-handler(7): the sh example of the control channel ----
+# With its upstream answering 429, it asks for 10m and its stderr is the
+# run's error (no file in the worker's folder, which may be read-only or
+# shared by the jobs running at once).
+awk '/^Talking back on the control channel, in$/ { f = 1 } f && /^\.Bd -literal/ { on = 1; next }
+	on && /^\.Ed/ { exit } on' "$p7" | sed 's/\\e/\\/g' >"$T/talk.sh"
+sed -i '2a compress() { echo "upstream answered 429" >&2; return 1; }' "$T/talk.sh"
+chmod +x "$T/talk.sh"
+like "$(cat "$T/talk.sh")" 'retry_after' "jobq-handler(7)'s sh control-channel example was read"
+printf '\n[handler talk]\nexec = %s\n' "$T/talk.sh" >>"$CONF"
+talk=$(jq_ enqueue talk '{"file": "a.mp4"}')
+jq_ work --stop-when-empty --max-time 20 2>>"$T/work.log"
+is "$(sql "SELECT CONCAT(outcome, ' ', TRIM(TRAILING '\n' FROM error)) FROM job_runs WHERE job_id = $talk")" "retry upstream answered 429" \
+	"the example's failed run keeps its error text"
+is "$(sql "SELECT TIMESTAMPDIFF(SECOND, UTC_TIMESTAMP(), available_at) BETWEEN 540 AND 601 FROM jobs WHERE id = $talk")" "1" \
+	"... and comes back in 10m, as it asked"
 
 # ---- README's crontab lines are contrib/crontab.example's ----
 # The example has a ~/.local install's paths; README shows them for the
