@@ -50,6 +50,16 @@ sed -i -e "s|^socket = .*|socket = $SOCKET|" -e "s|^user = .*|user = root|" \
 chmod 600 "$ini"
 grep -q "^exec = $prefix/libexec/jobq/echo.sh$" "$ini"
 ok $? "the installed config points at the installed echo handler"
+# The example handlers that run jobq (prune, health_check) name the
+# installed program and configuration: a handler's PATH has no
+# ~/.local/bin, and no other jobq.ini is there.
+is "$(grep -c "^;env.PROGRAM = $prefix/bin/jobq$" "$ini"),$(grep -c "^;env.CONFIG = $ini$" "$ini")" "2,2" \
+	"the example prune and health_check handlers name the installed jobq and jobq.ini"
+is "$(grep -c '@[a-z]*@' "$ini")" "0" "no @placeholder@ is left in the installed config"
+# Workers drain the [queue] sections in file order: the order the
+# commented queues line shows, critical first.
+is "$(sed -n 's/^\[queue \(.*\)\]$/\1/p' "$ini" | paste -sd,)" "$(sed -n 's/^;queues = //p' "$ini" | tr -d ' ')" \
+	"the sample's queues are in the order its queues line gives (critical first)"
 
 # From here on, HOME is the temporary home and jobq finds its config
 # without -c (the installed default path).

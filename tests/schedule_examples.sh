@@ -15,14 +15,17 @@ socket = $SOCKET
 user = root
 EOC
 
-# The example block, uncommented, pointed at this test's folders; the
-# placeholder password_hash gets a real one, as its reader would give it.
+# The example block, uncommented, with this build's paths put in as
+# make does (the jobq program, this test's config in place of the
+# installed one) and pointed at this test's folders; the placeholder
+# password_hash gets a real one, as its reader would give it.
 HASH=$("$JOBQ" passwd --stdin <<<'an example password' | sed 's/^password_hash = //')
 examples() {
 	sed -n '/^; Example schedules/,$p' "$top_srcdir/etc/jobq.ini.in" |
 		sed -n 's/^;\(\[.*\]\)$/\1/p; s/^;\([a-z_.A-Z]* = .*\)$/\1/p' |
 		sed -e "s|@pkglibexecdir@|$HANDLERS|g" -e "s|@localstatedir@|$VAR|g" \
-			-e "s|^env.CONFIG = .*|env.CONFIG = $CONF\nenv.PROGRAM = $JOBQ|" \
+			-e "s|@bindir@/jobq|$JOBQ|g" -e "s|@sysconfdir@/jobq.ini|$CONF|g" \
+			-e "s|\"/var/lib/mysql\"|\"$VAR/lib/mysql\"|" \
 			-e "s|^env.BACKUP_DEFAULTS_FILE = .*|env.BACKUP_DEFAULTS_FILE = $T/backup.cnf|" \
 			-e "s|^env.BACKUP_DATABASE = .*|env.BACKUP_DATABASE = $DB|" \
 			-e "s|^password_hash = .*\.\.\.\$|password_hash = $HASH|"
