@@ -130,15 +130,24 @@ ok $? "and creates the jobq user"
 out=$(systemd-tmpfiles --root="$root" --create "$T/units/jobq.tmpfiles" 2>&1)
 ok $? "systemd-tmpfiles accepts the entries" || echo "# $out"
 uid=$(awk -F: '$1 == "jobq" { print $3 }' "$root/etc/passwd")
-for d in lib/jobq lib/jobq/reports spool/jobq-mail; do
+for d in lib/jobq lib/jobq/reports spool/jobq-mail backups/jobq; do
 	is "$(stat -c '%u %a' "$root$T/var/$d" 2>&1)" "$uid 750" "$d is created, owned by jobq, mode 750"
 done
 is "$(stat -c '%u %a' "$root/run/jobq" 2>&1)" "$uid 2770" "/run/jobq is created, owned by jobq, mode 2770"
-# Every directory the sample config names is covered (a file's folder).
-for kv in $(sed -n 's|^;*env\.\([A-Z_]*\) = @localstatedir@/|\1=|p' "$top_srcdir/etc/jobq.ini.in"); do
+# Every directory the sample config names is covered (a file's folder),
+# and the worker unit may write there (ProtectSystem=strict): the env.NAME
+# keys of its handlers and the "dest" of its schedules' payloads.
+rw=$(sed -n 's/^ReadWritePaths=//p' "$T/units/jobq-worker@.service" | tr ' ' '\n' | sed 's/^-//')
+for kv in $(sed -n -e 's|^;*env\.\([A-Z_]*\) = @localstatedir@/|\1=|p' \
+	-e 's|^;*payload = .*"dest": "@localstatedir@/\([^"]*\)".*|dest=\1|p' "$top_srcdir/etc/jobq.ini.in"); do
 	d=${kv#*=}
-	case ${kv%%=*} in *_DIR | *_SPOOL) ;; *) d=$(dirname "$d") ;; esac
+	case ${kv%%=*} in *_DIR | *_SPOOL | dest) ;; *) d=$(dirname "$d") ;; esac
 	ok "$([ -d "$root$T/var/$d" ]; echo $?)" "tmpfiles creates $d, named in the sample config (${kv%%=*})"
+	w=1
+	for p in $rw; do
+		case $T/var/$d/ in "$p"/*) w=0 ;; esac
+	done
+	ok $w "the worker unit may write to $d (ReadWritePaths=)"
 done
 
 # make install: the units where configure put them (by default under
