@@ -1,19 +1,24 @@
 #!/bin/bash
 # Bash completion (contrib/jobq.bash-completion): commands, each
 # command's options from its --help, and job types and queue names from
-# the configuration named by -c or $JOBQ_CONFIG.
+# the configuration named by -c or $JOBQ_CONFIG; schedules and users of
+# the configuration and of the database.
 . "$top_srcdir/tests/lib.sh"
 setup completion
 
+HASH=$("$JOBQ" passwd --stdin <<<'a completion password' | sed 's/^password_hash = //')
 cat >>"$CONF" <<EOC
 [queue critical]
 [queue low]
 [handler send_email]
 exec = /bin/true
 [user ada]
-password_hash = x
+password_hash = $HASH
 [user bob]
-password_hash = x
+password_hash = $HASH
+[schedule nightly]
+cron = 0 3 * * *
+type = echo
 EOC
 # shellcheck source=/dev/null
 . "$top_srcdir/contrib/jobq.bash-completion"
@@ -60,6 +65,33 @@ is "$(comp audit --action session)" "session-end" "audit --action: the action na
 like " $(comp audit --action "") " " enqueue .* login .* retry-all " "every action name"
 is "$(comp -c "$CONF" audit --user "")" "ada bob" "audit --user: the config's users"
 is "$(comp -c "$CONF" audit --user ada --action login "")" "" "no argument after the options"
+
+# What the program offers, the completion offers: cancel's states, the
+# schedule actions, the schedules and users kept in the database too.
+states=$("$JOBQ" cancel --help | sed -n 's/.*in that state only: //p' | tr -s ', ' '\n\n' | grep -vx or | sort | tr '\n' ' ')
+like "$states" "^delayed ready reserved stale waiting $" "cancel --help lists its states"
+is "$(comp cancel --state "") " "$states" "cancel --state: the states cancel --help lists"
+is "$(comp schedule "")" "add disable edit enable remove" "schedule's actions"
+jq_ schedule add weekly --cron '0 7 * * 1' --type echo >/dev/null
+is "$(comp -c "$CONF" schedule disable "")" "nightly weekly" "schedule disable NAME: the config's and the database's schedules"
+is "$(comp -c "$CONF" schedule --run w)" "weekly" "schedule --run NAME too"
+is "$(comp -c "$CONF" schedule add new --cron '0 7 * * 1' --type e)" "echo" "schedule add --type: the config's types"
+is "$(comp -c "$CONF" schedule edit weekly "")" "" "schedule edit takes one name"
+jq_ user add carol --stdin <<<'carol-password' >/dev/null
+is "$(comp -c "$CONF" audit --user "")" "ada bob carol" "audit --user: the users of the config and of the database"
+is "$(comp -c "$CONF" sessions end "")" "ada bob carol" "sessions end USER too"
+# An option that takes a value is not taken for the command's argument:
+# every option the commands with arguments to complete list with a value.
+skip=$(sed -n '/case \${COMP_WORDS\[i - 1\]} in/,/) ;;/p' "$top_srcdir/contrib/jobq.bash-completion" | tr -s ' |\t\\)' '\n')
+missing=""
+for c in enqueue failed schedule sessions user pause resume group; do
+	for o in $("$JOBQ" "$c" --help | grep -oE -- '--[a-z][a-z-]*[ =][A-Z]' | sed 's/.$//; s/=$//; s/ $//' | sort -u); do
+		grep -qx -- "$o" <<<"$skip" || missing="$missing $c:$o"
+	done
+done
+is "$missing" "" "every option with a value of those commands is skipped as an argument"
+is "$(comp -c "$CONF" enqueue -k key --delay 5m "")" "echo send_email" "enqueue -k KEY --delay D TYPE: KEY and D are no type"
+
 JOBQ_CONFIG=$CONF
 is "$(comp status -q c)" "critical" "\$JOBQ_CONFIG names the config when -c does not"
 unset JOBQ_CONFIG
