@@ -192,11 +192,13 @@ tally(void *arg, uint64_t id, int rc, const char *err)
 	}
 }
 
-/* The next chunk of a confirmed bulk action. */
+/* The next chunk of a confirmed bulk action; gone, the jobs confirmed
+ * that left the set before its first chunk, count as skipped. */
 static MHD_RESULT
-step(struct req *r, const struct bulk_kind *k, const struct bulk_filter *f, uint64_t after, uint64_t upto)
+step(struct req *r, const struct bulk_kind *k, const struct bulk_filter *f, uint64_t after, uint64_t upto,
+    uint64_t gone)
 {
-	struct chunk c = { r, bulk_kind_name(k), 0, 0, 0 };
+	struct chunk c = { r, bulk_kind_name(k), 0, gone, 0 };
 	struct bulk_filter fa = *f;
 	struct audit_entry a;
 	uint64_t last;
@@ -231,10 +233,13 @@ step(struct req *r, const struct bulk_kind *k, const struct bulk_filter *f, uint
 /* POST /api/bulk {"action", "queue", "type", "state", "count", "upto",
  * "after"}: acts on the next chunk of the set counted (ids up to upto)
  * after id after.  The first chunk (after 0) goes ahead only when the
- * set still holds count jobs: 409 with the new count and upto otherwise,
- * so what is done is what the person confirmed.  Answers the jobs done,
- * those skipped (gone meanwhile, or refused: a live lease, an id queued
- * again), and next_after (null when the set is through).  A chunk whose
+ * set holds no more than the count jobs: 409 with the new count and
+ * upto otherwise, so nothing is done that the person did not confirm.
+ * Fewer is fine: jobs the workers ended meanwhile (a busy queue's count
+ * changes between any two looks, and a person could never confirm it)
+ * count as skipped.  Answers the jobs done, those skipped (gone
+ * meanwhile, or refused: a live lease, an id queued again), and
+ * next_after (null when the set is through).  A chunk whose
  * session ended or whose user lost the admin role as it ran stops there:
  * 401 or 403, with "error" and the jobs it did before. */
 MHD_RESULT
@@ -255,16 +260,16 @@ api_bulk(struct req *r)
 	if (status != 0) {
 		ret = serve_error(r, status, msg);
 	} else if (after > 0) {
-		ret = step(r, k, &f, after, upto);
+		ret = step(r, k, &f, after, upto, 0);
 	} else if (bulk_count_upto(r->db, k, &f, upto, &now, err) != DB_OK) {
 		ret = serve_db_error(r, "count jobs", err);
-	} else if (now != count) {
+	} else if (now > count) {
 		if (bulk_count(r->db, k, &f, &now, &top, err) != DB_OK)
 			ret = serve_db_error(r, "count jobs", err);
 		else
 			ret = count_answer(r, 409, "the number of jobs changed; confirm again", k, &f, now, top);
 	} else {
-		ret = step(r, k, &f, 0, upto);
+		ret = step(r, k, &f, 0, upto, count - now);
 	}
 	cJSON_Delete(in);
 	return ret;

@@ -30,23 +30,26 @@ final_runs() {
 		WHERE (SELECT COUNT(*) FROM job_runs r WHERE r.job_id = j.id AND r.outcome IN ('done', 'dead', 'cancelled', 'expired')) <> 1"
 }
 
+# num NAME: the number (or null) NAME in the last answer's flat JSON;
+# read without starting an interpreter, which can take a second on a
+# busy machine while the workers end the jobs to be cancelled.
+num() { printf '%s' "$BODY" | grep -o "\"$1\": *[0-9a-z]*" | head -1 | sed 's/.*: *//'; }
+
 # www_cancel QUEUE: the dashboard's "Cancel all matching", chunk after
 # chunk as the page sends them; prints the jobs it says it did.
 www_cancel() {
 	local n upto after=0 done=0 next
 	post /api/bulk/count "$T/jar" "{\"action\": \"cancel\", \"queue\": \"$1\"}"
-	n=$(printf '%s' "$BODY" | jget 'd["count"]')
-	upto=$(printf '%s' "$BODY" | jget 'd["upto"]')
+	n=$(num count) upto=$(num upto)
 	while :; do
 		post /api/bulk "$T/jar" "{\"action\": \"cancel\", \"queue\": \"$1\", \"count\": $n, \"upto\": $upto, \"after\": $after}"
 		if [ "$CODE" = 409 ] && [ "$after" = 0 ]; then # the workers ran some: confirm the new count
-			n=$(printf '%s' "$BODY" | jget 'd["count"]')
-			upto=$(printf '%s' "$BODY" | jget 'd["upto"]')
+			n=$(num count) upto=$(num upto)
 			continue
 		fi
 		[ "$CODE" = 200 ] || { diag "POST /api/bulk: $CODE $BODY" >&2; break; }
-		done=$((done + $(printf '%s' "$BODY" | jget 'd["done"]')))
-		next=$(printf '%s' "$BODY" | jget 'd["next_after"]')
+		done=$((done + $(num done)))
+		next=$(num next_after)
 		[ "$next" = null ] && break
 		after=$next
 	done
@@ -57,7 +60,7 @@ www_cancel() {
 # persistent), cancelled by HOW (cli, kill: cli while a worker is
 # SIGKILLed, www: the dashboard) once a quarter of them ran.
 race() {
-	local hmode=$1 how=$2 extra="" first i out rc done_n canc_n bad w1 said
+	local hmode=$1 how=$2 extra="" first i out rc done_n canc_n bad w1 said swept
 	empty_tables
 	sql "DELETE FROM jobq_groups; DELETE FROM jobq_deps; DELETE FROM jobq_audit"
 	[ $hmode = persistent ] && extra="mode = persistent
@@ -125,6 +128,7 @@ EOC
 			"[$hmode $how] no job has two audit rows" ;;
 	www)
 		said=$(www_cancel g)
+		ok "$([ "$said" -gt 0 ]; echo $?)" "[$hmode $how] the dashboard cancelled some of them before the workers ended them ($said)"
 		is "$(count jobq_audit "action = 'cancel'")" "$said" "[$hmode $how] one audit row per job the dashboard says it cancelled ($said)"
 		is "$(sql "SELECT COUNT(*) FROM (SELECT job_id FROM jobq_audit WHERE action = 'cancel' GROUP BY job_id HAVING COUNT(*) > 1) x")" 0 \
 			"[$hmode $how] no job has two"
@@ -155,7 +159,11 @@ EOC
 		      AND j.available_at <= UTC_TIMESTAMP(6))
 		  OR (j.after_any = 0 AND r.outcome = 'cancelled' AND j.cancel_by = CONCAT('dependency ', d.after_id, ' (cancelled)')))")
 	is "$bad" 0 "[$hmode $how] every dependent is released, or cancelled naming its dependency"
-	is "$(count jobs "type = 'after'")" "$((N / 2))" "[$hmode $how] none of them was lost"
+	# A dependent cancelled with its dependency leaves jobs when a worker's
+	# sweep (final.c) ends it, which may come before this check or not.
+	swept=$(count job_runs "type = 'after' AND outcome = 'cancelled' AND error LIKE 'cancelled by dependency % (cancelled)%'")
+	is "$(($(count jobs "type = 'after'") + swept))/$(count job_runs "type = 'after'")" "$((N / 2))/$swept" \
+		"[$hmode $how] none of them was lost ($swept ended by a sweep, naming their dependency)"
 }
 
 race exec cli

@@ -102,10 +102,15 @@ ok $? "the refused job is logged with the server's reason"
 post /api/bulk/count "$T/jar" '{"action": "forget", "type": "echo"}'
 read -r n upto < <(printf '%s' "$BODY" | jget '"%d %d" % (d["count"], d["upto"])')
 is "$n $upto" "5 2005" "forget: 5 dead echo jobs"
+# one of them leaves the dead letter between the count and the action
+# (a busy list's count changes between any two looks): fewer than
+# confirmed goes ahead, and the one gone is said as skipped
+sql "DELETE FROM failed_jobs WHERE id = (SELECT MIN(id) FROM failed_jobs WHERE type = 'echo')"
 post /api/bulk "$T/jar" "{\"action\": \"forget\", \"type\": \"echo\", \"count\": 5, \"upto\": 2005}"
-is "$(printf '%s' "$BODY" | jget '(d["done"], d["next_after"])')" "[5, null]" "forgotten in one chunk, the last"
+is "$CODE $(printf '%s' "$BODY" | jget '(d["done"], d["skipped"], d["next_after"])')" "200 [4, 1, null]" \
+	"4 of the 5 confirmed left: forgotten in one chunk, the last, the one gone skipped"
 is "$(sql "SELECT COUNT(*) FROM failed_jobs WHERE type = 'echo'") $(sql "SELECT COUNT(*) FROM jobq_audit WHERE action = 'forget'")" \
-	"0 5" "gone, each audited"
+	"0 4" "gone, each audited"
 
 # release: the 3 stale jobs, never the live lease
 post /api/bulk/count "$T/jar" '{"action": "release", "queue": "default"}'
