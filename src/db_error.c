@@ -11,10 +11,11 @@
 
 #include "db_int.h"
 
-/* Whether the last failure lost the answer to something that commits by
- * itself (a statement sent outside a transaction, a batch that ends in
- * COMMIT, a COMMIT): the server may have applied it before the
- * connection died, so "nothing was written" cannot be said. */
+/* Whether the last failure lost the answer to something that may have
+ * committed a change (db_exec.c's commits(): a write sent outside a
+ * transaction, a COMMIT, a batch that holds one; not a read): the server
+ * may have applied it before the connection died, so "nothing was
+ * written" cannot be said. */
 int
 db_unsure(const struct db *db)
 {

@@ -21,7 +21,7 @@ struct db {
 	uint64_t affected; /* rows changed by the first statement of the last call */
 	size_t done;       /* statements of the last call that completed */
 	unsigned last_errno;
-	int commits;  /* what was sent last commits: sent outside a transaction, or COMMIT */
+	int commits;  /* what was sent last may commit a change (db_exec.c's commits()) */
 	int unsure;   /* the answer to that was lost: it may have been applied (db_unsure) */
 	size_t max_packet;        /* the server's max_allowed_packet, read at connect */
 	unsigned long thread_id;  /* the server's id of this connection; 0: none */

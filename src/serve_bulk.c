@@ -230,18 +230,32 @@ step(struct req *r, const struct bulk_kind *k, const struct bulk_filter *f, uint
 	return serve_json(r, rc == BULK_STOPPED ? c.refused : 200, doc);
 }
 
+/* Whether a first chunk may go ahead on fewer jobs than were confirmed:
+ * only a cancel of every state, the one action meant for a queue being
+ * worked, whose count drops between any two looks as jobs end (the
+ * person could never confirm it).  Into that set a job comes back under
+ * an old id only when a person brings it back (a dead job retried, a
+ * dependent re-opened), and it is in the queue the person cancels.  Any
+ * other set takes in jobs that change state (a failed attempt's backoff
+ * makes a job delayed, time makes one ready): there fewer may hide a
+ * newcomer, and only the exact count goes ahead. */
+static int
+fewer_ok(const struct bulk_kind *k, const struct bulk_filter *f)
+{
+	return strcmp(bulk_kind_name(k), "cancel") == 0 && f->state == NULL;
+}
+
 /* POST /api/bulk {"action", "queue", "type", "state", "count", "upto",
  * "after"}: acts on the next chunk of the set counted (ids up to upto)
  * after id after.  The first chunk (after 0) goes ahead only when the
- * set holds no more than the count jobs: 409 with the new count and
- * upto otherwise, so nothing is done that the person did not confirm.
- * Fewer is fine: jobs the workers ended meanwhile (a busy queue's count
- * changes between any two looks, and a person could never confirm it)
- * count as skipped.  Answers the jobs done, those skipped (gone
- * meanwhile, or refused: a live lease, an id queued again), and
- * next_after (null when the set is through).  A chunk whose
- * session ended or whose user lost the admin role as it ran stops there:
- * 401 or 403, with "error" and the jobs it did before. */
+ * set still holds count jobs (or, for a cancel of every state, no
+ * more: fewer_ok; those gone count as skipped): 409 with the new count
+ * and upto otherwise, so what is done is what the person confirmed.
+ * Answers the jobs done, those skipped (gone meanwhile, or refused: a
+ * live lease, an id queued again), and next_after (null when the set is
+ * through).  A chunk whose session ended or whose user lost the admin
+ * role as it ran stops there: 401 or 403, with "error" and the jobs it
+ * did before. */
 MHD_RESULT
 api_bulk(struct req *r)
 {
@@ -263,7 +277,7 @@ api_bulk(struct req *r)
 		ret = step(r, k, &f, after, upto, 0);
 	} else if (bulk_count_upto(r->db, k, &f, upto, &now, err) != DB_OK) {
 		ret = serve_db_error(r, "count jobs", err);
-	} else if (now > count) {
+	} else if (now > count || (now < count && !fewer_ok(k, &f))) {
 		if (bulk_count(r->db, k, &f, &now, &top, err) != DB_OK)
 			ret = serve_db_error(r, "count jobs", err);
 		else

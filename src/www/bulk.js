@@ -43,9 +43,9 @@ function stopped(did, what, done, skipped, total, e) {
 }
 
 /* Asks until the person confirms the count the server holds (a 409 on
- * the first chunk means more match than were confirmed; fewer, as the
- * workers end jobs, goes ahead and counts them skipped), then runs the
- * chunks. */
+ * the first chunk means it changed meanwhile; a cancel of every state
+ * goes ahead on fewer, those ended meanwhile counted skipped), then runs
+ * the chunks. */
 async function runBulk(action, what, filter) {
   const [verb, did] = VERBS[action];
   const body = { action, queue: filter.queue || "", type: filter.type || "", state: filter.state || "" };
