@@ -222,18 +222,20 @@ serve_write_error(struct req *r, const char *what, const char *err)
 }
 
 /* After a write that ended with rc: *unsure says whether its answer was
- * lost when the server may have applied it (db_unsure); then r's
- * connection is made again, and 1 says the caller may look whether the
- * change took (a second try that finds the first's work, a read) before
- * it answers serve_db_unsure.  0 when it was not unsure or the server
- * cannot be reached. */
+ * lost when the server may have applied it (db_unsure).  On any lost
+ * connection r's connection is made again, and 1 says the caller may try
+ * once more: when unsure, a second try that finds the first's work (or
+ * a read) tells whether the change took before it answers
+ * serve_db_unsure; when not, nothing was applied and the second try
+ * simply makes the change.  0 when the connection was not lost or the
+ * server cannot be reached. */
 int
 serve_reconnect_unsure(struct req *r, int rc, int *unsure)
 {
 	char err[ERRSZ];
 
 	*unsure = rc == DB_EGONE && r->db != NULL && db_unsure(r->db);
-	return *unsure && db_connect(r->db, 1, err) == DB_OK;
+	return rc == DB_EGONE && r->db != NULL && db_connect(r->db, 1, err) == DB_OK;
 }
 
 /* Adds v as a string, or null when v is NULL. */

@@ -369,7 +369,7 @@ api_job_cancel(struct req *r)
 	int rc, unsure = 0;
 
 	rc = queue_cancel_audited(r->db, r->id, r->user->name, a, &st, err);
-	if (rc != DB_OK && serve_reconnect_unsure(r, rc, &unsure) && cancel_took(r))
+	if (rc != DB_OK && serve_reconnect_unsure(r, rc, &unsure) && unsure && cancel_took(r))
 		rc = DB_OK, st = CANCEL_DONE;
 	if (rc != DB_OK)
 		return unsure ? serve_db_unsure(r, "cancel", err) : serve_db_error(r, "cancel", err);
