@@ -21,7 +21,7 @@ reserve_ahead = $1
 [queue default]
 
 [handler nap]
-exec = $TH/sleeper.sh 0.2
+exec = $TH/solo.sh 0.2 $T/solo.lock $T/overlaps
 
 [handler x]
 exec = $TH/exitwith.sh
@@ -65,10 +65,19 @@ jq_ work -j 1 --stop-when-empty 2>"$T/drain.log"
 is "$?" "0" "a second worker drains the rest"
 is "$(sql "SELECT COUNT(*) FROM job_runs")" "60" "60 runs for 60 jobs"
 is "$(sql "SELECT COUNT(DISTINCT job_id) FROM job_runs")" "60" "each job ran once"
+# The handler itself holds a lock while it lives: exact, whatever the load.
+is "$(cat "$T/overlaps" 2>/dev/null)" "" "concurrency 1: no two handlers ran at the same time"
+# A run's started_at is its claim's database time moved on by how long
+# the job then waited held ahead, so it trails the true start by that
+# claim's commit and answer (tens of milliseconds, more under ASan on a
+# loaded machine): two runs of different claims can seem to overlap by
+# the difference.  Were it the claim's time, not moved, every job held
+# ahead would seem to overlap the one before it (most of the 59 pairs).
 overlap=$(sql "SELECT COUNT(*) FROM job_runs a JOIN job_runs b ON a.id < b.id
 	AND b.started_at < a.started_at + INTERVAL a.duration_ms * 1000 - 50000 MICROSECOND
 	AND a.started_at < b.started_at + INTERVAL b.duration_ms * 1000 - 50000 MICROSECOND")
-is "$overlap" "0" "concurrency 1: no two handlers ran at the same time (started_at counts from the start, not the claim)"
+ok $([ "$overlap" -le 5 ] && echo 0 || echo 1) \
+	"started_at counts from the start, not the claim: at most 5 pairs of runs seem to overlap by over 50 ms: $overlap"
 
 # --- short jobs, auto: order kept among the jobs held ahead ---
 empty_tables
