@@ -31,6 +31,16 @@ now_ms() {
 	echo $((t / 1000))
 }
 
+# jobq-testdb itself: its usage on --help, and a status of a folder
+# that is not there says "not answering" without making the folder.
+usage=$("$TESTDB_SCRIPT" --help)
+is "$?" "0" "jobq-testdb --help exits 0"
+like "$usage" "^usage: jobq-testdb start" "and prints its usage"
+"$TESTDB_SCRIPT" status "$DB2"
+is "$?" "1" "jobq-testdb status of a folder that is not there exits 1"
+is "$([ -e "$DB2" ] && echo made || echo absent)" "absent" "and does not make the folder"
+like "$("$TESTDB_SCRIPT" frob "$DB2" 2>&1)" "unknown command 'frob'" "an unknown command is named"
+
 JOBQ_TESTDB_OPTS="--innodb-buffer-pool-size=64M --innodb-log-file-size=48M" \
 	"$TESTDB_SCRIPT" start "$DB2" || { echo "Bail out! cannot start a second MariaDB in $DB2"; exit 99; }
 SOCKET=$("$TESTDB_SCRIPT" socket "$DB2")
