@@ -89,6 +89,14 @@ audit_sql(struct db *db, struct buf *sql, const struct audit_entry *e, const cha
 	audit_sql_when(db, sql, e, job_sql, NULL);
 }
 
+/* DB_OK when s is NULL (nobody asks) or its fn lets the action go on;
+ * AUDIT_STOPPED, err saying why, when it does not. */
+int
+audit_still_ok(const struct audit_still *s, char *err)
+{
+	return s != NULL && s->fn(s->arg, err) != 0 ? AUDIT_STOPPED : DB_OK;
+}
+
 /* Records an action on job_id (0: on many jobs, or none) that was on
  * e->count jobs in all (0: only that one, or none). */
 int

@@ -22,6 +22,20 @@ struct audit_entry {
 	const char *detail;
 };
 
+/* A long action a person started (many jobs, each its own transaction;
+ * a clear, a chunk at a time) asks before each transaction whether that
+ * person may still act: fn answers 0 yes, else fills err with why.
+ * Refused, the action stops there and returns AUDIT_STOPPED: what the
+ * transactions before did stays done, audited; nothing after it is
+ * touched.  The dashboard's check: serve_still_admin. */
+struct audit_still {
+	int (*fn)(void *arg, char *err);
+	void *arg;
+};
+#define AUDIT_STOPPED 8
+
+int audit_still_ok(const struct audit_still *s, char *err);
+
 /* What audit_list shows: each NULL (0) field matches every row.  since
  * and until are UTC times ("YYYY-MM-DD HH:MM:SS[.ffffff]"), since
  * included, until not; before is the keyset anchor: rows older (smaller

@@ -200,14 +200,6 @@ bulk_count_upto(struct db *db, const struct bulk_kind *k, const struct bulk_filt
 	return count_sql(db, k, f, upto, n, NULL, err);
 }
 
-/* Whether the one acting may go on (f->still); BULK_STOPPED, err saying
- * why, when not. */
-static int
-still(const struct bulk_filter *f, char *err)
-{
-	return f->still != NULL && f->still(f->still_arg, err) != 0 ? BULK_STOPPED : DB_OK;
-}
-
 /* Acts on ids[0..n) one job a transaction, telling each(); stops at a
  * job whose answer was lost, or before one f->still refuses.  *last
  * gets the last id told. */
@@ -219,8 +211,8 @@ act_each(struct db *db, const struct bulk_kind *k, const struct bulk_filter *f, 
 	int rc;
 
 	for (i = 0; i < n; i++) {
-		if (still(f, err) != DB_OK)
-			return BULK_STOPPED;
+		if (audit_still_ok(f->still, err) != DB_OK)
+			return AUDIT_STOPPED;
 		rc = k->act(db, ids[i], f, err);
 		if (rc == DB_EGONE) /* unknown whether it happened: not told, not passed */
 			return rc;
@@ -240,8 +232,8 @@ act_chunk(struct db *db, const struct bulk_kind *k, const struct bulk_filter *f,
 	int *rc, r;
 	size_t i;
 
-	if (still(f, err) != DB_OK)
-		return BULK_STOPPED;
+	if (audit_still_ok(f->still, err) != DB_OK)
+		return AUDIT_STOPPED;
 	rc = xcalloc(n, sizeof *rc);
 	r = k->chunk(db, ids, n, f, rc, err);
 	if (r == DB_OK)

@@ -13,6 +13,7 @@
 
 struct bulk_kind;
 struct audit_entry;
+struct audit_still;
 
 /* Which jobs: each NULL matches every one.  state: ready or delayed for
  * delete (NULL: both, every job nobody holds), any of ready, delayed,
@@ -29,16 +30,12 @@ struct bulk_filter {
 	 * the action; NULL: none */
 	const struct audit_entry *audit;
 	/* Asked before each job (before each chunk of a cancel) whether the
-	 * one acting may still act (the dashboard: a session still open,
-	 * its user still an admin): 0 yes; else the step stops there, err
-	 * saying why, and returns BULK_STOPPED.  NULL: never asked. */
-	int (*still)(void *arg, char *err);
-	void *still_arg;
+	 * one acting may still act (audit_still; the dashboard: a session
+	 * still open, its user still an admin); refused, the step stops
+	 * there and returns AUDIT_STOPPED, err saying why.  NULL: never
+	 * asked. */
+	const struct audit_still *still;
 };
-
-/* bulk_step's answer when f->still refused to go on (err says why): the
- * jobs told of before it stay done, none after it was touched. */
-#define BULK_STOPPED 8
 
 /* The action named name (retry, forget, release, delete, cancel), or
  * NULL. */
@@ -64,7 +61,7 @@ typedef void bulk_each_fn(void *arg, uint64_t id, int rc, const char *err);
  * first, each its own transaction (a cancel: all in one, then each
  * alone should that fail), telling each().  *last is the last id
  * tried (after when none); *more says whether ids may remain.  Returns
- * DB_OK, BULK_STOPPED, or the error that stopped it (the jobs told of
+ * DB_OK, AUDIT_STOPPED, or the error that stopped it (the jobs told of
  * stay done). */
 int bulk_step(struct db *db, const struct bulk_kind *k, const struct bulk_filter *f, uint64_t after,
     uint64_t upto, unsigned limit, bulk_each_fn *each, void *arg, uint64_t *last, int *more, char *err);

@@ -18,6 +18,7 @@
 #include "errtext.h"
 #include "failed.h"
 #include "json.h"
+#include "log.h"
 #include "park.h"
 #include "queue.h"
 #include "runs.h"
@@ -610,8 +611,9 @@ static int each_matching(struct db *db, const struct failed_filter *f, failed_ac
  * lock it cannot get) is passed to each() with its error and skipped:
  * one bad job never stops the others.  each() also hears of every job
  * moved (DB_OK) and every job that left meanwhile (QUEUE_NOT_FOUND).
- * Returns DB_OK when every matching job was tried, or DB_EGONE when the
- * database could not be reached even after reconnecting. */
+ * Returns DB_OK when every matching job was tried, DB_EGONE when the
+ * database could not be reached even after reconnecting, or
+ * AUDIT_STOPPED when f->still refused before a job (err says why). */
 int
 failed_retry_matching(
     struct db *db, const struct failed_filter *f, failed_each_fn *each, void *arg, char *err)
@@ -667,16 +669,17 @@ each_matching(struct db *db, const struct failed_filter *f, failed_act_fn *act, 
 		while ((row = db_res_next(r)) != NULL) {
 			last = db_col_u64(row[0], last);
 			got++;
-			if ((rc = failed_act_reconnecting(db, act, last, f->audit, err)) == DB_EGONE)
+			if ((rc = audit_still_ok(f->still, err)) != DB_OK ||
+			    (rc = failed_act_reconnecting(db, act, last, f->audit, err)) == DB_EGONE)
 				break;
 			each(arg, last, rc, err);
 		}
 		db_res_free(r);
-		if (rc == DB_EGONE || got < RETRY_PAGE)
+		if (rc == DB_EGONE || rc == AUDIT_STOPPED || got < RETRY_PAGE)
 			break;
 	}
 	buf_free(&where);
-	return rc == DB_EGONE ? rc : DB_OK;
+	return rc == DB_EGONE || rc == AUDIT_STOPPED ? rc : DB_OK;
 }
 
 /* One try of failed_forget_audited's transaction. */
@@ -718,7 +721,7 @@ failed_forget_audited(struct db *db, uint64_t id, const struct audit_entry *a, c
 }
 
 static int clear(struct db *db, int64_t older_than_ms, int count_only, const struct audit_entry *a,
-    uint64_t *removed, char *err);
+    const struct audit_still *still, uint64_t *removed, char *err);
 
 /* Deletes dead-lettered jobs that failed more than older_than_ms ago
  * (all of them when older_than_ms < 0), in chunks; with count_only,
@@ -726,22 +729,24 @@ static int clear(struct db *db, int64_t older_than_ms, int count_only, const str
 int
 failed_clear(struct db *db, int64_t older_than_ms, int count_only, uint64_t *removed, char *err)
 {
-	return clear(db, older_than_ms, count_only, NULL, removed, err);
+	return clear(db, older_than_ms, count_only, NULL, NULL, removed, err);
 }
 
 /* failed_clear of every dead-lettered job, each chunk's transaction with
  * an audit row of a counting the jobs it deleted (delete_in_chunks_audited;
- * a->detail follows the count: " jobs"). */
+ * a->detail follows the count: " jobs"), still asked before each chunk
+ * (AUDIT_STOPPED when it refused; *removed counts the chunks before). */
 int
-failed_clear_audited(struct db *db, const struct audit_entry *a, uint64_t *removed, char *err)
+failed_clear_audited(struct db *db, const struct audit_entry *a, const struct audit_still *still,
+    uint64_t *removed, char *err)
 {
-	return clear(db, -1, 0, a, removed, err);
+	return clear(db, -1, 0, a, still, removed, err);
 }
 
-/* failed_clear, audited by a when a is not NULL. */
+/* failed_clear, audited by a when a is not NULL (and asking still). */
 static int
-clear(struct db *db, int64_t older_than_ms, int count_only, const struct audit_entry *a, uint64_t *removed,
-    char *err)
+clear(struct db *db, int64_t older_than_ms, int count_only, const struct audit_entry *a,
+    const struct audit_still *still, uint64_t *removed, char *err)
 {
 	struct buf where;
 	int rc;
@@ -753,15 +758,21 @@ clear(struct db *db, int64_t older_than_ms, int count_only, const struct audit_e
 	else
 		buf_adds(&where, "1 = 1");
 	if (a != NULL)
-		rc = delete_in_chunks_audited(db, "failed_jobs", where.data, a, removed, err);
+		rc = delete_in_chunks_audited(db, "failed_jobs", where.data, a, still, removed, err);
 	else
 		rc = delete_in_chunks(db, "failed_jobs", where.data, count_only, removed, err);
 	buf_free(&where);
-	/* What their deaths parked no retry can reach any more. */
-	if (rc == DB_OK && !count_only && *removed > 0) {
+	/* What their deaths parked no retry can reach any more: dropped
+	 * after a clear that stopped too, for the jobs it did remove. */
+	if ((rc == DB_OK || rc == AUDIT_STOPPED) && !count_only && *removed > 0) {
 		uint64_t dropped;
+		char cerr[ERRSZ];
+		int crc = park_collect(db, &dropped, rc == DB_OK ? err : cerr);
 
-		rc = park_collect(db, &dropped, err);
+		if (rc == DB_OK)
+			rc = crc;
+		else if (crc != DB_OK)
+			log_warn("clear failed jobs: drop what their deaths parked: %s", cerr);
 	}
 	return rc;
 }

@@ -9,6 +9,7 @@
 #include "db.h"
 
 struct audit_entry;
+struct audit_still;
 
 struct failed_filter {
 	const char *queue;
@@ -28,6 +29,10 @@ struct failed_filter {
 	 * dead-letter them again, or strand them: failed_servable_sql) */
 	const struct conf *handlers;
 	int unknown_types;
+	/* retry and forget matching only: asked before each job whether the
+	 * one acting may still act; refused, the run stops there with
+	 * AUDIT_STOPPED (audit.h).  NULL: never asked */
+	const struct audit_still *still;
 };
 
 struct failed_row {
@@ -81,6 +86,7 @@ int failed_forget_audited(struct db *db, uint64_t id, const struct audit_entry *
 int failed_forget_matching(
     struct db *db, const struct failed_filter *f, failed_each_fn *each, void *arg, char *err);
 int failed_clear(struct db *db, int64_t older_than_ms, int count_only, uint64_t *removed, char *err);
-int failed_clear_audited(struct db *db, const struct audit_entry *a, uint64_t *removed, char *err);
+int failed_clear_audited(struct db *db, const struct audit_entry *a, const struct audit_still *still,
+    uint64_t *removed, char *err);
 
 #endif

@@ -347,10 +347,11 @@ delete_in_chunks(
  * the audit row of a that counts the rows it deleted (audit_sql_counted:
  * none for a chunk that found none): whatever stops the run, every row
  * gone is counted in a row of the audit table, and no row counts one
- * that is still there. */
+ * that is still there.  still is asked before each chunk: refused, the
+ * run stops there with AUDIT_STOPPED, *removed counting what went. */
 int
 delete_in_chunks_audited(struct db *db, const char *table, const char *where, const struct audit_entry *a,
-    uint64_t *removed, char *err)
+    const struct audit_still *still, uint64_t *removed, char *err)
 {
 	uint64_t affected[2];
 	struct buf sql;
@@ -365,7 +366,8 @@ delete_in_chunks_audited(struct db *db, const char *table, const char *where, co
 	buf_adds(&sql, ";COMMIT");
 	do {
 		affected[1] = 0;
-		if ((rc = db_exec_retry(db, &sql, affected, 2, err)) != DB_OK)
+		if ((rc = audit_still_ok(still, err)) != DB_OK ||
+		    (rc = db_exec_retry(db, &sql, affected, 2, err)) != DB_OK)
 			break;
 		*removed += affected[1];
 	} while (affected[1] == CHUNK);

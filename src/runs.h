@@ -54,7 +54,8 @@ int count_rows(struct db *db, const char *table, const char *where, uint64_t *n,
 int delete_in_chunks(
     struct db *db, const char *table, const char *where, int count_only, uint64_t *removed, char *err);
 struct audit_entry;
+struct audit_still;
 int delete_in_chunks_audited(struct db *db, const char *table, const char *where, const struct audit_entry *a,
-    uint64_t *removed, char *err);
+    const struct audit_still *still, uint64_t *removed, char *err);
 
 #endif

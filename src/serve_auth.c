@@ -183,6 +183,37 @@ serve_session(struct req *r)
 	return rc;
 }
 
+/* audit_still's fn for serve_still_admin: serve_session again, and
+ * the role it finds. */
+static int
+still_admin(void *arg, char *err)
+{
+	struct serve_still *s = arg;
+	int rc = serve_session(s->r);
+
+	if (rc == 0 && s->r->user->admin)
+		return 0;
+	s->refused = rc == 0 ? 403 : (unsigned)rc;
+	snprintf(err, ERRSZ, "%s; the jobs after it were left as they were",
+	    rc == 0     ? "this needs the admin role, which was taken from this user as the action ran"
+	    : rc == 401 ? "the session ended as the action ran (logged out, removed, or a new password)"
+	                : "the session could not be checked");
+	return -1;
+}
+
+/* The check (struct serve_still) of request r, kept in s, for a long
+ * action to ask before each job: one for every such action, so each
+ * refuses alike. */
+const struct audit_still *
+serve_still_admin(struct serve_still *s, struct req *r)
+{
+	s->r = r;
+	s->refused = 0;
+	s->check.fn = still_admin;
+	s->check.arg = s;
+	return &s->check;
+}
+
 /* The X-CSRF-Token header equals the session's token; compared in
  * constant time, so timing tells an attacker nothing about it. */
 int

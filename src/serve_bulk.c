@@ -153,30 +153,9 @@ api_bulk_count(struct req *r)
  * own transaction (bulk_filter.audit): a job acted on has its row, a
  * job not acted on has none, however the chunk ends. */
 struct chunk {
-	struct req *r;
 	const char *action;
 	uint64_t done, skipped;
-	unsigned refused; /* the status that stopped it (still_admin), or 0 */
 };
-
-/* bulk_filter.still: whether the request's session is still open and
- * its user still an admin, as the router checked when the chunk began
- * (serve.c's guard); the status that refuses it into c->refused. */
-static int
-still_admin(void *arg, char *err)
-{
-	struct chunk *c = arg;
-	int rc = serve_session(c->r);
-
-	if (rc == 0 && c->r->user->admin)
-		return 0;
-	c->refused = rc == 0 ? 403 : (unsigned)rc;
-	snprintf(err, ERRSZ, "%s; the jobs after it were left as they were",
-	    rc == 0     ? "this needs the admin role, which was taken from this user as the action ran"
-	    : rc == 401 ? "the session ended as the action ran (logged out, removed, or a new password)"
-	                : "the session could not be checked");
-	return -1;
-}
 
 static void
 tally(void *arg, uint64_t id, int rc, const char *err)
@@ -198,7 +177,8 @@ static MHD_RESULT
 step(struct req *r, const struct bulk_kind *k, const struct bulk_filter *f, uint64_t after, uint64_t upto,
     uint64_t gone)
 {
-	struct chunk c = { r, bulk_kind_name(k), 0, gone, 0 };
+	struct chunk c = { bulk_kind_name(k), 0, gone };
+	struct serve_still st;
 	struct bulk_filter fa = *f;
 	struct audit_entry a;
 	uint64_t last;
@@ -210,15 +190,14 @@ step(struct req *r, const struct bulk_kind *k, const struct bulk_filter *f, uint
 	    f->type ? f->type : "*", f->state ? " state=" : "", f->state ? f->state : "");
 	a = serve_audit_entry(r, c.action, 0, detail);
 	fa.audit = &a;
-	fa.still = still_admin;
-	fa.still_arg = &c;
+	fa.still = serve_still_admin(&st, r); /* before each job */
 	rc = bulk_step(r->db, k, &fa, after, upto, BULK_CHUNK, tally, &c, &last, &more, err);
-	if (rc != DB_OK && rc != BULK_STOPPED)
+	if (rc != DB_OK && rc != AUDIT_STOPPED)
 		return serve_write_error(r, "bulk action", err);
 	if (c.done > 0 && (strcmp(c.action, "retry") == 0 || strcmp(c.action, "release") == 0))
 		wakeup_send(r->srv->conf, f->queue); /* jobs are due now */
 	doc = cJSON_CreateObject();
-	if (rc == BULK_STOPPED)
+	if (rc == AUDIT_STOPPED)
 		cJSON_AddStringToObject(doc, "error", err);
 	cJSON_AddStringToObject(doc, "action", c.action);
 	ADD_NUM(doc, "done", c.done);
@@ -227,7 +206,7 @@ step(struct req *r, const struct bulk_kind *k, const struct bulk_filter *f, uint
 		ADD_NUM(doc, "next_after", last);
 	else
 		cJSON_AddNullToObject(doc, "next_after");
-	return serve_json(r, rc == BULK_STOPPED ? c.refused : 200, doc);
+	return serve_json(r, rc == AUDIT_STOPPED ? st.refused : 200, doc);
 }
 
 /* Whether a first chunk may go ahead on fewer jobs than were confirmed:

@@ -13,6 +13,7 @@
 #include "json.h"
 #include "queue.h"
 #include "serve_audit.h"
+#include "serve_auth.h"
 #include "serve_bulk.h"
 #include "serve_failed.h"
 #include "serve_http.h"
@@ -171,12 +172,17 @@ retry_type_unknown(struct req *r, uint64_t id, int *unknown, char *err)
  * as refused, the others tried still.
  * A job whose answer was lost is tried once more after a reconnect, as
  * `jobq failed` does (failed_act_reconnecting): found moved, it counts
- * as done.  Only a database gone away stops it. */
+ * as done.  Only a database gone away stops it, or a session that ended
+ * or lost the admin role as it ran (looked up before each job): 401 or
+ * 403, with "error" and what was done before, the ids after it left
+ * as they were. */
 static MHD_RESULT
 each_failed(struct req *r, const char *action, failed_act_fn *fn)
 {
 	cJSON *in = serve_body_json(r), *doc, *missing, *refused;
 	struct audit_entry a = serve_audit_entry(r, action, 0, "");
+	struct serve_still st;
+	const struct audit_still *still = serve_still_admin(&st, r);
 	size_t n, i, okn = 0;
 	uint64_t *ids = body_ids(in, &n);
 	char err[ERRSZ];
@@ -191,6 +197,8 @@ each_failed(struct req *r, const char *action, failed_act_fn *fn)
 	for (i = 0; i < n && rc != DB_EGONE && rc != DB_ERETRY; i++) {
 		int unknown = 0;
 
+		if ((rc = audit_still_ok(still, err)) != DB_OK)
+			break;
 		rc = fn == failed_retry_audited ? retry_type_unknown(r, ids[i], &unknown, err) : DB_OK;
 		if (rc == DB_OK && unknown)
 			rc = DB_EFAIL; /* refused, with err */
@@ -213,8 +221,10 @@ each_failed(struct req *r, const char *action, failed_act_fn *fn)
 		cJSON_Delete(doc);
 		return serve_write_error(r, action, err);
 	}
+	if (rc == AUDIT_STOPPED)
+		cJSON_AddStringToObject(doc, "error", err);
 	ADD_NUM(doc, strcmp(action, "retry") == 0 ? "retried" : "forgotten", okn);
-	return serve_json(r, 200, doc);
+	return serve_json(r, rc == AUDIT_STOPPED ? st.refused : 200, doc);
 }
 
 /* What one "retry all matching" did: jobs moved back to the queue, and
@@ -243,16 +253,21 @@ tally_retry(void *arg, uint64_t id, int rc, const char *err)
  * row per job moved, and one for the whole run with its count.  That
  * summary is written once the run is through, in a transaction of its
  * own: the jobs are as many transactions, each with its own row, and
- * the count is known only at the end. */
+ * the count is known only at the end.  The session and its admin role
+ * are looked up before each job: a run whose session ended or whose
+ * role was taken away stops there (401, 403, with "error" and the
+ * counts so far; its summary says it stopped). */
 static MHD_RESULT
 retry_all(struct req *r, cJSON *in)
 {
 	struct failed_filter f = { 0 };
 	struct retry_tally t = { 0, 0, 0 };
+	struct serve_still st;
 	struct audit_entry a;
 	const char *msg = NULL;
 	char err[ERRSZ], left[64], *detail;
 	unsigned status;
+	int rc;
 	cJSON *doc;
 
 	if ((status = serve_bulk_names(r, in, &f.queue, &f.type, &msg)) != 0)
@@ -268,24 +283,30 @@ retry_all(struct req *r, cJSON *in)
 	}
 	f.unknown_types = 0;
 	f.audit = &a;
-	if (failed_retry_matching(r->db, &f, tally_retry, &t, err) != DB_OK) {
+	f.still = serve_still_admin(&st, r);
+	if ((rc = failed_retry_matching(r->db, &f, tally_retry, &t, err)) != DB_OK && rc != AUDIT_STOPPED) {
 		free(detail);
 		return serve_write_error(r, "retry matching", err);
 	}
 	wakeup_send(r->srv->conf, f.queue);
 	free(detail);
-	/* the counts first: the rest is the filter */
+	/* the counts first: the rest is the filter; a run stopped before
+	 * its first job did nothing to record */
 	snprintf(left, sizeof left, ", %llu of a type or queue not configured left", (unsigned long long)t.unknown);
-	detail = xasprintf("%llu jobs, %llu refused%s: all matching queue=%s type=%s", (unsigned long long)t.moved,
-	    (unsigned long long)t.refused, t.unknown > 0 ? left : "", f.queue ? f.queue : "*",
-	    f.type ? f.type : "*");
-	serve_audit_count(r, "retry-all", 0, t.moved, detail);
+	detail = xasprintf("%llu jobs, %llu refused%s%s: all matching queue=%s type=%s",
+	    (unsigned long long)t.moved, (unsigned long long)t.refused, t.unknown > 0 ? left : "",
+	    rc == AUDIT_STOPPED ? ", then stopped: the session ended or lost the admin role" : "",
+	    f.queue ? f.queue : "*", f.type ? f.type : "*");
+	if (rc == DB_OK || t.moved > 0)
+		serve_audit_count(r, "retry-all", 0, t.moved, detail);
 	free(detail);
 	doc = cJSON_CreateObject();
+	if (rc == AUDIT_STOPPED)
+		cJSON_AddStringToObject(doc, "error", err);
 	ADD_NUM(doc, "retried", t.moved);
 	ADD_NUM(doc, "refused", t.refused);
 	ADD_NUM(doc, "unknown_type", t.unknown);
-	return serve_json(r, 200, doc);
+	return serve_json(r, rc == AUDIT_STOPPED ? st.refused : 200, doc);
 }
 
 /* POST /api/failed/retry {"ids": [...]} or {"all": true, "queue",
@@ -366,16 +387,20 @@ api_failed_forget(struct req *r)
  * the new count otherwise).  It deletes them a chunk (1000) at a time,
  * each chunk's transaction with its audit row (action clear, the
  * chunk's count): one row for a clear of up to 1000 jobs, as many as
- * it took transactions for more, never a job gone uncounted. */
+ * it took transactions for more, never a job gone uncounted.  The
+ * session and its admin role are looked up before each chunk: a clear
+ * whose session ended or whose role was taken away stops there (401,
+ * 403, with "error" and the jobs removed before). */
 MHD_RESULT
 api_failed_clear(struct req *r)
 {
 	cJSON *in = serve_body_json(r), *doc;
 	cJSON *want = cJSON_GetObjectItem(in, "count");
+	struct serve_still st;
 	struct audit_entry a;
 	uint64_t total, removed;
 	char err[ERRSZ];
-	int ok = cJSON_IsNumber(want) && want->valuedouble >= 0;
+	int rc, ok = cJSON_IsNumber(want) && want->valuedouble >= 0;
 	double expect = ok ? want->valuedouble : 0;
 
 	cJSON_Delete(in);
@@ -390,14 +415,17 @@ api_failed_clear(struct req *r)
 		return serve_json(r, 409, doc);
 	}
 	a = serve_audit_entry(r, "clear", 0, " jobs");
-	if (failed_clear_audited(r->db, &a, &removed, err) != DB_OK)
+	rc = failed_clear_audited(r->db, &a, serve_still_admin(&st, r), &removed, err);
+	if (rc != DB_OK && rc != AUDIT_STOPPED)
 		return serve_write_error(r, "clear failed jobs", err);
 	/* Each chunk deleted wrote its row (its count, and "N jobs"); a
 	 * clear that found nothing to delete changed nothing, and its row
 	 * says so alone. */
-	if (removed == 0)
+	if (removed == 0 && rc == DB_OK)
 		serve_audit_count(r, "clear", 0, 0, "0 jobs");
 	doc = cJSON_CreateObject();
+	if (rc == AUDIT_STOPPED)
+		cJSON_AddStringToObject(doc, "error", err);
 	ADD_NUM(doc, "removed", removed);
-	return serve_json(r, 200, doc);
+	return serve_json(r, rc == AUDIT_STOPPED ? st.refused : 200, doc);
 }

@@ -1,0 +1,123 @@
+#!/bin/bash
+# The dead letter's actions that run many transactions in one request --
+# retry or forget of a list of ids, retry of every job matching, clear
+# (a chunk of 1000 at a time) -- whose admin another admin demotes or
+# logs out while they run: the session and role are looked up again
+# before each job (each chunk of a clear), so the request stops there,
+# 403 or 401, its answer saying why and how many it did; the jobs after
+# it stay as they were, with no audit row in that admin's name.  A lock
+# held on one dead row stalls the request there while the change is made.
+. "$top_srcdir/tests/lib.sh"
+. "$top_srcdir/tests/operator/common.sh"
+. "$top_srcdir/tests/serve_lib.sh"
+setup serve_failed_role
+
+write_conf <<EOC
+[queue mail]
+
+[handler send_email]
+exec = /bin/true
+queue = mail
+
+[user root]
+password_hash = $PWHASH
+role = admin
+EOC
+
+printf '%s\n' "$PW" | jq_ user add ada --role admin >/dev/null
+serve_start
+login root "$T/root"
+ROOTCSRF=$CSRF
+
+# dead N: N dead jobs in mail, ids 1001 up, nothing else queued or dead,
+# no audit row of ada's.
+dead() {
+	sql "DELETE FROM jobs; DELETE FROM failed_jobs; DELETE FROM jobq_audit WHERE username = 'ada';
+	     INSERT INTO failed_jobs (id, queue, type, payload, attempts, exception)
+	       SELECT 1000 + seq, 'mail', 'send_email', '{}', 3, 'smtp 550' FROM seq_1_to_$1"
+}
+
+# stalled CHANGE LOCKID PATH BODY: ada posts BODY to PATH while dead
+# row LOCKID is held locked; once her request waits for it, root makes
+# CHANGE (demote: her role taken away; sessions: her sessions ended),
+# then the lock goes.  Sets WANT (the status the change should bring),
+# SCODE and SBODY (ada's answer).
+stalled() {
+	local change=$1 lock=$2 path=$3 body=$4 holder req
+	login ada "$T/ada"
+	sql "START TRANSACTION; SELECT id FROM failed_jobs WHERE id = $lock FOR UPDATE; DO SLEEP(2); COMMIT" >/dev/null &
+	holder=$!
+	wait_for_sql 10 "SELECT COUNT(*) FROM information_schema.innodb_trx WHERE trx_query LIKE 'DO SLEEP%'" 1
+	curl -s -o "$T/stalled.body" -w '%{http_code}' -b "$T/ada" -H 'Content-Type: application/json' \
+		-H "X-CSRF-Token: $CSRF" --data-binary "$body" "$URL$path" >"$T/stalled.code" &
+	req=$!
+	wait_for_sql 10 "SELECT COUNT(*) FROM information_schema.innodb_trx WHERE trx_state = 'LOCK WAIT'" 1
+	ok $? "$change $path: ada's request waits at job $lock"
+	case $change in
+	demote) post /api/users/role "$T/root" '{"user": "ada", "role": "viewer"}' "$ROOTCSRF"; WANT=403 ;;
+	sessions) post /api/sessions/end "$T/root" '{"user": "ada"}' "$ROOTCSRF"; WANT=401 ;;
+	esac
+	is "$CODE" 200 "$change $path: root makes the change"
+	wait "$req"
+	wait "$holder"
+	SCODE=$(cat "$T/stalled.code")
+	SBODY=$(cat "$T/stalled.body")
+	if [ "$change" = demote ]; then jq_ user role ada admin >/dev/null; fi
+}
+
+# checks CHANGE WHAT KEY DONE LAST [AUDITACTION]: the answer was refused
+# with WANT, said DONE for KEY and why, and nothing past job LAST (the
+# last one the job or chunk under way at the change took) moved, nor
+# was audited as ada's (for an action audited job by job).
+checks() {
+	local change=$1 what=$2 key=$3 done=$4 lock=$5 action=${6:-}
+	is "$SCODE" "$WANT" "$change $what: the request ends refused"
+	is "$(printf '%s' "$SBODY" | jget "d[\"$key\"]")" "$done" \
+		"$change $what: its answer says how many it did (those under way at the change among them)"
+	like "$(printf '%s' "$SBODY" | jget 'd["error"]')" "as the action ran.*the jobs after it were left as they were" \
+		"$change $what: and why it stopped"
+	is "$(sql "SELECT COUNT(*) FROM failed_jobs WHERE id > $lock")" "$(sql "SELECT $NJOBS + 1000 - $lock")" \
+		"$change $what: the dead jobs after it are all still there"
+	[ -z "$action" ] ||
+		is "$(sql "SELECT COUNT(*) FROM jobq_audit WHERE username = 'ada' AND action = '$action' AND job_id > $lock")" 0 \
+			"$change $what: none of them audited as ada's"
+}
+
+# Each action once, the role taken away from two, the sessions ended for
+# the other two (the check is one function: serve_bulk_role.sh tries
+# every kind of change on it).
+ids=$(seq -s, 1001 1250)
+NJOBS=250
+
+# ---- retry of a list of ids ----
+dead $NJOBS
+stalled demote 1050 /api/failed/retry "{\"ids\": [$ids]}"
+checks demote "retry ids" retried 50 1050 retry
+is "$(sql "SELECT COUNT(*) FROM jobs")/$(sql "SELECT COUNT(*) FROM jobq_audit WHERE username = 'ada' AND action = 'retry'")" \
+	50/50 "retry ids: the 50 before it retried, each audited"
+
+# ---- forget of a list of ids ----
+dead $NJOBS
+stalled sessions 1050 /api/failed/forget "{\"ids\": [$ids]}"
+checks sessions "forget ids" forgotten 50 1050 forget
+is "$(sql "SELECT COUNT(*) FROM failed_jobs")/$(sql "SELECT COUNT(*) FROM jobq_audit WHERE username = 'ada' AND action = 'forget'")" \
+	200/50 "forget ids: the 50 before it forgotten, each audited"
+
+# ---- retry of every job matching ----
+dead $NJOBS
+stalled sessions 1050 /api/failed/retry '{"all": true, "queue": "mail"}'
+checks sessions "retry all" retried 50 1050 retry-all
+is "$(sql "SELECT COUNT(*) FROM jobs")/$(sql "SELECT COUNT(*) FROM jobq_audit WHERE username = 'ada' AND action = 'retry-all' AND job_id IS NOT NULL")" \
+	50/50 "retry all: the 50 before it retried, each audited"
+like "$(sql "SELECT CONCAT(job_count, ' ', detail) FROM jobq_audit WHERE username = 'ada' AND action = 'retry-all' AND job_id IS NULL")" \
+	"^50 50 jobs, 0 refused, then stopped: " "retry all: its summary row says it stopped after 50"
+
+# ---- clear, 1000 a chunk: the second chunk waits at job 2500 ----
+NJOBS=2500
+dead $NJOBS
+stalled demote 2500 /api/failed/clear '{"count": 2500}'
+checks demote clear removed 2000 3000
+is "$(sql "SELECT COUNT(*) FROM failed_jobs")/$(sql "SELECT GROUP_CONCAT(job_count ORDER BY id) FROM jobq_audit WHERE username = 'ada' AND action = 'clear'")" \
+	500/1000,1000 "clear: two chunks removed (the one under way at the change among them), each audited"
+
+finish
