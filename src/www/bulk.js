@@ -30,12 +30,13 @@ export function bulkButton(action, label, what, filter, attrs) {
  * as they were.  A chunk the server stopped (the session ended, the
  * admin role was taken away as it ran) says in its body how many it did
  * before; a lost answer (e.unsure) leaves that chunk open, so the rest
- * is not called untouched. */
-function stopped(did, what, done, skipped, total, e) {
+ * is not called untouched.  skippedAs says what the skipped ones were
+ * (for the dead letter's actions on a selection: gone or refused). */
+export function stopped(did, what, done, skipped, total, e, skippedAs = "had changed meanwhile") {
   const why = e.status === 401 ? "your session ended (logged out by an admin, removed, or given a new password)"
     : e.message.replace(/; the jobs after it were left as they were$/, "");
   const head = did + " " + fmtNum(done) + " of " + fmtNum(total) + " " + what +
-    (skipped ? " (" + fmtNum(skipped) + " had changed meanwhile)" : "");
+    (skipped ? " (" + fmtNum(skipped) + " " + skippedAs + ")" : "");
   if (e.unsure) return head + ", then: " + e.message;
   if (!e.status) /* no answer at all (the network): that chunk may have been done */
     return head + ", then stopped: " + e.message + ". Whether the chunk under way was done is not known: look at the page before going on.";

@@ -202,15 +202,21 @@ export async function api(path, body) {
 }
 
 /* Runs an admin action and reports it; an action whose answer was lost
- * (e.unsure) reloads the page, which shows whether it took. */
-export async function act(path, body, done) {
+ * (e.unsure) reloads the page, which shows whether it took.  An action
+ * on many jobs that the server stopped part way (the session ended, the
+ * admin role was taken away as it ran) is told by stopped(e), which
+ * returns what to say, or null when e is no such stop: shown for 20 s,
+ * over the login form too, and the page reloads to show what it did. */
+export async function act(path, body, done, stopped) {
   try {
     const r = await api(path, body);
     if (done) toast(done(r));
     await shell.refresh();
   } catch (e) {
-    if (e.status !== 401) toast(e.status === 503 ? "Not done: " + e.message : e.message, true);
-    if (e.unsure) await shell.refresh();
+    const said = stopped && e.body ? stopped(e) : null;
+    if (said) toast(said, true, 20000);
+    else if (e.status !== 401) toast(e.status === 503 ? "Not done: " + e.message : e.message, true);
+    if (e.unsure || said) await shell.refresh();
   }
 }
 

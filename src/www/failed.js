@@ -5,7 +5,7 @@
  * its retry re-opens (jobq(1)); one that others still wait for says how
  * many wait. */
 
-import { bulkButton, matching } from "./bulk.js";
+import { bulkButton, matching, stopped } from "./bulk.js";
 import { act, api, el, enqueueOptions, filterForm, fmtNum, isAdmin, navigate, params, select, setMain, when } from "./common.js";
 
 const selected = new Set();
@@ -18,6 +18,20 @@ function waiters(f) {
       "a retry re-opens " + (f.reopens === 1 ? "1 job" : f.reopens + " jobs"));
   if (!f.dependents) return null;
   return el("a", { class: "waiters", href: "/jobs/" + f.id }, (f.dependents === 1 ? "1 job waits" : f.dependents + " jobs wait") + " for it");
+}
+
+/* What a retry, forget or clear of total dead jobs says when the server
+ * stopped it part way (act's stopped; bulk.js stopped): how many it did
+ * (the answer's key), why it stopped, how many it left.  Ids gone from
+ * the dead letter meanwhile or refused were skipped.  null for any
+ * other error. */
+function partly(did, key, total) {
+  return (e) => {
+    if (typeof e.body[key] !== "number") return null;
+    const skipped = (Array.isArray(e.body.missing) ? e.body.missing.length : 0) +
+      (Array.isArray(e.body.refused) ? e.body.refused.length : 0);
+    return stopped(did, "dead jobs", e.body[key], skipped, total, e, "were gone or refused");
+  };
 }
 
 /* Retry of one dead job, and of the jobs its death cancelled. */
@@ -38,12 +52,13 @@ export async function pageFailed() {
   const filt = { queue: p.get("queue") || "", type: p.get("type") || "" };
   const retrySel = el("button", { id: "retry-selected", disabled: selected.size === 0, on: { click: () => {
     act("/api/failed/retry", { ids: [...selected] }, (r) => "Retried " + r.retried +
-      (r.refused.length ? "; " + r.refused.length + " stay dead-lettered (job " + r.refused[0].id + ": " + r.refused[0].error + ")" : ""));
+      (r.refused.length ? "; " + r.refused.length + " stay dead-lettered (job " + r.refused[0].id + ": " + r.refused[0].error + ")" : ""),
+    partly("Retried", "retried", selected.size));
     selected.clear();
   } } }, "Retry selected");
-  const forgetSel = el("button", { class: "danger", disabled: selected.size === 0, on: { click: () => {
+  const forgetSel = el("button", { id: "forget-selected", class: "danger", disabled: selected.size === 0, on: { click: () => {
     if (!confirm("Forget " + selected.size + " dead job(s) for good?")) return;
-    act("/api/failed/forget", { ids: [...selected] }, (r) => "Forgot " + r.forgotten);
+    act("/api/failed/forget", { ids: [...selected] }, (r) => "Forgot " + r.forgotten, partly("Forgot", "forgotten", selected.size));
     selected.clear();
   } } }, "Forget selected");
   const sync = () => { retrySel.disabled = forgetSel.disabled = selected.size === 0; };
@@ -83,7 +98,7 @@ export async function pageFailed() {
         { id: "forget-all", class: "danger", disabled: d.failed.length === 0 }),
       el("button", { class: "danger", id: "clear-all", disabled: d.total === 0, on: { click: () => {
         if (confirm("Delete all " + d.total + " dead jobs in every queue for good?"))
-          act("/api/failed/clear", { count: d.total }, (r) => "Removed " + r.removed);
+          act("/api/failed/clear", { count: d.total }, (r) => "Removed " + r.removed, partly("Removed", "removed", d.total));
       } } }, "Clear all (" + fmtNum(d.total) + ")")) : null,
     el("p", {}),
     rows.length === 0 ? el("p", { class: "empty" }, "No dead jobs. ") :
