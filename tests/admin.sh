@@ -1,6 +1,7 @@
 #!/bin/bash
 # jobq release-stale, jobq workers [--json], jobq prune --older-than.
 . "$top_srcdir/tests/lib.sh"
+one_build sanitized "behaviour alone"
 . "$top_srcdir/tests/operator/common.sh"
 setup admin
 

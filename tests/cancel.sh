@@ -9,6 +9,7 @@
 # is a job that had ended (exit 1), not cancelled again; an expired job never
 # runs and says why (claim, sweep, handler default, batch, plain SQL).
 . "$top_srcdir/tests/lib.sh"
+one_build sanitized "behaviour alone"
 setup cancel
 TH=$top_srcdir/tests/handlers
 

@@ -10,6 +10,7 @@
 # one as it is stopped.  A checkpoint over 64 KiB is a handler error; big
 # ones do not count toward the control channel's cap.
 . "$top_srcdir/tests/lib.sh"
+one_build sanitized "behaviour alone"
 setup checkpoint
 TH=$top_srcdir/tests/handlers
 

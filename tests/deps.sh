@@ -8,6 +8,7 @@
 # once; two workers, and a worker SIGKILLed during the fan-in, release D
 # exactly once.
 . "$top_srcdir/tests/lib.sh"
+one_build sanitized "behaviour alone"
 setup deps
 TH=$top_srcdir/tests/handlers
 LOG=$T/log

@@ -15,6 +15,7 @@
 # killed worker held reserved ahead, never started, come back with
 # nothing charged: with max_attempts = 1 they still run, once.
 . "$top_srcdir/tests/lib.sh"
+one_build sanitized "behaviour alone"
 setup orphans
 TH=$top_srcdir/tests/handlers
 

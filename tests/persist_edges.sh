@@ -6,6 +6,7 @@
 # processes slow to exit count against concurrency; the process's
 # environment carries nothing of one job.
 . "$top_srcdir/tests/lib.sh"
+one_build sanitized "behaviour alone"
 setup persist_edges
 TH=$top_srcdir/tests/handlers
 

@@ -14,6 +14,7 @@
 #   - a job marked for cancelling that a person deletes (the dashboard)
 #     before it ended is not brought back by the retry.
 . "$top_srcdir/tests/lib.sh"
+one_build sanitized "behaviour alone"
 . "$top_srcdir/tests/operator/common.sh"
 . "$top_srcdir/tests/serve_lib.sh"
 setup reopen

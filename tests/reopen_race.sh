@@ -14,6 +14,7 @@
 #   - killed: the worker that claimed the cancelled job to finalize it is
 #     killed -9; the job re-opened in place starts at attempt 1.
 . "$top_srcdir/tests/lib.sh"
+one_build sanitized "behaviour alone"
 setup reopen_race
 LOG=$T/log
 

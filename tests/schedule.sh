@@ -8,6 +8,7 @@
 # schedule play out in seconds; exactly-once is the database's key either
 # way.
 . "$top_srcdir/tests/lib.sh"
+one_build sanitized "behaviour alone"
 setup schedule
 
 base_conf() {

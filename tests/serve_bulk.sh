@@ -8,6 +8,7 @@
 # server refuses is skipped and the rest go on; each job acted on has its
 # own audit row; a viewer and bad bodies are refused and change nothing.
 . "$top_srcdir/tests/lib.sh"
+one_build sanitized "behaviour alone"
 . "$top_srcdir/tests/operator/common.sh"
 . "$top_srcdir/tests/serve_lib.sh"
 setup serve_bulk

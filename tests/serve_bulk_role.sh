@@ -7,6 +7,7 @@
 # and role are looked up before each), and its answer says how far it
 # got.
 . "$top_srcdir/tests/lib.sh"
+one_build sanitized "behaviour alone"
 . "$top_srcdir/tests/operator/common.sh"
 . "$top_srcdir/tests/serve_lib.sh"
 setup serve_bulk_role

@@ -8,6 +8,7 @@
 # it stay as they were, with no audit row in that admin's name.  A lock
 # held on one dead row stalls the request there while the change is made.
 . "$top_srcdir/tests/lib.sh"
+one_build sanitized "behaviour alone"
 . "$top_srcdir/tests/operator/common.sh"
 . "$top_srcdir/tests/serve_lib.sh"
 setup serve_failed_role

@@ -8,6 +8,7 @@
 # up as failed list sums it up); and many preview requests
 # at once (the cron module switches TZ: serve serialises it).
 . "$top_srcdir/tests/lib.sh"
+one_build sanitized "behaviour alone"
 . "$top_srcdir/tests/operator/common.sh"
 . "$top_srcdir/tests/serve_lib.sh"
 setup serve_schedules

@@ -5,6 +5,7 @@
 # an admin ends a user's sessions with `jobq sessions end` or from the
 # dashboard (/api/sessions); logins, logouts and session ends are audited.
 . "$top_srcdir/tests/lib.sh"
+one_build sanitized "behaviour alone"
 . "$top_srcdir/tests/operator/common.sh"
 . "$top_srcdir/tests/serve_lib.sh"
 setup serve_sessions

@@ -6,6 +6,7 @@
 # over 1h, 24h and 7d; each run is counted once with two servers rolling
 # up side by side; old buckets are pruned; bad parameters get 400.
 . "$top_srcdir/tests/lib.sh"
+one_build sanitized "behaviour alone"
 . "$top_srcdir/tests/operator/common.sh"
 . "$top_srcdir/tests/serve_lib.sh"
 setup serve_stats

@@ -2,6 +2,7 @@
 # jobq status: counts per queue and state (DESIGN.md 5b), in text and
 # JSON, --queue, an unknown queue.
 . "$top_srcdir/tests/lib.sh"
+one_build sanitized "behaviour alone"
 . "$top_srcdir/tests/operator/common.sh"
 setup status
 

@@ -10,6 +10,7 @@
 # worker shows there.  JOBQ_SCHEDULER_NOW (the scheduler's test clock)
 # plays hours of schedule in seconds.
 . "$top_srcdir/tests/lib.sh"
+one_build sanitized "behaviour alone"
 setup watchdog
 
 alerts_setup
