@@ -11,17 +11,5 @@
 browser_once
 setup serve_browser_failed
 
-write_conf <<EOC
-[queue mail]
-
-[handler send_email]
-exec = /bin/true
-queue = mail
-
-[user root]
-password_hash = $PWHASH
-role = admin
-EOC
-printf '%s\n' "$PW" | jq_ user add ada --role admin >/dev/null
-serve_start
+serve_two_admins
 browser_run failed_stop USER_NAME=ada JOBQ="$JOBQ" CONF="$CONF"

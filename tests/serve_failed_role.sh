@@ -13,20 +13,7 @@ one_build sanitized "behaviour alone"
 . "$top_srcdir/tests/serve_lib.sh"
 setup serve_failed_role
 
-write_conf <<EOC
-[queue mail]
-
-[handler send_email]
-exec = /bin/true
-queue = mail
-
-[user root]
-password_hash = $PWHASH
-role = admin
-EOC
-
-printf '%s\n' "$PW" | jq_ user add ada --role admin >/dev/null
-serve_start
+serve_two_admins
 login root "$T/root"
 ROOTCSRF=$CSRF
 

@@ -32,6 +32,26 @@ serve_stop() {
 	wait_exit 20 "$SERVE_PID"
 }
 
+# serve_two_admins: for the tests that take an admin's right away while
+# a long action of hers runs: queue mail with its handler send_email,
+# root an admin from the file, ada one from the database; and the
+# dashboard on it (serve_start).
+serve_two_admins() {
+	write_conf <<EOC
+[queue mail]
+
+[handler send_email]
+exec = /bin/true
+queue = mail
+
+[user root]
+password_hash = $PWHASH
+role = admin
+EOC
+	printf '%s\n' "$PW" | jq_ user add ada --role admin >/dev/null
+	serve_start
+}
+
 # hit METHOD PATH [JAR] [BODY] [curl args...]: one request; sets CODE,
 # BODY (the response body) and HDRS (the headers, lower-cased names).
 hit() {

@@ -9,61 +9,25 @@
 // login form shows, with that message too.
 // Environment: URL, USER_NAME (a database admin), PASSWORD, SQL_SH,
 // SHOTS, CHROMIUM, PROFILE, JOBQ, CONF.
-import { spawn, execFileSync } from "node:child_process";
-import { WAIT, collectErrors, finish, is, launch, like, ok, press, shot as shotOf, sleep, sql, logIn } from "./lib.mjs";
+import { execFileSync } from "node:child_process";
+import { WAIT, collectErrors, deadJobs, finish, is, launch, like, logIn, ok, pressStalled, shot as shotOf, sql } from "./lib.mjs";
 
-const { URL: BASE, USER_NAME, JOBQ, CONF, SQL_SH } = process.env;
+const { URL: BASE, USER_NAME, JOBQ, CONF } = process.env;
 const { browser, page } = await launch();
 // The refusals this test brings about on purpose: a 403 or 401 from
 // /api/failed/..., and what the page then asks while logged out.
 const errors = collectErrors(page, { setAside: (m) => / 40[13] /.test(m.text()) });
 const shot = (name) => shotOf(page, name);
 const jobq = (...args) => execFileSync(JOBQ, ["-c", CONF, ...args], { encoding: "utf8" });
-const toastText = () => page.$eval("#toast", (e) => e.textContent);
-
-// Holds dead row id locked for secs seconds, from a session of its own;
-// resolves once the lock is taken.
-async function hold(id, secs) {
-  spawn(SQL_SH, [`START TRANSACTION; SELECT id FROM failed_jobs WHERE id = ${id} FOR UPDATE; DO SLEEP(${secs}); COMMIT`],
-    { stdio: "ignore" });
-  for (let i = 0; i < 100 && sql("SELECT COUNT(*) FROM information_schema.innodb_trx WHERE trx_query LIKE 'DO SLEEP%'") !== "1"; i++)
-    await sleep(100);
-}
-async function blocked() {
-  for (let i = 0; i < 200; i++) {
-    if (sql("SELECT COUNT(*) FROM information_schema.innodb_trx WHERE trx_state = 'LOCK WAIT'") === "1") return true;
-    await sleep(50);
-  }
-  return false;
-}
-// n dead jobs in mail, ids 1001 up, nothing else dead or queued.
-const dead = (n) => sql(`DELETE FROM jobs; DELETE FROM failed_jobs; INSERT INTO failed_jobs (id, queue, type, payload, attempts, exception)
-  SELECT 1000 + seq, 'mail', 'send_email', '{}', 3, 'smtp 550' FROM seq_1_to_${n}`);
-
-// Presses button sel with dead row lock held, says yes to the page's
-// question (when question is not null: the question it must ask), makes
-// change once the request waits, and resolves with the toast once the
-// page has said the action stopped.
-async function run(sel, question, lock, change, name) {
-  let asked = null;
-  await hold(lock, 4);
-  if (question !== null) page.once("dialog", (d) => { asked = d.message(); d.accept(); });
-  await press(page, sel);
-  ok(await blocked(), `${name}: the request waits at job ${lock}`);
-  is(asked, question, `${name}: the page asked ${question === null ? "nothing" : "first, with the count"}`);
-  change();
-  const said = await page.waitForFunction(() => /then stopped/.test(document.querySelector("#toast").textContent), { timeout: 20000 })
-    .then(() => true, () => false);
-  ok(said, `${name}: the page says the action stopped`, `toast: ${await toastText()}`);
-  return toastText();
-}
+// run(sel, question, lock, change, name): see pressStalled in lib.mjs.
+const run = (...args) => pressStalled(page, ...args);
 
 try {
   await page.setViewport({ width: 1280, height: 900 });
   await logIn(page, USER_NAME);
 
   // ---- demoted during Retry selected: 20 jobs ticked, lowest id first ----
-  dead(20);
+  deadJobs(20);
   await page.goto(`${BASE}/failed?queue=mail`, { waitUntil: "networkidle0" });
   await page.waitForSelector('#failed-table tr[data-id="1020"]', WAIT);
   // ticked in one go, inside the page: the list redraws itself every 2 s
@@ -79,7 +43,7 @@ try {
   jobq("user", "role", USER_NAME, "admin");
 
   // ---- logged out during Clear all: the second chunk of 1000 waits ----
-  dead(2500);
+  deadJobs(2500);
   await page.goto(`${BASE}/failed`, { waitUntil: "networkidle0" });
   await page.waitForFunction(() => /2,500/.test(document.querySelector("#clear-all")?.textContent || ""), WAIT);
   t = await run("#clear-all", "Delete all 2500 dead jobs in every queue for good?", 2500, () => jobq("sessions", "end", USER_NAME), "logged out");

@@ -5,7 +5,7 @@
 // (src/www/app.js) redraws every 2 seconds.
 // Environment: SQL_SH (runs one SQL statement on the test database),
 // SHOTS (screenshot folder), CHROMIUM, PROFILE.
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { mkdirSync } from "node:fs";
 import puppeteer from "puppeteer-core";
 
@@ -42,6 +42,28 @@ export async function finish(browser) {
 
 export const sql = (q) => execFileSync(SQL_SH, [q], { encoding: "utf8" }).trim();
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// For the tests that stop a long action part way (bulk_stop.mjs,
+// failed_stop.mjs).  holdDead: holds dead row id locked for secs seconds,
+// from a session of its own; resolves once the lock is taken.
+export async function holdDead(id, secs) {
+  spawn(SQL_SH, [`START TRANSACTION; SELECT id FROM failed_jobs WHERE id = ${id} FOR UPDATE; DO SLEEP(${secs}); COMMIT`],
+    { stdio: "ignore" });
+  for (let i = 0; i < 100 && sql("SELECT COUNT(*) FROM information_schema.innodb_trx WHERE trx_query LIKE 'DO SLEEP%'") !== "1"; i++)
+    await sleep(100);
+}
+// Whether a statement comes to wait on that lock within 10 s.
+export async function lockWaited() {
+  for (let i = 0; i < 200; i++) {
+    if (sql("SELECT COUNT(*) FROM information_schema.innodb_trx WHERE trx_state = 'LOCK WAIT'") === "1") return true;
+    await sleep(50);
+  }
+  return false;
+}
+// n dead jobs in queue mail, ids 1001 up, nothing else dead or queued.
+export const deadJobs = (n) => sql(`DELETE FROM jobs; DELETE FROM failed_jobs;
+  INSERT INTO failed_jobs (id, queue, type, payload, attempts, exception)
+  SELECT 1000 + seq, 'mail', 'send_email', '{}', 3, 'smtp 550' FROM seq_1_to_${n}`);
 
 // Chromium, headless, with a profile of the test's own and nothing that
 // talks to the network behind the test's back; and its first page.
@@ -105,6 +127,25 @@ export const text = (page, sel) => page.$eval(sel, (e) => e.textContent);
 export async function press(page, sel) {
   await page.waitForSelector(sel, WAIT);
   await page.$eval(sel, (e) => e.click());
+}
+
+// Presses button sel with dead row lock held (holdDead), says yes to the
+// page's question (when question is not null: the question it must
+// ask), calls change once the request waits on the lock, and resolves
+// with the toast once the page has said the action stopped.
+export async function pressStalled(page, sel, question, lock, change, name) {
+  const toast = () => page.$eval("#toast", (e) => e.textContent);
+  let asked = null;
+  await holdDead(lock, 4);
+  if (question !== null) page.once("dialog", (d) => { asked = d.message(); d.accept(); });
+  await press(page, sel);
+  ok(await lockWaited(), `${name}: the request waits at job ${lock}`);
+  is(asked, question, `${name}: the page asked ${question === null ? "nothing" : "first, with the count"}`);
+  change();
+  const said = await page.waitForFunction(() => /then stopped/.test(document.querySelector("#toast").textContent), WAIT)
+    .then(() => true, () => false);
+  ok(said, `${name}: the page says the action stopped`, `toast: ${await toast()}`);
+  return toast();
 }
 
 // Logs user in through the login form (URL and PASSWORD from the
