@@ -184,20 +184,36 @@ serve_session(struct req *r)
 }
 
 /* audit_still's fn for serve_still_admin: serve_session again, and
- * the role it finds. */
+ * the role it finds.  A connection lost between two jobs is made again
+ * and the session looked up once more, as each job's own write would
+ * be tried again (failed_act_reconnecting); a database that cannot be
+ * reached stops the action with 503, as the router's guard answers. */
 static int
 still_admin(void *arg, char *err)
 {
 	struct serve_still *s = arg;
+	struct db *db = s->r->db;
+	const char *why;
 	int rc = serve_session(s->r);
 
+	if (rc == 500 && !db_connected(db) && db_connect(db, 1, err) == DB_OK)
+		rc = serve_session(s->r);
 	if (rc == 0 && s->r->user->admin)
 		return 0;
-	s->refused = rc == 0 ? 403 : (unsigned)rc;
-	snprintf(err, ERRSZ, "%s; the jobs after it were left as they were",
-	    rc == 0     ? "this needs the admin role, which was taken from this user as the action ran"
-	    : rc == 401 ? "the session ended as the action ran (logged out, removed, or a new password)"
-	                : "the session could not be checked");
+	if (rc == 0) {
+		s->refused = 403;
+		why = "this needs the admin role, which was taken from this user as the action ran";
+	} else if (rc == 401) {
+		s->refused = 401;
+		why = "the session ended as the action ran (logged out, removed, or a new password)";
+	} else if (!db_connected(db)) {
+		s->refused = 503;
+		why = "the database could not be reached to check the session";
+	} else {
+		s->refused = 500;
+		why = "the session could not be checked";
+	}
+	snprintf(err, ERRSZ, "%s; the jobs after it were left as they were", why);
 	return -1;
 }
 

@@ -174,8 +174,8 @@ retry_type_unknown(struct req *r, uint64_t id, int *unknown, char *err)
  * `jobq failed` does (failed_act_reconnecting): found moved, it counts
  * as done.  Only a database gone away stops it, or a session that ended
  * or lost the admin role as it ran (looked up before each job): 401 or
- * 403, with "error" and what was done before, the ids after it left
- * as they were. */
+ * 403 (503 when the database cannot be reached to look), with "error"
+ * and what was done before, the ids after it left as they were. */
 static MHD_RESULT
 each_failed(struct req *r, const char *action, failed_act_fn *fn)
 {
@@ -290,12 +290,13 @@ retry_all(struct req *r, cJSON *in)
 	}
 	wakeup_send(r->srv->conf, f.queue);
 	free(detail);
-	/* the counts first: the rest is the filter; a run stopped before
-	 * its first job did nothing to record */
+	/* the counts first: the rest is the filter; a run stopped before it
+	 * moved a job has nothing to record; a stopped one says why (err up
+	 * to its "; the jobs after it ...") */
 	snprintf(left, sizeof left, ", %llu of a type or queue not configured left", (unsigned long long)t.unknown);
-	detail = xasprintf("%llu jobs, %llu refused%s%s: all matching queue=%s type=%s",
+	detail = xasprintf("%llu jobs, %llu refused%s%s%.*s: all matching queue=%s type=%s",
 	    (unsigned long long)t.moved, (unsigned long long)t.refused, t.unknown > 0 ? left : "",
-	    rc == AUDIT_STOPPED ? ", then stopped: the session ended or lost the admin role" : "",
+	    rc == AUDIT_STOPPED ? ", then stopped: " : "", rc == AUDIT_STOPPED ? (int)strcspn(err, ";") : 0, err,
 	    f.queue ? f.queue : "*", f.type ? f.type : "*");
 	if (rc == DB_OK || t.moved > 0)
 		serve_audit_count(r, "retry-all", 0, t.moved, detail);

@@ -243,4 +243,25 @@ for action in $actions; do
 	reconnected
 done
 
+# ---- 3. a many-job action whose connection is lost between two jobs ----
+# The session is looked up again before each job; the answer to that
+# look-up lost (the connection closed), it is made again on a new
+# connection and the action goes on: all three retried, 200.
+a=$(dead 9001) b=$(dead 9002) c=$(dead 9003)
+rm -f "$PX/dropped" "$PX/held"
+echo "INSERT INTO jobq_audit " >"$PX/hold"
+echo "FROM jobq_sessions" >"$PX/after"
+PATH_IN=/api/failed/retry BODY_IN="{\"ids\": [$a, $b, $c]}"
+post_bg
+waitfor "$PX/held"
+rm -f "$PX/hold"
+wait "$CPID"
+like "$(cat "$PX/dropped" 2>/dev/null)" "FROM jobq_sessions" \
+	"many jobs: the answer to the session's look-up after the first job was lost"
+is "$(cat "$T/code")" 200 "many jobs: the action went on after reconnecting"
+is "$(sql "SELECT COUNT(*) FROM failed_jobs WHERE id IN ($a, $b, $c)")" 0 "many jobs: all three retried"
+is "$(sql "SELECT COUNT(*) FROM jobq_audit WHERE action = 'retry' AND job_id IN ($a, $b, $c)")" 3 \
+	"many jobs: each audited once"
+rm -f "$PX/after"
+
 finish
