@@ -6,7 +6,7 @@
 # jobs held ahead are started in the order they were reserved; a stopping
 # worker gives them back unstarted with their attempt refunded; every job
 # runs exactly once with its run row; and --once and --max take no more
-# than they may.  No timing is asserted.
+# than they may.  No speed is asserted.
 . "$top_srcdir/tests/lib.sh"
 one_build sanitized "behaviour alone"
 setup pickup_ahead
@@ -71,13 +71,14 @@ is "$(cat "$T/overlaps" 2>/dev/null)" "" "concurrency 1: no two handlers ran at 
 # the job then waited held ahead, so it trails the true start by that
 # claim's commit and answer (tens of milliseconds, more under ASan on a
 # loaded machine): two runs of different claims can seem to overlap by
-# the difference.  Were it the claim's time, not moved, every job held
-# ahead would seem to overlap the one before it (most of the 59 pairs).
+# the difference, at most once per claim (12 to 15 claims here).  Were
+# it the claim's time, not moved, every job held ahead would seem to
+# overlap the ones before it: far more than 30 pairs.
 overlap=$(sql "SELECT COUNT(*) FROM job_runs a JOIN job_runs b ON a.id < b.id
 	AND b.started_at < a.started_at + INTERVAL a.duration_ms * 1000 - 50000 MICROSECOND
 	AND a.started_at < b.started_at + INTERVAL b.duration_ms * 1000 - 50000 MICROSECOND")
-ok $([ "$overlap" -le 5 ] && echo 0 || echo 1) \
-	"started_at counts from the start, not the claim: at most 5 pairs of runs seem to overlap by over 50 ms: $overlap"
+ok $([ "$overlap" -lt 30 ] && echo 0 || echo 1) \
+	"started_at counts from the start, not the claim: under 30 pairs of runs seem to overlap by over 50 ms: $overlap"
 
 # --- short jobs, auto: order kept among the jobs held ahead ---
 empty_tables

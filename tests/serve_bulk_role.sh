@@ -74,22 +74,20 @@ for change in demote sessions; do
 	post /api/bulk/count "$T/ada" '{"action": "retry", "queue": "mail"}'
 	COUNT=$(printf '%s' "$BODY" | jget 'd["count"]')
 	UPTO=$(printf '%s' "$BODY" | jget 'd["upto"]')
-	sql "START TRANSACTION; SELECT id FROM failed_jobs WHERE id = 1050 FOR UPDATE; DO SLEEP(3); COMMIT" >/dev/null &
-	holder=$!
-	wait_for_sql 10 "SELECT COUNT(*) FROM information_schema.innodb_trx WHERE trx_query LIKE 'DO SLEEP%'" 1
+	hold_dead 1050
 	curl -s -o "$T/chunk.body" -w '%{http_code}' -b "$T/ada" -H 'Content-Type: application/json' -H "X-CSRF-Token: $CSRF" \
 		--data-binary "{\"action\": \"retry\", \"queue\": \"mail\", \"count\": $COUNT, \"upto\": $UPTO, \"after\": 0}" \
 		"$URL/api/bulk" >"$T/chunk.code" &
 	chunk=$!
-	wait_for_sql 10 "SELECT COUNT(*) FROM information_schema.innodb_trx WHERE trx_state = 'LOCK WAIT'" 1
+	lock_waited
 	ok $? "$change mid-chunk: ada's chunk waits at job 1050"
 	case $change in
 	demote) post /api/users/role "$T/root" '{"user": "ada", "role": "viewer"}' "$ROOTCSRF"; want=403 ;;
 	sessions) post /api/sessions/end "$T/root" '{"user": "ada"}' "$ROOTCSRF"; want=401 ;;
 	esac
 	is "$CODE" 200 "$change mid-chunk: root makes the change"
+	release_dead
 	wait "$chunk"
-	wait "$holder"
 	is "$(cat "$T/chunk.code")" "$want" "$change mid-chunk: the chunk ends refused"
 	is "$(jget 'd["done"]' <"$T/chunk.body")/$(jget 'd["next_after"]' <"$T/chunk.body")" 50/null \
 		"$change mid-chunk: its answer says how many it retried (job 1050, under way at the change, among them)"

@@ -31,23 +31,21 @@ dead() {
 # then the lock goes.  Sets WANT (the status the change should bring),
 # SCODE and SBODY (ada's answer).
 stalled() {
-	local change=$1 lock=$2 path=$3 body=$4 holder req
+	local change=$1 lock=$2 path=$3 body=$4 req
 	login ada "$T/ada"
-	sql "START TRANSACTION; SELECT id FROM failed_jobs WHERE id = $lock FOR UPDATE; DO SLEEP(2); COMMIT" >/dev/null &
-	holder=$!
-	wait_for_sql 10 "SELECT COUNT(*) FROM information_schema.innodb_trx WHERE trx_query LIKE 'DO SLEEP%'" 1
+	hold_dead "$lock"
 	curl -s -o "$T/stalled.body" -w '%{http_code}' -b "$T/ada" -H 'Content-Type: application/json' \
 		-H "X-CSRF-Token: $CSRF" --data-binary "$body" "$URL$path" >"$T/stalled.code" &
 	req=$!
-	wait_for_sql 10 "SELECT COUNT(*) FROM information_schema.innodb_trx WHERE trx_state = 'LOCK WAIT'" 1
+	lock_waited
 	ok $? "$change $path: ada's request waits at job $lock"
 	case $change in
 	demote) post /api/users/role "$T/root" '{"user": "ada", "role": "viewer"}' "$ROOTCSRF"; WANT=403 ;;
 	sessions) post /api/sessions/end "$T/root" '{"user": "ada"}' "$ROOTCSRF"; WANT=401 ;;
 	esac
 	is "$CODE" 200 "$change $path: root makes the change"
+	release_dead
 	wait "$req"
-	wait "$holder"
 	SCODE=$(cat "$T/stalled.code")
 	SBODY=$(cat "$T/stalled.body")
 	if [ "$change" = demote ]; then jq_ user role ada admin >/dev/null; fi

@@ -52,6 +52,31 @@ EOC
 	serve_start
 }
 
+# hold_dead ID: holds dead row ID locked from a session of its own,
+# returning once the lock is taken, until release_dead ends that session
+# (its transaction rolls back): a request that comes to the row waits
+# there for as long as the test needs, however loaded the machine.
+hold_dead() {
+	sql "START TRANSACTION; SELECT id FROM failed_jobs WHERE id = $1 FOR UPDATE; DO SLEEP(600); COMMIT" \
+		>/dev/null 2>&1 &
+	HOLDER=$!
+	wait_for_sql 20 "SELECT COUNT(*) FROM information_schema.processlist
+		WHERE db = DATABASE() AND TRIM(info) = 'DO SLEEP(600)'" 1
+}
+# lock_waited: whether a statement of the test's database comes to wait
+# on a lock within 20 s (0 yes).
+lock_waited() {
+	wait_for_sql 20 "SELECT COUNT(*) FROM information_schema.innodb_trx t
+		JOIN information_schema.processlist p ON p.id = t.trx_mysql_thread_id
+		WHERE p.db = DATABASE() AND t.trx_state = 'LOCK WAIT'" 1
+}
+release_dead() {
+	local id
+	id=$(sql "SELECT id FROM information_schema.processlist WHERE db = DATABASE() AND TRIM(info) = 'DO SLEEP(600)'")
+	[ -z "$id" ] || sql "KILL $id" >/dev/null 2>&1
+	wait "$HOLDER" 2>/dev/null
+}
+
 # hit METHOD PATH [JAR] [BODY] [curl args...]: one request; sets CODE,
 # BODY (the response body) and HDRS (the headers, lower-cased names).
 hit() {

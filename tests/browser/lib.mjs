@@ -44,18 +44,28 @@ export const sql = (q) => execFileSync(SQL_SH, [q], { encoding: "utf8" }).trim()
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 // For the tests that stop a long action part way (bulk_stop.mjs,
-// failed_stop.mjs).  holdDead: holds dead row id locked for secs seconds,
-// from a session of its own; resolves once the lock is taken.
-export async function holdDead(id, secs) {
-  spawn(SQL_SH, [`START TRANSACTION; SELECT id FROM failed_jobs WHERE id = ${id} FOR UPDATE; DO SLEEP(${secs}); COMMIT`],
+// failed_stop.mjs), as tests/serve_lib.sh's hold_dead: holdDead holds
+// dead row id locked from a session of its own, resolving once the lock
+// is taken, until releaseDead ends that session (its transaction rolls
+// back), so a request waits there as long as the test needs.
+const HELD = "SELECT id FROM information_schema.processlist WHERE db = DATABASE() AND TRIM(info) = 'DO SLEEP(600)'";
+export async function holdDead(id) {
+  spawn(SQL_SH, [`START TRANSACTION; SELECT id FROM failed_jobs WHERE id = ${id} FOR UPDATE; DO SLEEP(600); COMMIT`],
     { stdio: "ignore" });
-  for (let i = 0; i < 100 && sql("SELECT COUNT(*) FROM information_schema.innodb_trx WHERE trx_query LIKE 'DO SLEEP%'") !== "1"; i++)
+  for (let i = 0; i < 200 && sql(HELD) === ""; i++)
     await sleep(100);
 }
-// Whether a statement comes to wait on that lock within 10 s.
+export function releaseDead() {
+  const id = sql(HELD);
+  if (id !== "") sql(`KILL ${id}`);
+}
+// Whether a statement of the test's database comes to wait on a lock
+// within 20 s.
 export async function lockWaited() {
-  for (let i = 0; i < 200; i++) {
-    if (sql("SELECT COUNT(*) FROM information_schema.innodb_trx WHERE trx_state = 'LOCK WAIT'") === "1") return true;
+  for (let i = 0; i < 400; i++) {
+    if (sql(`SELECT COUNT(*) FROM information_schema.innodb_trx t
+      JOIN information_schema.processlist p ON p.id = t.trx_mysql_thread_id
+      WHERE p.db = DATABASE() AND t.trx_state = 'LOCK WAIT'`) === "1") return true;
     await sleep(50);
   }
   return false;
@@ -131,17 +141,19 @@ export async function press(page, sel) {
 
 // Presses button sel with dead row lock held (holdDead), says yes to the
 // page's question (when question is not null: the question it must
-// ask), calls change once the request waits on the lock, and resolves
-// with the toast once the page has said the action stopped.
+// ask), calls change once the request waits on the lock, then lets the
+// lock go, and resolves with the toast once the page has said the
+// action stopped.
 export async function pressStalled(page, sel, question, lock, change, name) {
   const toast = () => page.$eval("#toast", (e) => e.textContent);
   let asked = null;
-  await holdDead(lock, 4);
+  await holdDead(lock);
   if (question !== null) page.once("dialog", (d) => { asked = d.message(); d.accept(); });
   await press(page, sel);
   ok(await lockWaited(), `${name}: the request waits at job ${lock}`);
   is(asked, question, `${name}: the page asked ${question === null ? "nothing" : "first, with the count"}`);
   change();
+  releaseDead();
   const said = await page.waitForFunction(() => /then stopped/.test(document.querySelector("#toast").textContent), WAIT)
     .then(() => true, () => false);
   ok(said, `${name}: the page says the action stopped`, `toast: ${await toast()}`);
