@@ -230,6 +230,18 @@ serve_still_admin(struct serve_still *s, struct req *r)
 	return &s->check;
 }
 
+/* The answer of a long action whose check is s: doc with 200 when it
+ * ran to its end (rc DB_OK), else (rc AUDIT_STOPPED) with "error": err
+ * and the status s's check refused with.  Takes doc. */
+MHD_RESULT
+serve_still_answer(struct req *r, const struct serve_still *s, int rc, const char *err, cJSON *doc)
+{
+	if (rc != AUDIT_STOPPED)
+		return serve_json(r, 200, doc);
+	cJSON_AddStringToObject(doc, "error", err);
+	return serve_json(r, s->refused, doc);
+}
+
 /* The X-CSRF-Token header equals the session's token; compared in
  * constant time, so timing tells an attacker nothing about it. */
 int

@@ -12,7 +12,8 @@
  * an admin, as the router's guard found when the request began.  Once
  * it refused, refused holds the answer's status: 403 the admin role was
  * taken away, 401 the session ended (logged out, the user removed or
- * given a new password), 500 the session could not be looked up. */
+ * given a new password), 503 the database could not be reached to look,
+ * 500 the session could not be looked up. */
 struct serve_still {
 	struct req *r;
 	unsigned refused;
@@ -23,6 +24,7 @@ int serve_auth_init(struct serve *s);
 int serve_session(struct req *r);
 int serve_csrf_ok(struct req *r);
 const struct audit_still *serve_still_admin(struct serve_still *s, struct req *r);
+MHD_RESULT serve_still_answer(struct req *r, const struct serve_still *s, int rc, const char *err, cJSON *doc);
 int serve_session_open(
     struct req *r, const struct user_rec *u, int remember, char *cookie, size_t len, char *err);
 cJSON *serve_me_doc(struct req *r);

@@ -197,8 +197,6 @@ step(struct req *r, const struct bulk_kind *k, const struct bulk_filter *f, uint
 	if (c.done > 0 && (strcmp(c.action, "retry") == 0 || strcmp(c.action, "release") == 0))
 		wakeup_send(r->srv->conf, f->queue); /* jobs are due now */
 	doc = cJSON_CreateObject();
-	if (rc == AUDIT_STOPPED)
-		cJSON_AddStringToObject(doc, "error", err);
 	cJSON_AddStringToObject(doc, "action", c.action);
 	ADD_NUM(doc, "done", c.done);
 	ADD_NUM(doc, "skipped", c.skipped);
@@ -206,7 +204,7 @@ step(struct req *r, const struct bulk_kind *k, const struct bulk_filter *f, uint
 		ADD_NUM(doc, "next_after", last);
 	else
 		cJSON_AddNullToObject(doc, "next_after");
-	return serve_json(r, rc == AUDIT_STOPPED ? st.refused : 200, doc);
+	return serve_still_answer(r, &st, rc, err, doc);
 }
 
 /* Whether a first chunk may go ahead on fewer jobs than were confirmed:

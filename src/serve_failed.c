@@ -221,10 +221,8 @@ each_failed(struct req *r, const char *action, failed_act_fn *fn)
 		cJSON_Delete(doc);
 		return serve_write_error(r, action, err);
 	}
-	if (rc == AUDIT_STOPPED)
-		cJSON_AddStringToObject(doc, "error", err);
 	ADD_NUM(doc, strcmp(action, "retry") == 0 ? "retried" : "forgotten", okn);
-	return serve_json(r, rc == AUDIT_STOPPED ? st.refused : 200, doc);
+	return serve_still_answer(r, &st, rc, err, doc);
 }
 
 /* What one "retry all matching" did: jobs moved back to the queue, and
@@ -302,12 +300,10 @@ retry_all(struct req *r, cJSON *in)
 		serve_audit_count(r, "retry-all", 0, t.moved, detail);
 	free(detail);
 	doc = cJSON_CreateObject();
-	if (rc == AUDIT_STOPPED)
-		cJSON_AddStringToObject(doc, "error", err);
 	ADD_NUM(doc, "retried", t.moved);
 	ADD_NUM(doc, "refused", t.refused);
 	ADD_NUM(doc, "unknown_type", t.unknown);
-	return serve_json(r, rc == AUDIT_STOPPED ? st.refused : 200, doc);
+	return serve_still_answer(r, &st, rc, err, doc);
 }
 
 /* POST /api/failed/retry {"ids": [...]} or {"all": true, "queue",
@@ -425,8 +421,6 @@ api_failed_clear(struct req *r)
 	if (removed == 0 && rc == DB_OK)
 		serve_audit_count(r, "clear", 0, 0, "0 jobs");
 	doc = cJSON_CreateObject();
-	if (rc == AUDIT_STOPPED)
-		cJSON_AddStringToObject(doc, "error", err);
 	ADD_NUM(doc, "removed", removed);
-	return serve_json(r, rc == AUDIT_STOPPED ? st.refused : 200, doc);
+	return serve_still_answer(r, &st, rc, err, doc);
 }
