@@ -25,32 +25,6 @@ dead() {
 	       SELECT 1000 + seq, 'mail', 'send_email', '{}', 3, 'smtp 550' FROM seq_1_to_$1"
 }
 
-# stalled CHANGE LOCKID PATH BODY: ada posts BODY to PATH while dead
-# row LOCKID is held locked; once her request waits for it, root makes
-# CHANGE (demote: her role taken away; sessions: her sessions ended),
-# then the lock goes.  Sets WANT (the status the change should bring),
-# SCODE and SBODY (ada's answer).
-stalled() {
-	local change=$1 lock=$2 path=$3 body=$4 req
-	login ada "$T/ada"
-	hold_dead "$lock"
-	curl -s -o "$T/stalled.body" -w '%{http_code}' -b "$T/ada" -H 'Content-Type: application/json' \
-		-H "X-CSRF-Token: $CSRF" --data-binary "$body" "$URL$path" >"$T/stalled.code" &
-	req=$!
-	lock_waited
-	ok $? "$change $path: ada's request waits at job $lock"
-	case $change in
-	demote) post /api/users/role "$T/root" '{"user": "ada", "role": "viewer"}' "$ROOTCSRF"; WANT=403 ;;
-	sessions) post /api/sessions/end "$T/root" '{"user": "ada"}' "$ROOTCSRF"; WANT=401 ;;
-	esac
-	is "$CODE" 200 "$change $path: root makes the change"
-	release_dead
-	wait "$req"
-	SCODE=$(cat "$T/stalled.code")
-	SBODY=$(cat "$T/stalled.body")
-	if [ "$change" = demote ]; then jq_ user role ada admin >/dev/null; fi
-}
-
 # checks CHANGE WHAT KEY DONE LAST [AUDITACTION]: the answer was refused
 # with WANT, said DONE for KEY and why, and nothing past job LAST (the
 # last one the job or chunk under way at the change took) moved, nor

@@ -77,6 +77,35 @@ release_dead() {
 	wait "$HOLDER" 2>/dev/null
 }
 
+# stalled CHANGE LOCKID PATH BODY: ada posts BODY to PATH while dead
+# row LOCKID is held locked; once her request waits for it, root makes
+# CHANGE (demote: her role taken away; sessions: her sessions ended),
+# then the lock goes, and ada's admin role comes back.  Sets WANT (the
+# status the change should bring), SCODE and SBODY (ada's answer).  For
+# the tests of long actions stopped part way (serve_bulk_role,
+# serve_failed_role; after serve_two_admins and root's login, its CSRF
+# token in ROOTCSRF).
+stalled() {
+	local change=$1 lock=$2 path=$3 body=$4 req
+	login ada "$T/ada"
+	hold_dead "$lock"
+	curl -s -o "$T/stalled.body" -w '%{http_code}' -b "$T/ada" -H 'Content-Type: application/json' \
+		-H "X-CSRF-Token: $CSRF" --data-binary "$body" "$URL$path" >"$T/stalled.code" &
+	req=$!
+	lock_waited
+	ok $? "$change $path: ada's request waits at job $lock"
+	case $change in
+	demote) post /api/users/role "$T/root" '{"user": "ada", "role": "viewer"}' "$ROOTCSRF"; WANT=403 ;;
+	sessions) post /api/sessions/end "$T/root" '{"user": "ada"}' "$ROOTCSRF"; WANT=401 ;;
+	esac
+	is "$CODE" 200 "$change $path: root makes the change"
+	release_dead
+	wait "$req"
+	SCODE=$(cat "$T/stalled.code")
+	SBODY=$(cat "$T/stalled.body")
+	if [ "$change" = demote ]; then jq_ user role ada admin >/dev/null; fi
+}
+
 # hit METHOD PATH [JAR] [BODY] [curl args...]: one request; sets CODE,
 # BODY (the response body) and HDRS (the headers, lower-cased names).
 hit() {
