@@ -348,7 +348,8 @@ delete_in_chunks(
  * none for a chunk that found none): whatever stops the run, every row
  * gone is counted in a row of the audit table, and no row counts one
  * that is still there.  still is asked before each chunk: refused, the
- * run stops there with AUDIT_STOPPED, *removed counting what went. */
+ * run stops there with AUDIT_STOPPED, *removed counting what went, unless
+ * no row was left to delete. */
 int
 delete_in_chunks_audited(struct db *db, const char *table, const char *where, const struct audit_entry *a,
     const struct audit_still *still, uint64_t *removed, char *err)
@@ -372,6 +373,16 @@ delete_in_chunks_audited(struct db *db, const char *table, const char *where, co
 		*removed += affected[1];
 	} while (affected[1] == CHUNK);
 	buf_free(&sql);
+	/* A last chunk of exactly CHUNK rows leaves one more pass to run:
+	 * refused there, the run had ended all the same unless rows are
+	 * left (a stop answered for a run that had finished is false). */
+	if (rc == AUDIT_STOPPED && *removed > 0) {
+		uint64_t left;
+		char cerr[ERRSZ];
+
+		if (count_rows(db, table, where, &left, cerr) == DB_OK && left == 0)
+			rc = DB_OK;
+	}
 	return rc;
 }
 

@@ -80,4 +80,14 @@ checks demote clear removed 2000 3000
 is "$(sql "SELECT COUNT(*) FROM failed_jobs")/$(sql "SELECT GROUP_CONCAT(job_count ORDER BY id) FROM jobq_audit WHERE username = 'ada' AND action = 'clear'")" \
 	500/1000,1000 "clear: two chunks removed (the one under way at the change among them), each audited"
 
+# ---- clear of exactly one chunk: the change comes as it runs, after
+# which nothing is left for the next pass, so the clear ran to its end ----
+NJOBS=1000
+dead $NJOBS
+stalled demote 1500 /api/failed/clear '{"count": 1000}'
+is "$SCODE $(printf '%s' "$SBODY" | jget 'd["removed"]')" "200 1000" \
+	"clear of one full chunk, role taken as it ran: 200, all 1000 removed (no false stop)"
+is "$(sql "SELECT COUNT(*) FROM failed_jobs")/$(sql "SELECT GROUP_CONCAT(job_count) FROM jobq_audit WHERE username = 'ada' AND action = 'clear'")" \
+	0/1000 "clear of one full chunk: none left, one audit row of 1000"
+
 finish
