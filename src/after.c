@@ -35,6 +35,8 @@ struct tx {
 	char **reason;    /* per job: why it was finalized at once, or NULL */
 	uint64_t *cause;  /* per job: the job that reason names */
 	const char **how; /* per job: how that one ended */
+	uint64_t **all;   /* per job finalized at once: every job it names */
+	size_t *nall;
 };
 
 /* The distinct ids the jobs name, sorted, into t. */
@@ -138,12 +140,12 @@ pending(struct tx *t, const struct after_job *jobs, size_t i, const uint64_t *id
 
 /* Finalizes job i (id) at once as cancelled, for its reason (final.c),
  * parked under the job it names should a retry be able to re-open it
- * (park.c; all: the n jobs it names); its group counts it: e.group_id,
- * or for a follow-up that joined a group by name the one in @jobq_fg
- * (groups_join_sql: NULL when that group had completed). */
+ * (park.c, with every job it names); its group counts it: e.group_id,
+ * or for a follow-up that joined a group by name the one its row got
+ * (@jobq_fg as it joined, groups_join_sql: NULL when that group had
+ * completed), read into @jobq_fc before the row goes. */
 static int
-finalize(struct db *db, const struct tx *t, size_t i, uint64_t id, const struct enqueue_item *e,
-    const uint64_t *all, size_t n, char *err)
+finalize(struct db *db, const struct tx *t, size_t i, uint64_t id, const struct enqueue_item *e, char *err)
 {
 	char g[24];
 	struct buf sql, cond;
@@ -151,16 +153,18 @@ finalize(struct db *db, const struct tx *t, size_t i, uint64_t id, const struct 
 
 	buf_init(&sql);
 	buf_init(&cond);
-	park_job_sql(db, &sql, id, t->cause[i], t->how[i], all, n);
+	park_job_sql(db, &sql, id, t->cause[i], t->how[i], t->all[i], t->nall[i]);
 	db_sql(db, &sql, "UPDATE jobs SET cancel_by = %q, cancel_at = UTC_TIMESTAMP(6) WHERE id = %U;", t->reason[i],
 	    id);
+	if (e->group_id == 0 && e->group != NULL)
+		db_sql(db, &sql, "SET @jobq_fc = (SELECT group_id FROM jobs WHERE id = %U);", id);
 	db_sql(db, &cond, "id = %U", id);
 	final_sql(db, &sql, t->who, cond.data);
 	snprintf(g, sizeof g, "%llu", (unsigned long long)e->group_id);
 	if (e->group_id != 0)
 		groups_ended_sql(db, &sql, g, "cancelled", "1 = 1");
 	else if (e->group != NULL)
-		groups_ended_sql(db, &sql, "@jobq_fg", "cancelled", "@jobq_fg IS NOT NULL");
+		groups_ended_sql(db, &sql, "@jobq_fc", "cancelled", "@jobq_fc IS NOT NULL");
 	if (sql.len > 0 && sql.data[sql.len - 1] == ';')
 		sql.data[--sql.len] = '\0'; /* one statement after another, none empty */
 	rc = db_exec_buf(db, &sql, err);
@@ -205,7 +209,8 @@ link_deps(struct db *db, uint64_t id, const uint64_t *deps, size_t n, char *err)
 	return rc;
 }
 
-/* Inserts job i, then what it waits for, or finalizes it. */
+/* Inserts job i, then links what it waits for; one to be finalized at
+ * once keeps every job it names in t for finalize. */
 static int
 insert_job(struct db *db, struct tx *t, struct after_job *jobs, size_t i, uint64_t *ids, char *err)
 {
@@ -234,9 +239,11 @@ insert_job(struct db *db, struct tx *t, struct after_job *jobs, size_t i, uint64
 	if (rc == DB_OK && (rc = db_exec_buf(db, &sql, err)) == DB_OK)
 		ids[i] = db_insert_id(db);
 	buf_free(&sql);
-	if (rc == DB_OK && t->reason[i] != NULL)
-		rc = finalize(db, t, i, ids[i], &a->e, all, nall, err);
-	else if (rc == DB_OK && ndeps > 0)
+	if (t->reason[i] != NULL) {
+		t->all[i] = all;
+		t->nall[i] = nall;
+		all = NULL;
+	} else if (rc == DB_OK && ndeps > 0)
 		rc = link_deps(db, ids[i], deps, ndeps, err);
 	free(deps);
 	free(all);
@@ -248,9 +255,13 @@ tx_free(struct tx *t, size_t n)
 {
 	size_t i;
 
-	for (i = 0; t->reason != NULL && i < n; i++)
+	for (i = 0; t->reason != NULL && i < n; i++) {
 		free(t->reason[i]);
+		free(t->all[i]);
+	}
 	free(t->reason);
+	free(t->all);
+	free(t->nall);
 	free(t->cause);
 	free(t->how);
 	free(t->k);
@@ -302,12 +313,21 @@ after_insert(struct db *db, struct after_job *jobs, size_t n, const char *worker
 	t.reason = xcalloc(n + 1, sizeof *t.reason);
 	t.cause = xcalloc(n + 1, sizeof *t.cause);
 	t.how = xcalloc(n + 1, sizeof *t.how);
+	t.all = xcalloc(n + 1, sizeof *t.all);
+	t.nall = xcalloc(n + 1, sizeof *t.nall);
 	if (t.nk > 0)
 		rc = lookup(db, &t, jobs, n, unknown_ends, err);
 	for (i = 0; rc == DB_OK && i < n; i++) {
 		rc = insert_job(db, &t, jobs, i, ids, err);
 		snprintf(jobs[i].cancelled, sizeof jobs[i].cancelled, "%s", t.reason[i] ? t.reason[i] : "");
 	}
+	/* Only once every job has joined its group is any of them counted
+	 * ended: follow-ups join their group one by one, and one finalized
+	 * before a later one joined could complete the group early -- its
+	 * callback counting too few jobs, the later ones left in no group. */
+	for (i = 0; rc == DB_OK && i < n; i++)
+		if (t.reason[i] != NULL)
+			rc = finalize(db, &t, i, ids[i], &jobs[i].e, err);
 	tx_free(&t, n);
 	return rc;
 }

@@ -6,7 +6,8 @@
 # cancelled with the reason (policy all) or runs (policy any); one naming
 # an unknown id is cancelled naming it; a parent that fails after writing
 # them leaves none; and the follow-ups join a group whose callback counts
-# them; a parent whose lease was lost leaves none.
+# them, even when the first to join is cancelled as it is written; a
+# parent whose lease was lost leaves none.
 . "$top_srcdir/tests/lib.sh"
 setup follow_after
 TH=$top_srcdir/tests/handlers
@@ -110,6 +111,24 @@ EOP
 	is "$(sql "SELECT CONCAT_WS(' ', JSON_VALUE(payload, '$.total'), JSON_VALUE(payload, '$.done'),
 		JSON_VALUE(payload, '$.cancelled')) FROM job_runs WHERE type = 'cb'")" "5 4 1" \
 		"$m once, counting 5 follow-ups: 4 done, 1 cancelled"
+
+	# A new group whose first follow-up is cancelled as it is written (it
+	# waits for the dead job): the group completes only once every
+	# follow-up of the run has joined and ended, its callback counting
+	# both, not as soon as the first is counted.
+	r=$(jq_ enqueue step "{\"name\": \"R\", \"follow\": [
+ {\"type\": \"step\", \"after\": [$dead], \"payload\": {\"name\": \"RF1\"}, \"group\": \"fb-$hmode\", \"on_complete\": \"cb\"},
+ {\"type\": \"step\", \"payload\": {\"name\": \"RF2\", \"sleep\": 0.3}, \"group\": \"fb-$hmode\", \"on_complete\": \"cb\"}]}")
+	wait_for_sql 30 "SELECT COUNT(*) FROM jobq_groups WHERE name = 'fb-$hmode' AND ended_at IS NOT NULL" 1
+	ok $? "$m the group of R's follow-ups completes"
+	is "$(sql "SELECT COUNT(*) FROM job_runs WHERE job_id = $r AND outcome = 'done'")/$(sql "SELECT group_id IS NOT NULL FROM jobs WHERE JSON_VALUE(payload, '\$.name') = 'RF2' UNION ALL SELECT 1 FROM job_runs WHERE JSON_VALUE(payload, '\$.name') = 'RF2' AND outcome = 'done' LIMIT 1")" "1/1" \
+		"$m R is done, and RF2 joined the group"
+	is "$(sql "SELECT CONCAT_WS(' ', total, done, cancelled) FROM jobq_groups WHERE name = 'fb-$hmode'")" "2 1 1" \
+		"$m the group counts both follow-ups: 1 done, 1 cancelled"
+	is "$(sql "SELECT CONCAT_WS(' ', JSON_VALUE(j.payload, '$.total'), JSON_VALUE(j.payload, '$.done'),
+		JSON_VALUE(j.payload, '$.cancelled')) FROM jobq_groups g JOIN (SELECT id, payload FROM jobs UNION ALL
+		SELECT job_id, payload FROM job_runs WHERE outcome = 'done') j ON j.id = g.complete_job
+		WHERE g.name = 'fb-$hmode' LIMIT 1")" "2 1 1" "$m and so does its callback"
 
 	# A parent that writes a waiting follow-up, then fails: none.
 	q=$(jq_ enqueue step "{\"name\": \"Q\", \"exit\": 1, \"follow\": [{\"type\": \"step\", \"after\": [$x], \"payload\": {\"name\": \"QF\"}}]}")
