@@ -105,7 +105,12 @@ park_waiters_sql(struct db *db, struct buf *sql, uint64_t id, const char *how, c
 
 /* Appends the statements that park job id, just inserted and about to
  * be finalized because cause ended as how (enqueue --after a job that
- * already ended), with the n jobs it names. */
+ * already ended), with the n jobs it names.  A dead cause parks it only
+ * while it is in the dead letter (the caller locked its row there,
+ * ended.c): one forgotten, known by its last run alone, can never be
+ * retried, and its cancels are final -- a copy parked under it would
+ * promise a re-open that never comes, and keep both jobs' runs from
+ * keep_done. */
 void
 park_job_sql(struct db *db, struct buf *sql, uint64_t id, uint64_t cause, const char *how, const uint64_t *deps,
     size_t n)
@@ -115,7 +120,11 @@ park_job_sql(struct db *db, struct buf *sql, uint64_t id, uint64_t cause, const 
 	size_t i;
 
 	buf_init(&tmp);
-	if ((when = parks_when(db, &tmp, cause, how)) == NULL || n == 0) {
+	if (strcmp(how, "dead") == 0)
+		when = (db_sql(db, &tmp, "EXISTS (SELECT 1 FROM failed_jobs f WHERE f.id = %U)", cause), tmp.data);
+	else
+		when = parks_when(db, &tmp, cause, how);
+	if (when == NULL || n == 0) {
 		buf_free(&tmp);
 		return;
 	}

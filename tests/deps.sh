@@ -197,6 +197,12 @@ EOC
 	# A forgotten dead job is known by its last run: it ended dead.
 	f2=$(jq_ enqueue --after "$r1" step '{"name": "F2"}' 2>/dev/null)
 	like "$?/$(run_of "$f2")" "^0/cancelled\\|cancelled by dependency $r1 \\(dead\\)" "$m --after a forgotten dead job: cancelled at once"
+	is "$(sql "SELECT COUNT(*) FROM jobq_parked WHERE id = '$f2'")" 0 \
+		"$m and not parked under it: a forgotten job is never retried"
+	! jq_ show "$f2" | grep -q "re-opens"
+	ok $? "$m show promises no re-open of it"
+	! jq_ show "$r1" | grep -q "re-opens"
+	ok $? "$m nor of the forgotten job"
 	g2=$(jq_ enqueue --after-any "$r1" step '{"name": "G2"}' 2>&1)
 	wait_for_sql 30 "SELECT COUNT(*) FROM job_runs WHERE job_id = $g2 AND outcome = 'done'" 1
 	ok $? "$m --after-any a forgotten dead job: runs"
