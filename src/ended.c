@@ -51,7 +51,7 @@ ended_sort(struct ended *k, size_t *n)
 struct ended *
 ended_find(struct ended *k, size_t n, uint64_t id)
 {
-	struct ended key = { id, NULL, 0, NULL };
+	struct ended key = { id, NULL, 0, 0, NULL };
 
 	return bsearch(&key, k, n, sizeof *k, by_id);
 }
@@ -87,6 +87,7 @@ mark(struct db *db, struct ended *k, size_t n, const char *fixed, const struct b
 		if (!k[i].found && k[i].run != NULL) {
 			k[i].found = 1;
 			k[i].how = k[i].run == LIVE ? NULL : k[i].run;
+			k[i].forgotten = fixed == NULL && strcmp(k[i].run, "dead") == 0;
 		}
 	return DB_OK;
 }
@@ -115,6 +116,7 @@ ended_lookup(struct db *db, struct ended *k, size_t n, char *err)
 	for (i = 0; i < n; i++) {
 		k[i].found = 0;
 		k[i].how = NULL;
+		k[i].forgotten = 0;
 		buf_printf(&list, "%s%llu", i ? "," : "", (unsigned long long)k[i].id);
 	}
 	for (i = 0; i < ARRAY_LEN(from) && rc == DB_OK; i++) {

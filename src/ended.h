@@ -15,6 +15,8 @@ struct ended {
 	uint64_t id;
 	const char *how;
 	int found;
+	int forgotten; /* how is "dead", known by its last run alone: the
+	                * dead letter no longer holds it (forgotten) */
 	const char *run; /* ended_lookup's scratch */
 };
 

@@ -220,7 +220,9 @@ park_drop(struct db *db, uint64_t id, char *err)
 
 /* How job id, parked, stands against its dependencies now: into *dead
  * the first in the dead letter, into *final whether one ended cancelled
- * or expired; *live gets those in jobs (locked), "1,2", *nlive how many.
+ * or expired, or dead and was forgotten from the dead letter since (no
+ * retry can bring it back); *live gets those in jobs (locked), "1,2",
+ * *nlive how many.
  * A job no table knows any more ended long ago: it counts as done. */
 static int
 weigh(struct db *db, uint64_t id, uint64_t *dead, int *final, struct buf *live, size_t *nlive, char *err)
@@ -248,6 +250,8 @@ weigh(struct db *db, uint64_t id, uint64_t *dead, int *final, struct buf *live, 
 			continue;
 		if (k[i].how == NULL)
 			buf_printf(live, "%s%llu", (*nlive)++ ? "," : "", (unsigned long long)k[i].id);
+		else if (strcmp(k[i].how, "dead") == 0 && k[i].forgotten)
+			*final = 1; /* never retried now: its cancel is final */
 		else if (strcmp(k[i].how, "dead") == 0 && *dead == 0)
 			*dead = k[i].id;
 		else if (strcmp(k[i].how, "done") != 0 && strcmp(k[i].how, "dead") != 0)

@@ -203,6 +203,23 @@ EOC
 	ok $? "$m show promises no re-open of it"
 	! jq_ show "$r1" | grep -q "re-opens"
 	ok $? "$m nor of the forgotten job"
+	# Two dead dependencies, the second forgotten: retrying the first
+	# leaves the job cancelled for good, parked under neither (no retry
+	# of a forgotten job can come).
+	out=$(printf '%s\n' \
+		'{"type": "step", "ref": "p", "payload": {"name": "P3", "exit": 65}}' \
+		'{"type": "step", "ref": "q", "payload": {"name": "P4", "exit": 65, "sleep": 1}}' \
+		'{"type": "step", "after": ["p", "q"], "payload": {"name": "Q2"}}' | jq_ enqueue --batch 2>&1)
+	ids=($(echo "$out" | grep -E '^[0-9]+$'))
+	p3=${ids[0]} p4=${ids[1]} q2=${ids[2]}
+	wait_for_sql 30 "SELECT COUNT(*) FROM failed_jobs WHERE id IN ($p3, $p4)" 2
+	wait_for_sql 30 "SELECT COUNT(*) FROM job_runs WHERE job_id = $q2" 1
+	jq_ failed forget "$p4" >/dev/null
+	jq_ failed retry --payload '{"name": "P3b"}' "$p3" >/dev/null
+	is "$(sql "SELECT COUNT(*) FROM jobq_parked WHERE id = $q2")/$(sql "SELECT COUNT(*) FROM jobs WHERE id = $q2")" "0/0" \
+		"$m retrying P3 with P4 forgotten: Q2 stays cancelled, parked under none"
+	! jq_ show "$q2" | grep -q "re-opens"
+	ok $? "$m show promises no re-open of Q2"
 	g2=$(jq_ enqueue --after-any "$r1" step '{"name": "G2"}' 2>&1)
 	wait_for_sql 30 "SELECT COUNT(*) FROM job_runs WHERE job_id = $g2 AND outcome = 'done'" 1
 	ok $? "$m --after-any a forgotten dead job: runs"
