@@ -571,6 +571,26 @@ get_payload(cJSON *o, struct batch_job *job)
 	return 0;
 }
 
+/* The "ref" a line that batch_line_parse refused defines, if it reads
+ * as a JSON object with a well-formed one (a new string), else NULL:
+ * the line is bad, but what it names is still what it names, and a
+ * later line that waits for it must not be called bad for that. */
+char *
+batch_line_ref(const char *line, size_t len)
+{
+	const cJSON *v;
+	size_t at;
+	cJSON *o;
+	char *ref = NULL;
+
+	if (memchr(line, '\0', len) != NULL || (o = json_parse_exact(line, len, &at)) == NULL)
+		return NULL;
+	if (cJSON_IsObject(o) && (v = cJSON_GetObjectItemCaseSensitive(o, "ref")) != NULL && ref_ok(v))
+		ref = xstrdup(v->valuestring);
+	cJSON_Delete(o);
+	return ref;
+}
+
 int
 batch_line_parse(const char *line, size_t len, const struct batch_ctx *ctx, struct batch_job *job, char *err)
 {

@@ -92,6 +92,7 @@ int batch_line_parse(
 int batch_job_single(const char *type, const char *payload, size_t len, const struct batch_ctx *ctx,
     struct batch_job *job, char *err);
 void batch_job_clear(struct batch_job *job);
+char *batch_line_ref(const char *line, size_t len);
 size_t batch_line_max(const struct batch_ctx *ctx);
 void batch_err_visible(char *err);
 int batch_duration_above0(const cJSON *v, const char *name, int64_t *ms, char *err);

@@ -207,7 +207,8 @@ check_all(struct reader *r, const struct batch_ctx *ctx, const char *now, uint64
 				p->jobs_total++;
 				continue;
 			}
-		}
+		} else
+			graph_bad_line(g, s, l);
 		if (++bad <= MAX_REPORTED)
 			cli_error("enqueue: line %llu: %s", (unsigned long long)r->lineno, err);
 	}

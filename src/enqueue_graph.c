@@ -97,35 +97,63 @@ graph_free(struct graph *g)
 }
 
 /* Pass 1: checks that each ref job waits for is defined by an earlier
- * line, then records job's own ref.  -1 with err on a bad ref (the
- * caller adds the line number). */
+ * line, then records job's own ref (a line refused for a bad "after"
+ * still defines it, so that the lines waiting for it are judged on
+ * their own).  -1 with err on a bad ref (the caller adds the line
+ * number). */
 int
 graph_check(struct graph *g, const struct batch_job *job, char *err)
 {
 	size_t i, k;
+	int rc = 0;
 
 	g->used |= job->ref != NULL || job->nafter_ids > 0 || job->nafter_refs > 0;
-	for (i = 0; i < job->nafter_refs; i++)
+	for (i = 0; i < job->nafter_refs && rc == 0; i++)
 		if (g->name[slot(g, job->after_refs[i])] == NULL) {
 			errf(err,
 			    "\"after\": ref '%s' is not defined on an earlier line (a job can only wait for "
 			    "jobs"
 			    " of earlier lines, or enqueued before, by id)",
 			    job->after_refs[i]);
-			return -1;
+			rc = -1;
 		}
 	if (job->ref != NULL) {
 		if (g->name[k = slot(g, job->ref)] != NULL) {
-			errf(err, "\"ref\": '%s' is defined twice", job->ref);
-			return -1;
+			if (rc == 0)
+				errf(err, "\"ref\": '%s' is defined twice", job->ref);
+			rc = -1;
+		} else {
+			g->name[k] = xstrdup(job->ref);
+			g->index[k] = g->njobs;
+			if (++g->n * 2 > g->cap)
+				grow(g);
 		}
-		g->name[k] = xstrdup(job->ref);
-		g->index[k] = g->njobs;
-		if (++g->n * 2 > g->cap)
-			grow(g);
 	}
 	g->njobs++;
-	return 0;
+	return rc;
+}
+
+/* Pass 1, for a line refused before graph_check saw it: records the ref
+ * it defines (batch_line_ref), if any and new, so that the lines that
+ * wait for it are judged on their own.  Nothing is written after a bad
+ * line, so its index is never resolved. */
+void
+graph_bad_line(struct graph *g, const char *line, size_t len)
+{
+	char *ref = batch_line_ref(line, len);
+	size_t k;
+
+	g->njobs++;
+	if (ref == NULL)
+		return;
+	if (g->name[k = slot(g, ref)] != NULL) {
+		free(ref);
+		return;
+	}
+	g->name[k] = ref;
+	g->index[k] = g->njobs - 1;
+	if (++g->n * 2 > g->cap)
+		grow(g);
 }
 
 /* Whether some line of the input waits for a job or names itself. */

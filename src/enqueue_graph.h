@@ -13,6 +13,7 @@ struct graph;
 struct graph *graph_new(void);
 void graph_free(struct graph *g);
 int graph_check(struct graph *g, const struct batch_job *job, char *err);
+void graph_bad_line(struct graph *g, const char *line, size_t len);
 int graph_used(const struct graph *g);
 void graph_add(struct graph *g, struct batch_job *job, size_t line);
 struct group_spec;

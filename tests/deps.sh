@@ -277,6 +277,16 @@ EOC
 	out=$(printf '%s\n' '{"type": "step", "after_policy": "any", "payload": {"name": "P"}}' | jq_ enqueue --batch 2>&1)
 	is "$?" 65 "$m \"after_policy\" without \"after\": exit 65"
 	like "$out" "line 1: \"after_policy\": goes with a non-empty \"after\"" "$m with its line number"
+	# A line refused for another reason still defines its ref: the lines
+	# that wait for it are not called bad for that.
+	out=$(printf '%s\n' \
+		'{"type": "nosuch", "ref": "p", "payload": {"name": "P"}}' \
+		'{"type": "step", "ref": "q", "after": ["p", "zz"], "payload": {"name": "Q"}}' \
+		'{"type": "step", "after": ["p", "q"], "payload": {"name": "R"}}' | jq_ enqueue --batch 2>&1)
+	is "$?" 65 "$m a bad line that defines a ref: exit 65"
+	is "$(echo "$out" | grep -c '^jobq: enqueue: line ')/$(echo "$out" | grep -c 'line 3')" "2/0" \
+		"$m its own line and the one naming an unknown ref are named, not the line waiting for both"
+	like "$out" "2 bad lines" "$m and the count says 2"
 	is "$(sql "SELECT COUNT(*) FROM jobs")" "$n0" "$m the bad graphs wrote nothing"
 	is "$(id_of P)" "" "$m not even their good lines"
 
