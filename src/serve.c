@@ -24,6 +24,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "json.h"
 #include "listen.h"
 #include "log.h"
 #include "serve.h"
@@ -217,10 +218,19 @@ body_is_object(struct req *r)
 	return in != NULL;
 }
 
+/* Whether the handler refuses a \u0000 in its body itself, in words of
+ * its own (the field it is in, the status its page expects). */
+static int
+own_nul_check(const struct route *rt)
+{
+	return rt->handler == api_enqueue || rt->handler == api_failed_retry_edited;
+}
+
 /* Checks who asks before the handler runs: the database (503, but for
  * the pages themselves), session (401), the session's API rate (429),
  * CSRF token on a POST (403), role (403), a JSON object as a POST's
- * body (400, 413).  A POST from another
+ * whole body, no string in it cut short by a \u0000 (400; 413 for too
+ * big).  A POST from another
  * site can send neither our cookie (SameSite=Strict) nor a JSON content
  * type without a preflight we never grant. */
 static MHD_RESULT
@@ -247,6 +257,11 @@ guard(struct req *r, const struct route *rt)
 		return serve_error(r, 400, "expected a JSON body (Content-Type: application/json)");
 	if (post && !body_is_object(r))
 		return serve_error(r, 400, "expected a JSON object as the body");
+	/* cJSON ends a string at a NUL: {"user": "ada\u0000x"} would read as
+	 * "ada", a filter or a name silently other than the one sent. */
+	if (post && !own_nul_check(rt) && json_has_escaped_nul(r->body.data, r->body.len))
+		return serve_error(
+		    r, 400, "a string of the body holds \\u0000 (NUL), which no field may hold");
 	return rt->handler(r);
 }
 

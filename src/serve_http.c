@@ -248,13 +248,19 @@ serve_add_str_or_null(cJSON *o, const char *k, const char *v)
 		cJSON_AddNullToObject(o, k);
 }
 
-/* The request body as a JSON object, or NULL when it is not one. */
+/* The request body as a JSON object, or NULL when it is not one.  The
+ * object must be the whole body (but white space): cJSON stops at the
+ * end of the first value, and `{"ids": [1]} garbage` is not JSON. */
 cJSON *
 serve_body_json(struct req *r)
 {
-	cJSON *doc = cJSON_ParseWithLength(r->body.data ? r->body.data : "", r->body.len);
+	const char *text = r->body.data ? r->body.data : "", *end = NULL;
+	cJSON *doc = cJSON_ParseWithLengthOpts(text, r->body.len, &end, 0);
 
-	if (doc != NULL && !cJSON_IsObject(doc)) {
+	while (end != NULL && end < text + r->body.len &&
+	    (*end == ' ' || *end == '\t' || *end == '\r' || *end == '\n'))
+		end++;
+	if (doc != NULL && (!cJSON_IsObject(doc) || end != text + r->body.len)) {
 		cJSON_Delete(doc);
 		doc = NULL;
 	}

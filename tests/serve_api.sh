@@ -88,6 +88,13 @@ for act in run-now release cancel delete; do
 		"$act with a body that is not JSON: 400, saying what it expected"
 	post "/api/jobs/$d1/$act" "$T/jar" '[1]'
 	is "$CODE" 400 "$act with a body that is no JSON object: 400"
+	# cJSON stops after the first value: what follows it must still
+	# make the body no JSON (white space alone may follow)
+	post "/api/jobs/$d1/$act" "$T/jar" '{"a": 1} garbage'
+	is "$CODE $(printf '%s' "$BODY" | jget 'd["error"]')" "400 expected a JSON object as the body" \
+		"$act with text after the object: 400, as for any body that is not JSON"
+	post "/api/jobs/$d1/$act" "$T/jar" '{}{}'
+	is "$CODE" 400 "$act with two objects: 400"
 done
 # Every POST route says the same, not that a field is missing.
 for route in /api/users/add /api/bulk /api/failed/retry /api/schedules/add /api/enqueue; do
@@ -97,6 +104,16 @@ for route in /api/users/add /api/bulk /api/failed/retry /api/schedules/add /api/
 done
 is "$(count jobs "id = $d1 AND available_at > UTC_TIMESTAMP(6) AND cancel_by IS NULL")/$(count jobq_audit "job_id = $d1")" \
 	"1/0" "the job is as it was, and nothing was audited"
+# A \u0000 would end the string where cJSON reads it ("zed\u0000x" read
+# as "zed"): refused on every route, the user not added.
+post /api/users/add "$T/jar" '{"user": "zed\u0000<b>x", "role": "viewer", "password": "a-long-password"}'
+is "$CODE $(printf '%s' "$BODY" | jget 'd["error"]')" '400 a string of the body holds \u0000 (NUL), which no field may hold' \
+	"users/add with a \\u0000 in the name: 400, saying so"
+is "$(count jobq_users "username = 'zed'")" 0 "no user zed was added"
+post /api/queues/pause "$T/jar" '{"queue": "mail\u0000x"}'
+is "$CODE/$(count jobq_paused)" 400/0 "queues/pause with a \\u0000 in the queue: 400, the queue before it not paused"
+post /api/users/add "$T/jar" '{"user": "zed\\u0000", "role": "viewer", "password": "a-long-password"}'
+is "$CODE" 400 "an escaped backslash before u0000 is no NUL: refused by the name rule instead"
 post "/api/jobs/$d1/run-now" "$T/jar" '{}'
 is "$CODE" 200 "run now: 200"
 is "$(count jobs "id = $d1 AND available_at <= UTC_TIMESTAMP(6)")" 1 "the delayed job is due now"
