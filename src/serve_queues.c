@@ -62,6 +62,8 @@ pause_queue(struct req *r, int pause)
 
 	if (queue == NULL || *queue == '\0')
 		ret = serve_error(r, 400, "expected {\"queue\": \"QUEUE\"}");
+	else if (!conf_valid_name(queue)) /* no queue has it: not worth a query */
+		ret = serve_error(r, 400, "queue: a queue name is 1-64 letters, digits, '_', '.' or '-'");
 	else if (pause && !conf_has_queue(r->srv->conf, queue))
 		ret = serve_error(r, 404, "no such queue in the configuration");
 	else if ((rc = pause_audited(r, &p, &unsure, err)) != DB_OK && rc != UNCHANGED)

@@ -174,17 +174,23 @@ api_schedule_history(struct req *r)
 	return serve_json(r, 200, doc);
 }
 
-/* The "name" of a POST body, or NULL (and a 400 sent into *ret). */
+/* The "name" of a POST body, or NULL (and a 400 sent into *ret).  With
+ * existing set, also for a name no schedule can have, which the database
+ * would refuse to compare (a 500) rather than find nothing; a new
+ * schedule's name is checked with the rest of it (add_check). */
 static char *
-body_name(struct req *r, cJSON **in, MHD_RESULT *ret)
+body_name(struct req *r, cJSON **in, int existing, MHD_RESULT *ret)
 {
 	char *name;
 
 	*in = serve_body_json(r);
 	name = cJSON_GetStringValue(cJSON_GetObjectItem(*in, "name"));
-	if (name == NULL || *name == '\0') {
+	if (name == NULL || *name == '\0' || (existing && !conf_valid_name(name))) {
+		*ret = serve_error(r, 400,
+		    name == NULL || *name == '\0'
+		        ? "expected {\"name\": \"SCHEDULE\"}"
+		        : "name: a schedule name is 1-64 letters, digits, '_', '.' or '-'");
 		cJSON_Delete(*in);
-		*ret = serve_error(r, 400, "expected {\"name\": \"SCHEDULE\"}");
 		return NULL;
 	}
 	return name;
@@ -224,7 +230,7 @@ switch_schedule(struct req *r, int on)
 	size_t n;
 	int rc;
 
-	if ((name = body_name(r, &in, &ret)) == NULL)
+	if ((name = body_name(r, &in, 1, &ret)) == NULL)
 		return ret;
 	tz_enter();
 	if ((s = load_one(r, name, &v, &n, &ret)) == NULL) {
@@ -292,7 +298,7 @@ api_schedule_run_now(struct req *r)
 	size_t n;
 	int rc, problem;
 
-	if ((name = body_name(r, &in, &ret)) == NULL)
+	if ((name = body_name(r, &in, 1, &ret)) == NULL)
 		return ret;
 	tz_enter();
 	if ((s = load_one(r, name, &v, &n, &ret)) == NULL) {
@@ -344,7 +350,7 @@ api_schedule_edit(struct req *r)
 	size_t n;
 	int rc = DB_OK, status = 200;
 
-	if ((name = body_name(r, &in, &ret)) == NULL)
+	if ((name = body_name(r, &in, 1, &ret)) == NULL)
 		return ret;
 	expr = cJSON_GetStringValue(cJSON_GetObjectItem(in, "cron"));
 	if (expr == NULL) {
@@ -499,7 +505,7 @@ api_schedule_add(struct req *r)
 	unsigned status = 0;
 	int rc = DB_OK;
 
-	if ((name = body_name(r, &in, &ret)) == NULL)
+	if ((name = body_name(r, &in, 0, &ret)) == NULL)
 		return ret;
 	tz_enter(); /* schedule_set and schedule_finish open time zones */
 	if ((s = from_body(r->srv->conf, in, name, &status, err)) != NULL) {
@@ -564,7 +570,7 @@ api_schedule_remove(struct req *r)
 	MHD_RESULT ret;
 	int rc;
 
-	if ((name = body_name(r, &in, &ret)) == NULL)
+	if ((name = body_name(r, &in, 1, &ret)) == NULL)
 		return ret;
 	removed_detail(r, name, detail, sizeof detail);
 	a = serve_audit_entry(r, "schedule-remove", 0, detail);

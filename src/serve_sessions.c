@@ -65,7 +65,8 @@ api_sessions(struct req *r)
 
 /* POST /api/sessions/end {"user": NAME}: ends every session of NAME (the
  * admin's own included, when it is theirs) and audits it; 200 with the
- * number ended, 400 without a user name. */
+ * number ended, 400 without a user name or with one that breaks the
+ * name rule (users_bad_name). */
 MHD_RESULT
 api_sessions_end(struct req *r)
 {
@@ -75,9 +76,14 @@ api_sessions_end(struct req *r)
 	struct sessions_end c = { NULL, 0, detail, sizeof detail };
 	uint64_t n;
 
-	if (name == NULL || *name == '\0' || strlen(name) > NAME_MAX_LEN) {
+	/* The name rule first: a name no user can have is a 400 that says
+	 * so, not a query the database refuses (a 500). */
+	if (users_bad_name(name) != NULL) {
+		MHD_RESULT ret =
+		    serve_error(r, 400, name == NULL ? "expected {\"user\": NAME}" : users_bad_name(name));
+
 		cJSON_Delete(in);
-		return serve_error(r, 400, "expected {\"user\": NAME}");
+		return ret;
 	}
 	c.name = name;
 	if (serve_audited(r, "end-sessions", 0, detail, sessions_end_act, &c, err) != DB_OK) {

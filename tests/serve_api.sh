@@ -114,6 +114,22 @@ post /api/queues/pause "$T/jar" '{"queue": "mail\u0000x"}'
 is "$CODE/$(count jobq_paused)" 400/0 "queues/pause with a \\u0000 in the queue: 400, the queue before it not paused"
 post /api/users/add "$T/jar" '{"user": "zed\\u0000", "role": "viewer", "password": "a-long-password"}'
 is "$CODE" 400 "an escaped backslash before u0000 is no NUL: refused by the name rule instead"
+# A name no user, queue or schedule can have (outside ASCII, not UTF-8)
+# is a 400 naming the rule, not a comparison the database refuses (500).
+for body in '{"user": "\u00e9"}' "{\"user\": \"a$(printf '\377')b\"}" '{"user": "\u202e"}'; do
+	post /api/sessions/end "$T/jar" "$body"
+	is "$CODE $(printf '%s' "$BODY" | jget 'd["error"]')" "400 a user name is 1-64 letters, digits, '_', '.' or '-'" \
+		"sessions/end $body: 400 naming the rule"
+	post /api/queues/resume "$T/jar" "${body/user/queue}"
+	is "$CODE $(printf '%s' "$BODY" | jget 'd["error"]')" "400 queue: a queue name is 1-64 letters, digits, '_', '.' or '-'" \
+		"queues/resume ${body/user/queue}: 400 naming the rule"
+	for act in remove enable disable run-now; do
+		post /api/schedules/$act "$T/jar" "${body/user/name}"
+		is "$CODE $(printf '%s' "$BODY" | jget 'd["error"]')" "400 name: a schedule name is 1-64 letters, digits, '_', '.' or '-'" \
+			"schedules/$act ${body/user/name}: 400 naming the rule"
+	done
+done
+is "$(grep -c 'Illegal mix of collations' "$T/serve.log")" 0 "no query reached the database with such a name"
 post "/api/jobs/$d1/run-now" "$T/jar" '{}'
 is "$CODE" 200 "run now: 200"
 is "$(count jobs "id = $d1 AND available_at <= UTC_TIMESTAMP(6)")" 1 "the delayed job is due now"
