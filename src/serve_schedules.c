@@ -408,7 +408,8 @@ static const char *const add_keys[] = { "cron", "type", "payload", "queue", "pri
 
 /* The text schedule_set() is given for a field: a string as it is, a
  * whole number (priority; catch_up in seconds) as written, and the
- * payload also as a JSON object.  NULL for anything else. */
+ * payload also as a JSON object.  NULL for anything else, a number past
+ * what a long long holds too (1e308: the cast would be undefined). */
 static char *
 field_text(const cJSON *v, const char *key)
 {
@@ -417,6 +418,7 @@ field_text(const cJSON *v, const char *key)
 	if (cJSON_IsString(v))
 		return xstrdup(v->valuestring);
 	if ((strcmp(key, "priority") == 0 || strcmp(key, "catch_up") == 0) && cJSON_IsNumber(v) &&
+	    v->valuedouble > -9e18 && v->valuedouble < 9e18 &&
 	    v->valuedouble == (double)(long long)v->valuedouble) {
 		snprintf(num, sizeof num, "%lld", (long long)v->valuedouble);
 		return xstrdup(num);

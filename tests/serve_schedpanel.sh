@@ -103,6 +103,11 @@ bad 422 "^timezone: unknown time zone 'Mars/Olympus'" '{"name": "b", "cron": "* 
 bad 422 "^overlap: expected skip or allow, not 'sometimes'" '{"name": "b", "cron": "* * * * *", "type": "echo", "overlap": "sometimes"}'
 bad 422 "^catch_up: " '{"name": "b", "cron": "* * * * *", "type": "echo", "catch_up": "soon"}'
 bad 422 "^priority: expected a whole number" '{"name": "b", "cron": "* * * * *", "type": "echo", "priority": 99999}'
+# past what a long long holds: refused as no number it can be, without
+# the cast to one (undefined; UBSan's float-cast-overflow says so)
+bad 400 "^priority: expected a string" '{"name": "b", "cron": "* * * * *", "type": "echo", "priority": 1e308}'
+bad 400 "^catch_up: expected a string" '{"name": "b", "cron": "* * * * *", "type": "echo", "catch_up": -18446744073709551616}'
+is "$(grep -c 'runtime error' "$T/serve.log")" 0 "no undefined behaviour reported"
 bad 422 "^description: control character at byte 1" '{"name": "b", "cron": "* * * * *", "type": "echo", "description": "a\u0001b"}'
 bad 422 "has no cron" '{"name": "b", "type": "echo"}'
 bad 422 "has no type" '{"name": "b", "cron": "* * * * *"}'
