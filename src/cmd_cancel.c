@@ -261,23 +261,30 @@ fail:
 	return EX_UNAVAILABLE;
 }
 
+/* 1 when s is a state a filter's --state may name (a queued one). */
+static int
+known_state(const char *s)
+{
+	static const char *const states[] = QUEUED_STATES;
+	size_t i;
+
+	for (i = 0; i < ARRAY_LEN(states); i++)
+		if (strcmp(s, states[i]) == 0)
+			return 1;
+	return 0;
+}
+
 /* The filter's names: each configured, or held by a job the filter
  * matches (plain SQL may write any queue and type, and `jobq status`
  * counts them: such jobs can be cancelled), else EX_DATAERR. */
 static int
 check_filter(struct db *db, const struct conf *c, const struct opts *o)
 {
-	static const char *const states[] = QUEUED_STATES;
 	int queue_known = o->f.queue == NULL || conf_has_queue(c, o->f.queue),
 	    type_known = o->f.type == NULL || conf_handler(c, o->f.type) != NULL;
 	uint64_t n = 0, upto;
 	char err[ERRSZ];
-	size_t i;
 
-	for (i = 0; o->f.state != NULL && i < ARRAY_LEN(states) && strcmp(o->f.state, states[i]) != 0; i++)
-		;
-	if (o->f.state != NULL && i == ARRAY_LEN(states))
-		return cli_usage_error("cancel", "--state: ready, delayed, waiting, reserved or stale, not '%s'", o->f.state);
 	if (queue_known && type_known)
 		return 0;
 	if (bulk_count(db, bulk_kind_find("cancel"), &o->f, &n, &upto, err) != DB_OK) {
@@ -331,6 +338,10 @@ parse(int argc, char **argv, struct opts *o)
 		return cli_usage_error("cancel", "--wait DURATION or --no-wait, not both");
 	if (o->f.queue == NULL && o->f.type == NULL && o->f.state != NULL)
 		return cli_usage_error("cancel", "--state needs --queue or --type");
+	/* checked here, before the filter asks for --yes, so that a script
+	 * is told what is wrong with its command line first */
+	if (o->f.state != NULL && !known_state(o->f.state))
+		return cli_usage_error("cancel", "--state: ready, delayed, waiting, reserved or stale, not '%s'", o->f.state);
 	if ((o->f.queue != NULL || o->f.type != NULL) == (optind < argc))
 		return cli_usage_error(
 		    "cancel", optind < argc ? "IDs or a filter (--queue, --type), not both" : "which jobs? (IDs, or --queue/--type)");

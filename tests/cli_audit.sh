@@ -129,6 +129,11 @@ refused 64 "^jobq: cancel: --wait and --no-wait go with IDs, not a filter" \
 run jq_ cancel --no-wait "$id"
 is "$RC/$OUT" "0/job $id: cancelled" "cancel --no-wait ID still works"
 
+# ---- cancel: a bad --state is named before a filter asks for --yes ----
+refused 64 "^jobq: cancel: --state: ready, delayed, waiting, reserved or stale, not 'done'" \
+	"cancel --state done with no terminal and no --yes" jq_ cancel --queue default --state done
+is "$NERR" "2" "... the problem and the hint, not 'pass --yes'"
+
 # ---- user, sessions: --json and --stdin only where they are read ----
 refused 64 "^jobq: user: --json goes with list" "user add --json" jq_ user add zed --json
 head -c 2000 /dev/zero | tr '\0' p >"$T/long"
