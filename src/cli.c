@@ -403,7 +403,9 @@ cli_bulk_check(const char *cmd, const char *what, int yes, int dry_run)
 }
 
 /* Asks the question (which states the count) on the terminal; 1 when
- * the answer is y or yes.  Call only when cli_can_ask(). */
+ * the answer is y or yes.  Call only when cli_can_ask().  An end of
+ * input (^D) is a no, and ends the prompt's line, so that the message
+ * that follows starts a line of its own. */
 int
 cli_confirm(const char *fmt, ...)
 {
@@ -416,8 +418,10 @@ cli_confirm(const char *fmt, ...)
 	va_end(ap);
 	fputs(" [y/N] ", stderr);
 	fflush(stderr);
-	if (fgets(line, sizeof line, stdin) == NULL)
+	if (fgets(line, sizeof line, stdin) == NULL) {
+		fputc('\n', stderr);
 		return 0;
+	}
 	line[strcspn(line, "\r\n")] = '\0';
 	return strcasecmp(line, "y") == 0 || strcasecmp(line, "yes") == 0;
 }

@@ -141,6 +141,11 @@ like "$ERR" "pass --yes" "and says to pass --yes"
 on_tty n failed clear --older-than 1d
 like "$TTY" "delete 10 dead-lettered jobs that failed more than 1d ago for good\? \[y/N\]" "on a terminal clear asks, stating the count"
 is "$RC/$(count failed_jobs)" "1/30" "a no: exit 1, nothing deleted"
+printf '' | script -qec "$JOBQ -c $CONF failed clear --older-than 1d" /dev/null >"$T/tty" 2>&1
+RC=$?
+is "$RC/$(count failed_jobs)" "1/30" "an end of input at the question: a no, nothing deleted"
+is "$(tr -d '\r' <"$T/tty" | grep -c '^jobq: clear: not confirmed; nothing deleted$')" "1" \
+	"... and the message starts a line of its own, not the question's"
 on_tty yes failed clear --older-than 1d
 like "$TTY" "cleared 10 failed jobs" "a yes clears"
 is "$RC/$(count failed_jobs)" "0/20" "exactly the 10 counted"
