@@ -275,7 +275,7 @@ page_opt(int opt, struct failed_opts *o)
 	if (opt == OPT_LIMIT) {
 		if (str_to_int64(optarg, 0, 1000000000, &v) < 0)
 			return cli_usage_error(
-			    "failed", "--limit: expected a number (0: all), not '%s'", optarg);
+			    "failed", "--limit: expected 0 (all) to 1000000000, not '%s'", optarg);
 		o->f.limit = (unsigned)v;
 		o->limit_set = 1;
 	} else if (cli_parse_id(optarg, opt == OPT_AFTER ? &o->f.after : &o->f.before) < 0)

@@ -659,7 +659,7 @@ cmd_show(int argc, char **argv)
 			nruns_opts |= 2;
 			if (str_to_int64(optarg, 1, 1000000000, &v) < 0)
 				return cli_usage_error(
-				    "show", "--runs: expected a positive number, not '%s'", optarg);
+				    "show", "--runs: expected 1 to 1000000000, not '%s'", optarg);
 			last = (unsigned)v;
 		}
 	}

@@ -134,6 +134,12 @@ refused 64 "^jobq: cancel: --state: ready, delayed, waiting, reserved or stale, 
 	"cancel --state done with no terminal and no --yes" jq_ cancel --queue default --state done
 is "$NERR" "2" "... the problem and the hint, not 'pass --yes'"
 
+# ---- a number past its bound is named with the range it must be in ----
+refused 64 "^jobq: show: --runs: expected 1 to 1000000000, not '2000000000'$" \
+	"show --runs 2000000000 (a positive number, over the bound)" jq_ show --runs 2000000000 1
+refused 64 "^jobq: failed: --limit: expected 0 \\(all\\) to 1000000000, not '2000000000'$" \
+	"failed list --limit 2000000000" jq_ failed list --limit 2000000000
+
 # ---- user, sessions: --json and --stdin only where they are read ----
 refused 64 "^jobq: user: --json goes with list" "user add --json" jq_ user add zed --json
 head -c 2000 /dev/zero | tr '\0' p >"$T/long"
