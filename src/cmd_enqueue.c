@@ -38,6 +38,9 @@ struct after_opt {
 	int any;
 };
 
+/* The option as it was given, for the messages about it. */
+#define AFTER_NAME(a) ((a)->any ? "--after-any" : "--after")
+
 static void
 usage(void)
 {
@@ -159,7 +162,7 @@ insert_after(struct db *db, const struct batch_job *job, const struct after_opt 
 	a.nids = after->n;
 	a.after_any = after->any;
 	if ((rc = after_enqueue(db, &a, 1, NULL, 0, &id, err)) == AFTER_EUNKNOWN) {
-		cli_error("enqueue: --after: %s (nothing was written)", err);
+		cli_error("enqueue: %s: %s (nothing was written)", AFTER_NAME(after), err);
 		return EX_DATAERR;
 	}
 	if (rc != DB_OK) {
@@ -422,8 +425,8 @@ static int
 after_opt(struct opts *o, int any)
 {
 	const char *p = optarg;
-	char *end;
 	int64_t v;
+	int rc;
 
 	if (o->after.n > 0)
 		return cli_usage_error("enqueue", "give --after or --after-any once");
@@ -433,17 +436,16 @@ after_opt(struct opts *o, int any)
 		size_t len = strcspn(p, ",");
 		char *one = xstrndup(p, len);
 
-		end = NULL;
-		if (len == 0 || str_to_int64(one, 1, INT64_MAX, &v) < 0 || o->after.n == AFTER_MAX)
-			end = one;
-		else
-			o->after.ids[o->after.n++] = (uint64_t)v;
-		if (end != NULL) {
+		if (len == 0 || str_to_int64(one, 1, INT64_MAX, &v) < 0) {
+			rc = cli_usage_error("enqueue", "%s: '%s' is not a job id (expected job ids separated by commas)",
+			    AFTER_NAME(&o->after), one);
 			free(one);
-			return cli_usage_error(
-			    "enqueue", "--after: expected job ids separated by commas (at most 1000)");
+			return rc;
 		}
 		free(one);
+		if (o->after.n == AFTER_MAX)
+			return cli_usage_error("enqueue", "%s: more than %d job ids", AFTER_NAME(&o->after), AFTER_MAX);
+		o->after.ids[o->after.n++] = (uint64_t)v;
 		if (p[len] == '\0')
 			return -1;
 		p += len + 1;
@@ -536,8 +538,9 @@ check_args(const struct opts *o, int argc)
 		return cli_usage_error("enqueue", "--unique-key goes with a single job, not --batch");
 	if (o->after.n > 0 && (o->is_batch || o->unique_key != NULL))
 		return cli_usage_error("enqueue",
-		    "--after goes with a single job without --unique-key (in --batch"
-		    " lines: \"after\")");
+		    "%s goes with a single job without --unique-key (in --batch"
+		    " lines: \"after\")",
+		    AFTER_NAME(&o->after));
 	if ((o->group.on_complete != NULL || o->group.on_success != NULL) && o->group.name == NULL)
 		return cli_usage_error("enqueue", "--%s goes with --group", o->group.on_complete != NULL ? "on-complete" : "on-success");
 	if (o->group.name != NULL && !o->is_batch)

@@ -140,6 +140,18 @@ refused 64 "^jobq: show: --runs: expected 1 to 1000000000, not '2000000000'$" \
 refused 64 "^jobq: failed: --limit: expected 0 \\(all\\) to 1000000000, not '2000000000'$" \
 	"failed list --limit 2000000000" jq_ failed list --limit 2000000000
 
+# ---- enqueue --after, --after-any: the option given and the bad id named ----
+refused 64 "^jobq: enqueue: --after: 'abc' is not a job id " "enqueue --after 1,abc" \
+	jq_ enqueue echo '{}' --after 1,abc
+refused 64 "^jobq: enqueue: --after-any: '' is not a job id " "enqueue --after-any 1,,2" \
+	jq_ enqueue echo '{}' --after-any 1,,2
+refused 64 "^jobq: enqueue: --after: more than 1000 job ids$" "enqueue --after with 1001 ids" \
+	jq_ enqueue echo '{}' --after "$(seq -s, 1 1001)"
+refused 65 "^jobq: enqueue: --after-any: job 999999 is not known " "enqueue --after-any of an unknown job" \
+	jq_ enqueue echo '{}' --after-any 999999
+refused 64 "^jobq: enqueue: --after-any goes with a single job without --unique-key" \
+	"enqueue --after-any with --unique-key" jq_ enqueue echo '{}' --after-any 1 --unique-key k
+
 # ---- user, sessions: --json and --stdin only where they are read ----
 refused 64 "^jobq: user: --json goes with list" "user add --json" jq_ user add zed --json
 head -c 2000 /dev/zero | tr '\0' p >"$T/long"
