@@ -521,15 +521,17 @@ cli_read_all(FILE *f, size_t max, size_t *len)
 
 /* The job ids in f (an operator's '-' for stdin), separated by blanks or
  * newlines, as a NULL-terminated list to free with strv_free; *n of them.
- * NULL with errno set when f cannot be read: the ids before the error
- * are not all of them. */
+ * A word too long for an id is kept as its start and "...", which no id
+ * parses as and which a message can quote as it was given.  NULL with
+ * errno set when f cannot be read: the ids before the error are not all
+ * of them. */
 char **
 cli_read_ids(FILE *f, int *n)
 {
 	size_t cap = 64;
 	char **v = xcalloc(cap + 1, sizeof *v);
 	char tok[32];
-	int c;
+	int c, cut = 0;
 	size_t len = 0;
 
 	*n = 0;
@@ -540,7 +542,10 @@ cli_read_ids(FILE *f, int *n)
 			if (len == 0)
 				continue;
 			tok[len] = '\0';
+			if (cut)
+				memcpy(tok + len - 3, "...", 3);
 			len = 0;
+			cut = 0;
 			if ((size_t)*n == cap) {
 				v = xrealloc(v, (cap * 2 + 1) * sizeof *v);
 				cap *= 2;
@@ -550,7 +555,7 @@ cli_read_ids(FILE *f, int *n)
 		} else if (len < sizeof tok - 1)
 			tok[len++] = (char)c;
 		else
-			tok[len - 1] = 'x'; /* too long for an id: refused as one */
+			cut = 1;
 	} while (c != EOF);
 	if (ferror(f)) {
 		c = errno != 0 ? errno : EIO;

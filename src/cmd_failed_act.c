@@ -86,9 +86,10 @@ check_ids(struct db *db, const struct conf *c, const uint64_t *ids, size_t n)
 /* Parses every ID first and checks each is dead-lettered (and, for a
  * retry, c not NULL, of a type c has a handler for), so that a typo
  * changes nothing.  *ids gets each id once, in id order, and *n their
- * number: an id given twice is one job, acted on once. */
+ * number: an id given twice is one job, acted on once.  A bad one is
+ * named with where it came from: the command line, or stdin ('-'). */
 static int
-collect_ids(struct db *db, const struct conf *c, int argc, char **argv, uint64_t **ids, size_t *n)
+collect_ids(struct db *db, const struct conf *c, int argc, char **argv, int from_stdin, uint64_t **ids, size_t *n)
 {
 	size_t i;
 	int rc;
@@ -97,7 +98,9 @@ collect_ids(struct db *db, const struct conf *c, int argc, char **argv, uint64_t
 	for (i = 0; i < (size_t)argc; i++)
 		if (cli_parse_id(argv[i], &(*ids)[i]) < 0) {
 			free(*ids);
-			return cli_usage_error("failed", "'%s' is not a job id", argv[i]);
+			if (!from_stdin && strcmp(argv[i], "-") == 0)
+				return cli_usage_error("failed", "'-' (read the job IDs from stdin) goes alone, not with IDs");
+			return cli_usage_error("failed", "%s'%s' is not a job id", from_stdin ? "stdin: " : "", argv[i]);
 		}
 	qsort(*ids, (size_t)argc, sizeof **ids, id_cmp);
 	for (*n = 0, i = 0; i < (size_t)argc; i++)
@@ -177,12 +180,11 @@ tally_end(struct tally *t, int rc, const char *err)
 	return t->failed > 0 ? EXIT_FAIL : 0;
 }
 
-/* retry ID... / forget ID...: every id checked first (a typo changes
- * nothing), then one transaction per job; a job that fails is named and
- * the others still go. */
-int
-cmd_failed_act_each(
-    struct db *db, const struct conf *c, const struct failed_opts *o, int argc, char **argv, int retry)
+/* The ids of argv, from the command line or (from_stdin) from stdin:
+ * checked, then acted on (cmd_failed_act_each). */
+static int
+act_each(struct db *db, const struct conf *c, const struct failed_opts *o, int argc, char **argv, int from_stdin,
+    int retry)
 {
 	struct tally t;
 	uint64_t *ids;
@@ -191,22 +193,7 @@ cmd_failed_act_each(
 	int rc = DB_OK;
 	failed_act_fn *act;
 
-	if (argc == 0)
-		return cli_usage_error("failed", "%s needs job IDs", retry ? "retry" : "forget");
-	if (argc == 1 && strcmp(argv[0], "-") == 0) {
-		int given;
-		char **v = cli_read_ids(stdin, &given);
-
-		if (v == NULL) {
-			cli_error("failed: reading job IDs from stdin: %s; nothing done", strerror(errno));
-			return EX_NOINPUT;
-		}
-		rc = given == 0 ? cli_usage_error("failed", "no job IDs on stdin")
-		                : cmd_failed_act_each(db, c, o, given, v, retry);
-		strv_free(v);
-		return rc;
-	}
-	if ((rc = collect_ids(db, retry ? c : NULL, argc, argv, &ids, &n)) != 0)
+	if ((rc = collect_ids(db, retry ? c : NULL, argc, argv, from_stdin, &ids, &n)) != 0)
 		return rc;
 	if ((!retry && o->dry_run) ||
 	    (!retry && n > 1 && !o->yes && !cli_confirm("forget %zu dead-lettered jobs for good?", n))) {
@@ -229,6 +216,29 @@ cmd_failed_act_each(
 	free(ids);
 	rc = tally_end(&t, rc, err);
 	return rc == 0 && t.gone > 0 ? EX_DATAERR : rc;
+}
+
+/* retry ID... / forget ID...: every id checked first (a typo changes
+ * nothing), then one transaction per job; a job that fails is named and
+ * the others still go.  A lone '-' reads the ids from stdin. */
+int
+cmd_failed_act_each(
+    struct db *db, const struct conf *c, const struct failed_opts *o, int argc, char **argv, int retry)
+{
+	int given, rc;
+	char **v;
+
+	if (argc == 0)
+		return cli_usage_error("failed", "%s needs job IDs", retry ? "retry" : "forget");
+	if (argc != 1 || strcmp(argv[0], "-") != 0)
+		return act_each(db, c, o, argc, argv, 0, retry);
+	if ((v = cli_read_ids(stdin, &given)) == NULL) {
+		cli_error("failed: reading job IDs from stdin: %s; nothing done", strerror(errno));
+		return EX_NOINPUT;
+	}
+	rc = given == 0 ? cli_usage_error("failed", "no job IDs on stdin") : act_each(db, c, o, given, v, 1, retry);
+	strv_free(v);
+	return rc;
 }
 
 /* The new payload of retry --payload / --payload-file into *text (to

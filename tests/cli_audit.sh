@@ -152,6 +152,15 @@ refused 65 "^jobq: enqueue: --after-any: job 999999 is not known " "enqueue --af
 refused 64 "^jobq: enqueue: --after-any goes with a single job without --unique-key" \
 	"enqueue --after-any with --unique-key" jq_ enqueue echo '{}' --after-any 1 --unique-key k
 
+# ---- failed retry/forget -: a bad id on stdin is named as stdin's, as given ----
+refused 64 "^jobq: failed: stdin: 'abc' is not a job id$" "failed forget - with a word on stdin" \
+	jq_ failed forget --yes - <<<'1 abc'
+refused 64 "^jobq: failed: stdin: '1234567890123456789012345678\\.\\.\\.' is not a job id$" \
+	"failed retry - with a word too long for an id: its start, not a changed word" \
+	jq_ failed retry - <<<'12345678901234567890123456789012345'
+refused 64 "^jobq: failed: '-' \\(read the job IDs from stdin\\) goes alone, not with IDs$" \
+	"failed retry 5 - (stdin among ids)" jq_ failed retry 5 -
+
 # ---- user, sessions: --json and --stdin only where they are read ----
 refused 64 "^jobq: user: --json goes with list" "user add --json" jq_ user add zed --json
 head -c 2000 /dev/zero | tr '\0' p >"$T/long"
