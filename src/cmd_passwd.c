@@ -12,12 +12,15 @@
 static void
 usage(void)
 {
-	printf("Usage: jobq passwd [--stdin]\n"
+	printf("Usage: jobq passwd [-s, --stdin]\n"
 	       "Read a password and print its argon2id hash as the line\n"
 	       "  password_hash = $argon2id$...\n"
 	       "for a [user NAME] section of jobq.ini (see `jobq serve`).  On a terminal\n"
 	       "the password is read twice without echo; otherwise (or with --stdin) the\n"
-	       "first line of standard input is the password.\n");
+	       "first line of standard input is the password.\n\n"
+	       "  -s, --stdin   read the first line of standard input even on a terminal\n\n"
+	       "Exit status: 0; 64 usage; 65 no password, one shorter than 8 characters, or\n"
+	       "two typed that differ; 1 anything else.\n");
 }
 
 int

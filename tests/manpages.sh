@@ -51,6 +51,19 @@ for cmd in $cmds; do
 		grep -qE "(^|[ (])$code([;,. )]|$)" <<<"$sec" || missing+=("jobq.1: exit status $code of $cmd")
 	done
 done
+# Every short option a command's source gives getopt is named in its
+# --help (as -X) and in its section (Fl X): a letter that works but is
+# written nowhere is one nobody can know of.
+for src in "$top_srcdir"/src/cmd_*.c; do
+	cmd=$(basename "$src" .c)
+	cmd=${cmd#cmd_}
+	cmd=${cmd//_/-}
+	grep -qx -- "$cmd" <<<"$cmds" || continue
+	for o in $(grep -oE 'CLI_COMMON_SHORTOPTS "[^"]*"' "$src" | sed -E 's/.*"(.*)"/\1/' | tr -d ':' | fold -w1 | sort -u); do
+		"$JOBQ" "$cmd" --help | grep -qE -- "(^|[ [(])-$o([ ,]|$)" || missing+=("jobq $cmd --help: option -$o")
+		grep -qE "Fl $o( |$)" <<<"$(section "$cmd")" || missing+=("jobq.1: option -$o of $cmd")
+	done
+done
 for opt in $("$JOBQ" --help | grep -oE -- '--[a-z][a-z0-9-]*' | sort -u); do
 	grep -qE -- "Fl -${opt#--}( |$)" "$p1" || missing+=("jobq.1: global option $opt")
 done
