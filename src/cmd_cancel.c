@@ -63,8 +63,8 @@ collect_ids(struct db *db, int argc, char **argv, uint64_t *ids, int *n)
 	uint64_t id;
 
 	for (i = 0, *n = 0; i < argc; i++) {
-		if (cli_parse_id(argv[i], &id) < 0)
-			return cli_usage_error("cancel", "'%s' is not a job id", argv[i]);
+		if (cli_parse_id(argv[i], &id) < 0) /* parse() refused it already */
+			return EX_USAGE;
 		for (k = 0; k < *n && ids[k] != id; k++)
 			;
 		if (k == *n)
@@ -311,7 +311,8 @@ parse(int argc, char **argv, struct opts *o)
 		{ "wait", required_argument, NULL, 'w' }, { "no-wait", no_argument, NULL, 'W' },
 		{ NULL, 0, NULL, 0 } };
 	char err[ERRSZ];
-	int opt, rc, waits = 0;
+	int opt, rc, i, waits = 0;
+	uint64_t id;
 
 	o->wait_ms = WAIT_DEFAULT_MS;
 	while ((opt = getopt_long(argc, argv, CLI_COMMON_SHORTOPTS "q:t:", longopts, NULL)) != -1) {
@@ -347,6 +348,11 @@ parse(int argc, char **argv, struct opts *o)
 		    "cancel", optind < argc ? "IDs or a filter (--queue, --type), not both" : "which jobs? (IDs, or --queue/--type)");
 	if (optind < argc && (o->yes || o->dry_run))
 		return cli_usage_error("cancel", "--yes and --dry-run go with a filter");
+	/* before connecting: a typo is a usage error whether or not the
+	 * database answers */
+	for (i = optind; i < argc; i++)
+		if (cli_parse_id(argv[i], &id) < 0)
+			return cli_usage_error("cancel", "'%s' is not a job id", argv[i]);
 	if (optind >= argc && waits != 0) /* a filter's cancel does not wait */
 		return cli_usage_error("cancel", "--wait and --no-wait go with IDs, not a filter");
 	return -1;

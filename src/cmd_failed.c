@@ -244,11 +244,28 @@ do_show(struct db *db, const struct conf *c, const struct failed_opts *o, int ar
 {
 	uint64_t id;
 
-	if (argc != 1)
-		return cli_usage_error("failed", "show takes one job ID");
-	if (cli_parse_id(argv[0], &id) < 0)
-		return cli_usage_error("failed", "'%s' is not a job id", argv[0]);
+	(void)argc; /* one, an id: check_id_args */
+	cli_parse_id(argv[0], &id);
 	return show_job(c, db, id, o->json, 1);
+}
+
+/* The job IDs the subcommand takes, checked before connecting: a typo
+ * is a usage error whether or not the database answers. */
+static int
+check_id_args(const char *sub, const struct failed_opts *o, int nargs, char **args)
+{
+	int show = strcmp(sub, "show") == 0, one = show || o->payload != NULL || o->payload_file != NULL;
+
+	if (strcmp(sub, "list") == 0 || strcmp(sub, "clear") == 0 || o->all)
+		return 0;
+	if (nargs == 0 && !one)
+		return cli_usage_error("failed", "%s needs job IDs", sub);
+	if (one && (nargs != 1 || strcmp(args[0], "-") == 0))
+		return cli_usage_error("failed",
+		    show ? "show takes one job ID" : "retry with --payload or --payload-file takes one job ID");
+	if (nargs == 1 && strcmp(args[0], "-") == 0)
+		return 0; /* read from stdin, and checked, once connected */
+	return cmd_failed_act_ids_check(nargs, args, 0);
 }
 
 enum {
@@ -416,6 +433,8 @@ cmd_failed(int argc, char **argv)
 		return cli_usage_error("failed", "--payload or --payload-file: one payload, give one");
 	if (o.f.after && o.f.before)
 		return cli_usage_error("failed", "--after and --before: one page at a time, give one");
+	if ((rc = check_id_args(sub, &o, nargs, args)) != 0)
+		return rc;
 	if ((rc = check_bulk(sub, &o, nargs == 1 && strcmp(args[0], "-") == 0 ? 2 : nargs)) != 0)
 		return rc;
 	if ((rc = cli_open_cancelling(&c, &db)) != 0)

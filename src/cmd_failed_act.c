@@ -83,25 +83,40 @@ check_ids(struct db *db, const struct conf *c, const uint64_t *ids, size_t n)
 	return bad < 0 ? EX_UNAVAILABLE : missing > 0 || bad > 0 ? EX_DATAERR : 0;
 }
 
+/* 0 when every one of argv is a job id, else EX_USAGE with the first
+ * that is not named, and where it came from: the command line, or stdin
+ * ('-').  Needs no database: cmd_failed checks the command line's first. */
+int
+cmd_failed_act_ids_check(int argc, char **argv, int from_stdin)
+{
+	uint64_t id;
+	int i;
+
+	for (i = 0; i < argc; i++) {
+		if (cli_parse_id(argv[i], &id) == 0)
+			continue;
+		if (!from_stdin && strcmp(argv[i], "-") == 0)
+			return cli_usage_error("failed", "'-' (read the job IDs from stdin) goes alone, not with IDs");
+		return cli_usage_error("failed", "%s'%s' is not a job id", from_stdin ? "stdin: " : "", argv[i]);
+	}
+	return 0;
+}
+
 /* Parses every ID first and checks each is dead-lettered (and, for a
  * retry, c not NULL, of a type c has a handler for), so that a typo
  * changes nothing.  *ids gets each id once, in id order, and *n their
- * number: an id given twice is one job, acted on once.  A bad one is
- * named with where it came from: the command line, or stdin ('-'). */
+ * number: an id given twice is one job, acted on once. */
 static int
 collect_ids(struct db *db, const struct conf *c, int argc, char **argv, int from_stdin, uint64_t **ids, size_t *n)
 {
 	size_t i;
 	int rc;
 
+	if ((rc = cmd_failed_act_ids_check(argc, argv, from_stdin)) != 0)
+		return rc;
 	*ids = xcalloc((size_t)argc + 1, sizeof **ids);
 	for (i = 0; i < (size_t)argc; i++)
-		if (cli_parse_id(argv[i], &(*ids)[i]) < 0) {
-			free(*ids);
-			if (!from_stdin && strcmp(argv[i], "-") == 0)
-				return cli_usage_error("failed", "'-' (read the job IDs from stdin) goes alone, not with IDs");
-			return cli_usage_error("failed", "%s'%s' is not a job id", from_stdin ? "stdin: " : "", argv[i]);
-		}
+		cli_parse_id(argv[i], &(*ids)[i]);
 	qsort(*ids, (size_t)argc, sizeof **ids, id_cmp);
 	for (*n = 0, i = 0; i < (size_t)argc; i++)
 		if (*n == 0 || (*ids)[*n - 1] != (*ids)[i])
@@ -220,7 +235,8 @@ act_each(struct db *db, const struct conf *c, const struct failed_opts *o, int a
 
 /* retry ID... / forget ID...: every id checked first (a typo changes
  * nothing), then one transaction per job; a job that fails is named and
- * the others still go.  A lone '-' reads the ids from stdin. */
+ * the others still go.  A lone '-' reads the ids from stdin.  argv holds
+ * at least one (cmd_failed checked the command line). */
 int
 cmd_failed_act_each(
     struct db *db, const struct conf *c, const struct failed_opts *o, int argc, char **argv, int retry)
@@ -228,8 +244,6 @@ cmd_failed_act_each(
 	int given, rc;
 	char **v;
 
-	if (argc == 0)
-		return cli_usage_error("failed", "%s needs job IDs", retry ? "retry" : "forget");
 	if (argc != 1 || strcmp(argv[0], "-") != 0)
 		return act_each(db, c, o, argc, argv, 0, retry);
 	if ((v = cli_read_ids(stdin, &given)) == NULL) {
@@ -307,10 +321,8 @@ cmd_failed_act_edit(struct db *db, const struct conf *c, const struct failed_opt
 	uint64_t id;
 	int rc;
 
-	if (argc != 1 || strcmp(argv[0], "-") == 0)
-		return cli_usage_error("failed", "retry with --payload or --payload-file takes one job ID");
-	if (cli_parse_id(argv[0], &id) < 0)
-		return cli_usage_error("failed", "'%s' is not a job id", argv[0]);
+	(void)argc; /* one, an id: cmd_failed checked the command line */
+	cli_parse_id(argv[0], &id);
 	/* the input first, as before the job is looked at */
 	if ((rc = read_edit(o, c->worker.max_payload, &text, &e.payload_len)) != 0)
 		return rc;

@@ -15,6 +15,7 @@ struct failed_opts {
 	const char *payload, *payload_file; /* retry with an edited payload */
 };
 
+int cmd_failed_act_ids_check(int argc, char **argv, int from_stdin);
 int cmd_failed_act_each(
     struct db *db, const struct conf *c, const struct failed_opts *o, int argc, char **argv, int retry);
 int cmd_failed_act_edit(

@@ -161,6 +161,22 @@ refused 64 "^jobq: failed: stdin: '1234567890123456789012345678\\.\\.\\.' is not
 refused 64 "^jobq: failed: '-' \\(read the job IDs from stdin\\) goes alone, not with IDs$" \
 	"failed retry 5 - (stdin among ids)" jq_ failed retry 5 -
 
+# ---- a job id that is no id is a usage error, database or not ----
+sed "s|^socket = .*|socket = $T/no-server.sock|" "$CONF" >"$T/down.ini"
+for cmd in "cancel 1 abc" "failed retry abc" "failed forget --yes 1 abc" "failed show abc" \
+	"failed retry --payload {} abc" "failed retry 5 -"; do
+	# shellcheck disable=SC2086
+	run "$JOBQ" -c "$T/down.ini" $cmd
+	is "$RC/$NERR" "64/2" "$cmd, the database down: 64, the problem and the hint (not 69)"
+	like "$ERR" "^jobq: (cancel|failed): ('abc' is not a job id|'-' \\(read the job IDs from stdin\\) goes alone)" \
+		"... naming the id"
+done
+for cmd in "failed retry" "failed show 1 2" "failed retry --payload {} 1 2"; do
+	# shellcheck disable=SC2086
+	run "$JOBQ" -c "$T/down.ini" $cmd
+	is "$RC" "64" "$cmd, the database down: 64"
+done
+
 # ---- user, sessions: --json and --stdin only where they are read ----
 refused 64 "^jobq: user: --json goes with list" "user add --json" jq_ user add zed --json
 head -c 2000 /dev/zero | tr '\0' p >"$T/long"
