@@ -301,11 +301,11 @@ set_option(const struct conf *c, struct schedule *s, const char *cmd, const char
 }
 
 /* Applies the options to s, checking each; EX_DATAERR on the first bad
- * one, EX_USAGE on a bad option or an edit that changes nothing, 0. */
+ * one, EX_USAGE on a bad option, 0. */
 static int
 apply_options(const struct conf *c, struct schedule *s, const char *cmd, int argc, char **argv)
 {
-	int opt, rc, given = 0;
+	int opt, rc;
 	static char prog[64]; /* argv[0] outlives this call */
 
 	/* getopt's messages name argv[0]: the command as typed, not "edit" */
@@ -320,13 +320,9 @@ apply_options(const struct conf *c, struct schedule *s, const char *cmd, int arg
 			continue;
 		if ((rc = set_option(c, s, cmd, key)) != 0)
 			return rc;
-		given++;
 	}
 	if (optind < argc)
 		return cli_usage_error("schedule", "unexpected argument '%s'", argv[optind]);
-	if (given == 0 && strcmp(cmd, "edit") == 0)
-		return cli_usage_error(
-		    "schedule", "edit %s: nothing to change (give --cron, --type, ...)", s->name);
 	return 0;
 }
 
@@ -477,17 +473,31 @@ wants_help(int argc, char **argv)
  * the config option wherever it stands (every command accepts -c after
  * its name), so that the configuration is known before it is loaded, and
  * finds the NAME, the one argument that is no option, which it takes out
- * of argv.  Returns 0, or the exit status of a usage error. */
+ * of argv.  An edit with nothing to change is refused here, before the
+ * database is asked anything.  Returns 0, or the exit status of a usage
+ * error. */
 static int
 first_pass(const char *cmd, int *argc, char **argv, const char **name)
 {
-	int opt, at, own = strcmp(cmd, "add") == 0 || strcmp(cmd, "edit") == 0;
+	int opt, at, own = strcmp(cmd, "add") == 0 || strcmp(cmd, "edit") == 0, given = 0;
+	static char prog[64]; /* argv[0] outlives this call */
 
 	*name = NULL;
 	optind = 0;
-	opterr = 0; /* the real pass says what is wrong */
+	/* add and edit: getopt names a bad option now, as the command typed,
+	 * before the database is asked anything; the others name any
+	 * argument but NAME below */
+	snprintf(prog, sizeof prog, "jobq schedule %s", cmd);
+	argv[0] = prog;
+	opterr = own;
 	for (at = 1; (opt = getopt_long(*argc, argv, "-" CLI_COMMON_SHORTOPTS "q:t:", edit_longopts, NULL)) != -1;
 	     at = optind) {
+		given += edit_key(opt) != NULL;
+		if (own && (opt == '?' || opt == ':')) {
+			opterr = 1;
+			fprintf(stderr, "Try 'jobq schedule --help'.\n");
+			return EX_USAGE;
+		}
 		if (opt == 'c')
 			cli_config_path = optarg;
 		else if (opt == 1 && *name == NULL) { /* out of argv, for the real pass */
@@ -506,6 +516,9 @@ first_pass(const char *cmd, int *argc, char **argv, const char **name)
 	optind = 0;
 	if (*name == NULL)
 		return cli_usage_error("schedule", "%s: a schedule NAME is required", cmd);
+	if (strcmp(cmd, "edit") == 0 && given == 0)
+		return cli_usage_error(
+		    "schedule", "edit %s: nothing to change (give --cron, --type, ...)", *name);
 	return 0;
 }
 

@@ -171,7 +171,8 @@ for cmd in "cancel 1 abc" "failed retry abc" "failed forget --yes 1 abc" "failed
 	like "$ERR" "^jobq: (cancel|failed): ('abc' is not a job id|'-' \\(read the job IDs from stdin\\) goes alone)" \
 		"... naming the id"
 done
-for cmd in "failed retry" "failed show 1 2" "failed retry --payload {} 1 2"; do
+for cmd in "failed retry" "failed show 1 2" "failed retry --payload {} 1 2" "schedule edit s2" \
+	"schedule edit s2 --bogus" "schedule add s9 --cron"; do
 	# shellcheck disable=SC2086
 	run "$JOBQ" -c "$T/down.ini" $cmd
 	is "$RC" "64" "$cmd, the database down: 64"
