@@ -69,8 +69,8 @@ pause_or_resume(int argc, char **argv, int pause)
 	/* A queue the configuration no longer lists may still be paused
 	 * (status shows it so): resume lets it go, and only then. */
 	known = conf_has_queue(c, argv[optind]);
-	if (!known && pause)
-		changed = 0;
+	if (!known && (pause || !conf_valid_name(argv[optind])))
+		changed = 0; /* no row can have a name outside the rule */
 	else if (pause_retried(db, argv[optind], pause, &changed, err) != DB_OK)
 		rc = cli_write_failed(db, "jobq status", "%s: %s", cmd, err);
 	if (rc == 0 && !known && !changed) {

@@ -116,6 +116,13 @@ done
 jq_ pause nosuch 2>"$T/err"
 is "$?" 65 "pausing an unknown queue is bad data"
 like "$(cat "$T/err")" "^jobq: pause: unknown queue 'nosuch' \(no \[queue nosuch\] section in " "and says which"
+# A name no queue can have (outside the name rule) goes to no query:
+# the database's collation refused it with its own error, exit 69.
+for name in 'é' "$(printf 'q\xff')"; do
+	jq_ resume "$name" 2>"$T/err"
+	is "$? $(wc -l <"$T/err")" "65 1" "resuming a queue named outside the name rule: bad data, one line"
+	like "$(cat "$T/err")" "^jobq: resume: unknown queue '" "and says it is unknown"
+done
 jq_ pause 2>/dev/null
 is "$?" 64 "pause needs a queue"
 jq_ resume mail default 2>/dev/null
