@@ -306,11 +306,9 @@ static int
 apply_options(const struct conf *c, struct schedule *s, const char *cmd, int argc, char **argv)
 {
 	int opt, rc;
-	static char prog[64]; /* argv[0] outlives this call */
 
-	/* getopt's messages name argv[0]: the command as typed, not "edit" */
-	snprintf(prog, sizeof prog, "jobq schedule %s", cmd);
-	argv[0] = prog;
+	/* getopt's messages name argv[0], which first_pass made the
+	 * command as typed ("jobq schedule edit") */
 	while ((opt = getopt_long(argc, argv, CLI_COMMON_SHORTOPTS "q:t:", edit_longopts, NULL)) != -1) {
 		const char *key = edit_key(opt);
 
