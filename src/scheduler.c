@@ -59,8 +59,9 @@
 enum fire_result { FIRE_ENQUEUED, FIRE_SKIPPED, FIRE_MISSED, FIRE_TAKEN, FIRE_GONE };
 
 /* How a fire is made (fire_tx's how): recorded as missed, not enqueued;
- * by `jobq schedule --run`; without the overlap rule (the second and
- * later fires of one catch_up = all tick: they catch up together). */
+ * by `jobq schedule --run`; without the overlap rule (the fires of one
+ * catch_up = all tick after the first it enqueued: they catch up
+ * together). */
 #define FIRE_F_MISSED 1
 #define FIRE_F_MANUAL 2
 #define FIRE_F_NO_OVERLAP 4
@@ -314,10 +315,14 @@ would(const struct scheduler_opts *o, const struct schedule *s, int missed, cons
 
 /* catch_up = all: every fire in (from, now] that is on time or within
  * catch_up is enqueued, oldest first, each once (its own run row); the
- * overlap rule applies to the first only, for the others catch up with
- * it.  Older fires are counted and reported; when none is recent
- * enough, the latest of them is recorded as missed, as latest does.
- * *res: the last fire's result (FIRE_GONE ends it). */
+ * overlap rule applies to each fire until one of them is enqueued, for
+ * the others catch up with that one.  A fire skipped because the job of
+ * an earlier tick is still queued or running does not let the next ones
+ * through: that job is their last fire's too (a stuck job must not get
+ * every missed fire piled behind it).  Older fires are counted and
+ * reported; when none is recent enough, the latest of them is recorded
+ * as missed, as latest does.  *res: the last fire's result (FIRE_GONE
+ * ends it). */
 static int
 tick_all(struct db *db, const struct schedule *s, const struct cron *cr, const struct cron_zone *z,
     int64_t from, int64_t now, struct overlap *ov, const struct scheduler_opts *o, struct scheduler_counts *n,
@@ -327,7 +332,7 @@ tick_all(struct db *db, const struct schedule *s, const struct cron *cr, const s
 	int64_t cutoff = now - ok_s - 1, t, f, first = 0, latest = 0;
 	uint64_t old = 0, job = 0, k = 0;
 	char when[40], now_at[40], at[32];
-	int rc;
+	int rc, caught = 0; /* one fire of this tick enqueued: the rest catch up with it */
 
 	local_text(z, now, now, now_at, sizeof now_at);
 	if (cutoff > from && due_fires(cr, z, from, cutoff, &first, &latest, &old))
@@ -344,8 +349,9 @@ tick_all(struct db *db, const struct schedule *s, const struct cron *cr, const s
 		}
 		isotime_utc_text(f, at, sizeof at);
 		ov->age_s = now - f;
-		if ((rc = fire(db, s, at, k > 0 ? FIRE_F_NO_OVERLAP : 0, ov, NULL, res, &job, err)) != DB_OK)
+		if ((rc = fire(db, s, at, caught ? FIRE_F_NO_OVERLAP : 0, ov, NULL, res, &job, err)) != DB_OK)
 			return rc;
+		caught |= *res == FIRE_ENQUEUED;
 		report_fire(o, s, *res, job, when, now - f >= ON_TIME_S ? now_at : NULL, now - f, n);
 		if (*res == FIRE_GONE)
 			return DB_OK;

@@ -85,6 +85,9 @@ like "$(JOBQ_SCHEDULER_NOW=2026-01-05T10:20:10Z jq_ schedule --dry-run)" "two: 1
 
 # ---- 3. a cancelled job is not "done" ----
 JOBQ_SCHEDULER_NOW=2026-01-05T10:00:30Z jq_ schedule add canc --cron '0 11 * * *' --type echo >/dev/null
+# every's jobs of 2. run first: while one is queued, overlap = skip skips
+# all of every's catch_up = all fires at 11:00, which then has no job
+jq_ work --stop-when-empty 2>/dev/null
 JOBQ_SCHEDULER_NOW=2026-01-05T11:00:10Z jq_ schedule >/dev/null
 job=$(sql "SELECT job_id FROM jobq_schedule_runs WHERE name = 'canc'")
 jq_ cancel "$job" >/dev/null

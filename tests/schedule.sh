@@ -123,6 +123,29 @@ is "$(sql "SELECT status FROM jobq_schedule_runs WHERE name = 'never-late' ORDER
 is "$(sql "SELECT status FROM jobq_schedule_runs WHERE name = 'hourly' ORDER BY fire_at DESC LIMIT 1")" enqueued \
 	"... while catch_up 1h enqueues it"
 
+# catch_up = all after downtime, the job of an earlier tick still queued
+# (its queue paused): every fire of the catch-up is skipped, as an on-time
+# fire would be, not only the first; once it is done, the next downtime's
+# fires are enqueued together (the overlap rule does not hold them up
+# against each other).
+base_conf "
+[schedule pile]
+cron = * * * * *
+type = echo
+catch_up = all 1h"
+reset
+jq_ pause default >/dev/null
+at 2026-01-05T10:00:05Z >/dev/null
+OUT=$(at 2026-01-05T10:04:05Z 2>&1)
+is "$(nruns pile enqueued):$(nruns pile skipped)" "1:4" \
+	"catch_up = all, the last job still queued: the 4 fires of the catch-up are all skipped"
+like "$OUT" "pile: 10:04 fire skipped: job [0-9]+ of its last fire" "... the on-time one too, and says so"
+is "$(njobs)" 1 "... one job in the paused queue, not five"
+jq_ resume default >/dev/null
+sql "DELETE FROM jobs"
+at 2026-01-05T10:07:05Z >/dev/null
+is "$(nruns pile enqueued)" 4 "with that job done, the fires of the next catch-up are enqueued together"
+
 # ---- overlap ----
 base_conf "
 [schedule lock]
