@@ -303,14 +303,36 @@ report_fire(const struct scheduler_opts *o, const struct schedule *s, enum fire_
 	}
 }
 
-/* What a --dry-run says of a fire it would enqueue (or record as
- * missed), late_s after its time: what the tick would do, not done. */
-static void
-would(const struct scheduler_opts *o, const struct schedule *s, int missed, const char *when, int64_t late_s)
+/* What a --dry-run says of a fire, late_s after its time: what the tick
+ * would do, not done: enqueue it, record it as missed, or, when check
+ * says the overlap rule applies to it (as fire_tx would), skip it while
+ * the job of its last fire is still queued or running.  Reads, never
+ * writes.  *enq: 1 when it would be enqueued. */
+static int
+would(struct db *db, const struct scheduler_opts *o, const struct schedule *s, int missed, int check,
+    struct overlap *ov, const char *when, int64_t late_s, int *enq, char *err)
 {
+	uint64_t job = 0;
+	int busy = 0, rc;
+
+	*enq = 0;
+	if (!missed && check && !s->overlap_allow) {
+		ov->age_s = late_s;
+		if ((rc = last_job_busy(db, s->name, ov, &busy, &job, err)) != DB_OK)
+			return rc;
+	}
+	if (busy) {
+		say(o, 1,
+		    "%s: would skip the %s fire: job %llu of its last fire is still queued or running"
+		    " (overlap = skip)",
+		    s->name, when, (unsigned long long)job);
+		return DB_OK;
+	}
+	*enq = !missed;
 	say(o, 1, "%s: would %s the %s fire%s (%s on %s, payload %s)", s->name,
 	    missed ? "record as missed" : "enqueue", when, !missed && late_s >= ON_TIME_S ? " late" : "",
 	    s->type, s->queue, s->payload);
+	return DB_OK;
 }
 
 /* catch_up = all: every fire in (from, now] that is on time or within
@@ -332,7 +354,7 @@ tick_all(struct db *db, const struct schedule *s, const struct cron *cr, const s
 	int64_t cutoff = now - ok_s - 1, t, f, first = 0, latest = 0;
 	uint64_t old = 0, job = 0, k = 0;
 	char when[40], now_at[40], at[32];
-	int rc, caught = 0; /* one fire of this tick enqueued: the rest catch up with it */
+	int rc, would_enq, caught = 0; /* one fire of this tick enqueued: the rest catch up with it */
 
 	local_text(z, now, now, now_at, sizeof now_at);
 	if (cutoff > from && due_fires(cr, z, from, cutoff, &first, &latest, &old))
@@ -344,7 +366,9 @@ tick_all(struct db *db, const struct schedule *s, const struct cron *cr, const s
 	     t = f, k++) {
 		local_text(z, f, now, when, sizeof when);
 		if (o->dry_run) {
-			would(o, s, 0, when, now - f);
+			if ((rc = would(db, o, s, 0, !caught, ov, when, now - f, &would_enq, err)) != DB_OK)
+				return rc;
+			caught |= would_enq;
 			continue;
 		}
 		isotime_utc_text(f, at, sizeof at);
@@ -359,7 +383,7 @@ tick_all(struct db *db, const struct schedule *s, const struct cron *cr, const s
 	if (k == 0 && old > 0) {
 		local_text(z, latest, now, when, sizeof when);
 		if (o->dry_run)
-			return would(o, s, 1, when, now - latest), DB_OK;
+			return would(db, o, s, 1, 0, NULL, when, now - latest, &would_enq, err);
 		isotime_utc_text(latest, at, sizeof at);
 		if ((rc = fire(db, s, at, FIRE_F_MISSED, NULL, NULL, res, &job, err)) != DB_OK)
 			return rc;
@@ -382,7 +406,7 @@ tick_one(struct db *db, const struct schedule *s, const struct cron *cr, const s
 	char when[40], first_at[40], now_at[40], now_utc[32];
 	struct overlap ov;
 	enum fire_result res = FIRE_ENQUEUED;
-	int found, has_state, rc, missed;
+	int found, has_state, rc, missed, would_enq;
 
 	if ((rc = schedules_checked_until(db, s->name, &from, &ticked, &found, &has_state, err)) != DB_OK)
 		return rc;
@@ -411,7 +435,7 @@ tick_one(struct db *db, const struct schedule *s, const struct cron *cr, const s
 		    count == 2 ? "" : "s", first_at, count == 2 ? "was" : "were");
 	}
 	if (o->dry_run)
-		return would(o, s, missed, when, late_s), DB_OK;
+		return would(db, o, s, missed, 1, &ov, when, late_s, &would_enq, err);
 	{
 		char at[32];
 

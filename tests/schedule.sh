@@ -136,6 +136,9 @@ catch_up = all 1h"
 reset
 jq_ pause default >/dev/null
 at 2026-01-05T10:00:05Z >/dev/null
+OUT=$(at 2026-01-05T10:04:05Z --dry-run 2>&1)
+is "$(grep -c 'pile: would skip the 10:0[1-4] fire' <<<"$OUT"):$(grep -c 'would enqueue' <<<"$OUT")" "4:0" \
+	"catch_up = all, the last job still queued: --dry-run says the 4 fires would be skipped"
 OUT=$(at 2026-01-05T10:04:05Z 2>&1)
 is "$(nruns pile enqueued):$(nruns pile skipped)" "1:4" \
 	"catch_up = all, the last job still queued: the 4 fires of the catch-up are all skipped"
@@ -143,6 +146,9 @@ like "$OUT" "pile: 10:04 fire skipped: job [0-9]+ of its last fire" "... the on-
 is "$(njobs)" 1 "... one job in the paused queue, not five"
 jq_ resume default >/dev/null
 sql "DELETE FROM jobs"
+OUT=$(at 2026-01-05T10:07:05Z --dry-run 2>&1)
+is "$(grep -c 'pile: would enqueue the 10:0[5-7] fire' <<<"$OUT")" 3 \
+	"... with it done, --dry-run says the 3 fires of the next catch-up would be enqueued"
 at 2026-01-05T10:07:05Z >/dev/null
 is "$(nruns pile enqueued)" 4 "with that job done, the fires of the next catch-up are enqueued together"
 
@@ -172,12 +178,19 @@ is "$(nruns lock enqueued)" 2 "a job whose lease expired (worker died) does not 
 sql "DELETE FROM jobs WHERE id IN (SELECT job_id FROM jobq_schedule_runs WHERE name = 'lock')"
 at 2026-01-05T10:04:05Z >/dev/null
 is "$(nruns lock enqueued)" 3 "once the last job is done, the schedule fires again"
+lock_job2=$(sql "SELECT MAX(job_id) FROM jobq_schedule_runs WHERE name = 'lock'")
 
 # ---- --run and --dry-run ----
 before=$(snapshot)
 OUT=$(at 2026-01-05T10:09:05Z --dry-run)
 is "$(snapshot)" "$before" "--dry-run writes nothing"
-like "$OUT" "lock: would enqueue the 10:09 fire" "--dry-run says what it would enqueue"
+like "$OUT" "free: would enqueue the 10:09 fire" "--dry-run says what it would enqueue"
+# lock's last job is still queued: the tick would skip its fire, and
+# --dry-run says so rather than that it would enqueue it
+like "$OUT" "lock: would skip the 10:09 fire: job $lock_job2 of its last fire is still queued" \
+	"--dry-run says which fire the overlap rule would skip"
+! grep -q "lock: would enqueue" <<<"$OUT"
+ok $? "... and not that it would enqueue it"
 like "$OUT" "lock: 4 earlier fires" "--dry-run reports missed fires too"
 OUT=$(at 2026-01-05T10:09:05Z --run lock --dry-run)
 is "$(snapshot)" "$before" "--run --dry-run writes nothing"
