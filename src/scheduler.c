@@ -344,11 +344,15 @@ would(struct db *db, const struct scheduler_opts *o, const struct schedule *s, i
  * every missed fire piled behind it).  Older fires are counted and
  * reported; when none is recent enough, the latest of them is recorded
  * as missed, as latest does.  *res: the last fire's result (FIRE_GONE
- * ends it). */
+ * ends it).  At most COUNT_LIMIT fires a tick: *left is 1 when due
+ * fires are left over, said so; the tick must then not move
+ * checked_until past them, so that the next tick (which starts after
+ * its last fire, schedules_checked_until) enqueues them, as it would
+ * after a tick cut off. */
 static int
 tick_all(struct db *db, const struct schedule *s, const struct cron *cr, const struct cron_zone *z,
     int64_t from, int64_t now, struct overlap *ov, const struct scheduler_opts *o, struct scheduler_counts *n,
-    enum fire_result *res, char *err)
+    enum fire_result *res, int *left, char *err)
 {
 	int64_t ok_s = s->catch_up_ms / 1000 > ON_TIME_S - 1 ? s->catch_up_ms / 1000 : ON_TIME_S - 1;
 	int64_t cutoff = now - ok_s - 1, t, f, first = 0, latest = 0;
@@ -380,6 +384,9 @@ tick_all(struct db *db, const struct schedule *s, const struct cron *cr, const s
 		if (*res == FIRE_GONE)
 			return DB_OK;
 	}
+	if ((*left = k == COUNT_LIMIT && cron_next(cr, z, t, &f) == CRON_FOUND && f <= now))
+		say(o, 1, "%s: %d fires a tick at most: those from %s on are left to the next tick", s->name,
+		    COUNT_LIMIT, (local_text(z, f, now, when, sizeof when), when));
 	if (k == 0 && old > 0) {
 		local_text(z, latest, now, when, sizeof when);
 		if (o->dry_run)
@@ -395,7 +402,8 @@ tick_all(struct db *db, const struct schedule *s, const struct cron *cr, const s
 /* One schedule's part of a tick.  A fire that finds the schedule
  * disabled, edited or removed since the tick loaded it (FIRE_GONE) ends
  * it without moving checked_until: the schedule is no longer what this
- * tick looked at.  (A removed one may get its state row back from this
+ * tick looked at; so do fires of catch_up = all left to the next tick
+ * (tick_all).  (A removed one may get its state row back from this
  * tick; `schedule add` resets it.) */
 static int
 tick_one(struct db *db, const struct schedule *s, const struct cron *cr, const struct cron_zone *z,
@@ -406,7 +414,7 @@ tick_one(struct db *db, const struct schedule *s, const struct cron *cr, const s
 	char when[40], first_at[40], now_at[40], now_utc[32];
 	struct overlap ov;
 	enum fire_result res = FIRE_ENQUEUED;
-	int found, has_state, rc, missed, would_enq;
+	int found, has_state, rc, missed, would_enq, left = 0;
 
 	if ((rc = schedules_checked_until(db, s->name, &from, &ticked, &found, &has_state, err)) != DB_OK)
 		return rc;
@@ -419,8 +427,8 @@ tick_one(struct db *db, const struct schedule *s, const struct cron *cr, const s
 	if (!has_state && !o->dry_run && (rc = schedules_state_row(db, s->name, err)) != DB_OK)
 		return rc;
 	if (s->catch_up_mode == CATCH_UP_ALL) {
-		if ((rc = tick_all(db, s, cr, z, from, now, &ov, o, n, &res, err)) != DB_OK || o->dry_run ||
-		    res == FIRE_GONE)
+		if ((rc = tick_all(db, s, cr, z, from, now, &ov, o, n, &res, &left, err)) != DB_OK ||
+		    o->dry_run || res == FIRE_GONE || left)
 			return rc;
 		return schedules_checked(db, s->name, now_utc, err);
 	}

@@ -152,6 +152,23 @@ is "$(grep -c 'pile: would enqueue the 10:0[5-7] fire' <<<"$OUT")" 3 \
 at 2026-01-05T10:07:05Z >/dev/null
 is "$(nruns pile enqueued)" 4 "with that job done, the fires of the next catch-up are enqueued together"
 
+# catch_up = all with more fires due than one tick takes (1000): the
+# rest are left to the next tick, said so, and enqueued by it, not lost.
+base_conf "
+[schedule many]
+cron = * * * * *
+type = echo
+overlap = allow
+catch_up = all 1d"
+reset
+at 2026-01-05T00:00:05Z >/dev/null
+OUT=$(at 2026-01-05T23:00:05Z --quiet 2>&1)
+is "$(nruns many enqueued)" 1001 "catch_up = all, 1380 fires due: the tick enqueues 1000 of them"
+like "$OUT" "many: 1000 fires a tick at most: those from 16:41 on are left to the next tick" \
+	"... and says the rest are left to the next tick"
+at 2026-01-05T23:00:30Z >/dev/null
+is "$(nruns many enqueued):$(njobs)" "1381:1381" "... which enqueues them: every fire once, none lost"
+
 # ---- overlap ----
 base_conf "
 [schedule lock]
