@@ -222,6 +222,8 @@ do_list(struct db *db, const struct conf *c, const struct failed_opts *o)
 		cli_error("failed list: %s", err);
 		return rc == QUEUE_NOT_FOUND ? EX_DATAERR : EX_UNAVAILABLE;
 	}
+	if (n == 0 && o->f.after == 0 && o->f.before == 0)
+		cmd_failed_note_unknown(c, o);
 	if (o->json) {
 		print_list_json(rows, n);
 		rc = print_json_more(db, o, rows, n);

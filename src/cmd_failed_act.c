@@ -347,9 +347,9 @@ cmd_failed_act_edit(struct db *db, const struct conf *c, const struct failed_opt
 }
 
 /* A filter naming a type or queue the configuration does not have may
- * be a typo: "retried 0 jobs" alone would hide it. */
-static void
-note_unknown_filter(const struct conf *c, const struct failed_opts *o)
+ * be a typo: "retried 0 jobs" (or "0 failed jobs") alone would hide it. */
+void
+cmd_failed_note_unknown(const struct conf *c, const struct failed_opts *o)
 {
 	if (o->f.type != NULL && conf_handler(c, o->f.type) == NULL)
 		cli_error("note: no [handler %s] in %s (a type only old jobs may have, or a typo?)",
@@ -397,7 +397,7 @@ cmd_failed_act_all(struct db *db, const struct conf *c, const struct failed_opts
 	char err[ERRSZ] = "";
 	int rc;
 
-	note_unknown_filter(c, o);
+	cmd_failed_note_unknown(c, o);
 	if (retry && (rc = left_unknown(db, c, &f, o->dry_run, &left)) != 0)
 		return rc;
 	if (failed_count(db, &f, &total, err) != DB_OK) {

@@ -16,6 +16,7 @@ struct failed_opts {
 };
 
 int cmd_failed_act_ids_check(int argc, char **argv, int from_stdin);
+void cmd_failed_note_unknown(const struct conf *c, const struct failed_opts *o);
 int cmd_failed_act_each(
     struct db *db, const struct conf *c, const struct failed_opts *o, int argc, char **argv, int retry);
 int cmd_failed_act_edit(

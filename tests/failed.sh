@@ -67,6 +67,14 @@ run failed list --type dead
 is "$(printf '%s\n' "$OUT" | ids)" "$a2 $a1 $a3 " "--type dead"
 run failed list -q default -t dead2
 is "$(printf '%s\n' "$OUT" | ids)" "" "--queue default --type dead2: none"
+# A queue or type no section names may be a typo: the empty list says
+# so on stderr, as retry --all does.
+run failed list -q defualt
+is "$RC/$OUT" "0/0 failed jobs" "--queue of no queue: 0 failed jobs"
+like "$ERR" "^jobq: note: no \[queue defualt\] in .* \(a queue only old jobs may have, or a typo\?\)$" \
+	"with a note that the queue is not configured"
+run failed list -t daed
+like "$RC $ERR" "^0 jobq: note: no \[handler daed\] in " "--type of no handler: the same note"
 run failed list --limit 2
 is "$(printf '%s\n' "$OUT" | ids)" "$a2 $b1 " "--limit 2: the two newest"
 # The hint to the next page keeps the filters: without them it lists

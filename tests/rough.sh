@@ -51,8 +51,9 @@ is "$(printf '%s\n' "$out" | ids)" "107 106 105 104 103 102 101" "--limit 7 --be
 out=$(jq_ failed --limit 0)
 is "$(printf '%s\n' "$out" | ids | wc -w)" "120" "--limit 0: all of them"
 is "$(printf '%s\n' "$out" | tail -1)" "120 failed jobs" "and the plain total"
-out=$(jq_ failed -t nosuch)
+out=$(jq_ failed -t nosuch 2>"$T/err")
 is "$out" "0 failed jobs" "a filter that matches nothing"
+like "$(cat "$T/err")" "^jobq: note: no \[handler nosuch\]" "of a type no section names: noted as a possible typo"
 out=$(jq_ failed --after 999 2>&1)
 is "$?" "65" "--after an unknown job exits 65"
 like "$out" "no failed job 999" "naming it"
