@@ -8,8 +8,8 @@
  * its transaction commits, so a reader that went by MAX(id) alone could
  * pass over a row that commits a moment later with a smaller id.  The
  * roll-up therefore reads up to an id it saw at least STATS_LAG_MS ago
- * (seen_id): an outcome transaction commits within milliseconds of its
- * insert.
+ * (seen_id), and reads with a locking read, which waits for a run row
+ * below it whose transaction is still open (chunk_read).
  *
  * Each step is one transaction that locks the state row, reads at most
  * a chunk of runs, adds their counts to the buckets and moves rolled_id
@@ -246,7 +246,13 @@ state_lock(struct db *db, struct state *st, int *found, char *err)
 }
 
 /* Reads the runs after st->rolled up to st->seen (at most chunk) into
- * a, and sets *last to the id the roll-up got to. */
+ * a, and sets *last to the id the roll-up got to.  The read locks the
+ * rows (shared; the session is READ COMMITTED, so no gap is locked and
+ * no worker's insert waits): a run row inserted below seen whose
+ * transaction is still open (an outcome waiting on a lock after its run
+ * row, up to the worker's wait limit of 1 to 10 s, longer than
+ * STATS_LAG_MS) is waited for, and counted once committed, rather than
+ * passed over by a snapshot that cannot see it and never read again. */
 static int
 chunk_read(struct db *db, const struct state *st, unsigned chunk, struct agg *a, uint64_t *last, char *err)
 {
@@ -258,7 +264,7 @@ chunk_read(struct db *db, const struct state *st, unsigned chunk, struct agg *a,
 	r = db_query(db, &rc, err,
 	    "SELECT id, queue, type, outcome,"
 	    " UNIX_TIMESTAMP(started_at + INTERVAL duration_ms * 1000 MICROSECOND) DIV 1, duration_ms, wait_ms"
-	    " FROM job_runs WHERE id > %U AND id <= %U ORDER BY id LIMIT %u",
+	    " FROM job_runs WHERE id > %U AND id <= %U ORDER BY id LIMIT %u LOCK IN SHARE MODE",
 	    st->rolled, st->seen, chunk);
 	if (r == NULL)
 		return rc;

@@ -136,6 +136,28 @@ is "$CODE" 400 "a type longer than a name: 400"
 hit GET "/api/stats"
 is "$CODE" 401 "not logged in: 401"
 
+# A run row whose transaction commits seconds after its insert (a
+# worker's outcome transaction may wait on a lock after writing its run
+# row, up to its wait limit of 1 to 10 s): the roll-up has meanwhile
+# seen a newer id that committed at once, and must still count the late
+# one when it commits, not pass over it for good.  The roll-up notes the
+# newest id every 3 to 4 s and reads up to it 3 s later: within the
+# 10 s the late row stays uncommitted it notes the one after it at least
+# once, and reads before the late one commits.
+run_row() {
+	echo "INSERT INTO job_runs (job_id, queue, type, attempt, worker, started_at, duration_ms, outcome, exit_status)" \
+		"VALUES ($1, '$2', 'fast', 1, 'w', UTC_TIMESTAMP(6), 5, 'done', 'exit 0')"
+}
+sql "BEGIN; $(run_row 900001 late); SELECT SLEEP(10); COMMIT" >/dev/null &
+late_pid=$!
+sleep 0.3
+sql "$(run_row 900002 ontime)"
+wait_done queue=ontime 1
+ok $? "a run that committed at once is rolled up"
+wait "$late_pid"
+wait_done queue=late 1
+ok $? "a run whose transaction committed 10 s after its insert is rolled up too"
+
 serve_stop
 SERVE_PID=$PID1
 serve_stop
