@@ -93,16 +93,25 @@ print_json(const struct conf *c, const struct report *r)
 	cJSON_Delete(root);
 }
 
+/* The queue column is as wide as its longest name (at least 16): a
+ * name of 64 characters would push its row's counts out of their
+ * columns. */
 static void
 print_queues(const struct queue_counts *q, size_t n)
 {
-	int tty = cli_isatty(), waits = 0;
+	int tty = cli_isatty(), waits = 0, width = 16;
 	size_t i;
 
 	/* WAITING only when some job waits: the usual table keeps its shape. */
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
+		char *name = cli_visible(q[i].queue, tty);
+
 		waits |= q[i].waiting > 0;
-	printf("%-16s %9s %9s %s%9s %9s %9s  %s\n", "QUEUE", "READY", "DELAYED", waits ? "  WAITING " : "",
+		if (strlen(name) > (size_t)width)
+			width = (int)strlen(name);
+		free(name);
+	}
+	printf("%-*s %9s %9s %s%9s %9s %9s  %s\n", width, "QUEUE", "READY", "DELAYED", waits ? "  WAITING " : "",
 	    "RESERVED", "STALE", "FAILED", "OLDEST READY");
 	for (i = 0; i < n; i++) {
 		char oldest[32] = "-", w[32] = "";
@@ -112,7 +121,7 @@ print_queues(const struct queue_counts *q, size_t n)
 			timefmt_relative(-q[i].oldest_ready_s * 1000, oldest, sizeof oldest);
 		if (waits)
 			snprintf(w, sizeof w, "%9llu ", (unsigned long long)q[i].waiting);
-		printf("%-16s %9llu %9llu %s%9llu %s%9llu%s %9llu  %s%s\n", name,
+		printf("%-*s %9llu %9llu %s%9llu %s%9llu%s %9llu  %s%s\n", width, name,
 		    (unsigned long long)q[i].ready, (unsigned long long)q[i].delayed, w,
 		    (unsigned long long)q[i].reserved, tty && q[i].stale ? "\033[1;31m" : "",
 		    (unsigned long long)q[i].stale, tty && q[i].stale ? "\033[0m" : "",

@@ -114,6 +114,16 @@ sql "DELETE FROM jobs WHERE queue = 'sql_only'"
 run status extra
 is "$RC" 64 "an extra argument is a usage error (64)"
 
+# ---- a queue named with 64 characters (plain SQL may write one): the
+# queue column widens, the counts stay under their headings ----
+long=$(printf 'q%.0s' $(seq 64))
+sql "INSERT INTO jobs (queue, type, payload) VALUES ('$long', 'echo', '{}')"
+run status
+is "$(printf '%s\n' "$OUT" | awk -v q="$long" '$1 == "QUEUE" || $1 == "default" || $1 == q {
+	match($0, /^[^ ]+ +[^ ]+/); print RLENGTH }' | sort -u | wc -l)/$(printf '%s\n' "$OUT" | grep -c "^$long ")" 1/1 \
+	"a 64-character queue name: READY's count ends under its heading on every row"
+sql "DELETE FROM jobs WHERE queue = '$long'"
+
 # ---- a worker: counted alive, and the counts move ----
 sql "DELETE FROM jobs WHERE lease_token IS NOT NULL"
 start_worker --queue default
