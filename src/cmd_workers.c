@@ -126,25 +126,36 @@ print_workers(const struct worker_row *w, size_t n)
 	printf("%zu worker%s\n", n, n == 1 ? "" : "s");
 }
 
+/* The runs by type; the type column as wide as its longest name (at
+ * least 24), each name made visible (plain SQL may write any type). */
 static void
 print_stats(const struct runs_stats *st)
 {
-	char d[32];
+	int tty = cli_isatty(), width = 24;
+	char d[32], **name;
 	size_t i;
 
 	if (st->n == 0)
 		return;
+	name = xcalloc(st->n, sizeof *name);
+	for (i = 0; i < st->n; i++) {
+		name[i] = cli_visible(st->types[i].type, tty);
+		if (strlen(name[i]) > (size_t)width)
+			width = (int)strlen(name[i]);
+	}
 	duration_format(st->covered_ms / 1000 * 1000, d, sizeof d);
 	if (st->capped)
-		printf("\n%-24s %8s %8s %10s %10s   (newest %d runs: last %s)\n", "TYPE", "RUNS", "FAILED",
+		printf("\n%-*s %8s %8s %10s %10s   (newest %d runs: last %s)\n", width, "TYPE", "RUNS", "FAILED",
 		    "AVG MS", "MAX MS", STATS_MAX_RUNS, d);
 	else
-		printf("\n%-24s %8s %8s %10s %10s   (last 24 hours)\n", "TYPE", "RUNS", "FAILED", "AVG MS",
+		printf("\n%-*s %8s %8s %10s %10s   (last 24 hours)\n", width, "TYPE", "RUNS", "FAILED", "AVG MS",
 		    "MAX MS");
-	for (i = 0; i < st->n; i++)
-		printf("%-24s %8llu %8llu %10.1f %10lld\n", st->types[i].type,
-		    (unsigned long long)st->types[i].runs, (unsigned long long)st->types[i].failures,
-		    st->types[i].avg_ms, (long long)st->types[i].max_ms);
+	for (i = 0; i < st->n; i++) {
+		printf("%-*s %8llu %8llu %10.1f %10lld\n", width, name[i], (unsigned long long)st->types[i].runs,
+		    (unsigned long long)st->types[i].failures, st->types[i].avg_ms, (long long)st->types[i].max_ms);
+		free(name[i]);
+	}
+	free(name);
 }
 
 /* Reads both parts, each on its own: a slow statistics query does not

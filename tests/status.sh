@@ -140,4 +140,12 @@ wait_exit 10 "$WORKER_PID"
 is "$?" 0 "the worker stops on SIGTERM"
 run status
 like "$OUT" "workers alive: 0" "after it stopped: no worker alive"
+
+# ---- jobq workers' runs by type: a 64-character type widens its column ----
+sql "INSERT INTO job_runs (job_id, queue, type, attempt, worker, started_at, duration_ms, outcome, exit_status)
+     VALUES (9999999, 'default', '$long', 1, 'w1', UTC_TIMESTAMP(6), 5, 'done', 'exit 0')"
+run workers
+is "$(printf '%s\n' "$OUT" | awk -v t="$long" '$1 == "TYPE" || $1 == "echo" || $1 == t {
+	match($0, /^[^ ]+ +[^ ]+/); print RLENGTH }' | sort -u | wc -l)/$(printf '%s\n' "$OUT" | grep -c "^$long ")" 1/1 \
+	"workers: a 64-character type: RUNS's count ends under its heading on every row"
 finish
