@@ -103,8 +103,14 @@ run_now(const struct conf *c, struct db *db, const char *name, int dry_run)
 		cli_error("schedule --run: no schedule '%s' (in %s or in the database)", name, c->path);
 		rc = EX_DATAERR;
 	} else if ((rc = scheduler_run_now(c, db, s, &o, NULL, &job, err)) != DB_OK) {
-		cli_error("schedule --run %s: %s", name, err);
-		rc = s->problem != NULL ? EX_DATAERR : EX_UNAVAILABLE;
+		/* A lost answer to the fire's COMMIT may have enqueued the job:
+		 * run again blind, it would be enqueued twice. */
+		if (s->problem != NULL) {
+			cli_error("schedule --run %s: %s", name, err);
+			rc = EX_DATAERR;
+		} else
+			rc = cli_write_failed(
+			    db, "jobq schedule --list, jobq status", "schedule --run %s: %s", name, err);
 	}
 	schedules_free(v, n);
 	return rc;

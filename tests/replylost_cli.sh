@@ -197,6 +197,24 @@ is "$RC/$(sql "SELECT COUNT(*) FROM jobs")" 69/50 "cancel -q whose second chunk'
 like "$ERR" "\\(100 jobs cancelled before it\\)$" "and it says 100 were cancelled before it"
 is "$(printf '%s\n' "$ERR" | grep -c 'may have been')" 0 "and not that the next chunk may have been"
 
+# schedule --run whose COMMIT's answer is lost: the job may have been
+# enqueued, and the command says so (run again blind, it would be
+# enqueued twice); its INSERT's answer lost, nothing was (the fire's
+# transaction rolled back), and it does not say it may have been.
+empty_tables
+run schedule add lostrun --cron '0 0 1 1 *' --type step
+lose '^COMMIT'
+run schedule --run lostrun
+unlose
+is "$RC/$(sql "SELECT COUNT(*) FROM jobs")" 69/1 "schedule --run, its COMMIT's answer lost: exit 69, the job is there"
+like "$ERR" "it may have been made; look \\(jobq schedule --list, jobq status\\) before running it again" \
+	"and the command says it may have been enqueued, and where to look"
+lose '^INSERT INTO jobs'
+run schedule --run lostrun
+unlose
+is "$RC/$(sql "SELECT COUNT(*) FROM jobs")" 69/1 "schedule --run, its INSERT's answer lost: exit 69, no second job"
+is "$(printf '%s\n' "$ERR" | grep -c 'may have been')" 0 "and it does not say it may have been"
+
 # Nothing sent: the server cannot be reached at all.
 touch "$PX/cut"
 for ((i = 0; i < 50; i++)); do [ -S "$T/p.sock" ] || break; sleep 0.1; done # the proxy looks every 0.1 s
