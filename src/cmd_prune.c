@@ -93,7 +93,12 @@ run(struct db *db, int64_t older, int with_failed, int dry_run, int yes)
 		}
 	}
 	if (prune(db, older, with_failed, 0, &n, err) != DB_OK) {
-		cli_error("prune: %s", err);
+		/* The counts are of the chunks whose answer came: a chunk whose
+		 * answer was lost (db_unsure) may have been deleted too. */
+		cli_error("prune: %s%s", err,
+		    db_unsure(db) ? " (the answer to the last chunk was lost: it may have been deleted too; "
+		                    "look (jobq prune --dry-run))"
+		                  : "");
 		print_counts("pruned", &n);
 		return EX_UNAVAILABLE;
 	}

@@ -215,6 +215,20 @@ unlose
 is "$RC/$(sql "SELECT COUNT(*) FROM jobs")" 69/1 "schedule --run, its INSERT's answer lost: exit 69, no second job"
 is "$(printf '%s\n' "$ERR" | grep -c 'may have been')" 0 "and it does not say it may have been"
 
+# prune whose DELETE's answer is lost (a statement that commits by
+# itself): the runs are gone, and the command does not count them as
+# kept: it says the chunk may have been deleted.
+sql "INSERT INTO job_runs (job_id, queue, type, attempt, worker, started_at, duration_ms, outcome, exit_status) VALUES
+     (9801, 'default', 'step', 1, 'x', UTC_TIMESTAMP(6) - INTERVAL 3 DAY, 1, 'done', 'exit 0'),
+     (9802, 'default', 'step', 1, 'x', UTC_TIMESTAMP(6) - INTERVAL 3 DAY, 1, 'done', 'exit 0')"
+lose '^DELETE FROM job_runs'
+run prune --older-than 1d --yes
+unlose
+is "$RC/$(sql "SELECT COUNT(*) FROM job_runs WHERE job_id IN (9801, 9802)")" 69/0 \
+	"prune whose DELETE's answer is lost: exit 69, the runs deleted"
+like "$ERR" "the answer to the last chunk was lost: it may have been deleted too; look \\(jobq prune --dry-run\\)" \
+	"and it says the chunk may have been deleted"
+
 # Nothing sent: the server cannot be reached at all.
 touch "$PX/cut"
 for ((i = 0; i < 50; i++)); do [ -S "$T/p.sock" ] || break; sleep 0.1; done # the proxy looks every 0.1 s
