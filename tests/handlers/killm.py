@@ -29,6 +29,8 @@
 #   follow  writes a follow-up {"type": "child", "payload": {"from": ID}},
 #           and one of type "child2" that waits for it and for job ID
 #   at      writes a follow-up of type "later" starting at payload "at"
+#   fgrp    writes a follow-up of type "gch" that joins group payload
+#           "group", made with on_complete "gcb" on first use
 #   retry   writes {"retry_after": payload "after"} and ends 75 on its
 #           first two ends (counted in $D/retried.ID), then ends 0
 #   dead    ends 65 (dead-lettered at once)
@@ -119,6 +121,8 @@ def run(jid, jtype, p, ctl, checkpoint):
         lines.append({"enqueue": {"type": "child2", "after": ["c", int(jid)], "payload": {"from": jid}}})
     elif act == "at":
         lines.append({"enqueue": {"type": "later", "payload": {"from": jid}, "at": p["at"]}})
+    elif act == "fgrp":
+        lines.append({"enqueue": {"type": "gch", "payload": {"from": jid}, "group": p["group"], "on_complete": "gcb"}})
     elif act == "retry" and bump(jid) < 2:
         lines.append({"retry_after": p["after"]})
         status = 75

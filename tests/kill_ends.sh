@@ -1,0 +1,212 @@
+#!/bin/bash
+# The kill matrix's other cells (tests/kill_matrix.sh has the rest): the
+# ends a kill itself decides, and a follow-up that joins a group, with
+# the worker SIGKILLed before start, while running and between the
+# handler's exit and the outcome write, in exec and persistent mode.
+#   last  --max-attempts 1, the one job of a group (--on-complete gcb),
+#         "lastaft" enqueued --after it.  Killed running or after, its
+#         one attempt went with the worker: the next claim buries it ->
+#         dead-lettered once, on_dead once, one callback counting it
+#         dead, "lastaft" cancelled once, never run.  Held ahead (before),
+#         it was never started nor charged -> done once.
+#   exp   expire_after = 2s, due 2 s and more before the kill, the one
+#         job of a group, "expaft" enqueued --after it.  Held ahead
+#         (before) -> expired once, one callback counting it expired,
+#         "expaft" cancelled once.  Killed running or after -> its time
+#         due counts from when the lease ran out: run again, done once,
+#         one callback counting it done, "expaft" run once.
+#   fgrp  a follow-up written on descriptor 3 that joins a group made
+#         with on_complete "gcb" -> one "gch" job, done once, and one
+#         callback for that group, counting it done.
+# A second worker (reserve_ttl 1 s) finishes the work once the leases
+# run out; no job runs twice at once (killm.py's flocks).
+. "$top_srcdir/tests/lib.sh"
+one_build sanitized "behaviour alone"
+setup kill_ends
+TH=$top_srcdir/tests/handlers
+TYPES="last exp fgrp"
+
+# Waits up to $1 seconds for `grep -c $2 $C/log` to reach $3.
+wait_log() {
+	local secs=$1 re=$2 want=$3 i=0
+	while [ "$(grep -c -E "$re" "$C/log")" -lt "$want" ]; do
+		i=$((i + 1))
+		[ $i -le $((secs * 10)) ] || { waited_out "$1" "wait_log $*"; return 1; }
+		sleep 0.1
+	done
+}
+
+# conf GEN CONCURRENCY AHEAD: the worker's configuration, $T/GEN.ini.
+conf() {
+	local h
+	CONF=$T/$1.ini
+	{
+		cat <<EOC
+[worker]
+poll_interval = 20ms
+reserve_ttl = 1s
+backoff = 1s
+concurrency = $2
+reserve_ahead = $3
+mode = $mode
+env.D = $C
+env.G = $1
+
+[queue default]
+
+[handler last]
+exec = $TH/killm.py $mode
+on_dead = $TH/killm.py alert
+
+[handler exp]
+exec = $TH/killm.py $mode
+expire_after = 2s
+EOC
+		for h in block fgrp gch gcb lastaft expaft; do
+			printf '[handler %s]\nexec = %s/killm.py %s\n' "$h" "$TH" "$mode"
+		done
+	} | write_conf
+}
+
+# The cell's jobs; sets ID (type -> id) and ALL.
+enqueue_all() {
+	declare -gA ID=()
+	CONF=$T/f1.ini
+	[ "$point" != before ] || ID[block]=$(jq_ enqueue --priority -1 block '{}')
+	ID[last]=$(echo '{"type": "last", "ref": "l", "max_attempts": 1, "payload": {}}' |
+		jq_ enqueue --batch --group "$KEY.l" --on-complete gcb | grep -E '^[0-9]+$')
+	ID[exp]=$(echo '{"type": "exp", "ref": "e", "payload": {}}' |
+		jq_ enqueue --batch --group "$KEY.e" --on-complete gcb | grep -E '^[0-9]+$')
+	ID[fgrp]=$(jq_ enqueue fgrp "{\"act\": \"fgrp\", \"group\": \"$KEY.f\"}")
+	ID[lastaft]=$(jq_ enqueue --after "${ID[last]}" lastaft '{}')
+	ID[expaft]=$(jq_ enqueue --after "${ID[exp]}" expaft '{}')
+	ENQ_AT=$SECONDS
+}
+
+# Brings the first worker to the cell's kill point.
+reach_point() {
+	case $point in
+	before)
+		wait_log 30 "^start ${ID[block]} " 1
+		wait_for_sql 30 "SELECT COUNT(*) FROM jobs WHERE reserved_by LIKE '%:$F1:%' AND type IN ('last', 'exp', 'fgrp')" 3
+		ok $? "[$cell] the worker holds the 3 jobs reserved ahead, never started"
+		;;
+	running | after)
+		wait_log 30 "^start [0-9]+ (last|exp|fgrp) " 3
+		ok $? "[$cell] the 3 handlers have started their jobs and wait"
+		;;
+	esac
+	# exp has been due longer than its expire_after before the kill.
+	while [ $((SECONDS - ENQ_AT)) -lt 3 ]; do sleep 0.2; done
+	[ "$point" != after ] || hold_rows_and_end
+}
+
+# The "after" point: another session locks every job row; the handlers
+# are let go and end; the worker's outcome write waits on the lock.
+hold_rows_and_end() {
+	local n
+	sql "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED; BEGIN;
+		SELECT id FROM jobs FOR UPDATE; DO SLEEP(60); COMMIT" >/dev/null 2>&1 &
+	LOCKER=$!
+	BG_PIDS+=("$LOCKER")
+	wait_for_sql 30 "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE DB = '$DB' AND INFO LIKE 'DO SLEEP(60)%'" 1
+	rm -f "$C/hold.f1.run"
+	n=$(grep -c '^start ' "$C/log")
+	wait_log 30 '^end ' "$n" &&
+		wait_for_sql 30 "SELECT COUNT(*) >= 1 FROM information_schema.INNODB_TRX WHERE trx_state = 'LOCK WAIT'" 1
+	ok $? "[$cell] the $n handlers ended; the worker waits on the locked rows to write"
+	sleep 0.5 # in exec mode, the worker reaps all three before it writes
+}
+
+# Kills the worker (at "after", its connections, then the lock).
+kill_first() {
+	local id
+	kill -KILL "$F1"
+	wait "$F1" 2>/dev/null
+	if [ "$point" = after ]; then
+		for id in $(sql "SELECT ID FROM information_schema.PROCESSLIST WHERE DB = '$DB'
+			AND ID <> CONNECTION_ID() AND COALESCE(INFO, '') NOT LIKE 'DO SLEEP(60)%'"); do
+			sql "KILL $id" 2>/dev/null
+		done
+		sql "KILL $(sql "SELECT ID FROM information_schema.PROCESSLIST WHERE INFO LIKE 'DO SLEEP(60)%'")"
+		wait "$LOCKER" 2>/dev/null
+	fi
+}
+
+# Runs of job $1 that ended as $2, then its failed_jobs rows.
+ends() {
+	sql "SELECT CONCAT_WS(' ', (SELECT COUNT(*) FROM job_runs WHERE job_id = $1 AND outcome = '$2'),
+		(SELECT COUNT(*) FROM failed_jobs WHERE id = $1))"
+}
+
+# The group $1's callbacks: how many, and the counts of the first.
+callback() {
+	sql "SELECT CONCAT_WS(' ', COUNT(*), SUM(outcome = 'done'), MIN(JSON_VALUE(payload, '$.total')),
+		MIN(JSON_VALUE(payload, '$.done')), MIN(JSON_VALUE(payload, '$.dead')), MIN(JSON_VALUE(payload, '$.expired')))
+		FROM job_runs WHERE type = 'gcb' AND JSON_VALUE(payload, '$.name') = '$1'"
+}
+
+check_cell() {
+	if [ "$point" = before ]; then
+		is "$(ends "${ID[last]}" done) $(grep -c '^alert ' "$C/log")" "1 0 0" \
+			"[$cell] last, held ahead and never started, was not charged: done once"
+		is "$(callback "$KEY.l")" "1 1 1 1 0 0" "[$cell] last's group: one callback, counting it done"
+		is "$(ends "${ID[lastaft]}" done)" "1 0" "[$cell] lastaft released once, done once"
+		is "$(ends "${ID[exp]}" expired) $(ends "${ID[exp]}" done)" "1 0 0 0" \
+			"[$cell] exp, held ahead past its expire_after: expired once, never run"
+		is "$(callback "$KEY.e")" "1 1 1 0 0 1" "[$cell] exp's group: one callback, counting it expired"
+		is "$(ends "${ID[expaft]}" cancelled) $(grep -c "^start ${ID[expaft]} " "$C/log")" "1 0 0" \
+			"[$cell] expaft cancelled once, never run"
+	else
+		is "$(ends "${ID[last]}" done) $(grep -c "^alert ${ID[last]}$" "$C/log") $(grep -c '^alert ' "$C/log")" "0 1 1 1" \
+			"[$cell] last, its one attempt gone with the worker: dead-lettered once, on_dead once"
+		is "$(callback "$KEY.l")" "1 1 1 0 1 0" "[$cell] last's group: one callback, counting it dead"
+		is "$(ends "${ID[lastaft]}" cancelled) $(grep -c "^start ${ID[lastaft]} " "$C/log")" "1 0 0" \
+			"[$cell] lastaft cancelled once, never run"
+		is "$(ends "${ID[exp]}" done) $(ends "${ID[exp]}" expired)" "1 0 0 0" \
+			"[$cell] exp, its run lost with the worker, is not expired: due again from its lease's end, done once"
+		is "$(callback "$KEY.e")" "1 1 1 1 0 0" "[$cell] exp's group: one callback, counting it done"
+		is "$(ends "${ID[expaft]}" done)" "1 0" "[$cell] expaft released once, done once"
+	fi
+	is "$(ends "${ID[fgrp]}" done) $(sql "SELECT COUNT(DISTINCT job_id), SUM(outcome = 'done') FROM job_runs WHERE type = 'gch'")" \
+		"1 0 1	1" "[$cell] fgrp done once; its follow-up exists once, done once"
+	is "$(callback "$KEY.f")" "1 1 1 1 0 0" "[$cell] the follow-up's group: one callback, counting it done"
+	is "$(grep -c '^overlap ' "$C/log")" 0 "[$cell] no job ran twice at once"
+}
+
+for mode in exec persistent; do
+	for point in before running after; do
+		cell=$mode/$point
+		C=$T/$mode.$point
+		KEY=ke.$mode.$point
+		mkdir -p "$C/locks"
+		: >"$C/log"
+		empty_tables
+		touch "$C/hold.f1.run"
+		if [ "$point" = before ]; then
+			conf f1 1 16
+		else
+			conf f1 3 0
+		fi
+		conf f2 3 auto
+		enqueue_all
+		CONF=$T/f1.ini
+		start_worker
+		F1=$WORKER_PID
+		reach_point
+		kill_first
+		CONF=$T/f2.ini
+		start_worker
+		F2=$WORKER_PID
+		wait_for_sql 60 "SELECT COUNT(*) FROM jobs" 0
+		ok $? "[$cell] a new worker finishes every job"
+		kill -TERM "$F2"
+		wait_exit 30 "$F2"
+		is "$?" 0 "[$cell] ... and stops on SIGTERM with status 0"
+		check_cell
+		rm -f "$C"/hold.*
+	done
+done
+is "$(grep -l -e 'Sanitizer' -e 'runtime error:' "$T"/worker.*.log | wc -l)" 0 \
+	"no worker log holds a sanitizer report"
+finish
