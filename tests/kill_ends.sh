@@ -15,6 +15,8 @@
 #         "expaft" cancelled once.  Killed running or after -> its time
 #         due counts from when the lease ran out: run again, done once,
 #         one callback counting it done, "expaft" run once.
+#         Its first run reports progress; the run after the kill, which
+#         reports none, does not show it (the first heartbeat clears it).
 #   fgrp  a follow-up written on descriptor 3 that joins a group made
 #         with on_complete "gcb" -> one "gch" job, done once, and one
 #         callback for that group, counting it done.
@@ -75,7 +77,7 @@ enqueue_all() {
 	[ "$point" != before ] || ID[block]=$(jq_ enqueue --priority -1 block '{}')
 	ID[last]=$(echo '{"type": "last", "ref": "l", "max_attempts": 1, "payload": {}}' |
 		jq_ enqueue --batch --group "$KEY.l" --on-complete gcb | grep -E '^[0-9]+$')
-	ID[exp]=$(echo '{"type": "exp", "ref": "e", "payload": {}}' |
+	ID[exp]=$(echo '{"type": "exp", "ref": "e", "payload": {"progress": 40}}' |
 		jq_ enqueue --batch --group "$KEY.e" --on-complete gcb | grep -E '^[0-9]+$')
 	ID[fgrp]=$(jq_ enqueue fgrp "{\"act\": \"fgrp\", \"group\": \"$KEY.f\"}")
 	ID[lastaft]=$(jq_ enqueue --after "${ID[last]}" lastaft '{}')
@@ -94,6 +96,8 @@ reach_point() {
 	running | after)
 		wait_log 30 "^start [0-9]+ (last|exp|fgrp) " 3
 		ok $? "[$cell] the 3 handlers have started their jobs and wait"
+		wait_for_sql 30 "SELECT progress FROM jobs WHERE id = ${ID[exp]}" 40
+		ok $? "[$cell] exp's progress (40) reached the database (a heartbeat took it)"
 		;;
 	esac
 	# exp has been due longer than its expire_after before the kill.
@@ -146,6 +150,16 @@ callback() {
 		FROM job_runs WHERE type = 'gcb' AND JSON_VALUE(payload, '$.name') = '$1'"
 }
 
+# While exp runs again after the kill (held at its gate), its row does
+# not show the killed run's progress as this run's.
+check_progress() {
+	wait_log 30 "^start ${ID[exp]} " 2
+	ok $? "[$cell] exp runs again after the kill"
+	wait_for_sql 10 "SELECT COALESCE(progress, 'none') FROM jobs WHERE id = ${ID[exp]}" none
+	ok $? "[$cell] ... and its row no longer shows the killed run's progress ($(sql "SELECT CONCAT_WS(' ', progress,
+		progress_note) FROM jobs WHERE id = ${ID[exp]}"))"
+}
+
 check_cell() {
 	if [ "$point" = before ]; then
 		is "$(ends "${ID[last]}" done) $(grep -c '^alert ' "$C/log")" "1 0 0" \
@@ -195,9 +209,12 @@ for mode in exec persistent; do
 		F1=$WORKER_PID
 		reach_point
 		kill_first
+		[ "$point" = before ] || touch "$C/hold.f2.run"
 		CONF=$T/f2.ini
 		start_worker
 		F2=$WORKER_PID
+		[ "$point" = before ] || check_progress
+		rm -f "$C/hold.f2.run"
 		wait_for_sql 60 "SELECT COUNT(*) FROM jobs" 0
 		ok $? "[$cell] a new worker finishes every job"
 		kill -TERM "$F2"

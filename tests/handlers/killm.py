@@ -39,6 +39,9 @@
 #           checkpoint reached it (JOBQ_CHECKPOINT, or the request's
 #           "checkpoint" in persistent mode); then ends 0
 #   other   ends 0
+# A payload with "progress": N writes {"progress": N, "note": "run PID"}
+# as it starts, before the gate, on its first run only (counted in
+# $D/progress.ID): a later run shows whether the first one's stayed.
 import fcntl
 import json
 import os
@@ -93,8 +96,8 @@ def take_locks(jid, jtype, p):
     return locks
 
 
-def bump(jid):
-    path = os.path.join(D, "retried.%s" % jid)
+def bump(jid, what="retried"):
+    path = os.path.join(D, "%s.%s" % (what, jid))
     n = int(open(path).read()) if os.path.exists(path) else 0
     with open(path, "w") as f:
         f.write("%d\n" % (n + 1))
@@ -108,6 +111,9 @@ def run(jid, jtype, p, ctl, checkpoint):
         if checkpoint is not None:
             log("resumed", jid, checkpoint.replace(" ", ""))
         ctl.write(json.dumps({"checkpoint": {"run": os.getpid()}}) + "\n")
+        ctl.flush()
+    if "progress" in p and bump(jid, "progress") == 0:
+        ctl.write(json.dumps({"progress": p["progress"], "note": "run %d" % os.getpid()}) + "\n")
         ctl.flush()
     log("start", jid, jtype, os.getpid())
     hold("hold.%s.run" % G)
