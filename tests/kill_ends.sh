@@ -20,6 +20,12 @@
 #   fgrp  a follow-up written on descriptor 3 that joins a group made
 #         with on_complete "gcb" -> one "gch" job, done once, and one
 #         callback for that group, counting it done.
+#   chain "chain1" (its handler's gate never shut: env.G = free), then
+#         "chain2" --after it, then "chain3" --after chain2.  Killed
+#         running or after, chain2 had started (handed to the worker by
+#         chain1's outcome, a waiter of it alone, as it had a free place):
+#         it runs again, done once, and chain3 is released once, run
+#         once, after it.  Held ahead (before): each done once, in order.
 # A second worker (reserve_ttl 1 s) finishes the work once the leases
 # run out; no job runs twice at once (killm.py's flocks).
 . "$top_srcdir/tests/lib.sh"
@@ -63,8 +69,12 @@ on_dead = $TH/killm.py alert
 [handler exp]
 exec = $TH/killm.py $mode
 expire_after = 2s
+
+[handler chain1]
+exec = $TH/killm.py $mode
+env.G = free
 EOC
-		for h in block fgrp gch gcb lastaft expaft; do
+		for h in block fgrp gch gcb lastaft expaft chain2 chain3; do
 			printf '[handler %s]\nexec = %s/killm.py %s\n' "$h" "$TH" "$mode"
 		done
 	} | write_conf
@@ -82,6 +92,9 @@ enqueue_all() {
 	ID[fgrp]=$(jq_ enqueue fgrp "{\"act\": \"fgrp\", \"group\": \"$KEY.f\"}")
 	ID[lastaft]=$(jq_ enqueue --after "${ID[last]}" lastaft '{}')
 	ID[expaft]=$(jq_ enqueue --after "${ID[exp]}" expaft '{}')
+	ID[chain1]=$(jq_ enqueue chain1 '{}')
+	ID[chain2]=$(jq_ enqueue --after "${ID[chain1]}" chain2 '{}')
+	ID[chain3]=$(jq_ enqueue --after "${ID[chain2]}" chain3 '{}')
 	ENQ_AT=$SECONDS
 }
 
@@ -94,8 +107,8 @@ reach_point() {
 		ok $? "[$cell] the worker holds the 3 jobs reserved ahead, never started"
 		;;
 	running | after)
-		wait_log 30 "^start [0-9]+ (last|exp|fgrp) " 3
-		ok $? "[$cell] the 3 handlers have started their jobs and wait"
+		wait_log 30 "^start [0-9]+ (last|exp|fgrp|chain2) " 4
+		ok $? "[$cell] the 4 handlers (chain2's after chain1 ended) have started their jobs and wait"
 		wait_for_sql 30 "SELECT progress FROM jobs WHERE id = ${ID[exp]}" 40
 		ok $? "[$cell] exp's progress (40) reached the database (a heartbeat took it)"
 		;;
@@ -185,6 +198,13 @@ check_cell() {
 	is "$(ends "${ID[fgrp]}" done) $(sql "SELECT COUNT(DISTINCT job_id), SUM(outcome = 'done') FROM job_runs WHERE type = 'gch'")" \
 		"1 0 1	1" "[$cell] fgrp done once; its follow-up exists once, done once"
 	is "$(callback "$KEY.f")" "1 1 1 1 0 0" "[$cell] the follow-up's group: one callback, counting it done"
+	is "$(sql "SELECT CONCAT_WS(' ', COUNT(*), COUNT(DISTINCT job_id), SUM(outcome = 'done')) FROM job_runs
+		WHERE type LIKE 'chain_' AND outcome IN ('done', 'dead', 'cancelled', 'expired')")" "3 3 3" \
+		"[$cell] chain1, chain2 and chain3 each done once"
+	is "$(sql "SELECT COUNT(*) FROM job_runs a JOIN job_runs b ON b.job_id = a.job_id + 1 AND b.job_id IN (${ID[chain2]}, ${ID[chain3]})
+		AND a.outcome = 'done' WHERE TIMESTAMPDIFF(MICROSECOND, a.started_at, b.started_at) DIV 1000 >= a.duration_ms")" \
+		"$(sql "SELECT COUNT(*) FROM job_runs WHERE job_id IN (${ID[chain2]}, ${ID[chain3]})")" \
+		"[$cell] every run of chain2 and chain3 started after the job it waits for was done"
 	is "$(grep -c '^overlap ' "$C/log")" 0 "[$cell] no job ran twice at once"
 }
 
@@ -200,9 +220,9 @@ for mode in exec persistent; do
 		if [ "$point" = before ]; then
 			conf f1 1 16
 		else
-			conf f1 3 0
+			conf f1 4 0
 		fi
-		conf f2 3 auto
+		conf f2 4 auto
 		enqueue_all
 		CONF=$T/f1.ini
 		start_worker
