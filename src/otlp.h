@@ -44,6 +44,7 @@ struct otlp_span {
 	char type[65], queue[65];
 	unsigned attempt;
 	char outcome[16];
+	char unwritten[16]; /* "": written; else the outcome asked for, not written */
 	/* OTLP_CLAIM: jobs the claim reserved */
 	unsigned count;
 };

@@ -44,7 +44,8 @@ attr_int(cJSON *attrs, const char *key, uint64_t v)
 	cJSON_AddItemToArray(attrs, a);
 }
 
-/* The attributes of sp: the job's for a run, the count for a claim. */
+/* The attributes of sp: the job's for a run (and the outcome it asked
+ * for when that was not written), the count for a claim. */
 static cJSON *
 span_attrs(const struct otlp_span *sp)
 {
@@ -59,6 +60,8 @@ span_attrs(const struct otlp_span *sp)
 	attr_str(attrs, "jobq.queue", sp->queue);
 	attr_int(attrs, "jobq.attempt", sp->attempt);
 	attr_str(attrs, "jobq.outcome", sp->outcome);
+	if (sp->unwritten[0] != '\0')
+		attr_str(attrs, "jobq.outcome.unwritten", sp->unwritten);
 	return attrs;
 }
 

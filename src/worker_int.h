@@ -238,7 +238,7 @@ void slot_end_unrun(struct worker *w, struct slot *s, enum outcome_write kind, c
     const char *error);
 
 /* worker_span.c */
-void span_run(struct worker *w, const struct slot *s, int lost);
+void span_run(struct worker *w, const struct slot *s, const char *unwritten, const char *why);
 void span_claim(struct worker *w, size_t n, int64_t us);
 
 /* worker_cancel.c */

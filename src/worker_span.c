@@ -15,11 +15,16 @@
 #include "worker_int.h"
 
 /* The status of a run that ended as s->write: done is ok, retry and
- * dead are errors (with why), the rest (interrupted, cancelled) unset. */
+ * dead are errors (with why), the rest (interrupted, cancelled) unset.
+ * An outcome that was not written (unwritten) is an error whatever the
+ * handler did, with why: its job runs again. */
 static void
-run_status(const struct slot *s, struct otlp_span *sp)
+run_status(const struct slot *s, const char *unwritten, const char *why, struct otlp_span *sp)
 {
-	if (s->write == OUT_DONE)
+	if (unwritten != NULL) {
+		sp->status = OTLP_ERROR;
+		snprintf(sp->message, sizeof sp->message, "%s", why);
+	} else if (s->write == OUT_DONE)
 		sp->status = OTLP_OK;
 	else if (s->write == OUT_RETRY || s->write == OUT_DEAD) {
 		sp->status = OTLP_ERROR;
@@ -27,15 +32,19 @@ run_status(const struct slot *s, struct otlp_span *sp)
 	}
 }
 
-/* The span of s's handler run, once its outcome is settled (lost: the
- * lease was gone, so the outcome is "lost" whatever the handler did).
- * Its parent is the span that enqueued the job (the job's traceparent);
- * a job enqueued without one got a trace of its own for the run
- * (trace_for_run), and its span is that trace's root.  Jobs that ended
- * without a handler (cancelled or expired unstarted, unknown type) have
- * no run span. */
+/* The span of s's handler run, once its outcome is settled: written
+ * (unwritten NULL), or not, and then unwritten is what became of it as
+ * jobq_runs_total names it ("lost": the lease was gone; "refused": the
+ * server refused every form of it; "given_up": its write lost the
+ * connection too often), why says so, and jobq.outcome.unwritten keeps
+ * the outcome the handler's run had asked for.  Every run that counts in
+ * jobq_runs_total has its span.  Its parent is the span that enqueued
+ * the job (the job's traceparent); a job enqueued without one got a
+ * trace of its own for the run (trace_for_run), and its span is that
+ * trace's root.  Jobs that ended without a handler (cancelled or expired
+ * unstarted, unknown type) have no run span. */
 void
-span_run(struct worker *w, const struct slot *s, int lost)
+span_run(struct worker *w, const struct slot *s, const char *unwritten, const char *why)
 {
 	struct otlp_span sp;
 	char job_trace[TRACE_ID_LEN + 1];
@@ -54,8 +63,11 @@ span_run(struct worker *w, const struct slot *s, int lost)
 	snprintf(sp.type, sizeof sp.type, "%s", s->job->type);
 	snprintf(sp.queue, sizeof sp.queue, "%s", s->job->queue);
 	sp.attempt = s->job->attempt;
-	snprintf(sp.outcome, sizeof sp.outcome, "%s", lost ? "lost" : queue_outcome_name(s->write));
-	run_status(s, &sp);
+	snprintf(sp.outcome, sizeof sp.outcome, "%s",
+	    unwritten != NULL ? unwritten : queue_outcome_name(s->write));
+	if (unwritten != NULL)
+		snprintf(sp.unwritten, sizeof sp.unwritten, "%s", queue_outcome_name(s->write));
+	run_status(s, unwritten, why, &sp);
 	otlp_add(w->otlp, &sp);
 }
 

@@ -24,6 +24,8 @@
 #include "worker_int.h"
 
 #define WRITE_RETRY_MS 500
+/* A span's status message: what otlp.h keeps of it, and no more. */
+#define SPAN_WHY 256
 /* An outcome whose write lost the connection this many times is written
  * in a transaction of its own, then without the handler's texts, then
  * given up (its job returns when its lease expires): a statement that
@@ -267,8 +269,14 @@ metric_outcome(const struct slot *s, enum metrics_outcome mo)
 static void
 count_outcome(struct worker *w, struct slot *s, int lost)
 {
+	char why[SPAN_WHY] = "";
+
 	metric_outcome(s, lost ? MO_LOST : MO_DONE);
-	span_run(w, s, lost);
+	if (lost)
+		snprintf(why, sizeof why,
+		    "lease lost (another worker or release-stale took it); outcome '%s' dropped",
+		    queue_outcome_name(s->write));
+	span_run(w, s, lost ? "lost" : NULL, why);
 	if (lost)
 		log_warn(
 		    "job %llu: lease lost (another worker or release-stale took it); outcome '%s' dropped",
@@ -363,11 +371,14 @@ alert_dead(struct worker *w, const struct slot *s)
 /* Acts on what queue_write did with the outcome of slot s: a written
  * or lost outcome frees the slot, a refused one too (logged: its job
  * returns when its lease expires); one whose write failed stays for the
- * next try, unless the connection was lost under it too often. */
+ * next try, unless the connection was lost under it too often.  A run
+ * whose outcome is refused or given up still ends its span, as it counts
+ * in jobq_runs_total. */
 static void
 settle(struct worker *w, struct slot *s, const struct outcome *o, int rc)
 {
 	unsigned long long id = (unsigned long long)s->job->id;
+	char why[SPAN_WHY];
 
 	switch (o->state) {
 	case OUTS_WRITTEN:
@@ -390,6 +401,9 @@ settle(struct worker *w, struct slot *s, const struct outcome *o, int rc)
 		log_error("job %llu: outcome '%s' not written: %s; the job returns when its lease expires",
 		    id, queue_outcome_name(s->write), o->note);
 		metric_outcome(s, MO_REFUSED);
+		snprintf(
+		    why, sizeof why, "outcome '%s' not written: %s", queue_outcome_name(s->write), o->note);
+		span_run(w, s, "refused", why);
 		break;
 	case OUTS_FAILED:
 		/* A lock held elsewhere: the next tries write this outcome
@@ -404,6 +418,10 @@ settle(struct worker *w, struct slot *s, const struct outcome *o, int rc)
 		          "it up: the job returns when its lease expires",
 		    id, s->write_tries, queue_outcome_name(s->write));
 		metric_outcome(s, MO_GIVEN_UP);
+		snprintf(why, sizeof why,
+		    "outcome '%s' not written: the connection was lost %u times while writing it",
+		    queue_outcome_name(s->write), s->write_tries);
+		span_run(w, s, "given_up", why);
 		break;
 	default:
 		return;
