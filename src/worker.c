@@ -215,6 +215,8 @@ worker_finish(struct worker *w)
 	for (i = 0; i < w->nslots; i++)
 		if (w->slots[i].state != SLOT_FREE) {
 			unwritten++;
+			if (w->slots[i].state == SLOT_WRITING) /* its handler ran */
+				write_abandon(w, &w->slots[i]);
 			slot_clear(w, &w->slots[i]);
 		}
 	if (unwritten > 0)

@@ -187,6 +187,7 @@ void reserve_place(struct worker *w, struct job **jobs, size_t n, int64_t got, i
 /* worker_write.c */
 void write_conclude(struct worker *w, struct slot *s);
 void write_pending(struct worker *w, int64_t now);
+void write_abandon(struct worker *w, struct slot *s);
 
 /* worker_lease.c */
 void lease_heartbeat(struct worker *w, int64_t now);

@@ -693,3 +693,19 @@ write_pending(struct worker *w, int64_t now)
 	free(runs);
 	free(o);
 }
+
+/* The worker stops with s's outcome still unwritten (the database away,
+ * or a row held, for a whole reserve_ttl after the stop): counted and
+ * its span ended as an outcome given up, as settle() does for one whose
+ * write lost its connection too often, so that the run is seen in the
+ * metrics and the trace alike.  The job returns when its lease expires. */
+void
+write_abandon(struct worker *w, struct slot *s)
+{
+	char why[SPAN_WHY];
+
+	metric_outcome(s, MO_GIVEN_UP);
+	snprintf(why, sizeof why, "outcome '%s' not written: the worker stopped before it could write it",
+	    queue_outcome_name(s->write));
+	span_run(w, s, "given_up", why);
+}

@@ -15,6 +15,8 @@
 #      the span, outcome lost, has an error status too (it was ok for a
 #      done run before: a run whose work will be done again is no
 #      success).
+#   4. the worker stops with the outcome unwritten (a row held for a
+#      whole reserve_ttl after the stop): given_up too.
 . "$top_srcdir/tests/lib.sh"
 one_build sanitized "behaviour alone"
 PY=/usr/bin/python3
@@ -116,13 +118,39 @@ sql "DELETE FROM jobs WHERE id = $l"
 kill -TERM "$WORKER_PID"
 wait_exit 30 "$WORKER_PID"
 is "$?" 0 "the worker stops cleanly, flushing its spans"
+
+# ---- 4. the worker stops with it unwritten ----
+# Another session holds job h's row, so its done outcome cannot be
+# written; asked to stop, the worker waits a reserve_ttl (2 s here) for
+# it, then gives it up and exits.  Before, worker_finish dropped such a
+# slot with neither a span nor a count.
+sed -i 's/^reserve_ttl = 20s$/reserve_ttl = 2s/' "$CONF"
+rm -f "$G"/*
+log=$T/worker.${#BG_PIDS[@]}.log
+start_worker
+h=$(jq_ enqueue --traceparent "00-$trace-00f067aa0ba90296-01" gate '{}')
+for i in $(seq 1 300); do [ -e "$G/started.$h" ] && break; sleep 0.1; done
+sql "START TRANSACTION; SELECT id FROM jobs WHERE id = $h FOR UPDATE; DO SLEEP(600); COMMIT" >/dev/null 2>&1 &
+holder=$!
+wait_for_sql 20 "SELECT COUNT(*) FROM information_schema.processlist WHERE db = DATABASE() AND TRIM(info) = 'DO SLEEP(600)'" 1
+touch "$G/go"
+wait_for_sql 20 "SELECT COUNT(*) FROM information_schema.innodb_trx WHERE trx_state = 'LOCK WAIT'" 1
+ok $? "job $h's outcome waits for the row held"
+kill -TERM "$WORKER_PID"
+wait_exit 30 "$WORKER_PID"
+is "$?" 0 "the worker stops, giving up the outcome it could not write"
+like "$(cat "$log")" "1 outcomes could not be written" "and says so"
+sql_root "KILL $(sql "SELECT id FROM information_schema.processlist WHERE db = DATABASE() AND TRIM(info) = 'DO SLEEP(600)'")" 2>/dev/null
+wait "$holder" 2>/dev/null
+sql "DELETE FROM jobs WHERE id = $h"
 kill "$RECV_PID"
 wait "$RECV_PID" 2>/dev/null
 $PY "$RECV" spans "$T/otlp.jsonl" >"$T/spans"
 
 # kind name trace span parent code message start end attributes...
 span_of() { grep -P "\tjobq\.job\.id=$1\t" "$T/spans"; }
-is "$(span_of "$r" | wc -l)/$(span_of "$g" | wc -l)/$(span_of "$l" | wc -l)" "1/1/1" "each of the three runs has exactly one span"
+is "$(span_of "$r" | wc -l)/$(span_of "$g" | wc -l)/$(span_of "$l" | wc -l)/$(span_of "$h" | wc -l)" "1/1/1/1" \
+	"each of the four runs has exactly one span"
 is "$(span_of "$r" | cut -f2,3,6,10-)" \
 	"jobq.run gate	$trace	2	jobq.job.id=$r	jobq.job.type=gate	jobq.queue=default	jobq.attempt=1	jobq.outcome=refused	jobq.outcome.unwritten=done" \
 	"the refused run's span: in the job's trace, error status, outcome refused, the done it asked for unwritten"
@@ -138,8 +166,11 @@ like "$(span_of "$g" | cut -f7)" "^outcome 'done' not written: the connection wa
 like "$(span_of "$l" | cut -f2,3,6,7,10-)" \
 	"^jobq.run gate	$trace	2	lease lost \(another worker or release-stale took it\); outcome '(done|interrupted)' dropped	jobq.job.id=$l	jobq.job.type=gate	jobq.queue=default	jobq.attempt=1	jobq.outcome=lost	jobq.outcome.unwritten=(done|interrupted)\$" \
 	"the lost run's span: error status saying why, outcome lost, the done it asked for unwritten"
-like "$(grep 'otlp spans' "$log")" "dropped_queue_full=0 dropped_export_failed=0 dropped_at_stop=0" \
-	"no span was dropped"
+is "$(span_of "$h" | cut -f2,3,6,7,10-)" \
+	"jobq.run gate	$trace	2	outcome 'done' not written: the worker stopped before it could write it	jobq.job.id=$h	jobq.job.type=gate	jobq.queue=default	jobq.attempt=1	jobq.outcome=given_up	jobq.outcome.unwritten=done" \
+	"the span of the run whose worker stopped before writing it: given_up, and why"
+like "$(cat "$T"/worker.*.log | grep 'otlp spans')" "dropped_queue_full=0 dropped_export_failed=0 dropped_at_stop=0.*dropped_queue_full=0 dropped_export_failed=0 dropped_at_stop=0" \
+	"no span was dropped, by either worker"
 is "$(grep -l -e 'Sanitizer' -e 'runtime error:' "$T"/worker.*.log | wc -l)" 0 \
 	"no worker log holds a sanitizer report"
 finish
