@@ -30,19 +30,10 @@
 # run out; no job runs twice at once (killm.py's flocks).
 . "$top_srcdir/tests/lib.sh"
 one_build sanitized "behaviour alone"
+. "$top_srcdir/tests/kill_lib.sh"
 setup kill_ends
 TH=$top_srcdir/tests/handlers
 TYPES="last exp fgrp"
-
-# Waits up to $1 seconds for `grep -c $2 $C/log` to reach $3.
-wait_log() {
-	local secs=$1 re=$2 want=$3 i=0
-	while [ "$(grep -c -E "$re" "$C/log")" -lt "$want" ]; do
-		i=$((i + 1))
-		[ $i -le $((secs * 10)) ] || { waited_out "$1" "wait_log $*"; return 1; }
-		sleep 0.1
-	done
-}
 
 # conf GEN CONCURRENCY AHEAD: the worker's configuration, $T/GEN.ini.
 conf() {
@@ -122,11 +113,7 @@ reach_point() {
 # are let go and end; the worker's outcome write waits on the lock.
 hold_rows_and_end() {
 	local n
-	sql "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED; BEGIN;
-		SELECT id FROM jobs FOR UPDATE; DO SLEEP(60); COMMIT" >/dev/null 2>&1 &
-	LOCKER=$!
-	BG_PIDS+=("$LOCKER")
-	wait_for_sql 30 "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE DB = '$DB' AND INFO LIKE 'DO SLEEP(60)%'" 1
+	lock_jobs
 	rm -f "$C/hold.f1.run"
 	n=$(grep -c '^start ' "$C/log")
 	wait_log 30 '^end ' "$n" &&
@@ -137,17 +124,9 @@ hold_rows_and_end() {
 
 # Kills the worker (at "after", its connections, then the lock).
 kill_first() {
-	local id
 	kill -KILL "$F1"
 	wait "$F1" 2>/dev/null
-	if [ "$point" = after ]; then
-		for id in $(sql "SELECT ID FROM information_schema.PROCESSLIST WHERE DB = '$DB'
-			AND ID <> CONNECTION_ID() AND COALESCE(INFO, '') NOT LIKE 'DO SLEEP(60)%'"); do
-			sql "KILL $id" 2>/dev/null
-		done
-		sql "KILL $(sql "SELECT ID FROM information_schema.PROCESSLIST WHERE INFO LIKE 'DO SLEEP(60)%'")"
-		wait "$LOCKER" 2>/dev/null
-	fi
+	[ "$point" != after ] || unlock_jobs_killing
 }
 
 # Runs of job $1 that ended as $2, then its failed_jobs rows.

@@ -56,6 +56,7 @@
 # too; and the jobs held ahead, never started, were charged no attempt.
 . "$top_srcdir/tests/lib.sh"
 one_build sanitized "behaviour alone"
+. "$top_srcdir/tests/kill_lib.sh"
 setup kill_matrix
 TH=$top_srcdir/tests/handlers
 F_TYPES="follow at retry succ dead uniq ckpt canc grp"
@@ -75,16 +76,6 @@ alive() {
 now_ms() {
 	local t=${EPOCHREALTIME/./}
 	echo $((t / 1000))
-}
-
-# Waits up to $1 seconds for `grep -c $2 $C/log` to reach $3.
-wait_log() {
-	local secs=$1 re=$2 want=$3 i=0
-	while [ "$(grep -c -E "$re" "$C/log")" -lt "$want" ]; do
-		i=$((i + 1))
-		[ $i -le $((secs * 10)) ] || { waited_out "$1" "wait_log $*"; return 1; }
-		sleep 0.1
-	done
 }
 
 # conf_f GEN CONCURRENCY AHEAD: worker F's configuration, $T/fGEN.ini.
@@ -214,11 +205,7 @@ reach_point() {
 # are let go and end; both workers' writes then wait on the lock.
 hold_rows_and_end() {
 	local n pid i ended
-	sql "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED; BEGIN;
-		SELECT id FROM jobs FOR UPDATE; DO SLEEP(60); COMMIT" >/dev/null 2>&1 &
-	LOCKER=$!
-	BG_PIDS+=("$LOCKER")
-	wait_for_sql 30 "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE DB = '$DB' AND INFO LIKE 'DO SLEEP(60)%'" 1
+	lock_jobs
 	rm -f "$C/hold.f1.run" "$C/hold.l1.run"
 	n=$(grep -c '^start ' "$C/log")
 	wait_log 30 '^end ' "$n"
@@ -264,15 +251,7 @@ kill_first() {
 	WATCHER=$!
 	BG_PIDS+=("$WATCHER")
 	wait "$F1" "$L1" 2>/dev/null
-	if [ "$point" = after ]; then
-		for id in $(sql "SELECT ID FROM information_schema.PROCESSLIST WHERE DB = '$DB'
-			AND ID <> CONNECTION_ID() AND COALESCE(INFO, '') NOT LIKE 'DO SLEEP(60)%'
-			AND COALESCE(INFO, '') NOT LIKE '%cancel_by%'"); do
-			sql "KILL $id" 2>/dev/null
-		done
-		sql "KILL $(sql "SELECT ID FROM information_schema.PROCESSLIST WHERE INFO LIKE 'DO SLEEP(60)%'")"
-		wait "$LOCKER" 2>/dev/null
-	fi
+	[ "$point" != after ] || unlock_jobs_killing "COALESCE(INFO, '') NOT LIKE '%cancel_by%'"
 	wait "$CANCELLER"
 	is "$?" 0 "[$cell] jobq cancel of the canc job exits 0 ($(tr '\n' ' ' <"$C/cancel.out"))"
 	sql "INSERT INTO claims (at) SELECT reserved_at FROM jobs WHERE type = 'rt' AND reserved_at IS NOT NULL"
