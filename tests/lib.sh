@@ -346,6 +346,29 @@ wait_for_sql() {
 	done
 }
 
+# sleep_killer_start / sleep_killer_stop: in the background, kills
+# every connection of the test's database caught in a DO SLEEP(60) (a
+# trigger's stall), again and again, each one's id a line of $T/kills,
+# until stopped: the connection under a write lost each time it is tried.
+sleep_killer_start() {
+	rm -f "$T/stop-watch" "$T/kills"
+	(
+		while [ ! -e "$T/stop-watch" ]; do
+			for c in $(sql_root "SELECT id FROM information_schema.processlist WHERE db = '$DB'
+				AND state = 'User sleep' AND info LIKE 'DO SLEEP(60)%'"); do
+				sql_root "KILL CONNECTION $c" 2>/dev/null && echo "$c" >>"$T/kills"
+			done
+			sleep 0.1
+		done
+	) &
+	SLEEP_KILLER=$!
+	BG_PIDS+=("$SLEEP_KILLER")
+}
+sleep_killer_stop() {
+	touch "$T/stop-watch"
+	wait "$SLEEP_KILLER"
+}
+
 # Waits up to $1 seconds for process $2 to exit; returns its status, or
 # 124 when it is still running.
 wait_exit() {

@@ -86,23 +86,11 @@ sql "DROP TRIGGER unwritten; DELETE FROM jobs WHERE id = $r" # no second run onc
 # ---- 2. given up ----
 rm -f "$G"/*
 g=$(jq_ enqueue --traceparent "00-$trace-00f067aa0ba90298-01" gate '{}')
-rm -f "$T/stop-watch" "$T/kills"
-(
-	while [ ! -e "$T/stop-watch" ]; do
-		for c in $(sql_root "SELECT id FROM information_schema.processlist WHERE db = '$DB'
-			AND state = 'User sleep' AND info LIKE 'DO SLEEP(60)%'"); do
-			sql_root "KILL CONNECTION $c" 2>/dev/null && echo "$c" >>"$T/kills"
-		done
-		sleep 0.1
-	done
-) &
-watcher=$!
-BG_PIDS+=("$watcher")
+sleep_killer_start
 unwritten_run "$g" "DO SLEEP(60);"
 wait_log 90 "job $g: the connection was lost [0-9]+ times while writing its outcome 'done'; giving it up"
 ok $? "job $g's done outcome is given up after the connection was lost under it again and again"
-touch "$T/stop-watch"
-wait "$watcher"
+sleep_killer_stop
 sql "DROP TRIGGER unwritten; DELETE FROM jobs WHERE id = $g"
 
 # ---- 3. lost ----

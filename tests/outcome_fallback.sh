@@ -191,21 +191,9 @@ BEGIN
 END //
 DELIMITER ;
 EOS
-	rm -f "$T/stop-watch" "$T/kills"
-	(
-		while [ ! -e "$T/stop-watch" ]; do
-			for c in $(sql_root "SELECT id FROM information_schema.processlist WHERE db = '$DB'
-				AND state = 'User sleep' AND info LIKE 'DO SLEEP(60)%'"); do
-				sql_root "KILL CONNECTION $c" 2>/dev/null && echo "$c" >>"$T/kills"
-			done
-			sleep 0.1
-		done
-	) &
-	watcher=$!
-	BG_PIDS+=("$watcher")
+	sleep_killer_start
 	run_three_together 2
-	touch "$T/stop-watch"
-	wait "$watcher"
+	sleep_killer_stop
 	sql "DROP TRIGGER stall_runs"
 	kills=$(cat "$T/kills" 2>/dev/null | wc -l)
 	ok $([ "$kills" -ge 3 ]; echo $?) "[$mode] the write of y's outcome lost the connection $kills times"
