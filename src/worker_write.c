@@ -24,8 +24,10 @@
 #include "worker_int.h"
 
 #define WRITE_RETRY_MS 500
-/* A span's status message: what otlp.h keeps of it, and no more. */
-#define SPAN_WHY 256
+/* A span's status message, before otlp.h keeps its first 255 bytes:
+ * room for "outcome 'NAME' not written: " and a whole outcome note, so
+ * that the compiler sees no cut to warn of (gcc at -O0 does). */
+#define SPAN_WHY ERRSZ
 /* An outcome whose write lost the connection this many times is written
  * in a transaction of its own, then without the handler's texts, then
  * given up (its job returns when its lease expires): a statement that
