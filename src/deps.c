@@ -42,7 +42,13 @@
  * job alone): a released job's row and index entries are written once.
  * Each statement's assignments are independent of each other, which a
  * multi-table UPDATE needs: it promises no order.  The job's own rows of
- * jobq_deps go: it waits for nothing any more. */
+ * jobq_deps go: it waits for nothing any more.
+ *
+ * A waiter released or marked here gets a wait_until if it had none
+ * (plain SQL may leave it out: due as soon as released), as now: the
+ * value is the same either way, and every later end of the job -- a
+ * claim's outcome, the dead letter, a cancel, the sweep -- tells by it
+ * that the job waited and drops its rows of jobq_deps (DEPS_OWN). */
 size_t
 deps_ended_sql(
     struct db *db, struct buf *sql, uint64_t id, const char *how, const char *guard, unsigned parts)
@@ -60,7 +66,8 @@ deps_ended_sql(
 	if (!(parts & DEPS_RELEASED)) {
 		db_sql(db, sql,
 		    WAITERS "j.available_at = GREATEST(COALESCE(j.wait_until, UTC_TIMESTAMP(6)), UTC_TIMESTAMP(6)),"
-		            " j.waiting_on = 0 WHERE d.after_id = %U AND %s AND j.waiting_on = 1 AND (%d OR j.after_any = 1);",
+		            " j.waiting_on = 0, j.wait_until = COALESCE(j.wait_until, UTC_TIMESTAMP(6))"
+		            " WHERE d.after_id = %U AND %s AND j.waiting_on = 1 AND (%d OR j.after_any = 1);",
 		    id, guard, done);
 		n++;
 	}
@@ -79,7 +86,8 @@ deps_ended_sql(
 		db_sql(db, sql,
 		    WAITERS
 		    "j.cancel_by = COALESCE(j.cancel_by, %q), j.cancel_at = COALESCE(j.cancel_at,"
-		    " UTC_TIMESTAMP(6)), j.expires_at = UTC_TIMESTAMP(6), j.available_at = UTC_TIMESTAMP(6)"
+		    " UTC_TIMESTAMP(6)), j.expires_at = UTC_TIMESTAMP(6), j.available_at = UTC_TIMESTAMP(6),"
+		    " j.wait_until = COALESCE(j.wait_until, UTC_TIMESTAMP(6))"
 		    " WHERE d.after_id = %U AND %s AND j.waiting_on > 0 AND j.after_any = 0;",
 		    reason, id, guard);
 	}

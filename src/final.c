@@ -71,7 +71,7 @@ final_sweep(struct db *db, const char *by, int skip_locked, uint64_t only_id, ui
 	if ((rc = db_begin(db, err)) != DB_OK)
 		return rc;
 	r = db_query(db, &rc, err,
-	    "SELECT id, cancel_by IS NULL, has_waiters, wait_until IS NOT NULL, group_id FROM jobs WHERE expires_at <= UTC_TIMESTAMP(6) AND NOT "
+	    "SELECT id, cancel_by IS NULL, has_waiters, waiting_on > 0 OR wait_until IS NOT NULL, group_id FROM jobs WHERE expires_at <= UTC_TIMESTAMP(6) AND NOT "
 	    "(" IS_RESERVED ")%s"
 	    " ORDER BY expires_at LIMIT %u FOR UPDATE%s",
 	    one, FINAL_SWEEP_MAX, skip_locked ? " SKIP LOCKED" : "");

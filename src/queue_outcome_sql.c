@@ -261,8 +261,11 @@ fence_sql(struct db *db, struct buf *sql, const struct outcome *o, const char *h
  * "j."): the job released (due when it was meant to be, or now) and
  * reserved for the worker as a claim would reserve it (its attempt
  * counted, the lease stamped with the hand-off's token); with may (SQL),
- * reserved only where may holds.  No value reads a column the clause
- * sets, so the order of the assignments does not matter. */
+ * reserved only where may holds.  A job plain SQL wrote without
+ * wait_until gets it as now, as deps.c's release gives it (its end then
+ * drops its rows of jobq_deps); the values read from wait_until are the
+ * same before and after that, so the order of the assignments does not
+ * matter. */
 static void
 handoff_set(struct db *db, struct buf *sql, const struct handoff *h, const char *t, const char *may)
 {
@@ -274,8 +277,9 @@ handoff_set(struct db *db, struct buf *sql, const struct handoff *h, const char 
 		may = "";
 	buf_printf(sql,
 	    " SET %savailable_at = GREATEST(COALESCE(%swait_until, UTC_TIMESTAMP(6)), UTC_TIMESTAMP(6)),"
-	    " %swaiting_on = 0, %sattempts = %sattempts + (%sattempts < 4294967295%s%s),",
-	    t, t, t, t, t, t, *may ? " AND " : "", may);
+	    " %swaiting_on = 0, %swait_until = COALESCE(%swait_until, UTC_TIMESTAMP(6)),"
+	    " %sattempts = %sattempts + (%sattempts < 4294967295%s%s),",
+	    t, t, t, t, t, t, t, t, *may ? " AND " : "", may);
 	buf_printf(sql, " %sreserved_at = %s%s%sUTC_TIMESTAMP(6)%s,", t, open, may, and, shut);
 	db_sql(db, sql, " %sreserved_by = %s%s%s%q%s,", t, open, may, and, h->worker, shut);
 	db_sql(db, sql, " %slease_token = %s%s%s%q%s,", t, open, may, and, h->token, shut);
