@@ -87,7 +87,7 @@ ends_now(const struct held *h, int settle)
 }
 
 /* Appends the statements of the cancel of the rows h[0..n)
- * holds, then COMMIT: unless settle, the request on every one of them (a
+ * holds, then COMMIT unless open: unless settle, the request on every one of them (a
  * second request keeps the first one's who and when: that is the request
  * the run names); the end of those ends_now picks, with the release of
  * what waits for each (deps.c) and its group's count (groups.c); and the
@@ -96,7 +96,7 @@ ends_now(const struct held *h, int settle)
  * retry of a dead dependency re-opens the job (park.c). */
 static void
 cancel_sql(struct db *db, struct buf *sql, const struct held *h, size_t n, const char *by, int settle,
-    const struct audit_entry *a)
+    const struct audit_entry *a, int open)
 {
 	struct buf all, ends, cond;
 	char job[24];
@@ -137,20 +137,34 @@ cancel_sql(struct db *db, struct buf *sql, const struct held *h, size_t n, const
 			buf_adds(sql, ";");
 		}
 	}
-	buf_adds(sql, "COMMIT");
+	if (!open)
+		buf_adds(sql, "COMMIT");
 	buf_free(&all);
 	buf_free(&ends);
 	buf_free(&cond);
 }
 
+/* The ids (comma-separated; empty: none) of the rows of h[0..n) the
+ * cancel ends now that other jobs wait for. */
+static void
+ended_waited_for(const struct held *h, size_t n, int settle, struct buf *ids)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (ends_now(&h[i], settle) && (h[i].parts & DEPS_WAITERS))
+			buf_printf(ids, "%s%llu", ids->len ? "," : "", (unsigned long long)h[i].id);
+}
+
 /* One try of cancel_many: the rows locked, then the rest of the
- * transaction in one round trip. */
+ * transaction in one round trip, and what it cancels down the graph. */
 static int
 cancel_try(struct db *db, const uint64_t *ids, size_t n, const char *by, int settle, const struct audit_entry *a,
     enum cancel_state *st, char *err)
 {
 	struct held *h = xcalloc(n, sizeof *h);
-	struct buf sql;
+	struct buf sql, waited;
+	uint64_t ends[2];
 	size_t i, k, nheld = 0;
 	int rc;
 
@@ -162,10 +176,20 @@ cancel_try(struct db *db, const uint64_t *ids, size_t n, const char *by, int set
 		db_rollback(db);
 		goto out;
 	}
+	/* The jobs that waited for those it ends, and that their end marks
+	 * for cancelling, end too, in the same transaction, and theirs down
+	 * the graph (final_cascade): no job is left due, counted ready,
+	 * until a claim or the sweep takes it.  Without such jobs the
+	 * cancel stays one round trip, its COMMIT included. */
+	buf_init(&waited);
+	ended_waited_for(h, nheld, settle, &waited);
 	buf_init(&sql);
-	cancel_sql(db, &sql, h, nheld, by, settle, a);
+	cancel_sql(db, &sql, h, nheld, by, settle, a, waited.len > 0);
 	rc = db_exec_buf(db, &sql, err);
 	buf_free(&sql);
+	if (rc == DB_OK && waited.len > 0 && (rc = final_cascade(db, by, 0, waited.data, ends, err)) == DB_OK)
+		rc = db_commit(db, err);
+	buf_free(&waited);
 	if (rc != DB_OK) {
 		db_rollback(db);
 		goto out;

@@ -48,37 +48,30 @@ final_sql(struct db *db, struct buf *sql, const char *by, const char *cond)
 	buf_adds(sql, ";");
 }
 
-/* Finalizes up to FINAL_SWEEP_MAX jobs no worker holds whose expiry has
- * passed (a cancel request sets it too: see cancel.c), oldest expiry
- * first, in one transaction with the release of the jobs that wait for
- * them (deps.c) and the counts of their groups (groups.c); n[0] gets how
- * many ended expired, n[1] how many cancelled.  Served by jobs_expiry:
- * it reads the expired rows only, however many jobs wait.  With
+/* One round of a sweep, inside its transaction: locks the rows of jobs
+ * no worker holds that where (SQL) picks, up to max, and finalizes them
+ * with the release of the jobs that wait for them (deps.c) and the
+ * counts of their groups (groups.c); ends[0] and ends[1] count those
+ * that ended expired and cancelled, *k all of them, and next gets the
+ * ids of those that had waiters (comma-separated; empty: none).  With
  * skip_locked, rows a claim has locked are passed over (the claim will
- * finalize them itself).  only_id (not 0) looks at that job alone. */
-int
-final_sweep(struct db *db, const char *by, int skip_locked, uint64_t only_id, uint64_t n[2], char *err)
+ * finalize them itself). */
+static int
+sweep_round(struct db *db, const char *by, int skip_locked, const char *where, unsigned max, uint64_t ends[2],
+    uint64_t *k, struct buf *next, char *err)
 {
 	struct db_res *r;
 	struct buf sql, cond, ended;
-	char **row, one[40] = "";
-	uint64_t k = 0, ends[2] = { 0, 0 };
+	char **row;
+	uint64_t n = 0;
 	int rc;
 
-	n[0] = n[1] = 0;
-	if (only_id != 0)
-		snprintf(one, sizeof one, " AND id = %llu", (unsigned long long)only_id);
-	if ((rc = db_begin(db, err)) != DB_OK)
-		return rc;
 	r = db_query(db, &rc, err,
-	    "SELECT id, cancel_by IS NULL, has_waiters, waiting_on > 0 OR wait_until IS NOT NULL, group_id FROM jobs WHERE expires_at <= UTC_TIMESTAMP(6) AND NOT "
-	    "(" IS_RESERVED ")%s"
-	    " ORDER BY expires_at LIMIT %u FOR UPDATE%s",
-	    one, FINAL_SWEEP_MAX, skip_locked ? " SKIP LOCKED" : "");
-	if (r == NULL) {
-		db_rollback(db);
+	    "SELECT id, cancel_by IS NULL, has_waiters, waiting_on > 0 OR wait_until IS NOT NULL, group_id FROM jobs"
+	    " WHERE %s AND NOT (" IS_RESERVED ") ORDER BY expires_at LIMIT %u FOR UPDATE%s",
+	    where, max, skip_locked ? " SKIP LOCKED" : "");
+	if (r == NULL)
 		return rc;
-	}
 	buf_init(&cond);
 	buf_init(&ended);
 	buf_adds(&cond, "NOT (" IS_RESERVED ") AND id IN (");
@@ -88,35 +81,117 @@ final_sweep(struct db *db, const char *by, int skip_locked, uint64_t only_id, ui
 	while ((row = db_res_next(r)) != NULL) {
 		uint64_t id = db_col_u64(row[0], 0);
 		const char *how = row[1] != NULL && row[1][0] == '1' ? "expired" : "cancelled";
+		int waiters = row[2] != NULL && row[2][0] != '0';
 
-		buf_printf(&cond, "%s%llu", k++ ? "," : "", (unsigned long long)id);
+		buf_printf(&cond, "%s%llu", n++ ? "," : "", (unsigned long long)id);
+		if (waiters)
+			buf_printf(next, "%s%llu", next->len ? "," : "", (unsigned long long)id);
 		ends[how[0] == 'c']++;
 		/* The rows are locked: no waiter can be added meanwhile. */
 		deps_ended_sql(db, &ended, id, how, "1 = 1",
-		    (row[2] != NULL && row[2][0] != '0' ? DEPS_WAITERS : 0) |
-		        (row[3] != NULL && row[3][0] != '0' ? DEPS_OWN : 0));
+		    (waiters ? DEPS_WAITERS : 0) | (row[3] != NULL && row[3][0] != '0' ? DEPS_OWN : 0));
 		if (row[4] != NULL) /* its group counts it (groups.c) */
 			groups_ended_sql(db, &ended, row[4], how, "1 = 1");
 	}
 	buf_adds(&cond, ")");
 	db_res_free(r);
-	if (k == 0) {
-		buf_free(&cond);
-		buf_free(&ended);
-		db_rollback(db);
-		return DB_OK;
+	*k += n;
+	if (n > 0) {
+		buf_init(&sql);
+		final_sql(db, &sql, by, cond.data);
+		buf_add(&sql, ended.data, ended.len);
+		rc = db_exec_buf(db, &sql, err);
+		buf_free(&sql);
 	}
-	buf_init(&sql);
-	final_sql(db, &sql, by, cond.data);
-	buf_add(&sql, ended.data, ended.len);
-	buf_adds(&sql, "COMMIT");
-	rc = db_exec_buf(db, &sql, err);
-	if (rc != DB_OK)
-		db_rollback(db);
-	else
-		n[0] = ends[0], n[1] = ends[1];
-	buf_free(&sql);
 	buf_free(&cond);
 	buf_free(&ended);
+	return rc;
+}
+
+/* final_cascade's rounds, one level of the graph each, from the jobs in
+ * next (emptied) until a level ends none or *k reaches FINAL_SWEEP_MAX. */
+static int
+cascade_rounds(struct db *db, const char *by, int skip_locked, struct buf *next, uint64_t ends[2], uint64_t *k,
+    char *err)
+{
+	struct buf where;
+	int rc = DB_OK;
+
+	buf_init(&where);
+	while (rc == DB_OK && next->len > 0 && *k < FINAL_SWEEP_MAX) {
+		buf_reset(&where);
+		buf_printf(&where,
+		    "expires_at <= UTC_TIMESTAMP(6) AND cancel_by IS NOT NULL"
+		    " AND id IN (SELECT job_id FROM jobq_deps WHERE after_id IN (%s))",
+		    next->data);
+		buf_reset(next);
+		rc = sweep_round(db, by, skip_locked, where.data, (unsigned)(FINAL_SWEEP_MAX - *k), ends, k, next, err);
+	}
+	buf_reset(next);
+	buf_free(&where);
+	return rc;
+}
+
+/* Inside an open transaction that has just ended the jobs in ids
+ * (comma-separated; empty: none) and passed their ends on to the jobs
+ * that wait for them: finalizes those of the waiters that their end
+ * marked for cancelling (a dependency that ended dead, cancelled or
+ * expired, deps.c), and theirs in turn, down the graph, up to
+ * FINAL_SWEEP_MAX jobs; n[0] and n[1] get how many ended expired and
+ * cancelled.  So a cancel or a sweep leaves no job of the graph marked
+ * and due, which `jobq status` would count ready until a claim or the
+ * next sweep took it.  Served by jobq_deps's primary key and jobs'
+ * own. */
+int
+final_cascade(struct db *db, const char *by, int skip_locked, const char *ids, uint64_t n[2], char *err)
+{
+	struct buf next;
+	uint64_t k = 0;
+	int rc;
+
+	n[0] = n[1] = 0;
+	buf_init(&next);
+	buf_adds(&next, ids);
+	rc = cascade_rounds(db, by, skip_locked, &next, n, &k, err);
+	buf_free(&next);
+	return rc;
+}
+
+/* Finalizes up to FINAL_SWEEP_MAX jobs no worker holds whose expiry has
+ * passed (a cancel request sets it too: see cancel.c), oldest expiry
+ * first, and those their ends cancel down the graph (final_cascade), in
+ * one transaction with the release of the jobs that wait for them
+ * (deps.c) and the counts of their groups (groups.c); n[0] gets how
+ * many ended expired, n[1] how many cancelled.  Served by jobs_expiry:
+ * it reads the expired rows only, however many jobs wait.  With
+ * skip_locked, rows a claim has locked are passed over (the claim will
+ * finalize them itself).  only_id (not 0) looks at that job alone (and
+ * what its end cancels). */
+int
+final_sweep(struct db *db, const char *by, int skip_locked, uint64_t only_id, uint64_t n[2], char *err)
+{
+	struct buf where, next;
+	uint64_t k = 0, ends[2] = { 0, 0 };
+	int rc;
+
+	n[0] = n[1] = 0;
+	if ((rc = db_begin(db, err)) != DB_OK)
+		return rc;
+	buf_init(&where);
+	buf_init(&next);
+	buf_adds(&where, "expires_at <= UTC_TIMESTAMP(6)");
+	if (only_id != 0)
+		buf_printf(&where, " AND id = %llu", (unsigned long long)only_id);
+	rc = sweep_round(db, by, skip_locked, where.data, FINAL_SWEEP_MAX, ends, &k, &next, err);
+	if (rc == DB_OK)
+		rc = cascade_rounds(db, by, skip_locked, &next, ends, &k, err);
+	if (rc == DB_OK && k > 0)
+		rc = db_commit(db, err);
+	if (rc != DB_OK || k == 0)
+		db_rollback(db);
+	if (rc == DB_OK)
+		n[0] = ends[0], n[1] = ends[1];
+	buf_free(&where);
+	buf_free(&next);
 	return rc;
 }

@@ -243,8 +243,9 @@ is "$(sql "SELECT COUNT(*) FROM job_runs WHERE outcome = 'cancelled' AND job_id 
 is "$(sql "SELECT COUNT(*) FROM job_runs WHERE outcome = 'cancelled' AND type = 'tree' AND job_id > $wai")" 2 \
 	"the group's two: cancelled"
 is "$(sql "SELECT COUNT(*) FROM jobq_deps WHERE job_id = $wai")" 0 "the waiting job's own dependency rows are gone"
-like "$(sql "SELECT cancel_by FROM jobs WHERE id = $kid")" "^dependency $par \\(cancelled\\)" \
-	"the job that waited for a cancelled one is cancelled naming it"
+like "$(sql "SELECT CONCAT(outcome, ' ', error) FROM job_runs WHERE job_id = $kid")" \
+	"^cancelled cancelled by dependency $par \\(cancelled\\)" \
+	"the job that waited for a cancelled one is cancelled in the same transaction, naming it"
 is "$(sql "SELECT COUNT(*) FROM jobs WHERE type = 'note'")" 1 "the group's callback: enqueued once"
 like "$(sql "SELECT payload FROM jobs WHERE type = 'note'")" '"cancelled": ?2' "... counting both as cancelled"
 # (its worker looks twice a second: it may have ended the job already)

@@ -3,7 +3,9 @@
 # documented SQL recipe wrote without wait_until (due as soon as it is
 # released) leaves no rows in jobq_deps however it ends -- run after a
 # release or a hand-off, expired while it waits, cancelled by a dead
-# dependency.
+# dependency.  A job whose dependency a person cancelled, or the sweep
+# expired, ends cancelled in that transaction, down the graph: never
+# counted ready by `jobq status` while it waits for a claim or a sweep.
 . "$top_srcdir/tests/lib.sh"
 one_build sanitized "behaviour alone"
 setup workflow_edges
@@ -14,6 +16,7 @@ poll_interval = 20ms
 max_attempts = 1
 
 [queue default]
+[queue other]
 
 [handler step]
 exec = /bin/true
@@ -66,4 +69,34 @@ work
 like "$(sql "SELECT CONCAT(outcome, ' ', error) FROM job_runs WHERE job_id = $b")" "^cancelled cancelled by dependency $a \\(dead\\)" \
 	"a plain-SQL waiter without wait_until is cancelled by its dead dependency"
 is "$(deps_of "$b")" 0 "and leaves no rows in jobq_deps"
+
+# ready_waiting: status's READY/WAITING of queue default.
+ready_waiting() { jq_ status | awk '$1 == "default" { print $2 "/" $4 }'; }
+ran() { sql "SELECT GROUP_CONCAT(CONCAT(job_id, ':', outcome) ORDER BY job_id) FROM job_runs WHERE job_id IN ($1)"; }
+empty_tables
+
+# A person cancels the head of a chain no worker serves: the chain ends
+# with it, no job of it left ready.
+a=$(jq_ enqueue --delay 1h step '{}')
+b=$(jq_ enqueue --after "$a" step '{}')
+c=$(jq_ enqueue --after "$b" step '{}')
+is "$(ready_waiting)" "0/2" "a chain behind a delayed job: two waiting"
+jq_ cancel "$a" >/dev/null 2>&1
+is "$(ready_waiting)" "0/0" "the cancel of its head leaves none ready or waiting"
+is "$(ran "$a,$b,$c")" "$a:cancelled,$b:cancelled,$c:cancelled" "the whole chain ended cancelled in the cancel"
+like "$(sql "SELECT error FROM job_runs WHERE job_id = $c")" "^cancelled by dependency $b \\(cancelled\\)" \
+	"the last one naming the one before"
+is "$(sql "SELECT COUNT(*) FROM jobs")" 0 "nothing left in jobs"
+
+# The sweep expires the head of a chain whose queue no worker serves:
+# one sweep ends the whole chain.
+a=$(delayed_expiring 1 step '{}')
+b=$(jq_ enqueue --after "$a" step '{}')
+c=$(jq_ enqueue --after "$b" step '{}')
+d=$(jq_ enqueue --after "$c" step '{}')
+sleep 1.2
+timeout 60 "$JOBQ" -c "$CONF" work --queue other --stop-when-empty 2>>"$T/w.log"
+is "$(ran "$a,$b,$c,$d")" "$a:expired,$b:cancelled,$c:cancelled,$d:cancelled" "one sweep ends an expired job and the chain behind it"
+is "$(ready_waiting)" "0/0" "none of it left ready or waiting"
+
 finish
