@@ -54,7 +54,10 @@ print_text(const struct timefmt *f, const struct group_view *v, const struct gro
 	size_t i, k;
 
 	printf("group %llu: %s\n", (unsigned long long)v->id, v->name);
-	printf("state:       %s\n", v->ended_at[0] ? "ended" : v->holds ? "open (being enqueued)" : "open");
+	printf("state:       %s\n", v->ended_at[0] ? "ended"
+	        : v->holds                          ? "open (being enqueued)"
+	        : v->total == 0                     ? "open (empty: no job has joined it)"
+	                                            : "open");
 	printf("created:     %s\n", timefmt_human(f, v->created_at, 1, t, sizeof t));
 	if (v->ended_at[0])
 		printf("ended:       %s\n", timefmt_human(f, v->ended_at, 1, t, sizeof t));

@@ -6,6 +6,7 @@
 # dependency.  A job whose dependency a person cancelled, or the sweep
 # expired, ends cancelled in that transaction, down the graph: never
 # counted ready by `jobq status` while it waits for a claim or a sweep.
+# A group left empty by a batch killed before its first chunk says so.
 . "$top_srcdir/tests/lib.sh"
 one_build sanitized "behaviour alone"
 setup workflow_edges
@@ -99,4 +100,16 @@ timeout 60 "$JOBQ" -c "$CONF" work --queue other --stop-when-empty 2>>"$T/w.log"
 is "$(ran "$a,$b,$c,$d")" "$a:expired,$b:cancelled,$c:cancelled,$d:cancelled" "one sweep ends an expired job and the chain behind it"
 is "$(ready_waiting)" "0/0" "none of it left ready or waiting"
 
+# A batch killed between making its group and its first chunk leaves the
+# group empty (as groups_open commits it): show says so; a batch run
+# again fills it, and its callback comes once its jobs ended.
+sql "INSERT INTO jobq_groups (name, on_complete, complete_queue) VALUES ('killed', 'cb', 'default')"
+out=$(jq_ group show killed)
+like "$out" "state: +open \\(empty: no job has joined it\\)" "group show: an empty group says it is empty"
+like "$out" "on-complete: cb: not enqueued" "and its callback waits"
+echo '{"type": "step"}' | jq_ enqueue --batch --group killed --on-complete cb >/dev/null
+work
+is "$(sql "SELECT CONCAT(total, '/', done, '/', complete_job IS NOT NULL) FROM jobq_groups WHERE name = 'killed'")" "1/1/1" \
+	"a batch run again fills it, and its callback is enqueued once its job ended"
+like "$(jq_ group show killed)" "state: +ended" "then show says ended"
 finish
