@@ -91,8 +91,8 @@ static int
 chunk_cancel(struct db *db, const uint64_t *ids, size_t n, const struct bulk_filter *f, int *rc, char *err)
 {
 	enum cancel_state *st = xcalloc(n, sizeof *st);
-	int r = queue_cancel_many(
-	    db, ids, n, f->by, f->audit != NULL ? (const struct audit_entry[2]){ *f->audit, *f->audit } : NULL, st, err);
+	int r = queue_cancel_many(db, ids, n, f->by,
+	    f->audit != NULL ? (const struct audit_entry[2]){ *f->audit, *f->audit } : NULL, st, f->down, err);
 	size_t i;
 
 	for (i = 0; r == DB_OK && i < n; i++)

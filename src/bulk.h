@@ -35,6 +35,10 @@ struct bulk_filter {
 	 * there and returns AUDIT_STOPPED, err saying why.  NULL: never
 	 * asked. */
 	const struct audit_still *still;
+	/* cancel: added the jobs that waited for those cancelled and ended
+	 * with them, down the graph (final_cascade), which each() does not
+	 * hear of; NULL: not counted. */
+	uint64_t *down;
 };
 
 /* The action named name (retry, forget, release, delete, cancel), or

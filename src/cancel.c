@@ -157,17 +157,19 @@ ended_waited_for(const struct held *h, size_t n, int settle, struct buf *ids)
 }
 
 /* One try of cancel_many: the rows locked, then the rest of the
- * transaction in one round trip, and what it cancels down the graph. */
+ * transaction in one round trip, and what it cancels down the graph
+ * (*down gets how many: 0 when none). */
 static int
 cancel_try(struct db *db, const uint64_t *ids, size_t n, const char *by, int settle, const struct audit_entry *a,
-    enum cancel_state *st, char *err)
+    enum cancel_state *st, uint64_t *down, char *err)
 {
 	struct held *h = xcalloc(n, sizeof *h);
 	struct buf sql, waited;
-	uint64_t ends[2];
+	uint64_t ends[2] = { 0, 0 };
 	size_t i, k, nheld = 0;
 	int rc;
 
+	*down = 0;
 	for (i = 0; i < n; i++)
 		st[i] = CANCEL_ENDED;
 	if ((rc = db_begin(db, err)) != DB_OK)
@@ -194,6 +196,7 @@ cancel_try(struct db *db, const uint64_t *ids, size_t n, const char *by, int set
 		db_rollback(db);
 		goto out;
 	}
+	*down = ends[0] + ends[1];
 	for (k = 0; k < nheld; k++)
 		for (i = 0; i < n; i++)
 			if (ids[i] == h[k].id)
@@ -209,24 +212,29 @@ out:
  * how).  a: the audit rows (a[0] for a job cancelled now, a[1] for one
  * asked of its worker), committed with the cancel; NULL: none.  A job
  * that had ended gets none.  With settle, only a job that carries a
- * request and no worker holds is ended, and nothing is asked. */
+ * request and no worker holds is ended, and nothing is asked.  down
+ * (NULL: not asked) is added the jobs that waited for them and ended
+ * with them, down the graph: jobs ids does not name. */
 static int
 cancel_many(struct db *db, const uint64_t *ids, size_t n, const char *by, int settle, const struct audit_entry *a,
-    enum cancel_state *st, char *err)
+    enum cancel_state *st, uint64_t *down, char *err)
 {
+	uint64_t ended_down;
 	int rc, attempt = 0;
 
 	do
-		rc = cancel_try(db, ids, n, by, settle, a, st, err);
+		rc = cancel_try(db, ids, n, by, settle, a, st, &ended_down, err);
 	while (rc != DB_OK && db_retry_after(rc, ++attempt));
+	if (rc == DB_OK && down != NULL)
+		*down += ended_down;
 	return rc;
 }
 
 int
 queue_cancel_many(struct db *db, const uint64_t *ids, size_t n, const char *by, const struct audit_entry *a,
-    enum cancel_state *st, char *err)
+    enum cancel_state *st, uint64_t *down, char *err)
 {
-	return cancel_many(db, ids, n, by, 0, a, st, err);
+	return cancel_many(db, ids, n, by, 0, a, st, down, err);
 }
 
 /* Cancels job id on behalf of by, in one transaction: *st says whether it
@@ -235,7 +243,7 @@ queue_cancel_many(struct db *db, const uint64_t *ids, size_t n, const char *by, 
 int
 queue_cancel(struct db *db, uint64_t id, const char *by, enum cancel_state *st, char *err)
 {
-	return cancel_many(db, &id, 1, by, 0, NULL, st, err);
+	return cancel_many(db, &id, 1, by, 0, NULL, st, NULL, err);
 }
 
 /* queue_cancel, with the audit row of the one that happened of a[0..1]
@@ -245,7 +253,7 @@ int
 queue_cancel_audited(
     struct db *db, uint64_t id, const char *by, const struct audit_entry *a, enum cancel_state *st, char *err)
 {
-	return cancel_many(db, &id, 1, by, 0, a, st, err);
+	return cancel_many(db, &id, 1, by, 0, a, st, NULL, err);
 }
 
 /* How job id ended, when it is no longer in jobs: "dead" when the dead
@@ -281,7 +289,7 @@ int
 cancel_settle(struct db *db, uint64_t id, const char *by, int *settled, char *err)
 {
 	enum cancel_state st;
-	int rc = cancel_many(db, &id, 1, by, 1, NULL, &st, err);
+	int rc = cancel_many(db, &id, 1, by, 1, NULL, &st, NULL, err);
 
 	*settled = rc == DB_OK && st == CANCEL_DONE;
 	return rc;

@@ -21,7 +21,7 @@ struct audit_entry;
 int queue_cancel_audited(struct db *db, uint64_t id, const char *by, const struct audit_entry *a,
     enum cancel_state *st, char *err);
 int queue_cancel_many(struct db *db, const uint64_t *ids, size_t n, const char *by, const struct audit_entry *a,
-    enum cancel_state *st, char *err);
+    enum cancel_state *st, uint64_t *down, char *err);
 int cancel_settle(struct db *db, uint64_t id, const char *by, int *settled, char *err);
 int cancel_ended(struct db *db, uint64_t id, char *ended, size_t len, int *found, char *err);
 

@@ -230,7 +230,8 @@ static int
 cancel_filter(struct db *db, const struct opts *o)
 {
 	const struct bulk_kind *k = bulk_kind_find("cancel");
-	uint64_t n, upto, after = 0, t[3] = { 0, 0, 0 };
+	struct bulk_filter f = o->f;
+	uint64_t n, upto, after = 0, t[3] = { 0, 0, 0 }, down = 0;
 	char err[ERRSZ];
 	int more = 1;
 
@@ -245,11 +246,14 @@ cancel_filter(struct db *db, const struct opts *o)
 		cli_error("cancel: not confirmed; nothing cancelled");
 		return 1;
 	}
+	f.down = &down;
 	while (more)
-		if (bulk_step(db, k, &o->f, after, upto, CHUNK, tally, t, &after, &more, err) != DB_OK)
-			return lost(db, t[0], err);
-	printf("%llu job%s cancelled (running ones: their workers stop them within a second)", (unsigned long long)t[0],
-	    t[0] == 1 ? "" : "s");
+		if (bulk_step(db, k, &f, after, upto, CHUNK, tally, t, &after, &more, err) != DB_OK)
+			return lost(db, t[0] + down, err);
+	printf("%llu job%s cancelled (running ones: their workers stop them within a second)",
+	    (unsigned long long)(t[0] + down), t[0] + down == 1 ? "" : "s");
+	if (down > 0)
+		printf("; %llu of them because a job they waited for was", (unsigned long long)down);
 	if (t[1] > 0)
 		printf("; %llu had ended meanwhile", (unsigned long long)t[1]);
 	if (t[2] > 0)

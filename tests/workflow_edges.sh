@@ -5,7 +5,8 @@
 # release or a hand-off, expired while it waits, cancelled by a dead
 # dependency.  A job whose dependency a person cancelled, or the sweep
 # expired, ends cancelled in that transaction, down the graph: never
-# counted ready by `jobq status` while it waits for a claim or a sweep.
+# counted ready by `jobq status` while it waits for a claim or a sweep;
+# a filter's cancel counts those in its total.
 # A group left empty by a batch killed before its first chunk says so.
 . "$top_srcdir/tests/lib.sh"
 one_build sanitized "behaviour alone"
@@ -88,6 +89,18 @@ is "$(ran "$a,$b,$c")" "$a:cancelled,$b:cancelled,$c:cancelled" "the whole chain
 like "$(sql "SELECT error FROM job_runs WHERE job_id = $c")" "^cancelled by dependency $b \\(cancelled\\)" \
 	"the last one naming the one before"
 is "$(sql "SELECT COUNT(*) FROM jobs")" 0 "nothing left in jobs"
+
+# A filter's cancel over a chain longer than its chunk of 100: the
+# jobs after the first chunk end with it, and the count says so.
+empty_tables
+prev=$(jq_ enqueue --delay 1h step '{}')
+for i in $(seq 2 250); do prev=$(jq_ enqueue --after "$prev" step '{}'); done
+run jq_ cancel -q default --yes
+is "$RC" 0 "cancel -q of a 250-job chain: exit 0"
+like "$OUT" "^250 jobs cancelled .*; 150 of them because a job they waited for was" \
+	"and it counts the 150 ended with the first chunk's last job"
+is "$(sql "SELECT COUNT(*) FROM jobs")/$(sql "SELECT COUNT(*) FROM job_runs WHERE outcome = 'cancelled'")" "0/250" \
+	"all 250 ended cancelled"
 
 # The sweep expires the head of a chain whose queue no worker serves:
 # one sweep ends the whole chain.
