@@ -51,3 +51,18 @@ serve_audit_count(struct req *r, const char *action, uint64_t job_id, uint64_t c
 	if (audit_add_entry(r->db, &e, job_id, err) != DB_OK)
 		log_error("serve: audit %s by %s: %s", action, r->user->name, err);
 }
+
+/* Records that the server stopped a long action of r's user part way
+ * (its session ended, or its admin role was taken away, as it ran),
+ * after count jobs: in the server's name (SERVE_AUDIT_SERVER), not the
+ * user's, who no longer had the right to act when it was written; the
+ * detail names the user.  A failure is logged, as serve_audit_count. */
+void
+serve_audit_stopped(struct req *r, const char *action, uint64_t count, const char *detail)
+{
+	struct audit_entry e = { SERVE_AUDIT_SERVER, r->addr, action, count, detail };
+	char err[ERRSZ];
+
+	if (audit_add_entry(r->db, &e, 0, err) != DB_OK)
+		log_error("serve: audit the stop of %s by %s: %s", action, r->user->name, err);
+}

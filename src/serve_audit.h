@@ -7,10 +7,16 @@
 #include "audit.h"
 #include "serve_http.h"
 
+/* The name the audit rows the server writes of itself go under: no
+ * user can have it (a user's name has no space). */
+#define SERVE_AUDIT_SERVER "jobq serve"
+
 struct audit_entry serve_audit_entry(struct req *r, const char *action, uint64_t count, const char *detail);
 int serve_audited(struct req *r, const char *action, uint64_t job_id, const char *detail, audit_act_fn *act,
     void *arg, char *err);
 void serve_audit_count(
     struct req *r, const char *action, uint64_t job_id, uint64_t count, const char *detail);
+
+void serve_audit_stopped(struct req *r, const char *action, uint64_t count, const char *detail);
 
 #endif

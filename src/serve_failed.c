@@ -247,6 +247,35 @@ tally_retry(void *arg, uint64_t id, int rc, const char *err)
 	}
 }
 
+/* The summary row of a "retry all matching" (retry_all), the counts
+ * first, the filter last.  A run through is its user's action.  A run
+ * the server stopped (stop: why, up to its "; the jobs after it ...")
+ * is recorded in the server's name (serve_audit_stopped): its user had
+ * lost the right to act by then, and the row says whose run it was,
+ * what it did and why it stopped.  One stopped before it moved a job
+ * changed nothing and has no row. */
+static void
+summary(struct req *r, const struct failed_filter *f, const struct retry_tally *t, const char *stop)
+{
+	char left[64], *detail;
+
+	snprintf(left, sizeof left, ", %llu of a type or queue not configured left", (unsigned long long)t->unknown);
+	if (stop == NULL) {
+		detail = xasprintf("%llu jobs, %llu refused%s: all matching queue=%s type=%s",
+		    (unsigned long long)t->moved, (unsigned long long)t->refused, t->unknown > 0 ? left : "",
+		    f->queue ? f->queue : "*", f->type ? f->type : "*");
+		serve_audit_count(r, "retry-all", 0, t->moved, detail);
+	} else if (t->moved > 0) {
+		detail = xasprintf("%llu jobs, %llu refused%s, then the server stopped the run of %s: %.*s: "
+		                   "all matching queue=%s type=%s",
+		    (unsigned long long)t->moved, (unsigned long long)t->refused, t->unknown > 0 ? left : "",
+		    r->user->name, (int)strcspn(stop, ";"), stop, f->queue ? f->queue : "*", f->type ? f->type : "*");
+		serve_audit_stopped(r, "retry-all", t->moved, detail);
+	} else
+		return;
+	free(detail);
+}
+
 /* Retries every dead-lettered job matching the body's filters: one audit
  * row per job moved, and one for the whole run with its count.  That
  * summary is written once the run is through, in a transaction of its
@@ -254,7 +283,7 @@ tally_retry(void *arg, uint64_t id, int rc, const char *err)
  * the count is known only at the end.  The session and its admin role
  * are looked up before each job: a run whose session ended or whose
  * role was taken away stops there (401, 403, with "error" and the
- * counts so far; its summary says it stopped). */
+ * counts so far; its summary, the server's, says it stopped and why). */
 static MHD_RESULT
 retry_all(struct req *r, cJSON *in)
 {
@@ -263,7 +292,7 @@ retry_all(struct req *r, cJSON *in)
 	struct serve_still st;
 	struct audit_entry a;
 	const char *msg = NULL;
-	char err[ERRSZ], left[64], *detail;
+	char err[ERRSZ], *detail;
 	unsigned status;
 	int rc;
 	cJSON *doc;
@@ -288,17 +317,7 @@ retry_all(struct req *r, cJSON *in)
 	}
 	wakeup_send(r->srv->conf, f.queue);
 	free(detail);
-	/* the counts first: the rest is the filter; a run stopped before it
-	 * moved a job has nothing to record; a stopped one says why (err up
-	 * to its "; the jobs after it ...") */
-	snprintf(left, sizeof left, ", %llu of a type or queue not configured left", (unsigned long long)t.unknown);
-	detail = xasprintf("%llu jobs, %llu refused%s%s%.*s: all matching queue=%s type=%s",
-	    (unsigned long long)t.moved, (unsigned long long)t.refused, t.unknown > 0 ? left : "",
-	    rc == AUDIT_STOPPED ? ", then stopped: " : "", rc == AUDIT_STOPPED ? (int)strcspn(err, ";") : 0, err,
-	    f.queue ? f.queue : "*", f.type ? f.type : "*");
-	if (rc == DB_OK || t.moved > 0)
-		serve_audit_count(r, "retry-all", 0, t.moved, detail);
-	free(detail);
+	summary(r, &f, &t, rc == AUDIT_STOPPED ? err : NULL);
 	doc = cJSON_CreateObject();
 	ADD_NUM(doc, "retried", t.moved);
 	ADD_NUM(doc, "refused", t.refused);

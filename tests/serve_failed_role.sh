@@ -5,7 +5,8 @@
 # logs out while they run: the session and role are looked up again
 # before each job (each chunk of a clear), so the request stops there,
 # 403 or 401, its answer saying why and how many it did; the jobs after
-# it stay as they were, with no audit row in that admin's name.  A lock
+# it stay as they were, with no audit row in that admin's name (a
+# stopped retry-all's summary is the server's).  A lock
 # held on one dead row stalls the request there while the change is made.
 . "$top_srcdir/tests/lib.sh"
 one_build sanitized "behaviour alone"
@@ -64,13 +65,19 @@ is "$(sql "SELECT COUNT(*) FROM failed_jobs")/$(sql "SELECT COUNT(*) FROM jobq_a
 	200/50 "forget ids: the 50 before it forgotten, each audited"
 
 # ---- retry of every job matching ----
+# Its summary row is written once the run is over: stopped, that is
+# after ada lost the role, so it is the server's, naming her run, what
+# it did and why it stopped; none is ada's after the change.
 dead $NJOBS
-stalled sessions 1050 /api/failed/retry '{"all": true, "queue": "mail"}'
-checks sessions "retry all" retried 50 1050 retry-all
+stalled demote 1050 /api/failed/retry '{"all": true, "queue": "mail"}'
+checks demote "retry all" retried 50 1050 retry-all
 is "$(sql "SELECT COUNT(*) FROM jobs")/$(sql "SELECT COUNT(*) FROM jobq_audit WHERE username = 'ada' AND action = 'retry-all' AND job_id IS NOT NULL")" \
 	50/50 "retry all: the 50 before it retried, each audited"
-like "$(sql "SELECT CONCAT(job_count, ' ', detail) FROM jobq_audit WHERE username = 'ada' AND action = 'retry-all' AND job_id IS NULL")" \
-	"^50 50 jobs, 0 refused, then stopped: " "retry all: its summary row says it stopped after 50"
+is "$(sql "SELECT COUNT(*) FROM jobq_audit WHERE username = 'ada' AND job_id IS NULL AND id > (SELECT MAX(id) FROM jobq_audit WHERE username = 'root' AND action = 'user-role')")" 0 \
+	"retry all: no summary row in ada's name after her role was taken away"
+like "$(sql "SELECT CONCAT(username, '|', job_count, '|', detail) FROM jobq_audit WHERE action = 'retry-all' AND job_id IS NULL")" \
+	"^jobq serve\|50\|50 jobs, 0 refused, then the server stopped the run of ada: this needs the admin role, which was taken from this user as the action ran: all matching queue=mail type=\*\$" \
+	"retry all: the server's summary row says whose run it was, the 50 it did, that it stopped and why"
 
 # ---- clear, 1000 a chunk: the second chunk waits at job 2500 ----
 NJOBS=2500
