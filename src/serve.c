@@ -399,10 +399,31 @@ on_head(struct req *r, MHD_RESULT *ret)
 	return 0;
 }
 
+/* Takes one piece of r's body.  Past body_max (a chunked body, whose
+ * length no header declared: on_head refused a declared one) the piece
+ * and every later one is dropped, not kept: the request is answered 413
+ * once the body has ended and is never acted on, however much of it
+ * would parse.  libmicrohttpd takes an answer only before the body or
+ * after it, never in the middle; a body that does not end is cut by the
+ * request's deadline (serve_conn.c). */
+static void
+take_body(struct req *r, const char *piece, size_t len)
+{
+	if (!r->body_over && r->body.len + len > r->body_max) {
+		log_info("serve: %s %s %s: chunked body over %zu bytes; the rest is dropped, the answer 413", r->addr,
+		    r->method, r->url, r->body_max);
+		r->body_over = 1;
+		buf_free(&r->body);
+		buf_init(&r->body);
+	}
+	if (!r->body_over)
+		buf_add(&r->body, piece, len);
+}
+
 /* libmicrohttpd's access handler: called once with the headers, then
  * with each piece of the body, then once more with none; the request is
- * answered on that last call.  A chunked body past its bound closes the
- * connection (libmicrohttpd cannot answer in the middle of a body). */
+ * answered on that last call (413 for a chunked body past its bound:
+ * take_body). */
 static MHD_RESULT
 on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *method, const char *version,
     const char *upload, size_t *upload_size, void **con_cls)
@@ -417,16 +438,13 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *
 		return on_head(r, &ret) < 0 ? ret : MHD_YES;
 	}
 	if (*upload_size > 0) {
-		if (r->body.len + *upload_size > r->body_max) {
-			log_info("serve: %s %s %s: body over %zu bytes; connection closed", r->addr, method,
-			    url, r->body_max);
-			return MHD_NO;
-		}
-		buf_add(&r->body, upload, *upload_size);
+		take_body(r, upload, *upload_size);
 		*upload_size = 0;
 		return MHD_YES;
 	}
 	serve_conn_mark(conn, 1);
+	if (r->body_over)
+		return serve_error(r, 413, "request body too large");
 	return dispatch(r); /* guard() connects, for what needs the database */
 }
 

@@ -161,8 +161,17 @@ raw 'GET /api/me HTTP/1.1\r\nHost: localhost\r\nContent-Length: 100000\r\n\r\n'
 like "$RAW" '^HTTP/1.1 413' "a GET with a 100 kB body: 413 (a body where none belongs)"
 head -c 100000 /dev/zero | tr '\0' ' ' >"$T/big"
 hit POST /api/login "" "" -H 'Content-Type: application/json' -H 'Transfer-Encoding: chunked' --data-binary @"$T/big"
-is "$CODE" 000 "a chunked login body past 16 KiB: the connection is closed, nothing answered"
+is "$CODE/$(printf '%s' "$BODY" | jget 'd["error"]')" "413/request body too large" \
+	"a chunked login body past 16 KiB: 413 (the rest dropped, not kept)"
 login alice "$T/a.jar"
+# A chunked body past 4 MiB whose first 4 MiB are a whole enqueue (JSON
+# and white space): refused 413, nothing enqueued from the cut body.
+{ printf '{"type": "echo", "payload": "{}"}'; head -c $((5 * 1024 * 1024)) /dev/zero | tr '\0' ' '; } >"$T/huge"
+jobs_before=$(sql "SELECT COUNT(*) FROM jobs")
+hit POST /api/enqueue "$T/a.jar" "" -H "X-CSRF-Token: $CSRF" -H 'Content-Type: application/json' \
+	-H 'Transfer-Encoding: chunked' --data-binary @"$T/huge"
+is "$CODE/$(sql "SELECT COUNT(*) FROM jobs")" "413/$jobs_before" \
+	"a logged-in chunked body past 4 MiB: 413, and nothing done with the part that fit"
 head -c 1000000 /dev/zero | tr '\0' ' ' >"$T/mid"
 hit POST /api/enqueue "$T/a.jar" "" -H "X-CSRF-Token: $CSRF" -H 'Content-Type: application/json' --data-binary @"$T/mid"
 is "$CODE" 400 "a logged-in 1 MB POST is read (and found not to be JSON: 400)"
