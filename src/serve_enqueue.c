@@ -238,12 +238,13 @@ too_big(struct req *r, size_t n, size_t len, char *err)
  * a single-row INSERT tells its id for sure (a multi-row one need not
  * take consecutive ids: auto_increment_increment on Galera, interleaved
  * auto-increment locks).  With a submit id the transaction claims it
- * first and records the jobs last (serve_submit.c).  *first is the first
- * job's id; *repeated 1 when the id was submitted before, and then *a
- * holds that submit's answer and nothing was enqueued. */
+ * first and records the jobs last (serve_submit.c).  o->first is the
+ * first job's id, o->ids every job's, in order (they need not follow
+ * one another); o->repeated 1 when the id was submitted before, and
+ * then o->a holds that submit's answer and nothing was enqueued. */
 static int
 enqueue_audited(struct req *r, const struct enqueue_item *items, size_t n, const char *detail,
-    const char *submit_id, uint64_t *first, struct submit_answer *a, int *repeated, char *err)
+    const char *submit_id, struct enq_flow_out *o, char *err)
 {
 	struct audit_entry e = { r->user->name, r->addr, "enqueue", n > 1 ? n : 0, detail };
 	struct db_res *res;
@@ -252,14 +253,18 @@ enqueue_audited(struct req *r, const struct enqueue_item *items, size_t n, const
 	size_t i;
 	int rc;
 
-	*repeated = 0;
+	free(o->ids);
+	o->ids = NULL;
+	o->repeated = 0;
 	buf_init(&sql);
 	buf_adds(&sql, "START TRANSACTION;");
 	if (submit_id != NULL)
 		serve_submit_claim_sql(r, &sql, submit_id);
 	for (i = 0; i < n; i++) {
 		queue_enqueue_sql(r->db, &sql, &items[i], 1, NULL);
-		buf_adds(&sql, i == 0 ? ";SET @jobq_first = LAST_INSERT_ID();" : ";");
+		/* each id as it is made: the audit row's INSERT makes its own */
+		buf_adds(&sql, i == 0 ? ";SET @jobq_first = LAST_INSERT_ID(), @jobq_ids = LAST_INSERT_ID();"
+		                      : ";SET @jobq_ids = CONCAT(@jobq_ids, ',', LAST_INSERT_ID());");
 		audit_sql(r->db, &sql, &e, "LAST_INSERT_ID()");
 		buf_adds(&sql, ";");
 	}
@@ -272,14 +277,41 @@ enqueue_audited(struct req *r, const struct enqueue_item *items, size_t n, const
 	}
 	rc = db_exec_retry(r->db, &sql, NULL, 0, err);
 	buf_free(&sql);
-	if (submit_id != NULL && (*repeated = serve_submit_repeated(r, rc, submit_id, a, err)) != 0)
-		return *repeated < 0 ? DB_EFAIL : DB_OK;
-	if (rc != DB_OK || (res = db_query(r->db, &rc, err, "SELECT @jobq_first")) == NULL)
+	if (submit_id != NULL && (o->repeated = serve_submit_repeated(r, rc, submit_id, &o->a, err)) != 0)
+		return o->repeated < 0 ? DB_EFAIL : DB_OK;
+	if (rc != DB_OK || (res = db_query(r->db, &rc, err, "SELECT @jobq_first, @jobq_ids")) == NULL)
 		return rc;
-	if ((row = db_res_next(res)) != NULL)
-		*first = db_col_u64(row[0], 0);
+	if ((row = db_res_next(res)) != NULL) {
+		char *p = row[1] != NULL ? row[1] : "", *end;
+
+		o->first = db_col_u64(row[0], 0);
+		o->ids = xcalloc(n + 1, sizeof *o->ids);
+		for (i = 0; i < n && *p != '\0'; i++, p = *end == ',' ? end + 1 : end)
+			o->ids[i] = strtoull(p, &end, 10);
+	}
 	db_res_free(res);
 	return DB_OK;
+}
+
+/* The answer's "ids": every job's id, in the order of the jobs.  Ids
+ * need not follow one another (auto_increment_increment on Galera,
+ * another transaction's insert between two of ours), so first_id and
+ * count alone do not name the jobs.  A repeated submit knows only the
+ * first id and the count (its record keeps no more): null for more than
+ * one job. */
+static void
+add_ids(cJSON *doc, const struct enq_flow_out *o, uint64_t first, uint64_t count)
+{
+	cJSON *a;
+	uint64_t i;
+
+	if (o->ids == NULL && count > 1) {
+		cJSON_AddNullToObject(doc, "ids");
+		return;
+	}
+	a = cJSON_AddArrayToObject(doc, "ids");
+	for (i = 0; i < count; i++)
+		cJSON_AddItemToArray(a, cJSON_CreateNumber((double)(o->ids != NULL ? o->ids[i] : first)));
 }
 
 /* The answer to an enqueue: the first job's id, how many, and whether
@@ -310,6 +342,7 @@ enqueued(struct req *r, const struct enq_flow_out *o, uint64_t count, int after)
 	} else {
 		ADD_NUM(doc, "first_id", first);
 		ADD_NUM(doc, "count", count);
+		add_ids(doc, o, first, count);
 	}
 	if (after && !o->repeated && !o->refused)
 		ADD_NUM(doc, "waiting_on", o->waiting_on);
@@ -348,7 +381,7 @@ write_jobs(struct req *r, const struct enq_req *e, const struct enqueue_item *it
 
 	if (!serve_enqueue_flow_used(&e->flow)) {
 		do
-			rc = enqueue_audited(r, items, n, detail, e->submit_id, &o->first, &o->a, &o->repeated, err);
+			rc = enqueue_audited(r, items, n, detail, e->submit_id, o, err);
 		while (!again++ && e->submit_id != NULL && serve_reconnect_unsure(r, rc, unsure));
 		return rc;
 	}
@@ -418,6 +451,7 @@ api_enqueue(struct req *r)
 	}
 	free(detail);
 	free(items);
+	free(o.ids);
 	batch_job_clear(&e.job);
 	cJSON_Delete(in);
 	return ret;

@@ -225,6 +225,7 @@ flow_try(struct req *r, const struct enq_write *w, struct enq_flow_out *o, char 
 	uint64_t *ids = f->unique_key == NULL ? xcalloc(w->n + 1, sizeof *ids) : NULL;
 	int rc;
 
+	free(o->ids); /* of a try rerun whole */
 	memset(o, 0, sizeof *o);
 	memset(&u, 0, sizeof u);
 	rc = open_tx(r, w->submit_id, o, err);
@@ -236,6 +237,11 @@ flow_try(struct req *r, const struct enq_write *w, struct enq_flow_out *o, char 
 		o->in_window = u.in_window;
 		o->first = ids == NULL ? u.id : ids[0];
 		rc = close_tx(r, w, ids, o, err);
+		if (rc == DB_OK && !o->refused) {
+			o->ids = ids != NULL ? ids : xcalloc(1, sizeof *o->ids);
+			o->ids[0] = o->first;
+			ids = NULL;
+		}
 	}
 	if (rc != DB_OK || o->repeated || (u.refused && !flow_unique_stands(&u)))
 		db_rollback(r->db);

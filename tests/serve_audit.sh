@@ -48,6 +48,23 @@ is "$(sql "SELECT COUNT(*) FROM jobq_audit WHERE action = 'enqueue' AND job_coun
 post /api/enqueue "$T/jar" '{"type": "send_email", "payload": "{}"}'
 one=$(printf '%s' "$BODY" | jget 'd["first_id"]')
 is "$(audit_of "$one")" "enqueue None type=send_email queue=mail" "an enqueue of one job: no count"
+is "$(printf '%s' "$BODY" | jget 'd["ids"]')" "[$one]" "an enqueue of one job: ids holds its id"
+
+# ---- ids that do not follow one another ----
+# Another insert takes an id between two jobs of one enqueue (here a
+# trigger on each audit row, as another client's enqueue can): the
+# answer's ids are the jobs made, not first_id counted on.
+sql "CREATE TABLE test_gap (on_ INT);
+     CREATE TRIGGER test_gap AFTER INSERT ON jobq_audit FOR EACH ROW
+       INSERT INTO jobs (queue, type, payload, available_at)
+         SELECT 'mail', 'other', '{}', UTC_TIMESTAMP() + INTERVAL 1 DAY FROM test_gap WHERE NEW.action = 'enqueue';
+     INSERT INTO test_gap VALUES (1)"
+post /api/enqueue "$T/jar" '{"type": "echo", "payload": "{\"gap\": 1}", "count": 3}'
+made=$(sql "SELECT GROUP_CONCAT(id ORDER BY id SEPARATOR ',') FROM jobs WHERE payload = '{\"gap\": 1}'")
+is "$(sql "SELECT MAX(id) - MIN(id) FROM jobs WHERE payload = '{\"gap\": 1}'")" 4 "(the fillers took the ids between them)"
+is "$CODE/$(printf '%s' "$BODY" | jget '",".join(map(str, d["ids"]))')/$(printf '%s' "$BODY" | jget 'd["first_id"]')" \
+	"200/$made/${made%%,*}" "3 jobs with other ids between them: ids lists exactly the 3 made (first_id the first)"
+sql "DROP TRIGGER test_gap; DROP TABLE test_gap; DELETE FROM jobs WHERE type = 'other'"
 
 # ---- retry all matching ----
 sql "INSERT INTO failed_jobs (id, queue, type, payload, attempts, exception) VALUES

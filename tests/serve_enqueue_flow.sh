@@ -151,9 +151,12 @@ g=$(field "$BODY" first_id)
 gid=$(sql "SELECT id FROM jobq_groups WHERE name = 'g1'")
 is "$CODE $(field "$BODY" count)/$(count jobs "group_id = $gid")/$(count jobq_audit "action = 'enqueue' AND job_id IN (SELECT id FROM jobs WHERE group_id = $gid)")" \
 	"200 2/2/2" "group g1: two jobs join it, each audited"
+is "$(printf '%s' "$BODY" | jget '",".join(map(str, d["ids"]))')" "$(sql "SELECT GROUP_CONCAT(id ORDER BY id) FROM jobs WHERE group_id = $gid")" \
+	"group g1: the answer's ids are the two jobs"
 post /api/enqueue "$T/jar" \
 	'{"type": "echo", "payload": "{}", "count": 2, "group": "g1", "on_complete": "cb", "submit_id": "g-1"}'
-is "$CODE $(field "$BODY" repeated)/$(count jobs "group_id = $gid")" "200 true/2" "resent: nothing more joins"
+is "$CODE $(field "$BODY" repeated)/$(count jobs "group_id = $gid")/$(field "$BODY" ids)" "200 true/2/null" \
+	"resent: nothing more joins (a repeat names the first id and count only: ids null)"
 jq_ work --stop-when-empty 2>>"$T/work.log"
 jq_ work --stop-when-empty 2>>"$T/work.log"
 is "$(sql "SELECT CONCAT(total, ' ', done, ' ', ended_at IS NOT NULL) FROM jobq_groups WHERE id = $gid")" "2 2 1" \

@@ -128,6 +128,17 @@ export async function pageEnqueue() {
   setMain("Enqueue", el("h1", {}, "Enqueue"), f);
 }
 
+/* The jobs an enqueue of many made: "#7 to #9" when their ids follow
+ * one another, else the ids (a few, then how many more); ids need not
+ * follow one another (another enqueue's job can come between two). */
+function idList(r) {
+  const ids = r.ids;
+  if (!Array.isArray(ids) || ids.length === 0) return "the first #" + r.first_id;
+  if (ids.every((id, i) => id === ids[0] + i)) return "#" + ids[0] + " to #" + ids[ids.length - 1];
+  const shown = ids.slice(0, 5).map((id) => "#" + id).join(", ");
+  return ids.length > 5 ? shown + " and " + (ids.length - 5) + " more" : shown;
+}
+
 /* Says what the enqueue made beside the button: the first job, linked,
  * the group it joined (named by the form: the answer has no group id),
  * and whether it waits or was cancelled at once (a job it waits for had
@@ -139,7 +150,7 @@ function showResult(r, group) {
     out.replaceChildren("Not enqueued: the key is held by ", el("a", { href: "/jobs/" + r.holder_id }, "job #" + r.holder_id));
     return;
   }
-  toast(r.count === 1 ? "Enqueued job " + r.first_id : "Enqueued " + r.count + " jobs from #" + r.first_id);
+  toast(r.count === 1 ? "Enqueued job " + r.first_id : "Enqueued " + r.count + " jobs: " + idList(r));
   const note = r.cancelled ? " (cancelled at once: " + r.cancelled + ")"
     : r.waiting_on > 0 ? " (waiting for " + r.waiting_on + (r.waiting_on === 1 ? " job)" : " jobs)") : "";
   const joined = group ? [" in group ", el("a", { href: "/groups/" + encodeURIComponent(group), class: "group-name" }, group)]
