@@ -171,6 +171,23 @@ tally(void *arg, uint64_t id, int rc, const char *err)
 	}
 }
 
+/* To a stopped chunk's answer doc, "left": how many jobs of the set
+ * confirmed (ids up to upto) after the last one tried are in it still,
+ * untouched; those that left it meanwhile (another admin, a worker) are
+ * not, so the page does not call them left as they were.  None when
+ * the database cannot say. */
+static void
+add_left(struct req *r, cJSON *doc, const struct bulk_kind *k, const struct bulk_filter *f, uint64_t last,
+    uint64_t upto)
+{
+	uint64_t all, done;
+	char err[ERRSZ];
+
+	if (bulk_count_upto(r->db, k, f, upto, &all, err) == DB_OK &&
+	    bulk_count_upto(r->db, k, f, last, &done, err) == DB_OK)
+		ADD_NUM(doc, "left", all > done ? all - done : 0);
+}
+
 /* The next chunk of a confirmed bulk action; gone, the jobs confirmed
  * that left the set before its first chunk, count as skipped. */
 static MHD_RESULT
@@ -200,6 +217,8 @@ step(struct req *r, const struct bulk_kind *k, const struct bulk_filter *f, uint
 	cJSON_AddStringToObject(doc, "action", c.action);
 	ADD_NUM(doc, "done", c.done);
 	ADD_NUM(doc, "skipped", c.skipped);
+	if (rc == AUDIT_STOPPED)
+		add_left(r, doc, k, f, last, upto);
 	if (more)
 		ADD_NUM(doc, "next_after", last);
 	else
@@ -231,8 +250,8 @@ fewer_ok(const struct bulk_kind *k, const struct bulk_filter *f)
  * Answers the jobs done, those skipped (gone meanwhile, or refused: a
  * live lease, an id queued again), and next_after (null when the set is
  * through).  A chunk whose session ended or whose user lost the admin
- * role as it ran stops there: 401 or 403, with "error" and the jobs it
- * did before. */
+ * role as it ran stops there: 401 or 403, with "error", the jobs it
+ * did before and "left", those of the set after it still in it. */
 MHD_RESULT
 api_bulk(struct req *r)
 {

@@ -164,6 +164,26 @@ retry_type_unknown(struct req *r, uint64_t id, int *unknown, char *err)
 	return DB_OK;
 }
 
+/* To a stopped action's answer doc, "left": how many of the ids it had
+ * not come to (ids[0..n)) are dead-lettered still: another admin may
+ * have retried or forgotten some meanwhile, and the page must not call
+ * those left as they were.  None when the database cannot say. */
+static void
+add_left_ids(struct req *r, cJSON *doc, const uint64_t *ids, size_t n)
+{
+	uint64_t left = 0;
+	char err[ERRSZ];
+	size_t i;
+	int exists;
+
+	for (i = 0; i < n; i++) {
+		if (failed_exists(r->db, ids[i], &exists, NULL, NULL, err) != DB_OK)
+			return;
+		left += exists != 0;
+	}
+	ADD_NUM(doc, "left", left);
+}
+
 /* Applies fn (failed_retry_audited or failed_forget_audited) to each
  * id, each job's audit row in its transaction; ids that are not
  * dead-lettered (any more) are listed as missing, and those the
@@ -174,8 +194,9 @@ retry_type_unknown(struct req *r, uint64_t id, int *unknown, char *err)
  * `jobq failed` does (failed_act_reconnecting): found moved, it counts
  * as done.  Only a database gone away stops it, or a session that ended
  * or lost the admin role as it ran (looked up before each job): 401 or
- * 403 (503 when the database cannot be reached to look), with "error"
- * and what was done before, the ids after it left as they were. */
+ * 403 (503 when the database cannot be reached to look), with "error",
+ * what was done before, and "left": how many of the ids after it are
+ * still dead-lettered, untouched (add_left_ids). */
 static MHD_RESULT
 each_failed(struct req *r, const char *action, failed_act_fn *fn)
 {
@@ -216,11 +237,14 @@ each_failed(struct req *r, const char *action, failed_act_fn *fn)
 			cJSON_AddItemToArray(refused, o);
 		}
 	}
-	free(ids);
 	if (rc == DB_EGONE || rc == DB_ERETRY) {
+		free(ids);
 		cJSON_Delete(doc);
 		return serve_write_error(r, action, err);
 	}
+	if (rc == AUDIT_STOPPED)
+		add_left_ids(r, doc, ids + i, n - i);
+	free(ids);
 	ADD_NUM(doc, strcmp(action, "retry") == 0 ? "retried" : "forgotten", okn);
 	return serve_still_answer(r, &st, rc, err, doc);
 }
@@ -276,14 +300,33 @@ summary(struct req *r, const struct failed_filter *f, const struct retry_tally *
 	free(detail);
 }
 
+/* To the answer doc of an action on every dead job f matches that
+ * ended with rc: when it was stopped (AUDIT_STOPPED), "left", how many
+ * it leaves, counted now: the jobs that others retried or forgot
+ * meanwhile are not among them, those that died meanwhile are.  None
+ * when the database cannot say. */
+static void
+add_left(struct req *r, cJSON *doc, int rc, const struct failed_filter *f)
+{
+	struct failed_filter now = *f;
+	uint64_t left;
+	char err[ERRSZ];
+
+	now.audit = NULL;
+	now.still = NULL;
+	if (rc == AUDIT_STOPPED && failed_count(r->db, &now, &left, err) == DB_OK)
+		ADD_NUM(doc, "left", left);
+}
+
 /* Retries every dead-lettered job matching the body's filters: one audit
  * row per job moved, and one for the whole run with its count.  That
  * summary is written once the run is through, in a transaction of its
  * own: the jobs are as many transactions, each with its own row, and
  * the count is known only at the end.  The session and its admin role
  * are looked up before each job: a run whose session ended or whose
- * role was taken away stops there (401, 403, with "error" and the
- * counts so far; its summary, the server's, says it stopped and why). */
+ * role was taken away stops there (401, 403, with "error", the counts
+ * so far and the jobs left: add_left; its summary, the server's, says
+ * it stopped and why). */
 static MHD_RESULT
 retry_all(struct req *r, cJSON *in)
 {
@@ -322,6 +365,7 @@ retry_all(struct req *r, cJSON *in)
 	ADD_NUM(doc, "retried", t.moved);
 	ADD_NUM(doc, "refused", t.refused);
 	ADD_NUM(doc, "unknown_type", t.unknown);
+	add_left(r, doc, rc, &f);
 	return serve_still_answer(r, &st, rc, err, doc);
 }
 
@@ -406,7 +450,7 @@ api_failed_forget(struct req *r)
  * it took transactions for more, never a job gone uncounted.  The
  * session and its admin role are looked up before each chunk: a clear
  * whose session ended or whose role was taken away stops there (401,
- * 403, with "error" and the jobs removed before). */
+ * 403, with "error", the jobs removed before and those left). */
 MHD_RESULT
 api_failed_clear(struct req *r)
 {
@@ -441,5 +485,6 @@ api_failed_clear(struct req *r)
 		serve_audit_count(r, "clear", 0, 0, "0 jobs");
 	doc = cJSON_CreateObject();
 	ADD_NUM(doc, "removed", removed);
+	add_left(r, doc, rc, &(struct failed_filter){ 0 });
 	return serve_still_answer(r, &st, rc, err, doc);
 }

@@ -39,6 +39,8 @@ checks() {
 		"$change $what: and why it stopped"
 	is "$(sql "SELECT COUNT(*) FROM failed_jobs WHERE id > $lock")" "$(sql "SELECT $NJOBS + 1000 - $lock")" \
 		"$change $what: the dead jobs after it are all still there"
+	is "$(printf '%s' "$SBODY" | jget 'd["left"]')" "$((NJOBS + 1000 - lock))" \
+		"$change $what: its answer says how many it left"
 	[ -z "$action" ] ||
 		is "$(sql "SELECT COUNT(*) FROM jobq_audit WHERE username = 'ada' AND action = '$action' AND job_id > $lock")" 0 \
 			"$change $what: none of them audited as ada's"

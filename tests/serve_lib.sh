@@ -94,6 +94,8 @@ stalled() {
 	req=$!
 	lock_waited
 	ok $? "$change $path: ada's request waits at job $lock"
+	# STALL_ALSO: what else happens meanwhile (another admin's change)
+	[ -z "${STALL_ALSO:-}" ] || eval "$STALL_ALSO"
 	case $change in
 	demote) post /api/users/role "$T/root" '{"user": "ada", "role": "viewer"}' "$ROOTCSRF"; WANT=403 ;;
 	sessions) post /api/sessions/end "$T/root" '{"user": "ada"}' "$ROOTCSRF"; WANT=401 ;;

@@ -29,9 +29,13 @@ export function bulkButton(action, label, what, filter, attrs) {
  * the jobs confirmed it acted on, why it stopped, and how many it left
  * as they were.  A chunk the server stopped (the session ended, the
  * admin role was taken away as it ran) says in its body how many it did
- * before; a lost answer (e.unsure) leaves that chunk open, so the rest
- * is not called untouched.  skippedAs says what the skipped ones were
- * (for the dead letter's actions on a selection: gone or refused). */
+ * before and how many of the rest are still there ("left", counted
+ * then: jobs others acted on meanwhile are not left as they were, and
+ * are said apart); refused before it began (between two chunks), only
+ * an upper bound is known.  A lost answer (e.unsure) leaves that chunk
+ * open, so the rest is not called untouched.  skippedAs says what the
+ * skipped ones were (for the dead letter's actions on a selection: gone
+ * or refused). */
 export function stopped(did, what, done, skipped, total, e, skippedAs = "had changed meanwhile") {
   const why = e.status === 401 ? "your session ended (logged out by an admin, removed, or given a new password)"
     : e.message.replace(/; the jobs after it were left as they were$/, "");
@@ -40,7 +44,12 @@ export function stopped(did, what, done, skipped, total, e, skippedAs = "had cha
   if (e.unsure) return head + ", then: " + e.message;
   if (!e.status) /* no answer at all (the network): that chunk may have been done */
     return head + ", then stopped: " + e.message + ". Whether the chunk under way was done is not known: look at the page before going on.";
-  return head + ", then stopped: " + why + ". The other " + fmtNum(total - done - skipped) + " were left as they were.";
+  const rest = Math.max(total - done - skipped, 0);
+  if (typeof e.body?.left !== "number")
+    return head + ", then stopped: " + why + ". The rest" + (rest ? " (at most " + fmtNum(rest) + ")" : "") + " were left as they were.";
+  const gone = rest - e.body.left;
+  return head + ", then stopped: " + why + ". The other " + fmtNum(e.body.left) + " were left as they were" +
+    (gone > 0 ? " (" + fmtNum(gone) + " more had changed meanwhile)" : "") + ".";
 }
 
 /* Asks until the person confirms the count the server holds (a 409 on
