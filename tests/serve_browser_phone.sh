@@ -15,11 +15,14 @@ setup serve_browser_phone
 # Names at the lengths people give them: a queue, a type, a schedule, a
 # user, a worker's host and an error line, each with no blank to break at
 # (the queue and the INI schedule with no hyphen either: as long as a
-# name may be, 64 of [A-Za-z0-9_.], it must still wrap).
+# name may be, 64 of [A-Za-z0-9_.], it must still wrap; the users, the
+# one logged in, shown in the header, among them, and the database
+# schedule are 64 too).
 Q=customer_notifications_eu_west_1_priority_tier_one_retries_queue
 TY=generate_quarterly_financial_statement_pdf_for_every_region_nowx
 S=rebuild_search_index_for_the_whole_product_catalogue_nightly_run
-U=operations-on-call-engineer-with-a-long-name
+U=operations-on-call-engineer-with-a-rather-long-name-for-the-team
+U2=db-admin-with-the-longest-name-a-user-may-have-in-jobq-users-xyz
 H=worker-pool-b-17.eu-west-1.compute.internal.example.com
 write_conf <<EOC
 [queue default]
@@ -77,12 +80,12 @@ sql "INSERT INTO job_runs (job_id, queue, type, attempt, worker, started_at, dur
        VALUES ('$U', '2001:db8:1234:5678:9abc:def0:1234:5678', 'cancel', 9200, '');
      INSERT INTO jobs (id, queue, type, payload, attempts, lease_token, reserved_by, reserved_at, lease_expires_at, cancel_by, cancel_at, expires_at)
        VALUES (9300, '$Q', '$TY', '{}', 1, REPEAT('d', 32), '$H:4242:ab12cd34', UTC_TIMESTAMP(6) - INTERVAL 1 MINUTE,
-               UTC_TIMESTAMP(6) + INTERVAL 1 HOUR, '$U-from-the-database', UTC_TIMESTAMP(6), UTC_TIMESTAMP(6));
+               UTC_TIMESTAMP(6) + INTERVAL 1 HOUR, '$U2', UTC_TIMESTAMP(6), UTC_TIMESTAMP(6));
      INSERT INTO jobs (id, queue, type, payload, available_at, expires_at)
        VALUES (9301, '$Q', '$TY', '{}', UTC_TIMESTAMP(6) + INTERVAL 1 HOUR, UTC_TIMESTAMP(6) + INTERVAL 2 DAY);"
-printf '%s\n' "$PW" | jq_ user add "$U-from-the-database" --role admin >/dev/null ||
+printf '%s\n' "$PW" | jq_ user add "$U2" --role admin >/dev/null ||
 	{ echo "Bail out! jobq user add failed"; exit 99; }
-D=purge-expired-customer-sessions-from-every-regional-database
+D=purge-expired-customer-sessions-from-every-regional-database-now
 jq_ schedule add "$D" --cron '*/5 8-18 * * mon-fri' --type "$TY" --timezone Pacific/Chatham >/dev/null ||
 	{ echo "Bail out! jobq schedule add failed"; exit 99; }
 # A group with the longest kind of name, its callbacks of the long type,
