@@ -410,8 +410,8 @@ static void
 take_body(struct req *r, const char *piece, size_t len)
 {
 	if (!r->body_over && r->body.len + len > r->body_max) {
-		log_info("serve: %s %s %s: chunked body over %zu bytes; the rest is dropped, the answer 413", r->addr,
-		    r->method, r->url, r->body_max);
+		log_info("serve: %s %s %s: chunked body over %zu bytes; the rest is dropped, the answer 413",
+		    r->addr, r->method, r->url, r->body_max);
 		r->body_over = 1;
 		buf_free(&r->body);
 		buf_init(&r->body);

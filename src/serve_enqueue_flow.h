@@ -36,7 +36,7 @@ struct enq_write {
 /* What became of it. */
 struct enq_flow_out {
 	uint64_t first;  /* the first job's id, or (refused) the key's holder */
-	uint64_t *ids;   /* every job's id, in order (not repeated, not refused); the caller frees it */
+	uint64_t *ids;   /* each job's id, in order; NULL: none; freed by the caller */
 	int refused;     /* the unique key was taken: nothing was enqueued */
 	int in_window;   /* refused by a unique_for window */
 	unsigned waiting_on; /* of the jobs named in after, those not ended yet */

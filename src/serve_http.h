@@ -45,7 +45,7 @@ struct req {
 	const char *method, *url;
 	struct buf body;
 	size_t body_max;      /* the most body this request may carry */
-	int body_over;        /* a chunked body went past body_max: the rest is dropped, the answer 413 */
+	int body_over;        /* a chunked body passed body_max: 413 */
 	int nul_in_url;       /* the raw URL holds %00 (refused: 400) */
 	int head_checked;     /* the access handler saw the head */
 	int https;            /* reached over HTTPS (serve_proxy.c) */
