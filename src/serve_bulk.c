@@ -155,6 +155,7 @@ api_bulk_count(struct req *r)
 struct chunk {
 	const char *action;
 	uint64_t done, skipped;
+	uint64_t down; /* a cancel's: jobs that ended with one they waited for */
 };
 
 static void
@@ -194,7 +195,7 @@ static MHD_RESULT
 step(struct req *r, const struct bulk_kind *k, const struct bulk_filter *f, uint64_t after, uint64_t upto,
     uint64_t gone)
 {
-	struct chunk c = { bulk_kind_name(k), 0, gone };
+	struct chunk c = { bulk_kind_name(k), 0, gone, 0 };
 	struct serve_still st;
 	struct bulk_filter fa = *f;
 	struct audit_entry a;
@@ -208,6 +209,7 @@ step(struct req *r, const struct bulk_kind *k, const struct bulk_filter *f, uint
 	a = serve_audit_entry(r, c.action, 0, detail);
 	fa.audit = &a;
 	fa.still = serve_still_admin(&st, r); /* before each job */
+	fa.down = &c.down;
 	rc = bulk_step(r->db, k, &fa, after, upto, BULK_CHUNK, tally, &c, &last, &more, err);
 	if (rc != DB_OK && rc != AUDIT_STOPPED)
 		return serve_write_error(r, "bulk action", err);
@@ -217,6 +219,7 @@ step(struct req *r, const struct bulk_kind *k, const struct bulk_filter *f, uint
 	cJSON_AddStringToObject(doc, "action", c.action);
 	ADD_NUM(doc, "done", c.done);
 	ADD_NUM(doc, "skipped", c.skipped);
+	ADD_NUM(doc, "down", c.down);
 	if (rc == AUDIT_STOPPED)
 		add_left(r, doc, k, f, last, upto);
 	if (more)

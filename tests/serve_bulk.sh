@@ -192,4 +192,16 @@ post /api/bulk "$T/jar" '{"action": "cancel", "queue": "spare", "count": 4, "upt
 is "$CODE $(printf '%s' "$BODY" | jget '(d["done"], d["skipped"], d["next_after"])') $(sql "SELECT COUNT(*) FROM jobs WHERE queue = 'spare'")" \
 	"200 [3, 1, null] 0" "a cancel of every state, one gone: the 3 left cancelled, the one gone said as skipped"
 
+# A cancel ends the jobs that wait for those it cancels, down the graph,
+# and its answer counts them apart ("down"): here the delayed job's two
+# waiters, which the filter of delayed jobs does not name.
+a=$(jq_ enqueue -q spare --delay 1h echo '{}')
+b=$(jq_ enqueue -q spare --after "$a" echo '{}')
+jq_ enqueue -q spare --after "$b" echo '{}' >/dev/null
+post /api/bulk/count "$T/jar" '{"action": "cancel", "queue": "spare", "state": "delayed"}'
+upto=$(printf '%s' "$BODY" | jget 'd["upto"]')
+post /api/bulk "$T/jar" "{\"action\": \"cancel\", \"queue\": \"spare\", \"state\": \"delayed\", \"count\": 1, \"upto\": $upto}"
+is "$CODE $(printf '%s' "$BODY" | jget '(d["done"], d["down"])') $(sql "SELECT COUNT(*) FROM jobs WHERE queue = 'spare'")" \
+	"200 [1, 2] 0" "a cancel of a delayed job: it and, counted apart, its two waiters down the chain"
+
 finish

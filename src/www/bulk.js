@@ -59,7 +59,7 @@ export function stopped(did, what, done, skipped, total, e, skippedAs = "had cha
 async function runBulk(action, what, filter) {
   const [verb, did] = VERBS[action];
   const body = { action, queue: filter.queue || "", type: filter.type || "", state: filter.state || "" };
-  let done = 0, skipped = 0, total = null;
+  let done = 0, skipped = 0, down = 0, total = null;
   try {
     let c = await api("/api/bulk/count", body), r = null;
     while (r === null) {
@@ -78,11 +78,16 @@ async function runBulk(action, what, filter) {
     for (;;) {
       done += r.done;
       skipped += r.skipped;
+      down += r.down || 0;
       if (r.next_after === null) break;
       toast(did + " " + fmtNum(done) + " of " + fmtNum(total) + "…");
       r = await api("/api/bulk", { ...body, count: c.count, upto: c.upto, after: r.next_after });
     }
-    toast(did + " " + fmtNum(done) + " " + what + (skipped ? " (" + fmtNum(skipped) + " had changed meanwhile)" : ""));
+    /* a cancel ends the jobs that wait for those it cancels, down the
+       graph, though later chunks would have named some of them */
+    toast(did + " " + fmtNum(done + down) + " " + what +
+      (down ? " (" + fmtNum(down) + " of them because a job they waited for was)" : "") +
+      (skipped ? " (" + fmtNum(skipped) + " had changed meanwhile)" : ""));
   } catch (e) {
     if (e.body && typeof e.body.done === "number") { /* a chunk the server stopped part way */
       done += e.body.done;
