@@ -517,10 +517,75 @@ scheduler_tick(const struct conf *c, struct db *db, const struct scheduler_opts 
 	return rc;
 }
 
+/* Whether the manual fire of s at at (its run row's key) was committed,
+ * after the answer to its COMMIT was lost (db_unsure): read once the
+ * connection is back and the session that sent the COMMIT has ended
+ * (db_lost_settle: it may still be committing), causally on a Galera
+ * node, as a worker reads back a lost outcome (queue_outcome_applied).
+ * *job: the fire's job, 0 when the fire is not there (its transaction
+ * rolled back: nothing was enqueued).  DB_OK, or a db_rc when it could
+ * not be told (then the job may have been enqueued). */
+static int
+run_read_back(struct db *db, const struct schedule *s, const char *at, uint64_t *job, char *err)
+{
+	struct db_res *r;
+	char **row, ignored[ERRSZ];
+	int rc, back;
+
+	*job = 0;
+	if ((rc = db_connect(db, 1, err)) != DB_OK || (rc = db_lost_settle(db, 3000, err)) != DB_OK ||
+	    (rc = db_causal(db, 1, err)) != DB_OK)
+		return rc;
+	r = db_query(db, &rc, err,
+	    "SELECT job_id FROM jobq_schedule_runs WHERE name = %q AND fire_at = %q AND manual = 1", s->name,
+	    at);
+	if (r != NULL && (row = db_res_next(r)) != NULL && row[0] != NULL)
+		*job = strtoull(row[0], NULL, 10);
+	db_res_free(r);
+	if (r == NULL)
+		return rc;
+	back = db_causal(db, 0, ignored);
+	return back == DB_EGONE ? back : DB_OK;
+}
+
+/* scheduler_run_now's fire of s at at, whose COMMIT's answer was lost:
+ * DB_OK with *job when it was committed, said so; DB_EGONE with err
+ * saying that nothing was enqueued, or, when it could not be read back,
+ * that it may have been. */
+static int
+run_lost(struct db *db, const struct schedule *s, const struct scheduler_opts *o, const char *at,
+    uint64_t *job, char *err)
+{
+	char e2[ERRSZ];
+
+	if (run_read_back(db, s, at, job, e2) != DB_OK) {
+		if (!db_unsure(db)) /* the read-back's own statements cleared it */
+			errf(err,
+			    "%s: the connection was lost before the answer to the fire's COMMIT came, and"
+			    " reading the fire back failed (%s): it may have been enqueued; look (jobq"
+			    " schedule --list, jobq status) before running it again",
+			    s->name, e2);
+		return DB_EGONE;
+	}
+	if (*job == 0) {
+		errf(err,
+		    "%s: the connection was lost before the answer to the fire's COMMIT came; read back"
+		    " after reconnecting, the fire is not there: nothing was enqueued",
+		    s->name);
+		return DB_EGONE;
+	}
+	say(o, 1, "%s: the answer to the fire's COMMIT was lost; read back after reconnecting, it was committed",
+	    s->name);
+	return DB_OK;
+}
+
 /* `jobq schedule --run NAME`: enqueues s now, whatever its time, its
  * on/off switch and the overlap rule; the run is recorded as manual, and
  * a (NULL: none; the dashboard's button) is written on the job in the
- * fire's transaction. */
+ * fire's transaction.  When the answer to the fire's COMMIT is lost,
+ * the fire's row is read back (run_read_back): DB_OK with the job it
+ * made, or DB_EGONE with err saying that nothing was enqueued; only
+ * when that cannot be read either is it left unsure (db_unsure). */
 int
 scheduler_run_now(const struct conf *c, struct db *db, const struct schedule *s,
     const struct scheduler_opts *o, const struct audit_entry *a, uint64_t *job_id, char *err)
@@ -541,7 +606,10 @@ scheduler_run_now(const struct conf *c, struct db *db, const struct schedule *s,
 	if ((rc = queue_db_now(db, at, sizeof at, err)) != DB_OK ||
 	    (rc = schedules_state_row(db, s->name, err)) != DB_OK)
 		return rc;
-	if ((rc = fire(db, s, at, FIRE_F_MANUAL, NULL, a, &res, job_id, err)) != DB_OK)
+	rc = fire(db, s, at, FIRE_F_MANUAL, NULL, a, &res, job_id, err);
+	if (rc == DB_EGONE && db_unsure(db) && (rc = run_lost(db, s, o, at, job_id, err)) == DB_OK)
+		res = FIRE_ENQUEUED;
+	if (rc != DB_OK)
 		return rc;
 	if (res == FIRE_GONE) {
 		errf(err, "%s: edited or removed meanwhile; nothing enqueued, try again", s->name);

@@ -197,18 +197,36 @@ is "$RC/$(sql "SELECT COUNT(*) FROM jobs")" 69/50 "cancel -q whose second chunk'
 like "$ERR" "\\(100 jobs cancelled before it\\)$" "and it says 100 were cancelled before it"
 is "$(printf '%s\n' "$ERR" | grep -c 'may have been')" 0 "and not that the next chunk may have been"
 
-# schedule --run whose COMMIT's answer is lost: the job may have been
-# enqueued, and the command says so (run again blind, it would be
-# enqueued twice); its INSERT's answer lost, nothing was (the fire's
+# schedule --run whose COMMIT's answer is lost: the command reconnects
+# and reads the fire's row back, and says which job it made (run again
+# blind, it would be enqueued twice); or, when the COMMIT never took
+# (its session killed while the proxy held it), that nothing was
+# enqueued.  Its INSERT's answer lost, nothing was (the fire's
 # transaction rolled back), and it does not say it may have been.
 empty_tables
 run schedule add lostrun --cron '0 0 1 1 *' --type step
 lose '^COMMIT'
 run schedule --run lostrun
 unlose
-is "$RC/$(sql "SELECT COUNT(*) FROM jobs")" 69/1 "schedule --run, its COMMIT's answer lost: exit 69, the job is there"
-like "$ERR" "it may have been made; look \\(jobq schedule --list, jobq status\\) before running it again" \
-	"and the command says it may have been enqueued, and where to look"
+j=$(sql "SELECT id FROM jobs")
+is "$RC/$(sql "SELECT COUNT(*) FROM jobs")" 0/1 "schedule --run, its COMMIT's answer lost: read back, exit 0, the job is there"
+like "$OUT" "lostrun: enqueued now as job $j " "and the command says which job it made"
+like "$OUT" "answer to the fire's COMMIT was lost; read back after reconnecting, it was committed" \
+	"... and that it read it back"
+rm -f "$PX/held"
+printf '^COMMIT' >"$PX/hold"
+"$JOBQ" -c "$CONF" schedule --run lostrun >"$T/out" 2>"$T/err" &
+p=$!
+for i in $(seq 100); do [ -e "$PX/held" ] && break; sleep 0.1; done
+c=$(sql "SELECT id FROM information_schema.processlist WHERE db = '$DB' AND command = 'Sleep' AND id <> CONNECTION_ID()")
+sql_root "KILL CONNECTION $c"
+rm -f "$PX/hold"
+wait $p
+RC=$?
+is "$RC/$(sql "SELECT COUNT(*) FROM jobs")" 69/1 "schedule --run whose COMMIT is lost before it took: exit 69, no job"
+like "$(cat "$T/err")" "read back after reconnecting, the fire is not there: nothing was enqueued" \
+	"and the command says nothing was enqueued"
+is "$(grep -c 'may have been' "$T/err")" 0 "... not that it may have been"
 lose '^INSERT INTO jobs'
 run schedule --run lostrun
 unlose
