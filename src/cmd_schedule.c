@@ -39,7 +39,8 @@ usage(void)
 	       "  --cron EXPR  -t, --type TYPE  --payload JSON  -q, --queue Q  --priority N\n"
 	       "  --timezone ZONE  --overlap skip|allow  --catch-up none|latest [D]|all [D]\n"
 	       "  --alert-after D  --description TEXT\n"
-	       "enable/disable work on INI schedules too: the switch lives in the database.\n\n"
+	       "enable/disable work on INI schedules too: the switch lives in the database.\n"
+	       "remove also deletes what a renamed INI section left (--list: next fire 'gone').\n\n"
 	       "Exit status: 0; 1 a schedule could not fire (its type or queue left the INI);\n"
 	       "64 bad usage; 65 bad add/edit input or no such schedule; 69 database\n"
 	       "unavailable; 78 configuration error (a name both in the INI and the database).\n");
@@ -173,18 +174,23 @@ column_widths(struct schedule *const *v, size_t n)
 	return w;
 }
 
+/* One row of --list; gone: an orphan's (list_orphans), with no source,
+ * switch or next fire. */
 static void
-print_row(const struct schedule *s, const struct schedule_status *st, int64_t now, struct widths w)
+print_row(const struct schedule *s, const struct schedule_status *st, int64_t now, struct widths w, int gone)
 {
 	char next[TIMEFMT_HUMAN_MAX], last[TIMEFMT_HUMAN_MAX], counts[48];
 	char *what = what_text(s);
 
 	fire_texts(s, st, now, next, last, sizeof next);
+	if (gone)
+		snprintf(next, sizeof next, "gone");
 	snprintf(counts, sizeof counts, "%llu/%llu", (unsigned long long)st->runs,
 	    (unsigned long long)st->failures);
 	printf("%-*s %-3s %-3s %-*s %-26s %-26s %-9s %-9s %s%s%s\n", w.name, s->name,
-	    s->source == SCHEDULE_INI ? "ini" : "db", s->enabled ? "on" : "off", w.cron, s->cron, next, last,
-	    st->last_fire[0] ? st->outcome : "-", counts, what, s->problem ? "  PROBLEM: " : "",
+	    gone ? "-" : s->source == SCHEDULE_INI ? "ini" : "db", gone ? "-" : s->enabled ? "on" : "off",
+	    w.cron, s->cron, next, last, st->last_fire[0] ? st->outcome : "-", counts, what,
+	    s->problem ? "  PROBLEM: " : "",
 	    s->problem ? s->problem : "");
 	/* Why the last fire's job was dead-lettered, under its row: what an
 	 * operator looking at a failed schedule asks next. */
@@ -193,15 +199,45 @@ print_row(const struct schedule *s, const struct schedule_status *st, int64_t no
 	free(what);
 }
 
+/* The rows of --list for names, those the database keeps a switch or
+ * fires of that are no schedule any more (schedules_orphans: an INI
+ * section renamed or taken out of the file): source and switch "-",
+ * next fire "gone", their last fire, and how to delete what is left. */
+static int
+list_orphans(struct db *db, char *const *names, int64_t now, int64_t window_s, struct widths w, char *err)
+{
+	struct schedule_status st;
+	char what[300];
+	size_t i;
+	int rc = DB_OK;
+
+	for (i = 0; names != NULL && names[i] != NULL && rc == DB_OK; i++) {
+		struct schedule *s = schedule_new(names[i], SCHEDULE_DB);
+
+		s->enabled = 0;
+		s->cron = xstrdup("-");
+		s->timezone = xstrdup("UTC");
+		snprintf(what, sizeof what,
+		    "GONE: in neither the file nor the database (renamed or removed); 'jobq schedule remove %s'"
+		    " deletes its switch and fires",
+		    names[i]);
+		s->description = xstrdup(what);
+		if ((rc = schedule_view_status(db, s, now, window_s, &st, err)) == DB_OK)
+			print_row(s, &st, now, w, 1);
+		schedule_free(s);
+	}
+	return rc;
+}
+
 static int
 list(const struct conf *c, struct db *db, int json, int64_t window_s)
 {
 	struct schedule **v;
 	struct schedule_status st;
 	struct widths w;
-	char err[ERRSZ], wtext[32];
+	char err[ERRSZ], wtext[32], **gone = NULL;
 	int64_t now;
-	size_t n, i;
+	size_t n, i, ngone = 0;
 	int rc;
 
 	if (json) {
@@ -219,17 +255,27 @@ list(const struct conf *c, struct db *db, int json, int64_t window_s)
 	if ((rc = schedules_now(db, &now, err)) != DB_OK ||
 	    (rc = schedules_load(c, db, &v, &n, err)) != DB_OK)
 		return db_status(err);
+	if ((rc = schedules_orphans(db, v, n, &gone, &ngone, err)) != DB_OK) {
+		schedules_free(v, n);
+		return db_status(err);
+	}
 	duration_format(window_s * 1000, wtext, sizeof wtext);
 	w = column_widths(v, n);
+	for (i = 0; i < ngone; i++)
+		if ((int)strlen(gone[i]) > w.name)
+			w.name = (int)strlen(gone[i]);
 	printf("%-*s %-3s %-3s %-*s %-26s %-26s %-9s %-9s %s\n", w.name, "NAME", "SRC", "ON", w.cron, "CRON",
 	    "NEXT FIRE", "LAST FIRE", "OUTCOME", "RUNS/FAIL", "WHAT");
 	for (i = 0; i < n && rc == DB_OK; i++) {
 		if ((rc = schedule_view_status(db, v[i], now, window_s, &st, err)) != DB_OK)
 			break;
-		print_row(v[i], &st, now, w);
+		print_row(v[i], &st, now, w, 0);
 	}
 	if (rc == DB_OK)
+		rc = list_orphans(db, gone, now, window_s, w, err);
+	if (rc == DB_OK)
 		printf("(RUNS/FAIL: jobs enqueued and jobs dead-lettered over the last %s)\n", wtext);
+	strv_free(gone);
 	schedules_free(v, n);
 	return rc == DB_OK ? 0 : db_status(err);
 }

@@ -456,6 +456,26 @@ tick_one(struct db *db, const struct schedule *s, const struct cron *cr, const s
 	return res == FIRE_GONE ? DB_OK : schedules_checked(db, s->name, now_utc, err);
 }
 
+/* The end of a tick: the names no schedule of v has any more (a
+ * section renamed or taken out of the file) are kept looked at up to a
+ * minute before now (schedules_orphans_checked), so that one which
+ * comes back is taken as new, not as one that missed every fire while
+ * it was gone. */
+static int
+keep_orphans(struct db *db, struct schedule *const *v, size_t nv, int64_t now, char *err)
+{
+	char **names, until[32];
+	size_t n;
+	int rc;
+
+	if ((rc = schedules_orphans(db, v, nv, &names, &n, err)) != DB_OK)
+		return rc;
+	isotime_utc_text(now - ON_TIME_S, until, sizeof until);
+	rc = schedules_orphans_checked(db, names, n, until, err);
+	strv_free(names);
+	return rc;
+}
+
 /* Enqueues what is due for every schedule.  A schedule that cannot fire
  * (a database schedule whose handler left the INI) is reported and
  * counted in n->failed, unless it is disabled (an operator silencing
@@ -511,6 +531,8 @@ scheduler_tick(const struct conf *c, struct db *db, const struct scheduler_opts 
 		cron_free(cr);
 		cron_zone_free(z);
 	}
+	if (rc == DB_OK && !o->dry_run)
+		rc = keep_orphans(db, v, nv, now, err);
 	schedules_free(v, nv);
 	if (n->enqueued > 0)
 		wakeup_send(c, NULL);

@@ -344,30 +344,36 @@ static int
 remove_once(const struct conf *c, struct db *db, const char *name, char *err)
 {
 	const struct schedule *ini;
+	uint64_t left = 0; /* rows of the switch, the schedule and its fires */
 	int rc = db_exec(db, err, "DELETE FROM jobq_schedule_state WHERE name = %q", name);
 
-	if (rc == DB_OK)
+	if (rc == DB_OK) {
+		left = db_affected(db);
 		rc = db_exec(db, err, "DELETE FROM jobq_schedules WHERE name = %q", name);
-
+	}
 	if (rc == DB_OK && db_affected(db) == 0 && (ini = schedules_ini(c, name)) != NULL) {
 		errf(err, "'%s' is defined in %s:%d; remove it there (or disable it)", name, c->path,
 		    ini->line);
 		return SCHEDULES_IN_INI;
 	}
-	if (rc == DB_OK && db_affected(db) == 0) {
+	if (rc == DB_OK) {
+		left += db_affected(db);
+		rc = db_exec(db, err, "DELETE FROM jobq_schedule_runs WHERE name = %q", name);
+	}
+	/* nothing of it: not even what an orphan leaves (schedules_orphans) */
+	if (rc == DB_OK && left + db_affected(db) == 0) {
 		errf(err, "no schedule '%s' in the database", name);
 		return SCHEDULES_NOT_FOUND;
 	}
-	if (rc == DB_OK)
-		rc = db_exec(db, err, "DELETE FROM jobq_schedule_runs WHERE name = %q", name);
 	return rc;
 }
 
 /* Removes a database schedule with its switch and its run history, in
  * one transaction: a schedule added later under the same name is a new
  * one, and the ticks must not take the old one's last fire for its own
- * (they would enqueue a fire from before it existed).  The CLI and the
- * dashboard both come here.  An INI schedule is refused
+ * (they would enqueue a fire from before it existed).  What an orphan
+ * (schedules_orphans: an INI section renamed or taken out) left goes
+ * the same way.  The CLI and the dashboard both come here.  An INI schedule is refused
  * (SCHEDULES_IN_INI: it is removed from the file) unless the database
  * also has the name: that row is the one `jobq schedule remove` is
  * advised to delete when a name is in both places.  SCHEDULES_NOT_FOUND
@@ -533,6 +539,67 @@ schedules_checked_until(
 	}
 	db_res_free(r);
 	return DB_OK;
+}
+
+/* The names the database keeps a switch or fires of that are no
+ * schedule of v (neither a section of the file nor a row of
+ * jobq_schedules): an INI section renamed or taken out of the file
+ * leaves them behind (a tick that had loaded a removed database
+ * schedule may too).  Sorted; *out is NULL-terminated (strv_free), NULL
+ * when there are none. */
+int
+schedules_orphans(struct db *db, struct schedule *const *v, size_t n, char ***out, size_t *nout, char *err)
+{
+	struct db_res *r;
+	char **row;
+	int rc;
+
+	*out = NULL;
+	*nout = 0;
+	r = db_query(db, &rc, err,
+	    "SELECT name FROM jobq_schedule_state UNION SELECT DISTINCT name FROM jobq_schedule_runs"
+	    " ORDER BY name");
+	if (r == NULL)
+		return rc;
+	while ((row = db_res_next(r)) != NULL) {
+		if (schedules_find(v, n, row[0]) != NULL)
+			continue;
+		*out = xrealloc(*out, (*nout + 2) * sizeof **out);
+		(*out)[(*nout)++] = xstrdup(row[0]);
+		(*out)[*nout] = NULL;
+	}
+	db_res_free(r);
+	return DB_OK;
+}
+
+/* Keeps the names of orphans (schedules_orphans) looked at up to until
+ * ("YYYY-MM-DD HH:MM:SS" UTC, never moved back), as a tick keeps a
+ * disabled schedule: a section that comes back to the file (renamed
+ * back, put back) starts from there, not from where its ticks left off,
+ * since the fires of the time it was not in the file were not missed
+ * through downtime (catch_up is for those).  The tick passes its now
+ * less a minute, so that a host still ticking the old file, whose tick
+ * comes later in the same minute, still fires that minute's fire. */
+int
+schedules_orphans_checked(struct db *db, char *const *names, size_t n, const char *until, char *err)
+{
+	struct buf sql;
+	size_t i;
+	int rc;
+
+	if (n == 0)
+		return DB_OK;
+	buf_init(&sql);
+	db_sql(db, &sql,
+	    "UPDATE jobq_schedule_state SET checked_until = GREATEST(COALESCE(checked_until, %q), %q)"
+	    " WHERE name IN (",
+	    until, until);
+	for (i = 0; i < n; i++)
+		db_sql(db, &sql, "%s%q", i > 0 ? ", " : "", names[i]);
+	buf_adds(&sql, ")");
+	rc = db_exec_retry(db, &sql, NULL, 0, err);
+	buf_free(&sql);
+	return rc;
 }
 
 /* The test hook JOBQ_SCHEDULER_NOW (see schedules_now): 1 with *now

@@ -40,6 +40,9 @@ int schedules_now(struct db *db, int64_t *now, char *err);
 int schedules_clock_check(char *err);
 int schedules_prune(struct db *db, int64_t older_ms, int count_only, uint64_t *removed, char *err);
 const char *schedules_catch_up_name(enum catch_up m);
+int schedules_orphans(
+    struct db *db, struct schedule *const *v, size_t n, char ***out, size_t *nout, char *err);
+int schedules_orphans_checked(struct db *db, char *const *names, size_t n, const char *until, char *err);
 int schedules_watched_since(struct db *db, const char *name, const char *now_utc, int64_t *since, char *err);
 
 #endif

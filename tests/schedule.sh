@@ -406,6 +406,52 @@ JSON=$(JOBQ_SCHEDULER_NOW=$now jq_ schedule --list --json)
 is "$(echo "$JSON" | /usr/bin/python3 -c 'import json,sys; d={s["name"]: s for s in json.load(sys.stdin)}; s=d["failed-one"]; print(s["source"], s["enabled"], s["last_outcome"], s["runs"], s["failures"], s["when"], s["last_error"], d["done-one"]["last_error"])')" \
 	"ini True failed 1 1 at 03:00 boom None" "--list --json carries the same facts"
 
+# ---- an INI section renamed: what the old name left ----
+# The new name is a schedule the ticks have not seen: it may take the
+# fire of the last minute (jobq(1)).  The old name's switch and fires
+# stay, shown by --list as gone with the command that deletes them; the
+# ticks keep it looked at, so that a name that comes back (renamed back)
+# does not catch up the fires of the time it was gone.
+ini_hourly() { base_conf "
+[schedule $1]
+cron = 0 * * * *
+type = echo
+overlap = allow
+catch_up = all 1d"; }
+reset
+ini_hourly old
+at 2026-01-10T10:00:05Z >/dev/null
+ini_hourly new
+at 2026-01-10T10:00:20Z >/dev/null
+is "$(nruns old):$(nruns new)" "1:1" "renamed within the minute of a fire: the new name takes it too (as jobq(1) says)"
+like "$(jq_ schedule --list | grep '^old ')" "^old +- +- +- +gone +[0-9-]+ [0-9:]+ .*GONE: in neither the file nor the database .*'jobq schedule remove old'" \
+	"--list shows the old name as gone, with its last fire and how to delete what is left"
+at 2026-01-10T14:59:30Z >/dev/null
+ini_hourly old
+OUT=$(at 2026-01-10T15:00:05Z)
+is "$(nruns old)" 2 "renamed back hours later: the old name fires 15:00 only, not the fires of the time it was gone"
+is "$(grep -cE 'missed|late' <<<"$OUT")" 0 "... and reports none of them as missed or late"
+OUT=$(jq_ schedule remove new)
+is "$?:$OUT" "0:schedule 'new' removed" "schedule remove of a gone name: exit 0"
+is "$(nruns new):$(sql "SELECT COUNT(*) FROM jobq_schedule_state WHERE name = 'new'")" "0:0" "... its fires and switch are deleted"
+is "$(jq_ schedule --list | grep -c '^new ')" 0 "... and --list no longer shows it"
+jq_ schedule remove new >/dev/null 2>&1
+is "$?" 65 "... removed again: no such schedule (65)"
+# Two hosts mid-deploy, one still with the old file: the new file's tick
+# first in the minute does not keep the old file's from its fire.
+cp "$CONF" "$T/old.ini"
+ini_hourly new
+at 2026-01-10T16:00:10Z >/dev/null
+JOBQ_SCHEDULER_NOW=2026-01-10T16:00:30Z "$JOBQ" -c "$T/old.ini" schedule >/dev/null
+is "$(sql "SELECT COUNT(*) FROM jobq_schedule_runs WHERE fire_at = '2026-01-10 16:00:00'")" 2 \
+	"a host still ticking the old file fires 16:00 under the old name, after the new file's tick"
+ini_hourly a-name-longer-than-the-rest
+at 2026-01-10T16:30:05Z >/dev/null
+ini_hourly new
+list=$(jq_ schedule --list)
+is "$(grep '^a-name-longer' <<<"$list" | awk '{ print index($0, " - ") }')" \
+	"$(sed -n 1p <<<"$list" | awk '{ print index($0, " SRC ") }')" "--list: a gone name longer than the others widens the name column"
+
 # ---- INI validation of the schedule keys (exit 78, FILE:LINE) ----
 bad_ini() {
 	local line=$1 want=$2 body=$3
