@@ -9,6 +9,7 @@
 #include "config.h"
 
 #include <ctype.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,18 +120,25 @@ cron_zone_fixed(const struct cron_zone *z)
 
 /* The C library knows one zone at a time, through TZ.  Each public
  * function that needs a zone sets TZ on entry and puts the caller's TZ
- * (or its absence) back on exit, so the rest of a one-thread process
- * never sees the change.  That is safe only while one thread runs:
- * setenv() races with getenv(), localtime_r() and tzset() in any other
- * thread.  Every caller today (jobq cron, jobq schedule, the worker's
- * tick) is single-threaded; a threaded caller (a dashboard serving
- * --list from request threads) must call the cron_* zone functions from
- * one thread only, or this module must read the TZif data itself. */
+ * (or its absence) back on exit, so the rest of the process never sees
+ * the change.  The dashboard computes fire times on several request
+ * threads at once (its Schedules page, /metrics, times shown in a
+ * schedule's zone), so every switch, from setting TZ to putting it
+ * back, holds tz_lock: one thread's zone is never read by another's
+ * localtime_r() in between, whichever caller forgot to serialise.
+ * setenv() still races with a getenv() of another thread that is no
+ * cron_* function; jobq serve keeps TZ set before its threads start
+ * (serve_schedules_init), so the variable is replaced, not added. */
+static pthread_mutex_t tz_lock = PTHREAD_MUTEX_INITIALIZER;
+
 void
 cron_zone_enter(const struct cron_zone *z, struct tz_saved *s)
 {
-	const char *old = getenv("TZ");
+	const char *old;
 
+	if (!z->utc)
+		pthread_mutex_lock(&tz_lock);
+	old = getenv("TZ");
 	s->was_set = old != NULL;
 	s->value = old != NULL ? xstrdup(old) : NULL;
 	if (!z->utc) {
@@ -139,7 +147,8 @@ cron_zone_enter(const struct cron_zone *z, struct tz_saved *s)
 	}
 }
 
-/* Puts back the TZ that cron_zone_enter found. */
+/* Puts back the TZ that cron_zone_enter found, and lets the next
+ * thread switch it. */
 void
 cron_zone_leave(const struct cron_zone *z, struct tz_saved *s)
 {
@@ -149,6 +158,7 @@ cron_zone_leave(const struct cron_zone *z, struct tz_saved *s)
 		else
 			unsetenv("TZ");
 		tzset();
+		pthread_mutex_unlock(&tz_lock);
 	}
 	free(s->value);
 }

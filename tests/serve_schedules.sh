@@ -5,8 +5,8 @@
 # what the CLI would and are audited; a bad expression is a 422 naming
 # field and column with nothing changed; the live preview; a schedule's
 # history with successes and failures apart (a dead job's error summed
-# up as failed list sums it up); and many preview requests
-# at once (the cron module switches TZ: serve serialises it).
+# up as failed list sums it up); and many preview and /metrics requests
+# at once (the cron module switches TZ, and serialises every switch).
 . "$top_srcdir/tests/lib.sh"
 one_build sanitized "behaviour alone"
 . "$top_srcdir/tests/operator/common.sh"
@@ -189,13 +189,15 @@ hit GET "/api/cron" "$T/vjar"
 is "$CODE" 400 "preview without expr: 400"
 
 # Many previews in different zones at once, eight at a time on the
-# server's threads: each answer must be in its own zone (the cron module
-# switches TZ; without the server's mutex some come back in the other
-# zone).
+# server's threads, among requests for /metrics (whose next fire times
+# the cron module computes too, in each schedule's zone): each answer
+# must be in its own zone (the cron module switches TZ; unless every
+# switch is serialised some come back in another zone).
 args=()
 for i in $(seq 1 400); do
 	if [ $((i % 2)) = 0 ]; then z=Asia/Tokyo k=tokyo; else z=America/Los_Angeles k=la; fi
 	args+=(-o "$T/par.$i.$k" "$URL/api/cron?expr=0%2012%20*%20*%20*&timezone=$z")
+	args+=(-o /dev/null "$URL/metrics")
 done
 curl -s --parallel --parallel-max 8 -b "$T/vjar" "${args[@]}" 2>/dev/null
 python3 - "$T" >"$T/par" <<'EOP'
