@@ -8,20 +8,15 @@
  * audited.
  *
  * Threads and time zones: the cron module computes fire times by
- * switching the process's TZ with setenv()/tzset() and putting it back
- * (see its comment in cron_zone.c), which is a data race if two request
- * threads do it at once.  So every call from here into the cron,
- * scheduler and schedules code runs while holding tz_lock, one mutex
- * for the whole process (the calls are short: a list of a few dozen
- * schedules is a few milliseconds).  No other part of `jobq serve`
- * touches TZ or local time; and serve_schedules_init() makes sure TZ is
- * always present in the environment before the threads start, so that
- * cron's "put it back" replaces the value in place rather than removing
- * and re-adding the variable (which may move the environ array under a
+ * switching the process's TZ with setenv()/tzset() and putting it back,
+ * each switch under a lock of its own (cron_zone.c), so request threads
+ * may call it at once.  serve_schedules_init() makes sure TZ is always
+ * present in the environment before the threads start, so that cron's
+ * "put it back" replaces the value in place rather than removing and
+ * re-adding the variable (which may move the environ array under a
  * getenv() in another thread, e.g. inside the database client). */
 #include "config.h"
 
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,20 +32,6 @@
 
 #define HISTORY_MAX 50 /* fires shown in a schedule's history */
 #define PREVIEW_FIRES 5
-
-static pthread_mutex_t tz_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static void
-tz_enter(void)
-{
-	pthread_mutex_lock(&tz_lock);
-}
-
-static void
-tz_leave(void)
-{
-	pthread_mutex_unlock(&tz_lock);
-}
 
 /* Called once by serve_run before any request thread starts: an unset
  * TZ is set to what glibc does when it is unset (the system's zone), so
@@ -76,9 +57,7 @@ api_schedules(struct req *r)
 
 	if (serve_query_uint(r, "window", 1, 366 * 86400LL, 7 * 86400LL, &window_s) < 0)
 		return serve_error(r, 400, "window must be a whole number of seconds from 1 to 31622400");
-	tz_enter();
 	rc = schedule_view_list_json(r->srv->conf, r->db, window_s, &arr, err);
-	tz_leave();
 	if (rc != DB_OK)
 		return serve_db_error(r, "list schedules", err);
 	doc = cJSON_CreateObject();
@@ -90,7 +69,7 @@ api_schedules(struct req *r)
 }
 
 /* Loads every schedule and finds name; on failure the response has been
- * sent (404 or 500) and *ret holds it.  Call with tz_lock held. */
+ * sent (404 or 500) and *ret holds it. */
 static struct schedule *
 load_one(struct req *r, const char *name, struct schedule ***v, size_t *n, MHD_RESULT *ret)
 {
@@ -147,14 +126,11 @@ api_schedule_history(struct req *r)
 
 	if (name == NULL)
 		return serve_error(r, 400, "name is required");
-	tz_enter();
 	if (load_one(r, name, &v, &n, &ret) == NULL) {
-		tz_leave();
 		return ret;
 	}
 	schedules_free(v, n);
 	rc = schedule_view_history(r->db, name, HISTORY_MAX, &f, &nf, err);
-	tz_leave();
 	if (rc != DB_OK)
 		return serve_db_error(r, "schedule history", err);
 	doc = cJSON_CreateObject();
@@ -232,22 +208,18 @@ switch_schedule(struct req *r, int on)
 
 	if ((name = body_name(r, &in, 1, &ret)) == NULL)
 		return ret;
-	tz_enter();
 	if ((s = load_one(r, name, &v, &n, &ret)) == NULL) {
-		tz_leave();
 		cJSON_Delete(in);
 		return ret;
 	}
 	if (on && schedules_ini_off(s)) {
 		schedules_free(v, n);
-		tz_leave();
 		cJSON_Delete(in);
 		return serve_error(r, 409, "this schedule says enabled = no in jobq.ini: turn it on there");
 	}
 	c.name = name;
 	rc = serve_audited(r, on ? "schedule-enable" : "schedule-disable", 0, name, switch_change, &c, err);
 	schedules_free(v, n);
-	tz_leave();
 	if (rc != DB_OK) {
 		cJSON_Delete(in);
 		return serve_write_error(r, on ? "enable schedule" : "disable schedule", err);
@@ -300,9 +272,7 @@ api_schedule_run_now(struct req *r)
 
 	if ((name = body_name(r, &in, 1, &ret)) == NULL)
 		return ret;
-	tz_enter();
 	if ((s = load_one(r, name, &v, &n, &ret)) == NULL) {
-		tz_leave();
 		cJSON_Delete(in);
 		return ret;
 	}
@@ -310,7 +280,6 @@ api_schedule_run_now(struct req *r)
 	a = serve_audit_entry(r, "schedule-run-now", 0, name);
 	rc = scheduler_run_now(r->srv->conf, r->db, s, &o, &a, &job, err);
 	schedules_free(v, n);
-	tz_leave();
 	if (rc != DB_OK && problem) {
 		cJSON_Delete(in);
 		return serve_error(r, 422, err);
@@ -357,9 +326,7 @@ api_schedule_edit(struct req *r)
 		cJSON_Delete(in);
 		return serve_error(r, 400, "expected {\"name\": \"SCHEDULE\", \"cron\": \"EXPRESSION\"}");
 	}
-	tz_enter();
 	if ((s = load_one(r, name, &v, &n, &ret)) == NULL) {
-		tz_leave();
 		cJSON_Delete(in);
 		return ret;
 	}
@@ -383,7 +350,6 @@ api_schedule_edit(struct req *r)
 		}
 	}
 	schedules_free(v, n);
-	tz_leave();
 	if (status != 200 || rc != DB_OK) {
 		free(old);
 		cJSON_Delete(in);
@@ -509,13 +475,11 @@ api_schedule_add(struct req *r)
 
 	if ((name = body_name(r, &in, 0, &ret)) == NULL)
 		return ret;
-	tz_enter(); /* schedule_set and schedule_finish open time zones */
 	if ((s = from_body(r->srv->conf, in, name, &status, err)) != NULL) {
 		struct sched_change c = { r->srv->conf, name, 0, s, detail, sizeof detail };
 
 		rc = serve_audited(r, "schedule-add", 0, detail, add_change, &c, err);
 	}
-	tz_leave();
 	if (s == NULL || rc != DB_OK) {
 		schedule_free(s);
 		cJSON_Delete(in);
@@ -549,7 +513,6 @@ removed_detail(struct req *r, const char *name, char *detail, size_t len)
 	size_t n;
 
 	snprintf(detail, len, "%s", name);
-	tz_enter();
 	if (schedules_load(r->srv->conf, r->db, &v, &n, err) == DB_OK) {
 		if ((s = schedules_find(v, n, name)) != NULL && s->source == SCHEDULE_DB)
 			snprintf(detail, len, "%s: cron '%s', type %s, queue %s, timezone %s, payload %.300s",
@@ -557,7 +520,6 @@ removed_detail(struct req *r, const char *name, char *detail, size_t len)
 			    s->timezone ? s->timezone : "-", s->payload ? s->payload : "-");
 		schedules_free(v, n);
 	}
-	tz_leave();
 }
 
 /* POST /api/schedules/remove {"name"}: deletes a database schedule with
@@ -610,11 +572,9 @@ api_cron_preview(struct req *r)
 		return serve_error(r, 400, "expr is required");
 	if ((rc = schedules_now(r->db, &now, err)) != DB_OK)
 		return serve_db_error(r, "read the clock", err);
-	tz_enter();
 	if ((z = cron_zone_open(tz != NULL ? tz : "UTC", err)) == NULL ||
 	    (cr = cron_parse(expr, err)) == NULL) {
 		cron_zone_free(z);
-		tz_leave();
 		return serve_error(r, 422, err);
 	}
 	doc = cJSON_CreateObject();
@@ -632,6 +592,5 @@ api_cron_preview(struct req *r)
 	}
 	cron_free(cr);
 	cron_zone_free(z);
-	tz_leave();
 	return serve_json(r, 200, doc);
 }
