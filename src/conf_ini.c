@@ -190,6 +190,7 @@ see_header(struct loader *ld, const char *line)
 		return; /* inih reports it */
 	name = xstrndup(p + 1, (size_t)(end - p - 1));
 	add_section(ld, str_trim(name), ld->lineno);
+	ld->dropping = 0;
 	/* inih drops what follows the ']': "[worker] concurrency = 8"
 	 * would load without its key */
 	for (p = end + 1; isspace((unsigned char)*p); p++)
@@ -238,6 +239,51 @@ stand_in(struct loader *ld, char *str, int num)
 	return 0;
 }
 
+/* Hands inih an empty line in place of the current one, refused (and
+ * reported) by read_line.  When it was a section header, the keys under
+ * it are dropped unreported until the next header (ld->dropping): filed
+ * under the section before, or under none, each would be a second error
+ * for the one mistake ("key outside any section", "unknown key"). */
+static char *
+drop_line(struct loader *ld, char *str)
+{
+	const char *p = ld->linebuf;
+
+	while (isspace((unsigned char)*p))
+		p++;
+	if (*p == '[')
+		ld->dropping = 1;
+	str[0] = '\0';
+	return str;
+}
+
+/* Refuses (reports, 1) a line of n bytes holding a NUL byte, which
+ * would end the line there for every string function (the rest of the
+ * value silently gone), or, outside a comment, bytes that are not UTF-8:
+ * jobq.ini is UTF-8 text, and a name or path in another encoding is not
+ * the one its writer saw. */
+static int
+bad_bytes(struct loader *ld, ssize_t n)
+{
+	const char *nul = memchr(ld->linebuf, '\0', (size_t)n), *p;
+	size_t valid;
+
+	if (nul != NULL) {
+		ld_error(ld, ld->lineno, "NUL byte at column %zu (jobq.ini is text)",
+		    (size_t)(nul - ld->linebuf) + 1);
+		return 1;
+	}
+	for (p = ld->linebuf; isspace((unsigned char)*p); p++)
+		;
+	if (*p == ';' || *p == '#')
+		return 0;
+	if ((valid = utf8_valid_prefix(ld->linebuf, (size_t)n)) != (size_t)n) {
+		ld_error(ld, ld->lineno, "not valid UTF-8 at column %zu (jobq.ini is UTF-8 text)", valid + 1);
+		return 1;
+	}
+	return 0;
+}
+
 /* The ini_reader: hands inih one line at a time and counts it. */
 static char *
 read_line(char *str, int num, void *stream)
@@ -263,10 +309,11 @@ read_line(char *str, int num, void *stream)
 	}
 	free(ld->long_value); /* of a line inih did not hand on */
 	ld->long_value = NULL;
+	if (bad_bytes(ld, n))
+		return drop_line(ld, str);
 	if (n >= num - 1 && stand_in(ld, str, num) < 0) {
 		ld_error(ld, ld->lineno, "line too long (%zd characters, at most %d)", n, num - 2);
-		str[0] = '\0';
-		return str;
+		return drop_line(ld, str);
 	}
 	ld->continuation = n > 0 && isspace((unsigned char)ld->linebuf[0]);
 	for (p = ld->linebuf; isspace((unsigned char)*p); p++)
@@ -276,9 +323,10 @@ read_line(char *str, int num, void *stream)
 	else if (!ld->continuation && (*p == '[' ? strchr(p, ']') == NULL : strpbrk(p, "=:") == NULL)) {
 		/* inih reports only its first error: report each one here
 		 * and hand inih an empty line instead. */
-		ld_error(ld, ld->lineno, "syntax error (expected [section], key = value or a comment)");
-		str[0] = '\0';
-		return str;
+		ld_error(ld, ld->lineno, "%s",
+		    *p == '[' ? "syntax error: section header without its closing ']'"
+		              : "syntax error (expected [section], key = value or a comment)");
+		return drop_line(ld, str);
 	}
 	see_header(ld, ld->linebuf);
 	if (n < num - 1) /* else stand_in() wrote str */
@@ -295,6 +343,8 @@ on_entry(void *user, const char *section, const char *key, const char *value)
 	struct entry *e;
 
 	(void)section;
+	if (ld->dropping) /* under a refused header: reported there */
+		return 1;
 	if (ld->continuation) {
 		ld_error(ld, ld->lineno, "indented line: continuation lines are not supported");
 		return 1;

@@ -28,6 +28,7 @@ struct loader {
 	char *linebuf;
 	size_t linecap;
 	int continuation; /* the current line is indented */
+	int dropping;     /* the last header was refused: its keys go unreported */
 	int read_errno;   /* why the file could not be read to its end */
 	char *long_value; /* the value of a line too long for inih, or NULL */
 	struct section *sections;

@@ -331,6 +331,40 @@ type = x
 payload = {"day": 
 EOC
 
+# ---- one mistake, one line ----
+# A header without its ']' was reported, and then each key under it
+# again: filed under the section before it (or under none).
+bad broken-header 3 "syntax error: section header without its closing '\]'" <<EOC
+[worker]
+concurrency = 2
+[handler x
+exec = $E
+timeout = 5m
+EOC
+bad broken-header-first 1 "syntax error: section header without its closing '\]'" <<EOC
+[handler x
+exec = $E
+EOC
+bad long-header 1 "line too long" <<EOC
+[handler $(printf 'x%.0s' $(seq 250))]
+exec = $E
+EOC
+
+# ---- other bad input ----
+# A NUL byte ended the value there: the rest of the line was dropped.
+printf '[worker]\nconcurrency = 3\0junk\n' >"$T/nul.in"
+bad nul-byte 2 "NUL byte at column 16" <"$T/nul.in"
+# A value in another encoding (here Latin-1) is not the one its writer saw.
+printf '[handler x]\nexec = %s\nenv.NAME = Jos\351\n' "$E" >"$T/latin1.in"
+bad not-utf8 3 "not valid UTF-8 at column 15" <"$T/latin1.in"
+printf '; caf\351 (a comment in Latin-1 is left alone)\n[queue default]\n[handler x]\nexec = %s\n' "$E" |
+	conf_file latin1-comment >/dev/null
+run "$JOBQ" -c "$T/latin1-comment.ini" check
+is "$RC:$ERR" "0:" "a comment that is not UTF-8 still loads"
+printf '[queue default]\r\n[handler x]\r\nexec = %s\r\ntimeout = 5m\r\n' "$E" | conf_file crlf >/dev/null
+run "$JOBQ" -c "$T/crlf.ini" check
+is "$RC:$ERR" "0:" "CRLF line ends load"
+
 # ---- several problems: all reported, one line each ----
 f=$(conf_file several <<EOC
 [worker]
