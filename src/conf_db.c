@@ -13,6 +13,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "conf.h"
@@ -23,6 +24,16 @@
 #include "words.h"
 
 #define DB_HOSTS_MAX 16
+
+/* What the server and the system take, checked at the key's line rather
+ * than found out at connect time: user names of up to 128 characters
+ * (MariaDB 10.6 and later: mysql.global_priv.User is CHAR(128); MySQL
+ * takes 32, a limit left to its server), database names of up to 64
+ * (NAME_CHAR_LEN), and a socket path that fits sun_path (108 bytes with
+ * its NUL). */
+#define DB_USER_MAX 128
+#define DB_NAME_MAX 64
+#define DB_SOCKET_MAX (sizeof(((struct sockaddr_un *)0)->sun_path) - 1)
 
 /* Host i (0-based) of the list in c->host ("db1, db2:3307, [::1]:3308",
  * "::1"):
@@ -74,7 +85,7 @@ conf_db_host(const struct db_conf *c, size_t i, char *host, size_t n, unsigned *
 		*port = (unsigned)v;
 	}
 	if (len == 0 || len >= n) {
-		*why = len == 0 ? "it names no host" : "its name is too long";
+		*why = len == 0 ? "it names no host" : "its name is too long (a host name is at most 255 bytes)";
 		return -1;
 	}
 	memcpy(host, name, len);
@@ -127,16 +138,22 @@ db_set(struct loader *ld, struct db_conf *db, const struct entry *e)
 			return db->port = 0, -1; /* 0: refused, check_port says no more of it */
 		db->port = (unsigned)v;
 	} else if (strcmp(k, "socket") == 0)
-		return not_empty(ld, e) < 0 ? -1 : (ld_str(&db->socket, e->value), 0);
+		return not_empty(ld, e) < 0 || ld_length(ld, e, DB_SOCKET_MAX, 0, "a unix socket path (sun_path)") < 0
+		           ? -1
+		           : (ld_str(&db->socket, e->value), 0);
 	else if (strcmp(k, "user") == 0)
-		return not_empty(ld, e) < 0 ? -1 : (ld_str(&db->user, e->value), 0);
+		return not_empty(ld, e) < 0 || ld_length(ld, e, DB_USER_MAX, 1, "a MariaDB user name") < 0
+		           ? -1
+		           : (ld_str(&db->user, e->value), 0);
 	else if (strcmp(k, "password") == 0) {
 		ld_str(&db->password, e->value);
 		ld->has_password = 1;
 	} else if (strcmp(k, "password_file") == 0)
-		return -2; /* read after the section: see read_password_file */
+		return ld_length(ld, e, PATH_MAX - 1, 0, "a path") < 0 ? -1 : -2; /* see read_password_file */
 	else if (strcmp(k, "database") == 0)
-		return not_empty(ld, e) < 0 ? -1 : (ld_str(&db->database, e->value), 0);
+		return not_empty(ld, e) < 0 || ld_length(ld, e, DB_NAME_MAX, 1, "a database name") < 0
+		           ? -1
+		           : (ld_str(&db->database, e->value), 0);
 	else if (strcmp(k, "tls") == 0) {
 		if (strcmp(e->value, "verify") == 0)
 			db->tls = TLS_VERIFY;
@@ -287,6 +304,18 @@ check_port(struct loader *ld, const struct db_conf *db, const struct section *s)
 			    port);
 }
 
+/* A TLS file the client library reads at each connect: readable now,
+ * so that a typo is reported at its line by `jobq check`, not as a
+ * failed handshake. */
+static void
+check_tls_file(struct loader *ld, const struct entry *e)
+{
+	if (ld_length(ld, e, PATH_MAX - 1, 0, "a path") < 0)
+		return;
+	if (access(e->value, R_OK) < 0)
+		ld_error(ld, e->line, "%s: cannot read %s: %s", e->key, e->value, strerror(errno));
+}
+
 /* Refuses keys that would be read and then do nothing: a password
  * beside a password_file (the file's would win), TLS over a unix socket,
  * TLS files for a connection that is not encrypted, and an unused port
@@ -317,6 +346,9 @@ check_unused(struct loader *ld, const struct db_conf *db, const struct section *
 	if (db->tls == TLS_ON && (e = db_entry(s, "tls_ca")) != NULL)
 		ld_error(ld, e->line, "tls_ca: tls = yes checks no certificate: set tls = verify to check the "
 		                      "server against it");
+	for (i = 0; db->tls != TLS_OFF && i < ARRAY_LEN(tls_keys); i++)
+		if ((e = db_entry(s, tls_keys[i])) != NULL && !(db->tls == TLS_ON && i == 0))
+			check_tls_file(ld, e);
 	check_port(ld, db, s);
 }
 

@@ -65,6 +65,40 @@ bad:
 
 /* ---- handler keys (also the defaults in [worker]) ---- */
 
+/* The longest argument or environment string execve takes, with its NUL
+ * (Linux's MAX_ARG_STRLEN, 32 pages of 4K): a longer one fails every
+ * run with E2BIG, so it is refused at its line instead. */
+#define ARG_STRLEN_MAX (32 * 4096)
+
+/* Refuses (reports, -1) a command line of key with a word execve could
+ * not take. */
+static int
+check_words(struct loader *ld, int line, const char *key, char *const *argv)
+{
+	size_t i, n;
+
+	for (i = 0; argv[i] != NULL; i++)
+		if ((n = strlen(argv[i])) >= ARG_STRLEN_MAX) {
+			ld_error(ld, line, "%s: word %zu too long: %zu bytes, and an argument is at most %d", key,
+			    i + 1, n, ARG_STRLEN_MAX - 1);
+			return -1;
+		}
+	return 0;
+}
+
+/* Refuses (reports, -1) a program path of key, as resolved, longer than
+ * a path can be (PATH_MAX with its NUL). */
+static int
+check_program_path(struct loader *ld, int line, const char *key, const char *prog)
+{
+	size_t n = strlen(prog);
+
+	if (n < PATH_MAX)
+		return 0;
+	ld_error(ld, line, "%s: program path too long: %zu bytes, and a path is at most %d", key, n, PATH_MAX - 1);
+	return -1;
+}
+
 static char *search_path(const struct handler *h, const char *prog);
 
 void
@@ -170,6 +204,11 @@ handler_set_env(struct loader *ld, struct handler *h, const struct entry *e)
 		ld_error(ld, e->line, "%s: bad environment variable name '%s'", e->key, name);
 		return -1;
 	}
+	if (len + 1 + strlen(e->value) >= ARG_STRLEN_MAX) {
+		ld_error(ld, e->line, "%s: too long: %zu bytes as NAME=value, and an environment string is at most %d",
+		    e->key, len + 1 + strlen(e->value), ARG_STRLEN_MAX - 1);
+		return -1;
+	}
 	if (strncmp(name, "JOBQ_", 5) == 0 || strcmp(name, "TRACEPARENT") == 0) {
 		/* A handler would get the worker's value, not this one. */
 		ld_error(ld, e->line, "%s: %s set by the worker", e->key,
@@ -263,6 +302,11 @@ conf_handler_program(struct loader *ld, const struct handler *h, const struct en
 		found = xasprintf("%s/%s", ld->config_dir, argv[0]);
 	else if ((found = search_path(h, argv[0])) == NULL) {
 		ld_error(ld, e->line, "%s: '%s' not found in PATH", e->key, argv[0]);
+		strv_free(argv);
+		return NULL;
+	}
+	if (check_words(ld, e->line, e->key, argv) < 0 || check_program_path(ld, e->line, e->key, found) < 0) {
+		free(found);
 		strv_free(argv);
 		return NULL;
 	}
@@ -382,6 +426,8 @@ conf_handler_set(struct loader *ld, struct handler *h, const struct entry *e)
 			ld_error(ld, e->line, "workdir: '%s' is not an absolute path", e->value);
 			return -1;
 		}
+		if (ld_length(ld, e, PATH_MAX - 1, 0, "a path") < 0)
+			return -1;
 		h->workdir_line = e->line;
 		return ld_str(&h->workdir, e->value), 0;
 	}
@@ -463,7 +509,7 @@ resolve_exec(struct loader *ld, struct handler *h, int line)
 	}
 	free(h->argv[0]);
 	h->argv[0] = found;
-	if (!(ld->flags & CONF_CHECK_EXEC))
+	if (check_program_path(ld, line, "exec", found) < 0 || !(ld->flags & CONF_CHECK_EXEC))
 		return;
 	if (stat(found, &st) < 0)
 		ld_error(ld, line, "exec: %s: %s", found, strerror(errno));
@@ -623,6 +669,8 @@ conf_handler_load(struct loader *ld, struct conf *c, const struct section *s, co
 		ld_error(ld, exec_line, "exec: %s", err);
 		return;
 	}
+	if (check_words(ld, exec_line, "exec", h->argv) < 0)
+		return;
 	resolve_exec(ld, h, exec_line);
 	resolve_ids(ld, h, user_line, group_line);
 	check_mode_keys(ld, h, s);

@@ -30,20 +30,58 @@
 
 /* ---- reports ---- */
 
+/* A message longer than this is shortened in its middle: it quotes a
+ * value from the file, which may be any length (a 100,000-character
+ * user name), and one line must stay readable. */
+#define LD_MESSAGE_MAX 480
+
+/* Appends msg to out, with its middle cut out when it is longer than
+ * LD_MESSAGE_MAX: its start names the key, its end often the rule. */
+static void
+add_message(struct buf *out, const char *msg, size_t len)
+{
+	size_t head = LD_MESSAGE_MAX * 2 / 3, tail = LD_MESSAGE_MAX / 4;
+
+	if (len <= LD_MESSAGE_MAX) {
+		buf_add(out, msg, len);
+		return;
+	}
+	/* cut between UTF-8 characters, never inside one */
+	while (head > 0 && ((unsigned char)msg[head] & 0xC0) == 0x80)
+		head--;
+	while (tail > 0 && ((unsigned char)msg[len - tail] & 0xC0) == 0x80)
+		tail--;
+	buf_add(out, msg, head);
+	buf_printf(out, "[... %zu bytes not shown ...]", len - head - tail);
+	buf_add(out, msg + len - tail, tail);
+}
+
+/* Appends "FILE:LINE: " then the message to out, one line. */
+static void
+add_line(struct loader *ld, struct buf *out, int line, const char *what, const char *fmt, va_list ap)
+{
+	struct buf msg;
+
+	if (line > 0)
+		buf_printf(out, "%s:%d: %s", ld->path, line, what);
+	else
+		buf_printf(out, "%s: %s", ld->path, what);
+	buf_init(&msg);
+	buf_vprintf(&msg, fmt, ap);
+	add_message(out, msg.data != NULL ? msg.data : "", msg.len);
+	buf_free(&msg);
+	buf_addc(out, '\n');
+}
+
 /* Appends "FILE:LINE: message" to the errors and counts it. */
 void
 ld_error(struct loader *ld, int line, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (line > 0)
-		buf_printf(ld->errors, "%s:%d: ", ld->path, line);
-	else
-		buf_printf(ld->errors, "%s: ", ld->path);
 	va_start(ap, fmt);
-	buf_vprintf(ld->errors, fmt, ap);
+	add_line(ld, ld->errors, line, "", fmt, ap);
 	va_end(ap);
-	buf_addc(ld->errors, '\n');
 	ld->nerrors++;
 }
 
@@ -53,14 +91,9 @@ ld_warning(struct loader *ld, int line, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (line > 0)
-		buf_printf(ld->warnings, "%s:%d: warning: ", ld->path, line);
-	else
-		buf_printf(ld->warnings, "%s: warning: ", ld->path);
 	va_start(ap, fmt);
-	buf_vprintf(ld->warnings, fmt, ap);
+	add_line(ld, ld->warnings, line, "warning: ", fmt, ap);
 	va_end(ap);
-	buf_addc(ld->warnings, '\n');
 }
 
 /* ---- who else can change what the worker runs ---- */
@@ -567,6 +600,29 @@ ld_regex(struct loader *ld, const struct entry *e)
 		    (const char *)msg);
 	}
 	return re;
+}
+
+/* Refuses a value longer than what it feeds can take: max bytes, or with
+ * chars, max characters (UTF-8, as pass 1 made sure).  what names the
+ * taker ("a MariaDB user name").  Checked here, at its line, rather than
+ * found out when a connect or an exec fails; the message gives the
+ * length and the limit, not the value.  0 when it fits. */
+int
+ld_length(struct loader *ld, const struct entry *e, size_t max, int chars, const char *what)
+{
+	size_t n = 0;
+	const char *p;
+
+	if (!chars)
+		n = strlen(e->value);
+	else
+		for (p = e->value; *p != '\0'; p++)
+			n += ((unsigned char)*p & 0xC0) != 0x80;
+	if (n <= max)
+		return 0;
+	ld_error(ld, e->line, "%s: too long: %zu %s, and %s is at most %zu", e->key, n,
+	    chars ? "characters" : "bytes", what, max);
+	return -1;
 }
 
 /* Reports a key that section s does not take. */

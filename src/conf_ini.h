@@ -62,6 +62,7 @@ int ld_output_limit(struct loader *ld, const struct entry *e, size_t *out);
 int bool_word(const char *s, int *out);
 int ld_bool(struct loader *ld, const struct entry *e, int *out);
 void ld_str(char **dst, const char *value);
+int ld_length(struct loader *ld, const struct entry *e, size_t max, int chars, const char *what);
 int conf_text_check(const char *key, const char *value, size_t max, char *err);
 pcre2_code *ld_regex(struct loader *ld, const struct entry *e);
 

@@ -350,6 +350,77 @@ bad long-header 1 "line too long" <<EOC
 exec = $E
 EOC
 
+# ---- values longer than what they feed take ----
+# A 100,000-character user name loaded, and the server refused it at
+# connect; every such key is now refused at its line, by its length.
+long=$(head -c 100000 /dev/zero | tr '\0' u)
+bad db-user-long 3 "user: too long: 100000 characters, and a MariaDB user name is at most 128$" <<EOC
+[database]
+socket = $SOCKET
+user = $long
+database = $DB
+EOC
+bad db-name-long 4 "database: too long: 65 characters, and a database name is at most 64$" <<EOC
+[database]
+socket = $SOCKET
+user = root
+database = $(printf 'd%.0s' $(seq 65))
+EOC
+bad db-socket-long 2 "socket: too long: 108 bytes, and a unix socket path \(sun_path\) is at most 107$" <<EOC
+[database]
+socket = /$(printf 's%.0s' $(seq 107))
+user = root
+database = $DB
+EOC
+bad db-host-long 2 "host: item 1 of .*: its name is too long \(a host name is at most 255 bytes\)$" <<EOC
+[database]
+host = $(printf 'h%.0s' $(seq 256))
+user = root
+database = $DB
+EOC
+bad db-tls-ca-missing 6 "tls_ca: cannot read $(re "$T/no-ca.pem"): No such file or directory$" <<EOC
+[database]
+host = 127.0.0.1
+user = root
+database = $DB
+tls = verify
+tls_ca = $T/no-ca.pem
+EOC
+longpath=/$(head -c 5000 /dev/zero | tr '\0' p)
+bad db-password-file-long 4 "password_file: too long: 5001 bytes, and a path is at most [0-9]+$" <<EOC
+[database]
+socket = $SOCKET
+user = root
+password_file = $longpath
+database = $DB
+EOC
+bad exec-program-long 2 "exec: program path too long: 5001 bytes, and a path is at most [0-9]+$" <<EOC
+[handler x]
+exec = $longpath
+EOC
+bad exec-word-long 2 "exec: word 2 too long: 200000 bytes, and an argument is at most 131071$" <<EOC
+[handler x]
+exec = $E $(head -c 200000 /dev/zero | tr '\0' w)
+EOC
+bad env-long 3 "env\.BIG: too long: 200004 bytes as NAME=value, and an environment string is at most 131071$" <<EOC
+[handler x]
+exec = $E
+env.BIG = $(head -c 200000 /dev/zero | tr '\0' e)
+EOC
+bad workdir-long 3 "workdir: too long: 5001 bytes, and a path is at most [0-9]+$" <<EOC
+[handler x]
+exec = $E
+workdir = $longpath
+EOC
+# A message quoting a long value keeps to one readable line.
+bad queue-name-long 3 "queue: unknown queue 'qqq.*\[\.\.\. [0-9]+ bytes not shown \.\.\.\].*section\)$" <<EOC
+[handler x]
+exec = $E
+queue = $(head -c 10000 /dev/zero | tr '\0' q)
+EOC
+[ "$(wc -c <"$T/err")" -lt 700 ]
+ok $? "queue-name-long: the line is shortened (under 700 bytes)"
+
 # ---- other bad input ----
 # A NUL byte ended the value there: the rest of the line was dropped.
 printf '[worker]\nconcurrency = 3\0junk\n' >"$T/nul.in"

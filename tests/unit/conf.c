@@ -164,7 +164,7 @@ static const char full_config[] = "; a full configuration, handlers before [work
                                   "password = s3cret\n"
                                   "database = app\n"
                                   "tls = verify\n"
-                                  "tls_ca = /etc/ssl/ca.pem\n"
+                                  "tls_ca = /dev/null\n" /* must be readable: any file */
                                   "connect_timeout = 5s\n"
                                   "read_timeout = 30s\n"
                                   "\n"
@@ -188,7 +188,7 @@ check_full_db_worker(const struct conf *c)
 	is_str(c->db.password, "s3cret", "db password");
 	is_str(c->db.database, "app", "db database");
 	is_int(c->db.tls, TLS_VERIFY, "db tls = verify");
-	is_str(c->db.tls_ca, "/etc/ssl/ca.pem", "db tls_ca");
+	is_str(c->db.tls_ca, "/dev/null", "db tls_ca");
 	is_int(c->db.connect_timeout_ms, 5000, "db connect_timeout");
 	is_int(c->db.read_timeout_ms, 30000, "db read_timeout");
 	is_int((long long)strv_len(c->worker.queues), 2, "worker serves 2 queues");
