@@ -99,6 +99,18 @@ check_program_path(struct loader *ld, int line, const char *key, const char *pro
 	return -1;
 }
 
+/* Refuses an empty value where a name is wanted (user, group, queue,
+ * on_success): it would be looked up as the name "", and be reported
+ * as no such user or no [queue ] section. */
+static int
+not_empty(struct loader *ld, const struct entry *e)
+{
+	if (e->value[0] != '\0')
+		return 0;
+	ld_error(ld, e->line, "%s: empty (leave the key out instead)", e->key);
+	return -1;
+}
+
 static char *search_path(const struct handler *h, const char *prog);
 
 void
@@ -432,9 +444,9 @@ conf_handler_set(struct loader *ld, struct handler *h, const struct entry *e)
 		return ld_str(&h->workdir, e->value), 0;
 	}
 	if (strcmp(k, "user") == 0)
-		return ld_str(&h->user, e->value), 0;
+		return not_empty(ld, e) < 0 ? -1 : (ld_str(&h->user, e->value), 0);
 	if (strcmp(k, "group") == 0)
-		return ld_str(&h->group, e->value), 0;
+		return not_empty(ld, e) < 0 ? -1 : (ld_str(&h->group, e->value), 0);
 	if (strcmp(k, "stdout_limit") == 0)
 		return ld_output_limit(ld, e, &h->stdout_limit);
 	if (strcmp(k, "stderr_limit") == 0)
@@ -642,9 +654,9 @@ conf_handler_load(struct loader *ld, struct conf *c, const struct section *s, co
 		if (strcmp(e->key, "exec") == 0)
 			ld_str(&h->exec, e->value), exec_line = e->line;
 		else if (strcmp(e->key, "queue") == 0)
-			ld_str(&h->queue, e->value), queue_line = e->line;
+			not_empty(ld, e), ld_str(&h->queue, e->value), queue_line = e->line;
 		else if (strcmp(e->key, "on_success") == 0)
-			ld_str(&h->on_success, e->value), h->on_success_line = e->line;
+			not_empty(ld, e), ld_str(&h->on_success, e->value), h->on_success_line = e->line;
 		else if (strcmp(e->key, "max_running") == 0 || strcmp(e->key, "rate") == 0)
 			conf_flow_handler(ld, h, e); /* per type only: no [worker] default */
 		else if (conf_handler_set(ld, h, e) == 1)
@@ -658,7 +670,7 @@ conf_handler_load(struct loader *ld, struct conf *c, const struct section *s, co
 	c->handlers[c->nhandlers++] = h;
 	if (h->queue == NULL)
 		h->queue = xstrdup("default");
-	if (!conf_has_queue(c, h->queue))
+	if (h->queue[0] != '\0' && !conf_has_queue(c, h->queue)) /* empty: reported */
 		ld_error(
 		    ld, queue_line, "queue: unknown queue '%s' (no [queue %s] section)", h->queue, h->queue);
 	if (h->exec == NULL) {

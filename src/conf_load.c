@@ -274,6 +274,8 @@ validate(struct loader *ld, struct conf *c)
 	for (i = 0; i < c->nhandlers; i++) {
 		const struct handler *h = c->handlers[i];
 
+		if (h->on_success != NULL && h->on_success[0] == '\0')
+			continue; /* empty: reported at its line */
 		if (h->on_success != NULL && conf_handler(c, h->on_success) == NULL)
 			ld_error(ld, h->on_success_line,
 			    "on_success: unknown job type '%s' (no [handler %s] section)", h->on_success,

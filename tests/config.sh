@@ -436,6 +436,23 @@ printf '[queue default]\r\n[handler x]\r\nexec = %s\r\ntimeout = 5m\r\n' "$E" | 
 run "$JOBQ" -c "$T/crlf.ini" check
 is "$RC:$ERR" "0:" "CRLF line ends load"
 
+# Empty names were looked up as "": "no [queue ] section".
+bad empty-queue 3 "queue: empty \(leave the key out instead\)$" <<EOC
+[handler x]
+exec = $E
+queue =
+EOC
+bad empty-on-success 3 "on_success: empty \(leave the key out instead\)$" <<EOC
+[handler x]
+exec = $E
+on_success =
+EOC
+bad empty-user 3 "user: empty \(leave the key out instead\)$" <<EOC
+[handler x]
+exec = $E
+user =
+EOC
+
 # ---- several problems: all reported, one line each ----
 f=$(conf_file several <<EOC
 [worker]
