@@ -642,6 +642,7 @@ conf_handler_load(struct loader *ld, struct conf *c, const struct section *s, co
 {
 	struct handler *h = xcalloc(1, sizeof *h);
 	int exec_line = s->line, queue_line = s->line, user_line = s->line, group_line = s->line;
+	int unknown = ld->nunknown;
 	size_t i;
 	char err[ERRSZ];
 
@@ -674,7 +675,10 @@ conf_handler_load(struct loader *ld, struct conf *c, const struct section *s, co
 		ld_error(
 		    ld, queue_line, "queue: unknown queue '%s' (no [queue %s] section)", h->queue, h->queue);
 	if (h->exec == NULL) {
-		ld_error(ld, s->line, "[handler %s] has no exec", type);
+		/* after an unknown key (most likely "exce"), that line is the
+		 * one to fix: a second one here would report the mistake twice */
+		if (ld->nunknown == unknown)
+			ld_error(ld, s->line, "[handler %s] has no exec", type);
 		return;
 	}
 	if ((h->argv = words_split(h->exec, err)) == NULL) {

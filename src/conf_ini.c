@@ -630,6 +630,7 @@ void
 ld_unknown_key(struct loader *ld, const struct section *s, const struct entry *e)
 {
 	ld_error(ld, e->line, "unknown key '%s' in [%s]", e->key, s->name);
+	ld->nunknown++;
 }
 
 /* Text kept and shown as it is (a schedule's cron and description, a

@@ -36,6 +36,7 @@ struct loader {
 	struct buf *errors;
 	struct buf *warnings;
 	int nerrors;
+	int nunknown; /* unknown keys reported so far (ld_unknown_key) */
 	int flags;
 	int has_password;
 	char *password_file; /* set when it is readable by others */

@@ -110,20 +110,28 @@ is_duplicate(struct loader *ld, size_t upto)
 	return 0;
 }
 
-/* Reports each key given twice in one section. */
+/* Reports each key given twice in one section, and drops the later
+ * one: read as well, its value would be reported a second time for the
+ * one mistake (a duplicate "concurrency = lots" is a bad number too). */
 static void
-check_duplicate_keys(struct loader *ld, const struct section *s)
+check_duplicate_keys(struct loader *ld, struct section *s)
 {
-	size_t i, j;
+	size_t i, j, kept = 0;
 
-	for (i = 1; i < s->nentries; i++)
-		for (j = 0; j < i; j++)
-			if (strcmp(s->entries[i].key, s->entries[j].key) == 0) {
-				ld_error(ld, s->entries[i].line,
-				    "duplicate key '%s' in [%s] (first at line %d)", s->entries[i].key,
-				    s->name, s->entries[j].line);
+	for (i = 0; i < s->nentries; i++) {
+		for (j = 0; j < kept; j++)
+			if (strcmp(s->entries[i].key, s->entries[j].key) == 0)
 				break;
-			}
+		if (j == kept) {
+			s->entries[kept++] = s->entries[i];
+			continue;
+		}
+		ld_error(ld, s->entries[i].line, "duplicate key '%s' in [%s] (first at line %d)",
+		    s->entries[i].key, s->name, s->entries[j].line);
+		free(s->entries[i].key);
+		free(s->entries[i].value);
+	}
+	s->nentries = kept;
 }
 
 /* Checks the section headers; returns the kind of section i, or NULL
@@ -133,7 +141,7 @@ classify(struct loader *ld, size_t i, char *kind, size_t kindlen, const char **a
 {
 	static const char *const kinds[] = { "database", "worker", "serve", "queue", "handler", "schedule",
 		"user" };
-	const struct section *s = &ld->sections[i];
+	struct section *s = &ld->sections[i];
 	size_t k;
 
 	if (section_kind(s->name, kind, kindlen, arg) < 0)

@@ -303,6 +303,7 @@ conf_user_load(struct loader *ld, struct conf *c, const struct section *sec, con
 {
 	struct serve_conf *s = &c->serve;
 	struct serve_user *u = xcalloc(1, sizeof *u);
+	int unknown = ld->nunknown;
 	size_t i;
 
 	u->name = xstrdup(name);
@@ -326,7 +327,7 @@ conf_user_load(struct loader *ld, struct conf *c, const struct section *sec, con
 		} else
 			ld_unknown_key(ld, sec, e);
 	}
-	if (u->password_hash == NULL)
+	if (u->password_hash == NULL && ld->nunknown == unknown) /* else a misspelt key says it */
 		ld_error(ld, sec->line, "[user %s] has no password_hash (make one with 'jobq passwd')", name);
 }
 

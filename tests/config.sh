@@ -453,6 +453,25 @@ exec = $E
 user =
 EOC
 
+# A key given twice was reported, then read again: a bad value on the
+# same line was a second error for the one mistake.
+bad duplicate-key-bad-value 3 "duplicate key 'concurrency' in \[worker\] \(first at line 2\)$" <<EOC
+[worker]
+concurrency = 2
+concurrency = lots
+EOC
+# A misspelt exec was reported, and the section then had no exec.
+bad misspelt-exec 4 "unknown key 'exce' in \[handler x\]$" <<EOC
+[queue default]
+
+[handler x]
+exce = $E
+EOC
+bad misspelt-password-hash 2 "unknown key 'pasword_hash' in \[user bob\]$" <<EOC
+[user bob]
+pasword_hash = x
+EOC
+
 # ---- several problems: all reported, one line each ----
 f=$(conf_file several <<EOC
 [worker]
