@@ -301,6 +301,31 @@ conf_worker_check_mode_keys(struct loader *ld, const struct conf *c, const struc
 	}
 }
 
+/* Refuses queues that name a queue with no [queue NAME] section: one
+ * line for the key, naming the first and counting the others (a list
+ * of names from another file would otherwise print a line each). */
+static void
+check_queues_known(struct loader *ld, const struct conf *c)
+{
+	const char *first = NULL;
+	size_t i, more = 0;
+
+	for (i = 0; c->worker.queues[i] != NULL; i++)
+		if (!conf_has_queue(c, c->worker.queues[i])) {
+			if (first == NULL)
+				first = c->worker.queues[i];
+			else
+				more++;
+		}
+	if (first == NULL)
+		return;
+	if (more == 0)
+		ld_error(ld, ld->queues_line, "queues: unknown queue '%s' (no [queue %s] section)", first, first);
+	else
+		ld_error(ld, ld->queues_line, "queues: unknown queue '%s' (no [queue %s] section), and %zu more",
+		    first, first, more);
+}
+
 /* Once everything is loaded: fills in the queues served (all, when not
  * given) and the heartbeat (when not given), and checks them. */
 void
@@ -315,10 +340,7 @@ conf_worker_validate(struct loader *ld, struct conf *c)
 		for (i = 0; i < n; i++)
 			c->worker.queues[i] = xstrdup(c->queues[i]);
 	}
-	for (i = 0; c->worker.queues[i] != NULL; i++)
-		if (!conf_has_queue(c, c->worker.queues[i]))
-			ld_error(ld, ld->queues_line, "queues: unknown queue '%s' (no [queue %s] section)",
-			    c->worker.queues[i], c->worker.queues[i]);
+	check_queues_known(ld, c);
 	/* A job held ahead counts as running for max_running, and its start
 	 * (after the claim that logged it for rate) is late: with limits,
 	 * only auto (which then holds none) or 0. */

@@ -472,6 +472,14 @@ bad misspelt-password-hash 2 "unknown key 'pasword_hash' in \[user bob\]$" <<EOC
 pasword_hash = x
 EOC
 
+# Each unknown name of queues was a line of its own, for the one key.
+bad worker-unknown-queues 4 "queues: unknown queue 'bulk' \(no \[queue bulk\] section\), and 2 more$" <<EOC
+[queue default]
+
+[worker]
+queues = default, bulk, mail, reports
+EOC
+
 # ---- several problems: all reported, one line each ----
 f=$(conf_file several <<EOC
 [worker]
