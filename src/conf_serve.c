@@ -123,12 +123,24 @@ net_parse(const char *s, struct serve_net *n)
 	return 0;
 }
 
+/* ", and N more" when a list holds nbad bad items, for the one line
+ * that names the first: the key is one mistake to fix, not a line per
+ * item. */
+static const char *
+more_bad(int nbad, char *buf, size_t len)
+{
+	if (nbad <= 1)
+		return "";
+	snprintf(buf, len, ", and %d more", nbad - 1);
+	return buf;
+}
+
 /* trusted_proxies = 127.0.0.1, ::1, 10.0.0.0/8 */
 static void
 trusted_proxies(struct loader *ld, struct serve_conf *s, const struct entry *e)
 {
-	char **v;
-	int n, i;
+	char **v, more[48];
+	int n, i, bad = -1, nbad = 0;
 
 	free(s->trusted_proxies);
 	s->trusted_proxies = NULL;
@@ -140,10 +152,12 @@ trusted_proxies(struct loader *ld, struct serve_conf *s, const struct entry *e)
 	s->trusted_proxies = xcalloc((size_t)n, sizeof *s->trusted_proxies);
 	for (i = 0; i < n; i++)
 		if (net_parse(v[i], &s->trusted_proxies[s->ntrusted_proxies]) < 0)
-			ld_error(ld, e->line,
-			    "trusted_proxies: '%s' is not an IP address or network (like 10.0.0.0/8)", v[i]);
+			bad = bad < 0 ? i : bad, nbad++;
 		else
 			s->ntrusted_proxies++;
+	if (bad >= 0)
+		ld_error(ld, e->line, "trusted_proxies: '%s' is not an IP address or network (like 10.0.0.0/8)%s",
+		    v[bad], more_bad(nbad, more, sizeof more));
 	strv_free(v);
 }
 
@@ -203,8 +217,8 @@ public_url(struct loader *ld, struct serve_conf *s, const struct entry *e)
 static void
 allowed_hosts(struct loader *ld, struct serve_conf *s, const struct entry *e)
 {
-	char **v;
-	int n, i;
+	char **v, more[48];
+	int n, i, bad = -1, nbad = 0;
 
 	strv_free(s->allowed_hosts);
 	s->allowed_hosts = NULL;
@@ -214,7 +228,10 @@ allowed_hosts(struct loader *ld, struct serve_conf *s, const struct entry *e)
 	}
 	for (i = 0; i < n; i++)
 		if (strpbrk(v[i], " \t/@") != NULL)
-			ld_error(ld, e->line, "allowed_hosts: '%s' is not a host name or address", v[i]);
+			bad = bad < 0 ? i : bad, nbad++;
+	if (bad >= 0)
+		ld_error(ld, e->line, "allowed_hosts: '%s' is not a host name or address%s", v[bad],
+		    more_bad(nbad, more, sizeof more));
 	s->allowed_hosts = v;
 }
 

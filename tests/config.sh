@@ -480,6 +480,15 @@ bad worker-unknown-queues 4 "queues: unknown queue 'bulk' \(no \[queue bulk\] se
 queues = default, bulk, mail, reports
 EOC
 
+bad serve-trusted-proxies-list 2 "trusted_proxies: 'proxy\.example' is not an IP address or network \(like 10\.0\.0\.0/8\), and 1 more$" <<EOC
+[serve]
+trusted_proxies = proxy.example, 127.0.0.1, lb.example
+EOC
+bad serve-allowed-hosts-list 2 "allowed_hosts: 'a b' is not a host name or address, and 1 more$" <<EOC
+[serve]
+allowed_hosts = a b, c/d, jobs.example
+EOC
+
 # ---- several problems: all reported, one line each ----
 f=$(conf_file several <<EOC
 [worker]
