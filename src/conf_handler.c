@@ -675,9 +675,10 @@ conf_handler_load(struct loader *ld, struct conf *c, const struct section *s, co
 		ld_error(
 		    ld, queue_line, "queue: unknown queue '%s' (no [queue %s] section)", h->queue, h->queue);
 	if (h->exec == NULL) {
-		/* after an unknown key (most likely "exce"), that line is the
-		 * one to fix: a second one here would report the mistake twice */
-		if (ld->nunknown == unknown)
+		/* after an unknown key (most likely "exce") or a refused line,
+		 * that line is the one to fix: a second one here would report
+		 * the mistake twice */
+		if (ld->nunknown == unknown && s->nrefused == 0)
 			ld_error(ld, s->line, "[handler %s] has no exec", type);
 		return;
 	}

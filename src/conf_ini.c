@@ -212,6 +212,7 @@ static void
 see_header(struct loader *ld, const char *line)
 {
 	const char *p = line, *end;
+	struct section *s;
 	char *name;
 
 	while (isspace((unsigned char)*p))
@@ -222,15 +223,17 @@ see_header(struct loader *ld, const char *line)
 	if (end == NULL)
 		return; /* inih reports it */
 	name = xstrndup(p + 1, (size_t)(end - p - 1));
-	add_section(ld, str_trim(name), ld->lineno);
+	s = add_section(ld, str_trim(name), ld->lineno);
 	ld->dropping = 0;
 	/* inih drops what follows the ']': "[worker] concurrency = 8"
 	 * would load without its key */
 	for (p = end + 1; isspace((unsigned char)*p); p++)
 		;
-	if (*p != '\0' && *p != ';' && *p != '#')
+	if (*p != '\0' && *p != ';' && *p != '#') {
 		ld_error(ld, ld->lineno, "text after the section header [%s]: '%s' (a key goes on a line of its own)",
 		    name, p);
+		s->nrefused++; /* most likely a key the section needs */
+	}
 	free(name);
 }
 
@@ -276,7 +279,9 @@ stand_in(struct loader *ld, char *str, int num)
  * reported) by read_line.  When it was a section header, the keys under
  * it are dropped unreported until the next header (ld->dropping): filed
  * under the section before, or under none, each would be a second error
- * for the one mistake ("key outside any section", "unknown key"). */
+ * for the one mistake ("key outside any section", "unknown key").  Else
+ * the section it is in counts it: a key it needs may be the refused
+ * line, and is not reported missing as well. */
 static char *
 drop_line(struct loader *ld, char *str)
 {
@@ -286,15 +291,46 @@ drop_line(struct loader *ld, char *str)
 		p++;
 	if (*p == '[')
 		ld->dropping = 1;
+	else if (ld->nsections > 0 && !ld->dropping)
+		ld->sections[ld->nsections - 1].nrefused++;
 	str[0] = '\0';
 	return str;
 }
 
+/* Reports the bad byte at off of the current line (a control character,
+ * or the start of bytes that are not UTF-8): in a value as "KEY: ... at
+ * byte N" of the value, in the words the checks of a value's text use
+ * (conf_text_check); elsewhere by its column. */
+static void
+report_byte(struct loader *ld, size_t off)
+{
+	const char *line = ld->linebuf, *key = line, *sep = NULL, *v;
+	unsigned char c = (unsigned char)line[off];
+	const char *what = c == '\r' ? "carriage return" : c < 0x80 ? "control character" : "not valid UTF-8";
+
+	while (isspace((unsigned char)*key))
+		key++;
+	if (*key != '[')
+		sep = strpbrk(key, "=:");
+	if (sep == NULL || (size_t)(sep - line) >= off) {
+		ld_error(ld, ld->lineno, "%s at column %zu (jobq.ini is UTF-8 text, lines end with LF or CRLF)",
+		    what, off + 1);
+		return;
+	}
+	for (v = sep + 1; isspace((unsigned char)*v) && (size_t)(v - line) < off; v++)
+		;
+	while (sep > key && isspace((unsigned char)sep[-1]))
+		sep--;
+	ld_error(ld, ld->lineno, c >= 0x80 ? "%.*s: %s (at byte %zu)" : "%.*s: %s at byte %zu%s", (int)(sep - key),
+	    key, what, off - (size_t)(v - line), c == '\r' ? " (lines end with LF or CRLF)" : "");
+}
+
 /* Refuses (reports, 1) a line of n bytes holding a NUL byte, which
  * would end the line there for every string function (the rest of the
- * value silently gone), or, outside a comment, bytes that are not UTF-8:
- * jobq.ini is UTF-8 text, and a name or path in another encoding is not
- * the one its writer saw. */
+ * value silently gone), or, outside a comment, bytes that are not UTF-8
+ * or control characters other than tab: jobq.ini is UTF-8 text, a name
+ * or path in another encoding is not the one its writer saw, and a
+ * stray carriage return or escape would become part of a value. */
 static int
 bad_bytes(struct loader *ld, ssize_t n)
 {
@@ -311,9 +347,14 @@ bad_bytes(struct loader *ld, ssize_t n)
 	if (*p == ';' || *p == '#')
 		return 0;
 	if ((valid = utf8_valid_prefix(ld->linebuf, (size_t)n)) != (size_t)n) {
-		ld_error(ld, ld->lineno, "not valid UTF-8 at column %zu (jobq.ini is UTF-8 text)", valid + 1);
+		report_byte(ld, valid);
 		return 1;
 	}
+	for (p = ld->linebuf; *p != '\0'; p++)
+		if (((unsigned char)*p < 0x20 && *p != '\t') || *p == 0x7f) {
+			report_byte(ld, (size_t)(p - ld->linebuf));
+			return 1;
+		}
 	return 0;
 }
 

@@ -19,6 +19,7 @@ struct section {
 	int line;
 	struct entry *entries;
 	size_t nentries;
+	int nrefused; /* lines under it refused in pass 1 (a key may be missing for it) */
 };
 
 struct loader {

@@ -344,7 +344,7 @@ conf_user_load(struct loader *ld, struct conf *c, const struct section *sec, con
 		} else
 			ld_unknown_key(ld, sec, e);
 	}
-	if (u->password_hash == NULL && ld->nunknown == unknown) /* else a misspelt key says it */
+	if (u->password_hash == NULL && ld->nunknown == unknown && sec->nrefused == 0) /* else that line says it */
 		ld_error(ld, sec->line, "[user %s] has no password_hash (make one with 'jobq passwd')", name);
 }
 

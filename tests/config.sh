@@ -427,7 +427,22 @@ printf '[worker]\nconcurrency = 3\0junk\n' >"$T/nul.in"
 bad nul-byte 2 "NUL byte at column 16" <"$T/nul.in"
 # A value in another encoding (here Latin-1) is not the one its writer saw.
 printf '[handler x]\nexec = %s\nenv.NAME = Jos\351\n' "$E" >"$T/latin1.in"
-bad not-utf8 3 "not valid UTF-8 at column 15" <"$T/latin1.in"
+bad not-utf8 3 "env\.NAME: not valid UTF-8 \(at byte 3\)$" <"$T/latin1.in"
+# A stray carriage return or escape became part of the value.
+printf '[handler x]\nexec = %s a\r\r\n' "$E" >"$T/cr.in"
+bad carriage-return 2 "exec: carriage return at byte [0-9]+ \(lines end with LF or CRLF\)$" <"$T/cr.in"
+printf '[handler x]\nexec = %s a\033[31mb\n' "$E" >"$T/esc.in"
+bad control-character 2 "exec: control character at byte [0-9]+$" <"$T/esc.in"
+# A refused line may be the key its section needs: not also "has no exec".
+bad exec-no-equals 3 "syntax error \(expected" <<EOC
+[queue default]
+[handler x]
+exec $E
+EOC
+bad exec-after-header 2 "text after the section header \[handler x\]" <<EOC
+[queue default]
+[handler x] exec = $E
+EOC
 printf '; caf\351 (a comment in Latin-1 is left alone)\n[queue default]\n[handler x]\nexec = %s\n' "$E" |
 	conf_file latin1-comment >/dev/null
 run "$JOBQ" -c "$T/latin1-comment.ini" check

@@ -175,7 +175,7 @@ is "$RC" "0" "a comment after a header is still a comment"
 	printf '[database]\nsocket = %s\nuser = root\ndatabase = %s\n' "$SOCKET" "$DB"
 	printf '[worker]\n\033]0;owned\007x = 1\n'
 } | conf_file escape
-conf_refused escape 6 "unknown key '\\\\x1b\\]0;owned\\\\x07x' in \\[worker\\]" "a key holding ESC and BEL"
+conf_refused escape 6 "control character at column 1 \\(jobq\\.ini is UTF-8 text" "a key holding ESC and BEL"
 ok "$(grep -c $'[\033\007]' "$T/err")" "... written escaped (no ESC or BEL byte on stderr)"
 
 # ---- an empty permanent_stderr / retry_stderr is no pattern ----
