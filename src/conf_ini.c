@@ -35,6 +35,11 @@
  * user name), and one line must stay readable. */
 #define LD_MESSAGE_MAX 480
 
+/* Errors shown of one file; the rest are counted (ld_errors_end).  A
+ * file that is not a configuration at all (-c /etc/services, a binary)
+ * would otherwise print a line for each of its lines. */
+#define LD_ERRORS_SHOWN 20
+
 /* Appends msg to out, with its middle cut out when it is longer than
  * LD_MESSAGE_MAX: its start names the key, its end often the rule. */
 static void
@@ -79,10 +84,20 @@ ld_error(struct loader *ld, int line, const char *fmt, ...)
 {
 	va_list ap;
 
+	if (ld->nerrors++ >= LD_ERRORS_SHOWN)
+		return;
 	va_start(ap, fmt);
 	add_line(ld, ld->errors, line, "", fmt, ap);
 	va_end(ap);
-	ld->nerrors++;
+}
+
+/* Says how many errors were past LD_ERRORS_SHOWN, once all are found. */
+void
+ld_errors_end(struct loader *ld)
+{
+	if (ld->nerrors > LD_ERRORS_SHOWN)
+		buf_printf(ld->errors, "%s: %d more error%s not shown (is this jobq's configuration file?)\n",
+		    ld->path, ld->nerrors - LD_ERRORS_SHOWN, ld->nerrors - LD_ERRORS_SHOWN == 1 ? "" : "s");
 }
 
 /* Appends "FILE:LINE: warning: message" to the warnings. */

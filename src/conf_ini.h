@@ -56,6 +56,7 @@ void PRINTFLIKE(3, 4) ld_warning(struct loader *ld, int line, const char *fmt, .
 void ld_check_writers(struct loader *ld, int line, const char *what, const char *path, uid_t run_uid);
 /* Each value parser reports its own error as FILE:LINE and returns -1. */
 void PRINTFLIKE(3, 4) ld_error(struct loader *ld, int line, const char *fmt, ...);
+void ld_errors_end(struct loader *ld);
 void ld_unknown_key(struct loader *ld, const struct section *s, const struct entry *e);
 int ld_duration(struct loader *ld, const struct entry *e, int64_t *out, int64_t min_ms);
 int ld_uint(struct loader *ld, const struct entry *e, int64_t min, int64_t max, int64_t *out);

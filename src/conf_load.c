@@ -316,6 +316,7 @@ conf_load(const char *path, int flags, struct buf *errors, struct buf *warnings)
 	conf_db_check_password(&ld);
 	if (flags & CONF_CHECK_EXEC)
 		ld_check_writers(&ld, 0, "the configuration", path, geteuid());
+	ld_errors_end(&ld);
 	rc = ld.nerrors;
 	ld_free(&ld);
 	if (rc > 0) {

@@ -539,6 +539,15 @@ is "$RC" "78" "two syntax errors: exits 78"
 is "$(grep -c "^$(re "$f"):2: syntax error" "$T/err")" "1" "two syntax errors: line 2 is reported"
 is "$(grep -c "^$(re "$f"):4: syntax error" "$T/err")" "1" "two syntax errors: line 4 is reported too"
 
+# A file that is not a configuration printed a line for each of its
+# lines: 20 are shown, the rest counted.
+for i in $(seq 30); do echo "not a key $i"; done | conf_file not-a-config >/dev/null
+run "$JOBQ" -c "$T/not-a-config.ini" check
+is "$RC" "78" "a file of 30 bad lines: exits 78"
+is "$NERR" "21" "and shows 20 of them and one line for the rest"
+like "$(tail -n 1 "$T/err")" "^$(re "$T/not-a-config.ini"): 10 more errors not shown \(is this jobq's configuration file\?\)$" \
+	"which counts them"
+
 # ---- which file is read ----
 good=$CONF
 missing=$T/missing.ini
