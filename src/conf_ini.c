@@ -436,6 +436,8 @@ on_entry(void *user, const char *section, const char *key, const char *value)
 		return 1;
 	if (ld->continuation) {
 		ld_error(ld, ld->lineno, "indented line: continuation lines are not supported");
+		if (ld->nsections > 0) /* as drop_line counts a refused line */
+			ld->sections[ld->nsections - 1].nrefused++;
 		return 1;
 	}
 	if (ld->nsections == 0) {

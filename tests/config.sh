@@ -439,6 +439,11 @@ bad exec-no-equals 3 "syntax error \(expected" <<EOC
 [handler x]
 exec $E
 EOC
+bad exec-indented 3 "indented line: continuation lines are not supported$" <<EOC
+[queue default]
+[handler x]
+  exec = $E
+EOC
 bad exec-after-header 2 "text after the section header \[handler x\]" <<EOC
 [queue default]
 [handler x] exec = $E
