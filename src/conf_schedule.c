@@ -288,6 +288,8 @@ conf_schedule_load(struct loader *ld, struct conf *c, const struct section *s, c
 			ld_error(ld, e->line, "%s", err);
 		bad |= rc < 0;
 	}
-	if (!bad && schedule_finish(c, sc, err) < 0)
+	/* after a refused line (most likely a key it needs), that line is
+	 * the one to fix: "has no cron" would report the mistake twice */
+	if (!bad && s->nrefused == 0 && schedule_finish(c, sc, err) < 0)
 		ld_error(ld, s->line, "[schedule %s] %s", name, err);
 }

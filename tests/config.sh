@@ -331,6 +331,17 @@ type = x
 payload = {"day": 
 EOC
 
+# A refused line in [schedule] (here an indented cron) is the one to
+# fix: the section is not also said to have no cron.
+bad schedule-indented-cron 6 "indented line: continuation lines are not supported$" <<EOC
+[handler x]
+exec = $E
+
+[schedule nightly]
+type = x
+  cron = 0 2 * * *
+EOC
+
 # ---- one mistake, one line ----
 # A header without its ']' was reported, and then each key under it
 # again: filed under the section before it (or under none).
