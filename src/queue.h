@@ -69,20 +69,19 @@ struct job {
 };
 
 /* A claim whose answer never came: the connection dropped with its
- * stamping statement sent, so the rows may carry token, and the ids in
- * charged (every row, with all_charged) were charged an attempt.
+ * stamping statement sent, so the rows may carry token, and those of
+ * them whose ids are in charged were charged an attempt.
  * queue_release_lost gives them back.  token "": none. */
 struct claim_lost {
 	char token[LEASE_TOKEN_LEN + 1];
 	uint64_t *charged;
 	size_t ncharged;
-	int all_charged;
 };
 
 struct reserve_req {
 	char *const *queues; /* in the order they are drained */
 	unsigned limit;      /* at most this many jobs */
-	unsigned charge;     /* the first this many are charged an attempt now (skip-locked mode) */
+	unsigned charge;     /* the first this many are charged an attempt now, the rest when they start */
 	int64_t ttl_ms;      /* lease length */
 	const char *worker;  /* reserved_by */
 	enum reserve_mode mode;

@@ -28,9 +28,6 @@ job_free(struct job *j)
 	free(j);
 }
 
-/* The attempt counter's ceiling (attempts is INT UNSIGNED). */
-#define ATTEMPTS_MAX 4294967295u
-
 /* Reads one claimed row.  Only the columns the schema makes NOT NULL
  * are read as they are; the rest may be NULL in a row another program
  * wrote.  add_attempt: the row holds the attempts before this claim;
@@ -125,7 +122,7 @@ queue_claim_rows(struct claim *cl, struct db_res *r, int add_attempt)
 		struct job *j = job_from_row(row, db_res_lengths(r), add_attempt);
 
 		memcpy(j->token, cl->token, sizeof j->token);
-		j->charged = 1; /* claim_skip_locked says which it left for later */
+		j->charged = 1; /* the claim says which it left for later */
 		cl->jobs[cl->n++] = j;
 	}
 	return DB_OK;

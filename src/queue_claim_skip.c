@@ -187,7 +187,7 @@ claim_skip_locked(struct db *db, struct claim *cl, char *err)
 		stamp_sql(db, &sql, cl);
 		if (cl->gate != NULL)
 			flow_gate_charge_sql(db, &sql, cl->gate, cl->token);
-		queue_lost_set(cl, cl->charge < cl->n ? cl->charge : cl->n, 0);
+		queue_lost_set(cl, cl->charge < cl->n ? cl->charge : cl->n);
 	}
 	buf_adds(&sql, "COMMIT");
 	rc = db_exec_buf(db, &sql, err);

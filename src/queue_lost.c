@@ -27,24 +27,40 @@ queue_lost_free(struct claim_lost *l)
 }
 
 /* Notes cl's claim in cl->req->lost (when the caller wants it) before
- * its stamping statement is sent: its token, the ids of its first
- * ncharged jobs (the ones it charges), or all_charged. */
+ * its stamping statement is sent: its token and the ids of the n jobs
+ * in charged, the ones it charges (a row of them it did not stamp
+ * carries another token, and is not touched).  Called again before each
+ * further statement of the same claim, with every id charged so far. */
 void
-queue_lost_set(struct claim *cl, size_t ncharged, int all_charged)
+queue_lost_set_ids(const struct claim *cl, const uint64_t *charged, size_t n)
 {
 	struct claim_lost *l = cl->req->lost;
-	size_t i;
 
 	if (l == NULL)
 		return;
 	queue_lost_free(l);
 	memcpy(l->token, cl->token, sizeof l->token);
-	l->all_charged = all_charged;
-	if (ncharged > 0)
-		l->charged = xcalloc(ncharged, sizeof *l->charged);
+	if (n > 0) {
+		l->charged = xcalloc(n, sizeof *l->charged);
+		memcpy(l->charged, charged, n * sizeof *l->charged);
+	}
+	l->ncharged = n;
+}
+
+/* queue_lost_set_ids for the first ncharged of cl's jobs. */
+void
+queue_lost_set(struct claim *cl, size_t ncharged)
+{
+	uint64_t *ids;
+	size_t i;
+
+	if (cl->req->lost == NULL)
+		return;
+	ids = xcalloc(ncharged + 1, sizeof *ids);
 	for (i = 0; i < ncharged; i++)
-		l->charged[i] = cl->jobs[i]->id;
-	l->ncharged = ncharged;
+		ids[i] = cl->jobs[i]->id;
+	queue_lost_set_ids(cl, ids, ncharged);
+	free(ids);
 }
 
 /* Forgets the note unless rc says the answer was lost (DB_EGONE): a
@@ -73,8 +89,8 @@ queue_release_lost(struct db *db, struct claim_lost *l, uint64_t *released, char
 		return DB_OK;
 	buf_init(&sql);
 	buf_adds(&sql, "UPDATE jobs SET attempts = IF(attempts > 0 AND ");
-	if (l->all_charged || l->ncharged == 0)
-		buf_adds(&sql, l->all_charged ? "1" : "0");
+	if (l->ncharged == 0)
+		buf_adds(&sql, "0");
 	else {
 		buf_adds(&sql, "id IN (");
 		for (i = 0; i < l->ncharged; i++)

@@ -64,10 +64,9 @@ queue_probe(struct db *db, enum reserve_mode *mode, char *err)
  * then by priority (smaller first), then oldest due first.  Each job's
  * attempt is the row's count plus one and it carries a fresh lease
  * token; the row counts that attempt (saturating at the column's
- * maximum, job.charged) for the first req->charge jobs in skip-locked
- * mode and for all in update mode, whose single UPDATE cannot tell the
- * jobs apart.  *jobs is a new array (free each
- * with job_free, then the array). */
+ * maximum, job.charged) for the first req->charge jobs, in either mode;
+ * the others are charged when they start.  *jobs is a new array (free
+ * each with job_free, then the array). */
 int
 queue_reserve(struct db *db, const struct reserve_req *req, struct job ***jobs, size_t *n, char *err)
 {

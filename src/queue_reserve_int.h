@@ -20,13 +20,12 @@ struct flow_gate;
  * ran out.  A job's wait (expire_after, the wait metric, its run's
  * wait_ms) is measured from here: a dead worker's run costs the job
  * that attempt's time, as a retry does, not its place under
- * expire_after, which counts time due without starting.  In
- * skip-locked mode a job held ahead by a worker that died, never
- * started, was charged nothing (job.charged) and keeps its
- * available_at, unless an earlier attempt counts; update mode charges
- * every job it stamps.  The row cannot tell a start from a hold: such a
- * job gains the time it was held, erring toward running a job rather
- * than ending one that may have run.
+ * expire_after, which counts time due without starting.  A job held
+ * ahead by a worker that died, never started, was charged nothing
+ * (job.charged) and keeps its available_at, unless an earlier attempt
+ * counts.  The row cannot tell a start from a hold then: such a job
+ * gains the time it was held, erring toward running a job rather than
+ * ending one that may have run.
  * Each stamp sets available_at to this, first in its SET so that it
  * reads the row unstamped, and a read after the stamp finds it there
  * (JOB_COLUMNS). */
@@ -54,6 +53,9 @@ struct flow_gate;
 /* ... of a row read before its claim stamps it. */
 #define JOB_COLUMNS_UNSTAMPED JOB_COLUMNS_DUE(FELL_DUE)
 
+/* The attempt counter's ceiling (attempts is INT UNSIGNED). */
+#define ATTEMPTS_MAX 4294967295u
+
 /* One claim: up to limit jobs of one queue's due priorities, stamped
  * with token; the jobs it took so far are jobs[0..n).  Under a gate it
  * may have a second part (rest_only), claimed after the gated one in the
@@ -78,7 +80,8 @@ struct claim {
 };
 
 /* queue_lost.c: a claim whose answer may be lost */
-void queue_lost_set(struct claim *cl, size_t ncharged, int all_charged);
+void queue_lost_set(struct claim *cl, size_t ncharged);
+void queue_lost_set_ids(const struct claim *cl, const uint64_t *charged, size_t n);
 void queue_lost_settle(struct claim *cl, int rc);
 
 /* queue_claim.c: the claim and its rows */

@@ -28,6 +28,9 @@
 #         once, after it.  Held ahead (before): each done once, in order.
 # A second worker (reserve_ttl 1 s) finishes the work once the leases
 # run out; no job runs twice at once (killm.py's flocks).
+# The cells before and running again with reserve_mode = update (servers
+# without SKIP LOCKED): its claim, too, charges only the jobs that start
+# at once, the ones held ahead when they start.
 . "$top_srcdir/tests/lib.sh"
 one_build sanitized "behaviour alone"
 . "$top_srcdir/tests/kill_lib.sh"
@@ -48,6 +51,7 @@ backoff = 1s
 concurrency = $2
 reserve_ahead = $3
 mode = $mode
+reserve_mode = $rmode
 env.D = $C
 env.G = $1
 
@@ -187,41 +191,44 @@ check_cell() {
 	is "$(grep -c '^overlap ' "$C/log")" 0 "[$cell] no job ran twice at once"
 }
 
-for mode in exec persistent; do
-	for point in before running after; do
-		cell=$mode/$point
-		C=$T/$mode.$point
-		KEY=ke.$mode.$point
-		mkdir -p "$C/locks"
-		: >"$C/log"
-		empty_tables
-		touch "$C/hold.f1.run"
-		if [ "$point" = before ]; then
-			conf f1 1 16
-		else
-			conf f1 4 0
-		fi
-		conf f2 4 auto
-		enqueue_all
-		CONF=$T/f1.ini
-		start_worker
-		F1=$WORKER_PID
-		reach_point
-		kill_first
-		[ "$point" = before ] || touch "$C/hold.f2.run"
-		CONF=$T/f2.ini
-		start_worker
-		F2=$WORKER_PID
-		[ "$point" = before ] || check_progress
-		rm -f "$C/hold.f2.run"
-		wait_for_sql 60 "SELECT COUNT(*) FROM jobs" 0
-		ok $? "[$cell] a new worker finishes every job"
-		kill -TERM "$F2"
-		wait_exit 30 "$F2"
-		is "$?" 0 "[$cell] ... and stops on SIGTERM with status 0"
-		check_cell
-		rm -f "$C"/hold.*
-	done
+# The cells: reserve mode, handler mode, kill point.
+CELLS="skip-locked/exec/before skip-locked/exec/running skip-locked/exec/after
+	skip-locked/persistent/before skip-locked/persistent/running skip-locked/persistent/after
+	update/exec/before update/exec/running update/persistent/before update/persistent/running"
+for cell in $CELLS; do
+	IFS=/ read -r rmode mode point <<<"$cell"
+	[ "$rmode" = update ] || cell=$mode/$point
+	C=$T/${cell//\//.}
+	KEY=ke.${cell//\//.}
+	mkdir -p "$C/locks"
+	: >"$C/log"
+	empty_tables
+	touch "$C/hold.f1.run"
+	if [ "$point" = before ]; then
+		conf f1 1 16
+	else
+		conf f1 4 0
+	fi
+	conf f2 4 auto
+	enqueue_all
+	CONF=$T/f1.ini
+	start_worker
+	F1=$WORKER_PID
+	reach_point
+	kill_first
+	[ "$point" = before ] || touch "$C/hold.f2.run"
+	CONF=$T/f2.ini
+	start_worker
+	F2=$WORKER_PID
+	[ "$point" = before ] || check_progress
+	rm -f "$C/hold.f2.run"
+	wait_for_sql 60 "SELECT COUNT(*) FROM jobs" 0
+	ok $? "[$cell] a new worker finishes every job"
+	kill -TERM "$F2"
+	wait_exit 30 "$F2"
+	is "$?" 0 "[$cell] ... and stops on SIGTERM with status 0"
+	check_cell
+	rm -f "$C"/hold.*
 done
 is "$(grep -l -e 'Sanitizer' -e 'runtime error:' "$T"/worker.*.log | wc -l)" 0 \
 	"no worker log holds a sanitizer report"
