@@ -13,7 +13,8 @@
 # lease ends (A cannot extend it), so B, which takes J3 once the lock is
 # gone, never runs it alongside A; A's registry row stays fresh; and
 # --max-time fires within a few seconds of its time.  Then the same with
-# a table lock (metadata lock waits).
+# a table lock (metadata lock waits).  Last, reserve_mode = update with
+# a due job's row locked: each claim waits no longer than the wait limit.
 . "$top_srcdir/tests/lib.sh"
 one_build normal "a timing test"
 setup lockwait
@@ -197,6 +198,47 @@ wait "$locker"
 wait_exit 60 $w
 is "$?" 0 "[table lock] the worker exits 0"
 is "$(sql "SELECT COUNT(*) FROM jobs WHERE id = $id")" 1 "[table lock] job $id is still queued"
+
+# reserve_mode = update: a row lock another session holds on a due job
+# (an application's open transaction) makes each claim that reaches it
+# wait, for at most the worker's wait limit (heartbeat 3 s: 1 s), then
+# fail with a lock wait timeout; the queue starts nothing until the lock
+# goes, then every job (etc/jobq.ini.5, reserve_mode).
+empty_tables
+write_conf <<EOC
+[worker]
+poll_interval = 50ms
+reserve_mode = update
+heartbeat = 3s
+
+[queue default]
+
+[handler t]
+exec = /bin/true
+EOC
+first=$(jq_ enqueue t '{}')
+for i in 1 2 3 4 5; do jq_ enqueue t '{}' >/dev/null; done
+sql "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED; BEGIN; SELECT id FROM jobs WHERE id = $first FOR UPDATE;
+	DO SLEEP(6); COMMIT" >/dev/null 2>&1 &
+locker=$!
+BG_PIDS+=("$locker")
+wait_for_sql 30 "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE DB = '$DB' AND INFO LIKE 'DO SLEEP(6)%'" 1
+ok $? "[due row] another session holds the row of due job $first for 6 s"
+log=$T/worker.${#BG_PIDS[@]}.log
+start_worker
+w=$WORKER_PID
+sleep 4.5
+# A wait ends with the server's lock wait timeout or, when the statement
+# timeout comes first, with that.
+waits=$(grep -c -E 'reserving jobs: .*(Lock wait timeout|max_statement_time|maximum statement execution time)' "$log")
+ok $((waits >= 3 ? 0 : 1)) "[due row] the claims waited the wait limit each, not the server's timeout: $waits ended so in 4.5 s"
+is "$(sql "SELECT COUNT(*) FROM job_runs")" 0 "[due row] the queue started nothing while the lock was held"
+wait "$locker"
+wait_for_sql 30 "SELECT COUNT(*) FROM jobs" 0
+ok $? "[due row] once it went, every job ran"
+kill -TERM "$w"
+wait_exit 30 "$w"
+is "$?" 0 "[due row] the worker exits 0"
 is "$(grep -l -e 'Sanitizer' -e 'runtime error:' "$T"/worker.*.log | wc -l)" 0 \
 	"no worker log holds a sanitizer report"
 finish
