@@ -75,21 +75,24 @@ EOC
 	} | write_conf
 }
 
-# The cell's jobs; sets ID (type -> id) and ALL.
+# The cell's jobs; sets ID (type -> id) and ALL.  exp comes last: its
+# expire_after (2 s) runs from its enqueue, and where a jobq takes a
+# few tenths of a second to start (a sanitizer build on a busy machine)
+# the enqueues after it would let it expire before the first claim.
 enqueue_all() {
 	declare -gA ID=()
 	CONF=$T/f1.ini
 	[ "$point" != before ] || ID[block]=$(jq_ enqueue --priority -1 block '{}')
 	ID[last]=$(echo '{"type": "last", "ref": "l", "max_attempts": 1, "payload": {}}' |
 		jq_ enqueue --batch --group "$KEY.l" --on-complete gcb | grep -E '^[0-9]+$')
-	ID[exp]=$(echo '{"type": "exp", "ref": "e", "payload": {"progress": 40}}' |
-		jq_ enqueue --batch --group "$KEY.e" --on-complete gcb | grep -E '^[0-9]+$')
 	ID[fgrp]=$(jq_ enqueue fgrp "{\"act\": \"fgrp\", \"group\": \"$KEY.f\"}")
 	ID[lastaft]=$(jq_ enqueue --after "${ID[last]}" lastaft '{}')
-	ID[expaft]=$(jq_ enqueue --after "${ID[exp]}" expaft '{}')
 	ID[chain1]=$(jq_ enqueue chain1 '{}')
 	ID[chain2]=$(jq_ enqueue --after "${ID[chain1]}" chain2 '{}')
 	ID[chain3]=$(jq_ enqueue --after "${ID[chain2]}" chain3 '{}')
+	ID[exp]=$(echo '{"type": "exp", "ref": "e", "payload": {"progress": 40}}' |
+		jq_ enqueue --batch --group "$KEY.e" --on-complete gcb | grep -E '^[0-9]+$')
+	ID[expaft]=$(jq_ enqueue --after "${ID[exp]}" expaft '{}')
 	ENQ_AT=$SECONDS
 }
 
