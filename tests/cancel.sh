@@ -236,8 +236,8 @@ printf '%s\n' '{"type": "tree", "payload": {}, "delay": "1h"}' '{"type": "tree",
 	jq_ enqueue --batch --group mixg --on-complete note >/dev/null
 is "$(sql "SELECT COUNT(*) FROM jobs WHERE queue = 'mix'")" 7 "a chunk of seven jobs of five kinds"
 out=$(jq_ cancel --queue mix --yes 2>&1); rc=$?
-is "$rc|$out" "0|7 jobs cancelled (running ones: their workers stop them within a second)" \
-	"one filter cancels all seven"
+is "$rc|$out" "0|8 jobs cancelled (running ones: their workers stop them within a second); 1 of them because a job they waited for was" \
+	"one filter cancels all seven, and the job of another queue that waited for one of them, counted apart"
 is "$(sql "SELECT COUNT(*) FROM job_runs WHERE outcome = 'cancelled' AND job_id IN ($d1, $d2, $par, $wai)")" 4 \
 	"the delayed, the one waited for and the waiting one: cancelled at once, one run each"
 is "$(sql "SELECT COUNT(*) FROM job_runs WHERE outcome = 'cancelled' AND type = 'tree' AND job_id > $wai")" 2 \
