@@ -120,7 +120,9 @@ prepare() {
 		PATH_IN=/api/schedules/${1#schedule-} BODY_IN="{\"name\": \"s$2\", \"cron\": \"5 4 * * *\", \"type\": \"echo\"}"
 		AUDIT="action = '$1' AND (detail = 's$2' OR detail LIKE 's$2:%')"
 		CHANGED="SELECT COUNT(*) FROM jobq_schedules WHERE name = 's$2' AND cron = '5 4 * * *'"
-		[ "$1" = schedule-run-now ] && BODY_IN="{\"name\": \"s$2\"}" \
+		# run-now reads its fire back after a lost COMMIT (scheduler.c
+		# run_read_back): it knows the job was made, and says which
+		[ "$1" = schedule-run-now ] && BODY_IN="{\"name\": \"s$2\"}" WANT=200 \
 			CHANGED="SELECT COUNT(*) FROM jobq_schedule_runs WHERE name = 's$2' AND manual = 1"
 		;;
 	user-remove | end-sessions)
