@@ -399,6 +399,33 @@ tick_all(struct db *db, const struct schedule *s, const struct cron *cr, const s
 	return DB_OK;
 }
 
+/* Records that this tick looked at s up to now_utc, with its file's
+ * enabled key as read (schedules_checked). */
+static int
+checked(struct db *db, const struct schedule *s, const char *now_utc, char *err)
+{
+	return schedules_checked(db, s->name, now_utc, s->source == SCHEDULE_INI ? s->ini_enabled : -1, err);
+}
+
+/* Where a tick at now starts looking for fires of s.  A schedule not
+ * seen before: a minute back, so that it may take this minute's fire
+ * (the file does not say when a section was written).  An INI schedule
+ * whose file the last tick read as enabled = no and this one reads as
+ * yes: the same, not from where that tick left off, since the time
+ * between was spent off for all a tick can tell (it was turned on at a
+ * moment no tick saw); catch_up is for downtime.  A schedule turned off
+ * and back on between two ticks is not known to have been off at all:
+ * that time is downtime to it (jobq.ini(5), enabled). */
+static int64_t
+start_from(const struct schedule *s, const struct schedule_checked *ck, int64_t now)
+{
+	int turned_on = ck->ini_off && s->source == SCHEDULE_INI && s->ini_enabled;
+
+	if (!ck->found || (turned_on && ck->until < now - ON_TIME_S))
+		return now - ON_TIME_S;
+	return ck->until;
+}
+
 /* One schedule's part of a tick.  A fire that finds the schedule
  * disabled, edited or removed since the tick loaded it (FIRE_GONE) ends
  * it without moving checked_until: the schedule is no longer what this
@@ -409,28 +436,28 @@ static int
 tick_one(struct db *db, const struct schedule *s, const struct cron *cr, const struct cron_zone *z,
     int64_t now, const struct scheduler_opts *o, struct scheduler_counts *n, char *err)
 {
-	int64_t from, ticked, first = 0, latest = 0, late_s;
+	int64_t from, first = 0, latest = 0, late_s;
 	uint64_t count, job = 0;
 	char when[40], first_at[40], now_at[40], now_utc[32];
+	struct schedule_checked ck;
 	struct overlap ov;
 	enum fire_result res = FIRE_ENQUEUED;
-	int found, has_state, rc, missed, would_enq, left = 0;
+	int rc, missed, would_enq, left = 0;
 
-	if ((rc = schedules_checked_until(db, s->name, &from, &ticked, &found, &has_state, err)) != DB_OK)
+	if ((rc = schedules_checked_until(db, s->name, &ck, err)) != DB_OK)
 		return rc;
-	isotime_utc_text(ticked, ov.ticked, sizeof ov.ticked);
-	if (!found)
-		from = now - ON_TIME_S; /* a new schedule: only this minute's fire */
+	isotime_utc_text(ck.ticked, ov.ticked, sizeof ov.ticked);
+	from = start_from(s, &ck, now);
 	isotime_utc_text(now, now_utc, sizeof now_utc);
 	if (!s->enabled || !due_fires(cr, z, from, now, &first, &latest, &count))
-		return o->dry_run ? DB_OK : schedules_checked(db, s->name, now_utc, err);
-	if (!has_state && !o->dry_run && (rc = schedules_state_row(db, s->name, err)) != DB_OK)
+		return o->dry_run ? DB_OK : checked(db, s, now_utc, err);
+	if (!ck.has_state && !o->dry_run && (rc = schedules_state_row(db, s->name, err)) != DB_OK)
 		return rc;
 	if (s->catch_up_mode == CATCH_UP_ALL) {
 		if ((rc = tick_all(db, s, cr, z, from, now, &ov, o, n, &res, &left, err)) != DB_OK ||
 		    o->dry_run || res == FIRE_GONE || left)
 			return rc;
-		return schedules_checked(db, s->name, now_utc, err);
+		return checked(db, s, now_utc, err);
 	}
 	late_s = now - latest;
 	missed = late_s >= ON_TIME_S && late_s * 1000 > s->catch_up_ms;
@@ -453,7 +480,7 @@ tick_one(struct db *db, const struct schedule *s, const struct cron *cr, const s
 			return rc;
 	}
 	report_fire(o, s, res, job, when, late_s >= ON_TIME_S ? now_at : NULL, late_s, n);
-	return res == FIRE_GONE ? DB_OK : schedules_checked(db, s->name, now_utc, err);
+	return res == FIRE_GONE ? DB_OK : checked(db, s, now_utc, err);
 }
 
 /* The end of a tick: the names no schedule of v has any more (a
@@ -508,7 +535,7 @@ scheduler_tick(const struct conf *c, struct db *db, const struct scheduler_opts 
 			/* Switched off: it would not fire anyway (--list shows
 			 * why); looked at like any disabled schedule (tick_one),
 			 * so its off time is never caught up. */
-			if (!o->dry_run && (rc = schedules_checked(db, v[i]->name, now_utc, e2)) == DB_EFAIL)
+			if (!o->dry_run && (rc = checked(db, v[i], now_utc, e2)) == DB_EFAIL)
 				rc = DB_OK; /* it fires nothing: a refusal keeps no other from firing */
 			else if (rc != DB_OK)
 				snprintf(err, ERRSZ, "%s", e2);

@@ -208,24 +208,26 @@ schedules_ini(const struct conf *c, const char *name)
 }
 
 /* The statement of schedules_checked: checked_until moves to until,
- * never back; watched_since is set the first time.  fresh (a schedule
- * being added): whatever row the name has is a removed schedule's (a
- * tick that had loaded it may write it after the removal), and the new
+ * never back; watched_since is set the first time; ini_enabled becomes
+ * ini_on (-1: NULL, a database schedule's).  fresh (a schedule being
+ * added): whatever row the name has is a removed schedule's (a tick
+ * that had loaded it may write it after the removal), and the new
  * schedule starts afresh: switched on, looked at from until. */
 static void
-checked_sql(struct db *db, struct buf *sql, const char *name, const char *until, int fresh)
+checked_sql(struct db *db, struct buf *sql, const char *name, const char *until, int ini_on, int fresh)
 {
 	db_sql(db, sql,
-	    "INSERT INTO jobq_schedule_state (name, checked_until, watched_since) VALUES (%q, %q, %q)", name,
-	    until, until);
+	    "INSERT INTO jobq_schedule_state (name, checked_until, watched_since, ini_enabled)"
+	    " VALUES (%q, %q, %q, %s)",
+	    name, until, until, ini_on < 0 ? "NULL" : ini_on ? "1" : "0");
 	if (fresh)
 		buf_adds(sql,
 		    " ON DUPLICATE KEY UPDATE enabled = NULL, checked_until = VALUES(checked_until),"
-		    " watched_since = VALUES(watched_since)");
+		    " watched_since = VALUES(watched_since), ini_enabled = VALUES(ini_enabled)");
 	else
 		db_sql(db, sql,
 		    " ON DUPLICATE KEY UPDATE checked_until = GREATEST(COALESCE(checked_until, %q), %q),"
-		    " watched_since = COALESCE(watched_since, %q)",
+		    " watched_since = COALESCE(watched_since, %q), ini_enabled = VALUES(ini_enabled)",
 		    until, until, until);
 }
 
@@ -255,7 +257,7 @@ add_once(struct db *db, const struct schedule *s, char *err)
 		return rc;
 	isotime_utc_text(now, now_utc, sizeof now_utc);
 	buf_init(&sql);
-	checked_sql(db, &sql, s->name, now_utc, 1);
+	checked_sql(db, &sql, s->name, now_utc, -1, 1);
 	rc = db_exec_buf(db, &sql, err);
 	buf_free(&sql);
 	return rc;
@@ -484,58 +486,58 @@ schedules_state_row(struct db *db, const char *name, char *err)
 
 /* Records that the scheduler has looked at name's fires up to until
  * ("YYYY-MM-DD HH:MM:SS" UTC); it never moves back.  The first look
- * also starts watched_since (schedules_watched_since).  Rerun when it
- * deadlocks: on Galera, ticks on two nodes write the same row at once
- * and one loses certification. */
+ * also starts watched_since (schedules_watched_since).  ini_on: the
+ * enabled key of an INI schedule as this tick read its file (0 or 1),
+ * -1 for a database schedule; the next tick reads it back
+ * (schedules_checked_until's ini_off).  Rerun when it deadlocks: on
+ * Galera, ticks on two nodes write the same row at once and one loses
+ * certification. */
 int
-schedules_checked(struct db *db, const char *name, const char *until, char *err)
+schedules_checked(struct db *db, const char *name, const char *until, int ini_on, char *err)
 {
 	struct buf sql;
 	int rc;
 
 	buf_init(&sql);
-	checked_sql(db, &sql, name, until, 0);
+	checked_sql(db, &sql, name, until, ini_on, 0);
 	rc = db_exec_retry(db, &sql, NULL, 0, err);
 	buf_free(&sql);
 	return rc;
 }
 
-/* How far the scheduler has looked at name's fires: the later of
- * checked_until and its last scheduled fire (seconds since the epoch);
- * *found 0 when neither exists.  *ticked (unless NULL): checked_until
- * alone, how far the last tick that finished looked (a tick cut off
- * may have enqueued fires after it); 86400 when there is none.
- * *has_state (unless NULL): whether name has its jobq_schedule_state
- * row (schedules_state_row). */
+/* How far the scheduler has looked at name's fires, into *ck: until,
+ * the later of checked_until and its last scheduled fire (seconds since
+ * the epoch), found 0 when neither exists; ticked, checked_until alone,
+ * how far the last tick that finished looked (a tick cut off may have
+ * enqueued fires after it), 86400 when there is none; has_state,
+ * whether name has its jobq_schedule_state row (schedules_state_row);
+ * ini_off, whether the last tick that looked at it read enabled = no in
+ * its file (schedules_checked's ini_on). */
 int
-schedules_checked_until(
-    struct db *db, const char *name, int64_t *until, int64_t *ticked, int *found, int *has_state, char *err)
+schedules_checked_until(struct db *db, const char *name, struct schedule_checked *ck, char *err)
 {
 	struct db_res *r;
 	char **row;
 	int rc;
 
-	*found = 0;
-	if (ticked != NULL)
-		*ticked = 86400;
-	if (has_state != NULL)
-		*has_state = 0;
+	memset(ck, 0, sizeof *ck);
+	ck->ticked = 86400;
 	r = db_query(db, &rc, err,
 	    "SELECT UNIX_TIMESTAMP(GREATEST(c, COALESCE((SELECT MAX(fire_at) FROM jobq_schedule_runs"
 	    "  WHERE name = %q AND manual = 0), '1970-01-02'))), UNIX_TIMESTAMP(c),"
-	    " EXISTS (SELECT 1 FROM jobq_schedule_state WHERE name = %q)"
+	    " EXISTS (SELECT 1 FROM jobq_schedule_state WHERE name = %q),"
+	    " EXISTS (SELECT 1 FROM jobq_schedule_state WHERE name = %q AND ini_enabled = 0)"
 	    " FROM (SELECT COALESCE((SELECT checked_until FROM jobq_schedule_state WHERE name = %q),"
 	    "  '1970-01-02') c) t",
-	    name, name, name);
+	    name, name, name, name);
 	if (r == NULL)
 		return rc;
 	if ((row = db_res_next(r)) != NULL && row[0] != NULL) {
-		*until = strtoll(row[0], NULL, 10);
-		*found = *until > 2 * 86400;
-		if (ticked != NULL)
-			*ticked = strtoll(row[1], NULL, 10);
-		if (has_state != NULL)
-			*has_state = row[2] != NULL && strcmp(row[2], "1") == 0;
+		ck->until = strtoll(row[0], NULL, 10);
+		ck->found = ck->until > 2 * 86400;
+		ck->ticked = strtoll(row[1], NULL, 10);
+		ck->has_state = row[2] != NULL && strcmp(row[2], "1") == 0;
+		ck->ini_off = row[3] != NULL && strcmp(row[3], "1") == 0;
 	}
 	db_res_free(r);
 	return DB_OK;

@@ -31,9 +31,16 @@ int schedules_remove_audited(
     const struct conf *c, struct db *db, const char *name, const struct audit_entry *a, char *err);
 int schedules_ini_off(const struct schedule *s);
 int schedules_switch(struct db *db, const char *name, int enabled, char *err);
-int schedules_checked(struct db *db, const char *name, const char *until, char *err);
-int schedules_checked_until(
-    struct db *db, const char *name, int64_t *until, int64_t *ticked, int *found, int *has_state, char *err);
+int schedules_checked(struct db *db, const char *name, const char *until, int ini_on, char *err);
+/* How far the ticks have looked at a schedule (schedules_checked_until). */
+struct schedule_checked {
+	int64_t until;  /* the later of checked_until and its last timed fire */
+	int64_t ticked; /* checked_until alone */
+	int found;      /* 0: never looked at, never fired */
+	int has_state;  /* its jobq_schedule_state row exists */
+	int ini_off;    /* the last tick read enabled = no in its file */
+};
+int schedules_checked_until(struct db *db, const char *name, struct schedule_checked *ck, char *err);
 void schedules_fire_guard(struct db *db, struct buf *b, const struct schedule *s, int manual);
 int schedules_state_row(struct db *db, const char *name, char *err);
 int schedules_now(struct db *db, int64_t *now, char *err);

@@ -278,13 +278,14 @@ static int
 check_missed(struct watch *w, const struct schedule *s, const struct cron *cr, const struct cron_zone *z,
     int64_t now, char *err)
 {
-	int64_t since = 0, until = 0, last = 0, f = 0, after;
+	int64_t since = 0, last = 0, f = 0, after;
 	char now_utc[32], reason[256], at[40], d[32];
+	struct schedule_checked ck;
 	int rc, found, missed, bad = 0;
 
 	isotime_utc_text(now, now_utc, sizeof now_utc);
 	if ((rc = schedules_watched_since(w->db, s->name, now_utc, &since, err)) != DB_OK ||
-	    (rc = schedules_checked_until(w->db, s->name, &until, NULL, &found, NULL, err)) != DB_OK ||
+	    (rc = schedules_checked_until(w->db, s->name, &ck, err)) != DB_OK ||
 	    (rc = last_run(w->db, s->name, &last, &missed, &found, err)) != DB_OK)
 		return rc;
 	duration_format(s->alert_after_ms, d, sizeof d);
@@ -294,7 +295,7 @@ check_missed(struct watch *w, const struct schedule *s, const struct cron *cr, c
 		snprintf(reason, sizeof reason, "schedule %s: the fire of %s was missed (later than catch_up)",
 		    s->name, at);
 	} else {
-		after = until > since ? until : since;
+		after = ck.until > since ? ck.until : since;
 		bad = cron_next(cr, z, after, &f) == CRON_FOUND && (f + s->alert_after_ms / 1000) <= now;
 		fire_text(z, f, at, sizeof at);
 		snprintf(reason, sizeof reason,

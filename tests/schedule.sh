@@ -452,6 +452,38 @@ list=$(jq_ schedule --list)
 is "$(grep '^a-name-longer' <<<"$list" | awk '{ print index($0, " - ") }')" \
 	"$(sed -n 1p <<<"$list" | awk '{ print index($0, " SRC ") }')" "--list: a gone name longer than the others widens the name column"
 
+# ---- enabled = no and back to yes: the time a tick saw it off is not downtime ----
+ini_onoff() { base_conf "
+[schedule onoff]
+cron = 0 * * * *
+type = echo
+overlap = allow
+catch_up = all 1d
+enabled = $1"; }
+ini_seen() { sql "SELECT COALESCE(ini_enabled, '-') FROM jobq_schedule_state WHERE name = 'onoff'"; }
+reset
+ini_onoff yes
+at 2026-01-12T10:00:05Z >/dev/null
+ini_onoff no
+at 2026-01-12T11:00:05Z >/dev/null
+is "$(nruns onoff):$(ini_seen)" "1:0" "enabled = no: no fire, and the tick records that it read no"
+ini_onoff yes
+at 2026-01-12T13:59:50Z --dry-run >/dev/null
+is "$(ini_seen)" 0 "... a --dry-run records nothing"
+OUT=$(at 2026-01-12T14:00:05Z)
+is "$(nruns onoff):$(ini_seen)" "2:1" \
+	"back to yes, no tick between: the first tick that reads yes fires 14:00 only, not 12:00 and 13:00 (catch_up = all)"
+is "$(grep -cE 'missed|late' <<<"$OUT")" 0 "... and reports none of them as missed or late"
+at 2026-01-12T17:00:05Z >/dev/null
+is "$(nruns onoff)" 5 "a downtime after a tick read yes is caught up as before (15:00, 16:00, 17:00)"
+# Turned off and back on with no tick between: nothing recorded it off,
+# and the file does not say when it changed, so that time is downtime
+# (jobq.ini(5), enabled).
+ini_onoff no
+ini_onoff yes
+at 2026-01-12T20:00:05Z >/dev/null
+is "$(nruns onoff)" 8 "off and back on between two ticks: not known to have been off, its fires are caught up (18:00-20:00)"
+
 # ---- INI validation of the schedule keys (exit 78, FILE:LINE) ----
 bad_ini() {
 	local line=$1 want=$2 body=$3
