@@ -9,6 +9,7 @@
 #include "cli.h"
 #include "cron.h"
 #include "queue.h"
+#include "schedule_view.h"
 #include "schedules.h"
 #include "schema.h"
 
@@ -230,11 +231,36 @@ schedule_fires(const struct schedule *s)
 	return !never;
 }
 
+/* A warning line for each name the database keeps a switch or fires
+ * of that is no schedule of v (schedules_orphans: an INI section
+ * renamed or taken out of the file): it fires nothing, so it is no
+ * error, but what it left stays until someone removes it. */
+static int
+warn_gone(struct db *db, struct schedule *const *v, size_t n)
+{
+	char err[ERRSZ], **names;
+	size_t nn, i;
+
+	if (schedules_orphans(db, v, n, &names, &nn, err) != DB_OK) {
+		cli_error("schedules: %s", err);
+		return EX_UNAVAILABLE;
+	}
+	for (i = 0; i < nn; i++) {
+		struct schedule *s = schedule_view_gone(names[i]); /* says it as --list does */
+
+		fprintf(stderr, "jobq: warning: schedule '%s' is gone: %s\n", s->name, s->problem);
+		schedule_free(s);
+	}
+	strv_free(names);
+	return 0;
+}
+
 /* Every schedule, the INI's and the database's, as a tick would read
  * them: a name in both places (the database one cannot fire), a database
  * schedule whose handler or queue left the INI, and an expression that
  * can never fire are configuration errors; a warning only for a schedule
- * switched off, which no tick tries to fire. */
+ * switched off, which no tick tries to fire, and for a gone name
+ * (warn_gone). */
 static int
 report_schedules(const struct conf *c, struct db *db)
 {
@@ -246,6 +272,10 @@ report_schedules(const struct conf *c, struct db *db)
 	if ((rc = schedules_load(c, db, &v, &n, err)) != DB_OK) {
 		cli_error("schedules: %s", err);
 		return EX_UNAVAILABLE;
+	}
+	if ((rc = warn_gone(db, v, n)) != 0) {
+		schedules_free(v, n);
+		return rc;
 	}
 	for (i = 0; i < n; i++) {
 		ini += v[i]->source == SCHEDULE_INI;

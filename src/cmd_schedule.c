@@ -174,13 +174,14 @@ column_widths(struct schedule *const *v, size_t n)
 	return w;
 }
 
-/* One row of --list; gone: an orphan's (list_orphans), with no source,
- * switch or next fire. */
+/* One row of --list; gone: a gone name's (schedule_view_gone), with no
+ * source, switch or next fire, and its problem as what it is. */
 static void
 print_row(const struct schedule *s, const struct schedule_status *st, int64_t now, struct widths w, int gone)
 {
 	char next[TIMEFMT_HUMAN_MAX], last[TIMEFMT_HUMAN_MAX], counts[48];
-	char *what = what_text(s);
+	char *what = gone ? xasprintf("GONE: %s", s->problem) : what_text(s);
+	const char *problem = gone ? NULL : s->problem;
 
 	fire_texts(s, st, now, next, last, sizeof next);
 	if (gone)
@@ -190,8 +191,7 @@ print_row(const struct schedule *s, const struct schedule_status *st, int64_t no
 	printf("%-*s %-3s %-3s %-*s %-26s %-26s %-9s %-9s %s%s%s\n", w.name, s->name,
 	    gone ? "-" : s->source == SCHEDULE_INI ? "ini" : "db", gone ? "-" : s->enabled ? "on" : "off",
 	    w.cron, s->cron, next, last, st->last_fire[0] ? st->outcome : "-", counts, what,
-	    s->problem ? "  PROBLEM: " : "",
-	    s->problem ? s->problem : "");
+	    problem ? "  PROBLEM: " : "", problem ? problem : "");
 	/* Why the last fire's job was dead-lettered, under its row: what an
 	 * operator looking at a failed schedule asks next. */
 	if (strcmp(st->outcome, "failed") == 0)
@@ -207,21 +207,12 @@ static int
 list_orphans(struct db *db, char *const *names, int64_t now, int64_t window_s, struct widths w, char *err)
 {
 	struct schedule_status st;
-	char what[300];
 	size_t i;
 	int rc = DB_OK;
 
 	for (i = 0; names != NULL && names[i] != NULL && rc == DB_OK; i++) {
-		struct schedule *s = schedule_new(names[i], SCHEDULE_DB);
+		struct schedule *s = schedule_view_gone(names[i]);
 
-		s->enabled = 0;
-		s->cron = xstrdup("-");
-		s->timezone = xstrdup("UTC");
-		snprintf(what, sizeof what,
-		    "GONE: in neither the file nor the database (renamed or removed); 'jobq schedule remove %s'"
-		    " deletes its switch and fires",
-		    names[i]);
-		s->description = xstrdup(what);
 		if ((rc = schedule_view_status(db, s, now, window_s, &st, err)) == DB_OK)
 			print_row(s, &st, now, w, 1);
 		schedule_free(s);

@@ -182,18 +182,49 @@ schedule_view_fire_text(const struct schedule *s, int64_t t, char *buf, size_t l
 	return buf;
 }
 
+/* What --list and the dashboard show for a name the database keeps a
+ * switch or fires of that is no schedule any more (schedules_orphans:
+ * an INI section renamed or taken out of the file): a disabled schedule
+ * of that name whose problem says what it is and how to delete what it
+ * left (`jobq schedule remove`, which takes such names too).  Free it
+ * with schedule_free(). */
+struct schedule *
+schedule_view_gone(const char *name)
+{
+	struct schedule *s = schedule_new(name, SCHEDULE_DB);
+	char why[300];
+
+	s->enabled = 0;
+	s->cron = xstrdup("-");
+	s->timezone = xstrdup("UTC");
+	snprintf(why, sizeof why,
+	    "in neither the file nor the database (renamed or removed); 'jobq schedule remove %s' deletes"
+	    " its switch and fires",
+	    name);
+	s->problem = xstrdup(why);
+	return s;
+}
+
+/* The keys a gone name (schedule_view_gone) has no value for: null. */
+static const char *const gone_null[] = { "source", "cron", "when", "description", "type", "queue", "timezone",
+	"overlap", "catch_up_s", "catch_up", "alert_after_s" };
+
 /* One schedule as `jobq schedule --list --json` (and the dashboard)
  * show it: every key always, null when it has no value, so that a
- * script reads every schedule the same way. */
+ * script reads every schedule the same way.  gone: s is a gone name's
+ * (schedule_view_gone), "gone": true with only its name, fires, counts
+ * and problem. */
 static cJSON *
-status_json(const struct schedule *s, const struct schedule_status *st)
+status_json(const struct schedule *s, const struct schedule_status *st, int gone)
 {
 	cJSON *o = cJSON_CreateObject();
 	char buf[64];
 	char *when = NULL, e2[ERRSZ];
 	struct cron *cr = cron_parse(s->cron, e2);
+	size_t i;
 
 	cJSON_AddStringToObject(o, "name", s->name);
+	cJSON_AddBoolToObject(o, "gone", gone);
 	cJSON_AddStringToObject(o, "source", s->source == SCHEDULE_INI ? "ini" : "db");
 	cJSON_AddBoolToObject(o, "enabled", s->enabled);
 	cJSON_AddStringToObject(o, "cron", s->cron);
@@ -243,12 +274,39 @@ status_json(const struct schedule *s, const struct schedule_status *st)
 		cJSON_AddStringToObject(o, "problem", s->problem);
 	else
 		cJSON_AddNullToObject(o, "problem");
+	for (i = 0; gone && i < ARRAY_LEN(gone_null); i++)
+		cJSON_ReplaceItemInObject(o, gone_null[i], cJSON_CreateNull());
 	return o;
 }
 
+/* Appends to arr the gone names (schedules_orphans) beside the
+ * schedules of v, as status_json shows them. */
+static int
+gone_json(
+    struct db *db, struct schedule *const *v, size_t n, int64_t now, int64_t window_s, cJSON *arr, char *err)
+{
+	struct schedule_status st;
+	char **names;
+	size_t nn, i;
+	int rc;
+
+	if ((rc = schedules_orphans(db, v, n, &names, &nn, err)) != DB_OK)
+		return rc;
+	for (i = 0; i < nn && rc == DB_OK; i++) {
+		struct schedule *s = schedule_view_gone(names[i]);
+
+		if ((rc = schedule_view_status(db, s, now, window_s, &st, err)) == DB_OK)
+			cJSON_AddItemToArray(arr, status_json(s, &st, 1));
+		schedule_free(s);
+	}
+	strv_free(names);
+	return rc;
+}
+
 /* Every schedule (INI and database) with its status over the last
- * window_s seconds, as the JSON array `jobq schedule --list --json`
- * prints.  Returns DB_OK (and *out) or a DB_* code. */
+ * window_s seconds, then the gone names (schedule_view_gone), as the
+ * JSON array `jobq schedule --list --json` prints.  Returns DB_OK (and
+ * *out) or a DB_* code. */
 int
 schedule_view_list_json(const struct conf *c, struct db *db, int64_t window_s, cJSON **out, char *err)
 {
@@ -266,8 +324,10 @@ schedule_view_list_json(const struct conf *c, struct db *db, int64_t window_s, c
 	for (i = 0; i < n; i++) {
 		if ((rc = schedule_view_status(db, v[i], now, window_s, &st, err)) != DB_OK)
 			break;
-		cJSON_AddItemToArray(*out, status_json(v[i], &st));
+		cJSON_AddItemToArray(*out, status_json(v[i], &st, 0));
 	}
+	if (rc == DB_OK)
+		rc = gone_json(db, v, n, now, window_s, *out, err);
 	schedules_free(v, n);
 	if (rc != DB_OK) {
 		cJSON_Delete(*out);

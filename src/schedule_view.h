@@ -40,6 +40,7 @@ int schedule_view_status(struct db *db, const struct schedule *s, int64_t now, i
 int schedule_view_history(
     struct db *db, const char *name, unsigned limit, struct schedule_fire **out, size_t *n, char *err);
 const char *schedule_view_fire_text(const struct schedule *s, int64_t t, char *buf, size_t len);
+struct schedule *schedule_view_gone(const char *name);
 int schedule_view_list_json(const struct conf *c, struct db *db, int64_t window_s, cJSON **out, char *err);
 
 #endif

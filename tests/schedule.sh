@@ -452,6 +452,23 @@ list=$(jq_ schedule --list)
 is "$(grep '^a-name-longer' <<<"$list" | awk '{ print index($0, " - ") }')" \
 	"$(sed -n 1p <<<"$list" | awk '{ print index($0, " SRC ") }')" "--list: a gone name longer than the others widens the name column"
 
+# The gone names (old, a-name-longer-than-the-rest) are in --list
+# --json, each with every key, and jobq check warns of each, exit 0.
+JSON=$(JOBQ_SCHEDULER_NOW=2026-01-10T16:40:00Z jq_ schedule --list --json)
+is "$(echo "$JSON" | /usr/bin/python3 -c 'import json,sys; print(" ".join(s["name"] for s in json.load(sys.stdin) if s["gone"]))')" \
+	"a-name-longer-than-the-rest old" "--list --json: the gone names, after the schedules"
+is "$(echo "$JSON" | /usr/bin/python3 -c 'import json,sys; d={s["name"]: s for s in json.load(sys.stdin)}; o=d["old"]; print(sorted(o) == sorted(d["new"]), d["new"]["gone"], o["source"], o["enabled"], o["cron"], o["type"], o["next_fire"], o["last_fire"][:16], o["last_outcome"], o["runs"], "jobq schedule remove old" in o["problem"])')" \
+	"True False None False None None None 2026-01-10T16:00 queued 3 True" \
+	"... with every key a schedule has: no source, switch, cron or next fire; its last fire, counts, and how to delete it"
+OUT=$(jq_ check 2>"$T/check.err")
+is "$?" 0 "jobq check with gone names: exit 0 (a warning, no error)"
+is "$(grep -c "^jobq: warning: schedule '\(old\|a-name-longer-than-the-rest\)' is gone: in neither the file nor the database .*'jobq schedule remove \(old\|a-name-longer-than-the-rest\)'" "$T/check.err")" 2 \
+	"... one warning line per gone name, with the command that deletes what it left" || diag "$(cat "$T/check.err")"
+jq_ schedule remove a-name-longer-than-the-rest >/dev/null
+jq_ schedule remove old >/dev/null
+jq_ check >/dev/null 2>"$T/check.err"
+is "$(grep -c 'is gone' "$T/check.err")" 0 "... and none once they are removed"
+
 # ---- enabled = no and back to yes: the time a tick saw it off is not downtime ----
 ini_onoff() { base_conf "
 [schedule onoff]

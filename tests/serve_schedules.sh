@@ -172,6 +172,23 @@ is "$(printf '%s' "$BODY" | jget '[(f["outcome"], f["job"]) for f in d["failed"]
 hit GET "/api/schedules/history?name=nope" "$T/vjar"
 is "$CODE" 404 "history of an unknown schedule: 404"
 
+# ---- a gone name (an INI section renamed): listed, and removed as the CLI removes it ----
+sql "INSERT INTO jobq_schedule_state (name, checked_until) VALUES ('renamed-away', '2026-01-01 03:00:00');
+	INSERT INTO jobq_schedule_runs (name, fire_at, status) VALUES ('renamed-away', '2026-01-01 03:00:00', 'missed')"
+hit GET /api/schedules "$T/vjar"
+is "$(printf '%s' "$BODY" | jget '[(s["name"], s["source"], s["enabled"], s["cron"], s["next_fire"], s["last_outcome"]) for s in d["schedules"] if s["gone"]]')" \
+	'[["renamed-away", null, false, null, null, "missed"]]' "the list has the gone name, marked gone"
+is "$(printf '%s' "$BODY" | norm)" "$(jq_ schedule --list --json | norm)" "... as jobq schedule --list --json has it"
+post /api/schedules/remove "$T/vjar" '{"name": "renamed-away"}' "$VCSRF"
+is "$CODE" 403 "remove a gone name as a viewer: 403"
+post /api/schedules/remove "$T/jar" '{"name": "renamed-away"}'
+is "$CODE" 200 "remove it as admin: 200"
+is "$(count jobq_schedule_state "name = 'renamed-away'"):$(count jobq_schedule_runs "name = 'renamed-away'")" "0:0" \
+	"... its switch and fires are deleted"
+is "$(sql "SELECT CONCAT_WS(' ', username, detail) FROM jobq_audit WHERE action = 'schedule-remove'")" "admin renamed-away" "... audited"
+hit GET /api/schedules "$T/vjar"
+is "$(printf '%s' "$BODY" | jget '[s["name"] for s in d["schedules"] if s["gone"]]')" '[]' "... and the list no longer has it"
+
 # ---- the live preview ----
 hit GET "/api/cron?expr=30%208%20*%20*%201-5&timezone=Europe/Paris" "$T/vjar"
 is "$CODE" 200 "preview: 200"

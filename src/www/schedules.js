@@ -1,7 +1,8 @@
 /* schedules.js -- the Schedules page (/schedules): every schedule with its
  * description, next and last fire, Enable/Disable and Run now for an
- * admin (from /api/schedules), and the admin's form that adds a database
- * schedule (POST /api/schedules/add). */
+ * admin (from /api/schedules), the gone names (an INI section renamed or
+ * taken out) with Remove for an admin, and the admin's form that adds a
+ * database schedule (POST /api/schedules/add). */
 
 import { act, api, el, enqueueOptions, fmtDur, isAdmin, main, setMain, shell, toast } from "./common.js";
 import { cronCard, cronPreview, outcomeBadge, zoned } from "./cron.js";
@@ -24,8 +25,30 @@ function row(s, admin) {
         (r) => s.name + " enqueued as job " + r.job) } }, "Run now"))) : null);
 }
 
+/* A gone name ("gone": true): no schedule any more, only the switch and
+ * fires its old section left.  An admin removes them here, as a database
+ * schedule is removed (POST /api/schedules/remove, which takes gone
+ * names as `jobq schedule remove` does); anyone else is told the
+ * command. */
+function goneRow(s, admin) {
+  const remove = () => {
+    if (!confirm("Remove what the gone schedule " + s.name + " left? Its switch and fire history go; jobs it enqueued stay.")) return;
+    return act("/api/schedules/remove", { name: s.name }, () => s.name + " removed");
+  };
+  return el("tr", { "data-name": s.name, class: "off gone" },
+    el("td", {}, el("span", { class: "gone-name" }, s.name), " ", el("span", { class: "badge s-stale" }, "gone"),
+      el("div", { class: "small sched-desc" }, "In neither the INI file nor the database (renamed or removed): its switch and fires are left."),
+      admin ? null : el("div", { class: "small gone-cmd" }, "Remove them with ", el("code", {}, "jobq schedule remove " + s.name))),
+    el("td", { class: "wide" }, el("span", { class: "muted" }, "—")),
+    el("td", {}, el("span", { class: "muted next-off" }, "— gone")),
+    el("td", { class: "wide" }, s.last_fire ? [zoned(s.last_fire, "UTC"), " ", outcomeBadge(s.last_outcome)] : el("span", { class: "muted" }, "—")),
+    el("td", { class: "num" }, s.runs + " / ", el("span", { class: s.failures ? "mark" : "" }, String(s.failures))),
+    admin ? el("td", {}, el("div", { class: "actions" },
+      el("button", { class: "danger remove-gone", on: { click: remove } }, "Remove"))) : null);
+}
+
 function listOf(d, admin) {
-  const rows = d.schedules.map((s) => row(s, admin));
+  const rows = d.schedules.map((s) => s.gone ? goneRow(s, admin) : row(s, admin));
   if (rows.length === 0) return el("p", { class: "empty" }, "No schedules. Add one here, as [schedule NAME] in the INI file, or with jobq schedule add.");
   return el("table", { id: "schedules-table" },
     el("thead", {}, el("tr", {}, el("th", {}, "Name"), el("th", { class: "wide" }, "When"), el("th", {}, "Next fire"),

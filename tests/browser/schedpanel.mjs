@@ -4,12 +4,14 @@
 // the server's refusal shown under the form, the form surviving the
 // live refresh, the list's descriptions and a disabled schedule's empty
 // next fire, Remove with its confirmation, the history's job links, and
-// no form for a viewer.
-// Environment: URL, USER_NAME (an admin), VIEWER_NAME, PASSWORD, SQL_SH,
-// SHOTS, CHROMIUM, PROFILE.
+// no form for a viewer; gone names (what a renamed INI section left)
+// with Remove for an admin and the CLI command for a viewer, at 375 px.
+// Environment: URL, USER_NAME (an admin), VIEWER_NAME, PASSWORD, GONE1
+// and GONE2 (two gone names of 64 characters), SQL_SH, SHOTS, CHROMIUM,
+// PROFILE.
 import { WAIT, collectErrors, cspSeen, finish, is, launch, like, ok, overflow375, press, recordCsp, shot as shotOf, sleep, sql, text, logIn as logInAs } from "./lib.mjs";
 
-const { URL: BASE, USER_NAME, VIEWER_NAME, PASSWORD } = process.env;
+const { URL: BASE, USER_NAME, VIEWER_NAME, PASSWORD, GONE1, GONE2 } = process.env;
 
 const { browser, page } = await launch();
 // Every console error counts but the answers asked for on purpose: the
@@ -41,6 +43,25 @@ try {
   is(await text(page, 'tr[data-name="nightly"] .sched-desc'), "the nightly report", "the list shows a schedule's description");
   ok(!(await page.$('tr[data-name="sleepy"] time')) && /disabled/.test(await text(page, 'tr[data-name="sleepy"] .next-off')),
     "a disabled schedule shows no next fire");
+
+  // ---- gone names: Remove for an admin ----
+  const gone = (n) => `#schedules-table tr.gone[data-name="${n}"]`;
+  ok(!!(await page.$(gone(GONE1))) && !!(await page.$(gone(GONE2))), "the gone names are in the list, marked gone");
+  like(await text(page, `${gone(GONE1)} .next-off`), /gone/, "with no next fire");
+  ok(!!(await page.$(`${gone(GONE1)} button.remove-gone`)) && !(await page.$(`${gone(GONE1)} button.run-now, ${gone(GONE1)} button.toggle`)),
+    "an admin gets Remove for one, and neither Run now nor Enable");
+  await page.setViewport({ width: 375, height: 800 });
+  is((await overflow375(page)).join("\n"), "", "the list with 64-character gone names at 375 px: nothing scrolls sideways");
+  await shot("schedules-gone-375");
+  await page.setViewport({ width: 1280, height: 900 });
+  let goneAsked = "";
+  page.once("dialog", (d) => { goneAsked = d.message(); d.accept(); });
+  await press(page, `${gone(GONE1)} button.remove-gone`);
+  ok(await until((n) => !document.querySelector(`#schedules-table tr[data-name="${n}"]`), GONE1), "Remove takes it off the list");
+  like(goneAsked, /Remove what the gone schedule gone-a+ left\?/, "after a confirmation");
+  is(sql(`SELECT COUNT(*) FROM jobq_schedule_state WHERE name = '${GONE1}'`) + ":" + sql(`SELECT COUNT(*) FROM jobq_schedule_runs WHERE name = '${GONE1}'`),
+    "0:0", "its switch and fires are deleted");
+  is(sql(`SELECT COUNT(*) FROM jobq_audit WHERE action = 'schedule-remove' AND detail = '${GONE1}'`), "1", "and audited");
 
   // ---- the form ----
   await press(page, "#schedule-add-box summary");
@@ -109,6 +130,12 @@ try {
   await page.goto(BASE + "/schedules", { waitUntil: "networkidle0" });
   await page.waitForSelector("#schedules-table", WAIT);
   ok(!(await page.$("#schedule-add-box")), "a viewer has no Add form");
+  ok(!(await page.$(`${gone(GONE2)} button`)), "a viewer has no Remove for a gone name");
+  is(await text(page, `${gone(GONE2)} .gone-cmd code`), `jobq schedule remove ${GONE2}`, "but the command that removes it");
+  await page.setViewport({ width: 375, height: 800 });
+  is((await overflow375(page)).join("\n"), "", "the viewer's list with the command at 375 px: nothing scrolls sideways");
+  await shot("schedules-gone-viewer-375");
+  await page.setViewport({ width: 1280, height: 900 });
 
   is((await cspSeen(page)).join("\n"), "", "zero CSP violations");
   ok(refused > 0, `only the refusals asked for were set aside (${refused})`);
