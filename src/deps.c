@@ -9,10 +9,12 @@
  * that brings a count to 0 makes its job due (at the time it was meant to
  * be due, or now).  A job of policy all whose dependency ended dead,
  * cancelled or expired is marked for cancelling instead, naming that job,
- * and made due: the next claim of its queue (or the expiry sweep, should
- * no worker serve the queue) finalizes it unstarted, as it does any job
- * that carries a cancel request, and in the same transaction passes its
- * own end on to the jobs that wait for it, and so on down the graph. */
+ * and made due; the transaction that ended the job then finalizes it
+ * unstarted, and those its end marks in turn, down the graph
+ * (final_cascade: a worker's outcome, a cancel, the sweep), up to a
+ * bound past which the next claim of its queue (or the expiry sweep,
+ * should no worker serve the queue) finalizes it, as it does any job
+ * that carries a cancel request. */
 #include "config.h"
 
 #include <stdio.h>

@@ -166,6 +166,10 @@ struct outcome {
 	 * job->attempt - 1, so that it never shows more than max_attempts
 	 * for a job jobq stopped itself */
 	int attempt_unmade;
+	const char *worker; /* in: the worker writing it, which ends what its end cancels (final_cascade) */
+	/* out: the jobs waiting for it that its end cancelled, ended in its
+	 * transaction down the graph: [0] expired, [1] cancelled */
+	uint64_t cascaded[2];
 };
 
 /* The attempt o's run row names: the claim counted one, which a job

@@ -28,6 +28,7 @@
 #include <time.h>
 
 #include "capture.h"
+#include "final.h"
 #include "groups.h"
 #include "queue.h"
 #include "queue_follow.h"
@@ -438,37 +439,45 @@ queue_handoff_read(struct db *db, struct handoff *h, char *err)
 	return rows != NULL ? DB_OK : rc;
 }
 
-/* The outcome of g whose follow-ups wait for jobs (alone in g:
- * outcomes_send), or NULL. */
+/* The outcome of g whose transaction cannot be one round trip (alone in
+ * g: outcomes_send): its follow-ups wait for jobs, or its end cancels
+ * the jobs that wait for it (piece_cascades); else NULL. */
 static struct outcome *
-group_waits(const struct group *g, struct outcome *o)
+group_open(const struct group *g, struct outcome *o)
 {
-	if (g->n != 1 || g->m[0].bundle || !follow_waits(&o[g->m[0].out]))
-		return NULL;
-	return &o[g->m[0].out];
+	struct outcome *x = g->n == 1 && !g->m[0].bundle ? &o[g->m[0].out] : NULL;
+
+	return x != NULL && (follow_waits(x) || piece_cascades(x)) ? x : NULL;
 }
 
-/* Sends g, whose one outcome x has follow-ups that wait for jobs: they
- * are written first, in the same transaction (follow_begin, which opens
- * it: g's START TRANSACTION is sent as a statement that does nothing, so
- * that the others keep their numbers), then g's statements, then COMMIT
- * when x's fence held or its lease was already lost; rerun whole on a
- * deadlock (as db_exec_retry_rows reruns).  *rebuild: rolled back, x is
- * to be built again in full (its job gained a waiter since the claim). */
+/* Sends g, whose one outcome x is group_open's, as a transaction of
+ * several round trips: x's follow-ups that wait for jobs first
+ * (follow_begin, which opens it: g's START TRANSACTION is sent as a
+ * statement that does nothing, so that the others keep their numbers),
+ * then g's statements, then, when x's fence held and its end cancelled
+ * the jobs that waited for it, their end and that of theirs down the
+ * graph (final_cascade, counted in x->cascaded), then COMMIT when x's
+ * fence held or its lease was already lost; rerun whole on a deadlock
+ * (as db_exec_retry_rows reruns).  *rebuild: rolled back, x is to be
+ * built again in full (its job gained a waiter since the claim). */
 static int
-group_exec_follow(struct db *db, struct group *g, struct outcome *x, struct db_res **rows, int *rebuild,
+group_exec_open(struct db *db, struct group *g, struct outcome *x, struct db_res **rows, int *rebuild,
     char *err)
 {
 	int64_t start = mono_ms(), limit = db_wait_limit(db);
+	int follow = follow_waits(x), cascade = piece_cascades(x);
+	char id[24];
 	struct buf sql;
 	int rc, lost, attempt = 0;
 
+	snprintf(id, sizeof id, "%llu", (unsigned long long)x->job->id);
 	buf_init(&sql);
 	buf_adds(&sql, "DO 0;");
 	buf_add(&sql, g->sql.data + strlen(TX_BEGIN), g->sql.len - strlen(TX_BEGIN));
 	*rebuild = 0;
 	do {
-		if ((rc = follow_begin(db, x, err)) == FOLLOW_REBUILD) {
+		x->cascaded[0] = x->cascaded[1] = 0;
+		if ((rc = follow ? follow_begin(db, x, err) : db_begin(db, err)) == FOLLOW_REBUILD) {
 			*rebuild = 1;
 			rc = DB_OK;
 			break;
@@ -476,9 +485,11 @@ group_exec_follow(struct db *db, struct group *g, struct outcome *x, struct db_r
 		lost = rc == FOLLOW_LOST;
 		if (lost || rc == DB_OK)
 			rc = db_exec_many_rows(db, &sql, g->affected, g->nstmt, rows, err);
-		if (rc == DB_OK && !lost && g->affected[g->m[0].fence] == 0)
+		if (rc == DB_OK && follow && !lost && g->affected[g->m[0].fence] == 0)
 			*rebuild = 1; /* cannot be, with the row locked: never commit follow-ups without it */
-		else if (rc == DB_OK && (rc = db_commit(db, err)) == DB_OK)
+		else if (rc == DB_OK && cascade && g->affected[g->m[0].fence] > 0)
+			rc = final_cascade(db, x->worker != NULL ? x->worker : "a worker", 0, id, x->cascaded, err);
+		if (!*rebuild && rc == DB_OK && (rc = db_commit(db, err)) == DB_OK)
 			break;
 		db_rollback(db);
 		if (rows != NULL) {
@@ -490,6 +501,8 @@ group_exec_follow(struct db *db, struct group *g, struct outcome *x, struct db_r
 		if (*rebuild || (limit > 0 && mono_ms() - start >= limit / 2))
 			break;
 	} while (db_retry_after(rc, ++attempt));
+	if (rc != DB_OK)
+		x->cascaded[0] = x->cascaded[1] = 0;
 	buf_free(&sql);
 	return rc;
 }
@@ -505,7 +518,7 @@ group_exec_follow(struct db *db, struct group *g, struct outcome *x, struct db_r
 static int
 group_run(struct db *db, struct group *g, struct outcome *o, char *err)
 {
-	struct outcome *waits = group_waits(g, o);
+	struct outcome *waits = group_open(g, o);
 	struct handoff *h = NULL;
 	struct db_res *rows = NULL;
 	size_t i;
@@ -521,7 +534,7 @@ group_run(struct db *db, struct group *g, struct outcome *o, char *err)
 	}
 	g->affected = xcalloc(g->nstmt + 1, sizeof *g->affected);
 	if (waits != NULL) {
-		rc = group_exec_follow(db, g, waits, h != NULL ? &rows : NULL, &rebuild, err);
+		rc = group_exec_open(db, g, waits, h != NULL ? &rows : NULL, &rebuild, err);
 	} else {
 		buf_adds(&g->sql, TX_END);
 		g->nstmt++;
@@ -722,7 +735,7 @@ outcomes_send(struct db *db, struct group *g, struct outcome *o, size_t n, size_
 		piece_build(db, o, i, o[i].minimal ? FORM_PLAIN : FORM_FULL, 0, NULL, budget, &p);
 		/* Send what is gathered first when o[i] must be alone, follows
 		 * one that must, or does not fit beside them. */
-		alone = o[i].alone || follow_waits(&o[i]);
+		alone = o[i].alone || follow_waits(&o[i]) || piece_cascades(&o[i]);
 		if (g->n + g->ncharge > 0 && (g->alone || alone || group_len_with(g, &p) > budget) &&
 		    (rc = group_flush(db, g, o, err)) != DB_OK) {
 			buf_free(&p.sql);
@@ -763,6 +776,7 @@ queue_write(struct db *db, struct outcome *o, size_t n, struct job *const *charg
 		o[i].gained_waiter = 0;
 		o[i].cut = 0;
 		o[i].note[0] = '\0';
+		o[i].cascaded[0] = o[i].cascaded[1] = 0;
 	}
 	for (i = 0; i < n && rc == DB_OK; i++)
 		if (o[i].unsure && (rc = queue_outcome_applied(db, &o[i], err)) == DB_OK &&

@@ -53,6 +53,7 @@ struct bundle {
 size_t piece_sql(struct db *db, struct buf *sql, const struct outcome *o, const struct values *v, int clash,
     size_t base, struct member *m);
 
+int piece_cascades(const struct outcome *o);
 int piece_plain(const struct outcome *o, const struct values *v, int clash);
 void bundle_add_sql(struct db *db, struct buf *rows, struct buf *dels, const struct outcome *o, const struct values *v);
 size_t bundle_sql(struct buf *sql, const struct bundle *b);

@@ -232,6 +232,18 @@ ended_as(enum outcome_write k)
 	                      : NULL;
 }
 
+/* Whether o ends its job dead, cancelled or expired while jobs wait for
+ * it: that end marks the waiters of policy all for cancelling
+ * (deps.c), and o's transaction ends them, and theirs down the graph
+ * (final_cascade, queue_outcome.c), so that none is left due, counted
+ * ready, until a claim or the sweep takes it.  A done end, which every
+ * link of a chain takes, is never one of these. */
+int
+piece_cascades(const struct outcome *o)
+{
+	return ended_as(o->kind) != NULL && o->kind != OUT_DONE && (o->job->waiters != 0 || o->gained_waiter);
+}
+
 /* Appends the statement that keeps the fence's count in @jobq_fence for
  * the statements after it.  A job of a group is tallied there too, iff
  * the fence held: its group's counts are written once per transaction,

@@ -370,6 +370,22 @@ alert_dead(struct worker *w, const struct slot *s)
 	job_view_free(&v);
 }
 
+/* Counts and logs the jobs o's end cancelled, which its transaction
+ * ended unstarted (final_cascade): outcomes as much as a claim's would
+ * have been, had they waited for one. */
+static void
+cascaded(const struct outcome *o)
+{
+	uint64_t n = o->cascaded[0] + o->cascaded[1];
+
+	if (n == 0)
+		return;
+	metrics_outcomes(MO_EXPIRED, o->cascaded[0]);
+	metrics_outcomes(MO_CANCELLED, o->cascaded[1]);
+	log_info("job %llu: its end ended %llu job%s that waited for it (down the graph) unstarted",
+	    (unsigned long long)o->job->id, (unsigned long long)n, n == 1 ? "" : "s");
+}
+
 /* Acts on what queue_write did with the outcome of slot s: a written
  * or lost outcome frees the slot, a refused one too (logged: its job
  * returns when its lease expires); one whose write failed stays for the
@@ -397,6 +413,7 @@ settle(struct worker *w, struct slot *s, const struct outcome *o, int rc)
 			    id, s->write_tries);
 		if (o->state == OUTS_WRITTEN && s->write == OUT_DEAD)
 			alert_dead(w, s);
+		cascaded(o); /* before count_outcome, which frees the slot's job */
 		count_outcome(w, s, o->state == OUTS_LOST);
 		return;
 	case OUTS_REFUSED:
@@ -530,7 +547,7 @@ outcome_of(struct worker *w, struct slot *s, struct outcome *o, struct run_recor
 	*o = (struct outcome){ s->job, s->write, s->delay_ms, NULL, s->error ? s->error : "", s->words,
 		s->reason, s->has_run ? run : NULL, s->write_tries >= WRITE_TRIES_ALONE || s->write_locked > 0,
 		s->write_tries >= WRITE_TRIES_MINIMAL, s->write_unsure, OUTS_PENDING, 0, 0, "", NULL, 0, NULL,
-		NULL, 0 };
+		NULL, 0, w->id, { 0, 0 } };
 	if (s->write == OUT_DONE) {
 		o->follow = s->follow;
 		o->nfollow = s->nfollow;
