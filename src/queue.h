@@ -50,6 +50,10 @@ struct job {
 	 * leaves out the statements for either while it is 0.  waiters is
 	 * has_waiters itself (queue_states.h: WAITERS_SOLE). */
 	int waiters, waited;
+	/* Written waiting for other jobs (waiting_on > 0, no cancel asked)
+	 * yet due: plain SQL that left out available_at's waiting marker
+	 * (jobq(1)).  The claim puts it back to wait (queue_claim_park). */
+	int early;
 	uint64_t group_id; /* its group (groups.h); 0: none */
 	char token[LEASE_TOKEN_LEN + 1];
 	/* Progress the handler reported, written with the next lease
@@ -88,6 +92,7 @@ struct reserve_req {
 	const struct conf *flow; /* max_running and rate limits; NULL: none */
 	int *held;               /* out, if not NULL: set to 1 when a limit left due jobs */
 	struct claim_lost *lost; /* out, if not NULL: a claim whose answer was lost */
+	struct buf *parked;      /* out, if not NULL: the ids of early jobs it put back to wait (job.early) */
 };
 
 /* One execution of a handler, for the run history. */

@@ -59,7 +59,8 @@ job_from_row(char **row, const unsigned long *len, int add_attempt)
 	j->checkpoint = row[12] ? xstrndup(row[12], len[12]) : NULL;
 	snprintf(j->traceparent, sizeof j->traceparent, "%s", row[13] ? row[13] : "");
 	j->waiters = row[14] != NULL ? (int)db_col_i64(row[14], 0) : 0;
-	j->waited = row[15] != NULL && row[15][0] != '0';
+	j->waited = (db_col_u64(row[15], 0) & 1) != 0;
+	j->early = (db_col_u64(row[15], 0) & 2) != 0;
 	j->group_id = db_col_u64(row[16], 0);
 	snprintf(j->reserved_at, sizeof j->reserved_at, "%s", row[17] ? row[17] : "");
 	return j;
@@ -126,6 +127,63 @@ queue_claim_rows(struct claim *cl, struct db_res *r, int add_attempt)
 		cl->jobs[cl->n++] = j;
 	}
 	return DB_OK;
+}
+
+/* Puts back to wait the early jobs cl took (job.early: written waiting
+ * for other jobs, waiting_on > 0, yet due -- plain SQL that left out
+ * available_at = DEPS_NEVER), which must not run before the jobs they
+ * wait for end: each gets its available_at as its wait_until when it
+ * had none (so that its release makes it due when it was meant to be),
+ * available_at DEPS_NEVER, out of every claim's reach, its lease
+ * cleared and the attempt the claim charged refunded.  One conditional
+ * statement, fenced by the claim's token; a row whose cancel was asked
+ * meanwhile is left as it is (a claim ends it).  The jobs leave cl's
+ * either way: one whose statement failed returns when its lease
+ * expires.  parked (if not NULL) gets their ids.  Each such row costs
+ * one claim once, never a read per claim; a claim with none costs
+ * nothing here. */
+int
+queue_claim_park(struct db *db, struct claim *cl, struct buf *parked, char *err)
+{
+	struct buf sql, ids, charged;
+	size_t i, k = 0;
+	int rc;
+
+	buf_init(&ids);
+	buf_init(&charged);
+	buf_adds(&charged, "0");
+	for (i = 0; i < cl->n; i++) {
+		struct job *j = cl->jobs[i];
+
+		if (!j->early) {
+			cl->jobs[k++] = j;
+			continue;
+		}
+		buf_printf(&ids, "%s%llu", ids.len ? "," : "", (unsigned long long)j->id);
+		if (j->charged)
+			buf_printf(&charged, ",%llu", (unsigned long long)j->id);
+		job_free(j);
+	}
+	cl->n = k;
+	if (ids.len == 0) {
+		buf_free(&ids);
+		buf_free(&charged);
+		return DB_OK;
+	}
+	buf_init(&sql);
+	db_sql(db, &sql,
+	    "UPDATE jobs SET wait_until = COALESCE(wait_until, available_at), available_at = " DEPS_NEVER ","
+	    " attempts = IF(id IN (%s) AND attempts > 0, attempts - 1, attempts), reserved_at = NULL,"
+	    " reserved_by = NULL, lease_token = NULL, lease_expires_at = NULL"
+	    " WHERE lease_token = %q AND waiting_on > 0 AND cancel_by IS NULL AND id IN (%s)",
+	    charged.data, cl->token, ids.data);
+	rc = db_exec_buf(db, &sql, err);
+	if (parked != NULL)
+		buf_printf(parked, "%s%s", parked->len ? "," : "", ids.data);
+	buf_free(&sql);
+	buf_free(&ids);
+	buf_free(&charged);
+	return rc;
 }
 
 /* Appends the statement that reads back the jobs an outcome handed off

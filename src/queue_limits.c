@@ -82,6 +82,10 @@ claim_one(struct db *db, struct claim *cl, unsigned want, struct job **jobs, siz
 		queue_claim_drop(cl);
 		return rc;
 	}
+	/* A job it took that is to wait goes back to wait; a failure to put
+	 * it back costs the others nothing. */
+	if (queue_claim_park(db, cl, cl->req->parked, err) != DB_OK)
+		err[0] = '\0';
 	for (i = 0; i < cl->n; i++)
 		jobs[(*n)++] = cl->jobs[i];
 	if (cl->held && claim_gated(cl) == cl->limit && cl->req->held != NULL && !*cl->req->held)

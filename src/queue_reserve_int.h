@@ -41,13 +41,15 @@ struct flow_gate;
 /* The columns of a claimed job as queue_claim_rows reads them, its wait
  * measured from the SQL expression due; the claim adds the reservation
  * time as the last one.  group_id is read here so that an outcome
- * appends its group's statements only for a job in a group (groups.c). */
+ * appends its group's statements only for a job in a group (groups.c);
+ * one column says both whether the job waited (job.waited, 1) and
+ * whether it is early (job.early, 2). */
 #define JOB_COLUMNS_DUE(due)                                                        \
 	"id, queue, type, payload, priority, attempts, COALESCE(max_attempts, 0), " \
 	"TIMESTAMPDIFF(MICROSECOND, created_at, UTC_TIMESTAMP(6)) DIV 1000, created_at, " \
 	"TIMESTAMPDIFF(MICROSECOND, " due ", UTC_TIMESTAMP(6)) DIV 1000, " \
 	"TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), expires_at) DIV 1000, " CANCEL_WHO ", checkpoint, traceparent, " \
-	"has_waiters, wait_until IS NOT NULL, group_id, "
+	"has_waiters, (wait_until IS NOT NULL) + 2 * (waiting_on > 0 AND cancel_by IS NULL), group_id, "
 /* ... of a row its claim (or hand-off) has stamped. */
 #define JOB_COLUMNS JOB_COLUMNS_DUE("available_at")
 /* ... of a row read before its claim stamps it. */
@@ -87,6 +89,7 @@ void queue_lost_settle(struct claim *cl, int rc);
 /* queue_claim.c: the claim and its rows */
 void queue_claim_drop(struct claim *cl);
 int queue_claim_rows(struct claim *cl, struct db_res *r, int add_attempt);
+int queue_claim_park(struct db *db, struct claim *cl, struct buf *parked, char *err);
 
 /* queue_claim_skip.c: SKIP LOCKED */
 void queue_claim_skip_sql(struct db *db, struct buf *sql, const struct claim *cl);

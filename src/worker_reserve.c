@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "log.h"
 #include "metrics.h"
@@ -196,6 +197,7 @@ void
 reserve_jobs(struct worker *w, int64_t now)
 {
 	struct reserve_req req;
+	struct buf parked;
 	struct job **jobs;
 	size_t n;
 	char err[ERRSZ];
@@ -218,8 +220,15 @@ reserve_jobs(struct worker *w, int64_t now)
 	req.flow = w->conf;
 	req.held = w->opts->stop_when_empty ? &held : NULL;
 	req.lost = &w->lost;
+	buf_init(&parked);
+	req.parked = &parked;
 	t0 = mono_us();
 	rc = queue_reserve(w->db, &req, &jobs, &n, err);
+	if (parked.len > 0)
+		log_warn("job%s %s: written waiting for other jobs (waiting_on > 0) but due, so a claim took %s: "
+		         "put back to wait, due once released (plain SQL must write available_at = "
+		         "'9999-12-31 23:59:59', jobq(1))",
+		    strchr(parked.data, ',') ? "s" : "", parked.data, strchr(parked.data, ',') ? "them" : "it");
 	metrics_claim(rc, rc == DB_OK ? (unsigned)n : 0, mono_us() - t0);
 	if (rc == DB_OK)
 		span_claim(w, n, mono_us() - t0);
@@ -231,11 +240,14 @@ reserve_jobs(struct worker *w, int64_t now)
 		conn_failed(w, rc, "reserving jobs", err);
 	else
 		w->claim_conflicts = 0;
-	w->empty = rc == DB_OK && n == 0 && !held; /* held: due jobs wait for a flow limit */
+	/* held: due jobs wait for a flow limit; parked: the claim's places
+	 * went to jobs put back to wait, and others may be due behind them */
+	w->empty = rc == DB_OK && n == 0 && !held && parked.len == 0;
 	w->backlog = n == limit;
 	if (n > 0)
 		w->active_at = now;
-	w->next_poll = n == limit ? now : now + idle_wait(w, now);
+	w->next_poll = n == limit || parked.len > 0 ? now : now + idle_wait(w, now);
+	buf_free(&parked);
 	reserve_place(w, jobs, n, got, now);
 	free(jobs);
 	/* A stop that came while the claim was in flight (poll_db_wait reads the

@@ -8,6 +8,8 @@
 # counted ready by `jobq status` while it waits for a claim or a sweep;
 # a filter's cancel counts those in its total.
 # A group left empty by a batch killed before its first chunk says so.
+# A plain-SQL waiter written due is put back to wait by the claim that
+# takes it, in both claim modes, and runs once its job is done.
 . "$top_srcdir/tests/lib.sh"
 one_build sanitized "behaviour alone"
 setup workflow_edges
@@ -125,4 +127,30 @@ work
 is "$(sql "SELECT CONCAT(total, '/', done, '/', complete_job IS NOT NULL) FROM jobq_groups WHERE name = 'killed'")" "1/1/1" \
 	"a batch run again fills it, and its callback is enqueued once its job ended"
 like "$(jq_ group show killed)" "state: +ended" "then show says ended"
+
+# A plain-SQL waiter written due (available_at left at its default, or
+# now: the waiting marker forgotten) is not run before the job it waits
+# for ends: the first claim that takes it puts it back to wait, and the
+# worker names it; once its job is done it runs, after it.  In both
+# claim modes.
+for rmode in skip-locked update; do
+	empty_tables
+	sed -i "/^reserve_mode = /d; s/^\[worker\]$/[worker]\nreserve_mode = $rmode/" "$CONF"
+	a=$(jq_ enqueue --delay 1h step '{}')
+	b=$(sql "INSERT INTO jobs (queue, type, payload, waiting_on) VALUES ('default', 'step', '{}', 1);
+	  SET @j = LAST_INSERT_ID(); INSERT INTO jobq_deps (after_id, job_id) VALUES ($a, @j);
+	  UPDATE jobs SET has_waiters = 1 WHERE id = $a; SELECT @j")
+	: >"$T/w.log"
+	work
+	is "$(ran "$b")" NULL "[$rmode] a plain-SQL waiter written due does not run before its job ends"
+	is "$(sql "SELECT CONCAT(available_at, ' ', waiting_on, ' ', attempts, ' ', lease_token IS NULL, ' ', wait_until IS NOT NULL) FROM jobs WHERE id = $b")" \
+		"9999-12-31 23:59:59.000000 1 0 1 1" "[$rmode] the claim put it back to wait: not due, unleased, no attempt counted"
+	is "$(ready_waiting)" "0/1" "[$rmode] status counts it waiting"
+	like "$(cat "$T/w.log")" "job $b: written waiting for other jobs \\(waiting_on > 0\\) but due" "[$rmode] the worker names it"
+	sql "UPDATE jobs SET available_at = UTC_TIMESTAMP(6) WHERE id = $a"
+	work
+	is "$(ran "$a,$b")" "$a:done,$b:done" "[$rmode] once its job is done it runs"
+	is "$(sql "SELECT COUNT(*) FROM job_runs a JOIN job_runs b ON b.job_id = $b WHERE a.job_id = $a AND b.started_at >= a.started_at")" 1 \
+		"[$rmode] after it"
+done
 finish
