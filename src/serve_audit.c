@@ -11,6 +11,8 @@
 #include "config.h"
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "audit.h"
 #include "log.h"
@@ -53,16 +55,28 @@ serve_audit_count(struct req *r, const char *action, uint64_t job_id, uint64_t c
 }
 
 /* Records that the server stopped a long action of r's user part way
- * (its session ended, or its admin role was taken away, as it ran),
- * after count jobs: in the server's name (SERVE_AUDIT_SERVER), not the
- * user's, who no longer had the right to act when it was written; the
- * detail names the user.  A failure is logged, as serve_audit_count. */
+ * (its session ended, or its admin role was taken away, as it ran): in
+ * the server's name (SERVE_AUDIT_SERVER), not the user's, who no longer
+ * had the right to act when it was written.  The row's count is s->done;
+ * its detail names the user, says what the run did and left, and why it
+ * stopped (why up to its "; the jobs after it ..."), the filter (what)
+ * last: "50 jobs, 0 refused, then the server stopped the run of ada (170
+ * left): WHY: WHAT".  Every action that stops this way writes its row
+ * here, so they read alike.  A failure is logged, as serve_audit_count. */
 void
-serve_audit_stopped(struct req *r, const char *action, uint64_t count, const char *detail)
+serve_audit_stopped(struct req *r, const char *action, const struct serve_stop *s, const char *why,
+    const char *what)
 {
-	struct audit_entry e = { SERVE_AUDIT_SERVER, r->addr, action, count, detail };
-	char err[ERRSZ];
+	struct audit_entry e = { SERVE_AUDIT_SERVER, r->addr, action, s->done, NULL };
+	char left[48] = "", err[ERRSZ], *detail;
 
+	if (s->left >= 0)
+		snprintf(left, sizeof left, " (%lld left)", (long long)s->left);
+	detail = xasprintf("%llu jobs, %llu refused%s, then the server stopped the run of %s%s: %.*s: %s",
+	    (unsigned long long)s->done, (unsigned long long)s->refused, s->also != NULL ? s->also : "",
+	    r->user->name, left, (int)strcspn(why, ";"), why, what);
+	e.detail = detail;
 	if (audit_add_entry(r->db, &e, 0, err) != DB_OK)
 		log_error("serve: audit the stop of %s by %s: %s", action, r->user->name, err);
+	free(detail);
 }

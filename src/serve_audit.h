@@ -17,6 +17,15 @@ int serve_audited(struct req *r, const char *action, uint64_t job_id, const char
 void serve_audit_count(
     struct req *r, const char *action, uint64_t job_id, uint64_t count, const char *detail);
 
-void serve_audit_stopped(struct req *r, const char *action, uint64_t count, const char *detail);
+/* What a long action of many jobs had done when the server stopped it. */
+struct serve_stop {
+	uint64_t done;    /* jobs acted on */
+	uint64_t refused; /* jobs the server refused (a live lease, a key taken) */
+	const char *also; /* more to say after the counts (", N of ... left"), or NULL */
+	int64_t left;     /* jobs of the set it had not come to, still in it; -1: unknown */
+};
+
+void serve_audit_stopped(
+    struct req *r, const char *action, const struct serve_stop *s, const char *why, const char *what);
 
 #endif

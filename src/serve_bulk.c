@@ -9,8 +9,9 @@
  * untouched.  Every job acted on gets its own audit row.  The session
  * and its role are looked up again before each job: a person demoted,
  * logged out by another admin, removed or given a new password while a
- * chunk runs acts on no job after that, and the answer says how many
- * were done before. */
+ * chunk runs acts on no job after that, the answer says how many were
+ * done before, and an audit row in the server's name records the stop
+ * (serve_audit_stopped, as the dead letter's retry of every match). */
 #include "config.h"
 
 #include <stdio.h>
@@ -155,7 +156,8 @@ api_bulk_count(struct req *r)
 struct chunk {
 	const char *action;
 	uint64_t done, skipped;
-	uint64_t down; /* a cancel's: jobs that ended with one they waited for */
+	uint64_t refused; /* of skipped, those the server refused (not gone) */
+	uint64_t down;    /* a cancel's: jobs that ended with one they waited for */
 };
 
 static void
@@ -167,26 +169,43 @@ tally(void *arg, uint64_t id, int rc, const char *err)
 		c->done++;
 	} else {
 		c->skipped++;
-		if (rc != QUEUE_NOT_FOUND)
+		if (rc != QUEUE_NOT_FOUND) {
+			c->refused++;
 			log_warn("bulk %s of job %llu: %s", c->action, (unsigned long long)id, err);
+		}
 	}
 }
 
-/* To a stopped chunk's answer doc, "left": how many jobs of the set
- * confirmed (ids up to upto) after the last one tried are in it still,
- * untouched; those that left it meanwhile (another admin, a worker) are
- * not, so the page does not call them left as they were.  None when
- * the database cannot say. */
-static void
-add_left(struct req *r, cJSON *doc, const struct bulk_kind *k, const struct bulk_filter *f, uint64_t last,
-    uint64_t upto)
+/* Of a stopped chunk: how many jobs of the set confirmed (ids up to
+ * upto) after the last one tried are in it still, untouched; those that
+ * left it meanwhile (another admin, a worker) are not, so the page does
+ * not call them left as they were.  -1 when the database cannot say. */
+static int64_t
+count_left(struct req *r, const struct bulk_kind *k, const struct bulk_filter *f, uint64_t last, uint64_t upto)
 {
 	uint64_t all, done;
 	char err[ERRSZ];
 
-	if (bulk_count_upto(r->db, k, f, upto, &all, err) == DB_OK &&
-	    bulk_count_upto(r->db, k, f, last, &done, err) == DB_OK)
-		ADD_NUM(doc, "left", all > done ? all - done : 0);
+	if (bulk_count_upto(r->db, k, f, upto, &all, err) != DB_OK ||
+	    bulk_count_upto(r->db, k, f, last, &done, err) != DB_OK)
+		return -1;
+	return all > done ? (int64_t)(all - done) : 0;
+}
+
+/* A chunk the server stopped (stop: why) is recorded in the server's
+ * name, as a stopped retry of every dead job is (serve_audit_stopped):
+ * its admin had lost the right by then, and no row of hers says the run
+ * ended there.  The row says whose run it was, what this chunk did
+ * (each earlier chunk's jobs have their rows), what it left and why.
+ * A first chunk stopped before its first job changed nothing and has
+ * no row. */
+static void
+stopped(struct req *r, const struct chunk *c, const char *detail, uint64_t after, int64_t left, const char *stop)
+{
+	struct serve_stop s = { c->done, c->refused, NULL, left };
+
+	if (c->done > 0 || after > 0)
+		serve_audit_stopped(r, c->action, &s, stop, detail);
 }
 
 /* The next chunk of a confirmed bulk action; gone, the jobs confirmed
@@ -195,7 +214,7 @@ static MHD_RESULT
 step(struct req *r, const struct bulk_kind *k, const struct bulk_filter *f, uint64_t after, uint64_t upto,
     uint64_t gone)
 {
-	struct chunk c = { bulk_kind_name(k), 0, gone, 0 };
+	struct chunk c = { bulk_kind_name(k), 0, gone, 0, 0 };
 	struct serve_still st;
 	struct bulk_filter fa = *f;
 	struct audit_entry a;
@@ -220,8 +239,13 @@ step(struct req *r, const struct bulk_kind *k, const struct bulk_filter *f, uint
 	ADD_NUM(doc, "done", c.done);
 	ADD_NUM(doc, "skipped", c.skipped);
 	ADD_NUM(doc, "down", c.down);
-	if (rc == AUDIT_STOPPED)
-		add_left(r, doc, k, f, last, upto);
+	if (rc == AUDIT_STOPPED) {
+		int64_t left = count_left(r, k, f, last, upto);
+
+		stopped(r, &c, detail, after, left, err);
+		if (left >= 0)
+			ADD_NUM(doc, "left", (uint64_t)left);
+	}
 	if (more)
 		ADD_NUM(doc, "next_after", last);
 	else
@@ -254,7 +278,8 @@ fewer_ok(const struct bulk_kind *k, const struct bulk_filter *f)
  * live lease, an id queued again), and next_after (null when the set is
  * through).  A chunk whose session ended or whose user lost the admin
  * role as it ran stops there: 401 or 403, with "error", the jobs it
- * did before and "left", those of the set after it still in it. */
+ * did before and "left", those of the set after it still in it; the
+ * stop is audited in the server's name (stopped). */
 MHD_RESULT
 api_bulk(struct req *r)
 {

@@ -273,40 +273,40 @@ tally_retry(void *arg, uint64_t id, int rc, const char *err)
 
 /* The summary row of a "retry all matching" (retry_all), the counts
  * first, the filter last.  A run through is its user's action.  A run
- * the server stopped (stop: why, up to its "; the jobs after it ...")
- * is recorded in the server's name (serve_audit_stopped): its user had
- * lost the right to act by then, and the row says whose run it was,
- * what it did and why it stopped.  One stopped before it moved a job
+ * the server stopped (stop: why) is recorded in the server's name
+ * (serve_audit_stopped): its user had lost the right to act by then,
+ * and the row says whose run it was, what it did, what it left (left:
+ * count_left) and why it stopped.  One stopped before it moved a job
  * changed nothing and has no row. */
 static void
-summary(struct req *r, const struct failed_filter *f, const struct retry_tally *t, const char *stop)
+summary(struct req *r, const struct failed_filter *f, const struct retry_tally *t, const char *stop, int64_t left)
 {
-	char left[64], *detail;
+	char unknown[64], *what;
 
-	snprintf(left, sizeof left, ", %llu of a type or queue not configured left", (unsigned long long)t->unknown);
+	snprintf(unknown, sizeof unknown, ", %llu of a type or queue not configured left",
+	    (unsigned long long)t->unknown);
+	what = xasprintf("all matching queue=%s type=%s", f->queue ? f->queue : "*", f->type ? f->type : "*");
 	if (stop == NULL) {
-		detail = xasprintf("%llu jobs, %llu refused%s: all matching queue=%s type=%s",
-		    (unsigned long long)t->moved, (unsigned long long)t->refused, t->unknown > 0 ? left : "",
-		    f->queue ? f->queue : "*", f->type ? f->type : "*");
+		char *detail = xasprintf("%llu jobs, %llu refused%s: %s", (unsigned long long)t->moved,
+		    (unsigned long long)t->refused, t->unknown > 0 ? unknown : "", what);
+
 		serve_audit_count(r, "retry-all", 0, t->moved, detail);
+		free(detail);
 	} else if (t->moved > 0) {
-		detail = xasprintf("%llu jobs, %llu refused%s, then the server stopped the run of %s: %.*s: "
-		                   "all matching queue=%s type=%s",
-		    (unsigned long long)t->moved, (unsigned long long)t->refused, t->unknown > 0 ? left : "",
-		    r->user->name, (int)strcspn(stop, ";"), stop, f->queue ? f->queue : "*", f->type ? f->type : "*");
-		serve_audit_stopped(r, "retry-all", t->moved, detail);
-	} else
-		return;
-	free(detail);
+		struct serve_stop s = { t->moved, t->refused, t->unknown > 0 ? unknown : NULL, left };
+
+		serve_audit_stopped(r, "retry-all", &s, stop, what);
+	}
+	free(what);
 }
 
-/* To the answer doc of an action on every dead job f matches that
- * ended with rc: when it was stopped (AUDIT_STOPPED), "left", how many
- * it leaves, counted now: the jobs that others retried or forgot
- * meanwhile are not among them, those that died meanwhile are.  None
- * when the database cannot say. */
-static void
-add_left(struct req *r, cJSON *doc, int rc, const struct failed_filter *f)
+/* Of an action on every dead job f matches that ended with rc: when it
+ * was stopped (AUDIT_STOPPED), how many it leaves, counted now: the
+ * jobs that others retried or forgot meanwhile are not among them,
+ * those that died meanwhile are.  -1 when it was not stopped or the
+ * database cannot say. */
+static int64_t
+count_left(struct req *r, int rc, const struct failed_filter *f)
 {
 	struct failed_filter now = *f;
 	uint64_t left;
@@ -315,7 +315,16 @@ add_left(struct req *r, cJSON *doc, int rc, const struct failed_filter *f)
 	now.audit = NULL;
 	now.still = NULL;
 	if (rc == AUDIT_STOPPED && failed_count(r->db, &now, &left, err) == DB_OK)
-		ADD_NUM(doc, "left", left);
+		return (int64_t)left;
+	return -1;
+}
+
+/* To a stopped action's answer doc, "left" (count_left), when known. */
+static void
+add_left(cJSON *doc, int64_t left)
+{
+	if (left >= 0)
+		ADD_NUM(doc, "left", (uint64_t)left);
 }
 
 /* Retries every dead-lettered job matching the body's filters: one audit
@@ -337,6 +346,7 @@ retry_all(struct req *r, cJSON *in)
 	const char *msg = NULL;
 	char err[ERRSZ], *detail;
 	unsigned status;
+	int64_t left;
 	int rc;
 	cJSON *doc;
 
@@ -360,12 +370,13 @@ retry_all(struct req *r, cJSON *in)
 	}
 	wakeup_send(r->srv->conf, f.queue);
 	free(detail);
-	summary(r, &f, &t, rc == AUDIT_STOPPED ? err : NULL);
+	left = count_left(r, rc, &f);
+	summary(r, &f, &t, rc == AUDIT_STOPPED ? err : NULL, left);
 	doc = cJSON_CreateObject();
 	ADD_NUM(doc, "retried", t.moved);
 	ADD_NUM(doc, "refused", t.refused);
 	ADD_NUM(doc, "unknown_type", t.unknown);
-	add_left(r, doc, rc, &f);
+	add_left(doc, left);
 	return serve_still_answer(r, &st, rc, err, doc);
 }
 
@@ -485,6 +496,6 @@ api_failed_clear(struct req *r)
 		serve_audit_count(r, "clear", 0, 0, "0 jobs");
 	doc = cJSON_CreateObject();
 	ADD_NUM(doc, "removed", removed);
-	add_left(r, doc, rc, &(struct failed_filter){ 0 });
+	add_left(doc, count_left(r, rc, &(struct failed_filter){ 0 }));
 	return serve_still_answer(r, &st, rc, err, doc);
 }

@@ -89,6 +89,15 @@ for change in demote sessions; do
 		"$change mid-chunk: its answer says 170 of the set are left (not the 30 forgotten meanwhile)"
 	is "$(sql "SELECT COUNT(*) FROM jobq_audit WHERE action = 'retry' AND username = 'ada' AND job_id > 1050")" 0 \
 		"$change mid-chunk: nor audited as ada's"
+	# the stop has a row of its own, the server's (ada had lost the right
+	# by then), as a stopped retry of every dead job does
+	case $change in
+	demote) why="this needs the admin role, which was taken from this user as the action ran" ;;
+	sessions) why="the session ended as the action ran (logged out, removed, or a new password)" ;;
+	esac
+	is "$(sql "SELECT CONCAT(username, '|', job_count, '|', detail) FROM jobq_audit WHERE action = 'retry' AND job_id IS NULL")" \
+		"jobq serve|50|50 jobs, 0 refused, then the server stopped the run of ada (170 left): $why: bulk: queue=mail type=*" \
+		"$change mid-chunk: the server's row says whose run stopped, what it did and left, and why"
 	sql "DELETE FROM jobs; DELETE FROM jobq_audit WHERE action = 'retry'"
 done
 STALL_ALSO=

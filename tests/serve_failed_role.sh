@@ -78,8 +78,8 @@ is "$(sql "SELECT COUNT(*) FROM jobs")/$(sql "SELECT COUNT(*) FROM jobq_audit WH
 is "$(sql "SELECT COUNT(*) FROM jobq_audit WHERE username = 'ada' AND job_id IS NULL AND id > (SELECT MAX(id) FROM jobq_audit WHERE username = 'root' AND action = 'user-role')")" 0 \
 	"retry all: no summary row in ada's name after her role was taken away"
 like "$(sql "SELECT CONCAT(username, '|', job_count, '|', detail) FROM jobq_audit WHERE action = 'retry-all' AND job_id IS NULL")" \
-	"^jobq serve\|50\|50 jobs, 0 refused, then the server stopped the run of ada: this needs the admin role, which was taken from this user as the action ran: all matching queue=mail type=\*\$" \
-	"retry all: the server's summary row says whose run it was, the 50 it did, that it stopped and why"
+	"^jobq serve\|50\|50 jobs, 0 refused, then the server stopped the run of ada \(200 left\): this needs the admin role, which was taken from this user as the action ran: all matching queue=mail type=\*\$" \
+	"retry all: the server's summary row says whose run it was, the 50 it did, the 200 it left, that it stopped and why"
 
 # ---- clear, 1000 a chunk: the second chunk waits at job 2500 ----
 NJOBS=2500
