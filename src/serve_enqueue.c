@@ -238,7 +238,8 @@ too_big(struct req *r, size_t n, size_t len, char *err)
  * a single-row INSERT tells its id for sure (a multi-row one need not
  * take consecutive ids: auto_increment_increment on Galera, interleaved
  * auto-increment locks).  With a submit id the transaction claims it
- * first and records the jobs last (serve_submit.c).  o->first is the
+ * first and records the jobs last, every id of them (@jobq_ids,
+ * serve_submit.c).  o->first is the
  * first job's id, o->ids every job's, in order (they need not follow
  * one another); o->repeated 1 when the id was submitted before, and
  * then o->a holds that submit's answer and nothing was enqueued. */
@@ -256,6 +257,7 @@ enqueue_audited(struct req *r, const struct enqueue_item *items, size_t n, const
 	free(o->ids);
 	o->ids = NULL;
 	o->repeated = 0;
+	serve_submit_answer_clear(&o->a);
 	buf_init(&sql);
 	buf_adds(&sql, "START TRANSACTION;");
 	if (submit_id != NULL)
@@ -293,25 +295,26 @@ enqueue_audited(struct req *r, const struct enqueue_item *items, size_t n, const
 	return DB_OK;
 }
 
-/* The answer's "ids": every job's id, in the order of the jobs.  Ids
- * need not follow one another (auto_increment_increment on Galera,
- * another transaction's insert between two of ours), so first_id and
- * count alone do not name the jobs.  A repeated submit knows only the
- * first id and the count (its record keeps no more): null for more than
- * one job. */
+/* The answer's "ids": every job's id, in the order of the jobs (ids,
+ * or NULL for one job: first).  Ids need not follow one another
+ * (auto_increment_increment on Galera, another transaction's insert
+ * between two of ours), so first_id and count alone do not name the
+ * jobs.  A repeated submit answers the ids its record keeps, the same
+ * as the first answer; a record written before schema 29 keeps only the
+ * first and the count: null for more than one job. */
 static void
-add_ids(cJSON *doc, const struct enq_flow_out *o, uint64_t first, uint64_t count)
+add_ids(cJSON *doc, const uint64_t *ids, uint64_t first, uint64_t count)
 {
 	cJSON *a;
 	uint64_t i;
 
-	if (o->ids == NULL && count > 1) {
+	if (ids == NULL && count > 1) {
 		cJSON_AddNullToObject(doc, "ids");
 		return;
 	}
 	a = cJSON_AddArrayToObject(doc, "ids");
 	for (i = 0; i < count; i++)
-		cJSON_AddItemToArray(a, cJSON_CreateNumber((double)(o->ids != NULL ? o->ids[i] : first)));
+		cJSON_AddItemToArray(a, cJSON_CreateNumber((double)(ids != NULL ? ids[i] : first)));
 }
 
 /* The answer to an enqueue: the first job's id, how many, and whether
@@ -342,7 +345,7 @@ enqueued(struct req *r, const struct enq_flow_out *o, uint64_t count, int after)
 	} else {
 		ADD_NUM(doc, "first_id", first);
 		ADD_NUM(doc, "count", count);
-		add_ids(doc, o, first, count);
+		add_ids(doc, o->repeated ? o->a.ids : o->ids, first, count);
 	}
 	if (after && !o->repeated && !o->refused)
 		ADD_NUM(doc, "waiting_on", o->waiting_on);
@@ -452,6 +455,7 @@ api_enqueue(struct req *r)
 	free(detail);
 	free(items);
 	free(o.ids);
+	serve_submit_answer_clear(&o.a);
 	batch_job_clear(&e.job);
 	cJSON_Delete(in);
 	return ret;

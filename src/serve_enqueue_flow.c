@@ -8,7 +8,8 @@
  * the same functions the CLI calls (their inside-a-transaction parts:
  * flow_unique_in_tx, after_enqueue_in_tx), an audit row per job, the
  * submit's record, and commits; a job is never there without its audit
- * row, and a resend of the submit id enqueues nothing.  Unlike the plain
+ * row, and a resend of the submit id enqueues nothing and is answered
+ * the same ids.  Unlike the plain
  * enqueue's single multi-statement string, this one goes statement by
  * statement: whether a key is taken or a job waited for has ended is
  * learned on the way.
@@ -198,7 +199,11 @@ close_tx(struct req *r, const struct enq_write *w, const uint64_t *ids, const st
 	int rc;
 
 	buf_init(&sql);
-	buf_printf(&sql, "SET @jobq_first = %llu", (unsigned long long)o->first);
+	buf_printf(&sql, "SET @jobq_first = %llu, @jobq_ids = ", (unsigned long long)o->first);
+	/* every id, for the submit's record (serve_submit_done_sql) */
+	for (i = 0; !o->refused && i < w->n; i++)
+		buf_printf(&sql, "%s%llu", i == 0 ? "'" : ",", (unsigned long long)(ids != NULL ? ids[i] : o->first));
+	buf_adds(&sql, o->refused ? "NULL" : "'");
 	for (i = 0; !o->refused && i < w->n; i++) {
 		snprintf(id, sizeof id, "%llu", (unsigned long long)(ids != NULL ? ids[i] : o->first));
 		buf_adds(&sql, ";");
@@ -226,6 +231,7 @@ flow_try(struct req *r, const struct enq_write *w, struct enq_flow_out *o, char 
 	int rc;
 
 	free(o->ids); /* of a try rerun whole */
+	serve_submit_answer_clear(&o->a);
 	memset(o, 0, sizeof *o);
 	memset(&u, 0, sizeof u);
 	rc = open_tx(r, w->submit_id, o, err);

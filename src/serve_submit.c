@@ -18,6 +18,7 @@
  * tracked: one request, one set of jobs, as before. */
 #include "config.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "log.h"
@@ -69,19 +70,54 @@ serve_submit_claim_sql(struct req *r, struct buf *sql, const char *id)
 	db_sql(r->db, sql, "INSERT INTO jobq_submits (username, submit_id) VALUES (%q, %q);", r->user->name, id);
 }
 
-/* Appends the record of what the submit made: count jobs from
- * @jobq_first, which the caller's SQL has set.  Before COMMIT. */
+/* Appends the record of what the submit made: count jobs, the first
+ * @jobq_first, all of them @jobq_ids (their ids in order, separated by
+ * commas: they need not follow one another), which the caller's SQL has
+ * set.  Before COMMIT. */
 void
 serve_submit_done_sql(struct req *r, struct buf *sql, const char *id, uint64_t count)
 {
 	db_sql(r->db, sql,
-	    "UPDATE jobq_submits SET first_id = @jobq_first, job_count = %U WHERE username = %q AND submit_id = %q;",
+	    "UPDATE jobq_submits SET first_id = @jobq_first, job_count = %U, job_ids = @jobq_ids"
+	    " WHERE username = %q AND submit_id = %q;",
 	    count, r->user->name, id);
+}
+
+/* Frees what serve_submit_repeated put in a, and empties it. */
+void
+serve_submit_answer_clear(struct submit_answer *a)
+{
+	free(a->ids);
+	memset(a, 0, sizeof *a);
+}
+
+/* The ids of a record's job_ids (text: NULL in a record from before
+ * schema 29): an array of count, or NULL when they are not all there. */
+static uint64_t *
+parse_ids(const char *text, uint64_t count)
+{
+	uint64_t *ids, i = 0;
+	const char *p = text;
+	char *end;
+
+	if (text == NULL || count == 0)
+		return NULL;
+	ids = xcalloc(count, sizeof *ids);
+	while (i < count && *p >= '0' && *p <= '9') {
+		ids[i++] = strtoull(p, &end, 10);
+		p = *end == ',' ? end + 1 : end;
+	}
+	if (i < count || *p != '\0') {
+		free(ids);
+		return NULL;
+	}
+	return ids;
 }
 
 /* Whether the transaction that ended with rc failed on its claim (the
  * statement after START TRANSACTION) because id was submitted before;
- * then fills a with that submit's result.  1: repeated, a filled; 0: rc
+ * then fills a with that submit's result, its ids among it (the caller
+ * frees them: serve_submit_answer_clear).  1: repeated, a filled; 0: rc
  * is the transaction's own outcome; -1: the lookup failed (err). */
 int
 serve_submit_repeated(struct req *r, int rc, const char *id, struct submit_answer *a, char *err)
@@ -93,8 +129,8 @@ serve_submit_repeated(struct req *r, int rc, const char *id, struct submit_answe
 	if (rc != DB_EFAIL || db_errno(r->db) != ER_DUP_ENTRY_ || db_statements_done(r->db) != 1)
 		return 0;
 	res = db_query(r->db, &qrc, err,
-	    "SELECT first_id, job_count FROM jobq_submits WHERE username = %q AND submit_id = %q", r->user->name,
-	    id);
+	    "SELECT first_id, job_count, job_ids FROM jobq_submits WHERE username = %q AND submit_id = %q",
+	    r->user->name, id);
 	if (res == NULL)
 		return -1;
 	if ((row = db_res_next(res)) == NULL) {
@@ -103,8 +139,10 @@ serve_submit_repeated(struct req *r, int rc, const char *id, struct submit_answe
 		errf(err, "submit %s: its record went before it could be read", id);
 		return -1;
 	}
+	serve_submit_answer_clear(a);
 	a->first_id = db_col_u64(row[0], 0);
 	a->count = db_col_u64(row[1], 0);
+	a->ids = parse_ids(row[2], a->count);
 	db_res_free(res);
 	return 1;
 }

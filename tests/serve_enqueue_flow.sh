@@ -155,8 +155,9 @@ is "$(printf '%s' "$BODY" | jget '",".join(map(str, d["ids"]))')" "$(sql "SELECT
 	"group g1: the answer's ids are the two jobs"
 post /api/enqueue "$T/jar" \
 	'{"type": "echo", "payload": "{}", "count": 2, "group": "g1", "on_complete": "cb", "submit_id": "g-1"}'
-is "$CODE $(field "$BODY" repeated)/$(count jobs "group_id = $gid")/$(field "$BODY" ids)" "200 true/2/null" \
-	"resent: nothing more joins (a repeat names the first id and count only: ids null)"
+is "$CODE $(field "$BODY" repeated)/$(count jobs "group_id = $gid")/$(printf '%s' "$BODY" | jget '",".join(map(str, d["ids"]))')" \
+	"200 true/2/$(sql "SELECT GROUP_CONCAT(id ORDER BY id) FROM jobs WHERE group_id = $gid")" \
+	"resent: nothing more joins, and the answer names the same two jobs"
 jq_ work --stop-when-empty 2>>"$T/work.log"
 jq_ work --stop-when-empty 2>>"$T/work.log"
 is "$(sql "SELECT CONCAT(total, ' ', done, ' ', ended_at IS NOT NULL) FROM jobq_groups WHERE id = $gid")" "2 2 1" \
