@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "audit.h"
 #include "cli.h"
@@ -96,12 +97,44 @@ new_hash(const char *action, const struct opts *o, char *hash)
 	return rc;
 }
 
-/* Runs action (argv[0]) on user NAME (argv[1]) and writes its audit row
- * in the same transaction (audit_tx): the change is never made without
- * its row.  A lost answer to the COMMIT is said as such: it may have
- * been made, with its row. */
+/* Whether the password is typed at a prompt (password_read): not
+ * asked for before passwd has found the user (no password is asked for
+ * a user that cannot take one). */
 static int
-change(const struct conf *c, struct db *db, char **argv, const struct opts *o)
+prompts(const struct opts *o)
+{
+	return !o->from_stdin && isatty(STDIN_FILENO);
+}
+
+/* What the input alone refutes, before the database is asked anything:
+ * a user of jobq.ini (changed only there) and, for add and for a passwd
+ * whose password is not typed at a prompt, the password, read and
+ * hashed into hash (else left empty).  0, or the exit status after
+ * saying why. */
+static int
+check_local(const struct conf *c, char **argv, const struct opts *o, char *hash)
+{
+	const char *action = argv[0], *name = argv[1];
+
+	hash[0] = '\0';
+	if (strcmp(action, "list") == 0)
+		return 0;
+	if (conf_serve_user(c, name) != NULL) {
+		cli_error("user %s: user %s is in %s: change it there", action, name, c->path);
+		return EX_DATAERR;
+	}
+	if (strcmp(action, "add") == 0 || (strcmp(action, "passwd") == 0 && !prompts(o)))
+		return new_hash(action, o, hash);
+	return 0;
+}
+
+/* Runs action (argv[0]) on user NAME (argv[1]) with the hash check_local
+ * made (or, for a passwd at a prompt, asks for it now), and writes its
+ * audit row in the same transaction (audit_tx): the change is never made
+ * without its row.  A lost answer to the COMMIT is said as such: it may
+ * have been made, with its row. */
+static int
+change(const struct conf *c, struct db *db, char **argv, const struct opts *o, const char *hash)
 {
 	const char *action = argv[0], *name = argv[1];
 	char err[ERRSZ], by[NAME_MAX_LEN + 1], detail[NAME_MAX_LEN + 64];
@@ -111,11 +144,10 @@ change(const struct conf *c, struct db *db, char **argv, const struct opts *o)
 	int rc;
 
 	memset(&u, 0, sizeof u);
+	snprintf(u.hash, sizeof u.hash, "%s", hash);
 	cli_who(by, sizeof by);
 	snprintf(detail, sizeof detail, "user %s; its sessions end", name);
 	if (strcmp(action, "add") == 0) {
-		if ((rc = new_hash("add", o, u.hash)) != 0)
-			return rc;
 		snprintf(u.name, sizeof u.name, "%s", name);
 		u.admin = users_role(o->role) == 1;
 		cli_who(u.created_by, sizeof u.created_by);
@@ -128,10 +160,9 @@ change(const struct conf *c, struct db *db, char **argv, const struct opts *o)
 		e.action = "user-role";
 		snprintf(detail, sizeof detail, "user %s, role %s", name, argv[2]);
 	} else if (strcmp(action, "passwd") == 0) {
-		/* No password asked for a user that cannot take one. */
 		if ((rc = users_changeable(db, c, name, err)) != DB_OK)
 			return status(action, rc, err);
-		if ((rc = new_hash("passwd", o, u.hash)) != 0)
+		if (u.hash[0] == '\0' && (rc = new_hash("passwd", o, u.hash)) != 0)
 			return rc;
 		ch.op = USERS_HASH;
 		e.action = "user-password";
@@ -191,7 +222,7 @@ cmd_user(int argc, char **argv)
 	struct user_rec *list;
 	struct conf *c;
 	struct db *db;
-	char err[ERRSZ];
+	char err[ERRSZ], hash[PASSWORD_HASH_MAX];
 	int opt, rc;
 	size_t n;
 
@@ -206,10 +237,17 @@ cmd_user(int argc, char **argv)
 			return rc < 0 ? EX_USAGE : rc;
 	if ((rc = check_args(argc, argv, &o)) >= 0)
 		return rc;
-	if ((rc = cli_open(0, &c, &db)) != 0)
+	if ((rc = cli_conf(0, &c)) != 0)
 		return rc;
+	/* bad input is refused (65) whether or not the database is up */
+	if ((optind < argc && (rc = check_local(c, argv + optind, &o, hash)) != 0) ||
+	    (rc = cli_connect(c, &db)) != 0) {
+		sodium_memzero(hash, sizeof hash);
+		conf_free(c);
+		return rc;
+	}
 	if (optind < argc && strcmp(argv[optind], "list") != 0)
-		rc = change(c, db, argv + optind, &o);
+		rc = change(c, db, argv + optind, &o, hash);
 	else if (users_list(db, c, &list, &n, err) != DB_OK) {
 		cli_error("user: %s", err);
 		rc = EX_UNAVAILABLE;
@@ -217,6 +255,7 @@ cmd_user(int argc, char **argv)
 		print_list(list, n, o.json);
 		free(list);
 	}
+	sodium_memzero(hash, sizeof hash);
 	db_free(db);
 	conf_free(c);
 	return rc;
