@@ -384,20 +384,52 @@ follow_type_queue(const struct conf *c, struct schedule *s, const char *old_type
 	s->queue = NULL; /* schedule_finish takes the new type's */
 }
 
+/* add and edit, before the database is asked anything: the options are
+ * checked against the INI alone, so that a bad value is refused (65, one
+ * line) whether or not the database is up.  For add the schedule is
+ * built whole (*out, the caller frees it); for edit each value is checked
+ * on a scratch schedule, since the stored one is read only later.
+ * Returns 0, -1 after --help, or the exit status after saying why. */
 static int
-add_or_edit(const struct conf *c, struct db *db, const char *cmd, const char *name, int argc, char **argv)
+check_options(const struct conf *c, const char *cmd, const char *name, int argc, char **argv,
+    struct schedule **out)
 {
-	struct schedule **v = NULL, *s = NULL;
-	const struct schedule *old;
-	char err[ERRSZ], *old_type = NULL, *old_queue = NULL;
-	size_t n = 0;
-	int rc, adding = strcmp(cmd, "add") == 0;
+	int adding = strcmp(cmd, "add") == 0, rc;
+	struct schedule *s;
+	char err[ERRSZ];
 
+	*out = NULL;
 	if (!adding && schedules_ini(c, name) != NULL) {
 		cli_error("schedule edit: '%s' is defined in %s:%d; edit it there", name, c->path,
 		    schedules_ini(c, name)->line);
 		return EX_DATAERR;
 	}
+	s = schedule_new(name, SCHEDULE_DB);
+	rc = apply_options(c, s, cmd, argc, argv);
+	optind = 0; /* add_or_edit reads the options again */
+	if (rc == 0 && adding && schedule_finish(c, s, err) < 0) {
+		cli_error("schedule %s %s: %s", cmd, name, err);
+		rc = EX_DATAERR;
+	}
+	if (rc == 0 && adding)
+		*out = s;
+	else
+		schedule_free(s);
+	return rc;
+}
+
+/* Writes the schedule check_options built (add), or applies the options
+ * to the stored one (edit). */
+static int
+add_or_edit(const struct conf *c, struct db *db, const char *cmd, struct schedule *added, const char *name,
+    int argc, char **argv)
+{
+	struct schedule **v = NULL, *s = added;
+	const struct schedule *old;
+	char err[ERRSZ], *old_type = NULL, *old_queue = NULL;
+	size_t n = 0;
+	int rc = 0, adding = added != NULL;
+
 	if (!adding) {
 		if ((rc = schedules_load(c, db, &v, &n, err)) != DB_OK)
 			return db_status(err);
@@ -411,13 +443,12 @@ add_or_edit(const struct conf *c, struct db *db, const char *cmd, const char *na
 		s->problem = NULL;
 		old_type = xstrdup_or_null(s->type);
 		old_queue = xstrdup_or_null(s->queue);
-	} else
-		s = schedule_new(name, SCHEDULE_DB);
-	if ((rc = apply_options(c, s, cmd, argc, argv)) == 0 && !adding)
-		follow_type_queue(c, s, old_type, old_queue);
-	if (rc == 0 && !adding && schedule_finish(c, s, err) < 0) {
-		cli_error("schedule %s %s: %s", cmd, name, err);
-		rc = EX_DATAERR;
+		if ((rc = apply_options(c, s, cmd, argc, argv)) == 0)
+			follow_type_queue(c, s, old_type, old_queue);
+		if (rc == 0 && schedule_finish(c, s, err) < 0) {
+			cli_error("schedule %s %s: %s", cmd, name, err);
+			rc = EX_DATAERR;
+		}
 	}
 	if (rc == 0 && (rc = adding ? schedules_add(c, db, s, err) : schedules_update(db, s, err)) != DB_OK) {
 		if (rc > 0)
@@ -427,8 +458,6 @@ add_or_edit(const struct conf *c, struct db *db, const char *cmd, const char *na
 		rc = rc > 0 ? EX_DATAERR : EX_UNAVAILABLE;
 	} else if (rc == 0)
 		printf("schedule '%s' %s\n", name, adding ? "added" : "changed");
-	if (adding)
-		schedule_free(s);
 	schedules_free(v, n);
 	free(old_type);
 	free(old_queue);
@@ -566,10 +595,11 @@ first_pass(const char *cmd, int *argc, char **argv, const char **name)
 static int
 manage(const char *cmd, int argc, char **argv)
 {
+	struct schedule *added = NULL;
 	struct conf *c;
 	struct db *db;
 	const char *name;
-	int rc;
+	int rc, own = strcmp(cmd, "add") == 0 || strcmp(cmd, "edit") == 0;
 
 	if (wants_help(argc, argv))
 		return usage(), 0;
@@ -579,14 +609,25 @@ manage(const char *cmd, int argc, char **argv)
 		cli_error("schedule %s: bad name '%s' (1-64 of A-Z a-z 0-9 _ . -)", cmd, name);
 		return EX_DATAERR;
 	}
-	if ((rc = cli_open(0, &c, &db)) != 0)
+	if ((rc = cli_conf(0, &c)) != 0)
 		return rc;
-	if (strcmp(cmd, "add") == 0 || strcmp(cmd, "edit") == 0)
-		rc = add_or_edit(c, db, cmd, name, argc, argv);
+	/* what the INI alone refutes is refused before connecting */
+	if (own && (rc = check_options(c, cmd, name, argc, argv, &added)) != 0) {
+		conf_free(c);
+		return rc < 0 ? 0 : rc;
+	}
+	if ((rc = cli_connect(c, &db)) != 0) {
+		schedule_free(added);
+		conf_free(c);
+		return rc;
+	}
+	if (own)
+		rc = add_or_edit(c, db, cmd, added, name, argc, argv);
 	else if (strcmp(cmd, "remove") == 0)
 		rc = remove_one(c, db, name);
 	else
 		rc = switch_one(c, db, cmd, name);
+	schedule_free(added);
 	db_free(db);
 	conf_free(c);
 	return rc;
