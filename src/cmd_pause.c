@@ -64,14 +64,25 @@ pause_or_resume(int argc, char **argv, int pause)
 		return cli_usage_error(cmd, "which queue? (jobq %s QUEUE)", cmd);
 	if (optind + 1 < argc)
 		return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind + 1]);
-	if ((rc = cli_open(0, &c, &db)) != 0)
+	if ((rc = cli_conf(0, &c)) != 0)
 		return rc;
-	/* A queue the configuration no longer lists may still be paused
-	 * (status shows it so): resume lets it go, and only then. */
+	/* The [queue] sections are the queues a pause may name, judged
+	 * before connecting (65 whether or not the database is up).  A queue
+	 * the configuration no longer lists may still be paused (status
+	 * shows it so): resume lets it go, and only then; no row can have a
+	 * name outside the rule. */
 	known = conf_has_queue(c, argv[optind]);
-	if (!known && (pause || !conf_valid_name(argv[optind])))
-		changed = 0; /* no row can have a name outside the rule */
-	else if (pause_retried(db, argv[optind], pause, &changed, err) != DB_OK)
+	if (!known && (pause || !conf_valid_name(argv[optind]))) {
+		cli_error("%s: unknown queue '%s' (no [queue %s] section in %s)", cmd, argv[optind],
+		    argv[optind], c->path);
+		conf_free(c);
+		return EX_DATAERR;
+	}
+	if ((rc = cli_connect(c, &db)) != 0) {
+		conf_free(c);
+		return rc;
+	}
+	if (pause_retried(db, argv[optind], pause, &changed, err) != DB_OK)
 		rc = cli_write_failed(db, "jobq status", "%s: %s", cmd, err);
 	if (rc == 0 && !known && !changed) {
 		cli_error("%s: unknown queue '%s' (no [queue %s] section in %s)", cmd, argv[optind],
