@@ -173,14 +173,12 @@ parse_args(int argc, char **argv, struct work_args *a)
 }
 
 /* Applies the options that need the configuration (log format, queues,
- * concurrency) and checks them against it and the server; returns 0 or
- * the exit status. */
+ * concurrency) and checks them against it, before the database is asked
+ * anything: a mistake the input shows is refused whether or not it is
+ * up.  Returns 0 or the exit status. */
 static int
-apply_args(const struct conf *c, struct db *db, struct work_args *a)
+apply_args(const struct conf *c, struct work_args *a)
 {
-	char err[ERRSZ];
-	int rc;
-
 	if (a->log_arg != NULL) {
 		enum log_format f;
 
@@ -194,16 +192,22 @@ apply_args(const struct conf *c, struct db *db, struct work_args *a)
 			return cli_usage_error("work", "--queue: expected a comma-separated list of queues");
 	} else
 		a->o.queues = c->worker.queues;
-	if ((rc = check_queues(c, a->o.queues)) != 0)
-		return rc;
 	if (a->o.concurrency == 0)
 		a->o.concurrency = c->worker.concurrency;
-	/* Output limits the server cannot store are a configuration error,
-	 * refused here like in `jobq check`, rather than clamped with a
-	 * warning: the operator asked for that much output to be kept, and a
-	 * warning in a log nobody reads would silently keep less.  (If the
-	 * server's limit shrinks while the worker runs, queue_write cuts the
-	 * texts to fit and says so for each job.) */
+	return check_queues(c, a->o.queues);
+}
+
+/* Output limits the server cannot store are a configuration error,
+ * refused here like in `jobq check`, rather than clamped with a warning:
+ * the operator asked for that much output to be kept, and a warning in a
+ * log nobody reads would silently keep less.  (If the server's limit
+ * shrinks while the worker runs, queue_write cuts the texts to fit and
+ * says so for each job.) */
+static int
+check_limits(const struct conf *c, struct db *db)
+{
+	char err[ERRSZ];
+
 	if (queue_check_limits(c, db_max_packet(db), err) < 0) {
 		cli_error("%s", err);
 		return EX_CONFIG;
@@ -223,13 +227,15 @@ cmd_work(int argc, char **argv)
 	if ((rc = parse_args(argc, argv, &a)) >= 0)
 		return rc;
 	worker_hold_signals();
-	if ((rc = cli_open(CONF_CHECK_EXEC, &c, &db)) != 0)
+	if ((rc = cli_conf(CONF_CHECK_EXEC, &c)) != 0)
 		return rc;
-	if ((rc = apply_args(c, db, &a)) == 0)
-		rc = worker_run(c, db, &a.o);
+	if ((rc = apply_args(c, &a)) == 0 && (rc = cli_connect(c, &db)) == 0) {
+		if ((rc = check_limits(c, db)) == 0)
+			rc = worker_run(c, db, &a.o);
+		db_free(db);
+	}
 	if (a.o.queues != c->worker.queues)
 		strv_free(a.o.queues);
-	db_free(db);
 	conf_free(c);
 	return rc;
 }
