@@ -278,6 +278,18 @@ cli_open_cancelling(struct conf **c, struct db **db)
 	return rc;
 }
 
+/* cli_connect, cancelling as cli_open_cancelling does: for a command
+ * that checks its input against the configuration before connecting. */
+int
+cli_connect_cancelling(const struct conf *c, struct db **db)
+{
+	int rc = cli_connect(c, db);
+
+	if (rc == 0)
+		db_cancel_abandoned(*db, 1);
+	return rc;
+}
+
 /* Loads the configuration and connects (see cli_connect). */
 int
 cli_open(int conf_flags, struct conf **c, struct db **db)

@@ -40,6 +40,7 @@ int cli_db(const struct conf *c, struct db **out);
 int cli_connect(const struct conf *c, struct db **db);
 int cli_open(int conf_flags, struct conf **c, struct db **db);
 int cli_open_cancelling(struct conf **c, struct db **db);
+int cli_connect_cancelling(const struct conf *c, struct db **db);
 const char *cli_tz(const struct conf *c);
 /* The zone the database is asked for times in: UTC, always; they are
  * shown in [worker] timezone by timefmt (cli_timefmt). */

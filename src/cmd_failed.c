@@ -266,7 +266,7 @@ check_id_args(const char *sub, const struct failed_opts *o, int nargs, char **ar
 		return cli_usage_error("failed",
 		    show ? "show takes one job ID" : "retry with --payload or --payload-file takes one job ID");
 	if (nargs == 1 && strcmp(args[0], "-") == 0)
-		return 0; /* read from stdin, and checked, once connected */
+		return 0; /* read from stdin, and checked, before connecting (read_input) */
 	return cmd_failed_act_ids_check(nargs, args, 0);
 }
 
@@ -400,9 +400,63 @@ check_bulk(const char *sub, const struct failed_opts *o, int nargs)
 	return deletes ? cli_bulk_check("failed", "deletes rows", o->yes, o->dry_run) : 0;
 }
 
+/* What the input alone decides, read before connecting so that a
+ * mistake in it is refused whether or not the database answers: the
+ * ids a lone '-' reads from stdin, and an edited retry's payload. */
+struct failed_input {
+	char **ids; /* from stdin, to strv_free; args then points here */
+	int from_stdin;
+	char *text; /* the edited payload, to free */
+	size_t len;
+};
+
+static int
+read_input(
+    const struct conf *c, const struct failed_opts *o, int *nargs, char ***args, struct failed_input *in)
+{
+	int rc;
+
+	if (*nargs == 1 && strcmp((*args)[0], "-") == 0) {
+		if ((rc = cmd_failed_act_stdin_ids(&in->ids, nargs)) != 0)
+			return rc;
+		*args = in->ids;
+		in->from_stdin = 1;
+	}
+	if (o->payload != NULL || o->payload_file != NULL)
+		return cmd_failed_act_edit_read(c, o, (*args)[0], &in->text, &in->len);
+	return 0;
+}
+
+/* Runs subcommand sub, connected. */
+static int
+act(struct db *db, const struct conf *c, const char *sub, const struct failed_opts *o, int nargs, char **args,
+    const struct failed_input *in)
+{
+	int rc;
+
+	if (strcmp(sub, "list") == 0)
+		return do_list(db, c, o);
+	if (strcmp(sub, "show") == 0)
+		return do_show(db, c, o, nargs, args);
+	if (strcmp(sub, "clear") == 0)
+		return cmd_failed_act_clear(db, o);
+	if (strcmp(sub, "forget") == 0)
+		return o->all ? cmd_failed_act_all(db, c, o, 0)
+		              : cmd_failed_act_each(db, c, o, nargs, args, in->from_stdin, 0);
+	if (o->all)
+		rc = cmd_failed_act_all(db, c, o, 1);
+	else if (o->payload != NULL || o->payload_file != NULL)
+		rc = cmd_failed_act_edit(db, c, o, args[0], in->text, in->len);
+	else
+		rc = cmd_failed_act_each(db, c, o, nargs, args, in->from_stdin, 1);
+	wakeup_send(c, NULL); /* retried jobs are due now */
+	return rc;
+}
+
 int
 cmd_failed(int argc, char **argv)
 {
+	struct failed_input in = { NULL, 0, NULL, 0 };
 	struct failed_opts o;
 	const char *sub = "list";
 	struct conf *c;
@@ -439,23 +493,14 @@ cmd_failed(int argc, char **argv)
 		return rc;
 	if ((rc = check_bulk(sub, &o, nargs == 1 && strcmp(args[0], "-") == 0 ? 2 : nargs)) != 0)
 		return rc;
-	if ((rc = cli_open_cancelling(&c, &db)) != 0)
+	if ((rc = cli_conf(0, &c)) != 0)
 		return rc;
-	if (strcmp(sub, "list") == 0)
-		rc = do_list(db, c, &o);
-	else if (strcmp(sub, "show") == 0)
-		rc = do_show(db, c, &o, nargs, args);
-	else if (strcmp(sub, "retry") == 0) {
-		rc = o.all                        ? cmd_failed_act_all(db, c, &o, 1)
-		    : o.payload || o.payload_file ? cmd_failed_act_edit(db, c, &o, nargs, args)
-		                                  : cmd_failed_act_each(db, c, &o, nargs, args, 1);
-		wakeup_send(c, NULL); /* retried jobs are due now */
-	} else if (strcmp(sub, "forget") == 0)
-		rc = o.all ? cmd_failed_act_all(db, c, &o, 0)
-		           : cmd_failed_act_each(db, c, &o, nargs, args, 0);
-	else
-		rc = cmd_failed_act_clear(db, &o);
-	db_free(db);
+	if ((rc = read_input(c, &o, &nargs, &args, &in)) == 0 && (rc = cli_connect_cancelling(c, &db)) == 0) {
+		rc = act(db, c, sub, &o, nargs, args, &in);
+		db_free(db);
+	}
+	strv_free(in.ids);
+	free(in.text);
 	conf_free(c);
 	return rc;
 }

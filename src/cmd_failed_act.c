@@ -195,11 +195,14 @@ tally_end(struct tally *t, int rc, const char *err)
 	return t->failed > 0 ? EXIT_FAIL : 0;
 }
 
-/* The ids of argv, from the command line or (from_stdin) from stdin:
- * checked, then acted on (cmd_failed_act_each). */
-static int
-act_each(struct db *db, const struct conf *c, const struct failed_opts *o, int argc, char **argv, int from_stdin,
-    int retry)
+/* retry ID... / forget ID...: every id checked first (a typo changes
+ * nothing), then one transaction per job; a job that fails is named and
+ * the others still go.  argv holds at least one id (cmd_failed checked
+ * the command line), from it or, from_stdin, from stdin
+ * (cmd_failed_act_stdin_ids). */
+int
+cmd_failed_act_each(struct db *db, const struct conf *c, const struct failed_opts *o, int argc, char **argv,
+    int from_stdin, int retry)
 {
 	struct tally t;
 	uint64_t *ids;
@@ -233,25 +236,24 @@ act_each(struct db *db, const struct conf *c, const struct failed_opts *o, int a
 	return rc == 0 && t.gone > 0 ? EX_DATAERR : rc;
 }
 
-/* retry ID... / forget ID...: every id checked first (a typo changes
- * nothing), then one transaction per job; a job that fails is named and
- * the others still go.  A lone '-' reads the ids from stdin.  argv holds
- * at least one (cmd_failed checked the command line). */
+/* The ids a lone '-' reads from stdin, into *v (to strv_free) and *n,
+ * each checked to be a job id: read before connecting, so that a typo
+ * is a usage error whether or not the database answers.  0, or the
+ * exit status once said why. */
 int
-cmd_failed_act_each(
-    struct db *db, const struct conf *c, const struct failed_opts *o, int argc, char **argv, int retry)
+cmd_failed_act_stdin_ids(char ***v, int *n)
 {
-	int given, rc;
-	char **v;
+	int rc;
 
-	if (argc != 1 || strcmp(argv[0], "-") != 0)
-		return act_each(db, c, o, argc, argv, 0, retry);
-	if ((v = cli_read_ids(stdin, &given)) == NULL) {
+	if ((*v = cli_read_ids(stdin, n)) == NULL) {
 		cli_error("failed: reading job IDs from stdin: %s; nothing done", strerror(errno));
 		return EX_NOINPUT;
 	}
-	rc = given == 0 ? cli_usage_error("failed", "no job IDs on stdin") : act_each(db, c, o, given, v, 1, retry);
-	strv_free(v);
+	rc = *n == 0 ? cli_usage_error("failed", "no job IDs on stdin") : cmd_failed_act_ids_check(*n, *v, 1);
+	if (rc != 0) {
+		strv_free(*v);
+		*v = NULL;
+	}
 	return rc;
 }
 
@@ -310,39 +312,52 @@ edit_status(int rc, uint64_t id, const char *err)
 	return rc == DB_EGONE ? EX_UNAVAILABLE : EXIT_FAIL;
 }
 
-/* retry --payload JSON ID: one dead job back to its queue carrying the
- * new payload, the move and its audit row (by cli:USER) one transaction
- * (failed_retry_edited).  --dry-run checks the payload and the job. */
+/* The new payload of retry --payload / --payload-file, read and held to
+ * the rule of every payload (json_payload_check, max_payload) before the
+ * database is asked anything: *text (to free) and *len.  0, or the exit
+ * status once said why (65 a bad payload; nothing done). */
 int
-cmd_failed_act_edit(struct db *db, const struct conf *c, const struct failed_opts *o, int argc, char **argv)
+cmd_failed_act_edit_read(const struct conf *c, const struct failed_opts *o, const char *id, char **text,
+    size_t *len)
 {
-	struct failed_edit e = { NULL, 0, c->worker.max_payload, NULL, "" };
-	char err[ERRSZ], by[NAME_MAX_LEN + 1], *text;
+	char err[ERRSZ];
+	int rc;
+
+	if ((rc = read_edit(o, c->worker.max_payload, text, len)) != 0)
+		return rc;
+	if (json_payload_check(*text, *len, c->worker.max_payload, 0, err) < 0) {
+		cli_error("failed retry %s: %s; nothing done", id, err);
+		free(*text);
+		*text = NULL;
+		return EX_DATAERR;
+	}
+	return 0;
+}
+
+/* retry --payload JSON ID: one dead job back to its queue carrying the
+ * new payload (text, len: cmd_failed_act_edit_read's), the move and its
+ * audit row (by cli:USER) one transaction (failed_retry_edited).
+ * --dry-run checks the job. */
+int
+cmd_failed_act_edit(struct db *db, const struct conf *c, const struct failed_opts *o, const char *arg,
+    const char *text, size_t len)
+{
+	struct failed_edit e = { text, len, c->worker.max_payload, NULL, "" };
+	char err[ERRSZ], by[NAME_MAX_LEN + 1];
 	uint64_t id;
 	int rc;
 
-	(void)argc; /* one, an id: cmd_failed checked the command line */
-	cli_parse_id(argv[0], &id);
-	/* the input first, as before the job is looked at */
-	if ((rc = read_edit(o, c->worker.max_payload, &text, &e.payload_len)) != 0)
+	cli_parse_id(arg, &id); /* cmd_failed checked the command line */
+	if ((rc = check_ids(db, c, &id, 1)) != 0)
 		return rc;
-	if ((rc = check_ids(db, c, &id, 1)) != 0) {
-		free(text);
-		return rc;
-	}
 	cli_who(by, sizeof by);
-	e.payload = text;
 	e.user = by;
 	if (!o->dry_run)
 		rc = failed_retry_edited(db, id, &e, err);
-	else if (json_payload_check(text, e.payload_len, e.max_payload, 0, err) < 0)
-		rc = FAILED_BAD_PAYLOAD;
 	else if ((rc = failed_retry_check(db, id, err)) == DB_OK) {
 		printf("would retry job %llu with the edited payload\n", (unsigned long long)id);
-		free(text);
 		return 0;
 	}
-	free(text);
 	return edit_status(rc, id, err);
 }
 

@@ -17,10 +17,13 @@ struct failed_opts {
 
 int cmd_failed_act_ids_check(int argc, char **argv, int from_stdin);
 void cmd_failed_note_unknown(const struct conf *c, const struct failed_opts *o);
-int cmd_failed_act_each(
-    struct db *db, const struct conf *c, const struct failed_opts *o, int argc, char **argv, int retry);
-int cmd_failed_act_edit(
-    struct db *db, const struct conf *c, const struct failed_opts *o, int argc, char **argv);
+int cmd_failed_act_stdin_ids(char ***v, int *n);
+int cmd_failed_act_each(struct db *db, const struct conf *c, const struct failed_opts *o, int argc,
+    char **argv, int from_stdin, int retry);
+int cmd_failed_act_edit_read(
+    const struct conf *c, const struct failed_opts *o, const char *id, char **text, size_t *len);
+int cmd_failed_act_edit(struct db *db, const struct conf *c, const struct failed_opts *o, const char *arg,
+    const char *text, size_t len);
 int cmd_failed_act_all(struct db *db, const struct conf *c, const struct failed_opts *o, int retry);
 int cmd_failed_act_clear(struct db *db, const struct failed_opts *o);
 
