@@ -100,6 +100,13 @@ show(const char *what, int json)
 	size_t nw = 0;
 	int rc, found;
 
+	/* a name no group can have is refused before connecting (an id is
+	 * all digits) */
+	if ((what[0] == '\0' || strspn(what, "0123456789") != strlen(what)) &&
+	    groups_name_check(what, err) < 0) {
+		cli_error("group: no group '%s' (%s)", what, err);
+		return EX_DATAERR;
+	}
 	if ((rc = cli_open(0, &c, &db)) != 0)
 		return rc;
 	rc = groups_show(db, what, WAITING_MAX, &v, &found, &w, &nw, err);
