@@ -26,6 +26,31 @@ make -s -C "$T/build" install DESTDIR="$T/stage" >/dev/null 2>&1
 out=$(cd "$T/stage" && find . ! -type d ! -path ".$prefix/*")
 is "$out" "" "make install writes nothing outside --prefix"
 
+# The man pages name this build's paths, as the program, the sample
+# config and the units do (their sources name /usr/local's).
+grep -q "^\.Pa $prefix/etc/jobq\.ini\$" "$prefix/share/man/man1/jobq.1"
+ok $? "the installed jobq(1) names the installed configuration"
+is "$(grep -l '/usr/local/\(etc\|libexec\|share\|lib/\|bin/jobq\)' "$prefix"/share/man/man*/jobq*)" "" \
+	"no installed man page names /usr/local's files"
+
+# make install prefix=DIR after the build (the GNU Coding Standards'
+# install-time override): the files go under DIR, nothing is rebuilt,
+# and every file still names the paths the build has compiled in.
+moved=$T/moved
+make -s -C "$T/build" install prefix="$moved" DESTDIR="$T/stage2" >"$T/moved.log" 2>&1
+ok $? "make install prefix=DIR after make" || sed 's/^/# /' "$T/moved.log" | tail -5
+out=$(cd "$T/stage2" && find . ! -type d ! -path ".$moved/*")
+is "$out" "" "make install prefix=DIR writes nothing outside DIR"
+cmp -s "$T/build/src/jobq" "$T/stage2$moved/bin/jobq"
+ok $? "it installs the program as built (nothing recompiled)"
+is "$(grep -rl "$moved" "$T/stage2")" "" "no installed file names DIR"
+like "$("$T/stage2$moved/bin/jobq" --help)" "default: \\\$JOBQ_CONFIG or $(re "$ini")\)" \
+	"the program reads the build's configuration path"
+for f in etc/jobq.ini share/man/man1/jobq.1 share/man/man5/jobq.ini.5 share/man/man7/jobq-handler.7; do
+	grep -q "$prefix/" "$T/stage2$moved/$f"
+	ok $? "its $f names the build's paths"
+done
+
 # What goes where: production handlers, the demo apart, the docs.
 for f in libexec/jobq/echo.sh libexec/jobq/send_email.py libexec/jobq/generate_report.py \
 	libexec/jobq/log_event.php libexec/jobq/word_count.pl libexec/jobq/alert-mail.sh \
