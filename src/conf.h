@@ -55,6 +55,7 @@ struct handler {
 	char **env; /* NAME=value, NULL-terminated */
 	size_t stdout_limit;
 	size_t stderr_limit;
+	int stdout_limit_line, stderr_limit_line; /* of the keys, here or in [worker]; 0: not set */
 	int workdir_line;
 	/* limits[LIMIT_AS] in bytes, [LIMIT_CPU] in seconds, the others
 	 * counts; 0: not set, the handler keeps the worker's own limit. */
@@ -119,6 +120,7 @@ struct worker_conf {
 	int64_t reserve_ttl_ms;
 	int64_t heartbeat_ms;
 	enum reserve_mode reserve_mode;
+	int reserve_mode_line; /* of the key (cmd_check.c names it); 0: not set */
 	char *timezone;
 	enum log_format log_format;
 	enum log_level log_level;

@@ -448,9 +448,9 @@ conf_handler_set(struct loader *ld, struct handler *h, const struct entry *e)
 	if (strcmp(k, "group") == 0)
 		return not_empty(ld, e) < 0 ? -1 : (ld_str(&h->group, e->value), 0);
 	if (strcmp(k, "stdout_limit") == 0)
-		return ld_output_limit(ld, e, &h->stdout_limit);
+		return h->stdout_limit_line = e->line, ld_output_limit(ld, e, &h->stdout_limit);
 	if (strcmp(k, "stderr_limit") == 0)
-		return ld_output_limit(ld, e, &h->stderr_limit);
+		return h->stderr_limit_line = e->line, ld_output_limit(ld, e, &h->stderr_limit);
 	if (strncmp(k, "limit_", 6) == 0)
 		return conf_limit_set(ld, h, e);
 	if (strcmp(k, "on_dead") == 0)

@@ -117,6 +117,7 @@ set_reserve_mode(struct loader *ld, struct worker_conf *w, const struct entry *e
 		    ld, e->line, "reserve_mode: expected auto, skip-locked or update, not '%s'", e->value);
 		return -1;
 	}
+	w->reserve_mode_line = e->line;
 	return 0;
 }
 

@@ -41,6 +41,7 @@ queue_check_limits(const struct conf *c, size_t max_packet, char *err)
 {
 	size_t room = max_packet > PACKET_SLACK + 64 ? max_packet - PACKET_SLACK - 64 : 0, i;
 	char a[32], b[32], d[32], e[32], f[32];
+	int line;
 
 	for (i = 0; i < c->nhandlers; i++) {
 		const struct handler *h = c->handlers[i];
@@ -49,12 +50,21 @@ queue_check_limits(const struct conf *c, size_t max_packet, char *err)
 		if (need <= room)
 			continue;
 		most = room > queue_outcome_worst(0, 0) ? (room - queue_outcome_worst(0, 0)) / 3 : 0;
+		/* at the line of the key that asks the most (stderr counts
+		 * twice), in [handler] or [worker]; the header's when neither
+		 * is set */
+		if (h->stderr_limit_line > 0 && (2 * h->stderr_limit >= h->stdout_limit || h->stdout_limit_line == 0))
+			line = h->stderr_limit_line;
+		else if (h->stdout_limit_line > 0)
+			line = h->stdout_limit_line;
+		else
+			line = h->line;
 		errf(err,
 		    "%s:%d: [handler %s]: stdout_limit %s + 2 x stderr_limit %s can take %s once stored"
 		    " (invalid UTF-8 triples, stderr is kept twice), more than the server's"
 		    " max_allowed_packet of %s: keep stdout_limit + 2 x stderr_limit under %s, or raise"
 		    " max_allowed_packet",
-		    c->path, h->line, h->type, size_words(h->stdout_limit, a, sizeof a),
+		    c->path, line, h->type, size_words(h->stdout_limit, a, sizeof a),
 		    size_words(h->stderr_limit, b, sizeof b), size_words(need, d, sizeof d),
 		    size_words(max_packet, e, sizeof e), size_words(most, f, sizeof f));
 		return -1;

@@ -287,8 +287,8 @@ waited_out() {
 }
 
 # replylost_start DIR [LISTEN [TARGET]]: starts tests/replylost.py, the
-# proxy that loses answers (its orders are the files DIR/drop, DIR/hold
-# and DIR/cut; see the script), between LISTEN (default unix:$T/p.sock)
+# proxy that loses answers (its orders are the files DIR/drop, DIR/hold,
+# DIR/rewrite and DIR/cut; see the script), between LISTEN (default unix:$T/p.sock)
 # and TARGET (default the test server, unix:$SOCKET; "silent": a host
 # that never greets), stopped at exit; waits up to 30 s for it to
 # listen (the socket, or DIR/port for a tcp: LISTEN).

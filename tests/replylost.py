@@ -24,6 +24,10 @@ connection is forwarded packet by packet.  DIR holds the orders:
              that matches is dropped as DIR/drop's is (and the file
              removed).  Another connection's statement, however close in
              time, is never taken for it.
+  DIR/rewrite  two lines, a Python regular expression and its
+             replacement: while it exists, every statement is forwarded
+             with them applied (re.sub).  A test plays an older server
+             this way (SKIP LOCKED rewritten into a syntax error).
   DIR/cut    while it exists, every connection is closed and new ones
              are refused (a unix socket is removed; a TCP listener stops
              answering connections with a close).
@@ -123,6 +127,20 @@ def hold_back(payload):
     return True
 
 
+def rewritten(packet):
+    """The COM_QUERY packet with DIR/rewrite applied to its text."""
+    try:
+        with open(os.path.join(DIR, "rewrite")) as f:
+            pattern, replacement = (f.read().split("\n") + [""])[:2]
+    except FileNotFoundError:
+        return packet
+    if not pattern:
+        return packet
+    text = packet[5:].decode("utf-8", "surrogateescape")
+    body = packet[4:5] + re.sub(pattern, replacement, text, flags=re.S).encode("utf-8", "surrogateescape")
+    return len(body).to_bytes(3, "little") + packet[3:4] + body
+
+
 def forward(client):
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
@@ -157,6 +175,8 @@ def forward(client):
                     raise OSError("answer lost on purpose")
                 if query and hold_back(packet[4:]):
                     held = True
+                if query:
+                    packet = rewritten(packet)
                 server.sendall(packet)
     except OSError:
         pass
