@@ -245,8 +245,9 @@ see_header(struct loader *ld, const char *line)
 	for (p = end + 1; isspace((unsigned char)*p); p++)
 		;
 	if (*p != '\0' && *p != ';' && *p != '#') {
-		ld_error(ld, ld->lineno, "text after the section header [%s]: '%s' (a key goes on a line of its own)",
-		    name, p);
+		/* reported with the header's other problems (conf_load.c): an
+		 * unknown or refused header is the one line for the mistake */
+		s->after = xstrdup(p);
 		s->nrefused++; /* most likely a key the section needs */
 	}
 	free(name);
@@ -536,6 +537,7 @@ ld_free(struct loader *ld)
 		}
 		free(ld->sections[i].entries);
 		free(ld->sections[i].name);
+		free(ld->sections[i].after);
 	}
 	free(ld->sections);
 	free(ld->linebuf);

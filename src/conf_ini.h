@@ -20,6 +20,7 @@ struct section {
 	struct entry *entries;
 	size_t nentries;
 	int nrefused; /* lines under it refused in pass 1 (a key may be missing for it) */
+	char *after;  /* text after the header's ']' (reported in pass 2), or NULL */
 };
 
 struct loader {

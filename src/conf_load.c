@@ -162,6 +162,9 @@ classify(struct loader *ld, size_t i, char *kind, size_t kindlen, const char **a
 	}
 	if (is_duplicate(ld, i))
 		return NULL;
+	if (s->after != NULL)
+		ld_error(ld, s->line, "text after the section header [%s]: '%s' (a key goes on a line of its own)",
+		    s->name, s->after);
 	check_duplicate_keys(ld, s);
 	return kind;
 unknown:

@@ -356,6 +356,17 @@ bad broken-header-first 1 "syntax error: section header without its closing '\]'
 [handler x
 exec = $E
 EOC
+# An unknown section with text after its header was reported twice
+# (the text, then the section); its keys are dropped unreported.
+bad unknown-section-text 2 "unknown section \[wroker\] \(expected" <<EOC
+[queue default]
+[wroker] junk
+concurrency = 2
+EOC
+bad refused-header-text 1 "\[handler\] needs a name" <<EOC
+[handler x y] exec = $E
+timeout = 5m
+EOC
 bad long-header 1 "line too long" <<EOC
 [handler $(printf 'x%.0s' $(seq 250))]
 exec = $E
