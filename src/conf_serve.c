@@ -16,6 +16,21 @@
 #include "conf_serve.h"
 #include "duration.h"
 
+/* The longest values [serve] takes, refused at their line rather than
+ * found out by a browser or a scraper that can never send or use them:
+ *   - a host name (allowed_hosts, public_url's host): 253 characters, a
+ *     DNS name's longest in text (RFC 1035: 255 octets on the wire),
+ *     not counting an IPv6 address's [] or a trailing dot;
+ *   - public_url: 2048 bytes, the address length every browser, proxy
+ *     and link in a page or a header carries whole;
+ *   - metrics_token: 1024 bytes, far past any random secret (64 hex
+ *     digits are 32 bytes of randomness), and with "Authorization:
+ *     Bearer " well inside the 32 KiB that libmicrohttpd keeps for a
+ *     request's head, so a scraper can always send it. */
+#define SERVE_HOST_MAX 253
+#define SERVE_URL_MAX 2048
+#define SERVE_TOKEN_MAX 1024
+
 /* The API limit per session unless [serve] says otherwise: far above
  * what the pages' own refresh (a few calls every 2 s) and a person's
  * clicks need, low enough that a runaway script or tab is slowed down
@@ -195,6 +210,30 @@ readable_file(struct loader *ld, const struct entry *e, char **dst)
 	ld_str(dst, e->value);
 }
 
+/* The length of the host name in s (len bytes: HOST, HOST:PORT,
+ * [v6]:PORT), without the [] of an IPv6 address, a port or a trailing
+ * dot. */
+static size_t
+host_length(const char *s, size_t len)
+{
+	const char *end;
+
+	if (len > 0 && s[0] == '[') {
+		end = memchr(s, ']', len);
+		return end != NULL ? (size_t)(end - s) - 1 : len - 1;
+	}
+	if ((end = memchr(s, ':', len)) != NULL)
+		len = (size_t)(end - s);
+	return len > 0 && s[len - 1] == '.' ? len - 1 : len;
+}
+
+/* Whether the host name in s (host_length) is longer than SERVE_HOST_MAX. */
+static int
+host_too_long(const char *s, size_t len)
+{
+	return host_length(s, len) > SERVE_HOST_MAX;
+}
+
 /* public_url = https://jobs.example.com/: what people type.  An https
  * address makes every cookie Secure and every response carry HSTS, even
  * behind a proxy that says nothing of the scheme. */
@@ -207,8 +246,29 @@ public_url(struct loader *ld, struct serve_conf *s, const struct entry *e)
 	if (skip == 0 || v[skip] == '\0' || v[skip] == '/' || strpbrk(v, " \t") != NULL)
 		ld_error(ld, e->line,
 		    "public_url: expected http://HOST[:PORT]/ or https://HOST[:PORT]/, not '%s'", v);
+	else if (ld_length(ld, e, SERVE_URL_MAX, 0, "an address") == 0 &&
+	         host_too_long(v + skip, strcspn(v + skip, "/?#")))
+		ld_error(ld, e->line, "public_url: host too long: %zu characters, and a host name is at most %d",
+		    host_length(v + skip, strcspn(v + skip, "/?#")), SERVE_HOST_MAX);
 	s->public_https = skip == 8;
 	ld_str(&s->public_url, v);
+}
+
+/* Refuses (one line) the names of allowed_hosts (v, n of them) longer
+ * than a host name can be. */
+static void
+long_hosts(struct loader *ld, const struct entry *e, char *const *v, int n)
+{
+	char more[48];
+	int i, bad = -1, nbad = 0;
+
+	for (i = 0; i < n; i++)
+		if (host_too_long(v[i], strlen(v[i])))
+			bad = bad < 0 ? i : bad, nbad++;
+	if (bad >= 0)
+		ld_error(ld, e->line,
+		    "allowed_hosts: name %d too long: %zu characters, and a host name is at most %d%s", bad + 1,
+		    host_length(v[bad], strlen(v[bad])), SERVE_HOST_MAX, more_bad(nbad, more, sizeof more));
 }
 
 /* allowed_hosts = jobs.example.com, localhost, 127.0.0.1: the names the
@@ -232,6 +292,8 @@ allowed_hosts(struct loader *ld, struct serve_conf *s, const struct entry *e)
 	if (bad >= 0)
 		ld_error(ld, e->line, "allowed_hosts: '%s' is not a host name or address%s", v[bad],
 		    more_bad(nbad, more, sizeof more));
+	else /* one line for the key: lengths only when every name is one */
+		long_hosts(ld, e, v, n);
 	s->allowed_hosts = v;
 }
 
@@ -291,6 +353,8 @@ conf_serve_load(struct loader *ld, struct conf *c, const struct section *sec)
 		} else if (strcmp(e->key, "metrics_token") == 0) {
 			if (strlen(e->value) < 16)
 				ld_error(ld, e->line, "metrics_token: too short (at least 16 characters)");
+			else
+				ld_length(ld, e, SERVE_TOKEN_MAX, 0, "a metrics_token");
 			ld_str(&s->metrics_token, e->value);
 		} else
 			ld_unknown_key(ld, sec, e);

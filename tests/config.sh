@@ -434,6 +434,40 @@ bad workdir-long 3 "workdir: too long: 5001 bytes, and a path is at most [0-9]+$
 exec = $E
 workdir = $longpath
 EOC
+# [serve] took names, addresses and a token of any length.
+h254=$(printf 'h%.0s' $(seq 254))
+h253=$(printf 'h%.0s' $(seq 253))
+bad serve-host-long 3 "allowed_hosts: name 2 too long: 254 characters, and a host name is at most 253, and 1 more$" <<EOC
+[queue default]
+[serve]
+allowed_hosts = localhost, $h254, [::1], $h254.example
+EOC
+bad serve-url-host-long 3 "public_url: host too long: 254 characters, and a host name is at most 253$" <<EOC
+[queue default]
+[serve]
+public_url = https://$h254:8443/jobs/
+EOC
+bad serve-url-long 3 "public_url: too long: 2049 bytes, and an address is at most 2048$" <<EOC
+[queue default]
+[serve]
+public_url = https://jobs.example.com/$(head -c 2024 /dev/zero | tr '\0' p)
+EOC
+bad serve-token-long 3 "metrics_token: too long: 1025 bytes, and a metrics_token is at most 1024$" <<EOC
+[queue default]
+[serve]
+metrics_token = $(head -c 1025 /dev/zero | tr '\0' t)
+EOC
+f=$(conf_file serve-longest <<EOC
+[queue default]
+[serve]
+allowed_hosts = $h253, $h253., [::1]
+public_url = https://$h253:8443/$(head -c 1781 /dev/zero | tr '\0' p)
+metrics_token = $(head -c 1024 /dev/zero | tr '\0' t)
+EOC
+)
+run "$JOBQ" -c "$f" check
+like "$OUT" "^config: $(re "$f"): ok" "serve-longest: a 253-character host, a 2048-byte address and a 1024-byte token load"
+
 # A message quoting a long value keeps to one readable line.
 bad queue-name-long 3 "queue: unknown queue 'qqq.*\[\.\.\. [0-9]+ bytes not shown \.\.\.\].*section\)$" <<EOC
 [handler x]
