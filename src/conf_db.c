@@ -21,6 +21,7 @@
 #include "conf_ini.h"
 #include "cron.h"
 #include "duration.h"
+#include "utf8.h"
 #include "words.h"
 
 #define DB_HOSTS_MAX 16
@@ -212,6 +213,32 @@ open_password_file(struct loader *ld, const struct entry *e, const char *path)
 	return fp;
 }
 
+/* Refuses (reports, -1) a password read from password_file (n bytes)
+ * that jobq.ini could not hold as password = ...: a NUL byte (the rest
+ * would be silently dropped), a control character other than tab, or
+ * bytes that are not UTF-8.  One rule for both places, so a password
+ * moved from the file into password_file, or back, means the same. */
+static int
+password_text(struct loader *ld, const struct entry *e, const char *path, const char *pw, size_t n)
+{
+	size_t off = utf8_valid_prefix(pw, n), i;
+	const char *what = off < n && pw[off] == '\0' ? "NUL byte" : "not valid UTF-8";
+
+	for (i = 0; i < off; i++)
+		if (((unsigned char)pw[i] < 0x20 && pw[i] != '\t') || pw[i] == 0x7f) {
+			what = "control character";
+			off = i;
+			break;
+		}
+	if (off == n)
+		return 0;
+	ld_error(ld, e->line,
+	    "password_file: %s line 1: %s at byte %zu (a password is UTF-8 text without control characters, "
+	    "as in jobq.ini)",
+	    path, what, off);
+	return -1;
+}
+
 /* Reads the first line of password_file; relative paths are relative to
  * the configuration file.  An empty first line is refused: a password
  * that silently became empty would fail later as "access denied" far
@@ -239,6 +266,8 @@ read_password_file(struct loader *ld, struct db_conf *db, const struct entry *e)
 		if (n <= 0)
 			ld_error(ld, e->line, "password_file: %s %s (the password is its first line)", path,
 			    n < 0 ? "is empty" : "has an empty first line");
+		else if (password_text(ld, e, path, line, (size_t)n) < 0)
+			n = 0;
 	}
 	fclose(fp);
 	if (n > 0) {

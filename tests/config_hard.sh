@@ -52,6 +52,26 @@ chmod 600 "$T/pw-blank"
 sed "s|$T/pwdir|pw-blank|" "$T/pw-dir.ini" >"$T/pw-blank.ini"
 conf_refused pw-blank 4 "password_file: $(re "$T/pw-blank") has an empty first line" \
 	"a password_file whose first line is empty"
+# A password in jobq.ini may not hold control characters or bytes that
+# are not UTF-8 (a NUL would cut it short); password_file took any.  The
+# same rule for both, a tab allowed in either.
+pw_bad() { # NAME BYTES REGEX: a password_file of BYTES is refused
+	printf "$2" >"$T/$1"
+	chmod 600 "$T/$1"
+	sed "s|$T/pwdir|$1|" "$T/pw-dir.ini" >"$T/$1.ini"
+	conf_refused "$1" 4 "password_file: $(re "$T/$1") line 1: $3 \\(a password is UTF-8 text" \
+		"password_file $1 ($3)"
+}
+pw_bad pw-nul 'sec\000ret\n' "NUL byte at byte 3"
+pw_bad pw-ctl 'sec\033[0mret\n' "control character at byte 3"
+pw_bad pw-cr 'sec\rret\n' "control character at byte 3"
+pw_bad pw-latin1 'caf\351\n' "not valid UTF-8 at byte 3"
+printf 'caf\303\251\tsecret\r\n' >"$T/pw-ok"
+chmod 600 "$T/pw-ok"
+sed "s|$T/pwdir|pw-ok|" "$T/pw-dir.ini" >"$T/pw-ok.ini"
+run "$JOBQ" -c "$T/pw-ok.ini" check
+[[ $ERR != *pw-ok.ini:4:* ]]
+ok $? "a UTF-8 password with a tab and a CRLF line end is taken"
 mkfifo "$T/pw-fifo"
 sed "s|$T/pwdir|$T/pw-fifo|" "$T/pw-dir.ini" >"$T/pw-fifo.ini"
 run timeout 20 "$JOBQ" -c "$T/pw-fifo.ini" check
