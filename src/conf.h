@@ -64,6 +64,7 @@ struct handler {
 	char *on_success; /* a job of this type is enqueued when one of ours is done */
 	int on_success_line;
 	char *on_dead;       /* as written: run with the dead job on stdin (also in [worker]) */
+	int on_dead_line;    /* of the key, here or in [worker] */
 	char **on_dead_argv; /* argv[0] resolved */
 	unsigned max_running;   /* 0: no limit (flow.c) */
 	unsigned rate_count;    /* 0: no rate limit; else this many starts ... */

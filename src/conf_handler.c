@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "conf.h"
+#include "conf_argmax.h"
 #include "conf_flow.h"
 #include "conf_handler.h"
 #include "conf_ini.h"
@@ -342,6 +343,7 @@ set_on_dead(struct loader *ld, struct handler *h, const struct entry *e)
 	if (argv == NULL)
 		return -1;
 	ld_str(&h->on_dead, e->value);
+	h->on_dead_line = e->line;
 	strv_free(h->on_dead_argv);
 	h->on_dead_argv = argv;
 	return 0;
@@ -636,6 +638,32 @@ check_mode_keys(struct loader *ld, const struct handler *h, const struct section
 	}
 }
 
+/* Refuses a handler whose exec, or on_dead, cannot be exec'd as a whole
+ * with its environment (conf_argmax.c): exec at its line; on_dead at
+ * the line of this section's on_dead, or, when it comes from [worker]
+ * and only this handler's env.NAME keys make it too long, at exec's
+ * line (one from [worker] too long anyway is reported there). */
+static void
+check_exec_total(struct loader *ld, const struct handler *h, const struct handler *defaults,
+    const struct section *s, int exec_line)
+{
+	uid_t uid = h->has_uid && geteuid() == 0 ? h->uid : geteuid();
+	int line = exec_line;
+	size_t i;
+
+	if (conf_argmax_check(ld, exec_line, "exec", h->argv, h->env, uid,
+	        h->persistent ? ARGMAX_PERSISTENT : ARGMAX_JOB) < 0 ||
+	    h->on_dead_argv == NULL)
+		return;
+	for (i = 0; i < s->nentries; i++)
+		if (strcmp(s->entries[i].key, "on_dead") == 0)
+			line = s->entries[i].line;
+	if (line == exec_line && defaults->on_dead_argv != NULL &&
+	    conf_argmax_need(defaults->on_dead_argv, defaults->env, geteuid(), ARGMAX_ALERT) > conf_argmax_limit())
+		return;
+	conf_argmax_check(ld, line, "on_dead", h->on_dead_argv, h->env, uid, ARGMAX_ALERT);
+}
+
 void
 conf_handler_load(struct loader *ld, struct conf *c, const struct section *s, const char *type,
     const struct handler *defaults)
@@ -690,6 +718,7 @@ conf_handler_load(struct loader *ld, struct conf *c, const struct section *s, co
 		return;
 	resolve_exec(ld, h, exec_line);
 	resolve_ids(ld, h, user_line, group_line);
+	check_exec_total(ld, h, defaults, s, exec_line);
 	check_mode_keys(ld, h, s);
 	conf_limit_mode(ld, h);
 	if (ld->flags & CONF_CHECK_EXEC) {

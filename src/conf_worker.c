@@ -7,8 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "conf.h"
+#include "conf_argmax.h"
 #include "conf_handler.h"
 #include "conf_ini.h"
 #include "conf_serve.h"
@@ -267,6 +269,7 @@ worker_unknown_key(struct loader *ld, const struct section *s, const struct entr
 void
 conf_worker_load(struct loader *ld, struct conf *c, const struct section *s, struct handler *defaults)
 {
+	int alert_line = 0;
 	size_t i;
 
 	for (i = 0; i < s->nentries; i++) {
@@ -276,9 +279,18 @@ conf_worker_load(struct loader *ld, struct conf *c, const struct section *s, str
 			/* the watchdogs' program (worker_watch.c): the worker's own */
 			strv_free(c->worker.on_alert_argv);
 			c->worker.on_alert_argv = conf_handler_program(ld, defaults, e);
+			alert_line = e->line;
 		} else if (worker_set(ld, c, e) == 1 && conf_handler_set(ld, defaults, e) == 1)
 			worker_unknown_key(ld, s, e);
 	}
+	/* run as the worker, with [worker]'s env.NAME keys (alert.c), which
+	 * may come after them: checked as a whole once all are read */
+	if (c->worker.on_alert_argv != NULL)
+		conf_argmax_check(
+		    ld, alert_line, "on_alert", c->worker.on_alert_argv, defaults->env, geteuid(), ARGMAX_ALERT);
+	if (defaults->on_dead_argv != NULL)
+		conf_argmax_check(ld, defaults->on_dead_line, "on_dead", defaults->on_dead_argv, defaults->env,
+		    geteuid(), ARGMAX_ALERT);
 }
 
 /* max_jobs, max_memory and idle_timeout in [worker] are defaults for

@@ -434,6 +434,102 @@ bad workdir-long 3 "workdir: too long: 5001 bytes, and a path is at most [0-9]+$
 exec = $E
 workdir = $longpath
 EOC
+# Each word and env.NAME was checked alone, never their sum against what
+# execve takes: a handler past it failed every run with E2BIG.  With a
+# stack limit of 1 MiB, execve takes 256 KiB (a quarter); jobq counts as
+# the kernel does, exactly: a persistent handler whose every variable is
+# known loads at 262144 bytes and is refused at 262145, and the kernel
+# agrees on both.
+printf '#!/bin/sh\nulimit -s 1024 && exec "$@"\n' >"$T/stack1m"
+printf '#!/bin/sh\nexec %s %s "$@"\n' "$T/stack1m" "$JOBQ" >"$T/jobq1m"
+chmod +x "$T/stack1m" "$T/jobq1m"
+JOBQ_FULL=$JOBQ
+JOBQ=$T/jobq1m
+w100k=$(head -c 100000 /dev/zero | tr '\0' w)
+known_env="env.PATH = /usr/bin:/bin
+env.LANG = C.UTF-8
+env.TZ = UTC
+env.HOME = /tmp
+env.USER = u
+env.LOGNAME = u"
+# execs /bin/true with the words given and that environment; 0 when the
+# kernel took it, 7 for E2BIG
+kernel_takes() {
+	"$T/stack1m" python3 - "$@" <<'EOP'
+import os, sys
+env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "TZ": "UTC", "HOME": "/tmp", "USER": "u", "LOGNAME": "u",
+       "JOBQ_CONTROL_FD": "3"}
+try:
+    os.execve("/bin/true", ["/bin/true"] + ["w" * int(n) for n in sys.argv[1:]], env)
+except OSError:
+    sys.exit(7)
+EOP
+}
+for last in 61949 61950; do
+	conf_file argmax-$last >/dev/null <<EOC
+[queue default]
+[handler p]
+mode = persistent
+$known_env
+exec = /bin/true $w100k $w100k $(head -c $last /dev/zero | tr '\0' w)
+EOC
+done
+run "$JOBQ" -c "$T/argmax-61949.ini" check
+like "$OUT" "^config: $(re "$T/argmax-61949.ini"): ok" "argmax: 262144 bytes in all load, with a 1 MiB stack"
+kernel_takes 100000 100000 61949
+is "$?" "0" "argmax: and the kernel execs the same argv and environment"
+conf_refused argmax-61950 10 "exec: too long as a whole: its arguments and environment \(env\.NAME and jobq's own variables\) take 262145 bytes, and execve takes at most 262144 here" \
+	"argmax: one byte more"
+kernel_takes 100000 100000 61950
+is "$?" "7" "argmax: and the kernel refuses one byte more (E2BIG)"
+bad argmax-env 3 "exec: too long as a whole: .* take [0-9]+ bytes, and execve takes at most 262144" <<EOC
+[queue default]
+[handler x]
+exec = $E $w100k
+env.A = $w100k
+env.B = $w100k
+EOC
+# an exec-mode handler's environment may hold a checkpoint of 64 KiB
+bad argmax-checkpoint 3 "exec: too long as a whole" <<EOC
+[queue default]
+[handler x]
+exec = $E $w100k $w100k
+EOC
+f=$(conf_file argmax-persistent <<EOC
+[queue default]
+[handler x]
+exec = $E $w100k $w100k
+mode = persistent
+EOC
+)
+run "$JOBQ" -c "$f" check
+like "$OUT" "^config: $(re "$f"): ok" "argmax: the same words load in persistent mode (no job variables)"
+bad argmax-on-dead 4 "on_dead: too long as a whole" <<EOC
+[queue default]
+[handler x]
+exec = $E
+on_dead = $E $w100k $w100k $w100k
+EOC
+# [worker]'s env.NAME keys, after on_alert, count for it
+bad argmax-on-alert 2 "on_alert: too long as a whole" <<EOC
+[worker]
+on_alert = $E $w100k
+env.A = $w100k
+env.B = $w100k
+[queue default]
+EOC
+# an on_dead of [worker] that only one handler's env.NAME makes too long:
+# at that handler's exec
+bad argmax-on-dead-inherited 5 "on_dead: too long as a whole" <<EOC
+[worker]
+on_dead = $E $w100k $w100k
+[queue default]
+[handler x]
+exec = $E
+env.A = $w100k
+EOC
+JOBQ=$JOBQ_FULL
+
 # [serve] took names, addresses and a token of any length.
 h254=$(printf 'h%.0s' $(seq 254))
 h253=$(printf 'h%.0s' $(seq 253))
