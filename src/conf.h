@@ -53,6 +53,7 @@ struct handler {
 	gid_t gid;
 	int has_uid, has_gid;
 	char **env; /* NAME=value, NULL-terminated */
+	size_t nenv; /* entries of env */
 	size_t stdout_limit;
 	size_t stderr_limit;
 	int stdout_limit_line, stderr_limit_line; /* of the keys, here or in [worker]; 0: not set */
@@ -204,11 +205,14 @@ struct serve_conf {
 	size_t nusers;
 };
 
+struct nameset;
+
 struct conf {
 	char *path;
 	struct db_conf db;
 	struct worker_conf worker;
 	char **queues; /* the queue whitelist, in file order */
+	size_t nqueues;
 	char **queue_descriptions; /* each queue's description, "" for none */
 	struct queue_limit *queue_limits;
 	size_t nqueue_limits;
@@ -216,6 +220,8 @@ struct conf {
 	size_t nqueue_watches;
 	struct handler **handlers;
 	size_t nhandlers;
+	struct nameset *queue_index;   /* queues by name: their index in queues */
+	struct nameset *handler_index; /* handlers by type: their index in handlers */
 	struct schedule **schedules;
 	size_t nschedules;
 	struct serve_conf serve;

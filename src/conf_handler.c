@@ -22,6 +22,7 @@
 #include "conf_limit.h"
 #include "cron.h"
 #include "duration.h"
+#include "nameset.h"
 #include "words.h"
 
 int
@@ -129,6 +130,7 @@ conf_handler_defaults(struct handler *h)
 	h->stdout_limit = 64 * 1024;
 	h->stderr_limit = 64 * 1024;
 	h->env = xcalloc(1, sizeof *h->env);
+	h->nenv = 0;
 }
 
 void
@@ -189,6 +191,7 @@ handler_copy(struct handler *dst, const struct handler *src)
 	dst->on_dead = src->on_dead ? xstrdup(src->on_dead) : NULL;
 	dst->on_dead_argv = strv_dup(src->on_dead_argv);
 	dst->env = xcalloc(n + 1, sizeof *dst->env);
+	dst->nenv = n;
 	for (i = 0; i < n; i++)
 		dst->env[i] = xstrdup(src->env[i]);
 }
@@ -206,12 +209,16 @@ valid_env_name(const char *s)
 	return 1;
 }
 
-/* Sets env.NAME, replacing an earlier value of NAME. */
+/* Sets env.NAME, replacing an earlier value of NAME.  An earlier one can
+ * only be [worker]'s, at the same index in a handler's env as in
+ * [worker]'s (ld->worker_env): a section's own keys are each given once
+ * (a second is refused and dropped), so every other NAME is new.  A look
+ * in a hash, not a walk through every variable, for each key. */
 static int
 handler_set_env(struct loader *ld, struct handler *h, const struct entry *e)
 {
 	const char *name = e->key + 4;
-	size_t n = strv_len(h->env), i, len = strlen(name);
+	size_t n = h->nenv, i, len = strlen(name);
 
 	if (!valid_env_name(name)) {
 		ld_error(ld, e->line, "%s: bad environment variable name '%s'", e->key, name);
@@ -228,16 +235,33 @@ handler_set_env(struct loader *ld, struct handler *h, const struct entry *e)
 		    name[0] == 'J' ? "JOBQ_* variables are" : "TRACEPARENT is");
 		return -1;
 	}
-	for (i = 0; i < n; i++)
-		if (strncmp(h->env[i], name, len) == 0 && h->env[i][len] == '=') {
-			free(h->env[i]);
-			h->env[i] = xasprintf("%s=%s", name, e->value);
-			return 0;
-		}
+	if (ld->worker_env != NULL && (i = nameset_get(ld->worker_env, name)) != NAMESET_NONE && i < n) {
+		free(h->env[i]);
+		h->env[i] = xasprintf("%s=%s", name, e->value);
+		return 0;
+	}
 	h->env = xrealloc(h->env, (n + 2) * sizeof *h->env);
 	h->env[n] = xasprintf("%s=%s", name, e->value);
 	h->env[n + 1] = NULL;
+	h->nenv++;
 	return 0;
+}
+
+/* Once [worker] is read: indexes its env.NAME names (defaults' env) for
+ * handler_set_env. */
+void
+conf_handler_index_env(struct loader *ld, const struct handler *defaults)
+{
+	size_t i;
+
+	nameset_free(ld->worker_env);
+	strv_free(ld->worker_env_names);
+	ld->worker_env = nameset_new();
+	ld->worker_env_names = xcalloc(defaults->nenv + 1, sizeof *ld->worker_env_names);
+	for (i = 0; i < defaults->nenv; i++) {
+		ld->worker_env_names[i] = xstrndup(defaults->env[i], strcspn(defaults->env[i], "="));
+		nameset_add(ld->worker_env, ld->worker_env_names[i], i);
+	}
 }
 
 static int
@@ -466,12 +490,9 @@ conf_handler_set(struct loader *ld, struct handler *h, const struct entry *e)
 const struct handler *
 conf_handler(const struct conf *c, const char *type)
 {
-	size_t i;
+	size_t i = c->handler_index != NULL ? nameset_get(c->handler_index, type) : NAMESET_NONE;
 
-	for (i = 0; i < c->nhandlers; i++)
-		if (strcmp(c->handlers[i]->type, type) == 0)
-			return c->handlers[i];
-	return NULL;
+	return i != NAMESET_NONE ? c->handlers[i] : NULL;
 }
 
 /* Looks prog up in the handler's env.PATH, else the worker's PATH. */
@@ -697,6 +718,9 @@ conf_handler_load(struct loader *ld, struct conf *c, const struct section *s, co
 	}
 	c->handlers = xrealloc(c->handlers, (c->nhandlers + 1) * sizeof *c->handlers);
 	c->handlers[c->nhandlers++] = h;
+	if (c->handler_index == NULL)
+		c->handler_index = nameset_new();
+	nameset_add(c->handler_index, h->type, c->nhandlers - 1);
 	if (h->queue == NULL)
 		h->queue = xstrdup("default");
 	if (h->queue[0] != '\0' && !conf_has_queue(c, h->queue)) /* empty: reported */

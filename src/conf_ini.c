@@ -26,6 +26,7 @@
 
 #include "conf_ini.h"
 #include "duration.h"
+#include "nameset.h"
 #include "utf8.h"
 
 /* ---- reports ---- */
@@ -544,6 +545,8 @@ ld_free(struct loader *ld)
 	free(ld->long_value);
 	free(ld->config_dir);
 	free(ld->password_file);
+	nameset_free(ld->worker_env);
+	strv_free(ld->worker_env_names);
 }
 
 /* ---- value parsers: each reports its own error and returns -1 ---- */

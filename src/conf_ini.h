@@ -43,6 +43,8 @@ struct loader {
 	int has_password;
 	char *password_file; /* set when it is readable by others */
 	char *config_dir;
+	struct nameset *worker_env; /* [worker]'s env.NAME names: their index in a handler's env */
+	char **worker_env_names;    /* the names it holds */
 	int queues_line;    /* of [worker] queues, checked in conf_worker_validate() */
 	int heartbeat_line; /* of [worker] heartbeat */
 	int reserve_ahead_line;

@@ -31,6 +31,7 @@
 #include "conf_serve.h"
 #include "conf_watch.h"
 #include "conf_worker.h"
+#include "nameset.h"
 
 #ifndef SYSCONFDIR
 #define SYSCONFDIR "/etc"
@@ -79,35 +80,38 @@ section_kind(const char *name, char *kind, size_t kindlen, const char **arg)
 	return 0;
 }
 
-/* Whether headers a and b name the same section: the same kind and the
- * same name, however many spaces stand between them ([handler  x] is
- * [handler x]; both would load as handler x). */
-static int
-same_section(const char *a, const char *b)
+/* The name section header name is known by among the others: "kind
+ * name" with one space between them, however many stand in the file
+ * ([handler  x] is [handler x]; both would load as handler x), or the
+ * header as written when its kind is no word we could know. */
+static char *
+section_key(const char *name)
 {
-	char ka[16], kb[16];
-	const char *na, *nb;
+	char kind[16];
+	const char *arg;
 
-	if (section_kind(a, ka, sizeof ka, &na) < 0 || section_kind(b, kb, sizeof kb, &nb) < 0)
-		return strcmp(a, b) == 0;
-	if (strcmp(ka, kb) != 0)
-		return 0;
-	return na == NULL || nb == NULL ? na == nb : strcmp(na, nb) == 0;
+	if (section_kind(name, kind, sizeof kind, &arg) < 0)
+		return xstrdup(name);
+	return arg == NULL ? xstrdup(kind) : xasprintf("%s %s", kind, arg);
 }
 
-/* Reports section upto when an earlier one names the same section. */
-static int
-is_duplicate(struct loader *ld, size_t upto)
+/* For each section, the index of an earlier one with the same name
+ * (section_key), or NAMESET_NONE: hashed, so that a file of 100,000
+ * sections is checked in one pass rather than one per section. */
+static size_t *
+find_duplicate_sections(const struct loader *ld)
 {
-	size_t i;
+	size_t *first = xcalloc(ld->nsections + 1, sizeof *first), i;
+	char **keys = xcalloc(ld->nsections + 1, sizeof *keys);
+	struct nameset *seen = nameset_new();
 
-	for (i = 0; i < upto; i++)
-		if (same_section(ld->sections[i].name, ld->sections[upto].name)) {
-			ld_error(ld, ld->sections[upto].line, "duplicate section [%s] (first at line %d)",
-			    ld->sections[upto].name, ld->sections[i].line);
-			return 1;
-		}
-	return 0;
+	for (i = 0; i < ld->nsections; i++) {
+		keys[i] = section_key(ld->sections[i].name);
+		first[i] = nameset_add(seen, keys[i], i);
+	}
+	nameset_free(seen);
+	strv_free(keys);
+	return first;
 }
 
 /* Reports each key given twice in one section, and drops the later
@@ -116,13 +120,11 @@ is_duplicate(struct loader *ld, size_t upto)
 static void
 check_duplicate_keys(struct loader *ld, struct section *s)
 {
+	struct nameset *seen = nameset_new();
 	size_t i, j, kept = 0;
 
 	for (i = 0; i < s->nentries; i++) {
-		for (j = 0; j < kept; j++)
-			if (strcmp(s->entries[i].key, s->entries[j].key) == 0)
-				break;
-		if (j == kept) {
+		if ((j = nameset_add(seen, s->entries[i].key, kept)) == NAMESET_NONE) {
 			s->entries[kept++] = s->entries[i];
 			continue;
 		}
@@ -132,12 +134,13 @@ check_duplicate_keys(struct loader *ld, struct section *s)
 		free(s->entries[i].value);
 	}
 	s->nentries = kept;
+	nameset_free(seen);
 }
 
 /* Checks the section headers; returns the kind of section i, or NULL
  * (reported) when it is not one we know. */
 static const char *
-classify(struct loader *ld, size_t i, char *kind, size_t kindlen, const char **arg)
+classify(struct loader *ld, size_t i, size_t first, char *kind, size_t kindlen, const char **arg)
 {
 	static const char *const kinds[] = { "database", "worker", "serve", "queue", "handler", "schedule",
 		"user" };
@@ -160,8 +163,10 @@ classify(struct loader *ld, size_t i, char *kind, size_t kindlen, const char **a
 		    kind, NAME_MAX_LEN, kind);
 		return NULL;
 	}
-	if (is_duplicate(ld, i))
+	if (first != NAMESET_NONE) {
+		ld_error(ld, s->line, "duplicate section [%s] (first at line %d)", s->name, ld->sections[first].line);
 		return NULL;
+	}
 	if (s->after != NULL)
 		ld_error(ld, s->line, "text after the section header [%s]: '%s' (a key goes on a line of its own)",
 		    s->name, s->after);
@@ -195,11 +200,13 @@ interpret(struct loader *ld, struct conf *c)
 	const char *arg;
 	size_t i, pass;
 	char **ok = xcalloc(ld->nsections + 1, sizeof *ok);
+	size_t *first = find_duplicate_sections(ld);
 
 	conf_handler_defaults(&defaults);
 	for (i = 0; i < ld->nsections; i++)
-		if (classify(ld, i, kind, sizeof kind, &arg) != NULL)
+		if (classify(ld, i, first[i], kind, sizeof kind, &arg) != NULL)
 			ok[i] = xstrdup(kind);
+	free(first);
 	/* [database], [worker] and [queue] first; then handlers, which
 	 * need the defaults and the queues; then schedules, which need the
 	 * handlers. */
@@ -242,37 +249,61 @@ interpret(struct loader *ld, struct conf *c)
 	conf_handler_free_fields(&defaults);
 }
 
-/* Refuses an on_success chain that comes back to h (a -> a, a -> b -> a):
- * every done job would enqueue the next one forever.  Reported once per
- * loop, at the line of its first handler in the file. */
-static void
-on_success_loop(struct loader *ld, const struct conf *c, size_t first)
+/* The index of the handler h's on_success names, or NAMESET_NONE (none,
+ * or no such handler: reported in validate). */
+static size_t
+next_of(const struct conf *c, const struct handler *h)
 {
-	const struct handler *h = c->handlers[first], *k = h;
-	struct buf path;
-	size_t steps, i;
+	return h->on_success != NULL ? nameset_get(c->handler_index, h->on_success) : NAMESET_NONE;
+}
 
-	for (steps = 0; steps < c->nhandlers && k->on_success != NULL; steps++) {
-		if ((k = conf_handler(c, k->on_success)) == NULL)
-			return;
-		for (i = 0; i < first; i++)
-			if (c->handlers[i] == k)
-				return; /* a loop through an earlier handler: reported there */
-		if (k == h)
-			break;
-	}
-	if (k != h || h->on_success == NULL)
-		return;
+/* Reports the loop through handler k (an index): once, at the line of
+ * its first handler in the file, as "a -> b -> a". */
+static void
+report_loop(struct loader *ld, const struct conf *c, size_t k)
+{
+	size_t m = k, j;
+	struct buf path;
+
+	for (j = next_of(c, c->handlers[k]); j != k; j = next_of(c, c->handlers[j]))
+		if (j < m)
+			m = j;
 	buf_init(&path);
-	buf_adds(&path, h->type);
-	k = h;
+	buf_adds(&path, c->handlers[m]->type);
+	j = m;
 	do {
-		k = conf_handler(c, k->on_success);
-		buf_printf(&path, " -> %s", k->type);
-	} while (k != h);
-	ld_error(ld, h->on_success_line,
+		j = next_of(c, c->handlers[j]);
+		buf_printf(&path, " -> %s", c->handlers[j]->type);
+	} while (j != m);
+	ld_error(ld, c->handlers[m]->on_success_line,
 	    "on_success: %s is a loop (each done job would enqueue the next forever)", path.data);
 	buf_free(&path);
+}
+
+/* Refuses each on_success chain that comes back on itself (a -> a,
+ * a -> b -> a): every done job would enqueue the next one forever.
+ * Each handler has one next step at most, so one walk from each handler
+ * not yet seen finds every loop: a walk that meets a handler it marked
+ * itself has closed one; one that meets an earlier walk's has not (that
+ * walk reported any loop there).  Each handler is visited once. */
+static void
+on_success_loops(struct loader *ld, const struct conf *c)
+{
+	size_t *walk = xcalloc(c->nhandlers + 1, sizeof *walk), i, k, next;
+
+	for (i = 0; i < c->nhandlers; i++) {
+		if (walk[i] != 0)
+			continue;
+		for (k = i;; k = next) {
+			walk[k] = i + 1;
+			next = next_of(c, c->handlers[k]);
+			if (next == NAMESET_NONE || walk[next] != 0)
+				break;
+		}
+		if (next != NAMESET_NONE && walk[next] == i + 1)
+			report_loop(ld, c, next);
+	}
+	free(walk);
 }
 
 /* Checks what only makes sense once everything is loaded. */
@@ -291,9 +322,8 @@ validate(struct loader *ld, struct conf *c)
 			ld_error(ld, h->on_success_line,
 			    "on_success: unknown job type '%s' (no [handler %s] section)", h->on_success,
 			    h->on_success);
-		else
-			on_success_loop(ld, c, i);
 	}
+	on_success_loops(ld, c);
 }
 
 /* Reads and checks the file.  Returns the configuration, or NULL with
@@ -349,6 +379,8 @@ conf_free(struct conf *c)
 		free(c->handlers[i]);
 	}
 	free(c->handlers);
+	nameset_free(c->handler_index);
+	nameset_free(c->queue_index);
 	for (i = 0; i < c->nschedules; i++)
 		schedule_free(c->schedules[i]);
 	free(c->schedules);

@@ -11,12 +11,13 @@
 #include "conf_ini.h"
 #include "conf_queue.h"
 #include "conf_watch.h"
+#include "nameset.h"
 
 /* Appends name, with its description (NULL: none), to the whitelist. */
 static void
 add_queue(struct conf *c, const char *name, const char *description)
 {
-	size_t n = strv_len(c->queues);
+	size_t n = c->nqueues++; /* not strv_len(): one walk per queue added */
 
 	c->queues = xrealloc(c->queues, (n + 2) * sizeof *c->queues);
 	c->queues[n] = xstrdup(name);
@@ -24,6 +25,23 @@ add_queue(struct conf *c, const char *name, const char *description)
 	c->queue_descriptions = xrealloc(c->queue_descriptions, (n + 2) * sizeof *c->queue_descriptions);
 	c->queue_descriptions[n] = xstrdup(description != NULL ? description : "");
 	c->queue_descriptions[n + 1] = NULL;
+	if (c->queue_index == NULL)
+		c->queue_index = nameset_new();
+	nameset_add(c->queue_index, c->queues[n], n);
+}
+
+/* The index of queue name in c->queues, or NAMESET_NONE. */
+static size_t
+queue_at(const struct conf *c, const char *name)
+{
+	size_t i;
+
+	if (c->queue_index != NULL)
+		return nameset_get(c->queue_index, name);
+	for (i = 0; c->queues[i] != NULL; i++) /* none added yet */
+		if (strcmp(c->queues[i], name) == 0)
+			return i;
+	return NAMESET_NONE;
 }
 
 /* [queue NAME]: adds name to the whitelist; its keys are max_running,
@@ -65,22 +83,16 @@ conf_queue_default(struct conf *c)
 const char *
 conf_queue_description(const struct conf *c, const char *name)
 {
-	size_t i;
+	size_t i = queue_at(c, name);
 
-	for (i = 0; c->queues[i] != NULL; i++)
-		if (strcmp(c->queues[i], name) == 0)
-			return c->queue_descriptions[i][0] != '\0' ? c->queue_descriptions[i] : NULL;
-	return NULL;
+	if (i == NAMESET_NONE)
+		return NULL;
+	return c->queue_descriptions[i][0] != '\0' ? c->queue_descriptions[i] : NULL;
 }
 
 /* Whether name is a configured queue. */
 int
 conf_has_queue(const struct conf *c, const char *name)
 {
-	size_t i;
-
-	for (i = 0; c->queues[i] != NULL; i++)
-		if (strcmp(c->queues[i], name) == 0)
-			return 1;
-	return 0;
+	return queue_at(c, name) != NAMESET_NONE;
 }

@@ -12,16 +12,18 @@
 #include "conf_ini.h"
 #include "conf_watch.h"
 
-/* The entry of queue, added with every check off when it has none. */
+/* The entry of queue, added with every check off when it has none.
+ * Only [queue NAME] calls this, for the keys of its one section (a
+ * second [queue NAME] is refused), which come one after another: the
+ * entry is the last one added, or there is none yet.  One look, not a
+ * walk through every queue's entry. */
 static struct queue_watch *
 watch_of(struct conf *c, const char *queue)
 {
 	struct queue_watch *q;
-	size_t i;
 
-	for (i = 0; i < c->nqueue_watches; i++)
-		if (strcmp(c->queue_watches[i].queue, queue) == 0)
-			return &c->queue_watches[i];
+	if (c->nqueue_watches > 0 && strcmp(c->queue_watches[c->nqueue_watches - 1].queue, queue) == 0)
+		return &c->queue_watches[c->nqueue_watches - 1];
 	c->queue_watches = xrealloc(c->queue_watches, (c->nqueue_watches + 1) * sizeof *c->queue_watches);
 	q = &c->queue_watches[c->nqueue_watches++];
 	memset(q, 0, sizeof *q);

@@ -16,6 +16,7 @@
 #include "conf_serve.h"
 #include "conf_worker.h"
 #include "cron.h"
+#include "nameset.h"
 #include "otlp.h"
 
 /* The [worker] defaults: what an empty section means. */
@@ -52,7 +53,8 @@ conf_reserve_mode_name(enum reserve_mode m)
 static int
 set_queues(struct loader *ld, struct worker_conf *w, const struct entry *e)
 {
-	size_t i, j;
+	struct nameset *seen;
+	size_t i;
 
 	ld->queues_line = e->line;
 	strv_free(w->queues);
@@ -63,14 +65,16 @@ set_queues(struct loader *ld, struct worker_conf *w, const struct entry *e)
 		w->queues = NULL;
 		return -1;
 	}
-	for (i = 1; w->queues[i] != NULL; i++)
-		for (j = 0; j < i; j++)
-			if (strcmp(w->queues[i], w->queues[j]) == 0) {
-				/* the order says which queue is served first: a
-				 * name twice says two things */
-				ld_error(ld, e->line, "queues: '%s' is listed twice", w->queues[i]);
-				return -1;
-			}
+	seen = nameset_new();
+	for (i = 0; w->queues[i] != NULL; i++)
+		if (nameset_add(seen, w->queues[i], i) != NAMESET_NONE) {
+			/* the order says which queue is served first: a name
+			 * twice says two things */
+			ld_error(ld, e->line, "queues: '%s' is listed twice", w->queues[i]);
+			nameset_free(seen);
+			return -1;
+		}
+	nameset_free(seen);
 	return 0;
 }
 
@@ -283,6 +287,7 @@ conf_worker_load(struct loader *ld, struct conf *c, const struct section *s, str
 		} else if (worker_set(ld, c, e) == 1 && conf_handler_set(ld, defaults, e) == 1)
 			worker_unknown_key(ld, s, e);
 	}
+	conf_handler_index_env(ld, defaults);
 	/* run as the worker, with [worker]'s env.NAME keys (alert.c), which
 	 * may come after them: checked as a whole once all are read */
 	if (c->worker.on_alert_argv != NULL)
