@@ -6,13 +6,14 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "checkpoint.h"
+
 struct loader;
 
-/* The longest checkpoint a handler gets back as JOBQ_CHECKPOINT:
- * control.h's CONTROL_CHECKPOINT_MAX, which the loader may not include
- * (control.c reads job types through the configuration);
- * tests/unit/conf.c holds the two equal. */
-#define ARGMAX_CHECKPOINT_MAX 65536
+/* The longest checkpoint a handler gets back as JOBQ_CHECKPOINT: the
+ * control channel's own bound (checkpoint.h, which control.h may not be
+ * included here for: control.c reads job types through the loader). */
+#define ARGMAX_CHECKPOINT_MAX CHECKPOINT_MAX
 
 /* Which of jobq's own variables a run gets (spawn_env): a job's handler
  * in exec mode (all, the checkpoint among them), on_dead or on_alert

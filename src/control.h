@@ -35,13 +35,14 @@
 #include <stdint.h>
 
 #include "batch.h"
+#include "checkpoint.h"
 #include "conf.h"
 
 /* Bytes of control lines a job may keep; progress lines count once (only
  * the newest is kept: see control_is_progress), checkpoint lines not at
  * all (the newest is kept apart: see control_is_checkpoint). */
 #define CONTROL_CHANNEL_MAX 65536
-#define CONTROL_CHECKPOINT_MAX 65536 /* bytes of a checkpoint, as compact JSON */
+#define CONTROL_CHECKPOINT_MAX CHECKPOINT_MAX /* checkpoint.h */
 /* The longest line read: a checkpoint of CONTROL_CHECKPOINT_MAX written
  * with blanks and \u escapes (as Python's json.dumps does) is longer
  * than its compact form. */

@@ -15,7 +15,6 @@
 
 #include "conf.h"
 #include "conf_argmax.h"
-#include "control.h"
 #include "util.h"
 
 #include "../tap.h"
@@ -952,14 +951,6 @@ test_group_only(void)
 }
 
 /* Warnings about what others could change (CONF_CHECK_EXEC only). */
-/* The loader counts a JOBQ_CHECKPOINT as long as the control channel
- * lets a checkpoint be (conf_argmax.h cannot include control.h). */
-static void
-test_argmax_checkpoint(void)
-{
-	is_int(ARGMAX_CHECKPOINT_MAX, CONTROL_CHECKPOINT_MAX, "the loader's checkpoint bound is the control channel's");
-}
-
 static void
 test_writers(void)
 {
@@ -1048,7 +1039,6 @@ main(void)
 	test_workdir_checked();
 	test_group_only();
 	test_writers();
-	test_argmax_checkpoint();
 	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 	return done();
 }
