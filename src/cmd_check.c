@@ -340,10 +340,8 @@ report_db(const struct conf *c, struct db *db, int repair)
 		    conf_reserve_mode_name(c->worker.reserve_mode),
 		    probed == RESERVE_SKIP_LOCKED ? "supports" : "does not support");
 	if (c->worker.reserve_mode == RESERVE_SKIP_LOCKED && probed != RESERVE_SKIP_LOCKED) {
-		/* the line of the key that asks for it: the one to change */
-		cli_error("%s:%d: reserve_mode = skip-locked, but the server does not support SKIP LOCKED"
-		          " (auto or update work on it)",
-		    c->path, c->worker.reserve_mode_line);
+		conf_no_skip_locked(c, err, sizeof err);
+		cli_error("%s", err);
 		return EX_CONFIG;
 	}
 	if ((rc = report_topology(c, db)) != 0)

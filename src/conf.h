@@ -242,6 +242,7 @@ int conf_rate_parse(const char *s, unsigned *count, int64_t *window_ms, char *er
 const struct serve_user *conf_serve_user(const struct conf *c, const char *name);
 int conf_valid_name(const char *s);
 const char *conf_reserve_mode_name(enum reserve_mode m);
+void conf_no_skip_locked(const struct conf *c, char *buf, size_t n);
 int exit_set_has(const struct exit_set *s, int code);
 int exit_set_parse(const char *s, struct exit_set *out, char *err);
 const char *conf_limit_key(enum handler_limit l);

@@ -35,6 +35,17 @@ conf_worker_defaults(struct conf *c)
 	c->worker.keep_done_ms = 7 * 24 * 3600 * 1000LL;
 }
 
+/* Writes into buf the error of a configuration whose reserve_mode =
+ * skip-locked meets a server without SKIP LOCKED, at the line of that
+ * key, the one to change (jobq check and jobq work say it alike). */
+void
+conf_no_skip_locked(const struct conf *c, char *buf, size_t n)
+{
+	snprintf(buf, n, "%s:%d: reserve_mode = skip-locked, but the server does not support SKIP LOCKED"
+	                 " (auto or update work on it)",
+	    c->path, c->worker.reserve_mode_line);
+}
+
 /* The name of a reserve mode, as reserve_mode takes it. */
 const char *
 conf_reserve_mode_name(enum reserve_mode m)

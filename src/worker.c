@@ -182,8 +182,7 @@ worker_start(struct worker *w, char *err)
 	if (w->mode == RESERVE_AUTO)
 		w->mode = probed;
 	else if (w->mode == RESERVE_SKIP_LOCKED && probed != RESERVE_SKIP_LOCKED) {
-		errf(err, "reserve_mode = skip-locked, but the server does not support SKIP LOCKED"
-			  " (auto or update work on it)");
+		conf_no_skip_locked(w->conf, err, ERRSZ);
 		return -2;
 	}
 	if (row_register(w, err) != DB_OK)

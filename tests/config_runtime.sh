@@ -40,6 +40,11 @@ exec = $HANDLERS/echo.sh
 EOC
 refused 8 "reserve_mode = skip-locked, but the server does not support SKIP LOCKED" \
 	"skip-locked on a server without it"
+# jobq work meets it on starting, and names the same line.
+run jq_ work --once
+is "$RC" "78" "jobq work with skip-locked on a server without it: exits 78"
+like "$ERR" "cannot start: $(re "$CONF"):8: reserve_mode = skip-locked, but the server does not support SKIP LOCKED" \
+	"and its log names the key's line"
 sed -i 's/^reserve_mode = skip-locked/reserve_mode = auto/' "$CONF"
 run jq_ check
 is "$RC" "0" "the same server with reserve_mode = auto: exits 0"
