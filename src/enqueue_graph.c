@@ -15,66 +15,29 @@
 
 #include "after.h"
 #include "enqueue_graph.h"
+#include "nameset.h"
 
-/* The refs defined so far: an open-addressing table of (name, index of
+/* The refs defined so far, each with the index of its job among the
+ * input's jobs (nameset.c; the names are the graph's: names holds
+ * them), then, for pass 2, the jobs held (the index of the first is
  * its job), and the jobs of pass 2. */
 struct graph {
-	char **name;
-	size_t *index;
-	size_t cap, n; /* table slots, refs in it */
-	size_t njobs;  /* jobs seen by pass 1 */
-	int used;      /* some line has "after" or "ref" */
+	struct nameset *refs;
+	char **names;
+	size_t n, names_cap; /* refs defined, slots of names */
+	size_t njobs;        /* jobs seen by pass 1 */
+	int used;            /* some line has "after" or "ref" */
 	struct batch_job *jobs;
 	size_t *line; /* of each job of pass 2, for the database's refusals */
 	size_t nheld, held_cap;
 };
-
-static uint64_t
-hash(const char *s)
-{
-	uint64_t h = 14695981039346656037ULL;
-
-	for (; *s != '\0'; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-	return h;
-}
-
-/* The slot of name, or of the empty slot where it would go. */
-static size_t
-slot(const struct graph *g, const char *name)
-{
-	size_t i = (size_t)(hash(name) % g->cap);
-
-	while (g->name[i] != NULL && strcmp(g->name[i], name) != 0)
-		i = (i + 1) % g->cap;
-	return i;
-}
-
-static void
-grow(struct graph *g)
-{
-	struct graph old = *g;
-	size_t i, k;
-
-	g->cap = old.cap ? old.cap * 2 : 64;
-	g->name = xcalloc(g->cap, sizeof *g->name);
-	g->index = xcalloc(g->cap, sizeof *g->index);
-	for (i = 0; i < old.cap; i++)
-		if (old.name[i] != NULL) {
-			k = slot(g, old.name[i]);
-			g->name[k] = old.name[i];
-			g->index[k] = old.index[i];
-		}
-	free(old.name);
-	free(old.index);
-}
 
 struct graph *
 graph_new(void)
 {
 	struct graph *g = xcalloc(1, sizeof *g);
 
-	grow(g);
+	g->refs = nameset_new();
 	return g;
 }
 
@@ -85,15 +48,33 @@ graph_free(struct graph *g)
 
 	if (g == NULL)
 		return;
-	for (i = 0; i < g->cap; i++)
-		free(g->name[i]);
+	nameset_free(g->refs);
+	for (i = 0; i < g->n; i++)
+		free(g->names[i]);
 	for (i = 0; i < g->nheld; i++)
 		batch_job_clear(&g->jobs[i]);
-	free(g->name);
-	free(g->index);
+	free(g->names);
 	free(g->jobs);
 	free(g->line);
 	free(g);
+}
+
+/* Records ref, which g takes, as defined by job index, unless an
+ * earlier line defined it: then frees it and returns -1. */
+static int
+define(struct graph *g, char *ref, size_t index)
+{
+	if (nameset_get(g->refs, ref) != NAMESET_NONE) {
+		free(ref);
+		return -1;
+	}
+	if (g->n == g->names_cap) {
+		g->names_cap = g->names_cap ? g->names_cap * 2 : 64;
+		g->names = xrealloc(g->names, g->names_cap * sizeof *g->names);
+	}
+	g->names[g->n++] = ref;
+	nameset_add(g->refs, ref, index);
+	return 0;
 }
 
 /* Pass 1: checks that each ref job waits for is defined by an earlier
@@ -104,12 +85,12 @@ graph_free(struct graph *g)
 int
 graph_check(struct graph *g, const struct batch_job *job, char *err)
 {
-	size_t i, k;
+	size_t i;
 	int rc = 0;
 
 	g->used |= job->ref != NULL || job->nafter_ids > 0 || job->nafter_refs > 0;
 	for (i = 0; i < job->nafter_refs && rc == 0; i++)
-		if (g->name[slot(g, job->after_refs[i])] == NULL) {
+		if (nameset_get(g->refs, job->after_refs[i]) == NAMESET_NONE) {
 			errf(err,
 			    "\"after\": ref '%s' is not defined on an earlier line (a job can only wait for "
 			    "jobs"
@@ -117,17 +98,10 @@ graph_check(struct graph *g, const struct batch_job *job, char *err)
 			    job->after_refs[i]);
 			rc = -1;
 		}
-	if (job->ref != NULL) {
-		if (g->name[k = slot(g, job->ref)] != NULL) {
-			if (rc == 0)
-				errf(err, "\"ref\": '%s' is defined twice", job->ref);
-			rc = -1;
-		} else {
-			g->name[k] = xstrdup(job->ref);
-			g->index[k] = g->njobs;
-			if (++g->n * 2 > g->cap)
-				grow(g);
-		}
+	if (job->ref != NULL && define(g, xstrdup(job->ref), g->njobs) < 0) {
+		if (rc == 0)
+			errf(err, "\"ref\": '%s' is defined twice", job->ref);
+		rc = -1;
 	}
 	g->njobs++;
 	return rc;
@@ -141,19 +115,10 @@ void
 graph_bad_line(struct graph *g, const char *line, size_t len)
 {
 	char *ref = batch_line_ref(line, len);
-	size_t k;
 
 	g->njobs++;
-	if (ref == NULL)
-		return;
-	if (g->name[k = slot(g, ref)] != NULL) {
-		free(ref);
-		return;
-	}
-	g->name[k] = ref;
-	g->index[k] = g->njobs - 1;
-	if (++g->n * 2 > g->cap)
-		grow(g);
+	if (ref != NULL)
+		(void)define(g, ref, g->njobs - 1); /* a second definition: the first stands */
 }
 
 /* Whether some line of the input waits for a job or names itself. */
@@ -215,7 +180,7 @@ graph_commit(struct graph *g, struct db *db, const struct group_spec *group, int
 		a[i].after_any = b->after_any;
 		refs[i] = xcalloc(b->nafter_refs + 1, sizeof *refs[i]);
 		for (j = 0; j < b->nafter_refs; j++)
-			refs[i][j] = g->index[slot(g, b->after_refs[j])]; /* pass 1 checked it is earlier */
+			refs[i][j] = nameset_get(g->refs, b->after_refs[j]); /* pass 1 checked it is earlier */
 		a[i].refs = refs[i];
 		a[i].nrefs = b->nafter_refs;
 	}
