@@ -144,13 +144,21 @@ conf_argmax_need(char *const *argv, char *const *env, uid_t uid, enum argmax_run
 }
 
 /* Refuses (reports at line, -1) the program of key, argv, when with env
- * and jobq's own variables for run it is more than execve takes. */
+ * and jobq's own variables for run it is more than execve takes.  Only
+ * with CONF_CHECK_EXEC (jobq work, which execs it, and jobq check): the
+ * limit is a quarter of this process's stack limit, and a client such
+ * as jobq enqueue, started by a web server with a smaller one, runs no
+ * handler and must not be refused for what the worker can exec. */
 int
 conf_argmax_check(struct loader *ld, int line, const char *key, char *const *argv, char *const *env, uid_t uid,
     enum argmax_run run)
 {
-	size_t need = conf_argmax_need(argv, env, uid, run), limit = conf_argmax_limit();
+	size_t need, limit;
 
+	if (!(ld->flags & CONF_CHECK_EXEC))
+		return 0;
+	need = conf_argmax_need(argv, env, uid, run);
+	limit = conf_argmax_limit();
 	if (need <= limit)
 		return 0;
 	ld_error(ld, line,

@@ -528,6 +528,15 @@ on_dead = $E $w100k $w100k
 exec = $E
 env.A = $w100k
 EOC
+# Only the worker execs a handler: a client started with the same small
+# stack (jobq enqueue from a web server) loads the file, and goes on to
+# the database (here none: 69), not refused with 78.
+sed "s|^socket = .*|socket = $T/no-server.sock|" "$T/argmax-checkpoint.ini" >"$T/argmax-client.ini"
+chmod 600 "$T/argmax-client.ini"
+run "$JOBQ" -c "$T/argmax-client.ini" enqueue x '{}'
+is "$RC" "69" "argmax: jobq enqueue, which runs no handler, is not refused for it (69: no database here)"
+! grep -q "too long as a whole" <<<"$ERR"
+ok $? "argmax: and says nothing of it"
 JOBQ=$JOBQ_FULL
 
 # [serve] took names, addresses and a token of any length.
