@@ -129,6 +129,11 @@ queue_claim_rows(struct claim *cl, struct db_res *r, int add_attempt)
 	return DB_OK;
 }
 
+/* Whether a job the claim took early still waits: its release, or the
+ * cancel mark of a dead dependency (deps.c, which asks for no lease),
+ * may have come between the claim's COMMIT and the statement below. */
+#define STILL_EARLY "waiting_on > 0 AND cancel_by IS NULL"
+
 /* Puts back to wait the early jobs cl took (job.early: written waiting
  * for other jobs, waiting_on > 0, yet due -- plain SQL that left out
  * available_at = DEPS_NEVER), which must not run before the jobs they
@@ -136,10 +141,14 @@ queue_claim_rows(struct claim *cl, struct db_res *r, int add_attempt)
  * had none (so that its release makes it due when it was meant to be),
  * available_at DEPS_NEVER, out of every claim's reach, its lease
  * cleared and the attempt the claim charged refunded.  One conditional
- * statement, fenced by the claim's token; a row whose cancel was asked
- * meanwhile is left as it is (a claim ends it).  The jobs leave cl's
- * either way: one whose statement failed returns when its lease
- * expires.  parked (if not NULL) gets their ids.  Each such row costs
+ * statement, fenced by the claim's token.  A row released or marked for
+ * cancelling meanwhile (STILL_EARLY no longer holds) only loses its
+ * lease and gets its attempt back, keeping the available_at its release
+ * or mark set: a claim then runs or ends it, never charged twice.
+ * (wait_until is assigned first, from available_at as it was: MariaDB
+ * assigns a single-table UPDATE's columns left to right.)  The jobs
+ * leave cl's either way: one whose statement failed returns when its
+ * lease expires.  parked (if not NULL) gets their ids.  Each such row costs
  * one claim once, never a read per claim; a claim with none costs
  * nothing here. */
 int
@@ -172,10 +181,11 @@ queue_claim_park(struct db *db, struct claim *cl, struct buf *parked, char *err)
 	}
 	buf_init(&sql);
 	db_sql(db, &sql,
-	    "UPDATE jobs SET wait_until = COALESCE(wait_until, available_at), available_at = " DEPS_NEVER ","
+	    "UPDATE jobs SET wait_until = IF(" STILL_EARLY ", COALESCE(wait_until, available_at), wait_until),"
+	    " available_at = IF(" STILL_EARLY ", " DEPS_NEVER ", available_at),"
 	    " attempts = IF(id IN (%s) AND attempts > 0, attempts - 1, attempts), reserved_at = NULL,"
 	    " reserved_by = NULL, lease_token = NULL, lease_expires_at = NULL"
-	    " WHERE lease_token = %q AND waiting_on > 0 AND cancel_by IS NULL AND id IN (%s)",
+	    " WHERE lease_token = %q AND id IN (%s)",
 	    charged.data, cl->token, ids.data);
 	rc = db_exec_buf(db, &sql, err);
 	if (parked != NULL)
