@@ -19,9 +19,19 @@ function fireTable(id, fires, withError) {
 }
 
 export async function pageSchedule(name) {
-  const [list, h] = await Promise.all([api("/api/schedules"), api("/api/schedules/history?name=" + encodeURIComponent(name))]);
+  /* the list first: a name that is no schedule (a gone one among them)
+   * has no history to ask for (a 404) */
+  const list = await api("/api/schedules");
   const s = list.schedules.find((x) => x.name === name);
-  if (!s) { setMain("Schedules", el("h1", {}, "No such schedule"), el("p", {}, el("a", { href: "/schedules" }, "All schedules"))); return; }
+  if (!s || s.gone) {
+    /* a gone name (its INI section renamed or removed) has no facts to
+     * show: only what it left, which the list's Remove takes away */
+    setMain("Schedules", el("h1", {}, "No such schedule"),
+      s && s.gone ? el("p", { id: "gone-note" }, el("code", {}, s.name), " is gone from the INI file; ", s.problem || "") : null,
+      el("p", {}, el("a", { href: "/schedules" }, "All schedules")));
+    return;
+  }
+  const h = await api("/api/schedules/history?name=" + encodeURIComponent(name));
   const admin = isAdmin();
   const info = [
     el("dl", { class: "kv" },

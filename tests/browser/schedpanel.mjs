@@ -53,7 +53,14 @@ try {
   await page.setViewport({ width: 375, height: 800 });
   is((await overflow375(page)).join("\n"), "", "the list with 64-character gone names at 375 px: nothing scrolls sideways");
   await shot("schedules-gone-375");
+  // a gone name's own page (an old link): no facts, what it is, no error
+  await page.goto(BASE + "/schedules/" + GONE1, { waitUntil: "networkidle0" });
+  is(await text(page, "main h1"), "No such schedule", "a gone name's page says it is no schedule");
+  like(await text(page, "#gone-note"), /is gone from the INI file/, "and that it is gone from the INI file");
+  is((await overflow375(page)).join("\n"), "", "that page at 375 px: nothing scrolls sideways");
   await page.setViewport({ width: 1280, height: 900 });
+  await page.goto(BASE + "/schedules", { waitUntil: "networkidle0" });
+  await page.waitForSelector("#schedules-table", WAIT);
   let goneAsked = "";
   page.once("dialog", (d) => { goneAsked = d.message(); d.accept(); });
   await press(page, `${gone(GONE1)} button.remove-gone`);
