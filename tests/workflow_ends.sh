@@ -86,6 +86,8 @@ EOC
 	wait_exit 60 "$W"
 	is "$(ran "$a,$b,$c")" "$a:cancelled,$b:cancelled,$c:cancelled" \
 		"$m A cancelled as it ran: the chain behind it ended with the worker's outcome"
+	like "$(cat "$T/w.log")" "job $a: its end ended 2 jobs that waited for it" \
+		"$m by the worker's outcome, not by a sweep or a claim after it"
 	is "$(rw other)" "0/0" "$m none of it left ready or waiting"
 
 	# A waiter gained while it runs: its lean outcome fails its fence
@@ -102,6 +104,8 @@ EOC
 	wait_exit 60 "$W"
 	is "$(ran "$a,$b,$c")" "$a:dead,$b:cancelled,$c:cancelled" \
 		"$m a waiter gained while A ran ended with A's outcome, and the one behind it"
+	like "$(cat "$T/w.log")" "job $a: its end ended 2 jobs that waited for it" \
+		"$m by the outcome written again in full"
 	is "$(rw other)" "0/0" "$m none of it left ready or waiting"
 	sql "DELETE FROM failed_jobs"
 done
