@@ -153,7 +153,9 @@ flow_gate_open(struct db *db, const struct flow_gate *g, struct buf *sql, unsign
  * of other types, is no start of it), counted by the database, so the
  * same statements serve both reservation modes: a job marked to be
  * cancelled (a dependency died) or past its expires_at is claimed only
- * to be ended unstarted, and is no start. */
+ * to be ended unstarted, and one written waiting yet due (plain SQL:
+ * waiting_on > 0) only to be put back to wait (queue_claim_park): no
+ * start either. */
 void
 flow_gate_charge_sql(struct db *db, struct buf *sql, const struct flow_gate *g, const char *token)
 {
@@ -163,7 +165,7 @@ flow_gate_charge_sql(struct db *db, struct buf *sql, const struct flow_gate *g, 
 	scope_sql(db, sql, "type:", g->type);
 	db_sql(db, sql,
 	    ", UTC_TIMESTAMP(6) FROM jobs WHERE lease_token = %q AND type = %q AND cancel_by IS NULL"
-	    " AND COALESCE(expires_at > UTC_TIMESTAMP(6), 1);",
+	    " AND waiting_on = 0 AND COALESCE(expires_at > UTC_TIMESTAMP(6), 1);",
 	    token, g->type);
 	buf_adds(sql, "DELETE FROM jobq_starts WHERE scope = ");
 	scope_sql(db, sql, "type:", g->type);

@@ -132,9 +132,11 @@ like "$(jq_ group show killed)" "state: +ended" "then show says ended"
 # now: the waiting marker forgotten) is not run before the job it waits
 # for ends: the first claim that takes it puts it back to wait, and the
 # worker names it; once its job is done it runs, after it.  In both
-# claim modes.
+# claim modes, with a rate on its type: the claim charges it no start.
+sed -i "s|^exec = /bin/true$|exec = /bin/true\nrate = 100/s|" "$CONF"
 for rmode in skip-locked update; do
 	empty_tables
+	sql "DELETE FROM jobq_starts"
 	sed -i "/^reserve_mode = /d; s/^\[worker\]$/[worker]\nreserve_mode = $rmode/" "$CONF"
 	a=$(jq_ enqueue --delay 1h step '{}')
 	b=$(sql "INSERT INTO jobs (queue, type, payload, waiting_on) VALUES ('default', 'step', '{}', 1);
@@ -146,6 +148,7 @@ for rmode in skip-locked update; do
 	is "$(sql "SELECT CONCAT(available_at, ' ', waiting_on, ' ', attempts, ' ', lease_token IS NULL, ' ', wait_until IS NOT NULL) FROM jobs WHERE id = $b")" \
 		"9999-12-31 23:59:59.000000 1 0 1 1" "[$rmode] the claim put it back to wait: not due, unleased, no attempt counted"
 	is "$(ready_waiting)" "0/1" "[$rmode] status counts it waiting"
+	is "$(sql "SELECT COUNT(*) FROM jobq_starts")" 0 "[$rmode] and no start was charged to its type's rate"
 	like "$(cat "$T/w.log")" "job $b: written waiting for other jobs \\(waiting_on > 0\\) but due" "[$rmode] the worker names it"
 	sql "UPDATE jobs SET available_at = UTC_TIMESTAMP(6) WHERE id = $a"
 	work
