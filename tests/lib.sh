@@ -122,6 +122,22 @@ run() {
 # The literal string $1 as an extended regular expression.
 re() { printf '%s' "$1" | sed 's/[][\.*^$+?(){}|]/\\&/g'; }
 
+# shielded ID CMD...: runs CMD (a drain that kills a job ID waits for)
+# while job ID looks reserved, under a lease no worker holds, lifted
+# afterwards.  A job's end other than done ends the jobs that wait for it
+# in its own transaction, down the graph, but passes over reserved ones
+# (as a cancel and the sweep do), so ID is left marked for cancelling,
+# parked, still in jobs, for a claim or a sweep to end: the state that a
+# graph larger than a cascade's 500 jobs leaves, which the races of
+# re-opening start from.
+shielded() {
+	local id=$1
+	shift
+	sql "UPDATE jobs SET lease_token = REPEAT('s', 32), lease_expires_at = UTC_TIMESTAMP(6) + INTERVAL 1 HOUR WHERE id = $id"
+	"$@"
+	sql "UPDATE jobs SET lease_token = NULL, lease_expires_at = NULL WHERE id = $id"
+}
+
 # conf_refused FILE LINE REGEX NAME: `jobq check` on $T/FILE.ini exits 78
 # with exactly one line "FILE:LINE: message" matching REGEX, and nothing
 # on stdout.

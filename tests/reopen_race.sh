@@ -55,19 +55,6 @@ drain() { jq_ work -q default --stop-when-empty 2>>"$T/worker.log"; }
 ran() { grep -c "^start $1 " "$LOG" 2>/dev/null || true; }
 reset() { sql "DELETE FROM jobs; DELETE FROM failed_jobs; DELETE FROM job_runs; DELETE FROM jobq_deps; DELETE FROM jobq_parked; DELETE FROM jobq_parked_deps"; rm -f "$LOG" "$T"/seen.*; }
 
-# shielded ID: drains the default queue while job ID (waiting for one
-# that dies there) looks reserved, a lease no worker holds, lifted
-# afterwards.  A dead job's outcome ends the jobs that wait for it in its
-# own transaction, down the graph, but passes over reserved ones (as a
-# cancel and the sweep do): ID is left marked for cancelling, parked, in
-# jobs, for a claim or a sweep to end -- the state these races start
-# from, which a graph larger than a cascade's 500 jobs leaves too.
-shielded() {
-	sql "UPDATE jobs SET lease_token = REPEAT('s', 32), lease_expires_at = UTC_TIMESTAMP(6) + INTERVAL 1 HOUR WHERE id = $1"
-	drain
-	sql "UPDATE jobs SET lease_token = NULL, lease_expires_at = NULL WHERE id = $1"
-}
-
 # hold ID SECS: a client session locks job ID's row for SECS seconds, in
 # the background; returns once the lock is taken.
 hold() {
@@ -159,7 +146,7 @@ reset
 d=$(jq_ enqueue step '{"n": "once"}')
 p=$(jq_ enqueue -q side --after "$d" step '{"n": "P"}')
 w=$(jq_ enqueue -q side --after "$p" step '{"n": "W"}')
-shielded "$p"
+shielded "$p" drain
 is "$(sql "SELECT CONCAT(id, '<', parked_by) FROM jobq_parked")" "$p<$d" "forget: P is parked under D"
 sql "START TRANSACTION; SELECT job_id FROM jobq_parked_deps WHERE job_id = $p FOR UPDATE; DO SLEEP(4); COMMIT" >/dev/null &
 HOLDER=$!
@@ -194,7 +181,7 @@ is "$(ran "$p"):$(ran "$w")" "0:0" "forget: neither ran"
 reset
 d=$(jq_ enqueue step '{"n": "once"}')
 p=$(jq_ enqueue -q side --after "$d" step '{"n": "P"}')
-shielded "$p"
+shielded "$p" drain
 echo "FROM jobs WHERE id = $p AND lease_token" >"$PX/hold"
 # A worker's first turn sweeps what is marked at once, before it claims:
 # P's row is locked meanwhile, so the sweep passes over it and the
