@@ -287,6 +287,7 @@ read_edit(const struct failed_opts *o, size_t max, char **text, size_t *len)
 		    "failed retry: the payload in %s is more than max_payload (%zu bytes); nothing done",
 		    path, max);
 		free(*text);
+		*text = NULL; /* the caller frees what it gets back either way */
 		return EX_DATAERR;
 	}
 	while (*len > 0 && strchr(" \t\r\n", (*text)[*len - 1]) != NULL)
