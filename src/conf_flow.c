@@ -83,7 +83,7 @@ conf_flow_queue(struct loader *ld, struct conf *c, const char *queue, const stru
 
 	if (ld_uint(ld, e, 1, FLOW_MAX, &v) < 0)
 		return -1;
-	c->queue_limits = xrealloc(c->queue_limits, (c->nqueue_limits + 1) * sizeof *c->queue_limits);
+	c->queue_limits = xgrow(c->queue_limits, c->nqueue_limits, 1, sizeof *c->queue_limits);
 	c->queue_limits[c->nqueue_limits].queue = xstrdup(queue);
 	c->queue_limits[c->nqueue_limits++].max_running = (unsigned)v;
 	return 0;

@@ -716,7 +716,7 @@ conf_handler_load(struct loader *ld, struct conf *c, const struct section *s, co
 		else if (strcmp(e->key, "group") == 0)
 			group_line = e->line;
 	}
-	c->handlers = xrealloc(c->handlers, (c->nhandlers + 1) * sizeof *c->handlers);
+	c->handlers = xgrow(c->handlers, c->nhandlers, 1, sizeof *c->handlers);
 	c->handlers[c->nhandlers++] = h;
 	if (c->handler_index == NULL)
 		c->handler_index = nameset_new();

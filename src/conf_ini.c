@@ -215,7 +215,7 @@ add_section(struct loader *ld, const char *name, int line)
 {
 	struct section *s;
 
-	ld->sections = xrealloc(ld->sections, (ld->nsections + 1) * sizeof *ld->sections);
+	ld->sections = xgrow(ld->sections, ld->nsections, 1, sizeof *ld->sections);
 	s = &ld->sections[ld->nsections++];
 	memset(s, 0, sizeof *s);
 	s->name = xstrdup(name);
@@ -447,7 +447,7 @@ on_entry(void *user, const char *section, const char *key, const char *value)
 		return 1;
 	}
 	s = &ld->sections[ld->nsections - 1];
-	s->entries = xrealloc(s->entries, (s->nentries + 1) * sizeof *s->entries);
+	s->entries = xgrow(s->entries, s->nentries, 1, sizeof *s->entries);
 	e = &s->entries[s->nentries++];
 	e->key = xstrdup(key);
 	if (ld->long_value != NULL) {

@@ -19,10 +19,10 @@ add_queue(struct conf *c, const char *name, const char *description)
 {
 	size_t n = c->nqueues++; /* not strv_len(): one walk per queue added */
 
-	c->queues = xrealloc(c->queues, (n + 2) * sizeof *c->queues);
+	c->queues = xgrow(c->queues, n + 1, 1, sizeof *c->queues);
 	c->queues[n] = xstrdup(name);
 	c->queues[n + 1] = NULL;
-	c->queue_descriptions = xrealloc(c->queue_descriptions, (n + 2) * sizeof *c->queue_descriptions);
+	c->queue_descriptions = xgrow(c->queue_descriptions, n + 1, 1, sizeof *c->queue_descriptions);
 	c->queue_descriptions[n] = xstrdup(description != NULL ? description : "");
 	c->queue_descriptions[n + 1] = NULL;
 	if (c->queue_index == NULL)

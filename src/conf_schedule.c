@@ -277,7 +277,7 @@ conf_schedule_load(struct loader *ld, struct conf *c, const struct section *s, c
 	int bad = 0, rc;
 
 	sc->line = s->line;
-	c->schedules = xrealloc(c->schedules, (c->nschedules + 1) * sizeof *c->schedules);
+	c->schedules = xgrow(c->schedules, c->nschedules, 1, sizeof *c->schedules);
 	c->schedules[c->nschedules++] = sc;
 	for (i = 0; i < s->nentries; i++) {
 		const struct entry *e = &s->entries[i];

@@ -388,7 +388,7 @@ conf_user_load(struct loader *ld, struct conf *c, const struct section *sec, con
 	size_t i;
 
 	u->name = xstrdup(name);
-	s->users = xrealloc(s->users, (s->nusers + 1) * sizeof *s->users);
+	s->users = xgrow(s->users, s->nusers, 1, sizeof *s->users);
 	s->users[s->nusers++] = u;
 	for (i = 0; i < sec->nentries; i++) {
 		const struct entry *e = &sec->entries[i];

@@ -24,7 +24,7 @@ watch_of(struct conf *c, const char *queue)
 
 	if (c->nqueue_watches > 0 && strcmp(c->queue_watches[c->nqueue_watches - 1].queue, queue) == 0)
 		return &c->queue_watches[c->nqueue_watches - 1];
-	c->queue_watches = xrealloc(c->queue_watches, (c->nqueue_watches + 1) * sizeof *c->queue_watches);
+	c->queue_watches = xgrow(c->queue_watches, c->nqueue_watches, 1, sizeof *c->queue_watches);
 	q = &c->queue_watches[c->nqueue_watches++];
 	memset(q, 0, sizeof *q);
 	q->queue = xstrdup(queue);

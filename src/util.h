@@ -32,6 +32,7 @@ void fatal(const char *fmt, ...) PRINTFLIKE(1, 2) NORETURN;
 void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t size);
 void *xrealloc(void *p, size_t n);
+void *xgrow(void *p, size_t n, size_t more, size_t size);
 char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
 char *xstrdup_or_null(const char *s);
