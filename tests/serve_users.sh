@@ -69,8 +69,14 @@ refused 65 "user role: no user frank" "role of nobody" user role frank admin
 refused 65 "user role: user vic is in .*jobq.ini: change it there" "role of a jobq.ini user" user role vic admin
 refused 65 "user remove: no user frank" "remove nobody" user remove frank
 refused 65 "user passwd: user ada is in .*jobq.ini" "passwd of a jobq.ini user" user passwd ada
+# Not at a prompt, the password on stdin is input, judged before the
+# database is asked (b189788): none at all is said first; given one, the
+# unknown user is.
 jq_ user passwd frank </dev/null >/dev/null 2>"$T/err"
-is "$?:$(cat "$T/err")" "65:jobq: user passwd: no user frank" "passwd of nobody: said before any password is asked"
+is "$?:$(cat "$T/err")" "65:jobq: user passwd: no password on standard input (one line, at most 1024 bytes)" \
+	"passwd of nobody with nothing on stdin: the missing password, judged first"
+printf 'a good long password\n' | jq_ user passwd frank >/dev/null 2>"$T/err"
+is "$?:$(cat "$T/err")" "65:jobq: user passwd: no user frank" "passwd of nobody with a password on stdin: no such user"
 refused 64 "user: add needs a user NAME" "add without a name" user add
 refused 64 "unknown action 'frob'" "an unknown action" user frob
 refused 64 "--role goes with add" "--role with role" user role carol admin --role admin
