@@ -75,10 +75,7 @@ EOC
 	} | write_conf
 }
 
-# The cell's jobs; sets ID (type -> id) and ALL.  exp comes last: its
-# expire_after (2 s) runs from its enqueue, and where a jobq takes a
-# few tenths of a second to start (a sanitizer build on a busy machine)
-# the enqueues after it would let it expire before the first claim.
+# The cell's jobs but exp; sets ID (type -> id).
 enqueue_all() {
 	declare -gA ID=()
 	CONF=$T/f1.ini
@@ -90,6 +87,16 @@ enqueue_all() {
 	ID[chain1]=$(jq_ enqueue chain1 '{}')
 	ID[chain2]=$(jq_ enqueue --after "${ID[chain1]}" chain2 '{}')
 	ID[chain3]=$(jq_ enqueue --after "${ID[chain2]}" chain3 '{}')
+}
+
+# exp and its waiter, enqueued once the first worker has been started:
+# exp's expire_after (2 s) runs from its enqueue, and a sanitizer build
+# on a busy machine (CI, two suites side by side) took over 2 s from
+# there to the worker's first claim when exp went in before the worker
+# started, so exp expired unclaimed.  A worker already polling claims it
+# within a poll interval.
+enqueue_exp() {
+	CONF=$T/f1.ini
 	ID[exp]=$(echo '{"type": "exp", "ref": "e", "payload": {"progress": 40}}' |
 		jq_ enqueue --batch --group "$KEY.e" --on-complete gcb | grep -E '^[0-9]+$')
 	ID[expaft]=$(jq_ enqueue --after "${ID[exp]}" expaft '{}')
@@ -217,6 +224,7 @@ for cell in $CELLS; do
 	CONF=$T/f1.ini
 	start_worker
 	F1=$WORKER_PID
+	enqueue_exp
 	reach_point
 	kill_first
 	[ "$point" = before ] || touch "$C/hold.f2.run"
