@@ -4,6 +4,7 @@
 # in one transaction with a plain INSERT INTO jobs (queue, type, payload,
 # available_at); committed, the job runs; rolled back, there is no job.
 . "$top_srcdir/tests/lib.sh"
+one_build normal "clients in other languages"
 . "$top_srcdir/tests/operator/common.sh"
 
 have_php=

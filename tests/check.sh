@@ -5,6 +5,7 @@
 # failure with a one-line reason on stderr.  Also the password sources
 # (password, password_file) and the warning about a readable password.
 . "$top_srcdir/tests/lib.sh"
+one_build sanitized "behaviour alone"
 setup check
 
 U=jqcheck_$$

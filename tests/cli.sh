@@ -4,6 +4,7 @@
 # here may need the configuration or the database, so $JOBQ_CONFIG names
 # a file that does not exist.
 . "$top_srcdir/tests/lib.sh"
+one_build sanitized "behaviour alone"
 export JOBQ_CONFIG=/nonexistent/jobq-cli-test.ini
 COMMANDS="init check enqueue work status show failed release-stale workers prune"
 

@@ -4,6 +4,7 @@
 # or input, the exit status jobq(1) documents, and nothing changed in
 # the database.
 . "$top_srcdir/tests/lib.sh"
+one_build sanitized "behaviour alone"
 setup cli_audit
 
 # The jobq tables as rows, to compare before and after a refused command.

@@ -4,6 +4,7 @@
 # the configuration named by -c or $JOBQ_CONFIG; schedules and users of
 # the configuration and of the database.
 . "$top_srcdir/tests/lib.sh"
+one_build normal "what the package installs"
 setup completion
 
 HASH=$("$JOBQ" passwd --stdin <<<'a completion password' | sed 's/^password_hash = //')

@@ -3,6 +3,7 @@
 # each, all of them, and the command exits 78; which file is read
 # (-c FILE, then $JOBQ_CONFIG, then the compiled-in default).
 . "$top_srcdir/tests/lib.sh"
+one_build sanitized "behaviour alone"
 setup config
 
 E=$HANDLERS/echo.sh

@@ -4,6 +4,7 @@
 # line "FILE:LINE: message" and exit 78, where before it loaded and then
 # did something else than the file says.
 . "$top_srcdir/tests/lib.sh"
+one_build sanitized "behaviour alone"
 setup config_audit
 
 # conf_file NAME: stdin (which starts with [database]) to $T/NAME.ini.

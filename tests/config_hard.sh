@@ -4,6 +4,7 @@
 # does not exist fails `jobq check`; a configuration, handler program or
 # folder that others can change gets a warning (and check still passes).
 . "$top_srcdir/tests/lib.sh"
+one_build sanitized "behaviour alone"
 setup config_hard
 
 # conf_file NAME: stdin then this test's [database] to $T/NAME.ini (0600).

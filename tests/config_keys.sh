@@ -3,6 +3,7 @@
 # audit of every key of jobq.ini(5): each is refused by `jobq check`
 # with one line "FILE:LINE: message" and exit 78, or now takes effect.
 . "$top_srcdir/tests/lib.sh"
+one_build sanitized "behaviour alone"
 setup config_keys
 
 # conf_file NAME: stdin (which starts with [database]) to $T/NAME.ini.

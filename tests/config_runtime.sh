@@ -7,6 +7,7 @@
 # and output limits whose outcome does not fit max_allowed_packet.  One
 # line each, exit 78, nothing changed.
 . "$top_srcdir/tests/lib.sh"
+one_build sanitized "behaviour alone"
 setup config_runtime
 
 command -v python3 >/dev/null || skip_all "no python3 for the proxy"

@@ -9,6 +9,7 @@
 # decide it).  Needs no
 # database: the configuration points at a socket nobody listens on.
 . "$top_srcdir/tests/lib.sh"
+one_build normal "a scale test"
 setup config_scale
 
 # big N: $T/big-N.ini, N/2 queues and N/2 handlers (each with keys, its

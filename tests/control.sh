@@ -5,6 +5,7 @@
 # garbage on the channel is a handler error; the result is kept in the
 # run history.  In both reservation modes.
 . "$top_srcdir/tests/lib.sh"
+one_build sanitized "behaviour alone"
 setup control
 TH=$top_srcdir/tests/handlers
 cp "$TH/control.sh" "$T/control.sh"

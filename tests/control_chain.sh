@@ -4,6 +4,7 @@
 # on_dead program run once per dead-lettered job with the job as JSON on
 # stdin, whose failure changes nothing; the shipped alert-mail.sh.
 . "$top_srcdir/tests/lib.sh"
+one_build sanitized "behaviour alone"
 setup control_chain
 
 # step.sh FILE: appends "TYPE PAYLOAD" to FILE.

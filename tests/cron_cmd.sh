@@ -5,6 +5,7 @@
 # configuration file and no database are needed.
 : "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}"
 . "$top_srcdir/tests/lib.sh"
+one_build sanitized "behaviour alone"
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 export JOBQ_CONFIG=$T/does-not-exist.ini

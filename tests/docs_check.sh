@@ -22,6 +22,7 @@
 #     of the control channel run as written;
 #   - README's crontab lines are contrib/crontab.example's.
 . "$top_srcdir/tests/lib.sh"
+one_build normal "what the docs say"
 setup docs_check
 p5=$top_srcdir/etc/jobq.ini.5
 p7=$top_srcdir/handlers/jobq-handler.7

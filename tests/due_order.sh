@@ -6,6 +6,7 @@
 # and which lies among delayed priorities.  One worker, one job at a
 # time, so the runs' ids follow the order it took them.
 . "$top_srcdir/tests/lib.sh"
+one_build sanitized "behaviour alone"
 setup due_order
 
 # ins N PRIORITY AVAILABLE_EXPR: N jobs, their priority noted in prio_of.

@@ -4,6 +4,7 @@
 # --batch (every bad line reported, nothing written; --dry-run; 20,000
 # lines).
 . "$top_srcdir/tests/lib.sh"
+one_build sanitized "behaviour alone"
 . "$top_srcdir/tests/operator/common.sh"
 setup enqueue
 

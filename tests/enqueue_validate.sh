@@ -13,6 +13,7 @@
 # earlier run of the same --batch-key committed.  And so is an expiry not
 # after the job's due time (--delay, --at, "delay", "at"): 64 or 65 again.
 . "$top_srcdir/tests/lib.sh"
+one_build sanitized "behaviour alone"
 . "$top_srcdir/tests/operator/common.sh"
 setup enqueue_validate
 

@@ -6,6 +6,7 @@
 # jobs ask on a terminal (stating the count), refuse without one unless
 # --yes; a long retry --all shows its progress on a terminal only.
 . "$top_srcdir/tests/lib.sh"
+one_build sanitized "behaviour alone"
 . "$top_srcdir/tests/operator/common.sh"
 setup failed_bulk
 

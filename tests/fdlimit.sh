@@ -13,6 +13,7 @@
 #    taking a job again, logging the error once, and recovers once
 #    descriptors are available again.
 . "$top_srcdir/tests/lib.sh"
+one_build normal "the system's limits"
 setup fdlimit
 
 command -v prlimit >/dev/null || skip_all "prlimit (util-linux) is not installed"

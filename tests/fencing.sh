@@ -9,6 +9,7 @@
 # ends exactly as B left it (done), not back in the queue as A's retry.
 # Both reservation modes.
 . "$top_srcdir/tests/lib.sh"
+one_build normal "a timing test"
 setup fencing
 
 for mode in skip-locked update; do

@@ -6,6 +6,7 @@
 # more than N deep.  --stop-when-empty workers do not leave while jobs
 # wait for the limit.
 . "$top_srcdir/tests/lib.sh"
+one_build sanitized "behaviour alone"
 setup flow_limits
 
 WORKERS=4

@@ -4,6 +4,7 @@
 # other queues go on; `jobq status` marks it; `jobq resume` lets the
 # jobs run.  Both reservation modes.
 . "$top_srcdir/tests/lib.sh"
+one_build sanitized "behaviour alone"
 setup flow_pause
 
 for mode in skip-locked update; do

@@ -6,6 +6,7 @@
 # work waits.  A start is the claim (job_runs.started_at, the database's
 # clock), the time the rate is enforced against.
 . "$top_srcdir/tests/lib.sh"
+one_build normal "a timing test"
 setup flow_rate
 
 WORKERS=4

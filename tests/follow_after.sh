@@ -9,6 +9,7 @@
 # them, even when the first to join is cancelled as it is written; a
 # parent whose lease was lost leaves none.
 . "$top_srcdir/tests/lib.sh"
+one_build sanitized "behaviour alone"
 setup follow_after
 TH=$top_srcdir/tests/handlers
 LOG=$T/log

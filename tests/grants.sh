@@ -5,6 +5,7 @@
 # operator command.  Refused credentials exit 78 with a hint; an unknown
 # database hints at `jobq init`.
 . "$top_srcdir/tests/lib.sh"
+one_build normal "a recipe run as written"
 setup grants
 
 U="jq_grants_$$"

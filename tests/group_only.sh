@@ -4,6 +4,7 @@
 # group) while it keeps the worker's user; files it creates belong to
 # the group.  Before the fix the key was silently ignored (gid 0).
 . "$top_srcdir/tests/lib.sh"
+one_build sanitized "behaviour alone"
 setup group_only
 
 if [ "$(id -u)" != 0 ] || ! getent group nogroup >/dev/null; then

@@ -4,6 +4,7 @@
 # dead-lettered at once (exit 65).  Each part is skipped, with the reason,
 # when its interpreter is not installed.
 . "$top_srcdir/tests/lib.sh"
+one_build normal "handlers in other languages"
 setup handlers_lang
 
 write_conf <<EOC

@@ -12,6 +12,7 @@
 #     while the worker stops (SIGTERM), is given back, attempt refunded,
 #     not left leased to a worker that is gone.
 . "$top_srcdir/tests/lib.sh"
+one_build sanitized "behaviour alone"
 setup handoff_charge
 TH=$top_srcdir/tests/handlers
 LOG=$T/log

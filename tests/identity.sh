@@ -3,6 +3,7 @@
 # shipper: user/group switching when the worker runs as root, and
 # --log-format json (one JSON object per line, parsed here).
 . "$top_srcdir/tests/lib.sh"
+one_build sanitized "behaviour alone"
 setup identity
 
 write_conf <<EOC

@@ -9,6 +9,7 @@
 # compared, only counts over a few seconds of two runs side by side (with
 # room for a machine busier in one run than in the other).
 . "$top_srcdir/tests/lib.sh"
+one_build normal "a scale test"
 setup idle_poll
 
 USER_=idle_$$

@@ -2,6 +2,7 @@
 # jobq init: creates the database and schema, is idempotent, and is safe
 # when several run at once.
 . "$top_srcdir/tests/lib.sh"
+one_build sanitized "behaviour alone"
 setup init
 # The migrations are sql/NNN-*.sql: the latest version and how many.
 LATEST=$(ls "$top_srcdir"/sql/[0-9][0-9][0-9]-*.sql | sed 's|.*/0*\([0-9]*\)-.*|\1|' | sort -n | tail -1)

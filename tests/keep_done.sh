@@ -5,6 +5,7 @@
 # job does; keep_done = 0 prunes nothing; a bad value is refused with
 # file:line.  Jobs run by real handlers in exec and persistent mode.
 . "$top_srcdir/tests/lib.sh"
+one_build sanitized "behaviour alone"
 . "$top_srcdir/tests/operator/common.sh"
 setup keep_done
 

@@ -4,6 +4,7 @@
 # the lease, so the other worker never takes the job and it runs exactly
 # once.  Both reservation modes.
 . "$top_srcdir/tests/lib.sh"
+one_build normal "a timing test"
 setup lease
 
 for mode in skip-locked update; do

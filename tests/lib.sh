@@ -54,8 +54,9 @@ volume() {
 # one_build normal|sanitized WHY: CI (contrib/test-all) runs the suite in a
 # normal and a sanitizer build side by side, and the whole run must fit
 # its time.  A script whose worth does not depend on the build runs in
-# one of them only: the scale, timing and cluster tests in the normal
-# build (their C paths run under the sanitizers in the smaller tests),
+# one of them only: the scale, timing and cluster tests, and those of
+# what the package installs and the docs say, in the normal build (their
+# C paths run under the sanitizers in the smaller tests),
 # the ones that check behaviour alone under the sanitizers (where a
 # memory error is caught too).  JOBQ_EVERY_BUILD=1 runs it in both.
 one_build() {

@@ -7,6 +7,7 @@
 # and does not bind root: it is tested with user = nobody, and as root
 # to show (and warn) that it has no effect there.
 . "$top_srcdir/tests/lib.sh"
+one_build normal "the system's limits"
 setup limits
 TH=$top_srcdir/tests/handlers
 

@@ -12,6 +12,7 @@
 #     closes the parentheses and quotes it opens.
 # On failure the last lines list exactly what is missing, page by page.
 . "$top_srcdir/tests/lib.sh"
+one_build normal "what the package installs"
 p1=$top_srcdir/src/jobq.1
 p5=$top_srcdir/etc/jobq.ini.5
 p7=$top_srcdir/handlers/jobq-handler.7

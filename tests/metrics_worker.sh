@@ -6,6 +6,7 @@
 # metrics_token guards it; nothing but GET /metrics is served there; a
 # taken address stops the worker from starting, saying which.
 . "$top_srcdir/tests/lib.sh"
+one_build sanitized "behaviour alone"
 PY=/usr/bin/python3
 $PY -c 'import prometheus_client' 2>/dev/null ||
 	skip_all "no Prometheus parser (apt-get install python3-prometheus-client)"

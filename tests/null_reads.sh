@@ -6,6 +6,7 @@
 # same kind of row, and zero dates (which the server's default sql_mode
 # accepts in NOT NULL DATETIME columns), go through every reading command.
 . "$top_srcdir/tests/lib.sh"
+one_build sanitized "behaviour alone"
 setup null_reads
 
 write_conf <<EOC

@@ -5,6 +5,7 @@
 # first), then the oldest due first; delayed jobs wait until they are due
 # and do not keep --stop-when-empty from exiting.
 . "$top_srcdir/tests/lib.sh"
+one_build sanitized "behaviour alone"
 setup order
 TH=$top_srcdir/tests/handlers
 

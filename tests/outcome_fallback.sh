@@ -25,6 +25,7 @@
 # handlers finish, so that it finds all three at once (one batch).  Both
 # reservation modes.
 . "$top_srcdir/tests/lib.sh"
+one_build sanitized "behaviour alone"
 setup outcome_fallback
 TH=$top_srcdir/tests/handlers
 G=$T/gate

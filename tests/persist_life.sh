@@ -7,6 +7,7 @@
 # error and replaces the process; an idle process that dies is replaced;
 # idle_timeout stops idle processes; none outlives the worker.
 . "$top_srcdir/tests/lib.sh"
+one_build sanitized "behaviour alone"
 setup persist_life
 TH=$top_srcdir/tests/handlers
 

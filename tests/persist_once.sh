@@ -4,6 +4,7 @@
 # processes (the helper module); every job runs once, in at most 8
 # processes, and every job is recorded done once.
 . "$top_srcdir/tests/lib.sh"
+one_build sanitized "behaviour alone"
 setup persist_once
 TH=$top_srcdir/tests/handlers
 N=500

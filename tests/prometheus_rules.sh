@@ -5,6 +5,7 @@
 # Grafana dashboard is JSON whose every panel has a query.  Needs no
 # database.
 . "$top_srcdir/tests/lib.sh"
+one_build normal "what the package installs"
 command -v promtool >/dev/null || skip_all "no promtool (apt-get install prometheus)"
 P=$top_srcdir/contrib/prometheus
 

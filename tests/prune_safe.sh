@@ -6,6 +6,7 @@
 # states the counts and only a yes deletes; --older-than 0 never removes
 # the registry row of a worker that is alive.
 . "$top_srcdir/tests/lib.sh"
+one_build sanitized "behaviour alone"
 . "$top_srcdir/tests/operator/common.sh"
 setup prune_safe
 

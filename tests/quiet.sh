@@ -2,6 +2,7 @@
 # Log levels: --quiet (global or on work) and log_level = in [worker] keep
 # a cron run on an empty queue silent; -v adds detail; warnings still show.
 . "$top_srcdir/tests/lib.sh"
+one_build sanitized "behaviour alone"
 setup quiet
 
 # The crontab line, on an empty queue: nothing on stdout or stderr.

@@ -7,6 +7,7 @@
 # as gone.  Now the heartbeats go through and the row lists all 64 jobs;
 # on a server whose packet limit is too small for the list, it is cut.
 . "$top_srcdir/tests/lib.sh"
+one_build sanitized "behaviour alone"
 setup registry_wide
 
 # A database at schema version 1 (current_jobs VARCHAR(4096)) is upgraded.

@@ -2,6 +2,7 @@
 # Rough edges of the CLI: `jobq help`, failed list paging (--limit,
 # keyset --after/--before, the footer), ISO 8601 Z times in --json.
 . "$top_srcdir/tests/lib.sh"
+one_build sanitized "behaviour alone"
 setup rough
 
 # ---- jobq help ----

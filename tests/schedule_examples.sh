@@ -4,6 +4,7 @@
 # real worker: they load, fire, and do their job; the health check fails
 # loudly; the backup is atomic and keeps the newest 5.
 . "$top_srcdir/tests/lib.sh"
+one_build normal "what the docs say"
 setup schedule_examples
 [ -x /usr/bin/python3 ] || skip_all "python3 is not installed"
 VAR=$T/var

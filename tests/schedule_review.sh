@@ -4,6 +4,7 @@
 # --json cannot hold, the deadlock paths of a fire's transaction, and
 # the example handlers (backup order, prune without a terminal).
 . "$top_srcdir/tests/lib.sh"
+one_build sanitized "behaviour alone"
 setup schedule_review
 
 write_conf <<EOC

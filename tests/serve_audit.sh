@@ -6,6 +6,7 @@
 # queues and types, so they can neither pad the detail (a name plus 250
 # blanks still equals the name in SQL) nor forge a count in it.
 . "$top_srcdir/tests/lib.sh"
+one_build sanitized "behaviour alone"
 . "$top_srcdir/tests/operator/common.sh"
 . "$top_srcdir/tests/serve_lib.sh"
 setup serve_audit

@@ -2,6 +2,7 @@
 # jobq passwd (argon2id hashes from stdin) and the [serve] / [user NAME]
 # sections: every bad value is refused with its file:line.
 . "$top_srcdir/tests/lib.sh"
+one_build sanitized "behaviour alone"
 . "$top_srcdir/tests/operator/common.sh"
 setup serve_conf
 

@@ -7,6 +7,7 @@
 # (only a done job's is kept); once its runs are pruned, 404.  Both
 # handler modes: the run that makes a job done keeps its payload in both.
 . "$top_srcdir/tests/lib.sh"
+one_build sanitized "behaviour alone"
 . "$top_srcdir/tests/operator/common.sh"
 . "$top_srcdir/tests/serve_lib.sh"
 setup serve_done

@@ -7,6 +7,7 @@
 # cut to its first 460 characters, its size first); and an edited retry
 # racing a forget of the same job: exactly one of them wins, whole.
 . "$top_srcdir/tests/lib.sh"
+one_build sanitized "behaviour alone"
 . "$top_srcdir/tests/operator/common.sh"
 . "$top_srcdir/tests/serve_lib.sh"
 setup serve_editretry

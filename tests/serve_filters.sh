@@ -4,6 +4,7 @@
 # list, not a 500 with a database error in its log; a bulk action with
 # such a filter is refused; the CLI's lists find nothing as well.
 . "$top_srcdir/tests/lib.sh"
+one_build sanitized "behaviour alone"
 . "$top_srcdir/tests/operator/common.sh"
 . "$top_srcdir/tests/serve_lib.sh"
 setup serve_filters

@@ -6,6 +6,7 @@
 # has not failed still logs in; attackers are slowed per address (all
 # names) and per name (one guess per address once the name is over).
 . "$top_srcdir/tests/lib.sh"
+one_build sanitized "behaviour alone"
 . "$top_srcdir/tests/operator/common.sh"
 . "$top_srcdir/tests/serve_lib.sh"
 setup serve_login_limit

@@ -5,6 +5,7 @@
 # or an escape code in it can neither forge a line nor drive the
 # terminal of whoever reads the log.
 . "$top_srcdir/tests/lib.sh"
+one_build sanitized "behaviour alone"
 . "$top_srcdir/tests/operator/common.sh"
 . "$top_srcdir/tests/serve_lib.sh"
 setup serve_logsafe

@@ -4,6 +4,7 @@
 # database holds; metrics_token guards it when set; metrics_listen serves
 # it on an address of its own, and only there.
 . "$top_srcdir/tests/lib.sh"
+one_build sanitized "behaviour alone"
 PY=/usr/bin/python3
 $PY -c 'import prometheus_client' 2>/dev/null ||
 	skip_all "no Prometheus parser (apt-get install python3-prometheus-client)"

@@ -7,6 +7,7 @@
 # refuses a Host it does not serve.
 # Skipped when nginx is not installed (contrib/install-deps installs it).
 . "$top_srcdir/tests/lib.sh"
+one_build normal "a recipe run with a real nginx"
 NGINX=$(command -v nginx || ls /usr/sbin/nginx 2>/dev/null)
 [ -n "$NGINX" ] || skip_all "nginx is not installed"
 command -v openssl >/dev/null || skip_all "no openssl to make a test certificate"

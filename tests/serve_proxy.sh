@@ -5,6 +5,7 @@
 # any other peer, and without trusted_proxies, the header is ignored.
 # The login limit counts an IPv6 client as its /64.
 . "$top_srcdir/tests/lib.sh"
+one_build sanitized "behaviour alone"
 . "$top_srcdir/tests/operator/common.sh"
 . "$top_srcdir/tests/serve_lib.sh"
 setup serve_proxy

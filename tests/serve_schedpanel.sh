@@ -8,6 +8,7 @@
 # for an unknown one, 422 for an INI one).  Admins only; both audited
 # under action names the audit filter knows.
 . "$top_srcdir/tests/lib.sh"
+one_build sanitized "behaviour alone"
 . "$top_srcdir/tests/operator/common.sh"
 . "$top_srcdir/tests/serve_lib.sh"
 setup serve_schedpanel

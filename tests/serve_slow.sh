@@ -12,6 +12,7 @@
 # slower, beside the other build's suite on a 2-core CI machine) once
 # broke with no attack to blame; there the p95 is a figure only.
 . "$top_srcdir/tests/lib.sh"
+one_build normal "a timing test"
 . "$top_srcdir/tests/operator/common.sh"
 . "$top_srcdir/tests/serve_lib.sh"
 setup serve_slow

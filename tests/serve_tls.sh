@@ -2,6 +2,7 @@
 # jobq serve with tls_cert/tls_key: HTTPS through libmicrohttpd, session
 # cookies marked Secure, Strict-Transport-Security sent.
 . "$top_srcdir/tests/lib.sh"
+one_build sanitized "behaviour alone"
 command -v openssl >/dev/null || skip_all "no openssl to make a test certificate"
 . "$top_srcdir/tests/operator/common.sh"
 . "$top_srcdir/tests/serve_lib.sh"

@@ -7,6 +7,7 @@
 # bounded before they are read (unauthenticated ones small), and
 # conflicting Content-Length / Transfer-Encoding framing refused.
 . "$top_srcdir/tests/lib.sh"
+one_build sanitized "behaviour alone"
 . "$top_srcdir/tests/operator/common.sh"
 . "$top_srcdir/tests/serve_lib.sh"
 setup serve_transport

@@ -7,6 +7,7 @@
 # in the process list).  Also: the per-type statistics read at most the
 # newest 100,000 runs of the day and say so.
 . "$top_srcdir/tests/lib.sh"
+one_build normal "a timing test"
 . "$top_srcdir/tests/operator/common.sh"
 setup slow_query
 

@@ -9,6 +9,7 @@
 #    once with their attempt count as before the run (not charged), and
 #    their runs say 'interrupted'.
 . "$top_srcdir/tests/lib.sh"
+one_build sanitized "behaviour alone"
 setup stop
 
 GRACE=2 # kill_grace, seconds

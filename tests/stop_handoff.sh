@@ -7,6 +7,7 @@
 # unstarted (and its lease extended) for as long as it runs; the next
 # worker runs it, once.
 . "$top_srcdir/tests/lib.sh"
+one_build sanitized "behaviour alone"
 setup stop_handoff
 TH=$top_srcdir/tests/handlers
 LOG=$T/log

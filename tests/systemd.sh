@@ -6,6 +6,7 @@
 # directories the sample config names; `make install` puts them where
 # configure said.
 . "$top_srcdir/tests/lib.sh"
+one_build normal "what the package installs"
 command -v systemd-analyze >/dev/null || skip_all "systemd-analyze not installed (apt-get install systemd)"
 setup systemd
 

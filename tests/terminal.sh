@@ -5,6 +5,7 @@
 # title or clear it; piped output keeps the stored bytes, and --json stays
 # exact (JSON escapes them itself).
 . "$top_srcdir/tests/lib.sh"
+one_build sanitized "behaviour alone"
 . "$top_srcdir/tests/operator/common.sh"
 setup terminal
 

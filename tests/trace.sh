@@ -7,6 +7,7 @@
 # In exec and persistent mode (through the Python helper).  Bad values
 # are refused with one line and exit 64 (an option) or 65 (input).
 . "$top_srcdir/tests/lib.sh"
+one_build sanitized "behaviour alone"
 setup trace
 TH=$top_srcdir/tests/handlers
 

@@ -5,6 +5,7 @@
 # installed, and the binary not built with AddressSanitizer) sees no use
 # of uninitialised memory on that path.
 . "$top_srcdir/tests/lib.sh"
+one_build sanitized "behaviour alone"
 setup work_args
 
 for t in 0 0s 0ms; do
