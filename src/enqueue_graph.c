@@ -24,12 +24,12 @@
 struct graph {
 	struct nameset *refs;
 	char **names;
-	size_t n, names_cap; /* refs defined, slots of names */
+	size_t n;     /* refs defined */
 	size_t njobs;        /* jobs seen by pass 1 */
 	int used;            /* some line has "after" or "ref" */
 	struct batch_job *jobs;
 	size_t *line; /* of each job of pass 2, for the database's refusals */
-	size_t nheld, held_cap;
+	size_t nheld;
 };
 
 struct graph *
@@ -68,10 +68,7 @@ define(struct graph *g, char *ref, size_t index)
 		free(ref);
 		return -1;
 	}
-	if (g->n == g->names_cap) {
-		g->names_cap = g->names_cap ? g->names_cap * 2 : 64;
-		g->names = xrealloc(g->names, g->names_cap * sizeof *g->names);
-	}
+	g->names = xgrow(g->names, g->n, 1, sizeof *g->names);
 	g->names[g->n++] = ref;
 	nameset_add(g->refs, ref, index);
 	return 0;
@@ -132,11 +129,8 @@ graph_used(const struct graph *g)
 void
 graph_add(struct graph *g, struct batch_job *job, size_t line)
 {
-	if (g->nheld == g->held_cap) {
-		g->held_cap = g->held_cap ? g->held_cap * 2 : 256;
-		g->jobs = xrealloc(g->jobs, g->held_cap * sizeof *g->jobs);
-		g->line = xrealloc(g->line, g->held_cap * sizeof *g->line);
-	}
+	g->jobs = xgrow(g->jobs, g->nheld, 1, sizeof *g->jobs);
+	g->line = xgrow(g->line, g->nheld, 1, sizeof *g->line);
 	g->line[g->nheld] = line;
 	g->jobs[g->nheld++] = *job;
 	memset(job, 0, sizeof *job);
